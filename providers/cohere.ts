@@ -1,0 +1,23 @@
+// Cohere: https://docs.cohere.com/reference
+import type { ProviderPlugin } from '../src/gateway/contracts.js';
+
+export default {
+  id: 'cohere',
+  name: 'Cohere',
+  upstream: 'https://api.cohere.com',
+  keyHeader: 'authorization',
+  allow: [
+    { method: 'POST', path: 'v2/chat' },
+    { method: 'POST', path: 'v2/embed' },
+    { method: 'POST', path: 'v2/rerank' },
+    { method: 'POST', path: 'v1/chat' },
+    { method: 'POST', path: 'v1/embed' },
+    { method: 'POST', path: 'v1/rerank' },
+    { method: 'POST', path: 'v1/tokenize' },
+    { method: 'POST', path: 'v1/detokenize' },
+    { method: 'GET', path: 'v1/models' },
+    { method: 'GET', path: 'v1/models/{model}' },
+    { method: 'POST', path: 'compatibility/v1/chat/completions' },
+    { method: 'POST', path: 'compatibility/v1/embeddings' },
+  ],
+} satisfies ProviderPlugin;

@@ -1,0 +1,17 @@
+// DeepSeek: https://api-docs.deepseek.com/api/deepseek-api. Its base URL works with and without /v1
+import type { ProviderPlugin } from '../src/gateway/contracts.js';
+
+export default {
+  id: 'deepseek',
+  name: 'DeepSeek',
+  upstream: 'https://api.deepseek.com',
+  keyHeader: 'authorization',
+  allow: [
+    { method: 'POST', path: 'chat/completions' },
+    { method: 'POST', path: 'v1/chat/completions' },
+    { method: 'POST', path: 'beta/completions' },
+    { method: 'GET', path: 'models' },
+    { method: 'GET', path: 'v1/models' },
+    { method: 'GET', path: 'user/balance' },
+  ],
+} satisfies ProviderPlugin;

@@ -1,0 +1,25 @@
+// Google AI (Gemini API): https://ai.google.dev/api. The model is a path segment;
+// `?key=` is how its REST examples pass a key, so it is stripped and accepted as the proxy token.
+import type { ProviderPlugin } from '../src/gateway/contracts.js';
+
+const versions = ['v1beta', 'v1'] as const;
+const actions = ['generateContent', 'streamGenerateContent', 'countTokens', 'embedContent', 'batchEmbedContents'] as const;
+
+export default {
+  id: 'gemini',
+  name: 'Google Gemini',
+  upstream: 'https://generativelanguage.googleapis.com',
+  keyHeader: 'x-goog-api-key',
+  keyQueryParams: ['key'],
+  allow: [
+    ...versions.flatMap((v) => [
+      ...actions.map((a) => ({ method: 'POST' as const, path: `${v}/models/{model}:${a}` })),
+      { method: 'GET' as const, path: `${v}/models` },
+      { method: 'GET' as const, path: `${v}/models/{model}` },
+    ]),
+    // The OpenAI-compatible surface.
+    { method: 'POST', path: 'v1beta/openai/chat/completions' },
+    { method: 'POST', path: 'v1beta/openai/embeddings' },
+    { method: 'GET', path: 'v1beta/openai/models' },
+  ],
+} satisfies ProviderPlugin;

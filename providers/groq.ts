@@ -1,0 +1,19 @@
+// Groq: https://console.groq.com/docs/api-reference. SDK base URL: <gateway>/v1/proxy/openai/v1
+import type { ProviderPlugin } from '../src/gateway/contracts.js';
+
+export default {
+  id: 'groq',
+  name: 'Groq',
+  upstream: 'https://api.groq.com',
+  keyHeader: 'authorization',
+  allow: [
+    { method: 'POST', path: 'openai/v1/chat/completions' },
+    { method: 'POST', path: 'openai/v1/responses' },
+    { method: 'POST', path: 'openai/v1/embeddings' },
+    { method: 'POST', path: 'openai/v1/audio/transcriptions' },
+    { method: 'POST', path: 'openai/v1/audio/translations' },
+    { method: 'POST', path: 'openai/v1/audio/speech' },
+    { method: 'GET', path: 'openai/v1/models' },
+    { method: 'GET', path: 'openai/v1/models/{model}' },
+  ],
+} satisfies ProviderPlugin;

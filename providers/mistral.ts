@@ -1,0 +1,20 @@
+// Mistral AI: https://docs.mistral.ai/api/
+import type { ProviderPlugin } from '../src/gateway/contracts.js';
+
+export default {
+  id: 'mistral',
+  name: 'Mistral AI',
+  upstream: 'https://api.mistral.ai',
+  keyHeader: 'authorization',
+  allow: [
+    { method: 'POST', path: 'v1/chat/completions' },
+    { method: 'POST', path: 'v1/fim/completions' },
+    { method: 'POST', path: 'v1/agents/completions' },
+    { method: 'POST', path: 'v1/embeddings' },
+    { method: 'POST', path: 'v1/moderations' },
+    { method: 'POST', path: 'v1/chat/moderations' },
+    { method: 'POST', path: 'v1/ocr' },
+    { method: 'GET', path: 'v1/models' },
+    { method: 'GET', path: 'v1/models/{model}' },
+  ],
+} satisfies ProviderPlugin;

@@ -1,0 +1,18 @@
+// OpenRouter: https://openrouter.ai/docs/api-reference. SDK base URL: <gateway>/v1/proxy/api/v1
+import type { ProviderPlugin } from '../src/gateway/contracts.js';
+
+export default {
+  id: 'openrouter',
+  name: 'OpenRouter',
+  upstream: 'https://openrouter.ai',
+  keyHeader: 'authorization',
+  allow: [
+    { method: 'POST', path: 'api/v1/chat/completions' },
+    { method: 'POST', path: 'api/v1/completions' },
+    { method: 'POST', path: 'api/v1/responses' },
+    { method: 'POST', path: 'api/v1/embeddings' },
+    { method: 'GET', path: 'api/v1/models' },
+    { method: 'GET', path: 'api/v1/generation' },
+    { method: 'GET', path: 'api/v1/key' },
+  ],
+} satisfies ProviderPlugin;

@@ -1,0 +1,18 @@
+// Perplexity: https://docs.perplexity.ai/api-reference
+import type { ProviderPlugin } from '../src/gateway/contracts.js';
+
+export default {
+  id: 'perplexity',
+  name: 'Perplexity',
+  upstream: 'https://api.perplexity.ai',
+  keyHeader: 'authorization',
+  allow: [
+    { method: 'POST', path: 'chat/completions' },
+    { method: 'POST', path: 'v1/chat/completions' },
+    { method: 'POST', path: 'async/chat/completions' },
+    { method: 'GET', path: 'async/chat/completions' },
+    { method: 'GET', path: 'async/chat/completions/{id}' },
+    { method: 'POST', path: 'search' },
+    { method: 'POST', path: 'v1/responses' },
+  ],
+} satisfies ProviderPlugin;

@@ -1,0 +1,19 @@
+// Together AI: https://docs.together.ai/reference
+import type { ProviderPlugin } from '../src/gateway/contracts.js';
+
+export default {
+  id: 'together',
+  name: 'Together AI',
+  upstream: 'https://api.together.xyz',
+  keyHeader: 'authorization',
+  allow: [
+    { method: 'POST', path: 'v1/chat/completions' },
+    { method: 'POST', path: 'v1/completions' },
+    { method: 'POST', path: 'v1/embeddings' },
+    { method: 'POST', path: 'v1/images/generations' },
+    { method: 'POST', path: 'v1/rerank' },
+    { method: 'POST', path: 'v1/audio/speech' },
+    { method: 'POST', path: 'v1/audio/transcriptions' },
+    { method: 'GET', path: 'v1/models' },
+  ],
+} satisfies ProviderPlugin;

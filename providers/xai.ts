@@ -1,0 +1,23 @@
+// xAI: https://docs.x.ai/docs/api-reference
+import type { ProviderPlugin } from '../src/gateway/contracts.js';
+
+export default {
+  id: 'xai',
+  name: 'xAI',
+  upstream: 'https://api.x.ai',
+  keyHeader: 'authorization',
+  allow: [
+    { method: 'POST', path: 'v1/chat/completions' },
+    { method: 'POST', path: 'v1/responses' },
+    { method: 'GET', path: 'v1/responses/{id}' },
+    { method: 'DELETE', path: 'v1/responses/{id}' },
+    { method: 'POST', path: 'v1/messages' },
+    { method: 'POST', path: 'v1/embeddings' },
+    { method: 'POST', path: 'v1/images/generations' },
+    { method: 'POST', path: 'v1/tokenize-text' },
+    { method: 'GET', path: 'v1/models' },
+    { method: 'GET', path: 'v1/models/{model}' },
+    { method: 'GET', path: 'v1/language-models' },
+    { method: 'GET', path: 'v1/language-models/{model}' },
+  ],
+} satisfies ProviderPlugin;

@@ -1,0 +1,36 @@
+/** Records → the JSON the contract shows. Never a secret: keys and token values are not in records. */
+import type { CredentialRecord, TokenRecord, UsageCounts } from '../store/ports.js';
+
+export const iso = (ms: number): string => new Date(ms).toISOString();
+
+export function usageView(u: UsageCounts) {
+  return { requests: u.requests, input_tokens: u.inputTokens, output_tokens: u.outputTokens };
+}
+
+export function credentialView(c: CredentialRecord, usage?: UsageCounts) {
+  return {
+    id: c.id,
+    object: 'credential',
+    provider: c.provider,
+    key_hint: c.keyHint,
+    created_at: iso(c.createdAt),
+    updated_at: iso(c.updatedAt),
+    ...(usage ? { usage: usageView(usage) } : {}),
+  };
+}
+
+export function tokenView(t: TokenRecord, now: number, usage?: UsageCounts) {
+  return {
+    id: t.id,
+    object: 'token',
+    credential_id: t.credentialId,
+    status: now < t.expiresAt ? 'active' : 'expired',
+    created_at: iso(t.createdAt),
+    expires_at: iso(t.expiresAt),
+    ...(t.scopes.models ? { models: t.scopes.models } : {}),
+    ...(t.scopes.paths ? { paths: t.scopes.paths } : {}),
+    ...(t.scopes.maxRequests !== undefined ? { max_requests: t.scopes.maxRequests } : {}),
+    ...(t.scopes.rateLimit !== undefined ? { rate_limit: t.scopes.rateLimit } : {}),
+    ...(usage ? { usage: usageView(usage) } : {}),
+  };
+}

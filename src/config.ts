@@ -1,0 +1,207 @@
+/**
+ * Environment → one frozen, validated Config. Every variable of the contract is
+ * parsed here and nowhere else; a bad value stops start-up with one line naming
+ * the variable and what it accepts.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export type StoreKind = 'sqlite' | 'firestore';
+export type KmsKind = 'local' | 'gcp';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  store: StoreKind;
+  gcpProject: string | undefined;
+  firestoreEmulatorHost: string | undefined;
+  kms: KmsKind;
+  kmsKey: string | undefined;
+  kmsEndpoint: string | undefined;
+  localKek: Buffer | undefined;
+  localKekPrevious: Buffer | undefined;
+  adminToken: string | undefined;
+  /** provider id (lower case) → origin override */
+  upstreamOverrides: Readonly<Record<string, string>>;
+  providersDir: string;
+  pluginsDir: string;
+  plugins: readonly string[];
+  freeCredentials: number;
+  freeProxyRequests: number;
+  maxTtlMs: number;
+  maxBody: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  upstreamConnectTimeoutMs: number;
+  upstreamIdleTimeoutMs: number;
+  drainS: number;
+  logLevel: LogLevel;
+  adminRate: number;
+  authFailures: number;
+  authCooldownS: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, accepts: string, got: string) {
+    super(`${variable}: expected ${accepts}, got ${JSON.stringify(got.length > 60 ? got.slice(0, 60) + '…' : got)}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const DURATION = /^([1-9][0-9]*)([smhd])$/;
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `15m` → 900000; the token ttl grammar: positive integer, no leading zero, one unit. */
+export function parseDuration(text: string): number | undefined {
+  const m = DURATION.exec(text);
+  if (!m) return undefined;
+  const ms = Number(m[1]) * UNIT_MS[m[2]!]!;
+  return Number.isSafeInteger(ms) ? ms : undefined;
+}
+
+const SIZE = /^([0-9]+)(b|kb|mb|gb)?$/i;
+const SIZE_UNIT: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+
+export function parseSize(text: string): number | undefined {
+  const m = SIZE.exec(text.trim());
+  if (!m) return undefined;
+  const n = Number(m[1]) * SIZE_UNIT[(m[2] ?? 'b').toLowerCase()]!;
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+// The package's own built plugin folders: dist/src/config.js → dist/providers (from src/ under tsx, too).
+const here = path.dirname(fileURLToPath(import.meta.url));
+const packageDist = here.split(path.sep).includes('dist') ? path.resolve(here, '..') : path.resolve(here, '..', 'dist');
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const get = (name: string): string | undefined => {
+    const v = env[name];
+    return v === undefined || v === '' ? undefined : v;
+  };
+  const int = (name: string, dflt: number, min: number, max = Number.MAX_SAFE_INTEGER): number => {
+    const raw = get(name);
+    if (raw === undefined) return dflt;
+    if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      throw new ConfigError(name, `an integer from ${min} to ${max}`, raw);
+    }
+    return Number(raw);
+  };
+  const oneOf = <T extends string>(name: string, dflt: T, allowed: readonly T[]): T => {
+    const raw = get(name);
+    if (raw === undefined) return dflt;
+    if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(name, `one of ${allowed.join(', ')}`, raw);
+    return raw as T;
+  };
+  const key32 = (name: string): Buffer | undefined => {
+    const raw = get(name);
+    if (raw === undefined) return undefined;
+    const buf = /^[A-Za-z0-9+/]+={0,2}$/.test(raw) ? Buffer.from(raw, 'base64') : Buffer.alloc(0);
+    // A secret: never echo it back in the error.
+    if (buf.length !== 32) throw new ConfigError(name, 'base64 of exactly 32 bytes', '<redacted>');
+    return buf;
+  };
+  const origin = (name: string, raw: string): string => {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new ConfigError(name, 'an http(s) origin such as http://127.0.0.1:9000', raw);
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
+      throw new ConfigError(name, 'an http(s) origin such as http://127.0.0.1:9000', raw);
+    }
+    return url.origin + url.pathname.replace(/\/+$/, '');
+  };
+
+  const host = get('HOST') ?? '0.0.0.0';
+  if (!/^[A-Za-z0-9.:\-\[\]]+$/.test(host)) throw new ConfigError('HOST', 'a host name or IP address', host);
+  const port = int('PORT', 8080, 0, 65535);
+
+  const store = oneOf<StoreKind>('KEYWARD_STORE', 'sqlite', ['sqlite', 'firestore']);
+  const kms = oneOf<KmsKind>('KEYWARD_KMS', 'local', ['local', 'gcp']);
+  const kmsKey = get('KEYWARD_KMS_KEY');
+  if (kmsKey !== undefined && !/^projects\/[^/]+\/locations\/[^/]+\/keyRings\/[^/]+\/cryptoKeys\/[^/]+$/.test(kmsKey)) {
+    throw new ConfigError('KEYWARD_KMS_KEY', 'projects/…/locations/…/keyRings/…/cryptoKeys/…', kmsKey);
+  }
+  if (kms === 'gcp' && kmsKey === undefined) {
+    throw new ConfigError('KEYWARD_KMS_KEY', 'a Cloud KMS key name (required with KEYWARD_KMS=gcp)', '');
+  }
+  const kmsEndpoint = get('KEYWARD_KMS_ENDPOINT');
+  if (kmsEndpoint !== undefined && !/^[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}$/.test(kmsEndpoint)) {
+    throw new ConfigError('KEYWARD_KMS_ENDPOINT', 'host:port', kmsEndpoint);
+  }
+  const localKek = key32('KEYWARD_LOCAL_KEK');
+  const localKekPrevious = key32('KEYWARD_LOCAL_KEK_PREVIOUS');
+  if (localKekPrevious && !localKek) {
+    throw new ConfigError('KEYWARD_LOCAL_KEK_PREVIOUS', 'to be set only together with KEYWARD_LOCAL_KEK', '<redacted>');
+  }
+  if (kms === 'local' && store === 'firestore' && !localKek) {
+    throw new ConfigError('KEYWARD_LOCAL_KEK', 'base64 of 32 bytes (required with KEYWARD_STORE=firestore and KEYWARD_KMS=local: instances must share the key)', '');
+  }
+  const adminToken = get('KEYWARD_ADMIN_TOKEN');
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError('KEYWARD_ADMIN_TOKEN', 'a secret of at least 16 characters', '<redacted>');
+  }
+
+  const upstreamOverrides: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    const m = /^KEYWARD_UPSTREAM_([A-Z0-9_]+)$/.exec(name);
+    if (!m || value === undefined || value === '') continue;
+    upstreamOverrides[m[1]!.toLowerCase().replace(/_/g, '-')] = origin(name, value);
+  }
+
+  const plugins = (get('KEYWARD_PLUGINS') ?? 'auth,quota,logging').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const p of plugins) {
+    if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/i.test(p)) {
+      throw new ConfigError('KEYWARD_PLUGINS', 'a comma-separated list of plugin file or npm module names', p);
+    }
+  }
+  if (new Set(plugins).size !== plugins.length) {
+    throw new ConfigError('KEYWARD_PLUGINS', 'each plugin named once', plugins.join(','));
+  }
+
+  const maxTtlRaw = get('KEYWARD_MAX_TTL') ?? '30d';
+  const maxTtlMs = parseDuration(maxTtlRaw);
+  if (maxTtlMs === undefined) throw new ConfigError('KEYWARD_MAX_TTL', 'a duration such as 15m, 12h or 30d', maxTtlRaw);
+  const maxBodyRaw = get('KEYWARD_MAX_BODY') ?? '32mb';
+  const maxBody = parseSize(maxBodyRaw);
+  if (maxBody === undefined) throw new ConfigError('KEYWARD_MAX_BODY', 'a size such as 512kb or 32mb', maxBodyRaw);
+
+  const dir = (name: string, dflt: string): string => path.resolve(get(name) ?? dflt);
+
+  return Object.freeze({
+    host,
+    port,
+    dataDir: dir('KEYWARD_DATA_DIR', './data'),
+    store,
+    gcpProject: get('GOOGLE_CLOUD_PROJECT'),
+    firestoreEmulatorHost: get('FIRESTORE_EMULATOR_HOST'),
+    kms,
+    kmsKey,
+    kmsEndpoint,
+    localKek,
+    localKekPrevious,
+    adminToken,
+    upstreamOverrides: Object.freeze(upstreamOverrides),
+    providersDir: dir('KEYWARD_PROVIDERS_DIR', path.join(packageDist, 'providers')),
+    pluginsDir: dir('KEYWARD_PLUGINS_DIR', path.join(packageDist, 'plugins')),
+    plugins: Object.freeze(plugins),
+    freeCredentials: int('KEYWARD_FREE_CREDENTIALS', 10, 1, 1_000_000),
+    freeProxyRequests: int('KEYWARD_FREE_PROXY_REQUESTS', 10_000, 1, 1_000_000_000_000),
+    maxTtlMs,
+    maxBody,
+    headersTimeoutMs: int('KEYWARD_HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
+    bodyTimeoutMs: int('KEYWARD_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    upstreamConnectTimeoutMs: int('KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1, 3_600_000),
+    upstreamIdleTimeoutMs: int('KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS', 600_000, 1, 86_400_000),
+    drainS: int('KEYWARD_DRAIN_S', 8, 0, 3600),
+    logLevel: oneOf<LogLevel>('KEYWARD_LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error']),
+    adminRate: int('KEYWARD_ADMIN_RATE', 600, 1, 1_000_000),
+    authFailures: int('KEYWARD_AUTH_FAILURES', 20, 1, 1_000_000),
+    authCooldownS: int('KEYWARD_AUTH_COOLDOWN_S', 60, 1, 86_400),
+  });
+}

@@ -1,0 +1,120 @@
+/**
+ * The composition root: the only place that registers or resolves anything.
+ * Adapters are chosen from the config and imported lazily, so the embedded
+ * default never loads the Firestore or KMS clients.
+ */
+import 'reflect-metadata';
+import { container as rootContainer, type DependencyContainer } from 'tsyringe';
+import { CredentialsApi } from './api/credentials.js';
+import { OrgsApi } from './api/orgs.js';
+import { TokensApi } from './api/tokens.js';
+import { UsageApi } from './api/usage.js';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import { ProviderRegistry } from './gateway/providers.js';
+import { QuotaLedger } from './gateway/quota-ledger.js';
+import { UsageRecorder } from './gateway/usage-recorder.js';
+import { Router } from './http/router.js';
+import { HttpServer, type ProxyHandler } from './http/server.js';
+import type { KeyWrapper } from './kms/key-wrapper.js';
+import { LocalKeyWrapper, loadOrCreateKeyFile } from './kms/local.js';
+import type { Logger } from './log.js';
+import type { Store } from './store/ports.js';
+import { Symbols } from './symbols.js';
+import { CredentialService } from './vault/credential-service.js';
+import { Envelope } from './vault/envelope.js';
+import { OrgService } from './vault/org-service.js';
+import { TokenService } from './vault/token-service.js';
+import { sendError } from './http/reply.js';
+import { Errors } from './errors.js';
+
+export interface AppOptions {
+  /** Tests pass a clock they control. */
+  clock?: Clock;
+}
+
+export async function createStore(config: Config): Promise<Store> {
+  if (config.store === 'firestore') {
+    throw new Error('KEYWARD_STORE=firestore is not available in this build yet');
+  }
+  const { SqliteStore } = await import('./store/sqlite/sqlite-store.js');
+  return new SqliteStore(config.dataDir);
+}
+
+export async function createKeyWrapper(config: Config, log: Logger): Promise<KeyWrapper> {
+  if (config.kms === 'gcp') {
+    throw new Error('KEYWARD_KMS=gcp is not available in this build yet');
+  }
+  const kek = config.localKek ?? loadOrCreateKeyFile(config.dataDir, log);
+  return new LocalKeyWrapper(kek, config.localKekPrevious);
+}
+
+/** Vault and store only: what the CLI needs (no HTTP, no plugins). */
+export async function buildCore(config: Config, log: Logger, options: AppOptions = {}): Promise<DependencyContainer> {
+  const c = rootContainer.createChildContainer();
+  const store = await createStore(config);
+  let wrapper: KeyWrapper;
+  try {
+    wrapper = await createKeyWrapper(config, log);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  c.register(Symbols.Config, { useValue: config });
+  c.register(Symbols.Logger, { useValue: log });
+  c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
+  c.register(Symbols.Store, { useValue: store });
+  for (const port of [Symbols.OrgStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed]) {
+    c.register(port, { useValue: store });
+  }
+  c.register(Symbols.KeyWrapper, { useValue: wrapper });
+  c.register(Symbols.ProviderRegistry, { useValue: await ProviderRegistry.load(config.providersDir, config.upstreamOverrides) });
+  // Services are singletons within this container (tests run several servers in one process).
+  for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder]) c.registerSingleton(cls as never);
+  return c;
+}
+
+export interface Server {
+  http: HttpServer;
+  container: DependencyContainer;
+  /** Graceful shutdown: drain, hand quota back, flush usage, close the store. */
+  shutdown(): Promise<void>;
+}
+
+export async function buildServer(config: Config, log: Logger, options: AppOptions = {}): Promise<Server> {
+  const c = await buildCore(config, log, options);
+  for (const cls of [OrgsApi, CredentialsApi, TokensApi, UsageApi]) c.registerSingleton(cls as never);
+  const router = new Router();
+  for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
+
+  const store = c.resolve<Store>(Symbols.Store);
+  const wrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);
+  const proxy: ProxyHandler = {
+    handle: (req, res) => {
+      req.resume();
+      sendError(res, Errors.notFound('The proxy is not available yet.'));
+    },
+  };
+  const http = new HttpServer(config, log, router, proxy, {
+    ready: async () => {
+      await Promise.all([store.ping(), wrapper.ping()]);
+    },
+  });
+
+  const ledger = c.resolve(QuotaLedger);
+  const usage = c.resolve(UsageRecorder);
+  let closing: Promise<void> | undefined;
+  return {
+    http,
+    container: c,
+    shutdown: () => (closing ??= (async () => {
+      // Leased quota goes back first: another instance may need it while we drain.
+      await ledger.releaseAll();
+      await http.drain(config.drainS * 1000);
+      await ledger.releaseAll();
+      await usage.close();
+      await wrapper.close();
+      await store.close();
+    })()),
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * ProviderRegistry: every provider plugin file in the providers folder, loaded
+ * and validated once at start (a malformed file stops start-up naming the file
+ * and the field), with KEYWARD_UPSTREAM_<ID> origin overrides applied.
+ */
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { HttpMethod, ProviderPlugin } from './contracts.js';
+import { compileRoute, validRoutePattern, type CompiledRoute } from './path.js';
+
+export interface Provider extends ProviderPlugin {
+  /** The origin requests go to (after any override), without a trailing slash. */
+  readonly target: URL;
+  readonly routes: readonly CompiledRoute[];
+  readonly keyHeader: string;
+}
+
+export class ProviderLoadError extends Error {
+  constructor(file: string, problem: string) {
+    super(`provider ${path.basename(file)}: ${problem}`);
+    this.name = 'ProviderLoadError';
+  }
+}
+
+const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'DELETE'];
+const HEADER = /^[a-z0-9-]+$/;
+
+export function validateProvider(file: string, p: unknown, override?: string): Provider {
+  const fail = (problem: string): never => {
+    throw new ProviderLoadError(file, problem);
+  };
+  if (!p || typeof p !== 'object') return fail('the default export must be a provider object');
+  const o = p as Record<string, unknown>;
+  if (typeof o.id !== 'string' || !/^[a-z0-9][a-z0-9-]{0,39}$/.test(o.id)) fail('`id` must be lower-case letters, digits and dashes');
+  if (typeof o.upstream !== 'string') fail('`upstream` must be an https origin');
+  let target: URL;
+  try {
+    target = new URL(override ?? (o.upstream as string));
+  } catch {
+    return fail('`upstream` must be an https origin');
+  }
+  if (!['http:', 'https:'].includes(target.protocol) || target.username || target.search) fail('`upstream` must be an https origin');
+  if (override === undefined && target.protocol !== 'https:') fail('`upstream` must use https');
+  if (typeof o.keyHeader !== 'string' || !HEADER.test(o.keyHeader)) fail('`keyHeader` must be a lower-case header name');
+  if (o.formatKey !== undefined && typeof o.formatKey !== 'function') fail('`formatKey` must be a function');
+  if (o.headers !== undefined) {
+    if (typeof o.headers !== 'object' || o.headers === null) fail('`headers` must be an object of strings');
+    for (const [k, v] of Object.entries(o.headers as object)) {
+      if (!HEADER.test(k) || typeof v !== 'string') fail(`header ${JSON.stringify(k)} must be a lower-case name with a string value`);
+    }
+  }
+  if (o.keyQueryParams !== undefined && (!Array.isArray(o.keyQueryParams) || !o.keyQueryParams.every((q) => typeof q === 'string' && /^[A-Za-z0-9_-]+$/.test(q)))) {
+    fail('`keyQueryParams` must be an array of parameter names');
+  }
+  if (!Array.isArray(o.allow) || o.allow.length === 0) fail('`allow` must be a non-empty array of { method, path }');
+  for (const r of o.allow as unknown[]) {
+    const route = r as Record<string, unknown>;
+    if (!route || !METHODS.includes(route.method as HttpMethod)) fail(`each route's method must be one of ${METHODS.join(', ')}`);
+    if (typeof route.path !== 'string' || !validRoutePattern(route.path)) fail(`route path ${JSON.stringify(route.path)} is not a valid pattern`);
+  }
+  const pathname = target.pathname.replace(/\/+$/, '');
+  const cleanTarget = new URL(target.origin + pathname);
+  return Object.freeze({
+    ...(o as unknown as ProviderPlugin),
+    target: cleanTarget,
+    routes: Object.freeze((o.allow as ProviderPlugin['allow']).map(compileRoute)),
+  }) as Provider;
+}
+
+export class ProviderRegistry {
+  readonly keyQueryParams: readonly string[];
+  private readonly byId: ReadonlyMap<string, Provider>;
+
+  constructor(providers: readonly Provider[]) {
+    const map = new Map<string, Provider>();
+    for (const p of providers) {
+      if (map.has(p.id)) throw new ProviderLoadError(p.id, `two provider files declare id ${JSON.stringify(p.id)}`);
+      map.set(p.id, p);
+    }
+    this.byId = map;
+    this.keyQueryParams = Object.freeze([...new Set(providers.flatMap((p) => p.keyQueryParams ?? []))]);
+  }
+
+  get(id: string): Provider | undefined {
+    return this.byId.get(id);
+  }
+
+  ids(): string[] {
+    return [...this.byId.keys()].sort();
+  }
+
+  static async load(dir: string, overrides: Readonly<Record<string, string>>): Promise<ProviderRegistry> {
+    let files: string[];
+    try {
+      files = readdirSync(dir).filter((f) => f.endsWith('.js') || f.endsWith('.mjs')).sort();
+    } catch (err) {
+      throw new ProviderLoadError(dir, `cannot read the providers folder (${(err as NodeJS.ErrnoException).code})`);
+    }
+    if (files.length === 0) throw new ProviderLoadError(dir, 'the providers folder holds no .js files');
+    const providers: Provider[] = [];
+    for (const f of files) {
+      const full = path.join(dir, f);
+      let mod: { default?: unknown };
+      try {
+        mod = await import(pathToFileURL(full).href);
+      } catch (err) {
+        throw new ProviderLoadError(full, `failed to load (${(err as Error).message})`);
+      }
+      const id = (mod.default as { id?: unknown } | undefined)?.id;
+      providers.push(validateProvider(full, mod.default, typeof id === 'string' ? overrides[id] : undefined));
+    }
+    return new ProviderRegistry(providers);
+  }
+}

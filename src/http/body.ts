@@ -1,0 +1,69 @@
+/**
+ * Reading an admin request's JSON body: refused by content-length before a
+ * byte is read when too large, counted as it streams otherwise, and checked for
+ * nesting depth before JSON.parse (deep nesting is an attack, not a request).
+ */
+import type { IncomingMessage } from 'node:http';
+import { Errors } from '../errors.js';
+
+const MAX_DEPTH = 32;
+
+export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > maxBytes) {
+    req.resume();
+    throw Errors.payloadTooLarge(maxBytes);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      req.resume();
+      throw Errors.payloadTooLarge(maxBytes);
+    }
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return undefined;
+  if (nestingDepth(text) > MAX_DEPTH) throw Errors.invalidRequest(`The JSON body is nested deeper than ${MAX_DEPTH} levels.`);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw Errors.invalidRequest('The request body is not valid JSON.');
+  }
+}
+
+/** The deepest bracket nesting outside strings; linear, no recursion. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) max = depth;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return max;
+}
+
+/** A JSON object body, or 400. */
+export function asObject(body: unknown): Record<string, unknown> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw Errors.invalidRequest('The request body must be a JSON object.');
+  return body as Record<string, unknown>;
+}
+
+/** Refuses fields the endpoint does not know (typos like `tll` fail loudly, as Stripe's API does). */
+export function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const k of Object.keys(body)) {
+    if (!allowed.includes(k)) throw Errors.invalidRequest(`Unknown field ${JSON.stringify(k.slice(0, 64))}.`, k.slice(0, 64));
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * The HTTP front door. Gives every request an id, answers health checks,
+ * sends `/v1/proxy/*` to the gateway and everything else under `/v1` to the
+ * admin router. Malformed HTTP is answered by the client-error handler with the
+ * contract's JSON; header and body read timeouts come from the config.
+ * `drain()` implements graceful shutdown.
+ */
+import { randomUUID } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Config } from '../config.js';
+import { ApiError, Errors, toApiError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { rawErrorResponse, sendError, sendJson } from './reply.js';
+import type { Router } from './router.js';
+
+export interface ProxyHandler {
+  handle(req: IncomingMessage, res: ServerResponse, requestId: string): void;
+}
+
+export interface HealthCheck {
+  /** Resolves when the store and key wrapper answer. */
+  ready(): Promise<void>;
+}
+
+export interface ExtraRoutes {
+  /** Unauthenticated GET endpoints such as /metrics and /v1/openapi.json. */
+  [path: string]: (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+}
+
+const PROXY_PREFIX = '/v1/proxy/';
+const READY_TIMEOUT_MS = 2000;
+
+export const newRequestId = (): string => `req_${randomUUID().replaceAll('-', '')}`;
+
+export class HttpServer {
+  readonly server: http.Server;
+  private draining = false;
+  private inflight = 0;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly config: Config,
+    private readonly log: Logger,
+    private readonly router: Router,
+    private readonly proxy: ProxyHandler,
+    private readonly health: HealthCheck,
+    private readonly extra: ExtraRoutes = {},
+  ) {
+    this.server = http.createServer({
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: Math.max(config.bodyTimeoutMs, config.headersTimeoutMs),
+      // Node checks the two timeouts above on this interval (30 s by default).
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(config.headersTimeoutMs, config.bodyTimeoutMs) / 4))),
+      keepAliveTimeout: 65_000,
+      requireHostHeader: false,
+      maxHeaderSize: 32 * 1024,
+    }, (req, res) => this.onRequest(req, res));
+    this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.onClientError(err, socket));
+  }
+
+  async listen(): Promise<AddressInfo> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.config.port, this.config.host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    return this.server.address() as AddressInfo;
+  }
+
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    this.inflight++;
+    res.once('close', () => {
+      if (--this.inflight === 0) for (const w of this.idleWaiters.splice(0)) w();
+    });
+    const requestId = newRequestId();
+    const url = req.url ?? '';
+    if (this.draining) {
+      res.setHeader('connection', 'close');
+      sendError(res, Errors.unavailable(), { 'x-request-id': requestId });
+      return;
+    }
+    if (url.startsWith(PROXY_PREFIX)) {
+      this.proxy.handle(req, res, requestId);
+      return;
+    }
+    // An absolute-form target (`POST http://evil.test/…`) is never routed anywhere.
+    if (!url.startsWith('/')) {
+      req.resume();
+      sendError(res, url.includes('/v1/proxy/') ? Errors.pathNotAllowed() : Errors.notFound(), { 'x-request-id': requestId });
+      return;
+    }
+    res.setHeader('x-request-id', requestId);
+    void this.admin(req, res, requestId, url);
+  }
+
+  private async admin(req: IncomingMessage, res: ServerResponse, requestId: string, url: string): Promise<void> {
+    try {
+      const q = url.indexOf('?');
+      const path = q === -1 ? url : url.slice(0, q);
+      const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+      const method = req.method ?? 'GET';
+      if (method === 'GET' && (path === '/healthz' || path === '/readyz')) {
+        req.resume();
+        await this.healthCheck(path, res);
+        return;
+      }
+      const extra = method === 'GET' ? this.extra[path] : undefined;
+      if (extra) {
+        req.resume();
+        await extra(req, res);
+        return;
+      }
+      const match = this.router.match(method, path);
+      if (!match) {
+        req.resume();
+        throw Errors.notFound('No such route.');
+      }
+      const ip = req.socket.remoteAddress ?? '';
+      await match.handler({ req, res, params: match.params, query, requestId, ip });
+    } catch (err) {
+      const apiError = toApiError(err);
+      if (!(err instanceof ApiError)) this.log.error({ err, request_id: requestId }, 'admin request failed');
+      // Don't leave an unread body on a keep-alive connection.
+      if (!req.readableEnded) res.setHeader('connection', 'close');
+      sendError(res, apiError);
+    }
+  }
+
+  private async healthCheck(path: string, res: ServerResponse): Promise<void> {
+    if (path === '/healthz') {
+      sendJson(res, 200, { status: 'ok' });
+      return;
+    }
+    if (this.draining) {
+      sendJson(res, 503, { status: 'draining' });
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.health.ready(),
+        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS))),
+      ]);
+      sendJson(res, 200, { status: 'ready' });
+    } catch (err) {
+      this.log.warn({ err }, 'not ready');
+      sendJson(res, 503, { status: 'unavailable' });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT';
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const response = timedOut
+      ? rawErrorResponse(408, 'Request Timeout', new ApiError(408, 'invalid_request', 'request_timeout', 'The request was not received in time.'))
+      : tooLarge
+        ? rawErrorResponse(431, 'Request Header Fields Too Large', new ApiError(431, 'invalid_request', 'bad_request', 'The request headers are too large.'))
+        : rawErrorResponse(400, 'Bad Request', Errors.badRequest());
+    this.log.debug({ code: err.code }, 'malformed request refused');
+    socket.end(response);
+    socket.destroySoon?.();
+  }
+
+  /** Graceful shutdown: stop accepting, refuse new requests, wait for in-flight ones up to `ms`. */
+  async drain(ms: number): Promise<boolean> {
+    this.draining = true;
+    this.server.close();
+    this.server.closeIdleConnections();
+    if (this.inflight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        timer.unref();
+        this.idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    const clean = this.inflight === 0;
+    this.server.closeAllConnections();
+    return clean;
+  }
+
+  get inflightRequests(): number {
+    return this.inflight;
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The server's entry point: read the config, build the container, listen,
+ * and shut down gracefully on SIGTERM/SIGINT (exit 0 after draining).
+ */
+import { loadConfig, ConfigError } from './config.js';
+import { buildServer } from './container.js';
+import { createLogger } from './log.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`keyward: invalid configuration: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  let server;
+  try {
+    server = await buildServer(config, log);
+  } catch (err) {
+    log.error({ err }, 'start-up failed');
+    process.stderr.write(`keyward: start-up failed: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  const address = await server.http.listen();
+  log.info({ address: address.address, port: address.port }, 'listening');
+
+  const stop = (signal: string) => {
+    log.info({ signal, inflight: server.http.inflightRequests }, 'shutting down');
+    server.shutdown().then(
+      () => {
+        log.info({}, 'stopped');
+        process.exit(0);
+      },
+      (err) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+process.on('uncaughtException', (err) => {
+  // A bug must not take every in-flight stream down with it; it is logged (name and message only).
+  process.stdout.write(JSON.stringify({ severity: 'ERROR', message: 'uncaught exception', time: new Date().toISOString(), err: { name: err.name, message: err.message } }) + '\n');
+});
+process.on('unhandledRejection', (reason) => {
+  process.stdout.write(JSON.stringify({ severity: 'ERROR', message: 'unhandled rejection', time: new Date().toISOString(), err: { message: reason instanceof Error ? reason.message : 'non-error rejection' } }) + '\n');
+});
+
+void main();

@@ -1,0 +1,165 @@
+/**
+ * Store ports. Adapters (sqlite/, firestore/) implement every one with the same
+ * behaviour, checked by one shared contract suite. Multi-instance correctness
+ * rests on what each adapter makes atomic: credential creation within the
+ * limit, token creation only for a live credential, and lease grants.
+ * Times are epoch milliseconds; secrets never arrive here, only their hashes
+ * and ciphertexts.
+ */
+
+export interface OrgRecord {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+/** An organisation's bearer token (`otok_`), known by its id (`otk_`) and hash. */
+export interface OrgTokenRecord {
+  id: string;
+  orgId: string;
+  tokenHash: string;
+  createdAt: number;
+  /** null: valid until rotated; set when a rotation gives it a grace period. */
+  expiresAt: number | null;
+}
+
+/** What envelope encryption produces; see vault/envelope.ts. */
+export interface SealedKey {
+  wrappedDek: Buffer;
+  /** Which key-encryption key (and version) wrapped the DEK. */
+  kekId: string;
+  nonce: Buffer;
+  /** AES-256-GCM ciphertext followed by its 16-byte tag. */
+  ciphertext: Buffer;
+}
+
+export interface CredentialRecord extends SealedKey {
+  id: string;
+  orgId: string;
+  provider: string;
+  keyHint: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface TokenScopes {
+  models?: string[];
+  paths?: string[];
+  maxRequests?: number;
+  rateLimit?: number;
+}
+
+export interface TokenRecord {
+  id: string;
+  orgId: string;
+  credentialId: string;
+  tokenHash: string;
+  scopes: TokenScopes;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface PageQuery {
+  limit: number;
+  startingAfter?: string;
+}
+
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+}
+
+/** `starting_after` named an id the list does not hold. */
+export const BAD_CURSOR = Symbol('bad_cursor');
+
+export interface OrgStore {
+  createOrg(org: OrgRecord, token: OrgTokenRecord): Promise<void>;
+  getOrg(id: string): Promise<OrgRecord | undefined>;
+  findOrgToken(tokenHash: string): Promise<OrgTokenRecord | undefined>;
+  /** Adds `token`; every other token of the org is set to expire at `retireAt` (or kept if sooner). */
+  rotateOrgToken(token: OrgTokenRecord, retireAt: number): Promise<void>;
+}
+
+export interface CredentialStore {
+  /** Atomic: stores the credential only while the org holds fewer than `limit`. */
+  createCredential(record: CredentialRecord, limit: number): Promise<'created' | 'limit'>;
+  getCredential(orgId: string, id: string): Promise<CredentialRecord | undefined>;
+  listCredentials(orgId: string, page: PageQuery): Promise<Page<CredentialRecord> | typeof BAD_CURSOR>;
+  countCredentials(orgId: string): Promise<number>;
+  /** Deletes the credential and every token bound to it; frees its slot. */
+  deleteCredential(orgId: string, id: string): Promise<boolean>;
+  /** Rotation: a new key sealed for the same record. */
+  replaceCredentialKey(orgId: string, id: string, sealed: SealedKey, keyHint: string, updatedAt: number): Promise<boolean>;
+  /** Every credential of every organisation, for `keyward keys rewrap`. */
+  allCredentials(): AsyncIterable<CredentialRecord>;
+  /** Re-wrap: swaps the wrapped DEK only if it is still `expectedWrappedDek`; ciphertext untouched. */
+  rewrapCredential(id: string, expectedWrappedDek: Buffer, wrappedDek: Buffer, kekId: string): Promise<boolean>;
+}
+
+export interface TokenStore {
+  /** Atomic: stores the token only while its credential exists. */
+  createToken(record: TokenRecord): Promise<'created' | 'no_credential'>;
+  findTokenByHash(tokenHash: string): Promise<TokenRecord | undefined>;
+  getToken(orgId: string, id: string): Promise<TokenRecord | undefined>;
+  listTokens(orgId: string, page: PageQuery): Promise<Page<TokenRecord> | typeof BAD_CURSOR>;
+  deleteToken(orgId: string, id: string): Promise<boolean>;
+}
+
+/**
+ * Leases of a bounded counter (an org's monthly quota, a token's max_requests):
+ * `lease` grants at most `want` units, never letting the total granted under
+ * `key` pass `limit`; `release` hands unused units back. Instances serve
+ * requests from what they hold, so the hot path needs no store round trip.
+ */
+export interface LeaseStore {
+  /** Grants up to `want` units; `leased` is the total granted under `key` afterwards (all instances). */
+  lease(key: string, limit: number, want: number): Promise<{ granted: number; leased: number }>;
+  release(key: string, units: number): Promise<void>;
+  leased(key: string): Promise<number>;
+}
+
+export type UsageScope = 'org' | 'cred' | 'tok';
+
+export interface UsageCounts {
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface UsageDelta extends UsageCounts {
+  scope: UsageScope;
+  id: string;
+  /** `YYYY-MM` (UTC) */
+  period: string;
+}
+
+export interface UsageStore {
+  /** Adds batched deltas (one write per counter per flush, never per request). */
+  addUsage(deltas: UsageDelta[]): Promise<void>;
+  /** One period's counts, or the sum over all periods when `period` is omitted. */
+  getUsage(scope: UsageScope, id: string, period?: string): Promise<UsageCounts>;
+}
+
+export type ChangeKind = 'token' | 'credential' | 'org';
+
+export interface Change {
+  kind: ChangeKind;
+  id: string;
+}
+
+/**
+ * Mutations that must reach every instance's caches (revocation, deletion,
+ * rotation) are published by the adapter in the same write; every process
+ * watching sees them within a second, the CLI's included.
+ */
+export interface ChangeFeed {
+  watch(listener: (change: Change) => void): () => void;
+}
+
+export interface StoreLifecycle {
+  readonly kind: string;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type Store = OrgStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & StoreLifecycle;

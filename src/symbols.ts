@@ -1,0 +1,21 @@
+/**
+ * Injection tokens, one per port, in one file (as credo-ts does): the
+ * composition root binds each to an implementation; constructors name them
+ * with an explicit @inject, which survives tsx/esbuild (no decorator metadata).
+ */
+export const Symbols = {
+  Config: Symbol('Config'),
+  Logger: Symbol('Logger'),
+  Clock: Symbol('Clock'),
+  /** The whole adapter (lifecycle: ping, close); services inject the narrow ports below. */
+  Store: Symbol('Store'),
+  OrgStore: Symbol('OrgStore'),
+  CredentialStore: Symbol('CredentialStore'),
+  TokenStore: Symbol('TokenStore'),
+  LeaseStore: Symbol('LeaseStore'),
+  UsageStore: Symbol('UsageStore'),
+  ChangeFeed: Symbol('ChangeFeed'),
+  KeyWrapper: Symbol('KeyWrapper'),
+  ProviderRegistry: Symbol('ProviderRegistry'),
+  MiddlewarePlugins: Symbol('MiddlewarePlugins'),
+} as const;

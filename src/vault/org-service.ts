@@ -1,0 +1,78 @@
+/**
+ * Organisations and their bearer tokens (`otok_`, each known by an `otk_` id
+ * for the audit trail). The admin API authenticates by the token's SHA-256;
+ * the operator's KEYWARD_ADMIN_TOKEN is compared in constant time.
+ */
+import { inject, injectable } from 'tsyringe';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { Errors } from '../errors.js';
+import type { OrgRecord, OrgStore, OrgTokenRecord } from '../store/ports.js';
+import { Symbols } from '../symbols.js';
+import { isWellFormedToken, newId, newToken, secretEquals, sha256Hex } from './secrets.js';
+
+export interface OrgPrincipal {
+  org: OrgRecord;
+  /** The `otk_` id of the token used: the audit actor. */
+  tokenId: string;
+}
+
+const NAME = /^[\p{L}\p{N}][\p{L}\p{N} ._'&()-]{0,99}$/u;
+
+@injectable()
+export class OrgService {
+  constructor(
+    @inject(Symbols.Config) private readonly config: Config,
+    @inject(Symbols.OrgStore) private readonly store: OrgStore,
+    @inject(Symbols.Clock) private readonly clock: Clock,
+  ) {}
+
+  validateName(name: unknown): string {
+    if (typeof name !== 'string' || !NAME.test(name.trim()) || name.trim() !== name) {
+      throw Errors.invalidRequest('`name` must be 1 to 100 letters, digits, spaces or ._\'&()- and start with a letter or digit.', 'name');
+    }
+    return name;
+  }
+
+  async create(name: string): Promise<{ org: OrgRecord; token: string; tokenId: string }> {
+    const now = this.clock.now();
+    const org: OrgRecord = { id: newId('org'), name: this.validateName(name), createdAt: now };
+    const token = newToken('otok');
+    const record: OrgTokenRecord = { id: newId('otk'), orgId: org.id, tokenHash: sha256Hex(token), createdAt: now, expiresAt: null };
+    await this.store.createOrg(org, record);
+    return { org, token, tokenId: record.id };
+  }
+
+  /** `Authorization: Bearer otok_…` → the organisation, or 401. */
+  async authenticate(authorization: string | undefined): Promise<OrgPrincipal> {
+    const presented = bearer(authorization);
+    if (!presented || !isWellFormedToken('otok', presented)) throw Errors.unauthenticated();
+    const record = await this.store.findOrgToken(sha256Hex(presented));
+    if (!record || (record.expiresAt !== null && this.clock.now() >= record.expiresAt)) throw Errors.unauthenticated();
+    const org = await this.store.getOrg(record.orgId);
+    if (!org) throw Errors.unauthenticated();
+    return { org, tokenId: record.id };
+  }
+
+  /** True when `authorization` carries the operator's admin token. */
+  isAdmin(authorization: string | undefined): boolean {
+    const presented = bearer(authorization);
+    return this.config.adminToken !== undefined && presented !== undefined && secretEquals(presented, this.config.adminToken);
+  }
+
+  /** A new org token; the current ones keep working `graceS` more seconds. */
+  async rotateToken(orgId: string, graceS: number): Promise<{ token: string; tokenId: string }> {
+    const now = this.clock.now();
+    const token = newToken('otok');
+    const record: OrgTokenRecord = { id: newId('otk'), orgId, tokenHash: sha256Hex(token), createdAt: now, expiresAt: null };
+    await this.store.rotateOrgToken(record, now + graceS * 1000);
+    return { token, tokenId: record.id };
+  }
+}
+
+/** The credential of a `Bearer` authorization header (scheme case-insensitive, one space). */
+export function bearer(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer ([^\s]+)$/i.exec(header);
+  return m?.[1];
+}

@@ -1,0 +1,62 @@
+/**
+ * Identifiers and bearer tokens. Tokens follow GitHub's scheme: a prefix, 190
+ * random bits in base62 and a CRC32 checksum in base62, so a leaked token can
+ * be recognised offline and a typo rejected without a store lookup. Only the
+ * SHA-256 of a token is ever stored.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+
+const B62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Uniform base62 string of `length` characters (rejection sampling: no modulo bias). */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += B62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+function base62Fixed(n: number, width: number): string {
+  let out = '';
+  for (let i = 0; i < width; i++) {
+    out = B62[n % 62] + out;
+    n = Math.floor(n / 62);
+  }
+  return out;
+}
+
+export type IdPrefix = 'org' | 'cred' | 'tok' | 'otk' | 'evt' | 'req';
+export const newId = (prefix: IdPrefix): string => `${prefix}_${randomBase62(24)}`;
+export const isId = (prefix: IdPrefix, value: string): boolean => new RegExp(`^${prefix}_[0-9A-Za-z]{24}$`).test(value);
+
+export type TokenPrefix = 'ptok' | 'otok';
+const BODY_LEN = 32; // 32 × log2(62) ≈ 190 bits
+const CHECK_LEN = 6;
+
+export function newToken(prefix: TokenPrefix): string {
+  const body = randomBase62(BODY_LEN);
+  return `${prefix}_${body}${base62Fixed(crc32(body), CHECK_LEN)}`;
+}
+
+/** Shape and checksum only; says nothing of whether the token exists. */
+export function isWellFormedToken(prefix: TokenPrefix, value: string): boolean {
+  if (value.length !== prefix.length + 1 + BODY_LEN + CHECK_LEN || !value.startsWith(`${prefix}_`)) return false;
+  const rest = value.slice(prefix.length + 1);
+  if (!/^[0-9A-Za-z]+$/.test(rest)) return false;
+  const body = rest.slice(0, BODY_LEN);
+  return base62Fixed(crc32(body), CHECK_LEN) === rest.slice(BODY_LEN);
+}
+
+export const sha256Hex = (value: string): string => createHash('sha256').update(value).digest('hex');
+
+/** Constant-time comparison of two secrets of any length (compares their digests). */
+export function secretEquals(a: string, b: string): boolean {
+  const da = createHash('sha256').update(a).digest();
+  const db = createHash('sha256').update(b).digest();
+  return timingSafeEqual(da, db);
+}

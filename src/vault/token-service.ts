@@ -1,0 +1,125 @@
+/**
+ * Proxy tokens: minted for one credential with a ttl (and optional scopes),
+ * shown once, stored as SHA-256 only. `resolve` is the proxy's hot lookup:
+ * checksum first (a typo never reaches the store), then a bounded LRU by hash,
+ * then the store. Revocation and credential deletion drop entries at once here
+ * and, through the change feed, within a second everywhere else.
+ */
+import { LRUCache } from 'lru-cache';
+import { inject, injectable } from 'tsyringe';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { parseDuration } from '../config.js';
+import { Errors } from '../errors.js';
+import type { ResolvedToken } from '../gateway/contracts.js';
+import { BAD_CURSOR, type ChangeFeed, type CredentialStore, type Page, type PageQuery, type TokenRecord, type TokenScopes, type TokenStore } from '../store/ports.js';
+import { Symbols } from '../symbols.js';
+import { isWellFormedToken, newId, newToken, sha256Hex } from './secrets.js';
+
+const TOKEN_CACHE_TTL_MS = 60_000;
+const TOKEN_CACHE_MAX = 50_000;
+
+export interface MintRequest {
+  credentialId: string;
+  ttl: string;
+  scopes: TokenScopes;
+}
+
+@injectable()
+export class TokenService {
+  private readonly cache = new LRUCache<string, ResolvedToken>({ max: TOKEN_CACHE_MAX, ttl: TOKEN_CACHE_TTL_MS });
+  private readonly inflight = new Map<string, Promise<ResolvedToken | undefined>>();
+  private generation = 0;
+  hits = 0;
+  misses = 0;
+
+  constructor(
+    @inject(Symbols.Config) private readonly config: Config,
+    @inject(Symbols.TokenStore) private readonly store: TokenStore,
+    @inject(Symbols.CredentialStore) private readonly credentials: CredentialStore,
+    @inject(Symbols.ChangeFeed) feed: ChangeFeed,
+    @inject(Symbols.Clock) private readonly clock: Clock,
+  ) {
+    feed.watch((c) => {
+      if (c.kind === 'token') this.forget((r) => r.token.id === c.id);
+      else if (c.kind === 'credential') this.forget((r) => r.credential.id === c.id);
+    });
+  }
+
+  parseTtl(ttl: unknown): number {
+    if (typeof ttl !== 'string') throw Errors.invalidTtl('`ttl` is required: a positive integer and one unit of s, m, h, d, such as "15m".');
+    const ms = parseDuration(ttl);
+    if (ms === undefined) throw Errors.invalidTtl('`ttl` must be a positive integer without leading zeros and one unit of s, m, h, d, such as "15m".');
+    if (ms > this.config.maxTtlMs) throw Errors.invalidTtl(`\`ttl\` may be at most ${this.config.maxTtlMs / 1000} seconds (KEYWARD_MAX_TTL).`);
+    return ms;
+  }
+
+  async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes): Promise<{ record: TokenRecord; token: string }> {
+    const now = this.clock.now();
+    const token = newToken('ptok');
+    const record: TokenRecord = {
+      id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt: now, expiresAt: now + ttlMs,
+    };
+    if ((await this.store.createToken(record)) === 'no_credential') throw Errors.notFound('No such credential.');
+    return { record, token };
+  }
+
+  async get(orgId: string, id: string): Promise<TokenRecord> {
+    const t = await this.store.getToken(orgId, id);
+    if (!t) throw Errors.notFound('No such token.');
+    return t;
+  }
+
+  async list(orgId: string, page: PageQuery): Promise<Page<TokenRecord>> {
+    const p = await this.store.listTokens(orgId, page);
+    if (p === BAD_CURSOR) throw Errors.invalidRequest('`starting_after` names no token of this organisation.', 'starting_after');
+    return p;
+  }
+
+  async revoke(orgId: string, id: string): Promise<void> {
+    if (!(await this.store.deleteToken(orgId, id))) throw Errors.notFound('No such token.');
+    this.forget((r) => r.token.id === id);
+  }
+
+  isActive(t: TokenRecord): boolean {
+    return this.clock.now() < t.expiresAt;
+  }
+
+  /** The token's record and credential if `presented` is a live proxy token now; undefined otherwise. */
+  async resolve(presented: string): Promise<ResolvedToken | undefined> {
+    if (!isWellFormedToken('ptok', presented)) return undefined;
+    const hash = sha256Hex(presented);
+    let resolved = this.cache.get(hash);
+    if (resolved) {
+      this.hits++;
+    } else {
+      this.misses++;
+      let pending = this.inflight.get(hash);
+      if (!pending) {
+        pending = this.load(hash).finally(() => this.inflight.delete(hash));
+        this.inflight.set(hash, pending);
+      }
+      resolved = await pending;
+    }
+    if (!resolved || this.clock.now() >= resolved.token.expiresAt) return undefined;
+    return resolved;
+  }
+
+  private async load(hash: string): Promise<ResolvedToken | undefined> {
+    const generation = this.generation;
+    const token = await this.store.findTokenByHash(hash);
+    if (!token) return undefined;
+    const credential = await this.credentials.getCredential(token.orgId, token.credentialId);
+    if (!credential) return undefined;
+    const resolved: ResolvedToken = { token, credential: { id: credential.id, orgId: credential.orgId, provider: credential.provider } };
+    if (generation === this.generation) this.cache.set(hash, resolved);
+    return resolved;
+  }
+
+  private forget(match: (r: ResolvedToken) => boolean): void {
+    this.generation++;
+    // Loads begun before the change may carry the old record: later callers start afresh.
+    this.inflight.clear();
+    for (const [hash, r] of this.cache.entries()) if (match(r)) this.cache.delete(hash);
+  }
+}
