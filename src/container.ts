@@ -118,3 +118,38 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     })()),
   };
 }
+
+/** The vault services without HTTP: what the `keyward` CLI works with, straight on the store. */
+export interface Vault {
+  config: Config;
+  orgs: OrgService;
+  credentials: CredentialService;
+  tokens: TokenService;
+  usage: UsageRecorder;
+  envelope: Envelope;
+  store: Store;
+  keyWrapper: KeyWrapper;
+  close(): Promise<void>;
+}
+
+export async function openVault(config: Config, log: Logger, options: AppOptions = {}): Promise<Vault> {
+  const c = await buildCore(config, log, options);
+  const store = c.resolve<Store>(Symbols.Store);
+  const keyWrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);
+  const usage = c.resolve(UsageRecorder);
+  return {
+    config,
+    orgs: c.resolve(OrgService),
+    credentials: c.resolve(CredentialService),
+    tokens: c.resolve(TokenService),
+    usage,
+    envelope: c.resolve(Envelope),
+    store,
+    keyWrapper,
+    close: async () => {
+      await usage.close();
+      await keyWrapper.close();
+      await store.close();
+    },
+  };
+}
