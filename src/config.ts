@@ -27,6 +27,8 @@ export interface Config {
   upstreamOverrides: Readonly<Record<string, string>>;
   providersDir: string;
   pluginsDir: string;
+  /** The package's own built plugins: searched after pluginsDir, so a team's folder only needs its own files. */
+  builtinPluginsDir: string;
   plugins: readonly string[];
   freeCredentials: number;
   freeProxyRequests: number;
@@ -189,6 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamOverrides: Object.freeze(upstreamOverrides),
     providersDir: dir('KEYWARD_PROVIDERS_DIR', path.join(packageDist, 'providers')),
     pluginsDir: dir('KEYWARD_PLUGINS_DIR', path.join(packageDist, 'plugins')),
+    builtinPluginsDir: path.join(packageDist, 'plugins'),
     plugins: Object.freeze(plugins),
     freeCredentials: int('KEYWARD_FREE_CREDENTIALS', 10, 1, 1_000_000),
     freeProxyRequests: int('KEYWARD_FREE_PROXY_REQUESTS', 10_000, 1, 1_000_000_000_000),

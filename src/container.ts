@@ -15,7 +15,7 @@ import { ProviderRegistry } from './gateway/providers.js';
 import { QuotaLedger } from './gateway/quota-ledger.js';
 import { UsageRecorder } from './gateway/usage-recorder.js';
 import { Router } from './http/router.js';
-import { HttpServer, type ProxyHandler } from './http/server.js';
+import { HttpServer } from './http/server.js';
 import type { KeyWrapper } from './kms/key-wrapper.js';
 import { LocalKeyWrapper, loadOrCreateKeyFile } from './kms/local.js';
 import type { Logger } from './log.js';
@@ -25,8 +25,11 @@ import { CredentialService } from './vault/credential-service.js';
 import { Envelope } from './vault/envelope.js';
 import { OrgService } from './vault/org-service.js';
 import { TokenService } from './vault/token-service.js';
-import { sendError } from './http/reply.js';
-import { Errors } from './errors.js';
+import { ApiError, Errors } from './errors.js';
+import type { PluginHost } from './gateway/contracts.js';
+import { Gateway } from './gateway/gateway.js';
+import { MiddlewareChain } from './gateway/plugin-loader.js';
+import { UpstreamProxy } from './gateway/upstream.js';
 
 export interface AppOptions {
   /** Tests pass a clock they control. */
@@ -89,29 +92,49 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
 
   const store = c.resolve<Store>(Symbols.Store);
   const wrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);
-  const proxy: ProxyHandler = {
-    handle: (req, res) => {
-      req.resume();
-      sendError(res, Errors.notFound('The proxy is not available yet.'));
-    },
+  const ledger = c.resolve(QuotaLedger);
+  const usage = c.resolve(UsageRecorder);
+  const tokens = c.resolve(TokenService);
+  const providers = c.resolve<ProviderRegistry>(Symbols.ProviderRegistry);
+
+  const host: PluginHost = {
+    errors: Errors,
+    GatewayError: ApiError,
+    config,
+    logger: log,
+    tokens: { resolve: (presented) => tokens.resolve(presented) },
+    providers: { keyQueryParams: providers.keyQueryParams },
+    quota: { reserve: (orgId) => ledger.reserve(orgId), releaseAll: () => ledger.releaseAll() },
   };
-  const http = new HttpServer(config, log, router, proxy, {
+  const chain = await MiddlewareChain.load(config.plugins, [...new Set([config.pluginsDir, config.builtinPluginsDir])], host);
+  if (!chain.quota) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');
+  c.register(Symbols.MiddlewareChain, { useValue: chain });
+  const upstream = new UpstreamProxy(config, log);
+  c.register(UpstreamProxy, { useValue: upstream });
+  c.registerSingleton(Gateway);
+
+  const http = new HttpServer(config, log, router, c.resolve(Gateway), {
     ready: async () => {
       await Promise.all([store.ping(), wrapper.ping()]);
     },
   });
 
-  const ledger = c.resolve(QuotaLedger);
-  const usage = c.resolve(UsageRecorder);
   let closing: Promise<void> | undefined;
   return {
     http,
     container: c,
     shutdown: () => (closing ??= (async () => {
-      // Leased quota goes back first: another instance may need it while we drain.
-      await ledger.releaseAll();
+      // Leased quota goes back first (the quota plugin's close): another instance may need it while we drain.
+      for (const plugin of chain.all) {
+        try {
+          await plugin.close?.();
+        } catch (err) {
+          log.warn({ err, plugin: plugin.name }, 'plugin close failed');
+        }
+      }
       await http.drain(config.drainS * 1000);
       await ledger.releaseAll();
+      upstream.close();
       await usage.close();
       await wrapper.close();
       await store.close();

@@ -17,5 +17,5 @@ export const Symbols = {
   ChangeFeed: Symbol('ChangeFeed'),
   KeyWrapper: Symbol('KeyWrapper'),
   ProviderRegistry: Symbol('ProviderRegistry'),
-  MiddlewarePlugins: Symbol('MiddlewarePlugins'),
+  MiddlewareChain: Symbol('MiddlewareChain'),
 } as const;

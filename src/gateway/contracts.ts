@@ -100,6 +100,10 @@ export interface MiddlewarePlugin {
 
 /** Services a middleware may use. */
 export interface PluginHost {
+  /** The contract's errors, for plugins outside this package: `throw host.errors.pathNotAllowed()`. */
+  readonly errors: typeof Errors;
+  /** Build any other refusal: `new host.GatewayError(403, 'permission', 'ip_not_allowed', '…')`. */
+  readonly GatewayError: typeof ApiError;
   readonly config: Config;
   readonly logger: Logger;
   readonly tokens: {

@@ -1,0 +1,50 @@
+/**
+ * auth: the proxy token → its credential. `X-Proxy-Token` is the spec's header
+ * and wins when present; otherwise a `ptok_` is taken from where the providers'
+ * own SDKs put a key (Authorization: Bearer, x-api-key, x-goog-api-key, or a
+ * declared query parameter such as Gemini's `?key=`), so official SDKs work
+ * with apiKey = ptok_…. Every refusal is the same 401 invalid_token.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { Errors, type MiddlewarePlugin, type PluginHost, type ProxyContext } from '../src/gateway/contracts.js';
+
+const PREFIX = 'ptok_';
+
+function single(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? undefined : v;
+}
+
+export function presentedToken(headers: IncomingHttpHeaders, query: string, queryParams: readonly string[]): string | undefined {
+  if (headers['x-proxy-token'] !== undefined) return single(headers['x-proxy-token']) ?? '';
+  const authz = single(headers.authorization);
+  if (authz) {
+    const m = /^Bearer (ptok_\S+)$/i.exec(authz);
+    if (m) return m[1];
+  }
+  for (const h of ['x-api-key', 'x-goog-api-key'] as const) {
+    const v = single(headers[h]);
+    if (v?.startsWith(PREFIX)) return v;
+  }
+  if (query !== '' && queryParams.length > 0) {
+    const params = new URLSearchParams(query);
+    for (const p of queryParams) {
+      const v = params.get(p);
+      if (v?.startsWith(PREFIX)) return v;
+    }
+  }
+  return undefined;
+}
+
+export default class AuthPlugin implements MiddlewarePlugin {
+  readonly name = 'auth';
+
+  constructor(private readonly host: PluginHost) {}
+
+  async onRequest(ctx: ProxyContext): Promise<void> {
+    const presented = presentedToken(ctx.req.headers, ctx.query, this.host.providers.keyQueryParams);
+    if (!presented) throw Errors.invalidToken();
+    const resolved = await this.host.tokens.resolve(presented);
+    if (!resolved) throw Errors.invalidToken();
+    ctx.auth = resolved;
+  }
+}

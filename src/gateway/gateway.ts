@@ -1,0 +1,132 @@
+/**
+ * One proxied request, one direction of travel: the auth plugin resolves the
+ * token; the core checks the path against the provider's allow-list and the
+ * token's scopes, and the body size; the other plugins run; the key is
+ * unwrapped; quota reserves last (so anything that refuses does so before it
+ * counts); then the upstream leg streams. After the last byte every plugin's
+ * onDone runs; its errors are logged, never sent.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { inject, injectable } from 'tsyringe';
+import type { Config } from '../config.js';
+import { ApiError, Errors, toApiError } from '../errors.js';
+import type { ProxyHandler } from '../http/server.js';
+import { sendError } from '../http/reply.js';
+import type { Logger } from '../log.js';
+import { Symbols } from '../symbols.js';
+import { CredentialService } from '../vault/credential-service.js';
+import type { ProxyContext } from './contracts.js';
+import { matchRoute, normaliseProviderPath } from './path.js';
+import type { MiddlewareChain } from './plugin-loader.js';
+import type { ProviderRegistry } from './providers.js';
+import { UpstreamProxy } from './upstream.js';
+import { UsageRecorder } from './usage-recorder.js';
+
+const PREFIX = '/v1/proxy/';
+/** Refused requests with a body larger than this are answered with `connection: close` instead of drained. */
+const DRAIN_LIMIT = 64 * 1024;
+
+@injectable()
+export class Gateway implements ProxyHandler {
+  constructor(
+    @inject(Symbols.Config) private readonly config: Config,
+    @inject(Symbols.Logger) private readonly log: Logger,
+    @inject(Symbols.ProviderRegistry) private readonly providers: ProviderRegistry,
+    @inject(Symbols.MiddlewareChain) private readonly chain: MiddlewareChain,
+    @inject(CredentialService) private readonly credentials: CredentialService,
+    @inject(UpstreamProxy) private readonly upstream: UpstreamProxy,
+    @inject(UsageRecorder) private readonly usage: UsageRecorder,
+  ) {}
+
+  handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const rawPath = url.slice(PREFIX.length, q === -1 ? undefined : q);
+    const ctx: ProxyContext = {
+      requestId,
+      req,
+      res,
+      method: req.method ?? 'GET',
+      path: normaliseProviderPath(rawPath) ?? '',
+      query: q === -1 ? '' : url.slice(q + 1),
+      ip: req.socket.remoteAddress ?? '',
+      startedAt: process.hrtime.bigint(),
+      forwarded: false,
+      bytesOut: 0,
+      usage: { inputTokens: 0, outputTokens: 0 },
+      state: new Map(),
+    };
+    res.setHeader('x-keyward-request-id', requestId);
+    void this.run(ctx);
+  }
+
+  private async run(ctx: ProxyContext): Promise<void> {
+    const { req, res } = ctx;
+    try {
+      await this.chain.auth.onRequest?.(ctx);
+      const auth = ctx.auth;
+      if (!auth) throw Errors.invalidToken();
+
+      const provider = this.providers.get(auth.credential.provider);
+      if (!provider) throw Errors.pathNotAllowed(`The provider ${JSON.stringify(auth.credential.provider)} is not loaded on this gateway.`);
+      ctx.provider = provider;
+      if (ctx.path === '') throw Errors.pathNotAllowed();
+      const match = matchRoute(provider.routes, ctx.method, ctx.path);
+      if (!match) throw Errors.pathNotAllowed(`${ctx.method} /${ctx.path} is not on the ${provider.id} allow-list.`);
+      ctx.params = match.params;
+
+      const declared = req.headers['content-length'];
+      if (declared !== undefined && Number(declared) > this.config.maxBody) throw Errors.payloadTooLarge(this.config.maxBody);
+
+      for (const plugin of this.chain.middle) await plugin.onRequest?.(ctx);
+
+      const key = await this.credentials.keyFor(auth.credential);
+
+      await this.chain.quota?.onRequest?.(ctx);
+
+      if (res.destroyed) return; // the caller left while we checked
+      ctx.forwarded = true;
+      const extraHeaders: Record<string, string> = { 'x-keyward-request-id': ctx.requestId };
+      if (ctx.quotaRemaining !== undefined) extraHeaders['x-keyward-quota-remaining'] = String(ctx.quotaRemaining);
+      this.upstream.forward({ ctx, provider, key, taps: [], extraHeaders, onFinish: () => void this.done(ctx) });
+    } catch (err) {
+      this.refuse(ctx, err);
+    }
+  }
+
+  private refuse(ctx: ProxyContext, err: unknown): void {
+    const { req, res } = ctx;
+    const apiError = toApiError(err);
+    if (!(err instanceof ApiError)) this.log.error({ err, request_id: ctx.requestId }, 'proxy request failed');
+    ctx.error = apiError;
+    ctx.status = apiError.status;
+    const headers: Record<string, string> = {};
+    if (ctx.quotaRemaining !== undefined) headers['x-keyward-quota-remaining'] = String(ctx.quotaRemaining);
+    const length = Number(req.headers['content-length'] ?? (req.headers['transfer-encoding'] ? Infinity : 0));
+    if (!req.readableEnded && length > DRAIN_LIMIT) headers.connection = 'close';
+    else req.resume();
+    res.once('close', () => void this.done(ctx));
+    sendError(res, apiError, headers);
+  }
+
+  private async done(ctx: ProxyContext): Promise<void> {
+    if (ctx.forwarded && ctx.auth) {
+      this.usage.record({
+        orgId: ctx.auth.credential.orgId,
+        credentialId: ctx.auth.credential.id,
+        tokenId: ctx.auth.token.id,
+        requests: 1,
+        inputTokens: ctx.usage.inputTokens,
+        outputTokens: ctx.usage.outputTokens,
+      });
+    }
+    for (const plugin of this.chain.all) {
+      if (!plugin.onDone) continue;
+      try {
+        await plugin.onDone(ctx);
+      } catch (err) {
+        this.log.warn({ err, plugin: plugin.name, request_id: ctx.requestId }, 'plugin onDone failed');
+      }
+    }
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * What crosses the gateway in headers. Upstream gets exactly one credential:
+ * every header or query parameter that could carry the caller's (or anyone's)
+ * credential is removed, with hop-by-hop headers (and those named in
+ * `Connection`) and the caller's Forwarded / X-Forwarded-*; then the stored key
+ * is set in the provider's header.
+ */
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { Provider } from './providers.js';
+
+export const CREDENTIAL_HEADERS = new Set([
+  'authorization', 'proxy-authorization', 'x-api-key', 'x-goog-api-key', 'api-key', 'x-proxy-token', 'cookie', 'cookie2',
+]);
+
+const HOP_BY_HOP = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'expect', 'http2-settings',
+]);
+
+const CLIENT_IDENTITY = new Set(['forwarded', 'via', 'x-real-ip', 'true-client-ip', 'x-client-ip', 'cf-connecting-ip']);
+
+function namedInConnection(headers: IncomingHttpHeaders): Set<string> {
+  const named = new Set<string>();
+  const values = [headers.connection, headers['proxy-connection']].filter((v): v is string => typeof v === 'string');
+  for (const v of values) for (const token of v.split(',')) named.add(token.trim().toLowerCase());
+  return named;
+}
+
+export function upstreamHeaders(incoming: IncomingHttpHeaders, provider: Provider, key: string): OutgoingHttpHeaders {
+  const named = namedInConnection(incoming);
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined) continue;
+    if (CREDENTIAL_HEADERS.has(name) || HOP_BY_HOP.has(name) || CLIENT_IDENTITY.has(name) || named.has(name)) continue;
+    if (name.startsWith('x-forwarded-') || name === provider.keyHeader || name.startsWith('x-keyward-')) continue;
+    out[name] = value;
+  }
+  for (const [name, value] of Object.entries(provider.headers ?? {})) {
+    if (out[name] === undefined) out[name] = value;
+  }
+  // Identity encoding, so the key-masking scan sees the bytes as they are.
+  out['accept-encoding'] = 'identity';
+  out[provider.keyHeader] = provider.formatKey ? provider.formatKey(key) : provider.keyHeader === 'authorization' ? `Bearer ${key}` : key;
+  return out;
+}
+
+/** The query string with every key-carrying parameter the providers declare removed. */
+export function stripKeyParams(query: string, params: readonly string[]): string {
+  if (query === '' || params.length === 0) return query;
+  // Fast path: nothing that could name a key parameter, even percent-encoded.
+  if (!query.includes('%') && !params.some((p) => query.includes(p))) return query;
+  return query
+    .split('&')
+    .filter((pair) => {
+      const name = pair.split('=', 1)[0]!;
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name.replace(/\+/g, ' '));
+      } catch { /* keep raw */ }
+      return !params.includes(decoded);
+    })
+    .join('&');
+}
+
+const RESPONSE_HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'trailer', 'te']);
+
+/** Response headers as the provider sent them (raw names, duplicates kept), minus hop-by-hop. */
+export function downstreamHeaders(rawHeaders: string[], mask: (v: string) => string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    const lower = name.toLowerCase();
+    if (RESPONSE_HOP_BY_HOP.has(lower) || lower.startsWith('x-keyward-')) continue;
+    out.push(name, mask(rawHeaders[i + 1]!));
+  }
+  return out;
+}

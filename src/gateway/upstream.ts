@@ -1,0 +1,181 @@
+/**
+ * The upstream leg, on http-proxy-3's Node http path with keep-alive agents:
+ * the request body streams through a size limiter, the response streams back
+ * through the key masker and any taps (usage reading), never buffered.
+ * Redirects are passed back, never followed. Connect and idle timeouts come
+ * from the config; neither caps a stream's length. A caller who disconnects
+ * aborts the upstream request.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import { Transform, pipeline, type TransformCallback } from 'node:stream';
+import { ProxyServer } from 'http-proxy-3';
+import type { Config } from '../config.js';
+import { ApiError, Errors } from '../errors.js';
+import type { Logger } from '../log.js';
+import { sendError } from '../http/reply.js';
+import type { ProxyContext } from './contracts.js';
+import { downstreamHeaders, stripKeyParams, upstreamHeaders } from './headers.js';
+import { KeyMasker, maskString } from './masking.js';
+import type { Provider } from './providers.js';
+
+/** What the gateway hands the upstream leg for one request. */
+export interface Forward {
+  ctx: ProxyContext;
+  provider: Provider;
+  key: string;
+  /** Extra transforms the response passes through after masking (usage reading). */
+  taps: Transform[];
+  /** Headers added to the response. */
+  extraHeaders: Record<string, string>;
+  /** Called once when the exchange is over, whatever happened. */
+  onFinish(): void;
+}
+
+interface Flight {
+  forward: Forward;
+  proxyReq?: http.ClientRequest;
+  /** The caller's body grew past the limit: abort as soon as we can. */
+  overflow: boolean;
+}
+
+const UPSTREAM_ERRORS_502 = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EPROTO', 'HPE_INVALID_CONSTANT']);
+
+class IdleTimeout extends Error {
+  readonly code = 'EIDLE_TIMEOUT';
+}
+
+/** Counts request body bytes; past the limit it stops the flow and reports once. */
+class BodyLimiter extends Transform {
+  private seen = 0;
+  constructor(private readonly limit: number, private readonly onOverflow: () => void) {
+    super();
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.seen > this.limit) {
+      this.onOverflow();
+      done();
+      return;
+    }
+    done(null, chunk);
+  }
+}
+
+export class UpstreamProxy {
+  private readonly proxy: ProxyServer;
+  private readonly agents: { http: http.Agent; https: https.Agent };
+  private readonly flights = new WeakMap<IncomingMessage, Flight>();
+
+  constructor(private readonly config: Config, private readonly log: Logger) {
+    const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 1024, maxFreeSockets: 256, scheduling: 'lifo' as const };
+    this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+    this.proxy = new ProxyServer({ xfwd: false, changeOrigin: true, selfHandleResponse: true, followRedirects: false });
+    this.proxy.on('proxyReq', (proxyReq: http.ClientRequest, req: IncomingMessage) => this.onProxyReq(proxyReq, req));
+    this.proxy.on('proxyRes', (proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse) => this.onProxyRes(proxyRes, req, res));
+    // Errors are handled per request by the callback given to web(); this only keeps the emitter from throwing.
+    this.proxy.on('error', () => {});
+    this.proxy.on('econnreset', () => {});
+  }
+
+  forward(f: Forward): void {
+    const { ctx, provider, key } = f;
+    const { req, res } = ctx;
+    const flight: Flight = { forward: f, overflow: false };
+    this.flights.set(req, flight);
+
+    const query = stripKeyParams(ctx.query, provider.keyQueryParams ?? []);
+    req.url = `/${ctx.path}${query ? `?${query}` : ''}`;
+    req.headers = upstreamHeaders(req.headers, provider, key) as typeof req.headers;
+
+    const limiter = new BodyLimiter(this.config.maxBody, () => {
+      if (flight.overflow) return;
+      flight.overflow = true;
+      flight.proxyReq?.destroy();
+      req.unpipe(limiter);
+      req.resume();
+      const err = Errors.payloadTooLarge(this.config.maxBody);
+      if (!res.headersSent) {
+        res.setHeader('connection', 'close');
+        ctx.error = err;
+        ctx.status = err.status;
+        sendError(res, err);
+      } else {
+        res.destroy();
+      }
+    });
+    req.pipe(limiter);
+
+    res.once('close', () => f.onFinish());
+
+    this.proxy.web(req, res, {
+      target: provider.target,
+      agent: provider.target.protocol === 'https:' ? this.agents.https : this.agents.http,
+      connectTimeout: this.config.upstreamConnectTimeoutMs,
+      buffer: limiter,
+    }, (err: NodeJS.ErrnoException) => this.onError(err, flight));
+  }
+
+  private onProxyReq(proxyReq: http.ClientRequest, req: IncomingMessage): void {
+    const flight = this.flights.get(req);
+    if (!flight) return;
+    flight.proxyReq = proxyReq;
+    if (flight.overflow) {
+      proxyReq.destroy();
+      return;
+    }
+    // Silence on the upstream connection, not the stream's length.
+    proxyReq.setTimeout(this.config.upstreamIdleTimeoutMs, () => proxyReq.destroy(new IdleTimeout('upstream idle timeout')));
+  }
+
+  private onProxyRes(proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse): void {
+    const flight = this.flights.get(req);
+    if (!flight || flight.overflow) {
+      proxyRes.resume();
+      return;
+    }
+    const { ctx, key, taps, extraHeaders } = flight.forward;
+    ctx.ttfbMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
+    ctx.status = proxyRes.statusCode ?? 502;
+    const headers = downstreamHeaders(proxyRes.rawHeaders, (v) => maskString(v, key));
+    for (const [name, value] of Object.entries(extraHeaders)) headers.push(name, value);
+    res.writeHead(ctx.status, proxyRes.statusMessage, headers);
+    // Flush headers now: a stream's caller should see the status before the first event.
+    res.flushHeaders();
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        ctx.bytesOut += chunk.length;
+        done(null, chunk);
+      },
+    });
+    pipeline([proxyRes, new KeyMasker(Buffer.from(key, 'utf8')), ...taps, counter, res], (err) => {
+      if (err && !res.destroyed) res.destroy();
+    });
+  }
+
+  private onError(err: NodeJS.ErrnoException, flight: Flight): void {
+    const { ctx } = flight.forward;
+    const { res } = ctx;
+    if (flight.overflow || res.destroyed || res.writableEnded) return;
+    if (res.headersSent) {
+      // Mid-stream: the caller's stream ends with an error (no clean chunked terminator).
+      this.log.warn({ request_id: ctx.requestId, code: err.code }, 'upstream failed mid-response');
+      res.destroy();
+      return;
+    }
+    const apiError: ApiError = err instanceof IdleTimeout || err.code === 'ECONNECT_TIMEOUT' || err.code === 'ETIMEDOUT'
+      ? Errors.upstreamTimeout()
+      : Errors.upstreamUnreachable();
+    if (!UPSTREAM_ERRORS_502.has(err.code ?? '') && apiError.status === 502) {
+      this.log.warn({ request_id: ctx.requestId, code: err.code, err }, 'unexpected upstream error');
+    }
+    ctx.error = apiError;
+    ctx.status = apiError.status;
+    sendError(res, apiError, flight.forward.extraHeaders);
+  }
+
+  close(): void {
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+}
