@@ -30,6 +30,7 @@ import type { PluginHost } from './gateway/contracts.js';
 import { Gateway } from './gateway/gateway.js';
 import { MiddlewareChain } from './gateway/plugin-loader.js';
 import { UpstreamProxy } from './gateway/upstream.js';
+import { RateLimiter } from './gateway/rate-limiter.js';
 
 export interface AppOptions {
   /** Tests pass a clock they control. */
@@ -111,6 +112,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   c.register(Symbols.MiddlewareChain, { useValue: chain });
   const upstream = new UpstreamProxy(config, log);
   c.register(UpstreamProxy, { useValue: upstream });
+  c.register(RateLimiter, { useValue: new RateLimiter() });
   c.registerSingleton(Gateway);
 
   const http = new HttpServer(config, log, router, c.resolve(Gateway), {

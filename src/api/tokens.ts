@@ -10,6 +10,9 @@ import type { Router } from '../http/router.js';
 import { Symbols } from '../symbols.js';
 import { OrgService } from '../vault/org-service.js';
 import { TokenService } from '../vault/token-service.js';
+import { CredentialService } from '../vault/credential-service.js';
+import { parseScopes } from '../vault/scopes.js';
+import type { ProviderRegistry } from '../gateway/providers.js';
 import { noQuery, pageQuery } from './params.js';
 import { tokenView } from './views.js';
 
@@ -21,6 +24,8 @@ export class TokensApi {
     @inject(OrgService) private readonly orgs: OrgService,
     @inject(TokenService) private readonly tokens: TokenService,
     @inject(UsageRecorder) private readonly usage: UsageRecorder,
+    @inject(CredentialService) private readonly credentials: CredentialService,
+    @inject(Symbols.ProviderRegistry) private readonly providers: ProviderRegistry,
   ) {}
 
   register(router: Router): void {
@@ -28,12 +33,16 @@ export class TokensApi {
       const { org } = await this.orgs.authenticate(req.headers.authorization);
       noQuery(query);
       const body = asObject(await readJsonBody(req, this.config.maxBody));
-      onlyFields(body, ['credential_id', 'ttl']);
+      onlyFields(body, ['credential_id', 'ttl', 'models', 'paths', 'max_requests', 'rate_limit']);
       if (typeof body.credential_id !== 'string' || body.credential_id === '') {
         throw Errors.invalidRequest('`credential_id` is required: the id of a stored credential.', 'credential_id');
       }
       const ttlMs = this.tokens.parseTtl(body.ttl);
-      const { record, token } = await this.tokens.mint(org.id, body.credential_id, ttlMs, {});
+      const credential = await this.credentials.get(org.id, body.credential_id);
+      const provider = this.providers.get(credential.provider);
+      if (!provider) throw Errors.unknownProvider(credential.provider);
+      const scopes = parseScopes(body, provider);
+      const { record, token } = await this.tokens.mint(org.id, body.credential_id, ttlMs, scopes);
       const { id, object, ...rest } = tokenView(record, this.clock.now());
       sendJson(res, 201, { id, object, token, ...rest });
     });

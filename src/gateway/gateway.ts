@@ -21,6 +21,9 @@ import type { MiddlewareChain } from './plugin-loader.js';
 import type { ProviderRegistry } from './providers.js';
 import { UpstreamProxy } from './upstream.js';
 import { UsageRecorder } from './usage-recorder.js';
+import { QuotaLedger } from './quota-ledger.js';
+import { RateLimiter } from './rate-limiter.js';
+import { modelAllowed, pathAllowed } from '../vault/scopes.js';
 
 const PREFIX = '/v1/proxy/';
 /** Refused requests with a body larger than this are answered with `connection: close` instead of drained. */
@@ -36,6 +39,8 @@ export class Gateway implements ProxyHandler {
     @inject(CredentialService) private readonly credentials: CredentialService,
     @inject(UpstreamProxy) private readonly upstream: UpstreamProxy,
     @inject(UsageRecorder) private readonly usage: UsageRecorder,
+    @inject(QuotaLedger) private readonly ledger: QuotaLedger,
+    @inject(RateLimiter) private readonly rateLimiter: RateLimiter,
   ) {}
 
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
@@ -75,14 +80,32 @@ export class Gateway implements ProxyHandler {
       if (!match) throw Errors.pathNotAllowed(`${ctx.method} /${ctx.path} is not on the ${provider.id} allow-list.`);
       ctx.params = match.params;
 
+      const scopes = auth.token.scopes;
+      if (scopes.paths && !pathAllowed(scopes.paths, ctx.path, match.route.pattern)) {
+        throw Errors.pathNotAllowed(`${ctx.method} /${ctx.path} is outside this token's paths.`);
+      }
+
       const declared = req.headers['content-length'];
       if (declared !== undefined && Number(declared) > this.config.maxBody) throw Errors.payloadTooLarge(this.config.maxBody);
 
+      if (scopes.models) {
+        ctx.model = match.params.model ?? (await this.modelFromBody(ctx));
+        if (ctx.model === undefined || !modelAllowed(scopes.models, ctx.model)) throw Errors.modelNotAllowed(ctx.model ?? '(none)');
+      }
+
       for (const plugin of this.chain.middle) await plugin.onRequest?.(ctx);
+
+      if (scopes.rateLimit) this.rateLimiter.take(`tok:${auth.token.id}`, scopes.rateLimit);
 
       const key = await this.credentials.keyFor(auth.credential);
 
-      await this.chain.quota?.onRequest?.(ctx);
+      if (scopes.maxRequests) await this.ledger.reserveToken(auth.token.id, scopes.maxRequests);
+      try {
+        await this.chain.quota?.onRequest?.(ctx);
+      } catch (err) {
+        if (scopes.maxRequests) this.ledger.refundToken(auth.token.id);
+        throw err;
+      }
 
       if (res.destroyed) return; // the caller left while we checked
       ctx.forwarded = true;
@@ -92,6 +115,26 @@ export class Gateway implements ProxyHandler {
     } catch (err) {
       this.refuse(ctx, err);
     }
+  }
+
+  /** Reads the body (bounded by KEYWARD_MAX_BODY) for its `model`; the bytes are kept and forwarded unchanged. */
+  private async modelFromBody(ctx: ProxyContext): Promise<string | undefined> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > this.config.maxBody) throw Errors.payloadTooLarge(this.config.maxBody);
+      chunks.push(chunk);
+    }
+    ctx.body = Buffer.concat(chunks);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(ctx.body.toString('utf8'));
+    } catch {
+      throw Errors.invalidRequest('This token is limited to certain models, so the body must be JSON with a `model` field.');
+    }
+    const model = (parsed as { model?: unknown } | null)?.model;
+    return typeof model === 'string' ? model : undefined;
   }
 
   private refuse(ctx: ProxyContext, err: unknown): void {

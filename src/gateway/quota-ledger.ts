@@ -75,6 +75,12 @@ export class QuotaLedger {
     if (!(await this.take(`token:${tokenId}`, max, this.clock.now()))) throw Errors.tokenExhausted();
   }
 
+  /** Gives back a unit reserved for a request that was then refused (it was never forwarded). */
+  refundToken(tokenId: string): void {
+    const c = this.counters.get(`token:${tokenId}`);
+    if (c) c.held++;
+  }
+
   private async take(key: string, limit: number, now: number): Promise<boolean> {
     let c = this.counters.get(key);
     if (!c) {

@@ -104,7 +104,8 @@ export class UpstreamProxy {
         res.destroy();
       }
     });
-    req.pipe(limiter);
+    if (ctx.body) limiter.end(ctx.body);
+    else req.pipe(limiter);
 
     res.once('close', () => f.onFinish());
 

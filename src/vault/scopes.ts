@@ -1,0 +1,71 @@
+/**
+ * Token scopes: what a proxy token may do beyond naming its credential.
+ * Validated at mint time against the credential's provider (a scope that can
+ * never match is refused with 400 invalid_scope); checked by the gateway core
+ * before quota, so a refusal never counts.
+ */
+import { Errors } from '../errors.js';
+import { matchRoute } from '../gateway/path.js';
+import type { Provider } from '../gateway/providers.js';
+import type { TokenScopes } from '../store/ports.js';
+
+const MODEL = /^[A-Za-z0-9._:\/@+-]{1,200}\*?$|^\*$/;
+const PATH_PATTERN = /^[A-Za-z0-9._~:{}\/-]{1,512}\*?$/;
+const MAX_ITEMS = 100;
+
+function list(value: unknown, param: string, check: (s: string) => boolean, what: string): string[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_ITEMS) {
+    throw Errors.invalidScope(`\`${param}\` must be a non-empty array of at most ${MAX_ITEMS} ${what}.`, param);
+  }
+  for (const v of value) {
+    if (typeof v !== 'string' || !check(v)) throw Errors.invalidScope(`\`${param}\` holds ${JSON.stringify(String(v).slice(0, 64))}, which is not ${what.replace(/s$/, '')}.`, param);
+  }
+  return [...new Set(value as string[])];
+}
+
+function positive(value: unknown, param: string, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw Errors.invalidScope(`\`${param}\` must be a positive integer of at most ${max}.`, param);
+  }
+  return value;
+}
+
+/** Does a token's path pattern admit this request? */
+export function pathAllowed(patterns: readonly string[], path: string, routePattern: string): boolean {
+  for (const p of patterns) {
+    if (p === path || p === routePattern) return true;
+    if (p.endsWith('*') && path.startsWith(p.slice(0, -1))) return true;
+  }
+  return false;
+}
+
+export function modelAllowed(patterns: readonly string[], model: string): boolean {
+  for (const p of patterns) {
+    if (p === model) return true;
+    if (p.endsWith('*') && model.startsWith(p.slice(0, -1))) return true;
+  }
+  return false;
+}
+
+/** A path scope must admit at least one request the provider allows. */
+function reachable(pattern: string, provider: Provider): boolean {
+  return provider.routes.some((r) => {
+    if (pattern === r.pattern) return true;
+    if (pattern.endsWith('*')) return r.pattern.startsWith(pattern.slice(0, -1)) || pattern.slice(0, -1).startsWith(r.pattern.split('{')[0]!);
+    return matchRoute([r], r.method, pattern) !== undefined;
+  });
+}
+
+export function parseScopes(body: Record<string, unknown>, provider: Provider): TokenScopes {
+  const scopes: TokenScopes = {};
+  if (body.models !== undefined) scopes.models = list(body.models, 'models', (s) => MODEL.test(s), 'model names or prefix* patterns');
+  if (body.paths !== undefined) {
+    scopes.paths = list(body.paths, 'paths', (s) => PATH_PATTERN.test(s) && !s.includes('..') && !s.includes('//'), 'path patterns');
+    for (const p of scopes.paths) {
+      if (!reachable(p, provider)) throw Errors.invalidScope(`\`paths\` holds ${JSON.stringify(p)}, which is not on the ${provider.id} allow-list.`, 'paths');
+    }
+  }
+  if (body.max_requests !== undefined) scopes.maxRequests = positive(body.max_requests, 'max_requests', 1_000_000_000);
+  if (body.rate_limit !== undefined) scopes.rateLimit = positive(body.rate_limit, 'rate_limit', 1_000_000);
+  return scopes;
+}
