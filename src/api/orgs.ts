@@ -32,7 +32,8 @@ export class OrgsApi {
       noQuery(query);
       const body = asObject((await readJsonBody(req, this.config.maxBody)) ?? {});
       onlyFields(body, ['grace_s']);
-      const grace = body.grace_s ?? 0;
+      // Omitted means 0; an explicit null is a mistake, not a default (it would end the current token at once).
+      const grace = body.grace_s === undefined ? 0 : body.grace_s;
       if (typeof grace !== 'number' || !Number.isInteger(grace) || grace < 0 || grace > 30 * 86_400) {
         throw Errors.invalidRequest('`grace_s` must be an integer number of seconds from 0 to 2592000.', 'grace_s');
       }
