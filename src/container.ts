@@ -110,7 +110,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const chain = await MiddlewareChain.load(config.plugins, [...new Set([config.pluginsDir, config.builtinPluginsDir])], host);
   if (!chain.quota) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');
   c.register(Symbols.MiddlewareChain, { useValue: chain });
-  const upstream = new UpstreamProxy(config, log);
+  const upstream = new UpstreamProxy(config, log, providers.keyQueryParams);
   c.register(UpstreamProxy, { useValue: upstream });
   c.register(RateLimiter, { useValue: new RateLimiter() });
   c.registerSingleton(Gateway);

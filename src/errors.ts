@@ -7,7 +7,16 @@ export type ErrorType =
   | 'invalid_request' | 'authentication' | 'permission' | 'not_found'
   | 'rate_limit' | 'upstream' | 'unavailable' | 'internal';
 
+/** Brands ApiErrors so `instanceof` holds across copies of this module (a plugin built against another copy). */
+const BRAND = Symbol.for('keyward.ApiError');
+
 export class ApiError extends Error {
+  readonly [BRAND] = true;
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+
   constructor(
     readonly status: number,
     readonly type: ErrorType,

@@ -67,7 +67,11 @@ export class UpstreamProxy {
   private readonly agents: { http: http.Agent; https: https.Agent };
   private readonly flights = new WeakMap<IncomingMessage, Flight>();
 
-  constructor(private readonly config: Config, private readonly log: Logger) {
+  /**
+   * @param keyQueryParams every key-carrying query parameter any provider declares: all are stripped
+   * whatever the provider, since any of them may hold the caller's token.
+   */
+  constructor(private readonly config: Config, private readonly log: Logger, private readonly keyQueryParams: readonly string[]) {
     const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 1024, maxFreeSockets: 256, scheduling: 'lifo' as const };
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
     this.proxy = new ProxyServer({ xfwd: false, changeOrigin: true, selfHandleResponse: true, followRedirects: false });
@@ -84,7 +88,7 @@ export class UpstreamProxy {
     const flight: Flight = { forward: f, overflow: false };
     this.flights.set(req, flight);
 
-    const query = stripKeyParams(ctx.query, provider.keyQueryParams ?? []);
+    const query = stripKeyParams(ctx.query, this.keyQueryParams);
     req.url = `/${ctx.path}${query ? `?${query}` : ''}`;
     req.headers = upstreamHeaders(req.headers, provider, key) as typeof req.headers;
 

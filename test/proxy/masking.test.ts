@@ -1,0 +1,97 @@
+import test from 'ava';
+import { randomInt } from 'node:crypto';
+import http from 'node:http';
+import { KeyMasker, maskAll, partialKeyAtEnd } from '../../src/gateway/masking.js';
+import { proxyFixture } from '../support/proxy-fixture.js';
+
+async function runMasker(key: string, pieces: Buffer[]): Promise<{ out: string; emitted: number[] }> {
+  const m = new KeyMasker(Buffer.from(key));
+  const emitted: number[] = [];
+  const chunks: Buffer[] = [];
+  m.on('data', (c: Buffer) => {
+    chunks.push(c);
+    emitted.push(c.length);
+  });
+  const done = new Promise((r) => m.on('end', r));
+  for (const p of pieces) m.write(p);
+  m.end();
+  await done;
+  return { out: Buffer.concat(chunks).toString(), emitted };
+}
+
+test('unit: the masker replaces the key across every possible chunking and keeps the length', async (t) => {
+  const key = 'sk-test-0123456789abcdef';
+  const text = `a${key}b ${key.slice(0, 10)} ${key}${key} sk-test-012 end ${key}`;
+  const expected = text.split(key).join('*'.repeat(key.length));
+  for (let trial = 0; trial < 300; trial++) {
+    const pieces: Buffer[] = [];
+    let at = 0;
+    while (at < text.length) {
+      const n = randomInt(1, 9);
+      pieces.push(Buffer.from(text.slice(at, at + n)));
+      at += n;
+    }
+    const { out } = await runMasker(key, pieces);
+    t.is(out, expected);
+    t.is(out.length, text.length);
+  }
+});
+
+test('unit: the masker holds back nothing when no key prefix ends a chunk', async (t) => {
+  const { emitted } = await runMasker('sk-secret-123456', [Buffer.from('data: {"a":1}\n\n'), Buffer.from('data: {"b":2}\n\n')]);
+  t.deepEqual(emitted, [15, 15]);
+  t.is(partialKeyAtEnd(Buffer.from('xx sk-se'), Buffer.from('sk-secret')), 5);
+  t.is(partialKeyAtEnd(Buffer.from('xx s'), Buffer.from('sk-secret')), 1);
+  t.is(partialKeyAtEnd(Buffer.from('xx k'), Buffer.from('sk-secret')), 0);
+  const original = Buffer.from('a KEY b');
+  const masked = maskAll(original, Buffer.from('KEY'));
+  t.is(masked.toString(), 'a *** b');
+  t.is(original.toString(), 'a KEY b', 'the input buffer is not modified');
+});
+
+for (const mode of ['json', 'stream'] as const) {
+  test(`an upstream echoing the key has it masked (${mode}), headers included, content-length true`, async (t) => {
+    const f = await proxyFixture(t);
+    for (const provider of ['openai', 'anthropic', 'gemini'] as const) {
+      const path = provider === 'openai' ? 'v1/chat/completions' : provider === 'anthropic' ? 'v1/messages' : 'v1beta/models/g:generateContent';
+      const res = await fetch(f.proxyUrl(path), {
+        method: 'POST',
+        headers: { 'x-proxy-token': f.tokens[provider].token, 'x-fake-echo': mode === 'json' ? '1' : 'stream', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm' }),
+      });
+      const text = await res.text();
+      const key = f.keys[provider];
+      t.is(res.status, 200);
+      t.false(text.includes(key), `${provider}: key in body`);
+      t.true(text.includes('*'.repeat(key.length)), `${provider}: masked form present`);
+      for (const [name, value] of res.headers) t.false(value.includes(key), `${provider}: key in header ${name}`);
+      const echoed = [...res.headers].find(([n]) => n.startsWith('x-echo-'));
+      t.truthy(echoed, 'the upstream did echo a credential header');
+      t.true(echoed![1].includes('*'.repeat(key.length)));
+      if (mode === 'json') t.is(Number(res.headers.get('content-length')), Buffer.byteLength(text));
+    }
+  });
+}
+
+test('a key split across upstream writes one byte at a time is still masked', async (t) => {
+  const f = await proxyFixture(t);
+  f.fake.handler = async (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const payload = `data: {"leak":"${f.keys.openai}"}\n\n`;
+    for (const ch of payload) {
+      res.write(ch);
+      await new Promise((r) => setImmediate(r));
+    }
+    res.end();
+  };
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = http.request(f.proxyUrl('v1/chat/completions'), { method: 'POST', headers: { 'x-proxy-token': f.tokens.openai.token } }, (res) => {
+      let s = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (s += d)).on('end', () => resolve(s));
+    });
+    req.on('error', reject);
+    req.end('{"model":"m","stream":true}');
+  });
+  t.is(text, `data: {"leak":"${'*'.repeat(f.keys.openai.length)}"}\n\n`);
+});
