@@ -17,6 +17,7 @@ import { BAD_CURSOR, type ChangeFeed, type CredentialRecord, type CredentialStor
 import { Symbols } from '../symbols.js';
 import { Envelope, type CredentialRef } from './envelope.js';
 import { newId } from './secrets.js';
+import { TokenService } from './token-service.js';
 
 const KEY_CACHE_TTL_MS = 5 * 60_000;
 const KEY_CACHE_MAX = 10_000;
@@ -42,6 +43,7 @@ export class CredentialService {
     @inject(Envelope) private readonly envelope: Envelope,
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.Logger) private readonly log: Logger,
+    @inject(TokenService) private readonly tokens: TokenService,
   ) {
     feed.watch((c) => {
       if (c.kind === 'credential') this.forget(c.id);
@@ -81,6 +83,8 @@ export class CredentialService {
   async delete(orgId: string, id: string): Promise<void> {
     if (!(await this.store.deleteCredential(orgId, id))) throw Errors.notFound('No such credential.');
     this.forget(id);
+    // Its tokens died with it: this instance refuses them now (others within a second, by the change feed).
+    this.tokens.forgetCredential(id);
   }
 
   /** Replaces the key in place: same id, its tokens keep working with the new key at once. */

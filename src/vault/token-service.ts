@@ -81,6 +81,11 @@ export class TokenService {
     this.forget((r) => r.token.id === id);
   }
 
+  /** Drops every cached token of a credential (it was deleted on this instance: refuse them at once, not at the next feed poll). */
+  forgetCredential(credentialId: string): void {
+    this.forget((r) => r.credential.id === credentialId);
+  }
+
   isActive(t: TokenRecord): boolean {
     return this.clock.now() < t.expiresAt;
   }
