@@ -1,0 +1,52 @@
+import test from 'ava';
+import { api, mintToken } from '../support/app.js';
+import { proxyFixture } from '../support/proxy-fixture.js';
+
+const shapes = [
+  { provider: 'openai' as const, path: 'v1/chat/completions', stream: { model: 'm', stream: true, stream_options: { include_usage: true }, messages: [] }, plain: { model: 'm', messages: [] }, input: 11 },
+  { provider: 'anthropic' as const, path: 'v1/messages', stream: { model: 'm', stream: true, max_tokens: 5, messages: [] }, plain: { model: 'm', max_tokens: 5, messages: [] }, input: 13 },
+  { provider: 'gemini' as const, streamPath: 'v1beta/models/g:streamGenerateContent?alt=sse', path: 'v1beta/models/g:generateContent', stream: { contents: [] }, plain: { contents: [] }, input: 17 },
+];
+
+for (const shape of shapes) {
+  for (const mode of ['stream', 'plain'] as const) {
+    test(`usage is read from ${shape.provider} ${mode} responses and shown per token, credential and organisation`, async (t) => {
+      const f = await proxyFixture(t);
+      const token = await mintToken(f.app, f.org, f.credentials[shape.provider]);
+      const events = 7;
+      for (let i = 0; i < 2; i++) {
+        const path = mode === 'stream' && 'streamPath' in shape ? shape.streamPath! : shape.path;
+        const res = await fetch(f.proxyUrl(path), {
+          method: 'POST',
+          headers: { 'x-proxy-token': token.token, 'x-fake-events': String(events), 'content-type': 'application/json' },
+          body: JSON.stringify(mode === 'stream' ? shape.stream : shape.plain),
+        });
+        t.is(res.status, 200);
+        await res.text();
+      }
+      // onDone runs when the response closes; give it a tick.
+      await new Promise((r) => setTimeout(r, 50));
+      const tok = await api(f.app, 'GET', `/v1/tokens/${token.id}`, { token: f.org.token });
+      t.deepEqual(tok.body.usage, { requests: 2, input_tokens: 2 * shape.input, output_tokens: 2 * events });
+      const cred = await api(f.app, 'GET', `/v1/credentials/${f.credentials[shape.provider]}`, { token: f.org.token });
+      t.deepEqual(cred.body.usage, { requests: 2, input_tokens: 2 * shape.input, output_tokens: 2 * events });
+      const usage = await api(f.app, 'GET', '/v1/usage', { token: f.org.token });
+      t.is(usage.body.proxy_requests.used, 2);
+      t.deepEqual(usage.body.tokens, { input: 2 * shape.input, output: 2 * events });
+    });
+  }
+}
+
+test('usage is flushed to the store in the background, not per request', async (t) => {
+  const f = await proxyFixture(t);
+  const res = await fetch(f.proxyUrl('v1/chat/completions'), {
+    method: 'POST',
+    headers: { 'x-proxy-token': f.tokens.openai.token, 'x-fake-events': '4', 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: [] }),
+  });
+  await res.text();
+  await new Promise((r) => setTimeout(r, 1500)); // past the 1 s flush
+  const store = f.app.server.container.resolve<any>((await import('../../src/symbols.js')).Symbols.UsageStore);
+  const stored = await store.getUsage('tok', f.tokens.openai.id);
+  t.deepEqual(stored, { requests: 1, inputTokens: 11, outputTokens: 4 });
+});
