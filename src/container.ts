@@ -39,7 +39,8 @@ export interface AppOptions {
 
 export async function createStore(config: Config): Promise<Store> {
   if (config.store === 'firestore') {
-    throw new Error('KEYWARD_STORE=firestore is not available in this build yet');
+    const { FirestoreStore } = await import('./store/firestore/firestore-store.js');
+    return FirestoreStore.connect(config);
   }
   const { SqliteStore } = await import('./store/sqlite/sqlite-store.js');
   return new SqliteStore(config.dataDir);

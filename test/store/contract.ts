@@ -1,0 +1,513 @@
+/**
+ * The store contract: one suite, run against every adapter (sqlite.test.ts,
+ * firestore.test.ts) with the same expectations. A harness gives each test a
+ * fresh, empty backend and can open several store instances on it (separate
+ * connections or clients: what several processes or Cloud Run instances are).
+ */
+import type { ExecutionContext, TestFn } from 'ava';
+import { randomBytes } from 'node:crypto';
+import { BackendUnavailable } from '../../src/errors.js';
+import {
+  BAD_CURSOR, type Change, type CredentialRecord, type OrgRecord, type OrgTokenRecord, type SealedKey, type Store, type TokenRecord,
+} from '../../src/store/ports.js';
+import { newId, newToken, sha256Hex } from '../../src/vault/secrets.js';
+
+export interface Backend {
+  /** Another store instance on the same backend; closed when the test ends. */
+  open(): Promise<Store>;
+  /** Makes the backend unreachable for `store` (stops the emulator, closes the file). */
+  breakFor?(store: Store): Promise<void>;
+}
+
+export interface StoreHarness {
+  name: string;
+  backend(t: ExecutionContext): Promise<Backend>;
+}
+
+const sealed = (): SealedKey => ({ wrappedDek: randomBytes(60), kekId: 'local:0123456789abcdef', nonce: randomBytes(12), ciphertext: randomBytes(41) });
+
+function credential(orgId: string, createdAt = Date.now(), provider = 'openai'): CredentialRecord {
+  return { id: newId('cred'), orgId, provider, keyHint: '…wxyz', ...sealed(), createdAt, updatedAt: createdAt };
+}
+
+function token(orgId: string, credentialId: string, createdAt = Date.now(), scopes: TokenRecord['scopes'] = {}): TokenRecord {
+  return { id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(newToken('ptok')), scopes, createdAt, expiresAt: createdAt + 900_000 };
+}
+
+async function org(store: Store, name = 'acme', createdAt = Date.now()): Promise<{ org: OrgRecord; token: OrgTokenRecord }> {
+  const o: OrgRecord = { id: newId('org'), name, createdAt };
+  const tk: OrgTokenRecord = { id: newId('otk'), orgId: o.id, tokenHash: sha256Hex(newToken('otok')), createdAt, expiresAt: null };
+  await store.createOrg(o, tk);
+  return { org: o, token: tk };
+}
+
+/** Resolves with the changes seen by `store` until `until` matches one, or rejects after `ms`. */
+function collect(store: Store, until: (c: Change) => boolean, ms = 1000): { seen: Change[]; done: Promise<number> } {
+  const seen: Change[] = [];
+  let stop: () => void = () => undefined;
+  const started = Date.now();
+  const done = new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`no matching change within ${ms} ms; saw ${JSON.stringify(seen)}`));
+    }, ms);
+    stop = store.watch((c) => {
+      seen.push(c);
+      if (until(c)) {
+        clearTimeout(timer);
+        stop();
+        resolve(Date.now() - started);
+      }
+    });
+  });
+  return { seen, done };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function storeContract(test: TestFn, h: StoreHarness): void {
+  const n = (title: string) => `${h.name}: ${title}`;
+
+  // ---- organisations ----------------------------------------------------------
+
+  test(n('createOrg, getOrg and findOrgToken'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const { org: o, token: tk } = await org(store, 'acme', 1_700_000_000_000);
+    t.deepEqual(await store.getOrg(o.id), o);
+    t.is(await store.getOrg(newId('org')), undefined);
+    t.deepEqual(await store.findOrgToken(tk.tokenHash), tk);
+    t.is(await store.findOrgToken(sha256Hex('nope')), undefined);
+  });
+
+  test(n('rotateOrgToken adds a token and retires the others at retireAt (or sooner)'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const now = Date.now();
+    const { org: o, token: first } = await org(store, 'acme', now - 10_000);
+    const other = await org(store, 'other', now - 10_000);
+    const second: OrgTokenRecord = { id: newId('otk'), orgId: o.id, tokenHash: sha256Hex(newToken('otok')), createdAt: now, expiresAt: null };
+    await store.rotateOrgToken(second, now + 60_000);
+    t.is((await store.findOrgToken(first.tokenHash))?.expiresAt, now + 60_000);
+    t.deepEqual(await store.findOrgToken(second.tokenHash), second);
+    // Another org's token is untouched.
+    t.is((await store.findOrgToken(other.token.tokenHash))?.expiresAt, null);
+
+    // A later rotation never extends a retirement, but cuts it short.
+    const third: OrgTokenRecord = { id: newId('otk'), orgId: o.id, tokenHash: sha256Hex(newToken('otok')), createdAt: now + 1, expiresAt: null };
+    await store.rotateOrgToken(third, now + 30_000);
+    t.is((await store.findOrgToken(first.tokenHash))?.expiresAt, now + 30_000);
+    t.is((await store.findOrgToken(second.tokenHash))?.expiresAt, now + 30_000);
+    t.is((await store.findOrgToken(third.tokenHash))?.expiresAt, null);
+
+    // Tokens retired more than a day before a rotation are dropped.
+    const later = now + 2 * 86_400_000;
+    const fourth: OrgTokenRecord = { id: newId('otk'), orgId: o.id, tokenHash: sha256Hex(newToken('otok')), createdAt: later, expiresAt: null };
+    await store.rotateOrgToken(fourth, later);
+    t.is(await store.findOrgToken(first.tokenHash), undefined);
+    t.is(await store.findOrgToken(second.tokenHash), undefined);
+    t.is((await store.findOrgToken(third.tokenHash))?.expiresAt, later);
+    t.is((await store.findOrgToken(fourth.tokenHash))?.expiresAt, null);
+  });
+
+  // ---- credentials ------------------------------------------------------------
+
+  test(n('createCredential, getCredential, countCredentials; another org sees nothing'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const a = (await org(store)).org;
+    const b = (await org(store, 'other')).org;
+    const c = credential(a.id, 1_700_000_000_123);
+    t.is(await store.createCredential(c, 10), 'created');
+    const got = await store.getCredential(a.id, c.id);
+    t.deepEqual(got, c);
+    t.true(Buffer.isBuffer(got!.wrappedDek) && Buffer.isBuffer(got!.nonce) && Buffer.isBuffer(got!.ciphertext));
+    t.is(await store.getCredential(b.id, c.id), undefined);
+    t.is(await store.getCredential(a.id, newId('cred')), undefined);
+    t.is(await store.countCredentials(a.id), 1);
+    t.is(await store.countCredentials(b.id), 0);
+  });
+
+  test(n('createCredential stops at the limit and a delete frees a place'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const a = (await org(store)).org;
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const c = credential(a.id, Date.now() + i);
+      t.is(await store.createCredential(c, 3), 'created');
+      ids.push(c.id);
+    }
+    t.is(await store.createCredential(credential(a.id), 3), 'limit');
+    t.is(await store.countCredentials(a.id), 3);
+    // Another org has its own allowance.
+    const b = (await org(store, 'other')).org;
+    t.is(await store.createCredential(credential(b.id), 3), 'created');
+    t.true(await store.deleteCredential(a.id, ids[1]!));
+    t.is(await store.createCredential(credential(a.id), 3), 'created');
+    t.is(await store.createCredential(credential(a.id), 3), 'limit');
+    t.is(await store.countCredentials(a.id), 3);
+  });
+
+  test(n('20 concurrent creates with limit 10 store exactly 10'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const a = (await org(store)).org;
+    const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => store.createCredential(credential(a.id, Date.now() + i), 10)));
+    t.is(outcomes.filter((o) => o === 'created').length, 10);
+    t.is(outcomes.filter((o) => o === 'limit').length, 10);
+    t.is(await store.countCredentials(a.id), 10);
+    const page = await store.listCredentials(a.id, { limit: 100 });
+    t.not(page, BAD_CURSOR);
+    if (page !== BAD_CURSOR) t.is(page.data.length, 10);
+  });
+
+  test(n('30 concurrent creates across 3 store instances with limit 10 store exactly 10'), async (t) => {
+    const backend = await h.backend(t);
+    const stores = [await backend.open(), await backend.open(), await backend.open()];
+    const a = (await org(stores[0]!)).org;
+    const outcomes = await Promise.all(Array.from({ length: 30 }, (_, i) => stores[i % 3]!.createCredential(credential(a.id, Date.now() + i), 10)));
+    t.is(outcomes.filter((o) => o === 'created').length, 10);
+    for (const s of stores) t.is(await s.countCredentials(a.id), 10);
+  });
+
+  test(n('listCredentials pages newest first with starting_after; unknown or foreign cursors are BAD_CURSOR'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const a = (await org(store)).org;
+    const b = (await org(store, 'other')).org;
+    const base = 1_700_000_000_000;
+    // Two share a created_at: the id breaks the tie (descending), as in SQL ORDER BY created_at DESC, id DESC.
+    const made = [credential(a.id, base), credential(a.id, base + 5), credential(a.id, base + 5), credential(a.id, base + 9), credential(a.id, base + 20)];
+    for (const c of made) t.is(await store.createCredential(c, 10), 'created');
+    const foreign = credential(b.id, base + 7);
+    await store.createCredential(foreign, 10);
+    const expected = [...made].sort((x, y) => y.createdAt - x.createdAt || (x.id < y.id ? 1 : -1)).map((c) => c.id);
+
+    const seen: string[] = [];
+    let after: string | undefined;
+    const hasMores: boolean[] = [];
+    for (;;) {
+      const p = await store.listCredentials(a.id, { limit: 2, ...(after ? { startingAfter: after } : {}) });
+      if (p === BAD_CURSOR) return t.fail('unexpected BAD_CURSOR');
+      seen.push(...p.data.map((c) => c.id));
+      hasMores.push(p.hasMore);
+      if (!p.hasMore) break;
+      after = p.data[p.data.length - 1]!.id;
+    }
+    t.deepEqual(seen, expected);
+    t.deepEqual(hasMores, [true, true, false]);
+    const all = await store.listCredentials(a.id, { limit: 5 });
+    t.false(all !== BAD_CURSOR && all.hasMore);
+    t.is(await store.listCredentials(a.id, { limit: 2, startingAfter: newId('cred') }), BAD_CURSOR);
+    t.is(await store.listCredentials(a.id, { limit: 2, startingAfter: foreign.id }), BAD_CURSOR);
+    const empty = await store.listCredentials(newId('org'), { limit: 10 });
+    t.deepEqual(empty, { data: [], hasMore: false });
+  });
+
+  test(n('deleteCredential removes it and every token bound to it; a second delete is false'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const a = (await org(store)).org;
+    const b = (await org(store, 'other')).org;
+    const c = credential(a.id);
+    const keep = credential(a.id);
+    await store.createCredential(c, 10);
+    await store.createCredential(keep, 10);
+    const toks = [token(a.id, c.id), token(a.id, c.id, Date.now() + 1)];
+    const kept = token(a.id, keep.id);
+    for (const tk of [...toks, kept]) t.is(await store.createToken(tk), 'created');
+
+    t.false(await store.deleteCredential(b.id, c.id), 'another org cannot delete it');
+    t.truthy(await store.getCredential(a.id, c.id));
+    t.true(await store.deleteCredential(a.id, c.id));
+    t.is(await store.getCredential(a.id, c.id), undefined);
+    for (const tk of toks) {
+      t.is(await store.findTokenByHash(tk.tokenHash), undefined);
+      t.is(await store.getToken(a.id, tk.id), undefined);
+    }
+    const list = await store.listTokens(a.id, { limit: 10 });
+    t.deepEqual(list !== BAD_CURSOR && list.data.map((x) => x.id), [kept.id]);
+    t.deepEqual(await store.findTokenByHash(kept.tokenHash), kept);
+    t.false(await store.deleteCredential(a.id, c.id));
+    t.is(await store.countCredentials(a.id), 1);
+  });
+
+  test(n('replaceCredentialKey swaps the sealed key in place; other orgs and unknown ids are false'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const a = (await org(store)).org;
+    const b = (await org(store, 'other')).org;
+    const c = credential(a.id, 1_700_000_000_000);
+    await store.createCredential(c, 10);
+    const next = sealed();
+    t.false(await store.replaceCredentialKey(b.id, c.id, next, '…new1', 1_700_000_001_000));
+    t.false(await store.replaceCredentialKey(a.id, newId('cred'), next, '…new1', 1_700_000_001_000));
+    t.true(await store.replaceCredentialKey(a.id, c.id, next, '…new1', 1_700_000_001_000));
+    t.deepEqual(await store.getCredential(a.id, c.id), { ...c, ...next, keyHint: '…new1', updatedAt: 1_700_000_001_000 });
+  });
+
+  test(n('allCredentials yields every credential of every organisation once'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const orgs = [(await org(store)).org, (await org(store, 'b')).org, (await org(store, 'c')).org];
+    const ids = new Set<string>();
+    await Promise.all(Array.from({ length: 130 }, async (_, i) => {
+      const c = credential(orgs[i % 3]!.id, Date.now() + i);
+      t.is(await store.createCredential(c, 1000), 'created');
+      ids.add(c.id);
+    }));
+    const seen: string[] = [];
+    for await (const c of store.allCredentials()) {
+      seen.push(c.id);
+      t.true(Buffer.isBuffer(c.wrappedDek));
+    }
+    t.is(seen.length, 130);
+    t.deepEqual([...seen].sort(), [...ids].sort());
+  });
+
+  test(n('rewrapCredential is a compare-and-swap on the wrapped DEK; the ciphertext is untouched'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const a = (await org(store)).org;
+    const c = credential(a.id);
+    await store.createCredential(c, 10);
+    const newDek = randomBytes(60);
+    t.false(await store.rewrapCredential(c.id, randomBytes(60), newDek, 'kms:v2'), 'a stale expected DEK does not swap');
+    t.false(await store.rewrapCredential(newId('cred'), c.wrappedDek, newDek, 'kms:v2'));
+    t.deepEqual(await store.getCredential(a.id, c.id), c);
+    t.true(await store.rewrapCredential(c.id, c.wrappedDek, newDek, 'kms:v2'));
+    t.deepEqual(await store.getCredential(a.id, c.id), { ...c, wrappedDek: newDek, kekId: 'kms:v2' });
+    t.false(await store.rewrapCredential(c.id, c.wrappedDek, randomBytes(60), 'kms:v3'), 'the old DEK no longer matches');
+  });
+
+  // ---- tokens -----------------------------------------------------------------
+
+  test(n('createToken, findTokenByHash, getToken; no_credential for a missing or foreign credential'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const a = (await org(store)).org;
+    const b = (await org(store, 'other')).org;
+    const c = credential(a.id);
+    await store.createCredential(c, 10);
+    const tk = token(a.id, c.id, 1_700_000_000_000, { models: ['gpt-4o*'], paths: ['v1/chat/completions'], maxRequests: 5, rateLimit: 60 });
+    t.is(await store.createToken(tk), 'created');
+    t.deepEqual(await store.findTokenByHash(tk.tokenHash), tk);
+    t.deepEqual(await store.getToken(a.id, tk.id), tk);
+    t.is(await store.getToken(b.id, tk.id), undefined);
+    t.is(await store.getToken(a.id, newId('tok')), undefined);
+    t.is(await store.findTokenByHash(sha256Hex('nope')), undefined);
+    t.is(await store.createToken(token(a.id, newId('cred'))), 'no_credential');
+    t.is(await store.createToken(token(b.id, c.id)), 'no_credential', "another org's credential");
+    const plain = token(a.id, c.id);
+    t.is(await store.createToken(plain), 'created');
+    t.deepEqual((await store.findTokenByHash(plain.tokenHash))?.scopes, {});
+  });
+
+  test(n('listTokens pages newest first; deleteToken is true once; org scoping'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const a = (await org(store)).org;
+    const b = (await org(store, 'other')).org;
+    const c = credential(a.id);
+    const cb = credential(b.id);
+    await store.createCredential(c, 10);
+    await store.createCredential(cb, 10);
+    const base = 1_700_000_000_000;
+    const toks = [token(a.id, c.id, base), token(a.id, c.id, base + 1), token(a.id, c.id, base + 1), token(a.id, c.id, base + 3)];
+    for (const tk of toks) await store.createToken(tk);
+    const foreign = token(b.id, cb.id, base + 2);
+    await store.createToken(foreign);
+    const expected = [...toks].sort((x, y) => y.createdAt - x.createdAt || (x.id < y.id ? 1 : -1)).map((x) => x.id);
+    const p1 = await store.listTokens(a.id, { limit: 3 });
+    if (p1 === BAD_CURSOR) return t.fail();
+    t.deepEqual(p1.data.map((x) => x.id), expected.slice(0, 3));
+    t.true(p1.hasMore);
+    const p2 = await store.listTokens(a.id, { limit: 3, startingAfter: p1.data[2]!.id });
+    if (p2 === BAD_CURSOR) return t.fail();
+    t.deepEqual(p2.data.map((x) => x.id), expected.slice(3));
+    t.false(p2.hasMore);
+    t.is(await store.listTokens(a.id, { limit: 3, startingAfter: newId('tok') }), BAD_CURSOR);
+    t.is(await store.listTokens(a.id, { limit: 3, startingAfter: foreign.id }), BAD_CURSOR);
+
+    t.false(await store.deleteToken(b.id, toks[0]!.id));
+    t.true(await store.deleteToken(a.id, toks[0]!.id));
+    t.false(await store.deleteToken(a.id, toks[0]!.id));
+    t.is(await store.findTokenByHash(toks[0]!.tokenHash), undefined);
+    t.is(await store.getToken(a.id, toks[0]!.id), undefined);
+    const after = await store.listTokens(a.id, { limit: 10 });
+    t.deepEqual(after !== BAD_CURSOR && after.data.map((x) => x.id), expected.filter((id) => id !== toks[0]!.id));
+  });
+
+  test(n('tokens created while their credential is deleted never outlive it'), async (t) => {
+    const backend = await h.backend(t);
+    const [s1, s2] = [await backend.open(), await backend.open()];
+    const a = (await org(s1)).org;
+    for (let round = 0; round < 3; round++) {
+      const c = credential(a.id);
+      await s1.createCredential(c, 100);
+      const toks = Array.from({ length: 8 }, () => token(a.id, c.id));
+      const [outcomes] = await Promise.all([
+        Promise.all(toks.map((tk, i) => (i % 2 ? s1 : s2).createToken(tk))),
+        sleep(round * 3).then(() => s2.deleteCredential(a.id, c.id)),
+      ]);
+      t.true(outcomes.every((o) => o === 'created' || o === 'no_credential'));
+      for (const tk of toks) t.is(await s1.findTokenByHash(tk.tokenHash), undefined);
+    }
+    const left = await s1.listTokens(a.id, { limit: 100 });
+    t.deepEqual(left, { data: [], hasMore: false });
+  });
+
+  // ---- leases -----------------------------------------------------------------
+
+  test(n('lease grants up to want without passing the limit; release hands units back; leased() totals'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const key = `quota:${newId('org')}:2026-11`;
+    t.is(await store.leased(key), 0);
+    t.deepEqual(await store.lease(key, 10, 4), { granted: 4, leased: 4 });
+    t.deepEqual(await store.lease(key, 10, 4), { granted: 4, leased: 8 });
+    t.deepEqual(await store.lease(key, 10, 4), { granted: 2, leased: 10 });
+    t.deepEqual(await store.lease(key, 10, 4), { granted: 0, leased: 10 });
+    t.is(await store.leased(key), 10);
+    await store.release(key, 3);
+    t.is(await store.leased(key), 7);
+    t.deepEqual(await store.lease(key, 10, 2), { granted: 2, leased: 9 });
+    t.deepEqual(await store.lease(key, 10, 5), { granted: 1, leased: 10 });
+    t.deepEqual(await store.lease(key, 10, 5), { granted: 0, leased: 10 });
+    await store.release(key, 0);
+    t.is(await store.leased(key), 10);
+    // Keys are independent.
+    t.deepEqual(await store.lease(`token:${newId('tok')}`, 3, 5), { granted: 3, leased: 3 });
+    t.is(await store.leased(key), 10);
+  });
+
+  test(n('concurrent leases from 3 instances never pass the limit and reach it exactly; released units are claimed again'), async (t) => {
+    const backend = await h.backend(t);
+    const stores = [await backend.open(), await backend.open(), await backend.open()];
+    const key = `quota:${newId('org')}:2026-11`;
+    const limit = 100;
+    const wants = Array.from({ length: 45 }, (_, i) => 1 + (i * 7) % 9); // sum ≫ limit
+    const grants = await Promise.all(wants.map((w, i) => stores[i % 3]!.lease(key, limit, w)));
+    for (const [i, g] of grants.entries()) {
+      t.true(g.granted >= 0 && g.granted <= wants[i]!);
+      t.true(g.leased <= limit);
+    }
+    t.is(grants.reduce((s, g) => s + g.granted, 0), limit);
+    for (const s of stores) t.is(await s.leased(key), limit);
+
+    // Two instances hand units back (as on SIGTERM); the others claim exactly those.
+    await Promise.all([stores[0]!.release(key, 17), stores[1]!.release(key, 13)]);
+    t.is(await stores[2]!.leased(key), limit - 30);
+    const again = await Promise.all(Array.from({ length: 24 }, (_, i) => stores[i % 3]!.lease(key, limit, 1 + (i % 4))));
+    t.is(again.reduce((s, g) => s + g.granted, 0), 30);
+    t.is(await stores[0]!.leased(key), limit);
+    t.deepEqual(await stores[1]!.lease(key, limit, 1), { granted: 0, leased: limit });
+  });
+
+  // ---- usage ------------------------------------------------------------------
+
+  test(n('addUsage accumulates per (scope, id, period); getUsage reads one period or the sum'), async (t) => {
+    const backend = await h.backend(t);
+    const [s1, s2] = [await backend.open(), await backend.open()];
+    const orgId = newId('org');
+    const tokId = newId('tok');
+    t.deepEqual(await s1.getUsage('org', orgId), { requests: 0, inputTokens: 0, outputTokens: 0 });
+    await s1.addUsage([
+      { scope: 'org', id: orgId, period: '2026-10', requests: 2, inputTokens: 10, outputTokens: 20 },
+      { scope: 'org', id: orgId, period: '2026-11', requests: 1, inputTokens: 5, outputTokens: 7 },
+      { scope: 'org', id: orgId, period: '2026-11', requests: 1, inputTokens: 1, outputTokens: 1 },
+      { scope: 'tok', id: tokId, period: '2026-11', requests: 3, inputTokens: 0, outputTokens: 9 },
+    ]);
+    await Promise.all([
+      s1.addUsage([{ scope: 'org', id: orgId, period: '2026-11', requests: 4, inputTokens: 4, outputTokens: 4 }]),
+      s2.addUsage([{ scope: 'org', id: orgId, period: '2026-11', requests: 8, inputTokens: 8, outputTokens: 8 }]),
+    ]);
+    await s1.addUsage([]);
+    t.deepEqual(await s2.getUsage('org', orgId, '2026-11'), { requests: 14, inputTokens: 18, outputTokens: 20 });
+    t.deepEqual(await s2.getUsage('org', orgId, '2026-10'), { requests: 2, inputTokens: 10, outputTokens: 20 });
+    t.deepEqual(await s2.getUsage('org', orgId, '2026-09'), { requests: 0, inputTokens: 0, outputTokens: 0 });
+    t.deepEqual(await s2.getUsage('org', orgId), { requests: 16, inputTokens: 28, outputTokens: 40 });
+    t.deepEqual(await s2.getUsage('tok', tokId), { requests: 3, inputTokens: 0, outputTokens: 9 });
+    t.deepEqual(await s2.getUsage('cred', tokId), { requests: 0, inputTokens: 0, outputTokens: 0 }, 'scopes are separate');
+  });
+
+  // ---- change feed ------------------------------------------------------------
+
+  test(n('the change feed brings token and credential changes to another instance within a second'), async (t) => {
+    const backend = await h.backend(t);
+    const [writer, reader] = [await backend.open(), await backend.open()];
+    const a = (await org(writer)).org;
+    const c = credential(a.id);
+    await writer.createCredential(c, 10);
+    const tk = token(a.id, c.id);
+    const tk2 = token(a.id, c.id);
+    await writer.createToken(tk);
+    await writer.createToken(tk2);
+    // Let the reader's watch settle before the changes it must see.
+    const warm = reader.watch(() => undefined);
+    await sleep(100);
+
+    const revoked = collect(reader, (ch) => ch.kind === 'token' && ch.id === tk.id);
+    await writer.deleteToken(a.id, tk.id);
+    t.true((await revoked.done) < 1000);
+
+    const rotated = collect(reader, (ch) => ch.kind === 'credential' && ch.id === c.id);
+    await writer.replaceCredentialKey(a.id, c.id, sealed(), '…rot1', Date.now());
+    await rotated.done;
+
+    const current = (await writer.getCredential(a.id, c.id))!;
+    const rewrapped = collect(reader, (ch) => ch.kind === 'credential' && ch.id === c.id);
+    t.true(await writer.rewrapCredential(c.id, current.wrappedDek, randomBytes(60), 'kms:v9'));
+    await rewrapped.done;
+
+    const tokenGone = collect(reader, (ch) => ch.kind === 'token' && ch.id === tk2.id);
+    const credGone = collect(reader, (ch) => ch.kind === 'credential' && ch.id === c.id);
+    await writer.deleteCredential(a.id, c.id);
+    await Promise.all([tokenGone.done, credGone.done]);
+
+    const orgRotated = collect(reader, (ch) => ch.kind === 'org' && ch.id === a.id);
+    await writer.rotateOrgToken({ id: newId('otk'), orgId: a.id, tokenHash: sha256Hex(newToken('otok')), createdAt: Date.now(), expiresAt: null }, Date.now());
+    await orgRotated.done;
+
+    // The writer's own watchers hear its changes too (the CLI relies on the same feed).
+    const own = collect(writer, (ch) => ch.kind === 'token');
+    const c2 = credential(a.id);
+    await writer.createCredential(c2, 10);
+    const tk3 = token(a.id, c2.id);
+    await writer.createToken(tk3);
+    await writer.deleteToken(a.id, tk3.id);
+    await own.done;
+    warm();
+
+    // An unsubscribed listener hears nothing more.
+    const heard: Change[] = [];
+    const stop = reader.watch((ch) => heard.push(ch));
+    await sleep(100);
+    stop();
+    const before = heard.length;
+    const tk4 = token(a.id, c2.id);
+    await writer.createToken(tk4);
+    await writer.deleteToken(a.id, tk4.id);
+    await sleep(400);
+    t.is(heard.length, before);
+  });
+
+  test(n('reads and writes that change nothing publish nothing'), async (t) => {
+    const backend = await h.backend(t);
+    const [writer, reader] = [await backend.open(), await backend.open()];
+    const a = (await org(writer)).org;
+    const heard: Change[] = [];
+    const stop = reader.watch((ch) => heard.push(ch));
+    await sleep(100);
+    const c = credential(a.id);
+    await writer.createCredential(c, 10);
+    await writer.createToken(token(a.id, c.id));
+    t.false(await writer.deleteToken(a.id, newId('tok')));
+    t.false(await writer.deleteCredential(a.id, newId('cred')));
+    await writer.addUsage([{ scope: 'org', id: a.id, period: '2026-11', requests: 1, inputTokens: 0, outputTokens: 0 }]);
+    await writer.lease(`quota:${a.id}:2026-11`, 10, 2);
+    await sleep(500);
+    stop();
+    t.deepEqual(heard.filter((ch) => ch.id === c.id || ch.id === a.id), []);
+  });
+
+  // ---- lifecycle --------------------------------------------------------------
+
+  test(n('ping answers; an unreachable backend is BackendUnavailable'), async (t) => {
+    const backend = await h.backend(t);
+    const store = await backend.open();
+    await t.notThrowsAsync(store.ping());
+    t.is(typeof store.kind, 'string');
+    if (!backend.breakFor) return;
+    await backend.breakFor(store);
+    await t.throwsAsync(store.ping(), { instanceOf: BackendUnavailable });
+  });
+}
