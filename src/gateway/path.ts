@@ -36,6 +36,10 @@ export interface CompiledRoute {
 }
 
 const PARAM = /\{([A-Za-z][A-Za-z0-9_]*)\}/g;
+/** What a `{name}` matches: one segment of unreserved characters, never starting with a dot. */
+const PARAM_FIRST = '[A-Za-z0-9_~-]';
+const PARAM_VALUE = `${PARAM_FIRST}[A-Za-z0-9._~-]*`;
+const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export function compileRoute(route: ProviderRoute): CompiledRoute {
   const params: string[] = [];
@@ -45,12 +49,27 @@ export function compileRoute(route: ProviderRoute): CompiledRoute {
       const m = /^\{([A-Za-z][A-Za-z0-9_]*)\}$/.exec(part);
       if (m) {
         params.push(m[1]!);
-        return '([A-Za-z0-9_~-][A-Za-z0-9._~-]*)';
+        return `(${PARAM_VALUE})`;
       }
-      return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      return escapeRegex(part);
     })
     .join('');
   return { method: route.method, pattern: route.path, regex: new RegExp(`^${source}$`), params };
+}
+
+/**
+ * Could some path this route matches begin with `prefix`? (A token's `paths: ["prefix*"]` must reach a route.)
+ * The regex admits exactly the prefixes of the route's matches: each piece, optionally followed by the rest.
+ */
+export function routeAdmitsPrefix(route: CompiledRoute, prefix: string): boolean {
+  const opt = (s: string): string => (s ? `(?:${s})?` : '');
+  let tail = '';
+  for (const part of route.pattern.split(/(\{[A-Za-z][A-Za-z0-9_]*\})/).reverse()) {
+    if (part === '') continue;
+    if (/^\{[A-Za-z][A-Za-z0-9_]*\}$/.test(part)) tail = `${PARAM_VALUE}${opt(tail)}`;
+    else for (const ch of [...part].reverse()) tail = `${escapeRegex(ch)}${opt(tail)}`;
+  }
+  return new RegExp(`^${opt(tail)}$`).test(prefix);
 }
 
 export function validRoutePattern(path: string): boolean {

@@ -5,7 +5,7 @@
  * before quota, so a refusal never counts.
  */
 import { Errors } from '../errors.js';
-import { matchRoute } from '../gateway/path.js';
+import { matchRoute, routeAdmitsPrefix } from '../gateway/path.js';
 import type { Provider } from '../gateway/providers.js';
 import type { TokenScopes } from '../store/ports.js';
 
@@ -51,7 +51,7 @@ export function modelAllowed(patterns: readonly string[], model: string): boolea
 function reachable(pattern: string, provider: Provider): boolean {
   return provider.routes.some((r) => {
     if (pattern === r.pattern) return true;
-    if (pattern.endsWith('*')) return r.pattern.startsWith(pattern.slice(0, -1)) || pattern.slice(0, -1).startsWith(r.pattern.split('{')[0]!);
+    if (pattern.endsWith('*')) return routeAdmitsPrefix(r, pattern.slice(0, -1));
     return matchRoute([r], r.method, pattern) !== undefined;
   });
 }
