@@ -69,7 +69,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.Logger, { useValue: log });
   c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
   c.register(Symbols.Store, { useValue: store });
-  for (const port of [Symbols.OrgStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed]) {
+  for (const port of [Symbols.OrgStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore]) {
     c.register(port, { useValue: store });
   }
   c.register(Symbols.KeyWrapper, { useValue: wrapper });

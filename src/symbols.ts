@@ -15,6 +15,8 @@ export const Symbols = {
   LeaseStore: Symbol('LeaseStore'),
   UsageStore: Symbol('UsageStore'),
   ChangeFeed: Symbol('ChangeFeed'),
+  AuditStore: Symbol('AuditStore'),
+  IdempotencyStore: Symbol('IdempotencyStore'),
   KeyWrapper: Symbol('KeyWrapper'),
   ProviderRegistry: Symbol('ProviderRegistry'),
   MiddlewareChain: Symbol('MiddlewareChain'),

@@ -156,10 +156,49 @@ export interface ChangeFeed {
   watch(listener: (change: Change) => void): () => void;
 }
 
+/** One append-only audit record. Never a secret: ids, actions and outcomes only. */
+export interface AuditRecord {
+  id: string;
+  time: number;
+  requestId: string;
+  /** '' when the organisation is unknown (a failed authentication with an unknown token). */
+  org: string;
+  /** A token id (`tok_`, `otk_`), `admin`, `cli`, or `anonymous`. */
+  actor: string;
+  action: string;
+  target: string;
+  outcome: 'success' | 'failure' | 'denied';
+  ip: string;
+}
+
+export interface AuditStore {
+  appendAudit(records: AuditRecord[]): Promise<void>;
+  /** Newest first; `orgId` '' lists the records with no organisation. */
+  listAudit(orgId: string, page: PageQuery): Promise<Page<AuditRecord> | typeof BAD_CURSOR>;
+}
+
+/** A stored first response to an `Idempotency-Key`, kept 24 h. */
+export interface IdempotencyRecord {
+  /** Who may replay it (an org id, or `admin`) + the endpoint + the key. */
+  scope: string;
+  requestHash: string;
+  createdAt: number;
+  /** undefined while the first request is still running. */
+  response?: { status: number; body: unknown };
+}
+
+export interface IdempotencyStore {
+  /** Atomically claims `scope` for a new request, or returns the live record that holds it (one older than `expireBefore` is replaced). */
+  claimIdempotency(record: IdempotencyRecord, expireBefore: number): Promise<'claimed' | IdempotencyRecord>;
+  completeIdempotency(scope: string, response: { status: number; body: unknown }): Promise<void>;
+  /** Frees a claim whose request failed, so the key can be retried. */
+  releaseIdempotency(scope: string): Promise<void>;
+}
+
 export interface StoreLifecycle {
   readonly kind: string;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
-export type Store = OrgStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & StoreLifecycle;
+export type Store = OrgStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & StoreLifecycle;

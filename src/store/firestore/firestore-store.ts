@@ -25,6 +25,7 @@
  * - Change feed: mutations that must reach caches write a changes/{auto} document
  *   in the same batch; every process watches that collection with onSnapshot.
  */
+import { createHash } from 'node:crypto';
 import firestorePkg from '@google-cloud/firestore';
 import type {
   CollectionReference, DocumentData, DocumentSnapshot, Firestore as FirestoreClient, Query, QueryDocumentSnapshot, Settings, WriteBatch,
@@ -32,13 +33,13 @@ import type {
 import { BackendUnavailable } from '../../errors.js';
 import {
   BAD_CURSOR, type Change, type ChangeKind, type CredentialRecord, type OrgRecord, type OrgTokenRecord, type Page, type PageQuery,
-  type SealedKey, type Store, type TokenRecord, type UsageCounts, type UsageDelta, type UsageScope,
+  type AuditRecord, type IdempotencyRecord, type SealedKey, type Store, type TokenRecord, type UsageCounts, type UsageDelta, type UsageScope,
 } from '../ports.js';
 
 const { Firestore, FieldValue } = firestorePkg;
 
 /** gRPC status codes (google.rpc.Code). */
-const Code = { CANCELLED: 1, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, ALREADY_EXISTS: 6, RESOURCE_EXHAUSTED: 8, ABORTED: 10, UNAVAILABLE: 14 } as const;
+const Code = { CANCELLED: 1, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, ALREADY_EXISTS: 6, FAILED_PRECONDITION: 9, RESOURCE_EXHAUSTED: 8, ABORTED: 10, UNAVAILABLE: 14 } as const;
 
 /** Change documents are needed only until every live watcher has seen them. */
 const CHANGE_RETENTION_MS = 10 * 60_000;
@@ -616,6 +617,82 @@ export class FirestoreStore implements Store {
         out.outputTokens += d.get('outputTokens') ?? 0;
       }
       return out;
+    });
+  }
+
+  // ---- audit ----------------------------------------------------------------
+  // audit/{evt_…}: one document per record, written once (create), never updated.
+
+  appendAudit(records: AuditRecord[]): Promise<void> {
+    if (records.length === 0) return Promise.resolve();
+    return this.guard(async () => {
+      const audit = this.db.collection('audit');
+      for (let i = 0; i < records.length; i += BATCH_WRITES) {
+        const batch = this.db.batch();
+        for (const r of records.slice(i, i + BATCH_WRITES)) {
+          batch.create(audit.doc(r.id), { ...r, orgId: r.org, sortKey: sortKey(r.time, r.id) });
+        }
+        await batch.commit();
+      }
+    });
+  }
+
+  listAudit(orgId: string, q: PageQuery): Promise<Page<AuditRecord> | typeof BAD_CURSOR> {
+    const audit = this.db.collection('audit');
+    return this.guard(() => this.page(audit, orgId, q, async (id) => audit.doc(id).get(), (d) => ({
+      id: d.get('id'), time: d.get('time'), requestId: d.get('requestId'), org: d.get('org'), actor: d.get('actor'),
+      action: d.get('action'), target: d.get('target'), outcome: d.get('outcome'), ip: d.get('ip'),
+    })));
+  }
+
+  // ---- idempotency ----------------------------------------------------------
+  // idempotency/{sha256(scope)}: claimed with create(), so of two concurrent
+  // first requests exactly one runs; an expired record is deleted under an
+  // updateTime precondition before the claim is retried.
+
+  private idempotencyDoc(scope: string) {
+    return this.db.collection('idempotency').doc(createHash('sha256').update(scope).digest('hex'));
+  }
+
+  claimIdempotency(record: IdempotencyRecord, expireBefore: number): Promise<'claimed' | IdempotencyRecord> {
+    return this.guard(async () => {
+      const ref = this.idempotencyDoc(record.scope);
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        try {
+          await ref.create({ scope: record.scope, requestHash: record.requestHash, createdAt: record.createdAt, response: null });
+          return 'claimed' as const;
+        } catch (err) {
+          if (errCode(err) !== Code.ALREADY_EXISTS) throw err;
+        }
+        const d = await ref.get();
+        if (!d.exists) continue;
+        if ((d.get('createdAt') as number) >= expireBefore) {
+          const existing: IdempotencyRecord = { scope: record.scope, requestHash: d.get('requestHash'), createdAt: d.get('createdAt') };
+          const response = d.get('response');
+          if (response) existing.response = JSON.parse(response as string);
+          return existing;
+        }
+        try {
+          await ref.delete({ lastUpdateTime: d.updateTime! });
+        } catch (err) {
+          if (errCode(err) !== Code.FAILED_PRECONDITION && errCode(err) !== Code.NOT_FOUND) throw err;
+        }
+      }
+      throw new BackendUnavailable('firestore (idempotency contention)');
+    });
+  }
+
+  completeIdempotency(scope: string, response: { status: number; body: unknown }): Promise<void> {
+    return this.guard(async () => {
+      await this.idempotencyDoc(scope).update({ response: JSON.stringify(response) });
+    });
+  }
+
+  releaseIdempotency(scope: string): Promise<void> {
+    return this.guard(async () => {
+      const ref = this.idempotencyDoc(scope);
+      const d = await ref.get();
+      if (d.exists && !d.get('response')) await ref.delete({ lastUpdateTime: d.updateTime! }).catch(() => {});
     });
   }
 

@@ -10,7 +10,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { BackendUnavailable } from '../../errors.js';
 import {
   BAD_CURSOR, type Change, type CredentialRecord, type OrgRecord, type OrgTokenRecord, type Page, type PageQuery,
-  type SealedKey, type Store, type TokenRecord, type UsageCounts, type UsageDelta, type UsageScope,
+  type AuditRecord, type IdempotencyRecord, type SealedKey, type Store, type TokenRecord, type UsageCounts, type UsageDelta, type UsageScope,
 } from '../ports.js';
 
 const SCHEMA = `
@@ -39,6 +39,14 @@ CREATE TABLE IF NOT EXISTS usage (
   scope TEXT NOT NULL, id TEXT NOT NULL, period TEXT NOT NULL,
   requests INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
   PRIMARY KEY (scope, id, period)
+) STRICT;
+CREATE TABLE IF NOT EXISTS audit (
+  id TEXT PRIMARY KEY, time INTEGER NOT NULL, request_id TEXT NOT NULL, org TEXT NOT NULL, actor TEXT NOT NULL,
+  action TEXT NOT NULL, target TEXT NOT NULL, outcome TEXT NOT NULL, ip TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS audit_org_time ON audit(org, time DESC, id DESC);
+CREATE TABLE IF NOT EXISTS idempotency (
+  scope TEXT PRIMARY KEY, request_hash TEXT NOT NULL, created_at INTEGER NOT NULL, response TEXT
 ) STRICT;
 CREATE TABLE IF NOT EXISTS changes (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, id TEXT NOT NULL, at INTEGER NOT NULL
@@ -369,6 +377,65 @@ export class SqliteStore implements Store {
         ? this.one('SELECT SUM(requests) AS r, SUM(input_tokens) AS i, SUM(output_tokens) AS o FROM usage WHERE scope = ? AND id = ?', scope, id)
         : this.one('SELECT requests AS r, input_tokens AS i, output_tokens AS o FROM usage WHERE scope = ? AND id = ? AND period = ?', scope, id, period);
       return { requests: (r?.r as number) ?? 0, inputTokens: (r?.i as number) ?? 0, outputTokens: (r?.o as number) ?? 0 };
+    });
+  }
+
+  // ---- audit ----------------------------------------------------------------
+
+  appendAudit(records: AuditRecord[]): Promise<void> {
+    if (records.length === 0) return Promise.resolve();
+    return this.guard(() => this.tx(() => {
+      for (const r of records) {
+        this.run('INSERT INTO audit (id, time, request_id, org, actor, action, target, outcome, ip) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          r.id, r.time, r.requestId, r.org, r.actor, r.action, r.target, r.outcome, r.ip);
+      }
+    }));
+  }
+
+  listAudit(orgId: string, q: PageQuery): Promise<Page<AuditRecord> | typeof BAD_CURSOR> {
+    return this.guard(() => {
+      const map = (r: Row): AuditRecord => ({
+        id: r.id as string, time: r.time as number, requestId: r.request_id as string, org: r.org as string, actor: r.actor as string,
+        action: r.action as string, target: r.target as string, outcome: r.outcome as AuditRecord['outcome'], ip: r.ip as string,
+      });
+      let rows: Row[];
+      if (q.startingAfter !== undefined) {
+        const cursor = this.one('SELECT time, id FROM audit WHERE org = ? AND id = ?', orgId, q.startingAfter);
+        if (!cursor) return BAD_CURSOR;
+        rows = this.all('SELECT * FROM audit WHERE org = ? AND (time < ? OR (time = ? AND id < ?)) ORDER BY time DESC, id DESC LIMIT ?',
+          orgId, cursor.time!, cursor.time!, cursor.id!, q.limit + 1);
+      } else {
+        rows = this.all('SELECT * FROM audit WHERE org = ? ORDER BY time DESC, id DESC LIMIT ?', orgId, q.limit + 1);
+      }
+      return { data: rows.slice(0, q.limit).map(map), hasMore: rows.length > q.limit };
+    });
+  }
+
+  // ---- idempotency ----------------------------------------------------------
+
+  claimIdempotency(record: IdempotencyRecord, expireBefore: number): Promise<'claimed' | IdempotencyRecord> {
+    return this.guard(() => this.tx(() => {
+      const r = this.one('SELECT * FROM idempotency WHERE scope = ?', record.scope);
+      if (r && (r.created_at as number) >= expireBefore) {
+        const existing: IdempotencyRecord = { scope: record.scope, requestHash: r.request_hash as string, createdAt: r.created_at as number };
+        if (r.response !== null) existing.response = JSON.parse(r.response as string);
+        return existing;
+      }
+      this.run('INSERT OR REPLACE INTO idempotency (scope, request_hash, created_at, response) VALUES (?, ?, ?, NULL)', record.scope, record.requestHash, record.createdAt);
+      this.run('DELETE FROM idempotency WHERE created_at < ?', expireBefore);
+      return 'claimed' as const;
+    }));
+  }
+
+  completeIdempotency(scope: string, response: { status: number; body: unknown }): Promise<void> {
+    return this.guard(() => {
+      this.run('UPDATE idempotency SET response = ? WHERE scope = ?', JSON.stringify(response), scope);
+    });
+  }
+
+  releaseIdempotency(scope: string): Promise<void> {
+    return this.guard(() => {
+      this.run('DELETE FROM idempotency WHERE scope = ? AND response IS NULL', scope);
     });
   }
 
