@@ -48,7 +48,8 @@ export async function createStore(config: Config): Promise<Store> {
 
 export async function createKeyWrapper(config: Config, log: Logger): Promise<KeyWrapper> {
   if (config.kms === 'gcp') {
-    throw new Error('KEYWARD_KMS=gcp is not available in this build yet');
+    const { GcpKeyWrapper } = await import('./kms/gcp.js');
+    return GcpKeyWrapper.connect(config);
   }
   const kek = config.localKek ?? loadOrCreateKeyFile(config.dataDir, log);
   return new LocalKeyWrapper(kek, config.localKekPrevious);
