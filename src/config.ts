@@ -152,7 +152,8 @@ export function loadConfig(env: Env = process.env): Config {
   const upstreamOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     const m = /^KEYWARD_UPSTREAM_([A-Z0-9_]+)$/.exec(name);
-    if (!m || value === undefined || value === '') continue;
+    // KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS / _IDLE_TIMEOUT_MS share the prefix but are timeouts, not origins.
+    if (!m || /^(CONNECT|IDLE)_TIMEOUT_MS$/.test(m[1]!) || value === undefined || value === '') continue;
     upstreamOverrides[m[1]!.toLowerCase().replace(/_/g, '-')] = origin(name, value);
   }
 

@@ -1,0 +1,141 @@
+/**
+ * The free tier's monthly proxy requests (KEYWARD_FREE_PROXY_REQUESTS), through
+ * real HTTP: exact under concurrency, counted only when forwarded, shown by
+ * GET /v1/usage and x-keyward-quota-remaining, and still exact after a graceful
+ * restart on the same data dir (leased, unused units are handed back).
+ */
+import test from 'ava';
+import http from 'node:http';
+import { api, createCredential, createOrg, mintToken, startApp, tempDir } from '../support/app.js';
+import { startFakeProvider } from '../support/fake-provider.js';
+import { proxyFixture } from '../support/proxy-fixture.js';
+
+const CHAT = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
+
+/** One POST on its own connection (the gateway's concurrency, not a client pool, is under test). */
+function post(url: string, headers: Record<string, string>, body: string = CHAT): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        let parsed: any;
+        try {
+          parsed = JSON.parse(Buffer.concat(chunks).toString());
+        } catch { /* not JSON */ }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function tally(results: Array<{ status: number; body: any }>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of results) {
+    const k = r.status === 200 ? '200' : `${r.status} ${r.body?.error?.code}`;
+    out[k] = (out[k] ?? 0) + 1;
+  }
+  return out;
+}
+
+async function usage(app: Parameters<typeof api>[0], orgToken: string): Promise<{ used: number; limit: number }> {
+  const r = await api(app, 'GET', '/v1/usage', { token: orgToken });
+  return r.body.proxy_requests;
+}
+
+test('200 parallel requests against a limit of 50: exactly 50 forwarded, 150 refused with 429 quota_exceeded', async (t) => {
+  const f = await proxyFixture(t, { env: { KEYWARD_FREE_PROXY_REQUESTS: '50' } });
+  const results = await Promise.all(Array.from({ length: 200 }, () => post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': f.tokens.openai.token })));
+  t.deepEqual(tally(results), { '200': 50, '429 quota_exceeded': 150 });
+  t.is(f.fake.received.length, 50, 'the provider saw exactly the limit');
+  for (const r of results.filter((x) => x.status === 429)) {
+    t.is(r.body.error.type, 'rate_limit');
+    t.regex(String(r.headers['retry-after']), /^[1-9][0-9]*$/);
+  }
+  // Every forwarded request saw a different remaining count, from 49 down to 0.
+  const remaining = results.filter((r) => r.status === 200).map((r) => Number(r.headers['x-keyward-quota-remaining'])).sort((a, b) => a - b);
+  t.deepEqual(remaining, Array.from({ length: 50 }, (_, i) => i));
+  // Read at once (unflushed counts included) and after the background flush.
+  t.deepEqual(await usage(f.app, f.org.token), { used: 50, limit: 50 });
+  await new Promise((r) => setTimeout(r, 1300));
+  t.deepEqual(await usage(f.app, f.org.token), { used: 50, limit: 50 });
+  // Still refused afterwards, on any provider of the organisation.
+  t.is((await post(f.proxyUrl('v1/messages'), { 'x-proxy-token': f.tokens.anthropic.token })).body?.error?.code, 'quota_exceeded');
+  t.is(f.fake.received.length, 50);
+});
+
+test('refused requests (401, 403, 413 by content-length) never count; x-keyward-quota-remaining falls by one per forwarded request', async (t) => {
+  const f = await proxyFixture(t, { env: { KEYWARD_FREE_PROXY_REQUESTS: '100', KEYWARD_MAX_BODY: '1kb', KEYWARD_AUTH_FAILURES: '1000000' } });
+  const token = f.tokens.openai.token;
+  const first = await post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': token });
+  t.is(first.status, 200);
+  t.is(first.headers['x-keyward-quota-remaining'], '99');
+
+  const refusals = await Promise.all([
+    ...Array.from({ length: 10 }, () => post(f.proxyUrl('v1/chat/completions'), {})),
+    ...Array.from({ length: 10 }, () => post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A') })),
+    ...Array.from({ length: 10 }, () => post(f.proxyUrl('v1/files'), { 'x-proxy-token': token })),
+    ...Array.from({ length: 10 }, () => post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': token }, 'x'.repeat(2048))),
+  ]);
+  t.deepEqual(tally(refusals), { '401 invalid_token': 20, '403 path_not_allowed': 10, '413 payload_too_large': 10 });
+  t.deepEqual(await usage(f.app, f.org.token), { used: 1, limit: 100 });
+  t.is(f.fake.received.length, 1);
+
+  let previous = 99;
+  for (let i = 0; i < 5; i++) {
+    const r = await post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': token });
+    t.is(r.status, 200);
+    const now = Number(r.headers['x-keyward-quota-remaining']);
+    t.is(now, previous - 1, 'refusals in between took nothing');
+    previous = now;
+  }
+  t.deepEqual(await usage(f.app, f.org.token), { used: 6, limit: 100 });
+});
+
+test('quotas are per organisation', async (t) => {
+  const f = await proxyFixture(t, { env: { KEYWARD_FREE_PROXY_REQUESTS: '3' } });
+  const other = await createOrg(f.app, 'other');
+  const cred = await createCredential(f.app, other, 'openai', 'sk-other-org-key-0123456789');
+  const tok = await mintToken(f.app, other, cred);
+  const mine = await Promise.all(Array.from({ length: 6 }, () => post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': f.tokens.openai.token })));
+  t.deepEqual(tally(mine), { '200': 3, '429 quota_exceeded': 3 });
+  const theirs = await Promise.all(Array.from({ length: 6 }, () => post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': tok.token })));
+  t.deepEqual(tally(theirs), { '200': 3, '429 quota_exceeded': 3 });
+  t.deepEqual(await usage(f.app, other.token), { used: 3, limit: 3 });
+  t.is(f.fake.received.length, 6);
+});
+
+test('after a graceful stop and restart on the same data dir the limit is reached exactly (50: 20, restart, 30 more)', async (t) => {
+  const fake = await startFakeProvider();
+  t.teardown(() => fake.close());
+  const dataDir = tempDir(t);
+  const env = { KEYWARD_FREE_PROXY_REQUESTS: '50', KEYWARD_UPSTREAM_OPENAI: fake.url };
+  const app1 = await startApp(t, { dataDir, env });
+  const org = await createOrg(app1);
+  const cred = await createCredential(app1, org, 'openai', 'sk-restart-key-0123456789');
+  const tok = await mintToken(app1, org, cred, '1h');
+  const url1 = `${app1.url}/v1/proxy/v1/chat/completions`;
+  const firstBatch = await Promise.all(Array.from({ length: 20 }, () => post(url1, { 'x-proxy-token': tok.token })));
+  t.deepEqual(tally(firstBatch), { '200': 20 });
+  // app1 holds leased units it has not used; a graceful stop hands them back.
+  await app1.stop();
+
+  const app2 = await startApp(t, { dataDir, env });
+  t.deepEqual(await usage(app2, org.token), { used: 20, limit: 50 }, 'the usage was flushed on stop');
+  const url2 = `${app2.url}/v1/proxy/v1/chat/completions`;
+  const secondBatch = await Promise.all(Array.from({ length: 60 }, () => post(url2, { 'x-proxy-token': tok.token })));
+  t.deepEqual(tally(secondBatch), { '200': 30, '429 quota_exceeded': 30 });
+  t.is(fake.received.length, 50);
+  t.deepEqual(await usage(app2, org.token), { used: 50, limit: 50 });
+  await app2.stop();
+
+  // And a third start finds nothing left.
+  const app3 = await startApp(t, { dataDir, env });
+  const after = await post(`${app3.url}/v1/proxy/v1/chat/completions`, { 'x-proxy-token': tok.token });
+  t.is(after.status, 429);
+  t.is(after.body.error.code, 'quota_exceeded');
+  t.is(fake.received.length, 50);
+});
