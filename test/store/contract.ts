@@ -8,7 +8,7 @@ import type { ExecutionContext, TestFn } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { BackendUnavailable } from '../../src/errors.js';
 import {
-  BAD_CURSOR, type Change, type CredentialRecord, type OrgRecord, type OrgTokenRecord, type SealedKey, type Store, type TokenRecord,
+  BAD_CURSOR, type AuditRecord, type Change, type CredentialRecord, type IdempotencyRecord, type OrgRecord, type OrgTokenRecord, type SealedKey, type Store, type TokenRecord,
 } from '../../src/store/ports.js';
 import { newId, newToken, sha256Hex } from '../../src/vault/secrets.js';
 
@@ -497,6 +497,78 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     await sleep(500);
     stop();
     t.deepEqual(heard.filter((ch) => ch.id === c.id || ch.id === a.id), []);
+  });
+
+  // ---- audit ------------------------------------------------------------------
+
+  test(n('appendAudit and listAudit: newest first, paged, per organisation'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const orgA = newId('org');
+    const orgB = newId('org');
+    const base = 1_700_000_000_000;
+    const rec = (org: string, time: number, action = 'credential.create'): AuditRecord => ({
+      id: newId('evt'), time, requestId: newId('req'), org, actor: newId('otk'), action, target: newId('cred'), outcome: 'success', ip: '127.0.0.1',
+    });
+    const mine = [rec(orgA, base), rec(orgA, base + 1), rec(orgA, base + 1), rec(orgA, base + 5, 'token.revoke'), rec(orgA, base + 9)];
+    const theirs = rec(orgB, base + 3);
+    const nobody: AuditRecord = { ...rec('', base + 4, 'auth.failed'), actor: 'anonymous', outcome: 'failure', target: '' };
+    await store.appendAudit([mine[0]!, theirs, mine[1]!]);
+    await store.appendAudit([mine[2]!, nobody, mine[3]!, mine[4]!]);
+    await store.appendAudit([]);
+    const expected = [...mine].sort((x, y) => y.time - x.time || (x.id < y.id ? 1 : -1));
+
+    const p1 = await store.listAudit(orgA, { limit: 3 });
+    if (p1 === BAD_CURSOR) return t.fail();
+    t.deepEqual(p1.data, expected.slice(0, 3));
+    t.true(p1.hasMore);
+    const p2 = await store.listAudit(orgA, { limit: 3, startingAfter: p1.data[2]!.id });
+    if (p2 === BAD_CURSOR) return t.fail();
+    t.deepEqual(p2.data, expected.slice(3));
+    t.false(p2.hasMore);
+    t.is(await store.listAudit(orgA, { limit: 3, startingAfter: newId('evt') }), BAD_CURSOR);
+    t.is(await store.listAudit(orgA, { limit: 3, startingAfter: theirs.id }), BAD_CURSOR);
+    t.deepEqual(await store.listAudit(orgB, { limit: 10 }), { data: [theirs], hasMore: false });
+    t.deepEqual(await store.listAudit('', { limit: 10 }), { data: [nobody], hasMore: false });
+  });
+
+  // ---- idempotency ------------------------------------------------------------
+
+  test(n('claimIdempotency: one claim per scope, the stored response replays, release frees a claim, expired records are replaced'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const now = Date.now();
+    const day = 86_400_000;
+    const scope = `${newId('org')}|POST /v1/credentials|key-1`;
+    const first: IdempotencyRecord = { scope, requestHash: 'hash-1', createdAt: now };
+    t.is(await store.claimIdempotency(first, now - day), 'claimed');
+    t.deepEqual(await store.claimIdempotency({ scope, requestHash: 'hash-2', createdAt: now + 1 }, now - day), first, 'in flight: no response yet');
+    await store.completeIdempotency(scope, { status: 201, body: { id: 'cred_x', nested: [1, 'two'] } });
+    t.deepEqual(await store.claimIdempotency({ scope, requestHash: 'hash-1', createdAt: now + 2 }, now - day),
+      { ...first, response: { status: 201, body: { id: 'cred_x', nested: [1, 'two'] } } });
+    await store.releaseIdempotency(scope);
+    t.not(await store.claimIdempotency({ scope, requestHash: 'hash-1', createdAt: now + 3 }, now - day), 'claimed', 'a completed record is not released');
+
+    const failed = `${newId('org')}|POST /v1/tokens|key-2`;
+    t.is(await store.claimIdempotency({ scope: failed, requestHash: 'h', createdAt: now }, now - day), 'claimed');
+    await store.releaseIdempotency(failed);
+    t.is(await store.claimIdempotency({ scope: failed, requestHash: 'h2', createdAt: now + 1 }, now - day), 'claimed', 'released: the key can be used again');
+
+    const old = `admin|POST /v1/orgs|key-3`;
+    t.is(await store.claimIdempotency({ scope: old, requestHash: 'old', createdAt: now - 2 * day }, now - 3 * day), 'claimed');
+    await store.completeIdempotency(old, { status: 201, body: {} });
+    t.is(await store.claimIdempotency({ scope: old, requestHash: 'new', createdAt: now }, now - day), 'claimed', 'older than expireBefore: replaced');
+    t.deepEqual(await store.claimIdempotency({ scope: old, requestHash: 'x', createdAt: now + 1 }, now - day), { scope: old, requestHash: 'new', createdAt: now });
+  });
+
+  test(n('concurrent claims of one Idempotency-Key from 3 instances: exactly one wins'), async (t) => {
+    const backend = await h.backend(t);
+    const stores = [await backend.open(), await backend.open(), await backend.open()];
+    const now = Date.now();
+    const scope = `${newId('org')}|POST /v1/credentials|race`;
+    const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) =>
+      stores[i % 3]!.claimIdempotency({ scope, requestHash: `h${i}`, createdAt: now }, now - 86_400_000)));
+    t.is(outcomes.filter((o) => o === 'claimed').length, 1);
+    const winner = outcomes.indexOf('claimed');
+    for (const o of outcomes) if (o !== 'claimed') t.is(o.requestHash, `h${winner}`);
   });
 
   // ---- lifecycle --------------------------------------------------------------
