@@ -1,0 +1,274 @@
+/**
+ * Plugins added with no code change: a provider file dropped into
+ * KEYWARD_PROVIDERS_DIR and a middleware file in KEYWARD_PLUGINS_DIR named in
+ * KEYWARD_PLUGINS (sources in test/support/plugins/, plain ESM). Bad files or
+ * bad plugin configuration stop start-up; the core runs auth first and quota
+ * last whatever order is listed; a failing onDone never touches a response.
+ *
+ * The IP allow-list plugin reads ACME_ALLOWED_IPS from process.env in its
+ * constructor, so the tests that set it run serially.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { api, createCredential, createOrg, mintToken, ROOT, spawnServer, startApp, tempDir, type StartOptions, type TestApp } from '../support/app.js';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
+
+const EXAMPLES = path.join(ROOT, 'test/support/plugins');
+const BUILT_PROVIDERS = path.join(ROOT, 'dist/providers');
+const CHAT = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
+
+function post(url: string, headers: Record<string, string>, body = CHAT): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        let parsed: any;
+        try {
+          parsed = JSON.parse(text);
+        } catch { /* not JSON */ }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parsed });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A providers folder: the package's built providers plus `extra` files (name → source or example file). */
+function providersDir(t: ExecutionContext, extra: Record<string, string>): string {
+  const dir = tempDir(t, 'keyward-providers-');
+  for (const f of readdirSync(BUILT_PROVIDERS).filter((f) => f.endsWith('.js'))) copyFileSync(path.join(BUILT_PROVIDERS, f), path.join(dir, f));
+  for (const [name, source] of Object.entries(extra)) writeFileSync(path.join(dir, name), source);
+  return dir;
+}
+
+/** A plugins folder holding only the named example files (the built-ins stay in the package). */
+function pluginsDir(t: ExecutionContext, names: string[]): string {
+  const dir = tempDir(t, 'keyward-plugins-');
+  for (const n of names) copyFileSync(path.join(EXAMPLES, `${n}.js`), path.join(dir, `${n}.js`));
+  return dir;
+}
+
+/** Sets process.env for the plugin constructors of one start-up, then restores it. */
+async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
+  const saved: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(vars)) {
+    saved[k] = process.env[k];
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  try {
+    return await fn();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+interface Setup {
+  app: TestApp;
+  fake: FakeProvider;
+  org: { id: string; token: string };
+  token: string;
+  url: string;
+}
+
+/** A gateway with an openai credential pointed at a fresh fake and one token. */
+async function gateway(t: ExecutionContext, options: StartOptions & { ips?: string | undefined }): Promise<Setup> {
+  const fake = await startFakeProvider();
+  t.teardown(() => fake.close());
+  const app = await withEnv({ ACME_ALLOWED_IPS: options.ips }, () => startApp(t, { ...options, env: { KEYWARD_UPSTREAM_OPENAI: fake.url, ...options.env } }));
+  const org = await createOrg(app);
+  const cred = await createCredential(app, org, 'openai', 'sk-plugins-test-key-0123456789');
+  const { token } = await mintToken(app, org, cred);
+  return { app, fake, org, token, url: `${app.url}/v1/proxy/v1/chat/completions` };
+}
+
+async function used(s: Setup): Promise<number> {
+  return (await api(s.app, 'GET', '/v1/usage', { token: s.org.token })).body.proxy_requests.used;
+}
+
+test('an added provider file works with no code change: its key header, defaults and allow-list', async (t) => {
+  const fake = await startFakeProvider();
+  t.teardown(() => fake.close());
+  const dir = providersDir(t, { 'acme.js': readFileSync(path.join(EXAMPLES, 'acme.js'), 'utf8') });
+  const app = await startApp(t, { env: { KEYWARD_PROVIDERS_DIR: dir, KEYWARD_UPSTREAM_ACME: fake.url, KEYWARD_UPSTREAM_OPENAI: fake.url } });
+  const org = await createOrg(app);
+  const key = 'acme-secret-key-0123456789';
+  const cred = await createCredential(app, org, 'acme', key);
+  const { token } = await mintToken(app, org, cred);
+
+  const r = await post(`${app.url}/v1/proxy/v1/generate?stream=false`, { 'x-proxy-token': token, 'x-acme-key': 'caller-supplied' }, '{"prompt":"hi"}');
+  t.is(r.status, 200);
+  t.deepEqual(r.body, { ok: true, method: 'POST', path: '/v1/generate' });
+  const got = fake.received.at(-1)!;
+  t.is(got.url, '/v1/generate?stream=false');
+  t.is(got.headers['x-acme-key'], key, 'the stored key, in the provider file\'s header');
+  t.is(got.headers['acme-version'], '2026-01-01', 'the provider file\'s default headers');
+  t.is(got.headers['x-proxy-token'], undefined);
+  t.is(got.body, '{"prompt":"hi"}');
+  t.false(got.rawHeaders.includes('caller-supplied'), 'exactly one credential upstream');
+
+  // Its allow-list is the file's.
+  const off = await post(`${app.url}/v1/proxy/v1/chat/completions`, { 'x-proxy-token': token });
+  t.is(off.status, 403);
+  t.is(off.body.error.code, 'path_not_allowed');
+  t.is(fake.received.length, 1);
+  // The copied built-in providers still work beside it.
+  const oaCred = await createCredential(app, org, 'openai', 'sk-openai-beside-acme-0123');
+  const oa = await mintToken(app, org, oaCred);
+  t.is((await post(`${app.url}/v1/proxy/v1/chat/completions`, { 'x-proxy-token': oa.token })).status, 200);
+
+  // Without the file, the same gateway code knows no acme.
+  const plain = await startApp(t);
+  const org2 = await createOrg(plain);
+  const refused = await api(plain, 'POST', '/v1/credentials', { token: org2.token, body: { provider: 'acme', api_key: key } });
+  t.is(refused.status, 400);
+  t.is(refused.body.error.code, 'unknown_provider');
+});
+
+test('a malformed provider file stops start-up with an error naming the file', async (t) => {
+  const variants: Record<string, string> = {
+    'no-key-header.js': "export default { id: 'broken', upstream: 'https://api.broken.test', allow: [{ method: 'POST', path: 'v1/x' }] };",
+    'plain-http.js': "export default { id: 'broken', upstream: 'http://api.broken.test', keyHeader: 'x-key', allow: [{ method: 'POST', path: 'v1/x' }] };",
+    'bad-route.js': "export default { id: 'broken', upstream: 'https://api.broken.test', keyHeader: 'x-key', allow: [{ method: 'POST', path: '../admin' }] };",
+    'bad-method.js': "export default { id: 'broken', upstream: 'https://api.broken.test', keyHeader: 'x-key', allow: [{ method: 'PUT', path: 'v1/x' }] };",
+    'empty-allow.js': "export default { id: 'broken', upstream: 'https://api.broken.test', keyHeader: 'x-key', allow: [] };",
+    'bad-id.js': "export default { id: 'Broken Provider', upstream: 'https://api.broken.test', keyHeader: 'x-key', allow: [{ method: 'POST', path: 'v1/x' }] };",
+    'no-default.js': "export const provider = { id: 'broken' };",
+    'syntax-error.js': 'export default { id: ',
+  };
+  for (const [file, source] of Object.entries(variants)) {
+    const dir = providersDir(t, { [file]: source });
+    const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PROVIDERS_DIR: dir } }), undefined, file);
+    t.true(err?.message.includes(file), `${file}: ${err?.message}`);
+    t.regex(err?.message ?? '', /^provider /, file);
+  }
+  // Two files claiming one id.
+  const dup = providersDir(t, { 'openai-again.js': "export default { id: 'openai', upstream: 'https://api.openai.com', keyHeader: 'authorization', allow: [{ method: 'POST', path: 'v1/x' }] };" });
+  const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PROVIDERS_DIR: dup } }));
+  t.regex(err?.message ?? '', /two provider files declare id "openai"/);
+});
+
+test('the built server exits non-zero at start-up on a malformed provider file, saying which', async (t) => {
+  const dir = providersDir(t, { 'zz-broken.js': "export default { id: 'broken', upstream: 'https://api.broken.test', allow: [{ method: 'POST', path: 'v1/x' }] };" });
+  const started = spawnServer(t, { KEYWARD_DATA_DIR: tempDir(t), KEYWARD_PROVIDERS_DIR: dir });
+  const err = await t.throwsAsync(started);
+  t.regex(err?.message ?? '', /server exited with 1/);
+  t.regex(err?.message ?? '', /zz-broken\.js/);
+  t.regex(err?.message ?? '', /keyHeader/);
+});
+
+test.serial('an added middleware file works with no code change: an IP allow-list that lets 127.0.0.1 through', async (t) => {
+  const s = await gateway(t, { ips: '10.1.2.3, 127.0.0.1', env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['ipallow']), KEYWARD_PLUGINS: 'auth,ipallow,quota,logging' } });
+  const r = await post(s.url, { 'x-proxy-token': s.token });
+  t.is(r.status, 200);
+  t.is(s.fake.received.length, 1);
+  t.is(await used(s), 1, 'quota (a built-in, found in the package folder) still counts');
+  // logging, also built in, still logs the request.
+  t.true(s.app.logs.some((l) => l.message === 'proxy request' && (l as any).httpRequest?.status === 200));
+});
+
+test.serial('the IP allow-list refuses an address it does not list: 403 ip_not_allowed, nothing forwarded, nothing counted', async (t) => {
+  const s = await gateway(t, { ips: '10.1.2.3', env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['ipallow']), KEYWARD_PLUGINS: 'auth,ipallow,quota,logging' } });
+  for (let i = 0; i < 3; i++) {
+    const r = await post(s.url, { 'x-proxy-token': s.token });
+    t.is(r.status, 403);
+    t.deepEqual(Object.keys(r.body), ['error']);
+    t.is(r.body.error.type, 'permission');
+    t.is(r.body.error.code, 'ip_not_allowed');
+    t.regex(String(r.headers['x-keyward-request-id']), /^req_/);
+  }
+  // auth still runs first: no token is 401, not the plugin's 403.
+  const anon = await post(s.url, {});
+  t.is(anon.status, 401);
+  t.is(anon.body.error.code, 'invalid_token');
+  t.is(s.fake.received.length, 0);
+  t.is(await used(s), 0);
+});
+
+test.serial('auth runs first and quota last whatever order KEYWARD_PLUGINS lists them in', async (t) => {
+  const env = { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['ipallow', 'probe']), KEYWARD_PLUGINS: 'quota,probe,ipallow,auth,logging' };
+  const refused = await gateway(t, { ips: '10.1.2.3', env });
+  const r = await post(refused.url, { 'x-proxy-token': refused.token });
+  t.is(r.status, 403);
+  t.is(r.body.error.code, 'ip_not_allowed');
+  t.is(refused.fake.received.length, 0);
+  t.is(await used(refused), 0, 'quota, listed first, still ran after the refusing plugin: nothing counted');
+  const anon = await post(refused.url, {});
+  t.is(anon.status, 401, 'auth, listed fourth, still ran first');
+  const probes = refused.app.logs.filter((l) => l.message === 'probe').map((l) => (l as any).probe);
+  t.deepEqual(probes.filter((p) => p.hook === 'onRequest'), [{ hook: 'onRequest', auth: true, quota: false, forwarded: false }], 'the probe ran once (not for the 401), after auth, before quota');
+  t.deepEqual(probes.filter((p) => p.hook === 'onDone').map((p) => p.status).sort(), [401, 403], 'onDone runs for refusals too');
+
+  const allowed = await gateway(t, { ips: '127.0.0.1', env });
+  const ok = await post(allowed.url, { 'x-proxy-token': allowed.token });
+  t.is(ok.status, 200);
+  t.is(ok.headers['x-keyward-quota-remaining'], '9999');
+  t.is(await used(allowed), 1);
+  const okProbes = allowed.app.logs.filter((l) => l.message === 'probe').map((l) => (l as any).probe);
+  t.deepEqual(okProbes, [
+    { hook: 'onRequest', auth: true, quota: false, forwarded: false },
+    { hook: 'onDone', status: 200, forwarded: true },
+  ]);
+});
+
+test.serial('a middleware that rejects its configuration stops start-up, naming the plugin and the problem', async (t) => {
+  const dir = pluginsDir(t, ['ipallow']);
+  const missing = await withEnv({ ACME_ALLOWED_IPS: undefined }, () => t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'auth,ipallow,quota,logging' } })));
+  t.regex(missing?.message ?? '', /ipallow/);
+  t.regex(missing?.message ?? '', /ACME_ALLOWED_IPS must list/);
+  const bad = await withEnv({ ACME_ALLOWED_IPS: '127.0.0.1,not-an-ip' }, () => t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'auth,ipallow,quota,logging' } })));
+  t.regex(bad?.message ?? '', /ipallow.*"not-an-ip" is not an IPv4 address/);
+});
+
+test('KEYWARD_PLUGINS without auth, or naming a plugin that exists nowhere, refuses to start', async (t) => {
+  for (const plugins of ['quota,logging', 'logging', 'quota']) {
+    const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS: plugins } }), undefined, plugins);
+    t.regex(err?.message ?? '', /must include auth/, plugins);
+  }
+  const missing = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS: 'auth,no-such-plugin-xyz,quota' } }));
+  t.regex(missing?.message ?? '', /no-such-plugin-xyz/);
+  // And auth alone is a working (if unmetered) gateway.
+  const s = await gateway(t, { env: { KEYWARD_PLUGINS: 'auth' } });
+  t.is((await post(s.url, { 'x-proxy-token': s.token })).status, 200);
+  t.true(s.app.logs.some((l) => l.message === 'the quota plugin is not configured: proxy requests are not limited'));
+});
+
+test('a plugin whose onDone throws (or rejects) does not affect the response, nor the plugins after it', async (t) => {
+  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['explode']), KEYWARD_PLUGINS: 'auth,explode,logging,quota' } });
+  for (let i = 0; i < 4; i++) {
+    const stream = i % 2 === 1;
+    const r = await post(s.url, { 'x-proxy-token': s.token }, JSON.stringify({ model: 'gpt-test', stream, messages: [] }));
+    t.is(r.status, 200);
+    if (stream) t.true(r.text.endsWith('data: [DONE]\n\n'));
+    else t.is(r.body.object, 'chat.completion');
+  }
+  // A refusal's onDone explodes too, and the refusal still arrives intact.
+  const refused = await post(s.url, {});
+  t.is(refused.status, 401);
+  t.is(refused.body.error.code, 'invalid_token');
+  await new Promise((r) => setTimeout(r, 100));
+  const failures = s.app.logs.filter((l) => l.message === 'plugin onDone failed');
+  t.is(failures.length, 5);
+  t.true(failures.every((l) => l.plugin === 'explode'));
+  t.is(s.app.logs.filter((l) => l.message === 'proxy request').length, 5, 'logging, after explode, ran every time');
+  t.is(await used(s), 4);
+});
+
+test('a plugin whose onRequest throws a plain Error refuses with 500 internal, never forwards and never leaks its message', async (t) => {
+  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['crash']), KEYWARD_PLUGINS: 'auth,crash,quota,logging' } });
+  const r = await post(s.url, { 'x-proxy-token': s.token });
+  t.is(r.status, 500);
+  t.deepEqual(r.body, { error: { type: 'internal', code: 'internal', message: 'Internal error.' } });
+  t.false(r.text.includes('secret-looking'));
+  t.is(s.fake.received.length, 0);
+  t.is(await used(s), 0);
+});

@@ -1,0 +1,13 @@
+// A provider added with no code change: one declarative file, plain ESM, dropped
+// into KEYWARD_PROVIDERS_DIR (test/proxy/plugins.test.ts copies it there).
+export default {
+  id: 'acme',
+  name: 'Acme AI',
+  upstream: 'https://api.acme.test',
+  keyHeader: 'x-acme-key',
+  headers: { 'acme-version': '2026-01-01' },
+  allow: [
+    { method: 'POST', path: 'v1/generate' },
+    { method: 'GET', path: 'v1/models/{model}' },
+  ],
+};
