@@ -1,0 +1,328 @@
+/**
+ * The `keyward` commands. Each works straight on the store with the same
+ * configuration (environment) as the server, through the vault services, so
+ * the CLI and the API share every rule (limits, ttl grammar, scopes). Changes
+ * reach running servers through the store's change feed within a second.
+ */
+import { pageQuery } from '../api/params.js';
+import { credentialView, iso, tokenView } from '../api/views.js';
+import { periodOf } from '../gateway/periods.js';
+import { ProviderRegistry } from '../gateway/providers.js';
+import type { Vault } from '../container.js';
+import type { OrgRecord, PageQuery } from '../store/ports.js';
+import { RewrapService } from '../vault/rewrap-service.js';
+import { parseScopes } from '../vault/scopes.js';
+import { isId } from '../vault/secrets.js';
+import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.js';
+
+export type OptionName =
+  | 'org' | 'provider' | 'credential' | 'ttl' | 'limit' | 'starting-after'
+  | 'model' | 'path' | 'max-requests' | 'rate-limit';
+
+export interface Context {
+  io: Io;
+  json: boolean;
+  /** Positional arguments after the command's words. */
+  args: string[];
+  options: Partial<Record<OptionName, string | string[]>>;
+  vault(): Promise<Vault>;
+}
+
+export interface Command {
+  words: string[];
+  args: string[];
+  options: OptionName[];
+  summary: string;
+  details?: string;
+  run(ctx: Context): Promise<void>;
+}
+
+export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
+  org: '--org <org_id>            the organisation (org_…)',
+  provider: '--provider <id>           the provider the key belongs to, such as openai or anthropic',
+  credential: '--credential <cred_id>    the credential the token is bound to',
+  ttl: '--ttl <duration>          lifetime: a positive integer and one unit of s m h d (default 15m)',
+  limit: '--limit <n>               how many to list, 1 to 100 (default 20)',
+  'starting-after': '--starting-after <id>     list the page after this id',
+  model: '--model <name|prefix*>    allow only this model (repeatable)',
+  path: '--path <pattern>          allow only this provider path (repeatable)',
+  'max-requests': '--max-requests <n>        at most n proxied requests over the token\'s life',
+  'rate-limit': '--rate-limit <n>          at most n proxied requests per minute',
+  json: '--json                    print JSON on stdout instead of text',
+  help: '--help, -h                show this help',
+};
+
+// ---- shared helpers ---------------------------------------------------------
+
+function one(ctx: Context, name: OptionName): string | undefined {
+  const v = ctx.options[name];
+  return Array.isArray(v) ? v[v.length - 1] : v;
+}
+
+function required(ctx: Context, name: OptionName): string {
+  const v = one(ctx, name);
+  if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+function idArg(ctx: Context, prefix: 'cred' | 'tok', what: string): string {
+  const id = ctx.args[0]!;
+  if (!isId(prefix, id)) throw new UsageError(`${what} must be an id such as ${prefix}_…, got ${JSON.stringify(id.slice(0, 40))}`);
+  return id;
+}
+
+/** Checks --org's shape before the store is opened, then that the organisation exists (exit 3 if not). */
+async function withOrg(ctx: Context): Promise<[Vault, OrgRecord]> {
+  const id = required(ctx, 'org');
+  if (!isId('org', id)) throw new UsageError(`--org must be an organisation id such as org_…, got ${JSON.stringify(id.slice(0, 40))}`);
+  const vault = await ctx.vault();
+  const org = await vault.store.getOrg(id);
+  if (!org) throw new NotFound(`no organisation ${id}`);
+  return [vault, org];
+}
+
+function page(ctx: Context): PageQuery {
+  const q = new URLSearchParams();
+  const limit = one(ctx, 'limit');
+  const after = one(ctx, 'starting-after');
+  if (limit !== undefined) q.set('limit', limit);
+  if (after !== undefined) q.set('starting_after', after);
+  return pageQuery(q);
+}
+
+function emit(ctx: Context, json: unknown, text: string): void {
+  ctx.io.stdout.write(ctx.json ? JSON.stringify(json, null, 2) + '\n' : text + '\n');
+}
+
+const SHOWN_ONCE = 'This token is shown once: store it now.';
+
+// ---- the commands -----------------------------------------------------------
+
+export const COMMANDS: Command[] = [
+  {
+    words: ['org', 'create'],
+    args: ['<name>'],
+    options: [],
+    summary: 'create an organisation and print its id and token',
+    details: 'The token (otok_…) authenticates the admin API as this organisation. It is shown once.\nWith --json: {"id", "name", "token", "created_at"}.',
+    async run(ctx) {
+      const vault = await ctx.vault();
+      const { org, token } = await vault.orgs.create(vault.orgs.validateName(ctx.args[0]));
+      const json = { id: org.id, name: org.name, token, created_at: iso(org.createdAt) };
+      emit(ctx, json, `${fields([['id', org.id], ['name', org.name], ['token', token], ['created_at', json.created_at]])}\n${SHOWN_ONCE}`);
+    },
+  },
+  {
+    words: ['credentials', 'list'],
+    args: [],
+    options: ['org', 'limit', 'starting-after'],
+    summary: 'list an organisation\'s credentials, newest first',
+    async run(ctx) {
+      const [vault, org] = await withOrg(ctx);
+      const p = await vault.credentials.list(org.id, page(ctx));
+      const data = p.data.map((c) => credentialView(c));
+      const rows = data.map((c) => [c.id, c.provider, c.key_hint, c.created_at]);
+      const more = p.hasMore ? `\n(more: --starting-after ${data[data.length - 1]!.id})` : '';
+      emit(ctx, { data, has_more: p.hasMore }, data.length ? table(['ID', 'PROVIDER', 'KEY', 'CREATED'], rows) + more : 'No credentials.');
+    },
+  },
+  {
+    words: ['credentials', 'get'],
+    args: ['<cred_id>'],
+    options: ['org'],
+    summary: 'show one credential (never its key)',
+    async run(ctx) {
+      const [vault, org] = await withOrg(ctx);
+      const c = await vault.credentials.get(org.id, idArg(ctx, 'cred', 'the credential'));
+      const view = credentialView(c, await vault.usage.get('cred', c.id));
+      emit(ctx, view, fields([
+        ['id', view.id], ['provider', view.provider], ['key_hint', view.key_hint], ['created_at', view.created_at], ['updated_at', view.updated_at],
+        ['requests', view.usage!.requests], ['input_tokens', view.usage!.input_tokens], ['output_tokens', view.usage!.output_tokens],
+      ]));
+    },
+  },
+  {
+    words: ['credentials', 'create'],
+    args: [],
+    options: ['org', 'provider'],
+    summary: 'store a provider API key, read from stdin or typed at a prompt',
+    details: 'The key is read from stdin (a pipe or file), or typed at a prompt that does not echo.\nIt is never taken from the command line, where shell history and ps would keep it.\n\nExample:  keyward credentials create --org org_… --provider openai < openai.key',
+    async run(ctx) {
+      const [vault, org] = await withOrg(ctx);
+      const provider = required(ctx, 'provider');
+      const registry = await providers(vault);
+      if (!registry.get(provider)) throw new UsageError(`unknown provider ${JSON.stringify(provider.slice(0, 40))}; known: ${registry.ids().join(', ')}`);
+      const apiKey = vault.credentials.validateApiKey(await readSecret(ctx.io, `${provider} API key (not echoed): `));
+      const c = credentialView(await vault.credentials.create(org.id, provider, apiKey));
+      emit(ctx, c, `Stored credential ${c.id} (${c.provider}, key ${c.key_hint}).`);
+    },
+  },
+  {
+    words: ['credentials', 'rotate'],
+    args: ['<cred_id>'],
+    options: ['org'],
+    summary: 'replace a credential\'s key in place (same id; its tokens keep working)',
+    details: 'The new key is read from stdin, or typed at a prompt that does not echo; never from the command line.',
+    async run(ctx) {
+      const [vault, org] = await withOrg(ctx);
+      const id = idArg(ctx, 'cred', 'the credential');
+      await vault.credentials.get(org.id, id); // not found before asking for a key
+      const apiKey = vault.credentials.validateApiKey(await readSecret(ctx.io, 'new API key (not echoed): '));
+      const c = credentialView(await vault.credentials.rotate(org.id, id, apiKey));
+      emit(ctx, c, `Rotated credential ${c.id} (${c.provider}, key ${c.key_hint}).`);
+    },
+  },
+  {
+    words: ['credentials', 'delete'],
+    args: ['<cred_id>'],
+    options: ['org'],
+    summary: 'delete a credential and every token bound to it',
+    async run(ctx) {
+      const [vault, org] = await withOrg(ctx);
+      const id = idArg(ctx, 'cred', 'the credential');
+      await vault.credentials.delete(org.id, id);
+      emit(ctx, { id, deleted: true }, `Deleted credential ${id} and its tokens.`);
+    },
+  },
+  {
+    words: ['tokens', 'list'],
+    args: [],
+    options: ['org', 'limit', 'starting-after'],
+    summary: 'list an organisation\'s proxy tokens, newest first (never their values)',
+    async run(ctx) {
+      const [vault, org] = await withOrg(ctx);
+      const p = await vault.tokens.list(org.id, page(ctx));
+      const now = Date.now();
+      const data = p.data.map((t) => tokenView(t, now));
+      const rows = data.map((t) => [t.id, t.credential_id, t.status, t.expires_at]);
+      const more = p.hasMore ? `\n(more: --starting-after ${data[data.length - 1]!.id})` : '';
+      emit(ctx, { data, has_more: p.hasMore }, data.length ? table(['ID', 'CREDENTIAL', 'STATUS', 'EXPIRES'], rows) + more : 'No tokens.');
+    },
+  },
+  {
+    words: ['tokens', 'get'],
+    args: ['<tok_id>'],
+    options: ['org'],
+    summary: 'show one proxy token (never its value)',
+    async run(ctx) {
+      const [vault, org] = await withOrg(ctx);
+      const t = await vault.tokens.get(org.id, idArg(ctx, 'tok', 'the token'));
+      const view = tokenView(t, Date.now(), await vault.usage.get('tok', t.id));
+      emit(ctx, view, fields([
+        ['id', view.id], ['credential_id', view.credential_id], ['status', view.status], ['created_at', view.created_at], ['expires_at', view.expires_at],
+        ['models', view.models?.join(', ')], ['paths', view.paths?.join(', ')], ['max_requests', view.max_requests], ['rate_limit', view.rate_limit],
+        ['requests', view.usage!.requests],
+      ]));
+    },
+  },
+  {
+    words: ['tokens', 'create'],
+    args: [],
+    options: ['org', 'credential', 'ttl', 'model', 'path', 'max-requests', 'rate-limit'],
+    summary: 'mint a proxy token (ptok_…) bound to a credential',
+    details: 'The token is printed once. With --json: {"id", "token", "credential_id", "created_at", "expires_at", …}.',
+    async run(ctx) {
+      const [vault, org] = await withOrg(ctx);
+      const credentialId = required(ctx, 'credential');
+      const ttlMs = vault.tokens.parseTtl(one(ctx, 'ttl') ?? '15m');
+      const credential = await vault.credentials.get(org.id, credentialId);
+      const provider = (await providers(vault)).get(credential.provider);
+      if (!provider) throw new Error(`credential ${credential.id} names provider ${credential.provider}, which is not loaded`);
+      const body: Record<string, unknown> = {};
+      const list = (name: OptionName) => ctx.options[name] === undefined ? undefined : ([] as string[]).concat(ctx.options[name]!);
+      const int = (name: OptionName) => {
+        const v = one(ctx, name);
+        return v === undefined ? undefined : /^-?[0-9]+$/.test(v) ? Number(v) : v;
+      };
+      if (list('model')) body.models = list('model');
+      if (list('path')) body.paths = list('path');
+      if (int('max-requests') !== undefined) body.max_requests = int('max-requests');
+      if (int('rate-limit') !== undefined) body.rate_limit = int('rate-limit');
+      const scopes = parseScopes(body, provider);
+      const { record, token } = await vault.tokens.mint(org.id, credential.id, ttlMs, scopes);
+      const { id, object, ...rest } = tokenView(record, Date.now());
+      emit(ctx, { id, object, token, ...rest }, `${fields([['id', id], ['token', token], ['credential_id', rest.credential_id], ['expires_at', rest.expires_at]])}\n${SHOWN_ONCE}`);
+    },
+  },
+  {
+    words: ['tokens', 'revoke'],
+    args: ['<tok_id>'],
+    options: ['org'],
+    summary: 'revoke a proxy token (running servers refuse it within a second)',
+    async run(ctx) {
+      const [vault, org] = await withOrg(ctx);
+      const id = idArg(ctx, 'tok', 'the token');
+      await vault.tokens.revoke(org.id, id);
+      emit(ctx, { id, revoked: true }, `Revoked token ${id}.`);
+    },
+  },
+  {
+    words: ['usage'],
+    args: [],
+    options: ['org'],
+    summary: 'this month\'s proxied requests and stored credentials against the free tier',
+    async run(ctx) {
+      const [vault, org] = await withOrg(ctx);
+      const period = periodOf(Date.now());
+      const [month, stored] = await Promise.all([vault.usage.get('org', org.id, period), vault.store.countCredentials(org.id)]);
+      const { freeProxyRequests, freeCredentials } = vault.config;
+      const json = {
+        period,
+        proxy_requests: { used: Math.min(month.requests, freeProxyRequests), limit: freeProxyRequests },
+        credentials: { used: stored, limit: freeCredentials },
+        tokens: { input: month.inputTokens, output: month.outputTokens },
+      };
+      emit(ctx, json, fields([
+        ['period', period],
+        ['proxy requests', `${json.proxy_requests.used} of ${freeProxyRequests}`],
+        ['credentials', `${stored} of ${freeCredentials}`],
+        ['input tokens', month.inputTokens],
+        ['output tokens', month.outputTokens],
+      ]));
+    },
+  },
+  {
+    words: ['keys', 'rewrap'],
+    args: [],
+    options: [],
+    summary: 're-wrap every credential\'s data key under the current key-encryption key',
+    details: [
+      'Run after rotating the key-encryption key: Cloud KMS (a new primary version), or',
+      'KEYWARD_LOCAL_KEK set to the new key with the old one in KEYWARD_LOCAL_KEK_PREVIOUS.',
+      'Ciphertexts are not touched; records already under the current key are skipped.',
+      'Once it reports no failures, the previous key can be retired.',
+      'With --json: {"kek_id", "scanned", "rewrapped", "already_current", "changed", "failed": [...]}.',
+      'Exits 1 if any data key could not be unwrapped.',
+    ].join('\n'),
+    async run(ctx) {
+      const vault = await ctx.vault();
+      const report = await new RewrapService(vault.store, vault.envelope, vault.keyWrapper).run();
+      const failed = report.failed.map((f) => ({ id: f.id, org_id: f.orgId, kek_id: f.kekId, reason: f.reason }));
+      emit(ctx, {
+        kek_id: report.kekId, scanned: report.scanned, rewrapped: report.rewrapped, already_current: report.alreadyCurrent, changed: report.changed, failed,
+      }, fields([
+        ['current key', report.kekId],
+        ['scanned', report.scanned],
+        ['rewrapped', report.rewrapped],
+        ['already current', report.alreadyCurrent],
+        ['changed meanwhile', report.changed],
+        ['failed', report.failed.length],
+      ]));
+      for (const f of report.failed) ctx.io.stderr.write(`keyward: ${f.id} (org ${f.orgId}, key ${f.kekId}) not rewrapped: ${f.reason}\n`);
+      if (report.failed.length > 0) throw new RewrapIncomplete(report.failed.length);
+    },
+  },
+];
+
+/** Some data keys could not be moved: exit 1 (the report is already printed). */
+export class RewrapIncomplete extends Error {
+  constructor(readonly count: number) {
+    super(`${count} credential${count === 1 ? '' : 's'} could not be rewrapped`);
+    this.name = 'RewrapIncomplete';
+  }
+}
+
+let registry: Promise<ProviderRegistry> | undefined;
+function providers(vault: Vault): Promise<ProviderRegistry> {
+  return (registry ??= ProviderRegistry.load(vault.config.providersDir, vault.config.upstreamOverrides));
+}
