@@ -9,6 +9,9 @@ import { CredentialsApi } from './api/credentials.js';
 import { OrgsApi } from './api/orgs.js';
 import { TokensApi } from './api/tokens.js';
 import { UsageApi } from './api/usage.js';
+import { AdminPipeline } from './api/admin-pipeline.js';
+import { AuditLog } from './vault/audit-log.js';
+import { AbuseGuard } from './vault/abuse-guard.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { ProviderRegistry } from './gateway/providers.js';
@@ -76,7 +79,8 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.KeyWrapper, { useValue: wrapper });
   c.register(Symbols.ProviderRegistry, { useValue: await ProviderRegistry.load(config.providersDir, config.upstreamOverrides) });
   // Services are singletons within this container (tests run several servers in one process).
-  for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder]) c.registerSingleton(cls as never);
+  for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard]) c.registerSingleton(cls as never);
+  c.register(RateLimiter, { useValue: new RateLimiter() });
   return c;
 }
 
@@ -89,7 +93,7 @@ export interface Server {
 
 export async function buildServer(config: Config, log: Logger, options: AppOptions = {}): Promise<Server> {
   const c = await buildCore(config, log, options);
-  for (const cls of [OrgsApi, CredentialsApi, TokensApi, UsageApi]) c.registerSingleton(cls as never);
+  for (const cls of [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminPipeline]) c.registerSingleton(cls as never);
   const router = new Router();
   for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
 
@@ -97,6 +101,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const wrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);
   const ledger = c.resolve(QuotaLedger);
   const usage = c.resolve(UsageRecorder);
+  const audit = c.resolve(AuditLog);
   const tokens = c.resolve(TokenService);
   const providers = c.resolve<ProviderRegistry>(Symbols.ProviderRegistry);
 
@@ -114,10 +119,9 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   c.register(Symbols.MiddlewareChain, { useValue: chain });
   const upstream = new UpstreamProxy(config, log, providers.keyQueryParams);
   c.register(UpstreamProxy, { useValue: upstream });
-  c.register(RateLimiter, { useValue: new RateLimiter() });
   c.registerSingleton(Gateway);
 
-  const http = new HttpServer(config, log, router, c.resolve(Gateway), {
+  const http = new HttpServer(config, log, router, c.resolve(AdminPipeline), c.resolve(Gateway), {
     ready: async () => {
       await Promise.all([store.ping(), wrapper.ping()]);
     },
@@ -140,6 +144,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       await ledger.releaseAll();
       upstream.close();
       await usage.close();
+      await audit.close();
       await wrapper.close();
       await store.close();
     })()),

@@ -1,65 +1,55 @@
 /** /v1/credentials: store, list, read, rotate and delete provider keys (org token). */
 import { inject, injectable } from 'tsyringe';
-import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
 import { UsageRecorder } from '../gateway/usage-recorder.js';
-import { asObject, onlyFields, readJsonBody } from '../http/body.js';
-import { sendJson } from '../http/reply.js';
+import { asObject, onlyFields } from '../http/body.js';
 import type { Router } from '../http/router.js';
-import { Symbols } from '../symbols.js';
 import { CredentialService } from '../vault/credential-service.js';
-import { OrgService } from '../vault/org-service.js';
-import { noQuery, pageQuery } from './params.js';
+import { noQuery, orgOf, pageQuery } from './params.js';
 import { credentialView } from './views.js';
 
 @injectable()
 export class CredentialsApi {
   constructor(
-    @inject(Symbols.Config) private readonly config: Config,
-    @inject(OrgService) private readonly orgs: OrgService,
     @inject(CredentialService) private readonly credentials: CredentialService,
     @inject(UsageRecorder) private readonly usage: UsageRecorder,
   ) {}
 
   register(router: Router): void {
-    router.add('POST', '/v1/credentials', async ({ req, res, query }) => {
-      const { org } = await this.orgs.authenticate(req.headers.authorization);
-      noQuery(query);
-      const body = asObject(await readJsonBody(req, this.config.maxBody));
-      onlyFields(body, ['provider', 'api_key']);
-      if (typeof body.provider !== 'string' || body.provider === '') throw Errors.invalidRequest('`provider` is required: a provider id such as "openai".', 'provider');
-      const apiKey = this.credentials.validateApiKey(body.api_key);
-      const record = await this.credentials.create(org.id, body.provider, apiKey);
-      sendJson(res, 201, credentialView(record));
+    router.add('POST', '/v1/credentials', { auth: 'org', action: 'credential.create', idempotent: true }, async (r) => {
+      const org = orgOf(r);
+      noQuery(r.query);
+      const input = asObject(await r.body());
+      onlyFields(input, ['provider', 'api_key']);
+      if (typeof input.provider !== 'string' || input.provider === '') throw Errors.invalidRequest('`provider` is required: a provider id such as "openai".', 'provider');
+      const apiKey = this.credentials.validateApiKey(input.api_key);
+      return { status: 201, body: credentialView(await this.credentials.create(org.id, input.provider, apiKey)) };
     });
 
-    router.add('GET', '/v1/credentials', async ({ req, res, query }) => {
-      const { org } = await this.orgs.authenticate(req.headers.authorization);
-      const page = await this.credentials.list(org.id, pageQuery(query));
-      sendJson(res, 200, { object: 'list', data: page.data.map((c) => credentialView(c)), has_more: page.hasMore });
+    router.add('GET', '/v1/credentials', { auth: 'org' }, async (r) => {
+      const page = await this.credentials.list(orgOf(r).id, pageQuery(r.query));
+      return { status: 200, body: { object: 'list', data: page.data.map((c) => credentialView(c)), has_more: page.hasMore } };
     });
 
-    router.add('GET', '/v1/credentials/:id', async ({ req, res, query, params }) => {
-      const { org } = await this.orgs.authenticate(req.headers.authorization);
-      noQuery(query);
-      const record = await this.credentials.get(org.id, params.id!);
-      sendJson(res, 200, credentialView(record, await this.usage.get('cred', record.id)));
+    router.add('GET', '/v1/credentials/:id', { auth: 'org' }, async (r) => {
+      noQuery(r.query);
+      const record = await this.credentials.get(orgOf(r).id, r.params.id!);
+      return { status: 200, body: credentialView(record, await this.usage.get('cred', record.id)) };
     });
 
-    router.add('POST', '/v1/credentials/:id/rotate', async ({ req, res, query, params }) => {
-      const { org } = await this.orgs.authenticate(req.headers.authorization);
-      noQuery(query);
-      const body = asObject(await readJsonBody(req, this.config.maxBody));
-      onlyFields(body, ['api_key']);
-      const apiKey = this.credentials.validateApiKey(body.api_key);
-      sendJson(res, 200, credentialView(await this.credentials.rotate(org.id, params.id!, apiKey)));
+    router.add('POST', '/v1/credentials/:id/rotate', { auth: 'org', action: 'credential.rotate', idempotent: true }, async (r) => {
+      const org = orgOf(r);
+      noQuery(r.query);
+      const input = asObject(await r.body());
+      onlyFields(input, ['api_key']);
+      const apiKey = this.credentials.validateApiKey(input.api_key);
+      return { status: 200, body: credentialView(await this.credentials.rotate(org.id, r.params.id!, apiKey)) };
     });
 
-    router.add('DELETE', '/v1/credentials/:id', async ({ req, res, query, params }) => {
-      const { org } = await this.orgs.authenticate(req.headers.authorization);
-      noQuery(query);
-      await this.credentials.delete(org.id, params.id!);
-      sendJson(res, 200, { id: params.id, object: 'credential', deleted: true });
+    router.add('DELETE', '/v1/credentials/:id', { auth: 'org', action: 'credential.delete' }, async (r) => {
+      noQuery(r.query);
+      await this.credentials.delete(orgOf(r).id, r.params.id!);
+      return { status: 200, body: { id: r.params.id, object: 'credential', deleted: true } };
     });
   }
 }

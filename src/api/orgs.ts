@@ -1,44 +1,42 @@
-/** POST /v1/orgs (operator's admin token) and the org token's rotation. */
+/** POST /v1/orgs (the operator's admin token) and the org token's rotation. */
 import { inject, injectable } from 'tsyringe';
-import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
-import { asObject, onlyFields, readJsonBody } from '../http/body.js';
-import { sendJson } from '../http/reply.js';
-import type { Router } from '../http/router.js';
-import { Symbols } from '../symbols.js';
+import { asObject, onlyFields } from '../http/body.js';
+import type { AdminRequest, Router } from '../http/router.js';
 import { OrgService } from '../vault/org-service.js';
-import { noQuery } from './params.js';
+import { noQuery, orgOf } from './params.js';
 import { iso } from './views.js';
 
 @injectable()
 export class OrgsApi {
-  constructor(
-    @inject(Symbols.Config) private readonly config: Config,
-    @inject(OrgService) private readonly orgs: OrgService,
-  ) {}
+  constructor(@inject(OrgService) private readonly orgs: OrgService) {}
 
   register(router: Router): void {
-    router.add('POST', '/v1/orgs', async ({ req, res, query }) => {
-      if (!this.orgs.isAdmin(req.headers.authorization)) throw Errors.unauthenticated();
+    router.add('POST', '/v1/orgs', { auth: 'admin', action: 'org.create', idempotent: true }, async ({ query, body }) => {
       noQuery(query);
-      const body = asObject(await readJsonBody(req, this.config.maxBody));
-      onlyFields(body, ['name']);
-      const { org, token } = await this.orgs.create(this.orgs.validateName(body.name));
-      sendJson(res, 201, { id: org.id, object: 'organization', name: org.name, token, created_at: iso(org.createdAt) });
+      const input = asObject(await body());
+      onlyFields(input, ['name']);
+      const { org, token } = await this.orgs.create(this.orgs.validateName(input.name));
+      return {
+        status: 201,
+        body: { id: org.id, object: 'organization', name: org.name, token, created_at: iso(org.createdAt) },
+        org: org.id,
+        secretFields: ['token'],
+      };
     });
 
-    router.add('POST', '/v1/orgs/self/token/rotate', async ({ req, res, query }) => {
-      const principal = await this.orgs.authenticate(req.headers.authorization);
-      noQuery(query);
-      const body = asObject((await readJsonBody(req, this.config.maxBody)) ?? {});
-      onlyFields(body, ['grace_s']);
+    router.add('POST', '/v1/orgs/self/token/rotate', { auth: 'org', action: 'org.token_rotate', idempotent: true }, async (r: AdminRequest) => {
+      const org = orgOf(r);
+      noQuery(r.query);
+      const input = asObject((await r.body()) ?? {});
+      onlyFields(input, ['grace_s']);
       // Omitted means 0; an explicit null is a mistake, not a default (it would end the current token at once).
-      const grace = body.grace_s === undefined ? 0 : body.grace_s;
+      const grace = input.grace_s === undefined ? 0 : input.grace_s;
       if (typeof grace !== 'number' || !Number.isInteger(grace) || grace < 0 || grace > 30 * 86_400) {
         throw Errors.invalidRequest('`grace_s` must be an integer number of seconds from 0 to 2592000.', 'grace_s');
       }
-      const { token, tokenId } = await this.orgs.rotateToken(principal.org.id, grace);
-      sendJson(res, 200, { id: principal.org.id, object: 'organization', token, token_id: tokenId });
+      const { token, tokenId } = await this.orgs.rotateToken(org.id, grace);
+      return { status: 200, body: { id: org.id, object: 'organization', token, token_id: tokenId }, target: tokenId, secretFields: ['token'] };
     });
   }
 }

@@ -1,6 +1,13 @@
 /** Query parameters shared by the list endpoints. */
 import { Errors } from '../errors.js';
-import type { PageQuery } from '../store/ports.js';
+import type { AdminRequest } from '../http/router.js';
+import type { OrgRecord, PageQuery } from '../store/ports.js';
+
+/** The calling organisation of an `org`-authenticated route. */
+export function orgOf(r: AdminRequest): OrgRecord {
+  if (r.principal.kind !== 'org') throw Errors.unauthenticated();
+  return r.principal.org;
+}
 
 export function pageQuery(query: URLSearchParams): PageQuery {
   for (const k of query.keys()) {

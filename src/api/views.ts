@@ -1,5 +1,5 @@
 /** Records → the JSON the contract shows. Never a secret: keys and token values are not in records. */
-import type { CredentialRecord, TokenRecord, UsageCounts } from '../store/ports.js';
+import type { AuditRecord, CredentialRecord, TokenRecord, UsageCounts } from '../store/ports.js';
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -32,5 +32,12 @@ export function tokenView(t: TokenRecord, now: number, usage?: UsageCounts) {
     ...(t.scopes.maxRequests !== undefined ? { max_requests: t.scopes.maxRequests } : {}),
     ...(t.scopes.rateLimit !== undefined ? { rate_limit: t.scopes.rateLimit } : {}),
     ...(usage ? { usage: usageView(usage) } : {}),
+  };
+}
+
+export function auditView(a: AuditRecord) {
+  return {
+    id: a.id, object: 'audit_event', time: iso(a.time), request_id: a.requestId, org: a.org,
+    actor: a.actor, action: a.action, target: a.target, outcome: a.outcome, ip: a.ip,
   };
 }

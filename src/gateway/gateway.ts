@@ -25,6 +25,8 @@ import { UsageRecorder } from './usage-recorder.js';
 import { QuotaLedger } from './quota-ledger.js';
 import { RateLimiter } from './rate-limiter.js';
 import { modelAllowed, pathAllowed } from '../vault/scopes.js';
+import { AbuseGuard } from '../vault/abuse-guard.js';
+import { AuditLog } from '../vault/audit-log.js';
 
 const PREFIX = '/v1/proxy/';
 /** Refused requests with a body larger than this are answered with `connection: close` instead of drained. */
@@ -42,6 +44,8 @@ export class Gateway implements ProxyHandler {
     @inject(UsageRecorder) private readonly usage: UsageRecorder,
     @inject(QuotaLedger) private readonly ledger: QuotaLedger,
     @inject(RateLimiter) private readonly rateLimiter: RateLimiter,
+    @inject(AbuseGuard) private readonly guard: AbuseGuard,
+    @inject(AuditLog) private readonly audit: AuditLog,
   ) {}
 
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
@@ -69,9 +73,18 @@ export class Gateway implements ProxyHandler {
   private async run(ctx: ProxyContext): Promise<void> {
     const { req, res } = ctx;
     try {
-      await this.chain.auth.onRequest?.(ctx);
+      this.guard.check(ctx.ip);
+      try {
+        await this.chain.auth.onRequest?.(ctx);
+        if (!ctx.auth) throw Errors.invalidToken();
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 401) {
+          if (this.guard.failed(ctx.ip)) this.log.warn({ ip: ctx.ip, request_id: ctx.requestId }, 'too many failed authentications; cooling down');
+          this.audit.record({ requestId: ctx.requestId, org: '', actor: 'anonymous', action: 'auth.failed', target: `/v1/proxy/${ctx.path}`, outcome: 'denied', ip: ctx.ip });
+        }
+        throw err;
+      }
       const auth = ctx.auth;
-      if (!auth) throw Errors.invalidToken();
 
       const provider = this.providers.get(auth.credential.provider);
       if (!provider) throw Errors.pathNotAllowed(`The provider ${JSON.stringify(auth.credential.provider)} is not loaded on this gateway.`);
@@ -105,6 +118,9 @@ export class Gateway implements ProxyHandler {
         await this.chain.quota?.onRequest?.(ctx);
       } catch (err) {
         if (scopes.maxRequests) this.ledger.refundToken(auth.token.id);
+        if (err instanceof ApiError && err.code === 'quota_exceeded') {
+          this.audit.record({ requestId: ctx.requestId, org: auth.credential.orgId, actor: auth.token.id, action: 'quota.refused', target: auth.credential.id, outcome: 'denied', ip: ctx.ip });
+        }
         throw err;
       }
 

@@ -63,14 +63,18 @@ export function stripKeyParams(query: string, params: readonly string[]): string
 
 const RESPONSE_HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'trailer', 'te']);
 
-/** Response headers as the provider sent them (raw names, duplicates kept), minus hop-by-hop. */
+/**
+ * Response headers as the provider sent them (raw names, duplicates kept), minus hop-by-hop.
+ * `mask` applies to names as well as values: an echoing upstream may put the key in either
+ * (`*` is a valid header-name character, so a masked name is still a valid header).
+ */
 export function downstreamHeaders(rawHeaders: string[], mask: (v: string) => string): string[] {
   const out: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
     const lower = name.toLowerCase();
     if (RESPONSE_HOP_BY_HOP.has(lower) || lower.startsWith('x-keyward-')) continue;
-    out.push(name, mask(rawHeaders[i + 1]!));
+    out.push(mask(name), mask(rawHeaders[i + 1]!));
   }
   return out;
 }

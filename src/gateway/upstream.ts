@@ -144,7 +144,8 @@ export class UpstreamProxy {
     ctx.status = proxyRes.statusCode ?? 502;
     const headers = downstreamHeaders(proxyRes.rawHeaders, (v) => maskString(v, key));
     for (const [name, value] of Object.entries(extraHeaders)) headers.push(name, value);
-    res.writeHead(ctx.status, proxyRes.statusMessage, headers);
+    // The reason phrase is upstream text too: masked like headers and body.
+    res.writeHead(ctx.status, maskString(proxyRes.statusMessage ?? '', key), headers);
     // Flush headers now: a stream's caller should see the status before the first event.
     res.flushHeaders();
     const counter = new Transform({

@@ -9,6 +9,11 @@ import { Errors } from '../errors.js';
 const MAX_DEPTH = 32;
 
 export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
+  return parseJsonBody(await readRawBody(req, maxBytes));
+}
+
+/** The body's bytes, refused with 413 past `maxBytes` (by content-length before reading, else as it streams). */
+export async function readRawBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBytes) {
     req.resume();
@@ -24,7 +29,12 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
     }
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** JSON from body bytes: undefined when empty, 400 when invalid or nested too deep. */
+export function parseJsonBody(raw: Buffer): unknown {
+  const text = raw.toString('utf8');
   if (text.trim() === '') return undefined;
   if (nestingDepth(text) > MAX_DEPTH) throw Errors.invalidRequest(`The JSON body is nested deeper than ${MAX_DEPTH} levels.`);
   try {

@@ -1,29 +1,61 @@
-/** A small exact router for the admin API: `/v1/credentials/:id` style patterns. */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+/**
+ * The admin API's routes: `/v1/credentials/:id` style patterns, each declaring
+ * who may call it (`org` token, the operator's `admin` token, or `none`),
+ * whether it is idempotent-capable (POSTs), and the audit action it performs.
+ * Handlers are thin and return a Reply; the AdminPipeline does the rest.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { OrgRecord } from '../store/ports.js';
 
-export interface RouteContext {
+export type Principal =
+  | { kind: 'org'; org: OrgRecord; actor: string }
+  | { kind: 'admin'; actor: 'admin' }
+  | { kind: 'none' };
+
+export interface AdminRequest {
   req: IncomingMessage;
-  res: ServerResponse;
   params: Record<string, string>;
   query: URLSearchParams;
   requestId: string;
   ip: string;
+  principal: Principal;
+  /** The JSON body, read once within KEYWARD_MAX_BODY (undefined when empty). */
+  body(): Promise<unknown>;
 }
 
-export type Handler = (ctx: RouteContext) => Promise<void>;
+export interface Reply {
+  status: number;
+  body: unknown;
+  /** The audit record's target, when it is not the path's or the reply's `id`. */
+  target?: string;
+  /** The organisation an `admin` action concerns (the one it created). */
+  org?: string;
+  /** Fields of `body` never stored for an idempotent replay (secrets shown once). */
+  secretFields?: string[];
+}
 
-interface Route {
+export type Handler = (r: AdminRequest) => Promise<Reply>;
+
+export interface RouteSpec {
+  auth: 'org' | 'admin' | 'none';
+  /** Audit action, e.g. `credential.create`; reads are not audited. */
+  action?: string;
+  /** Honours an Idempotency-Key header (Stripe's semantics). */
+  idempotent?: boolean;
+}
+
+export interface Route extends RouteSpec {
   method: string;
-  segments: string[];
   pattern: string;
+  segments: string[];
   handler: Handler;
 }
 
 export class Router {
   private readonly routes: Route[] = [];
 
-  add(method: string, pattern: string, handler: Handler): void {
-    this.routes.push({ method, pattern, segments: pattern.split('/').filter(Boolean), handler });
+  add(method: string, pattern: string, spec: RouteSpec, handler: Handler): void {
+    this.routes.push({ ...spec, method, pattern, segments: pattern.split('/').filter(Boolean), handler });
   }
 
   /** Every registered method + pattern (the OpenAPI test checks each is documented). */
@@ -31,9 +63,9 @@ export class Router {
     return this.routes.map((r) => ({ method: r.method, pattern: r.pattern }));
   }
 
-  match(method: string, path: string): { handler: Handler; params: Record<string, string> } | undefined {
-    const parts = path.split('/').filter(Boolean);
+  match(method: string, path: string): { route: Route; params: Record<string, string> } | undefined {
     if (path.includes('//')) return undefined;
+    const parts = path.split('/').filter(Boolean);
     for (const r of this.routes) {
       if (r.method !== method || r.segments.length !== parts.length) continue;
       const params: Record<string, string> = {};
@@ -45,7 +77,7 @@ export class Router {
           else params[seg.slice(1)] = parts[i]!;
         } else if (seg !== parts[i]) ok = false;
       }
-      if (ok) return { handler: r.handler, params };
+      if (ok) return { route: r, params };
     }
     return undefined;
   }

@@ -12,10 +12,15 @@ import type { Config } from '../config.js';
 import { ApiError, Errors, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { rawErrorResponse, sendError, sendJson } from './reply.js';
-import type { Router } from './router.js';
+import type { Route, Router } from './router.js';
 
 export interface ProxyHandler {
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void;
+}
+
+/** Runs a matched admin route: authentication, limits, idempotency, the handler, audit (src/api/admin-pipeline.ts). */
+export interface AdminHandler {
+  handle(route: Route, params: Record<string, string>, query: URLSearchParams, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void>;
 }
 
 export interface HealthCheck {
@@ -43,6 +48,7 @@ export class HttpServer {
     private readonly config: Config,
     private readonly log: Logger,
     private readonly router: Router,
+    private readonly pipeline: AdminHandler,
     private readonly proxy: ProxyHandler,
     private readonly health: HealthCheck,
     private readonly extra: ExtraRoutes = {},
@@ -118,8 +124,7 @@ export class HttpServer {
         req.resume();
         throw Errors.notFound('No such route.');
       }
-      const ip = req.socket.remoteAddress ?? '';
-      await match.handler({ req, res, params: match.params, query, requestId, ip });
+      await this.pipeline.handle(match.route, match.params, query, req, res, requestId);
     } catch (err) {
       const apiError = toApiError(err);
       if (!(err instanceof ApiError)) this.log.error({ err, request_id: requestId }, 'admin request failed');

@@ -18,6 +18,7 @@ import { createLogger } from '../../src/log.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+export const TEST_ABUSE_LIMITS = { KEYWARD_AUTH_FAILURES: '1000000', KEYWARD_ADMIN_RATE: '1000000' };
 
 export function tempDir(t: ExecutionContext, prefix = 'keyward-'): string {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
@@ -52,6 +53,9 @@ export async function startApp(t: ExecutionContext, options: StartOptions = {}):
     KEYWARD_DATA_DIR: dataDir,
     KEYWARD_ADMIN_TOKEN: ADMIN_TOKEN,
     KEYWARD_LOG_LEVEL: 'debug',
+    // Most suites send many bad tokens and admin calls from 127.0.0.1 on purpose;
+    // the abuse-control tests set these back to small values.
+    ...TEST_ABUSE_LIMITS,
     ...options.env,
   });
   const raw: string[] = [];
@@ -156,7 +160,7 @@ export interface SpawnedServer {
 /** Starts `node dist/src/main.js` (built by `npm test` before ava runs) and waits for its listening line. */
 export async function spawnServer(t: ExecutionContext, env: Record<string, string>, timeoutMs = 15_000): Promise<SpawnedServer> {
   const proc = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', KEYWARD_ADMIN_TOKEN: ADMIN_TOKEN, ...env },
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', KEYWARD_ADMIN_TOKEN: ADMIN_TOKEN, ...TEST_ABUSE_LIMITS, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

@@ -1,0 +1,148 @@
+/**
+ * Every admin request runs the same steps, so no handler can forget one:
+ * the IP's failed-authentication cool-down, authentication (org token or the
+ * operator's admin token), the organisation's admin rate limit, the
+ * Idempotency-Key (Stripe's semantics), the handler, the audit record, and one
+ * access-log line. Handlers only parse, call a service and return a Reply.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { inject, injectable } from 'tsyringe';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { ApiError, Errors, toApiError } from '../errors.js';
+import { RateLimiter } from '../gateway/rate-limiter.js';
+import { readRawBody, parseJsonBody } from '../http/body.js';
+import { sendError, sendJson } from '../http/reply.js';
+import type { Principal, Reply, Route } from '../http/router.js';
+import type { Logger } from '../log.js';
+import type { IdempotencyStore } from '../store/ports.js';
+import { Symbols } from '../symbols.js';
+import { AbuseGuard } from '../vault/abuse-guard.js';
+import { AuditLog } from '../vault/audit-log.js';
+import { OrgService } from '../vault/org-service.js';
+import { traceFields } from '../trace.js';
+
+const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+@injectable()
+export class AdminPipeline {
+  constructor(
+    @inject(Symbols.Config) private readonly config: Config,
+    @inject(Symbols.Logger) private readonly log: Logger,
+    @inject(Symbols.Clock) private readonly clock: Clock,
+    @inject(Symbols.IdempotencyStore) private readonly idempotency: IdempotencyStore,
+    @inject(OrgService) private readonly orgs: OrgService,
+    @inject(AbuseGuard) private readonly guard: AbuseGuard,
+    @inject(AuditLog) private readonly audit: AuditLog,
+    @inject(RateLimiter) private readonly rateLimiter: RateLimiter,
+  ) {}
+
+  async handle(route: Route, params: Record<string, string>, query: URLSearchParams, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+    const started = process.hrtime.bigint();
+    const ip = req.socket.remoteAddress ?? '';
+    const path = (req.url ?? '').split('?')[0]!;
+    let principal: Principal = { kind: 'none' };
+    let status = 500;
+    let claimed: string | undefined;
+    try {
+      principal = await this.authenticate(route, req, ip, requestId, path);
+      const org = principal.kind === 'org' ? principal.org.id : undefined;
+      if (org) {
+        try {
+          this.rateLimiter.take(`admin:${org}`, this.config.adminRate);
+        } catch (err) {
+          this.audit.record({ requestId, org, actor: this.actor(principal), action: 'admin.rate_limited', target: path, outcome: 'denied', ip });
+          this.log.warn({ org, request_id: requestId }, 'admin rate limit reached');
+          throw err;
+        }
+      }
+
+      let raw: Buffer | undefined;
+      const body = async () => {
+        raw ??= await readRawBody(req, this.config.maxBody);
+        return parseJsonBody(raw);
+      };
+
+      const key = req.headers['idempotency-key'];
+      let reply: Reply | undefined;
+      if (route.idempotent && key !== undefined) {
+        if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
+          throw Errors.invalidRequest('`Idempotency-Key` must be 1 to 255 printable characters.', 'Idempotency-Key');
+        }
+        raw = await readRawBody(req, this.config.maxBody);
+        const scope = `${org ?? 'admin'}|${req.method} ${path}|${key}`;
+        const requestHash = createHash('sha256').update(raw).digest('hex');
+        const now = this.clock.now();
+        const outcome = await this.idempotency.claimIdempotency({ scope, requestHash, createdAt: now }, now - IDEMPOTENCY_TTL_MS);
+        if (outcome !== 'claimed') {
+          if (outcome.requestHash !== requestHash || !outcome.response) throw Errors.idempotencyConflict();
+          status = outcome.response.status;
+          sendJson(res, outcome.response.status, outcome.response.body, { 'idempotent-replayed': 'true' });
+          return;
+        }
+        claimed = scope;
+      }
+
+      reply = await route.handler({ req, params, query, requestId, ip, principal, body });
+      if (!req.readableEnded) req.resume();
+
+      if (claimed) {
+        const stored = { ...(reply.body as Record<string, unknown>) };
+        for (const f of reply.secretFields ?? []) delete stored[f];
+        await this.idempotency.completeIdempotency(claimed, { status: reply.status, body: stored });
+        claimed = undefined;
+      }
+      if (route.action) {
+        const target = reply.target ?? params.id ?? String((reply.body as { id?: unknown }).id ?? '');
+        this.audit.record({ requestId, org: org ?? reply.org ?? '', actor: this.actor(principal), action: route.action, target, outcome: 'success', ip });
+      }
+      status = reply.status;
+      sendJson(res, reply.status, reply.body);
+    } catch (err) {
+      const apiError = toApiError(err);
+      if (!(err instanceof ApiError)) this.log.error({ err, request_id: requestId }, 'admin request failed');
+      if (claimed) await this.idempotency.releaseIdempotency(claimed).catch(() => {});
+      if (route.action && principal.kind !== 'none' && apiError.status < 500) {
+        const org = principal.kind === 'org' ? principal.org.id : '';
+        this.audit.record({ requestId, org, actor: this.actor(principal), action: route.action, target: params.id ?? path, outcome: 'failure', ip });
+      }
+      // Don't leave an unread body on a keep-alive connection.
+      if (!req.readableEnded) res.setHeader('connection', 'close');
+      status = apiError.status;
+      sendError(res, apiError);
+    } finally {
+      const latencyS = Number(process.hrtime.bigint() - started) / 1e9;
+      this.log.info({
+        httpRequest: { requestMethod: req.method, requestUrl: path, status, latency: `${latencyS.toFixed(6)}s`, remoteIp: ip },
+        keyward: { request_id: requestId, ...(principal.kind === 'org' ? { org: principal.org.id } : {}), actor: this.actor(principal) },
+        ...traceFields(req.headers, this.config.gcpProject),
+      }, 'admin request');
+    }
+  }
+
+  private actor(p: Principal): string {
+    return p.kind === 'org' ? p.actor : p.kind === 'admin' ? 'admin' : 'anonymous';
+  }
+
+  private async authenticate(route: Route, req: IncomingMessage, ip: string, requestId: string, path: string): Promise<Principal> {
+    if (route.auth === 'none') return { kind: 'none' };
+    this.guard.check(ip);
+    try {
+      if (route.auth === 'admin') {
+        if (!this.orgs.isAdmin(req.headers.authorization)) throw Errors.unauthenticated();
+        return { kind: 'admin', actor: 'admin' };
+      }
+      const { org, tokenId } = await this.orgs.authenticate(req.headers.authorization);
+      return { kind: 'org', org, actor: tokenId };
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) {
+        const cooling = this.guard.failed(ip);
+        this.audit.record({ requestId, org: '', actor: 'anonymous', action: 'auth.failed', target: path, outcome: 'denied', ip });
+        if (cooling) this.log.warn({ ip, request_id: requestId }, 'too many failed authentications; cooling down');
+      }
+      throw err;
+    }
+  }
+}
