@@ -8,6 +8,7 @@ import test from 'ava';
 import http from 'node:http';
 import { api, createCredential, createOrg, mintToken, startApp, tempDir } from '../support/app.js';
 import { startFakeProvider } from '../support/fake-provider.js';
+import { ManualClock } from '../support/clocks.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
 
 const CHAT = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
@@ -138,4 +139,26 @@ test('after a graceful stop and restart on the same data dir the limit is reache
   t.is(after.status, 429);
   t.is(after.body.error.code, 'quota_exceeded');
   t.is(fake.received.length, 50);
+});
+
+test('the quota is per calendar month (UTC): a new month starts afresh, and usage reports the new period', async (t) => {
+  const clock = new ManualClock(Date.UTC(2026, 10, 30, 23, 59, 50));
+  const f = await proxyFixture(t, { clock, env: { KEYWARD_FREE_PROXY_REQUESTS: '2' } });
+  const tok = await mintToken(f.app, f.org, f.credentials.openai, '1h');
+  const call = () => post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': tok.token });
+  t.deepEqual(tally([await call(), await call(), await call()]), { '200': 2, '429 quota_exceeded': 1 });
+  const november = await api(f.app, 'GET', '/v1/usage', { token: f.org.token });
+  t.is(november.body.period, '2026-11');
+  t.deepEqual(november.body.proxy_requests, { used: 2, limit: 2 });
+  const refused = await call();
+  t.is(refused.headers['retry-after'], '10', 'ten seconds to midnight UTC');
+
+  clock.advance(10_000); // 2026-12-01T00:00:00Z
+  const december = [await call(), await call(), await call()];
+  t.deepEqual(tally(december), { '200': 2, '429 quota_exceeded': 1 });
+  t.is(december[2]!.headers['retry-after'], String(31 * 86_400), 'a whole month until January');
+  const usage = await api(f.app, 'GET', '/v1/usage', { token: f.org.token });
+  t.is(usage.body.period, '2026-12');
+  t.deepEqual(usage.body.proxy_requests, { used: 2, limit: 2 });
+  t.is(f.fake.received.length, 4);
 });
