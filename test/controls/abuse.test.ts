@@ -1,0 +1,43 @@
+import test from 'ava';
+import { api, createOrg, startApp } from '../support/app.js';
+import { proxyFixture } from '../support/proxy-fixture.js';
+
+test('repeated failed authentications from one IP start a cool-down on the admin API and the proxy', async (t) => {
+  const f = await proxyFixture(t, { env: { KEYWARD_AUTH_FAILURES: '5', KEYWARD_AUTH_COOLDOWN_S: '2' } });
+  for (let i = 0; i < 5; i++) {
+    const r = await api(f.app, 'GET', '/v1/credentials', { token: `otok_wrong_${i}` });
+    t.is(r.status, 401);
+  }
+  // The sixth failure starts the cool-down; from then on even a valid token is refused.
+  t.is((await fetch(f.proxyUrl('v1/models'), { headers: { 'x-proxy-token': 'ptok_wrong' } })).status, 401);
+  const refused = await api(f.app, 'GET', '/v1/credentials', { token: f.org.token });
+  t.is(refused.status, 429);
+  t.is(refused.body.error.code, 'too_many_failures');
+  t.is(refused.body.error.type, 'rate_limit');
+  const retryAfter = Number(refused.headers.get('retry-after'));
+  t.true(retryAfter >= 1 && retryAfter <= 2);
+  const proxied = await fetch(f.proxyUrl('v1/models'), { headers: { 'x-proxy-token': f.tokens.openai.token } });
+  t.is(proxied.status, 429);
+  t.is(((await proxied.json()) as any).error.code, 'too_many_failures');
+  t.is(f.fake.received.length, 0);
+  // After the cool-down, good tokens work again.
+  await new Promise((r) => setTimeout(r, 2100));
+  t.is((await api(f.app, 'GET', '/v1/credentials', { token: f.org.token })).status, 200);
+  t.is((await fetch(f.proxyUrl('v1/models'), { headers: { 'x-proxy-token': f.tokens.openai.token } })).status, 200);
+  t.true(f.app.logs.some((l) => l.message === 'too many failed authentications; cooling down'));
+});
+
+test('the admin API is rate limited per organisation', async (t) => {
+  const app = await startApp(t, { env: { KEYWARD_ADMIN_RATE: '10' } });
+  const a = await createOrg(app, 'a');
+  const b = await createOrg(app, 'b');
+  const statuses: number[] = [];
+  for (let i = 0; i < 14; i++) statuses.push((await api(app, 'GET', '/v1/credentials', { token: a.token })).status);
+  t.is(statuses.filter((s) => s === 200).length, 10);
+  t.is(statuses.filter((s) => s === 429).length, 4);
+  const limited = await api(app, 'GET', '/v1/usage', { token: a.token });
+  t.is(limited.body.error.code, 'rate_limited');
+  t.truthy(limited.headers.get('retry-after'));
+  // Organisation B has its own budget.
+  t.is((await api(app, 'GET', '/v1/credentials', { token: b.token })).status, 200);
+});
