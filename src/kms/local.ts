@@ -7,6 +7,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, openSync, readFileSync, writeSync, closeSync } from 'node:fs';
 import path from 'node:path';
+import { BackendUnavailable } from '../errors.js';
 import type { Logger } from '../log.js';
 import { UnwrapFailed, type KeyWrapper, type WrappedKey } from './key-wrapper.js';
 
@@ -55,6 +56,18 @@ export function loadOrCreateKeyFile(dataDir: string, log: Logger): Buffer {
   return key;
 }
 
+/**
+ * A DEK wrapped under a KEK this process does not hold: a configuration problem
+ * (the key wrapper cannot answer for it, so 503 unavailable), not tampering.
+ */
+export class KekNotConfigured extends BackendUnavailable {
+  constructor(readonly kekId: string) {
+    super(`key-encryption key ${kekId}`);
+    this.name = 'KekNotConfigured';
+    this.message = `the key-encryption key ${kekId} is not configured (keep the old key in KEYWARD_LOCAL_KEK_PREVIOUS until keyward keys rewrap has moved every DEK)`;
+  }
+}
+
 export class LocalKeyWrapper implements KeyWrapper {
   readonly kind = 'local';
   private readonly keys = new Map<string, Buffer>();
@@ -73,7 +86,7 @@ export class LocalKeyWrapper implements KeyWrapper {
 
   async unwrap(wrapped: Buffer, aad: Buffer, kekId: string): Promise<Buffer> {
     const key = this.keys.get(kekId);
-    if (!key) throw new Error(`the key-encryption key ${kekId} is not configured (set KEYWARD_LOCAL_KEK_PREVIOUS while rewrapping)`);
+    if (!key) throw new KekNotConfigured(kekId);
     try {
       return openGcm(key, wrapped.subarray(0, 12), wrapped.subarray(12), aad);
     } catch {

@@ -3,7 +3,7 @@ import test from 'ava';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { ApiError } from '../../src/errors.js';
+import { ApiError, toApiError } from '../../src/errors.js';
 import { CredentialService } from '../../src/vault/credential-service.js';
 import { randomBase62, sha256Hex } from '../../src/vault/secrets.js';
 import { TokenService } from '../../src/vault/token-service.js';
@@ -191,12 +191,16 @@ test('one flipped byte anywhere in the sealed key fails closed', async (t) => {
   t.is(await keyFor(app, org.id, made[5]!.id, 'openai'), made[5]!.key);
 });
 
-test('a wrapped DEK under an unknown key-encryption key is refused, never served', async (t) => {
+test('a wrapped DEK under an unknown key-encryption key is refused with 503 unavailable, never served', async (t) => {
   let app = await startApp(t);
   const org = await createOrg(app);
   const id = await createCredential(app, org, 'openai', uniqueKey('kek'));
   app = await tamper(t, app, (db) => {
     db.prepare("UPDATE credentials SET kek_id = 'local:0000000000000000' WHERE id = ?").run(id);
   });
-  await t.throwsAsync(keyFor(app, org.id, id, 'openai'));
+  const err = await t.throwsAsync(keyFor(app, org.id, id, 'openai'));
+  // A configuration problem, answered 503 unavailable (not a 500, not an integrity alarm).
+  t.is(toApiError(err).status, 503);
+  t.is(toApiError(err).code, 'unavailable');
+  t.regex(err!.message, /local:0000000000000000 is not configured/);
 });
