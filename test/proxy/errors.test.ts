@@ -476,3 +476,39 @@ test('the same refusals happen for a second credential of another provider creat
   t.is(ok.status, 200);
   t.is(f.fake.received.at(-1)?.headers.authorization, 'Bearer sk-second-openai-key-0123456789');
 });
+
+test('429 too_many_failures: past KEYWARD_AUTH_FAILURES bad tokens from one IP, even a good token is refused for the cool-down', async (t) => {
+  const f = await proxyFixture(t, { env: { KEYWARD_AUTH_FAILURES: '3', KEYWARD_AUTH_COOLDOWN_S: '60' } });
+  const call = (token: string) => send(f.app.port, 'POST', '/v1/proxy/v1/chat/completions', chatHeaders(token), CHAT);
+  const statuses: number[] = [];
+  for (let i = 0; i < 6 && !statuses.includes(429); i++) statuses.push((await call(newToken('ptok'))).status);
+  t.deepEqual(statuses.slice(0, 3), [401, 401, 401], 'the first failures are plain 401s');
+  t.true(statuses.includes(429), `cool-down within a failure or two past the limit: ${statuses}`);
+  const r = await call(f.tokens.openai.token);
+  isGatewayError(t, r, 429, 'rate_limit', 'too_many_failures', 'good token while cooling down');
+  const retryAfter = Number(r.headers['retry-after']);
+  t.true(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, String(r.headers['retry-after']));
+  t.is(f.fake.received.length, 0);
+});
+
+test('400 bad_request for malformed HTTP on a proxy path (invalid header bytes, smuggling forms); nothing forwarded', async (t) => {
+  const f = await proxyFixture(t);
+  const head = (extra: string[]) => [
+    'POST /v1/proxy/v1/chat/completions HTTP/1.1', 'Host: x', `X-Proxy-Token: ${f.tokens.openai.token}`, 'Content-Type: application/json', ...extra, '', '',
+  ].join('\r\n');
+  const cases: Array<[string, string]> = [
+    ['control byte in a header value', head(['X-Bad: a\x01b', `Content-Length: ${CHAT.length}`]) + CHAT],
+    ['bare LF inside a header value', head(['X-Bad: a\nb', `Content-Length: ${CHAT.length}`]) + CHAT],
+    ['NUL in the request target', head([`Content-Length: ${CHAT.length}`]).replace('completions HTTP', 'completions\x00 HTTP') + CHAT],
+    ['Content-Length and Transfer-Encoding together', head([`Content-Length: ${CHAT.length}`, 'Transfer-Encoding: chunked']) + `${CHAT.length.toString(16)}\r\n${CHAT}\r\n0\r\n\r\n`],
+    ['two different Content-Lengths', head(['Content-Length: 5', `Content-Length: ${CHAT.length}`]) + CHAT],
+  ];
+  for (const [label, request] of cases) {
+    const r = await rawSocket(f.app.port, request);
+    t.is(r.status, 400, label);
+    t.is(r.body?.error?.code, 'bad_request', label);
+    t.is(r.body?.error?.type, 'invalid_request', label);
+  }
+  t.is(f.fake.received.length, 0);
+  t.is(await usedRequests(f.app, f.org.token), 0);
+});
