@@ -4,6 +4,7 @@
  * a token value, a header or a body.
  */
 import type { MiddlewarePlugin, PluginHost, ProxyContext } from '../src/gateway/contracts.js';
+import { traceFields } from '../src/trace.js';
 
 export default class LoggingPlugin implements MiddlewarePlugin {
   readonly name = 'logging';
@@ -35,6 +36,7 @@ export default class LoggingPlugin implements MiddlewarePlugin {
         ...(ctx.ttfbMs !== undefined ? { ttfb_ms: Math.round(ctx.ttfbMs * 1000) / 1000 } : {}),
         ...(ctx.usage.inputTokens || ctx.usage.outputTokens ? { input_tokens: ctx.usage.inputTokens, output_tokens: ctx.usage.outputTokens } : {}),
       },
+      ...traceFields(ctx.req.headers, this.host.config.gcpProject),
     };
     if (status >= 500) this.host.logger.warn(fields, 'proxy request');
     else this.host.logger.info(fields, 'proxy request');

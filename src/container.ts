@@ -24,6 +24,7 @@ import { LocalKeyWrapper, loadOrCreateKeyFile } from './kms/local.js';
 import type { Logger } from './log.js';
 import type { Store } from './store/ports.js';
 import { Symbols } from './symbols.js';
+import { Metrics, type CacheStats } from './metrics.js';
 import { CredentialService } from './vault/credential-service.js';
 import { Envelope } from './vault/envelope.js';
 import { OrgService } from './vault/org-service.js';
@@ -59,12 +60,13 @@ export async function createKeyWrapper(config: Config, log: Logger): Promise<Key
 }
 
 /** Vault and store only: what the CLI needs (no HTTP, no plugins). */
-export async function buildCore(config: Config, log: Logger, options: AppOptions = {}): Promise<DependencyContainer> {
+export async function buildCore(config: Config, log: Logger, options: AppOptions = {}, metrics?: Metrics): Promise<DependencyContainer> {
   const c = rootContainer.createChildContainer();
   const store = await createStore(config);
   let wrapper: KeyWrapper;
   try {
     wrapper = await createKeyWrapper(config, log);
+    if (metrics) wrapper = metrics.meter(wrapper);
   } catch (err) {
     await store.close();
     throw err;
@@ -92,7 +94,14 @@ export interface Server {
 }
 
 export async function buildServer(config: Config, log: Logger, options: AppOptions = {}): Promise<Server> {
-  const c = await buildCore(config, log, options);
+  let http: HttpServer | undefined;
+  let c: DependencyContainer | undefined;
+  const metrics = new Metrics(
+    (): Record<string, CacheStats> => (c ? { token: c.resolve(TokenService), key: c.resolve(CredentialService) } : {}),
+    () => http?.inflightRequests ?? 0,
+  );
+  c = await buildCore(config, log, options, metrics);
+  c.register(Metrics, { useValue: metrics });
   for (const cls of [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminPipeline]) c.registerSingleton(cls as never);
   const router = new Router();
   for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
@@ -121,15 +130,22 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   c.register(UpstreamProxy, { useValue: upstream });
   c.registerSingleton(Gateway);
 
-  const http = new HttpServer(config, log, router, c.resolve(AdminPipeline), c.resolve(Gateway), {
+  http = new HttpServer(config, log, router, c.resolve(AdminPipeline), c.resolve(Gateway), {
     ready: async () => {
       await Promise.all([store.ping(), wrapper.ping()]);
     },
+  }, {
+    '/metrics': async (_req, res) => {
+      const body = await metrics.registry.metrics();
+      res.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
+      res.end(body);
+    },
   });
+  const server = http;
 
   let closing: Promise<void> | undefined;
   return {
-    http,
+    http: server,
     container: c,
     shutdown: () => (closing ??= (async () => {
       // Leased quota goes back first (the quota plugin's close): another instance may need it while we drain.
@@ -140,7 +156,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
           log.warn({ err, plugin: plugin.name }, 'plugin close failed');
         }
       }
-      await http.drain(config.drainS * 1000);
+      await server.drain(config.drainS * 1000);
       await ledger.releaseAll();
       upstream.close();
       await usage.close();

@@ -22,6 +22,7 @@ import { AbuseGuard } from '../vault/abuse-guard.js';
 import { AuditLog } from '../vault/audit-log.js';
 import { OrgService } from '../vault/org-service.js';
 import { traceFields } from '../trace.js';
+import { Metrics } from '../metrics.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -37,6 +38,7 @@ export class AdminPipeline {
     @inject(AbuseGuard) private readonly guard: AbuseGuard,
     @inject(AuditLog) private readonly audit: AuditLog,
     @inject(RateLimiter) private readonly rateLimiter: RateLimiter,
+    @inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
   async handle(route: Route, params: Record<string, string>, query: URLSearchParams, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
@@ -113,6 +115,7 @@ export class AdminPipeline {
       status = apiError.status;
       sendError(res, apiError);
     } finally {
+      this.metrics.admin(req.method ?? '', route.pattern, status);
       const latencyS = Number(process.hrtime.bigint() - started) / 1e9;
       this.log.info({
         httpRequest: { requestMethod: req.method, requestUrl: path, status, latency: `${latencyS.toFixed(6)}s`, remoteIp: ip },
@@ -130,11 +133,13 @@ export class AdminPipeline {
     if (route.auth === 'none') return { kind: 'none' };
     this.guard.check(ip);
     try {
+      // Node keeps only the first of repeated Authorization headers; two credentials are ambiguous, so neither counts.
+      const authorization = (req.headersDistinct.authorization?.length ?? 0) > 1 ? undefined : req.headers.authorization;
       if (route.auth === 'admin') {
-        if (!this.orgs.isAdmin(req.headers.authorization)) throw Errors.unauthenticated();
+        if (!this.orgs.isAdmin(authorization)) throw Errors.unauthenticated();
         return { kind: 'admin', actor: 'admin' };
       }
-      const { org, tokenId } = await this.orgs.authenticate(req.headers.authorization);
+      const { org, tokenId } = await this.orgs.authenticate(authorization);
       return { kind: 'org', org, actor: tokenId };
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {

@@ -27,8 +27,11 @@ import { RateLimiter } from './rate-limiter.js';
 import { modelAllowed, pathAllowed } from '../vault/scopes.js';
 import { AbuseGuard } from '../vault/abuse-guard.js';
 import { AuditLog } from '../vault/audit-log.js';
+import { Metrics } from '../metrics.js';
 
 const PREFIX = '/v1/proxy/';
+/** Core's own key in ProxyContext.state: when the request was handed upstream. */
+const FORWARDED_AT = 'core:forwardedAt';
 /** Refused requests with a body larger than this are answered with `connection: close` instead of drained. */
 const DRAIN_LIMIT = 64 * 1024;
 
@@ -46,6 +49,7 @@ export class Gateway implements ProxyHandler {
     @inject(RateLimiter) private readonly rateLimiter: RateLimiter,
     @inject(AbuseGuard) private readonly guard: AbuseGuard,
     @inject(AuditLog) private readonly audit: AuditLog,
+    @inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
@@ -126,6 +130,7 @@ export class Gateway implements ProxyHandler {
 
       if (res.destroyed) return; // the caller left while we checked
       ctx.forwarded = true;
+      ctx.state.set(FORWARDED_AT, process.hrtime.bigint());
       const extraHeaders: Record<string, string> = { 'x-keyward-request-id': ctx.requestId };
       if (ctx.quotaRemaining !== undefined) extraHeaders['x-keyward-quota-remaining'] = String(ctx.quotaRemaining);
       this.upstream.forward({ ctx, provider, key, taps: [new UsageTap(ctx.usage)], extraHeaders, onFinish: () => void this.done(ctx) });
@@ -170,6 +175,13 @@ export class Gateway implements ProxyHandler {
   }
 
   private async done(ctx: ProxyContext): Promise<void> {
+    const provider = ctx.provider?.id ?? 'unknown';
+    if (ctx.forwarded) {
+      const at = ctx.state.get(FORWARDED_AT) as bigint;
+      this.metrics.proxied(provider, ctx.status ?? 499, Number(process.hrtime.bigint() - at) / 1e9, ctx.ttfbMs === undefined ? undefined : ctx.ttfbMs / 1000);
+    } else if (ctx.error) {
+      this.metrics.refused(ctx.error.code, ctx.provider?.id, ctx.error.status);
+    }
     if (ctx.forwarded && ctx.auth) {
       this.usage.record({
         orgId: ctx.auth.credential.orgId,

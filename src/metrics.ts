@@ -1,0 +1,105 @@
+/**
+ * Prometheus metrics (prom-client) on a registry of this server's own, served
+ * at GET /metrics. Hot-path series are bound to their label values once and
+ * cached, so recording costs a few additions per request.
+ */
+import promClient from 'prom-client';
+import type { KeyWrapper, WrappedKey } from './kms/key-wrapper.js';
+
+const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = promClient;
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+export interface CacheStats {
+  hits: number;
+  misses: number;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly proxyRequests = new Counter({ name: 'keyward_proxy_requests_total', help: 'Proxy requests by provider and status sent to the caller.', labelNames: ['provider', 'status'] as const, registers: [this.registry] });
+  private readonly refusals = new Counter({ name: 'keyward_proxy_refusals_total', help: 'Proxy requests the gateway refused, by error code (quota_exceeded, rate_limited, invalid_token…).', labelNames: ['code'] as const, registers: [this.registry] });
+  private readonly upstreamLatency = new Histogram({ name: 'keyward_upstream_duration_seconds', help: 'From forwarding to the last response byte, by provider.', labelNames: ['provider'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  private readonly ttfb = new Histogram({ name: 'keyward_upstream_ttfb_seconds', help: 'From the request\'s arrival to the first upstream response byte, by provider.', labelNames: ['provider'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  private readonly adminRequests = new Counter({ name: 'keyward_admin_requests_total', help: 'Admin API requests by method, route and status.', labelNames: ['method', 'route', 'status'] as const, registers: [this.registry] });
+  private readonly kmsCalls = new Counter({ name: 'keyward_kms_calls_total', help: 'Key wrapper calls by operation and outcome.', labelNames: ['kind', 'op', 'outcome'] as const, registers: [this.registry] });
+  private readonly bound = new Map<string, { requests: Map<number, promClient.Counter.Internal>; latency: promClient.Histogram.Internal<'provider'>; ttfb: promClient.Histogram.Internal<'provider'> }>();
+
+  constructor(caches: () => Record<string, CacheStats>, inflight: () => number) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'keyward_' });
+    const registry = this.registry;
+    new Counter({
+      name: 'keyward_cache_requests_total',
+      help: 'Token and decrypted-key cache lookups by result (hit ratio = hit / (hit + miss)).',
+      labelNames: ['cache', 'result'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [cache, s] of Object.entries(caches())) {
+          this.inc({ cache, result: 'hit' }, s.hits);
+          this.inc({ cache, result: 'miss' }, s.misses);
+        }
+      },
+    });
+    new Gauge({
+      name: 'keyward_inflight_requests',
+      help: 'Requests being served now (streams included).',
+      registers: [registry],
+      collect() {
+        this.set(inflight());
+      },
+    });
+  }
+
+  private forProvider(provider: string) {
+    let b = this.bound.get(provider);
+    if (!b) {
+      b = { requests: new Map(), latency: this.upstreamLatency.labels(provider), ttfb: this.ttfb.labels(provider) };
+      this.bound.set(provider, b);
+    }
+    return b;
+  }
+
+  proxied(provider: string, status: number, upstreamSeconds: number | undefined, ttfbSeconds: number | undefined): void {
+    const b = this.forProvider(provider);
+    let c = b.requests.get(status);
+    if (!c) {
+      c = this.proxyRequests.labels(provider, String(status));
+      b.requests.set(status, c);
+    }
+    c.inc();
+    if (upstreamSeconds !== undefined) b.latency.observe(upstreamSeconds);
+    if (ttfbSeconds !== undefined) b.ttfb.observe(ttfbSeconds);
+  }
+
+  refused(code: string, provider: string | undefined, status: number): void {
+    this.refusals.labels(code).inc();
+    this.proxyRequests.labels(provider ?? 'unknown', String(status)).inc();
+  }
+
+  admin(method: string, route: string, status: number): void {
+    this.adminRequests.labels(method, route, String(status)).inc();
+  }
+
+  /** Counts every call of a key wrapper by outcome. */
+  meter(wrapper: KeyWrapper): KeyWrapper {
+    const count = async <T>(op: string, fn: () => Promise<T>): Promise<T> => {
+      try {
+        const out = await fn();
+        this.kmsCalls.labels(wrapper.kind, op, 'ok').inc();
+        return out;
+      } catch (err) {
+        this.kmsCalls.labels(wrapper.kind, op, 'error').inc();
+        throw err;
+      }
+    };
+    return {
+      kind: wrapper.kind,
+      wrap: (dek, aad) => count<WrappedKey>('wrap', () => wrapper.wrap(dek, aad)),
+      unwrap: (wrapped, aad, kekId) => count('unwrap', () => wrapper.unwrap(wrapped, aad, kekId)),
+      currentKekId: () => wrapper.currentKekId(),
+      ping: () => wrapper.ping(),
+      close: () => wrapper.close(),
+    };
+  }
+}
