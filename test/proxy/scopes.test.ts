@@ -267,3 +267,32 @@ test('scope refusals never count against the org quota: usage and x-keyward-quot
   t.is(other.headers['x-keyward-quota-remaining'], '96');
   t.is(f.fake.received.length, 4);
 });
+
+test('a models-scoped token whose chunked body outgrows KEYWARD_MAX_BODY is refused with 413 before anything is forwarded or counted', async (t) => {
+  const f = await proxyFixture(t, { env: { KEYWARD_MAX_BODY: '1kb' } });
+  const tok = await mintToken(f.app, f.org, f.credentials.openai, '15m', { models: ['gpt-4o'] });
+  const outcome = await new Promise<{ status?: number; body?: any; error?: string }>((resolve) => {
+    const req = http.request(f.proxyUrl('v1/chat/completions'), {
+      method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'x-proxy-token': tok.token, 'transfer-encoding': 'chunked' },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }));
+      res.on('error', (e) => resolve({ status: res.statusCode, error: e.message }));
+    });
+    req.on('error', (e) => resolve({ error: e.message }));
+    req.write(`{"model":"gpt-4o","pad":"`);
+    for (let i = 0; i < 8; i++) req.write('x'.repeat(256));
+    req.end('"}');
+  });
+  if (outcome.status !== undefined) {
+    t.is(outcome.status, 413);
+    t.is(outcome.body?.error?.code, 'payload_too_large');
+  } else {
+    t.truthy(outcome.error);
+  }
+  t.is(f.fake.received.length, 0);
+  t.is(await used(f), 0, 'never forwarded, so never counted');
+  // A body within the limit still passes the same token.
+  t.is((await request(f.proxyUrl('v1/chat/completions'), 'POST', { 'x-proxy-token': tok.token }, chat('gpt-4o'))).status, 200);
+});
