@@ -512,3 +512,34 @@ test('400 bad_request for malformed HTTP on a proxy path (invalid header bytes, 
   t.is(f.fake.received.length, 0);
   t.is(await usedRequests(f.app, f.org.token), 0);
 });
+
+test('silence mid-stream past the idle timeout cuts the caller\'s connection (no clean end), after the events already sent', async (t) => {
+  const f = await proxyFixture(t, { env: { KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS: '300' } });
+  let upstreamClosed = false;
+  f.fake.handler = async (_req, res) => {
+    res.once('close', () => (upstreamClosed = true));
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: {"n":1}\n\n');
+    // …and nothing more, ever.
+  };
+  const started = performance.now();
+  const outcome = await new Promise<{ status?: number; text: string; error?: string; ended: boolean }>((resolve) => {
+    let text = '';
+    const req = http.request({ host: '127.0.0.1', port: f.app.port, method: 'POST', path: '/v1/proxy/v1/chat/completions', agent: false, headers: { ...chatHeaders(f.tokens.openai.token), 'content-length': String(CHAT.length) } }, (res) => {
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode, text, ended: true }));
+      res.on('error', (e) => resolve({ status: res.statusCode, text, error: e.message, ended: false }));
+      res.on('aborted', () => resolve({ status: res.statusCode, text, error: 'aborted', ended: false }));
+    });
+    req.on('error', (e) => resolve({ text, error: e.message, ended: false }));
+    req.end(CHAT);
+  });
+  const elapsed = performance.now() - started;
+  t.is(outcome.status, 200, 'the provider status had been sent');
+  t.is(outcome.text, 'data: {"n":1}\n\n', 'what arrived before the silence arrived');
+  t.false(outcome.ended, 'the stream did not end cleanly');
+  t.true(elapsed >= 280, `cut after ${elapsed} ms`);
+  await sleep(50);
+  t.true(upstreamClosed, 'the upstream request was closed too');
+});
