@@ -14,7 +14,17 @@ function single(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? undefined : v;
 }
 
-export function presentedToken(headers: IncomingHttpHeaders, query: string, queryParams: readonly string[]): string | undefined {
+/** Headers that can carry a proxy token: a request that repeats one is ambiguous and refused. */
+const TOKEN_HEADERS = ['x-proxy-token', 'authorization', 'x-api-key', 'x-goog-api-key'] as const;
+
+/**
+ * The token the caller presents, or undefined (refused). Node keeps only the first of repeated
+ * Authorization headers and joins other repeats with ", ", so repeats are judged on `distinct`
+ * (req.headersDistinct): two copies of a credential header, or of a key query parameter, are
+ * ambiguous, and neither is taken.
+ */
+export function presentedToken(headers: IncomingHttpHeaders, query: string, queryParams: readonly string[], distinct?: NodeJS.Dict<string[]>): string | undefined {
+  if (distinct && TOKEN_HEADERS.some((h) => (distinct[h]?.length ?? 0) > 1)) return undefined;
   if (headers['x-proxy-token'] !== undefined) return single(headers['x-proxy-token']) ?? '';
   const authz = single(headers.authorization);
   if (authz) {
@@ -28,8 +38,9 @@ export function presentedToken(headers: IncomingHttpHeaders, query: string, quer
   if (query !== '' && queryParams.length > 0) {
     const params = new URLSearchParams(query);
     for (const p of queryParams) {
-      const v = params.get(p);
-      if (v?.startsWith(PREFIX)) return v;
+      const all = params.getAll(p);
+      if (all.length > 1) return undefined;
+      if (all[0]?.startsWith(PREFIX)) return all[0];
     }
   }
   return undefined;
@@ -41,7 +52,7 @@ export default class AuthPlugin implements MiddlewarePlugin {
   constructor(private readonly host: PluginHost) {}
 
   async onRequest(ctx: ProxyContext): Promise<void> {
-    const presented = presentedToken(ctx.req.headers, ctx.query, this.host.providers.keyQueryParams);
+    const presented = presentedToken(ctx.req.headers, ctx.query, this.host.providers.keyQueryParams, ctx.req.headersDistinct);
     if (!presented) throw Errors.invalidToken();
     const resolved = await this.host.tokens.resolve(presented);
     if (!resolved) throw Errors.invalidToken();
