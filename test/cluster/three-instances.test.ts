@@ -1,0 +1,95 @@
+/**
+ * Cloud Run in miniature: three gateway processes (node dist/src/main.js) on
+ * one Firestore emulator, sharing nothing else, in front of one fake provider.
+ */
+import test from 'ava';
+import { randomBytes } from 'node:crypto';
+import { api, createOrg, mintToken, spawnServer, type SpawnedServer } from '../support/app.js';
+import { startEmulator } from '../support/firestore-emulator.js';
+import { startFakeProvider } from '../support/fake-provider.js';
+
+async function cluster(t: Parameters<Parameters<typeof test>[1]>[0], env: Record<string, string> = {}) {
+  const emulator = await startEmulator(t);
+  const fake = await startFakeProvider();
+  t.teardown(() => fake.close());
+  const shared = {
+    KEYWARD_STORE: 'firestore',
+    FIRESTORE_EMULATOR_HOST: emulator.host,
+    GOOGLE_CLOUD_PROJECT: `keyward-cluster-${randomBytes(4).toString('hex')}`,
+    KEYWARD_LOCAL_KEK: randomBytes(32).toString('base64'),
+    KEYWARD_UPSTREAM_OPENAI: fake.url,
+    ...env,
+  };
+  const nodes: SpawnedServer[] = [];
+  nodes.push(...(await Promise.all([0, 1, 2].map(() => spawnServer(t, shared, 30_000)))));
+  return { emulator, fake, nodes };
+}
+
+/** Runs `count` tasks with at most `concurrency` at once. */
+async function pool<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < count) {
+      const i = next++;
+      out[i] = await task(i);
+    }
+  }));
+  return out;
+}
+
+test('three instances on one Firestore: quota exact, credential limit exact, revocation everywhere within a second', async (t) => {
+  const { fake, nodes } = await cluster(t, { KEYWARD_FREE_PROXY_REQUESTS: '250' });
+  const started = Date.now();
+  const org = await createOrg(nodes[0]!.url);
+
+  // 30 concurrent credential creates across the three instances leave exactly 10.
+  const creates = await Promise.all(Array.from({ length: 30 }, (_, i) =>
+    api(nodes[i % 3]!.url, 'POST', '/v1/credentials', { token: org.token, body: { provider: 'openai', api_key: `sk-cluster-${i}-0123456789` } })));
+  t.is(creates.filter((r) => r.status === 201).length, 10);
+  t.is(creates.filter((r) => r.status === 403 && r.body.error.code === 'limit_exceeded').length, 20);
+  for (const n of nodes) {
+    const list = await api(n.url, 'GET', '/v1/credentials?limit=100', { token: org.token });
+    t.is(list.body.data.length, 10);
+  }
+
+  t.log(`credential phase done after ${Date.now() - started} ms`);
+  // 400 proxied requests at concurrency 60 against a limit of 250 forward exactly 250.
+  const credential = creates.find((r) => r.status === 201)!.body.id as string;
+  const token = await mintToken(nodes[1]!.url, org, credential, '1h');
+  const statuses = await pool(400, 60, async (i) => {
+    const r = await fetch(`${nodes[i % 3]!.url}/v1/proxy/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'x-proxy-token': token.token, 'content-type': 'application/json' },
+      body: '{"model":"m","messages":[]}',
+    });
+    await r.arrayBuffer();
+    return r.status;
+  });
+  t.is(statuses.filter((s) => s === 200).length, 250);
+  t.is(statuses.filter((s) => s === 429).length, 150);
+  t.is(fake.received.length, 250, 'the fake upstream saw exactly the limit');
+  t.log(`quota phase done after ${Date.now() - started} ms`);
+
+  // A token revoked through one instance is refused by the other two within one second.
+  const victim = await mintToken(nodes[0]!.url, org, credential, '1h');
+  const probe = (n: SpawnedServer) => fetch(`${n.url}/v1/proxy/v1/models`, { headers: { 'x-proxy-token': victim.token } }).then(async (r) => {
+    await r.arrayBuffer();
+    return r.status;
+  });
+  // Warm every instance's cache with the token first (quota is spent, so 429 proves the token resolved).
+  for (const n of nodes) t.is(await probe(n), 429);
+  const revoked = await api(nodes[0]!.url, 'DELETE', `/v1/tokens/${victim.id}`, { token: org.token });
+  t.is(revoked.status, 200);
+  const at = Date.now();
+  t.is(await probe(nodes[0]!), 401, 'at once on the instance that revoked it');
+  const others = await Promise.all([nodes[1]!, nodes[2]!].map(async (n) => {
+    for (;;) {
+      if ((await probe(n)) === 401) return Date.now() - at;
+      if (Date.now() - at > 5000) return Infinity;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }));
+  t.log(`revocation seen by the other instances after ${others.join(' ms, ')} ms`);
+  for (const ms of others) t.true(ms <= 1000, `seen after ${ms} ms`);
+});
