@@ -9,6 +9,7 @@ import { CredentialsApi } from './api/credentials.js';
 import { OrgsApi } from './api/orgs.js';
 import { TokensApi } from './api/tokens.js';
 import { UsageApi } from './api/usage.js';
+import { openApiDocument } from './api/openapi.js';
 import { AdminPipeline } from './api/admin-pipeline.js';
 import { AuditLog } from './vault/audit-log.js';
 import { AbuseGuard } from './vault/abuse-guard.js';
@@ -89,6 +90,8 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
 export interface Server {
   http: HttpServer;
   container: DependencyContainer;
+  /** The admin API's routes (the OpenAPI test checks each is documented). */
+  router: Router;
   /** Graceful shutdown: drain, hand quota back, flush usage, close the store. */
   shutdown(): Promise<void>;
 }
@@ -130,6 +133,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   c.register(UpstreamProxy, { useValue: upstream });
   c.registerSingleton(Gateway);
 
+  const openapi = JSON.stringify(openApiDocument({ providers: providers.ids(), keyQueryParams: [...providers.keyQueryParams] }));
   http = new HttpServer(config, log, router, c.resolve(AdminPipeline), c.resolve(Gateway), {
     ready: async () => {
       await Promise.all([store.ping(), wrapper.ping()]);
@@ -140,6 +144,10 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       res.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
       res.end(body);
     },
+    '/v1/openapi.json': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(openapi) });
+      res.end(openapi);
+    },
   });
   const server = http;
 
@@ -147,6 +155,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   return {
     http: server,
     container: c,
+    router,
     shutdown: () => (closing ??= (async () => {
       // Leased quota goes back first (the quota plugin's close): another instance may need it while we drain.
       for (const plugin of chain.all) {
