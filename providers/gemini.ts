@@ -10,7 +10,8 @@ export default {
   name: 'Google Gemini',
   upstream: 'https://generativelanguage.googleapis.com',
   keyHeader: 'x-goog-api-key',
-  keyQueryParams: ['key'],
+  // `access_token` is how Google APIs take an OAuth token in the query: a credential too, so never forwarded.
+  keyQueryParams: ['key', 'access_token'],
   allow: [
     ...versions.flatMap((v) => [
       ...actions.map((a) => ({ method: 'POST' as const, path: `${v}/models/{model}:${a}` })),

@@ -28,7 +28,9 @@ export class OrgsApi {
     router.add('POST', '/v1/orgs/self/token/rotate', { auth: 'org', action: 'org.token_rotate', idempotent: true }, async (r: AdminRequest) => {
       const org = orgOf(r);
       noQuery(r.query);
-      const input = asObject((await r.body()) ?? {});
+      // No body means the defaults; any body must be a JSON object (`null` is not one).
+      const raw = await r.body();
+      const input = raw === undefined ? {} : asObject(raw);
       onlyFields(input, ['grace_s']);
       // Omitted means 0; an explicit null is a mistake, not a default (it would end the current token at once).
       const grace = input.grace_s === undefined ? 0 : input.grace_s;

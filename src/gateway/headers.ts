@@ -18,6 +18,12 @@ const HOP_BY_HOP = new Set([
 
 const CLIENT_IDENTITY = new Set(['forwarded', 'via', 'x-real-ip', 'true-client-ip', 'x-client-ip', 'cf-connecting-ip']);
 
+/**
+ * Method overrides: some APIs (Google's among them) honour these, which would let an allowed
+ * POST act as a method the allow-list refuses. The method upstream sees is the one matched.
+ */
+const METHOD_OVERRIDE = new Set(['x-http-method-override', 'x-http-method', 'x-method-override']);
+
 function namedInConnection(headers: IncomingHttpHeaders): Set<string> {
   const named = new Set<string>();
   const values = [headers.connection, headers['proxy-connection']].filter((v): v is string => typeof v === 'string');
@@ -30,7 +36,7 @@ export function upstreamHeaders(incoming: IncomingHttpHeaders, provider: Provide
   const out: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(incoming)) {
     if (value === undefined) continue;
-    if (CREDENTIAL_HEADERS.has(name) || HOP_BY_HOP.has(name) || CLIENT_IDENTITY.has(name) || named.has(name)) continue;
+    if (CREDENTIAL_HEADERS.has(name) || HOP_BY_HOP.has(name) || CLIENT_IDENTITY.has(name) || METHOD_OVERRIDE.has(name) || named.has(name)) continue;
     if (name.startsWith('x-forwarded-') || name === provider.keyHeader || name.startsWith('x-keyward-')) continue;
     out[name] = value;
   }
