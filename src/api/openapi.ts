@@ -85,7 +85,7 @@ export interface OpenApiOptions {
 
 /** Every error the gateway itself makes: code → status, type and when. */
 export const ERROR_CODES = {
-  bad_request: { status: 400, type: 'invalid_request', when: 'Malformed HTTP (invalid header bytes, request smuggling forms), answered by the client-error handler on any path.' },
+  bad_request: { status: 400, type: 'invalid_request', when: 'Malformed HTTP (invalid header bytes, request smuggling forms), answered by the client-error handler on any path (431 when the headers are over 32 KiB).' },
   invalid_request: { status: 400, type: 'invalid_request', when: 'A bad JSON body, field, query parameter or Idempotency-Key (`param` names it).' },
   unknown_provider: { status: 400, type: 'invalid_request', when: 'A `provider` that is not loaded on this gateway.' },
   invalid_ttl: { status: 400, type: 'invalid_request', when: '`ttl` missing, not `^[1-9][0-9]*[smhd]$`, or over KEYWARD_MAX_TTL.' },
