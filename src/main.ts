@@ -27,7 +27,6 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const address = await server.http.listen();
-  log.info({ address: address.address, port: address.port }, 'listening');
 
   const stop = (signal: string) => {
     log.info({ signal, inflight: server.http.inflightRequests }, 'shutting down');
@@ -44,6 +43,8 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+  // Only now: whoever waits for this line may signal at once, and the handlers must already be there.
+  log.info({ address: address.address, port: address.port }, 'listening');
 }
 
 process.on('uncaughtException', (err) => {

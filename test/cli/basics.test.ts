@@ -5,13 +5,11 @@
 import 'reflect-metadata';
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CredentialService } from '../../src/vault/credential-service.js';
 import { isWellFormedToken, randomBase62 } from '../../src/vault/secrets.js';
-import { TokenService } from '../../src/vault/token-service.js';
-import { api, createCredential, createOrg, mintToken, startApp, tempDir } from '../support/app.js';
-import { cli } from '../support/cli.js';
+import { api, startApp, tempDir } from '../support/app.js';
+import { cli, cliAll } from '../support/cli.js';
 import { RFC3339_MS_UTC } from '../support/clocks.js';
 
 const KEK = randomBytes(32).toString('base64');
@@ -32,7 +30,7 @@ test('--help on every command prints usage on stdout, exits 0 and touches no sto
     ['org', 'create'], ['credentials', 'list'], ['credentials', 'get'], ['credentials', 'create'], ['credentials', 'rotate'], ['credentials', 'delete'],
     ['tokens', 'list'], ['tokens', 'get'], ['tokens', 'create'], ['tokens', 'revoke'], ['usage'], ['keys', 'rewrap'],
   ];
-  const results = await Promise.all(commands.map((words) => cli([...words, '--help'], { env })));
+  const results = await cliAll(commands.map((words) => ({ args: [...words, '--help'], env })));
   commands.forEach((words, i) => {
     const r = results[i]!;
     const label = words.join(' ') || '(none)';
@@ -75,7 +73,7 @@ test('usage errors exit 2, on stderr, with nothing on stdout', async (t) => {
     ['tokens', 'revoke', '--org', org.id],
     ['usage'],
   ];
-  const results = await Promise.all(cases.map((args) => cli(args, { env })));
+  const results = await cliAll(cases.map((args) => ({ args, env })));
   cases.forEach((args, i) => {
     const r = results[i]!;
     t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);

@@ -5,14 +5,10 @@
 import 'reflect-metadata';
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { CredentialService } from '../../src/vault/credential-service.js';
-import { isWellFormedToken, randomBase62 } from '../../src/vault/secrets.js';
-import { TokenService } from '../../src/vault/token-service.js';
-import { api, createCredential, createOrg, mintToken, startApp, tempDir } from '../support/app.js';
+import { randomBase62 } from '../../src/vault/secrets.js';
+import { api, startApp, tempDir } from '../support/app.js';
 import { cli } from '../support/cli.js';
-import { RFC3339_MS_UTC } from '../support/clocks.js';
 
 const KEK = randomBytes(32).toString('base64');
 const envFor = (dataDir: string, extra: Record<string, string> = {}) => ({ KEYWARD_DATA_DIR: dataDir, KEYWARD_LOCAL_KEK: KEK, ...extra });

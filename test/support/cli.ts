@@ -24,7 +24,7 @@ export function cli(args: string[], options: { env?: Record<string, string>; inp
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
       reject(new Error(`keyward ${args.join(' ')} did not finish: ${stderr}`));
-    }, options.timeoutMs ?? 15_000);
+    }, options.timeoutMs ?? 60_000);
     proc.once('error', reject);
     proc.once('close', (code) => {
       clearTimeout(timer);
@@ -39,4 +39,19 @@ export function cli(args: string[], options: { env?: Record<string, string>; inp
     proc.stdin.on('error', () => { /* the CLI may exit before reading stdin */ });
     proc.stdin.end(options.input ?? '');
   });
+}
+
+/** Runs many command lines, at most `concurrency` at a time (each is a Node process); results in order. */
+export async function cliAll(runs: Array<{ args: string[]; env?: Record<string, string>; input?: string }>, concurrency = 4): Promise<CliResult[]> {
+  const results: CliResult[] = new Array(runs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < runs.length) {
+      const i = next++;
+      const r = runs[i]!;
+      results[i] = await cli(r.args, { ...(r.env ? { env: r.env } : {}), ...(r.input !== undefined ? { input: r.input } : {}) });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, runs.length) }, worker));
+  return results;
 }
