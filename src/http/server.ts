@@ -77,6 +77,19 @@ export class HttpServer {
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    // A pipelined request waits for its turn (Node queues its response until the one before has
+    // finished). If that one closed the connection (`connection: close` after a refused body, a
+    // drain…), its turn never comes and it never runs (RFC 9112 §9.6): a request sent after a
+    // refusal is never executed with its answer thrown away.
+    if (!res.socket) {
+      res.once('socket', () => this.onRequest(req, res));
+      return;
+    }
+    // The parser can still hand us a request read after a closing response has ended the socket.
+    if (res.socket.writableEnded || res.socket.destroyed) {
+      res.socket.destroy();
+      return;
+    }
     this.inflight++;
     res.once('close', () => {
       if (--this.inflight === 0) for (const w of this.idleWaiters.splice(0)) w();

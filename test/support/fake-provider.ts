@@ -71,7 +71,11 @@ export async function startFakeProvider(): Promise<FakeProvider> {
 
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
+    try {
+      for await (const c of req) chunks.push(c as Buffer);
+    } catch {
+      return; // the gateway aborted the request mid-body: nothing to answer
+    }
     const body = Buffer.concat(chunks).toString('utf8');
     const record: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body, aborted: false };
     res.once('close', () => {
