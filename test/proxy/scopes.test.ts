@@ -169,10 +169,13 @@ test('max_requests: a request the org quota refuses does not use up the token (c
 test('rate_limit 60 per minute: 120 quick requests → about 60 pass, the rest 429 rate_limited with Retry-After; never counted', async (t) => {
   const f = await proxyFixture(t);
   const tok = await mintToken(f.app, f.org, f.credentials.openai, '15m', { rate_limit: 60 });
+  const started = performance.now();
   const results = await Promise.all(Array.from({ length: 120 }, () => request(f.proxyUrl('v1/chat/completions'), 'POST', { 'x-proxy-token': tok.token }, chat('m'))));
+  const elapsedS = (performance.now() - started) / 1000;
   const counts = tally(results);
   const passed = counts['200'] ?? 0;
-  t.true(passed >= 54 && passed <= 66, `${passed} passed`);
+  // The bucket starts full (60) and refills at one a second while the burst lasts.
+  t.true(passed >= 54 && passed <= Math.max(66, 60 + Math.ceil(elapsedS) + 1), `${passed} passed in ${elapsedS.toFixed(2)} s`);
   t.is(passed + (counts['429 rate_limited'] ?? 0), 120, JSON.stringify(counts));
   for (const r of results.filter((x) => x.status === 429)) {
     t.is(r.body.error.type, 'rate_limit');
