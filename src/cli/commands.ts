@@ -5,11 +5,11 @@
  * reach running servers through the store's change feed within a second.
  */
 import { pageQuery } from '../api/params.js';
-import { credentialView, iso, tokenView } from '../api/views.js';
+import { auditView, credentialView, iso, tokenView } from '../api/views.js';
 import { periodOf } from '../gateway/periods.js';
 import { ProviderRegistry } from '../gateway/providers.js';
 import type { Vault } from '../container.js';
-import type { OrgRecord, PageQuery } from '../store/ports.js';
+import { BAD_CURSOR, type OrgRecord, type PageQuery } from '../store/ports.js';
 import { RewrapService } from '../vault/rewrap-service.js';
 import { parseScopes } from '../vault/scopes.js';
 import { isId } from '../vault/secrets.js';
@@ -279,6 +279,21 @@ export const COMMANDS: Command[] = [
         ['input tokens', month.inputTokens],
         ['output tokens', month.outputTokens],
       ]));
+    },
+  },
+  {
+    words: ['audit'],
+    args: [],
+    options: ['org', 'limit', 'starting-after'],
+    summary: 'an organisation\'s audit trail, newest first: admin actions, failed authentications, quota refusals',
+    async run(ctx) {
+      const [vault, org] = await withOrg(ctx);
+      const p = await vault.store.listAudit(org.id, page(ctx));
+      if (p === BAD_CURSOR) throw new UsageError('--starting-after names no audit record of this organisation');
+      const data = p.data.map(auditView);
+      const rows = data.map((e) => [e.time, e.action, e.outcome, e.actor, e.target, e.ip]);
+      const more = p.hasMore ? `\n(more: --starting-after ${data[data.length - 1]!.id})` : '';
+      emit(ctx, { data, has_more: p.hasMore }, data.length ? table(['TIME', 'ACTION', 'OUTCOME', 'ACTOR', 'TARGET', 'IP'], rows) + more : 'No audit records.');
     },
   },
   {

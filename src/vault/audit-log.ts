@@ -5,7 +5,7 @@
  * request), and flushed before a read so a caller sees its own actions.
  */
 import { inject, injectable } from 'tsyringe';
-import type { Clock } from '../clock.js';
+import { CreationTimes, type Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { BAD_CURSOR, type AuditRecord, type AuditStore, type Page, type PageQuery } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
@@ -24,19 +24,22 @@ export class AuditLog {
   private dropped = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  private readonly times: CreationTimes;
 
   constructor(
     @inject(Symbols.AuditStore) private readonly store: AuditStore,
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.Logger) private readonly log: Logger,
-  ) {}
+  ) {
+    this.times = new CreationTimes(clock);
+  }
 
   record(entry: AuditEntry): void {
     if (this.pending.length >= MAX_PENDING) {
       this.dropped++;
       return;
     }
-    this.pending.push({ id: newId('evt'), time: this.clock.now(), ...entry });
+    this.pending.push({ id: newId('evt'), time: this.times.next(), ...entry });
     if (!this.timer) {
       this.timer = setTimeout(() => {
         this.timer = undefined;

@@ -7,7 +7,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { inject, injectable } from 'tsyringe';
-import type { Clock } from '../clock.js';
+import { CreationTimes, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
 import type { ProviderRegistry } from '../gateway/providers.js';
@@ -32,6 +32,7 @@ export class CredentialService {
   private readonly keys = new LRUCache<string, string>({ max: KEY_CACHE_MAX, ttl: KEY_CACHE_TTL_MS });
   private readonly inflight = new Map<string, Promise<string>>();
   private generation = 0;
+  private readonly times: CreationTimes;
   hits = 0;
   misses = 0;
 
@@ -45,6 +46,7 @@ export class CredentialService {
     @inject(Symbols.Logger) private readonly log: Logger,
     @inject(TokenService) private readonly tokens: TokenService,
   ) {
+    this.times = new CreationTimes(clock);
     feed.watch((c) => {
       if (c.kind === 'credential') this.forget(c.id);
     });
@@ -59,7 +61,7 @@ export class CredentialService {
 
   async create(orgId: string, provider: string, apiKey: string): Promise<CredentialRecord> {
     if (!this.providers.get(provider)) throw Errors.unknownProvider(provider);
-    const now = this.clock.now();
+    const now = this.times.next();
     const ref: CredentialRef = { orgId, id: newId('cred'), provider };
     const sealed = await this.envelope.seal(ref, apiKey);
     const record: CredentialRecord = { ...ref, ...sealed, keyHint: keyHint(apiKey), createdAt: now, updatedAt: now };

@@ -7,7 +7,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { inject, injectable } from 'tsyringe';
-import type { Clock } from '../clock.js';
+import { CreationTimes, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { parseDuration } from '../config.js';
 import { Errors } from '../errors.js';
@@ -30,6 +30,7 @@ export class TokenService {
   private readonly cache = new LRUCache<string, ResolvedToken>({ max: TOKEN_CACHE_MAX, ttl: TOKEN_CACHE_TTL_MS });
   private readonly inflight = new Map<string, Promise<ResolvedToken | undefined>>();
   private generation = 0;
+  private readonly times: CreationTimes;
   hits = 0;
   misses = 0;
 
@@ -40,6 +41,7 @@ export class TokenService {
     @inject(Symbols.ChangeFeed) feed: ChangeFeed,
     @inject(Symbols.Clock) private readonly clock: Clock,
   ) {
+    this.times = new CreationTimes(clock);
     feed.watch((c) => {
       if (c.kind === 'token') this.forget((r) => r.token.id === c.id);
       else if (c.kind === 'credential') this.forget((r) => r.credential.id === c.id);
@@ -55,10 +57,10 @@ export class TokenService {
   }
 
   async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes): Promise<{ record: TokenRecord; token: string }> {
-    const now = this.clock.now();
+    const createdAt = this.times.next();
     const token = newToken('ptok');
     const record: TokenRecord = {
-      id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt: now, expiresAt: now + ttlMs,
+      id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt: this.clock.now() + ttlMs,
     };
     if ((await this.store.createToken(record)) === 'no_credential') throw Errors.notFound('No such credential.');
     return { record, token };

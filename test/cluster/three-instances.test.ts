@@ -2,13 +2,13 @@
  * Cloud Run in miniature: three gateway processes (node dist/src/main.js) on
  * one Firestore emulator, sharing nothing else, in front of one fake provider.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { api, createOrg, mintToken, spawnServer, type SpawnedServer } from '../support/app.js';
 import { startEmulator } from '../support/firestore-emulator.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 
-async function cluster(t: Parameters<Parameters<typeof test>[1]>[0], env: Record<string, string> = {}) {
+async function cluster(t: ExecutionContext, env: Record<string, string> = {}) {
   const emulator = await startEmulator(t);
   const fake = await startFakeProvider();
   t.teardown(() => fake.close());

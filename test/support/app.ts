@@ -158,7 +158,7 @@ export interface SpawnedServer {
 }
 
 /** Starts `node dist/src/main.js` (built by `npm test` before ava runs) and waits for its listening line. */
-export async function spawnServer(t: ExecutionContext, env: Record<string, string>, timeoutMs = 15_000): Promise<SpawnedServer> {
+export async function spawnServer(t: ExecutionContext, env: Record<string, string>, timeoutMs = 60_000): Promise<SpawnedServer> {
   const proc = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', KEYWARD_ADMIN_TOKEN: ADMIN_TOKEN, ...TEST_ABUSE_LIMITS, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
