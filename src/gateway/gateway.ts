@@ -106,7 +106,8 @@ export class Gateway implements ProxyHandler {
       const declared = req.headers['content-length'];
       if (declared !== undefined && Number(declared) > this.config.maxBody) throw Errors.payloadTooLarge(this.config.maxBody);
 
-      if (scopes.models) {
+      // A bodiless read (GET v1/models, GET v1/responses/{id}) names no model unless its path does.
+      if (scopes.models && (match.params.model !== undefined || ctx.method === 'POST')) {
         ctx.model = match.params.model ?? (await this.modelFromBody(ctx));
         if (ctx.model === undefined || !modelAllowed(scopes.models, ctx.model)) throw Errors.modelNotAllowed(ctx.model ?? '(none)');
       }
@@ -128,7 +129,14 @@ export class Gateway implements ProxyHandler {
         throw err;
       }
 
-      if (res.destroyed) return; // the caller left while we checked
+      if (res.destroyed) {
+        // The caller left while we checked: nothing is forwarded, so nothing counts.
+        if (this.chain.quota) this.ledger.refund(auth.credential.orgId);
+        if (scopes.maxRequests) this.ledger.refundToken(auth.token.id);
+        ctx.status = 499;
+        void this.done(ctx);
+        return;
+      }
       ctx.forwarded = true;
       ctx.state.set(FORWARDED_AT, process.hrtime.bigint());
       const extraHeaders: Record<string, string> = { 'x-keyward-request-id': ctx.requestId };

@@ -75,6 +75,12 @@ export class QuotaLedger {
     if (!(await this.take(`token:${tokenId}`, max, this.clock.now()))) throw Errors.tokenExhausted();
   }
 
+  /** Gives back an organisation's unit reserved for a request that was never forwarded. */
+  refund(orgId: string): void {
+    const c = this.counters.get(`quota:${orgId}:${this.currentPeriod()}`);
+    if (c) c.held++;
+  }
+
   /** Gives back a unit reserved for a request that was then refused (it was never forwarded). */
   refundToken(tokenId: string): void {
     const c = this.counters.get(`token:${tokenId}`);

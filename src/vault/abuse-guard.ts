@@ -45,7 +45,8 @@ export class AbuseGuard {
       this.ips.set(ip, w);
     }
     w.failures++;
-    if (w.failures > this.config.authFailures && now >= w.coolUntil) {
+    // KEYWARD_AUTH_FAILURES failures in a minute, then the cool-down: the next request is refused.
+    if (w.failures >= this.config.authFailures && now >= w.coolUntil) {
       w.coolUntil = now + this.config.authCooldownS * 1000;
       w.start = now;
       w.failures = 0;
