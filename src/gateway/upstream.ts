@@ -37,6 +37,8 @@ interface Flight {
   proxyReq?: http.ClientRequest;
   /** The caller's body grew past the limit: abort as soon as we can. */
   overflow: boolean;
+  /** The upstream's response head arrived. */
+  responded?: boolean;
 }
 
 const UPSTREAM_ERRORS_502 = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EPROTO', 'HPE_INVALID_CONSTANT']);
@@ -131,6 +133,12 @@ export class UpstreamProxy {
     }
     // Silence on the upstream connection, not the stream's length.
     proxyReq.setTimeout(this.config.upstreamIdleTimeoutMs, () => proxyReq.destroy(new IdleTimeout('upstream idle timeout')));
+    // Node ends some exchanges with neither 'response' nor 'error': a 101 the request never asked
+    // for has its socket destroyed silently (no 'upgrade' listener). The caller would wait forever:
+    // a request that closes without a response is a 502 (after any error event had its turn).
+    proxyReq.once('close', () => setImmediate(() => {
+      if (!flight.responded) this.onError(Object.assign(new Error('upstream closed without a response'), { code: 'ECONNRESET' }), flight);
+    }));
   }
 
   private onProxyRes(proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse): void {
@@ -139,13 +147,24 @@ export class UpstreamProxy {
       proxyRes.resume();
       return;
     }
+    flight.responded = true;
     const { ctx, key, taps, extraHeaders } = flight.forward;
     ctx.ttfbMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
-    ctx.status = proxyRes.statusCode ?? 502;
+    const status = proxyRes.statusCode ?? 0;
     const headers = downstreamHeaders(proxyRes.rawHeaders, (v) => maskString(v, key));
     for (const [name, value] of Object.entries(extraHeaders)) headers.push(name, value);
-    // The reason phrase is upstream text too: masked like headers and body.
-    res.writeHead(ctx.status, maskString(proxyRes.statusMessage ?? '', key), headers);
+    try {
+      // The parser lets through statuses writeHead refuses (`HTTP/1.1 099`): a bad gateway, not a throw
+      // out of an event handler that would leave the caller waiting forever.
+      if (status < 100 || status > 999) throw Object.assign(new Error(`upstream status ${status}`), { code: 'EPROTO' });
+      // The reason phrase is upstream text too: masked like headers and body.
+      res.writeHead(status, maskString(proxyRes.statusMessage ?? '', key), headers);
+    } catch (err) {
+      proxyRes.destroy();
+      this.onError(err as NodeJS.ErrnoException, flight);
+      return;
+    }
+    ctx.status = status;
     // Flush headers now: a stream's caller should see the status before the first event.
     res.flushHeaders();
     const counter = new Transform({

@@ -145,6 +145,9 @@ export class SqliteStore implements Store {
   }
 
   private guard<T>(fn: () => T): Promise<T> {
+    // Closed (shutdown, or a test taking the store away): cached statements would throw a plain
+    // "statement has been finalized" (ERR_INVALID_STATE), a 500; it is an unavailable store, a 503.
+    if (!this.db.isOpen) return Promise.reject(new BackendUnavailable('sqlite'));
     try {
       return Promise.resolve(fn());
     } catch (err) {
