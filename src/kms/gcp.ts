@@ -117,6 +117,9 @@ export class GcpKeyWrapper implements KeyWrapper {
       clientOptions.apiEndpoint = config.kmsEndpoint.slice(0, i).replace(/^\[(.*)\]$/, '$1');
       clientOptions.port = Number(config.kmsEndpoint.slice(i + 1));
       clientOptions.sslCreds = gaxGrpc().credentials.createInsecure();
+      // No credentials travel over a plaintext endpoint; naming the universe keeps the client from
+      // probing for Application Default Credentials (a metadata-server lookup) first.
+      clientOptions.universeDomain = 'googleapis.com';
     }
     return new GcpKeyWrapper(new KeyManagementServiceClient(clientOptions), config.kmsKey, options);
   }

@@ -15,8 +15,11 @@ import { newId, newToken, sha256Hex } from '../../src/vault/secrets.js';
 export interface Backend {
   /** Another store instance on the same backend; closed when the test ends. */
   open(): Promise<Store>;
-  /** Makes the backend unreachable for `store` (stops the emulator, closes the file). */
-  breakFor?(store: Store): Promise<void>;
+  /**
+   * Outages: `open` gives a store with short deadlines, `break` makes the
+   * backend unreachable (stops the emulator), `mend` brings it back.
+   */
+  outage?: { open(): Promise<Store>; break(): Promise<void>; mend(): Promise<void> };
 }
 
 export interface StoreHarness {
@@ -575,11 +578,20 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
 
   test(n('ping answers; an unreachable backend is BackendUnavailable'), async (t) => {
     const backend = await h.backend(t);
-    const store = await backend.open();
+    const store = await (backend.outage ?? backend).open();
     await t.notThrowsAsync(store.ping());
     t.is(typeof store.kind, 'string');
-    if (!backend.breakFor) return;
-    await backend.breakFor(store);
+    if (!backend.outage) return;
+    await backend.outage.break();
     await t.throwsAsync(store.ping(), { instanceOf: BackendUnavailable });
+    await t.throwsAsync(store.getOrg(newId('org')), { instanceOf: BackendUnavailable });
+    await backend.outage.mend();
+    // Back: ping answers again (the client reconnects with a backoff of a second or more).
+    let ok = false;
+    for (let i = 0; i < 100 && !ok; i++) {
+      ok = await store.ping().then(() => true, () => false);
+      if (!ok) await sleep(100);
+    }
+    t.true(ok);
   });
 }

@@ -7,9 +7,11 @@ storeContract(test, {
   async backend(t) {
     const emulator = await startEmulator(t);
     return {
-      open: () => emulator.store(t),
-      async breakFor() {
-        emulator.kill();
+      open: () => emulator.store(),
+      outage: {
+        open: () => emulator.store({ callTimeoutMs: 1500, pingTimeoutMs: 1000 }),
+        break: async () => emulator.kill(),
+        mend: () => emulator.revive(),
       },
     };
   },

@@ -6,12 +6,18 @@
  *
  * The emulator serialises every commit, honours create() and exists
  * preconditions and increments, and delivers listeners; it does not isolate
- * transactions (they run, but do not conflict).
+ * transactions (they run, but do not conflict) and ignores updateTime
+ * preconditions.
+ *
+ * Outages: kill() stops serving at once; revive() serves again on the same
+ * port (with empty data). A client whose calls were cut off by kill() only
+ * settles them once something answers again, so stop() revives a killed
+ * emulator before it closes the stores, and tests that kill should revive.
  */
 import type { ExecutionContext } from 'ava';
 import { FirestoreServer } from '@firestore-emulator/server';
 import { createRequire } from 'node:module';
-import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
+import { FirestoreStore, type FirestoreStoreOptions } from '../../src/store/firestore/firestore-store.js';
 
 // The emulator's own copy of grpc-js: its Server only accepts that copy's credentials.
 const emulatorRequire = createRequire(import.meta.resolve('@firestore-emulator/server'));
@@ -20,42 +26,62 @@ const grpc = emulatorRequire('@grpc/grpc-js') as typeof import('@grpc/grpc-js');
 export interface Emulator {
   host: string;
   port: number;
-  server: FirestoreServer;
-  /** A new store (a new client: another "instance") on this emulator. Closed in teardown. */
-  store(t?: ExecutionContext): Promise<FirestoreStore>;
-  /** Shuts the gRPC server down at once, leaving clients connected to nothing (a Firestore outage). */
+  /** The running server (replaced by revive()). */
+  readonly server: FirestoreServer;
+  /** A new store (a new client: another "instance") on this emulator; closed by stop(). */
+  store(options?: FirestoreStoreOptions): Promise<FirestoreStore>;
+  /** Stops serving at once, leaving clients connected to nothing (a Firestore outage). */
   kill(): void;
+  /** Serves again on the same port, with empty data. */
+  revive(): Promise<void>;
   stop(): Promise<void>;
+}
+
+async function serve(port: number): Promise<{ server: FirestoreServer; port: number }> {
+  const server = new FirestoreServer();
+  // FirestoreServer.start(port) binds 0.0.0.0 and hides the port it got; bind its gRPC server ourselves.
+  const inner = (server as unknown as { server: import('@grpc/grpc-js').Server }).server;
+  const bound = await new Promise<number>((resolve, reject) => {
+    inner.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+  });
+  return { server, port: bound };
 }
 
 /** Starts an emulator on 127.0.0.1:0; pass `t` to stop it (and its stores) when the test ends. */
 export async function startEmulator(t?: ExecutionContext): Promise<Emulator> {
-  const server = new FirestoreServer();
-  // FirestoreServer.start(port) binds 0.0.0.0 and hides the port; bind its gRPC server ourselves.
-  const inner = (server as unknown as { server: import('@grpc/grpc-js').Server }).server;
-  const port = await new Promise<number>((resolve, reject) => {
-    inner.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
-  });
+  let { server, port } = await serve(0);
   const host = `127.0.0.1:${port}`;
   const stores = new Set<FirestoreStore>();
+  let killed = false;
   let stopped = false;
   const emulator: Emulator = {
     host,
     port,
-    server,
-    async store(tt?: ExecutionContext) {
-      const s = await FirestoreStore.connect({ gcpProject: 'keyward-test', firestoreEmulatorHost: host });
+    get server() {
+      return server;
+    },
+    async store(options?: FirestoreStoreOptions) {
+      const s = await FirestoreStore.connect({ gcpProject: 'keyward-test', firestoreEmulatorHost: host }, options);
       stores.add(s);
-      tt?.teardown(() => s.close());
       return s;
     },
     kill() {
+      if (killed) return;
+      killed = true;
       server.stop();
+    },
+    async revive() {
+      if (!killed) return;
+      ({ server } = await serve(port));
+      killed = false;
     },
     async stop() {
       if (stopped) return;
       stopped = true;
+      await emulator.revive();
       await Promise.all([...stores].map((s) => s.close().catch(() => undefined)));
+      // Let every client finish (calls cut off by an outage settle once the server answers) before it goes away.
+      await Promise.race([Promise.all([...stores].map((s) => s.terminated)), new Promise((r) => setTimeout(r, 20_000))]);
       server.stop();
     },
   };

@@ -51,8 +51,14 @@ const CHANGE_LOOKBACK_MS = 5_000;
 const WATCH_RETRY_MS = 1_000;
 /** ping() answers within this time or reports the backend unavailable. */
 const PING_TIMEOUT_MS = 2_000;
-/** Any other call: an unreachable backend must not hold a request forever (the client retries UNAVAILABLE on its own). */
-const CALL_TIMEOUT_MS = 15_000;
+/**
+ * Any other call: an unreachable backend must not hold a request forever. (The
+ * client waits for a connection and retries UNAVAILABLE on its own: a read
+ * against a dead endpoint fails only after about 45 s.)
+ */
+const CALL_TIMEOUT_MS = 10_000;
+/** close() waits this long for calls still running before it gives up on a clean terminate(). */
+const CLOSE_GRACE_MS = 1_000;
 /** Contended create() loops (slots, lease blocks) give up after this many rounds. */
 const MAX_ROUNDS = 200;
 /** Firestore allows 500 writes per batch; stay well under it. */
@@ -122,6 +128,13 @@ export interface FirestoreConnectConfig {
   firestoreEmulatorHost: string | undefined;
 }
 
+export interface FirestoreStoreOptions {
+  /** A call gives up (BackendUnavailable) after this long. */
+  callTimeoutMs?: number;
+  /** ping()'s deadline. */
+  pingTimeoutMs?: number;
+}
+
 export class FirestoreStore implements Store {
   readonly kind = 'firestore';
   private readonly orgs: CollectionReference;
@@ -138,20 +151,33 @@ export class FirestoreStore implements Store {
   private readonly seen = new Map<string, number>();
   private lastSweep = 0;
   private closed = false;
+  private inflight = 0;
+  private readonly idle: Array<() => void> = [];
+  private markTerminated!: () => void;
+  /** Resolves when the client has been terminated (after close(), once no call is running). */
+  readonly terminated = new Promise<void>((resolve) => (this.markTerminated = resolve));
 
   /** Connects to Cloud Firestore (project from GOOGLE_CLOUD_PROJECT or the metadata server), or to an emulator. */
-  static async connect(config: FirestoreConnectConfig): Promise<FirestoreStore> {
+  static async connect(config: FirestoreConnectConfig, options: FirestoreStoreOptions = {}): Promise<FirestoreStore> {
     const settings: Settings = { ignoreUndefinedProperties: true };
     const projectId = config.gcpProject ?? (config.firestoreEmulatorHost ? 'keyward-local' : undefined);
     if (projectId) settings.projectId = projectId;
     if (config.firestoreEmulatorHost) {
       settings.host = config.firestoreEmulatorHost;
       settings.ssl = false;
+      // A plaintext emulator takes no credentials; naming the universe keeps the client from probing
+      // for Application Default Credentials (a metadata-server lookup) before its first call.
+      (settings as Settings & { universeDomain: string }).universeDomain = 'googleapis.com';
     }
-    return new FirestoreStore(new Firestore(settings));
+    return new FirestoreStore(new Firestore(settings), options);
   }
 
-  constructor(readonly db: FirestoreClient) {
+  private readonly callTimeoutMs: number;
+  private readonly pingTimeoutMs: number;
+
+  constructor(readonly db: FirestoreClient, options: FirestoreStoreOptions = {}) {
+    this.callTimeoutMs = options.callTimeoutMs ?? CALL_TIMEOUT_MS;
+    this.pingTimeoutMs = options.pingTimeoutMs ?? PING_TIMEOUT_MS;
     this.orgs = db.collection('orgs');
     this.orgTokens = db.collection('org_tokens');
     this.credentials = db.collection('credentials');
@@ -164,13 +190,24 @@ export class FirestoreStore implements Store {
   // ---- plumbing -------------------------------------------------------------
 
   /** Runs one store operation; an unreachable backend (or no answer in time) becomes BackendUnavailable. */
-  private async guard<T>(fn: () => Promise<T>, timeoutMs = CALL_TIMEOUT_MS): Promise<T> {
+  private async guard<T>(fn: () => Promise<T>, timeoutMs = this.callTimeoutMs): Promise<T> {
+    if (this.closed) throw new Error('the Firestore store is closed');
     try {
-      return await withTimeout(fn(), timeoutMs);
+      return await withTimeout(this.track(fn()), timeoutMs);
     } catch (err) {
       if (err instanceof Timeout || isUnavailable(err)) throw new BackendUnavailable('firestore', { cause: err });
       throw err;
     }
+  }
+
+  /** Counts calls still running in the client (a timed-out call keeps running there), so close() knows. */
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.inflight++;
+    const done = () => {
+      if (--this.inflight === 0) for (const f of this.idle.splice(0)) f();
+    };
+    p.then(done, done);
+    return p;
   }
 
   private publish(batch: WriteBatch, kind: ChangeKind, id: string, now = Date.now()): void {
@@ -181,13 +218,13 @@ export class FirestoreStore implements Store {
   private sweepChanges(now = Date.now()): void {
     if (now - this.lastSweep < CHANGE_SWEEP_EVERY_MS || this.closed) return;
     this.lastSweep = now;
-    void (async () => {
+    void this.track((async () => {
       const old = await this.changes.where('at', '<', now - CHANGE_RETENTION_MS).orderBy('at').limit(BATCH_WRITES).get();
       if (old.empty) return;
       const batch = this.db.batch();
       for (const d of old.docs) batch.delete(d.ref);
       await batch.commit();
-    })().catch(() => { /* best effort: the next sweep retries */ });
+    })()).catch(() => { /* best effort: the next sweep retries */ });
   }
 
   private async commitChanges(batch: WriteBatch): Promise<void> {
@@ -219,15 +256,35 @@ export class FirestoreStore implements Store {
   ping(): Promise<void> {
     return this.guard(async () => {
       await this.orgs.doc('ping').get();
-    }, PING_TIMEOUT_MS);
+    }, this.pingTimeoutMs);
   }
 
+  /**
+   * Stops the feed and terminates the client. Firestore's terminate() waits
+   * for every call still running (one sent while the backend is down can run
+   * for a minute), and a read that retries after terminate() leaves an
+   * unhandled rejection inside the client. So: calls get a short grace; if
+   * some still run, close() returns and the client is terminated once they
+   * have settled (`terminated` says when).
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.listeners.clear();
     this.stopWatching();
-    await this.db.terminate();
+    const terminate = () => this.db.terminate().then(this.markTerminated, this.markTerminated);
+    if (this.inflight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, CLOSE_GRACE_MS);
+        timer.unref();
+        this.idle.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    if (this.inflight === 0) return terminate();
+    this.idle.push(() => void terminate());
   }
 
   // ---- organisations --------------------------------------------------------
@@ -288,35 +345,43 @@ export class FirestoreStore implements Store {
    * slots and try another. When `limit` slot documents exist the org is full.
    */
   createCredential(c: CredentialRecord, limit: number): Promise<'created' | 'limit'> {
-    return this.guard(async () => {
+    // The deadline applies per round: losing races is progress (someone else won), not an outage.
+    return this.rounds('credential slots', (round) => this.guard(async () => {
       const slots = this.slots(c.orgId);
-      for (let round = 0; round < MAX_ROUNDS; round++) {
-        const held = await slots.get();
-        if (held.size >= limit) return 'limit';
-        const taken = new Set(held.docs.map((d) => d.id));
-        const free: number[] = [];
-        for (let k = 0; k < limit; k++) if (!taken.has(String(k))) free.push(k);
-        if (free.length === 0) return 'limit';
-        const slot = free[Math.floor(Math.random() * free.length)]!;
-        const batch = this.db.batch();
-        // The slot first: where writes apply in order (the emulator), a lost slot writes nothing.
-        batch.create(slots.doc(String(slot)), { credentialId: c.id, at: c.createdAt });
-        batch.create(this.credentials.doc(c.id), {
-          id: c.id, orgId: c.orgId, provider: c.provider, keyHint: c.keyHint,
-          wrappedDek: c.wrappedDek, kekId: c.kekId, nonce: c.nonce, ciphertext: c.ciphertext,
-          createdAt: c.createdAt, updatedAt: c.updatedAt, slot, sortKey: sortKey(c.createdAt, c.id),
-        });
-        try {
-          await batch.commit();
-          return 'created';
-        } catch (err) {
-          if (errCode(err) !== Code.ALREADY_EXISTS) throw err;
-          if ((await this.credentials.doc(c.id).get()).exists) throw err; // the id itself is taken: not a slot race
-          await new Promise((r) => setTimeout(r, Math.random() * 5 * Math.min(round + 1, 10)));
-        }
+      const held = await slots.get();
+      if (held.size >= limit) return 'limit' as const;
+      const taken = new Set(held.docs.map((d) => d.id));
+      const free: number[] = [];
+      for (let k = 0; k < limit; k++) if (!taken.has(String(k))) free.push(k);
+      if (free.length === 0) return 'limit' as const;
+      const slot = free[Math.floor(Math.random() * free.length)]!;
+      const batch = this.db.batch();
+      // The slot first: where writes apply in order (the emulator), a lost slot writes nothing.
+      batch.create(slots.doc(String(slot)), { credentialId: c.id, at: c.createdAt });
+      batch.create(this.credentials.doc(c.id), {
+        id: c.id, orgId: c.orgId, provider: c.provider, keyHint: c.keyHint,
+        wrappedDek: c.wrappedDek, kekId: c.kekId, nonce: c.nonce, ciphertext: c.ciphertext,
+        createdAt: c.createdAt, updatedAt: c.updatedAt, slot, sortKey: sortKey(c.createdAt, c.id),
+      });
+      try {
+        await batch.commit();
+        return 'created' as const;
+      } catch (err) {
+        if (errCode(err) !== Code.ALREADY_EXISTS) throw err;
+        if ((await this.credentials.doc(c.id).get()).exists) throw err; // the id itself is taken: not a slot race
+        await new Promise((r) => setTimeout(r, Math.random() * 5 * Math.min(round + 1, 10)));
+        return undefined; // lost the slot: another round
       }
-      throw new BackendUnavailable('firestore (credential slots contended)');
-    });
+    }));
+  }
+
+  /** Runs `round` until it returns an outcome; gives up after MAX_ROUNDS lost races. */
+  private async rounds<T>(what: string, round: (n: number) => Promise<T | undefined>): Promise<T> {
+    for (let n = 0; n < MAX_ROUNDS; n++) {
+      const out = await round(n);
+      if (out !== undefined) return out;
+    }
+    throw new BackendUnavailable(`firestore (${what} contended)`);
   }
 
   getCredential(orgId: string, id: string): Promise<CredentialRecord | undefined> {
@@ -498,53 +563,48 @@ export class FirestoreStore implements Store {
    * crash between a grant and its use only loses units (never over-grants).
    */
   lease(key: string, limit: number, want: number): Promise<{ granted: number; leased: number }> {
-    return this.guard(async () => {
-      if (want <= 0) return { granted: 0, leased: await this.leasedNow(key) };
-      const base = this.leases.doc(leaseDocId(key));
-      const blocks = base.collection('blocks');
-      const returns = base.collection('returns');
-      for (let round = 0; round < MAX_ROUNDS; round++) {
-        const [lastSnap, returnedSnap] = await Promise.all([blocks.orderBy('seq', 'desc').limit(1).get(), returns.limit(100).get()]);
-        const last = lastSnap.docs[0];
-        const seq: number = last?.get('seq') ?? 0;
-        const end: number = last?.get('end') ?? 0;
-        const returned = returnedSnap.docs.reduce((n, d) => n + (d.get('units') as number), 0);
-        const outstanding = end - returned;
-        const room = limit - outstanding;
-        if (room <= 0) return { granted: 0, leased: outstanding };
+    if (want <= 0) return this.guard(async () => ({ granted: 0, leased: await this.leasedNow(key) }));
+    const base = this.leases.doc(leaseDocId(key));
+    const blocks = base.collection('blocks');
+    const returns = base.collection('returns');
+    return this.rounds('lease', (round) => this.guard(async () => {
+      const [lastSnap, returnedSnap] = await Promise.all([blocks.orderBy('seq', 'desc').limit(1).get(), returns.limit(100).get()]);
+      const last = lastSnap.docs[0];
+      const seq: number = last?.get('seq') ?? 0;
+      const end: number = last?.get('end') ?? 0;
+      const returned = returnedSnap.docs.reduce((n, d) => n + (d.get('units') as number), 0);
+      const outstanding = end - returned;
+      const room = limit - outstanding;
+      if (room <= 0) return { granted: 0, leased: outstanding };
 
-        let contended = false;
-        for (const r of shuffle([...returnedSnap.docs])) {
-          const units = r.get('units') as number;
-          const take = Math.min(want, units, room);
-          if (take <= 0) continue;
-          const batch = this.db.batch();
-          batch.delete(r.ref, { exists: true });
-          if (units > take) batch.create(returns.doc(), { units: units - take, at: Date.now() });
-          try {
-            await batch.commit();
-            return { granted: take, leased: outstanding + take };
-          } catch (err) {
-            if (errCode(err) !== Code.NOT_FOUND) throw err;
-            contended = true; // someone else took it; try the next
-          }
-        }
-
-        const size = Math.min(want, limit - end);
-        if (size <= 0) {
-          if (contended) continue;
-          return { granted: 0, leased: outstanding };
-        }
+      let contended = false;
+      for (const r of shuffle([...returnedSnap.docs])) {
+        const units = r.get('units') as number;
+        const take = Math.min(want, units, room);
+        if (take <= 0) continue;
+        const batch = this.db.batch();
+        batch.delete(r.ref, { exists: true });
+        if (units > take) batch.create(returns.doc(), { units: units - take, at: Date.now() });
         try {
-          await blocks.doc(String(seq + 1).padStart(12, '0')).create({ seq: seq + 1, start: end, end: end + size, at: Date.now() });
-          return { granted: size, leased: outstanding + size };
+          await batch.commit();
+          return { granted: take, leased: outstanding + take };
         } catch (err) {
-          if (errCode(err) !== Code.ALREADY_EXISTS) throw err;
-          await new Promise((r) => setTimeout(r, Math.random() * 3 * Math.min(round + 1, 10)));
+          if (errCode(err) !== Code.NOT_FOUND) throw err;
+          contended = true; // someone else took it; try the next
         }
       }
-      throw new BackendUnavailable('firestore (lease contended)');
-    });
+
+      const size = Math.min(want, limit - end);
+      if (size <= 0) return contended ? undefined : { granted: 0, leased: outstanding };
+      try {
+        await blocks.doc(String(seq + 1).padStart(12, '0')).create({ seq: seq + 1, start: end, end: end + size, at: Date.now() });
+        return { granted: size, leased: outstanding + size };
+      } catch (err) {
+        if (errCode(err) !== Code.ALREADY_EXISTS) throw err;
+        await new Promise((r) => setTimeout(r, Math.random() * 3 * Math.min(round + 1, 10)));
+        return undefined; // another instance took block seq+1: read again
+      }
+    }));
   }
 
   release(key: string, units: number): Promise<void> {

@@ -1,0 +1,126 @@
+/**
+ * Whole servers with KEYWARD_STORE=firestore (and a shared KEYWARD_LOCAL_KEK)
+ * on the in-process emulator: the admin API end to end, two instances sharing
+ * one database, and /readyz when Firestore goes away.
+ */
+import 'reflect-metadata';
+import test from 'ava';
+import { randomBytes } from 'node:crypto';
+import { TokenService } from '../../src/vault/token-service.js';
+import { CredentialService } from '../../src/vault/credential-service.js';
+import { api, createCredential, createOrg, mintToken, startApp } from '../support/app.js';
+import { startEmulator } from '../support/firestore-emulator.js';
+
+const firestoreEnv = (host: string, kek: string, extra: Record<string, string> = {}) => ({
+  KEYWARD_STORE: 'firestore', FIRESTORE_EMULATOR_HOST: host, KEYWARD_LOCAL_KEK: kek, ...extra,
+});
+
+test('KEYWARD_STORE=firestore: orgs, credentials and tokens through the admin API', async (t) => {
+  const emulator = await startEmulator(t);
+  const app = await startApp(t, { env: firestoreEnv(emulator.host, randomBytes(32).toString('base64'), { KEYWARD_FREE_CREDENTIALS: '2' }) });
+  t.is((await api(app, 'GET', '/readyz')).status, 200);
+
+  const org = await createOrg(app, 'acme');
+  const other = await createOrg(app, 'other');
+  const c1 = await createCredential(app, org, 'openai', 'sk-firestore-one-0001');
+  const c2 = await createCredential(app, org, 'anthropic', 'sk-ant-firestore-0002');
+  const over = await api(app, 'POST', '/v1/credentials', { token: org.token, body: { provider: 'openai', api_key: 'sk-firestore-three-03' } });
+  t.is(over.status, 403);
+  t.is(over.body.error.code, 'limit_exceeded');
+
+  const list = await api(app, 'GET', '/v1/credentials?limit=1', { token: org.token });
+  t.is(list.status, 200);
+  t.deepEqual(list.body.data.map((c: { id: string }) => c.id), [c2]);
+  t.true(list.body.has_more);
+  const next = await api(app, 'GET', `/v1/credentials?limit=1&starting_after=${c2}`, { token: org.token });
+  t.deepEqual(next.body.data.map((c: { id: string }) => c.id), [c1]);
+  t.false(next.body.has_more);
+  t.is((await api(app, 'GET', `/v1/credentials?starting_after=cred_${'x'.repeat(24)}`, { token: org.token })).status, 400);
+  t.is((await api(app, 'GET', `/v1/credentials/${c1}`, { token: other.token })).status, 404, "another org's id is 404");
+
+  const tok = await mintToken(app, org, c1, '15m');
+  const tok2 = await mintToken(app, org, c1, '1h');
+  t.regex(tok.token, /^ptok_/);
+  const tokens = await api(app, 'GET', '/v1/tokens', { token: org.token });
+  t.deepEqual(tokens.body.data.map((x: { id: string }) => x.id), [tok2.id, tok.id]);
+  t.is(tokens.body.data[0].status, 'active');
+  t.is((await api(app, 'GET', `/v1/tokens/${tok.id}`, { token: org.token })).status, 200);
+  t.is((await api(app, 'POST', '/v1/tokens', { token: other.token, body: { credential_id: c1, ttl: '15m' } })).status, 404);
+
+  t.is((await api(app, 'DELETE', `/v1/tokens/${tok.id}`, { token: org.token })).status, 200);
+  t.is((await api(app, 'GET', `/v1/tokens/${tok.id}`, { token: org.token })).status, 404);
+  t.is((await api(app, 'DELETE', `/v1/tokens/${tok.id}`, { token: org.token })).status, 404);
+
+  const rotated = await api(app, 'POST', `/v1/credentials/${c1}/rotate`, { token: org.token, body: { api_key: 'sk-firestore-rotated-9' } });
+  t.is(rotated.status, 200);
+  t.is(rotated.body.key_hint, '…ed-9');
+
+  const del = await api(app, 'DELETE', `/v1/credentials/${c1}`, { token: org.token });
+  t.is(del.status, 200);
+  t.true(del.body.deleted);
+  t.is((await api(app, 'GET', `/v1/credentials/${c1}`, { token: org.token })).status, 404);
+  t.is((await api(app, 'GET', `/v1/tokens/${tok2.id}`, { token: org.token })).status, 404, 'its tokens went with it');
+  t.is((await api(app, 'DELETE', `/v1/credentials/${c1}`, { token: org.token })).status, 404);
+  // The freed slot takes a new credential.
+  await createCredential(app, org, 'openai', 'sk-firestore-four-004');
+
+  const usage = await api(app, 'GET', '/v1/usage', { token: org.token });
+  t.is(usage.status, 200);
+  t.deepEqual(usage.body.credentials, { used: 2, limit: 2 });
+
+  const orgRotate = await api(app, 'POST', '/v1/orgs/self/token/rotate', { token: org.token, body: { grace_s: 0 } });
+  t.is(orgRotate.status, 200);
+  t.is((await api(app, 'GET', '/v1/credentials', { token: orgRotate.body.token })).status, 200);
+  t.false(app.logText().includes('sk-firestore-one-0001'));
+});
+
+test('two instances on one Firestore: a revocation or deletion on one reaches the other within a second', async (t) => {
+  const emulator = await startEmulator(t);
+  const kek = randomBytes(32).toString('base64');
+  const a = await startApp(t, { env: firestoreEnv(emulator.host, kek) });
+  const b = await startApp(t, { env: firestoreEnv(emulator.host, kek) });
+  const org = await createOrg(a);
+  const cred = await createCredential(a, org, 'openai', 'sk-shared-0123456789');
+  const tok = await mintToken(a, org, cred, '15m');
+  const tok2 = await mintToken(a, org, cred, '15m');
+
+  // Instance B resolves (and caches) both tokens and opens the key with the shared KEK.
+  const tokensB = b.server.container.resolve(TokenService);
+  t.truthy(await tokensB.resolve(tok.token));
+  t.truthy(await tokensB.resolve(tok2.token));
+  t.is(await b.server.container.resolve(CredentialService).keyFor({ orgId: org.id, id: cred, provider: 'openai' }), 'sk-shared-0123456789');
+  // Instance B sees A's data through the API as well.
+  t.is((await api(b, 'GET', `/v1/credentials/${cred}`, { token: org.token })).status, 200);
+
+  const until = async (check: () => Promise<boolean>, ms: number): Promise<number> => {
+    const started = Date.now();
+    while (!(await check())) {
+      if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return Date.now() - started;
+  };
+  t.is((await api(a, 'DELETE', `/v1/tokens/${tok.id}`, { token: org.token })).status, 200);
+  t.true(await until(async () => (await tokensB.resolve(tok.token)) === undefined, 1000) <= 1000);
+  t.truthy(await tokensB.resolve(tok2.token), 'the other token still works');
+
+  t.is((await api(a, 'DELETE', `/v1/credentials/${cred}`, { token: org.token })).status, 200);
+  t.true(await until(async () => (await tokensB.resolve(tok2.token)) === undefined, 1000) <= 1000);
+});
+
+test('KEYWARD_STORE=firestore: /readyz is 503 when Firestore is unreachable', async (t) => {
+  const emulator = await startEmulator(t);
+  const app = await startApp(t, { env: firestoreEnv(emulator.host, randomBytes(32).toString('base64')) });
+  t.is((await api(app, 'GET', '/readyz')).status, 200);
+  emulator.kill();
+  t.is((await api(app, 'GET', '/readyz')).status, 503);
+  t.is((await api(app, 'GET', '/healthz')).status, 200);
+  // Back (empty): ready again once the client has reconnected.
+  await emulator.revive();
+  let status = 0;
+  for (let i = 0; i < 100 && status !== 200; i++) {
+    status = (await api(app, 'GET', '/readyz')).status;
+    if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+  }
+  t.is(status, 200);
+});
