@@ -93,3 +93,42 @@ test('three instances on one Firestore: quota exact, credential limit exact, rev
   t.log(`revocation seen by the other instances after ${others.join(' ms, ')} ms`);
   for (const ms of others) t.true(ms <= 1000, `seen after ${ms} ms`);
 });
+
+test('three instances: max_requests exact across them, and a rotated key used everywhere within a second', async (t) => {
+  const { fake, nodes } = await cluster(t);
+  const org = await createOrg(nodes[0]!.url);
+  const credential = (await api(nodes[0]!.url, 'POST', '/v1/credentials', { token: org.token, body: { provider: 'openai', api_key: 'sk-before-rotation-0123456789' } })).body.id as string;
+  const capped = await mintToken(nodes[0]!.url, org, credential, '1h', { max_requests: 20 });
+  const statuses = await pool(60, 30, async (i) => {
+    const r = await fetch(`${nodes[i % 3]!.url}/v1/proxy/v1/models`, { headers: { 'x-proxy-token': capped.token } });
+    await r.arrayBuffer();
+    return r.status;
+  });
+  t.is(statuses.filter((s) => s === 200).length, 20);
+  t.is(statuses.filter((s) => s === 429).length, 40);
+  t.is(fake.received.length, 20);
+
+  const token = await mintToken(nodes[0]!.url, org, credential, '1h');
+  const call = async (n: SpawnedServer) => {
+    const r = await fetch(`${n.url}/v1/proxy/v1/models`, { headers: { 'x-proxy-token': token.token } });
+    await r.arrayBuffer();
+    t.is(r.status, 200);
+    return fake.received.at(-1)!.headers.authorization;
+  };
+  for (const n of nodes) t.is(await call(n), 'Bearer sk-before-rotation-0123456789'); // every instance caches the old key
+  const rotated = await api(nodes[2]!.url, 'POST', `/v1/credentials/${credential}/rotate`, { token: org.token, body: { api_key: 'sk-after-rotation-0123456789' } });
+  t.is(rotated.status, 200);
+  const at = Date.now();
+  t.is(await call(nodes[2]!), 'Bearer sk-after-rotation-0123456789', 'at once where it was rotated');
+  for (const n of [nodes[0]!, nodes[1]!]) {
+    for (;;) {
+      if ((await call(n)) === 'Bearer sk-after-rotation-0123456789') break;
+      if (Date.now() - at > 1000) {
+        t.fail('the rotated key was not used within a second');
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+  t.true(Date.now() - at <= 1000);
+});
