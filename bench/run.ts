@@ -1,0 +1,344 @@
+/**
+ * `npm run bench`: Keyward against the Node floor and nginx, side by side in
+ * one run on this machine. See bench/README.md for what each number means.
+ *
+ * Paths (each server its own process; each measurement its own load process):
+ *   direct   the fake provider itself
+ *   bare     a ~20-line node:http proxy (keep-alive agent, one header swapped)
+ *   nginx    proxy_pass with the key in a header (skipped when not installed)
+ *   keyward  `node dist/src/main.js`, embedded default (SQLite + local key)
+ *
+ * BENCH_QUICK=1 shortens every phase (a smoke run, not for numbers).
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { stats, type Job, type LatencyResult, type SatResult, type SoakResult, type Stats, type Target, type TtfbResult } from './load.js';
+import {
+  BENCH, LoadWorker, RssSampler, cpuSeconds, memory, nginxVersion, provision, resetPeak, sleep, startBare, startFake, startKeyward, startNginx, type Proc,
+} from './servers.js';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+/** Every latency and throughput phase runs in `rounds` rounds, each round visiting every path (in a rotated order), so a machine whose load changes over the run affects every path alike. */
+const D = {
+  rounds: QUICK ? 1 : 3,
+  warmupS: QUICK ? 1 : 2,
+  c1Ms: QUICK ? 1000 : 1500,
+  rate100Ms: QUICK ? 1000 : 2000,
+  rate1000Ms: QUICK ? 1000 : 2000,
+  ttfbMs: QUICK ? 500 : 1000,
+  satS: QUICK ? 2 : 3,
+  satConnections: 64,
+  soakStreams: Number(process.env.BENCH_SOAK_STREAMS ?? (QUICK ? 200 : 1000)),
+  soakEvents: 200,
+  soakDelayMs: 10,
+  soakRampMs: 500,
+  coldStarts: QUICK ? 2 : 5,
+};
+const KEY = `sk-bench-${'k'.repeat(40)}`;
+const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });
+
+type PathName = 'direct' | 'bare' | 'nginx' | 'keyward';
+
+interface Latency { latency: Stats; errors: number; non2xx: number; achievedRate: number }
+interface Saturation { rps: number; rpsRounds: number[]; latencyP50: number; latencyP99: number; errors: number; non2xx: number; timeouts: number; cpuUsPerRequest: number }
+
+interface PathResult {
+  c1?: Latency;
+  rate100?: Latency;
+  rate1000?: Latency;
+  ttfb?: { firstByte: Stats; errors: number; non2xx: number };
+  sat?: Saturation;
+  soak?: SoakResult & { peakRssMb: number };
+  peakRssMb?: number;
+}
+
+const median = (xs: number[]) => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+};
+
+function mergeLatency(rs: LatencyResult[]): Latency {
+  return {
+    latency: stats(rs.flatMap((r) => r.samples)),
+    errors: rs.reduce((a, r) => a + r.errors, 0),
+    non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
+    achievedRate: rs.reduce((a, r) => a + r.achievedRate, 0) / rs.length,
+  };
+}
+
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+const fmt = (x: number | undefined, digits = 3) => (x === undefined || Number.isNaN(x) ? '–' : x.toFixed(digits));
+const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? undefined : a / b);
+const added = (s: Stats | undefined, base: Stats | undefined) => s && base ? { p50: s.p50 - base.p50, p90: s.p90 - base.p90, p99: s.p99 - base.p99 } : undefined;
+
+function log(msg: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+}
+
+async function coldStarts(tmp: string, upstreamPort: number): Promise<{ firstBootMs: number; runsMs: number[]; medianMs: number }> {
+  const dataDir = path.join(tmp, 'cold');
+  const runs: number[] = [];
+  let firstBootMs = 0;
+  for (let i = 0; i <= D.coldStarts; i++) {
+    const k = await startKeyward(dataDir, upstreamPort, path.join(tmp, 'cold.log'));
+    if (i === 0) firstBootMs = k.readyMs; // creates the key file and the database
+    else runs.push(k.readyMs);
+    await k.stop();
+  }
+  const sorted = [...runs].sort((a, b) => a - b);
+  return { firstBootMs, runsMs: runs.map(r3), medianMs: sorted[Math.floor(sorted.length / 2)]! };
+}
+
+async function main(): Promise<void> {
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major < 24) throw new Error(`run through npm (Node 24 from devDependencies), not node ${process.version}`);
+  const started = Date.now();
+  const loadAvgStart = os.loadavg()[0]!;
+  if (loadAvgStart > os.availableParallelism()) log(`warning: load average ${loadAvgStart.toFixed(1)} on ${os.availableParallelism()} cores: other work is running, absolute numbers will be noisy (ratios less so)`);
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'keyward-bench-'));
+  const procs: Proc[] = [];
+  const closers: Array<() => void> = [];
+  try {
+    const fake = await startFake();
+    procs.push(fake);
+    log(`fake provider on ${fake.port}`);
+
+    log('cold start: spawn → /readyz 200');
+    const cold = await coldStarts(tmp, fake.port);
+    log(`cold start median ${cold.medianMs.toFixed(0)} ms (first boot ${cold.firstBootMs.toFixed(0)} ms)`);
+
+    const bare = await startBare(fake.port, KEY);
+    procs.push(bare);
+    const nginxV = nginxVersion();
+    let nginx: Proc | undefined;
+    if (nginxV) {
+      nginx = await startNginx(path.join(tmp, 'nginx'), fake.port, KEY);
+      procs.push(nginx);
+    } else {
+      log('nginx is not installed: its row is skipped (apt-get install -y nginx to include it)');
+    }
+    const keyward = await startKeyward(path.join(tmp, 'data'), fake.port, path.join(tmp, 'keyward.log'));
+    procs.push(keyward);
+    const ptok = await provision(`http://127.0.0.1:${keyward.port}`, KEY);
+
+    const targets = new Map<PathName, { target: Target; proc: Proc }>();
+    const through = (port: number): Target => ({ url: `http://127.0.0.1:${port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': ptok }, body: BODY });
+    targets.set('direct', { target: { url: `http://127.0.0.1:${fake.port}/v1/chat/completions`, headers: { authorization: `Bearer ${KEY}` }, body: BODY }, proc: fake });
+    targets.set('bare', { target: through(bare.port), proc: bare });
+    if (nginx) targets.set('nginx', { target: through(nginx.port), proc: nginx });
+    targets.set('keyward', { target: through(keyward.port), proc: keyward });
+    const names = [...targets.keys()];
+    const results = new Map<PathName, PathResult>(names.map((n) => [n, {}]));
+    const workers = new Map<PathName, LoadWorker>(names.map((n) => [n, new LoadWorker(n)]));
+    closers.push(() => {
+      for (const w of workers.values()) w.close();
+    });
+
+    /** One phase: `D.rounds` rounds over every path, rotating the order; `collect` gets each path's per-round outputs. */
+    const phase = async <T>(label: string, make: (t: Target, round: number) => Job, collect: (r: PathResult, outs: Array<{ out: T; cpuS: number }>) => void) => {
+      const outs = new Map<PathName, Array<{ out: T; cpuS: number }>>(names.map((n) => [n, []]));
+      for (let round = 0; round < D.rounds; round++) {
+        for (let j = 0; j < names.length; j++) {
+          const name = names[(j + round) % names.length]!;
+          const { target, proc } = targets.get(name)!;
+          const before = cpuSeconds(proc.pids());
+          const out = await workers.get(name)!.run<T>(make(target, round));
+          outs.get(name)!.push({ out, cpuS: cpuSeconds(proc.pids()) - before });
+          log(`${label.padEnd(9)} ${name.padEnd(8)} ${summary(out)}`);
+          await sleep(100);
+        }
+      }
+      for (const name of names) collect(results.get(name)!, outs.get(name)!);
+    };
+
+    await phase<SatResult>('warm-up', (target) => ({ mode: 'sat', target, connections: 16, durationS: D.warmupS, warmupS: 0 }), () => {});
+    await phase<LatencyResult>('c=1', (target) => ({ mode: 'c1', target, durationMs: D.c1Ms, warmupMs: 200 }), (r, o) => (r.c1 = mergeLatency(o.map((x) => x.out))));
+    await phase<LatencyResult>('100/s', (target) => ({ mode: 'rate', target, rate: 100, durationMs: D.rate100Ms, warmupMs: 200 }), (r, o) => (r.rate100 = mergeLatency(o.map((x) => x.out))));
+    await phase<LatencyResult>('1000/s', (target) => ({ mode: 'rate', target, rate: 1000, durationMs: D.rate1000Ms, warmupMs: 200 }), (r, o) => (r.rate1000 = mergeLatency(o.map((x) => x.out))));
+    await phase<TtfbResult>('ttfb', (target) => ({ mode: 'ttfb', target, events: 5, durationMs: D.ttfbMs, warmupMs: 100 }), (r, o) => {
+      r.ttfb = { firstByte: stats(o.flatMap((x) => x.out.samples)), errors: o.reduce((a, x) => a + x.out.errors, 0), non2xx: o.reduce((a, x) => a + x.out.non2xx, 0) };
+    });
+    await phase<SatResult>('saturate', (target, round) => ({ mode: 'sat', target, connections: D.satConnections, durationS: D.satS, warmupS: round === 0 ? 1 : 0 }), (r, o) => {
+      const outs = o.map((x) => x.out);
+      r.sat = {
+        rps: median(outs.map((x) => x.rps)),
+        rpsRounds: outs.map((x) => Math.round(x.rps)),
+        latencyP50: median(outs.map((x) => x.latencyP50)),
+        latencyP99: median(outs.map((x) => x.latencyP99)),
+        errors: outs.reduce((a, x) => a + x.errors, 0),
+        non2xx: outs.reduce((a, x) => a + x.non2xx, 0),
+        timeouts: outs.reduce((a, x) => a + x.timeouts, 0),
+        // Round 0 includes a 1 s warm-up whose requests autocannon does not count: leave it out.
+        cpuUsPerRequest: median(o.slice(o.length > 1 ? 1 : 0).map((x) => (x.cpuS * 1e6) / x.out.total)),
+      };
+    });
+
+    // VmHWM so far (the soak resets it), so the whole-run peak keeps the earlier phases.
+    const peakBeforeSoak = new Map<PathName, number>(names.map((n) => [n, memory(targets.get(n)!.proc.pids()).hwmMb]));
+    // Streaming soak: peak RSS of each server during its own soak (VmHWM reset first, VmRSS sampled too).
+    for (const name of names) {
+      const { target, proc } = targets.get(name)!;
+      const pids = proc.pids();
+      const reset = resetPeak(pids);
+      const sampler = new RssSampler([proc]);
+      sampler.start();
+      const out = await workers.get(name)!.run<SoakResult>({ mode: 'soak', target, streams: D.soakStreams, events: D.soakEvents, delayMs: D.soakDelayMs, timeoutMs: 60_000, rampMs: D.soakRampMs });
+      const sampled = sampler.stop().get(proc.name) ?? 0;
+      const peak = reset ? Math.max(memory(pids).hwmMb, sampled) : sampled;
+      results.get(name)!.soak = { ...out, peakRssMb: peak };
+      log(`soak      ${name.padEnd(8)} ${out.completed}/${out.streams} complete, wall ${(out.wallMs / 1000).toFixed(2)} s, first event p50 ${out.firstEvent.p50.toFixed(1)} ms, peak RSS ${peak.toFixed(0)} MB`);
+      await sleep(500);
+    }
+    // Peak over the process's whole run.
+    for (const name of names) {
+      const r = results.get(name)!;
+      r.peakRssMb = Math.max(memory(targets.get(name)!.proc.pids()).hwmMb, r.soak?.peakRssMb ?? 0, peakBeforeSoak.get(name) ?? 0);
+    }
+
+    const report = buildReport(names, results, cold, nginxV, started, loadAvgStart);
+    const out = renderTables(report);
+    process.stdout.write(out + '\n');
+    const dir = path.join(BENCH, 'results');
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `${new Date().toISOString().slice(0, 10)}${QUICK ? '-quick' : ''}.json`);
+    writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
+    log(`wrote ${path.relative(process.cwd(), file)} (${((Date.now() - started) / 1000).toFixed(0)} s in all)`);
+  } finally {
+    for (const c of closers) c();
+    for (const p of procs.reverse()) await p.stop().catch(() => {});
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+function summary(out: any): string {
+  if (out.latency) return `p50 ${out.latency.p50.toFixed(3)} ms  p99 ${out.latency.p99.toFixed(3)} ms  (${out.latency.n} req, ${out.achievedRate.toFixed(0)}/s, ${out.errors + out.non2xx} bad)`;
+  if (out.firstByte) return `first byte p50 ${out.firstByte.p50.toFixed(3)} ms  (${out.firstByte.n} streams)`;
+  if (out.rps !== undefined) return `${out.rps.toFixed(0)} req/s  p99 ${out.latencyP99} ms  (${out.errors + out.non2xx + out.timeouts} bad)`;
+  return '';
+}
+
+interface Report {
+  date: string;
+  machine: { nproc: number; cpu: string; memGb: number; node: string; nginx: string | null; kernel: string; loadAvgStart: number; loadAvgEnd: number };
+  settings: typeof D & { requestBytes: number; keywardLogging: string };
+  coldStart: { firstBootMs: number; runsMs: number[]; medianMs: number };
+  paths: Record<string, PathResult & {
+    added?: { c1?: ReturnType<typeof added>; rate100?: ReturnType<typeof added>; rate1000?: ReturnType<typeof added>; ttfbP50?: number };
+    vsBare?: { addedC1P50?: number; rps?: number; soakWall?: number };
+    vsNginx?: { addedC1P50?: number; rps?: number; soakWall?: number };
+  }>;
+  targets: Array<{ target: string; value: string; met: boolean | null }>;
+  durationS: number;
+}
+
+function cpuModel(): string {
+  try {
+    return /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? os.cpus()[0]?.model ?? 'unknown';
+  } catch {
+    return os.cpus()[0]?.model ?? 'unknown';
+  }
+}
+
+function buildReport(names: PathName[], results: Map<PathName, PathResult>, cold: Report['coldStart'], nginxV: string | undefined, started: number, loadAvgStart: number): Report {
+  const direct = results.get('direct')!;
+  const paths: Report['paths'] = {};
+  for (const name of names) {
+    const r = results.get(name)!;
+    paths[name] = {
+      ...r,
+      added: {
+        c1: added(r.c1?.latency, direct.c1?.latency),
+        rate100: added(r.rate100?.latency, direct.rate100?.latency),
+        rate1000: added(r.rate1000?.latency, direct.rate1000?.latency),
+        ttfbP50: r.ttfb && direct.ttfb ? r.ttfb.firstByte.p50 - direct.ttfb.firstByte.p50 : undefined,
+      },
+    };
+  }
+  for (const name of names) {
+    const p = paths[name]!;
+    for (const [ref, key] of [['bare', 'vsBare'], ['nginx', 'vsNginx']] as const) {
+      const b = paths[ref];
+      if (!b || name === 'direct') continue;
+      p[key] = {
+        addedC1P50: ratio(p.added?.c1?.p50, b.added?.c1?.p50),
+        rps: ratio(p.sat?.rps, b.sat?.rps),
+        soakWall: ratio(p.soak?.wallMs, b.soak?.wallMs),
+      };
+    }
+  }
+  const k = paths.keyward!;
+  const targets: Report['targets'] = [];
+  const t = (target: string, value: number | undefined, ok: (v: number) => boolean, show: (v: number) => string) =>
+    targets.push({ target, value: value === undefined ? 'n/a' : show(value), met: value === undefined ? null : ok(value) });
+  t('added p50 latency at c=1 ≤ 1.25× bare Node proxy', k.vsBare?.addedC1P50, (v) => v <= 1.25, (v) => `${v.toFixed(2)}×`);
+  t('throughput at saturation ≥ 0.9× bare Node proxy', k.vsBare?.rps, (v) => v >= 0.9, (v) => `${v.toFixed(2)}×`);
+  t('soak: every stream completes', k.soak?.completed, (v) => v === k.soak!.streams, (v) => `${v}/${k.soak!.streams}`);
+  t('soak: peak RSS ≤ 300 MB', k.soak?.peakRssMb, (v) => v <= 300, (v) => `${v.toFixed(0)} MB`);
+  t('soak: wall time ≤ 1.25× bare Node proxy', k.vsBare?.soakWall, (v) => v <= 1.25, (v) => `${v.toFixed(2)}×`);
+  t('cold start to ready ≤ 500 ms (median)', cold.medianMs, (v) => v <= 500, (v) => `${v.toFixed(0)} ms`);
+  return {
+    date: new Date().toISOString(),
+    machine: { nproc: os.availableParallelism(), cpu: cpuModel(), memGb: Math.round(os.totalmem() / 2 ** 30), node: process.version, nginx: nginxV ?? null, kernel: os.release(), loadAvgStart, loadAvgEnd: os.loadavg()[0]! },
+    settings: { ...D, requestBytes: Buffer.byteLength(BODY), keywardLogging: 'info (one JSON line per request, to a file)' },
+    coldStart: cold,
+    paths,
+    targets,
+    durationS: Math.round((Date.now() - started) / 1000),
+  };
+}
+
+function renderTables(r: Report): string {
+  const names = Object.keys(r.paths);
+  const lines: string[] = [];
+  const row = (cells: Array<string | number>) => lines.push(`| ${cells.join(' | ')} |`);
+  const ms = (x: number | undefined) => fmt(x, 3);
+  const x2 = (x: number | undefined) => (x === undefined ? '–' : `${x.toFixed(2)}×`);
+
+  lines.push(`Machine: ${r.machine.nproc} cores, ${r.machine.cpu}, ${r.machine.memGb} GB; Node ${r.machine.node}; nginx ${r.machine.nginx ?? 'not installed (row skipped)'}; load average ${r.machine.loadAvgStart.toFixed(1)} → ${r.machine.loadAvgEnd.toFixed(1)}`);
+  lines.push(`Each latency/throughput phase: ${r.settings.rounds} rounds per path, interleaved (c=1 ${r.settings.c1Ms / 1000} s, 100/s ${r.settings.rate100Ms / 1000} s, 1,000/s ${r.settings.rate1000Ms / 1000} s, first SSE byte ${r.settings.ttfbMs / 1000} s, saturation ${r.settings.satS} s per round).`);
+  lines.push('');
+  lines.push('Added latency over direct, JSON chat completion (ms; p50 / p90 / p99):');
+  lines.push('');
+  row(['path', 'c=1', '100 req/s', '1,000 req/s', 'added p50 c=1 ×bare', '×nginx']);
+  row(['---', '---', '---', '---', '---', '---']);
+  for (const n of names) {
+    const p = r.paths[n]!;
+    const a = (s: { p50: number; p90: number; p99: number } | undefined, abs?: Stats) =>
+      n === 'direct' ? (abs ? `(${ms(abs.p50)} / ${ms(abs.p90)} / ${ms(abs.p99)} abs.)` : '–') : s ? `${ms(s.p50)} / ${ms(s.p90)} / ${ms(s.p99)}` : '–';
+    row([n, a(p.added?.c1, p.c1?.latency), a(p.added?.rate100, p.rate100?.latency), a(p.added?.rate1000, p.rate1000?.latency), x2(p.vsBare?.addedC1P50), x2(p.vsNginx?.addedC1P50)]);
+  }
+  lines.push('');
+  lines.push(`Saturation (${r.settings.satConnections} connections, median of ${r.settings.rounds} rounds), first SSE byte, memory:`);
+  lines.push('');
+  row(['path', 'req/s', '×bare', '×nginx', 'server CPU µs/req', 'p99 ms at saturation', 'added first SSE byte p50 ms', 'peak RSS MB']);
+  row(['---', '---', '---', '---', '---', '---', '---', '---']);
+  for (const n of names) {
+    const p = r.paths[n]!;
+    row([n, fmt(p.sat?.rps, 0), x2(p.vsBare?.rps), x2(p.vsNginx?.rps), fmt(p.sat?.cpuUsPerRequest, 0), fmt(p.sat?.latencyP99, 0), n === 'direct' ? `(${ms(p.ttfb?.firstByte.p50)} abs.)` : ms(p.added?.ttfbP50), fmt(p.peakRssMb, 0)]);
+  }
+  lines.push('');
+  lines.push(`Streaming soak: ${r.settings.soakStreams} concurrent SSE streams × ${r.settings.soakEvents} events ${r.settings.soakDelayMs} ms apart started evenly over ${r.settings.soakRampMs} ms (ideal wall ≈ ${((r.settings.soakRampMs + (r.settings.soakEvents - 1) * r.settings.soakDelayMs) / 1000).toFixed(2)} s):`);
+  lines.push('');
+  row(['path', 'completed', 'first event p50 / p99 ms', 'wall s', 'wall ×bare', '×nginx', 'peak RSS MB']);
+  row(['---', '---', '---', '---', '---', '---', '---']);
+  for (const n of names) {
+    const s = r.paths[n]!.soak;
+    const p = r.paths[n]!;
+    row([n, s ? `${s.completed}/${s.streams}` : '–', s ? `${fmt(s.firstEvent.p50, 1)} / ${fmt(s.firstEvent.p99, 1)}` : '–', s ? fmt(s.wallMs / 1000, 2) : '–', x2(p.vsBare?.soakWall), x2(p.vsNginx?.soakWall), fmt(s?.peakRssMb, 0)]);
+  }
+  lines.push('');
+  lines.push(`Cold start (spawn \`node dist/src/main.js\` → /readyz 200, embedded default): median ${r.coldStart.medianMs.toFixed(0)} ms of ${r.coldStart.runsMs.length} (${r.coldStart.runsMs.map((x) => x.toFixed(0)).join(', ')}); first boot on an empty data dir ${r.coldStart.firstBootMs.toFixed(0)} ms.`);
+  lines.push('');
+  lines.push('Targets:');
+  lines.push('');
+  row(['target', 'Keyward', 'met']);
+  row(['---', '---', '---']);
+  for (const t of r.targets) row([t.target, t.value, t.met === null ? 'n/a' : t.met ? 'yes' : 'NO']);
+  return lines.join('\n');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
