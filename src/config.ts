@@ -3,6 +3,7 @@
  * parsed here and nowhere else; a bad value stops start-up with one line naming
  * the variable and what it accepts.
  */
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -175,14 +176,30 @@ export function loadConfig(env: Env = process.env): Config {
   if (maxBody === undefined) throw new ConfigError('KEYWARD_MAX_BODY', 'a size such as 512kb or 32mb', maxBodyRaw);
 
   const dir = (name: string, dflt: string): string => path.resolve(get(name) ?? dflt);
+  /** A folder the operator named must exist: a typo would otherwise load the built-ins, or nothing, silently. */
+  const existingDir = (name: string, dflt: string): string => {
+    const resolved = dir(name, dflt);
+    if (get(name) !== undefined && !statSync(resolved, { throwIfNoEntry: false })?.isDirectory()) {
+      throw new ConfigError(name, 'an existing folder of compiled .js plugin files', get(name)!);
+    }
+    return resolved;
+  };
+  const gcpProject = get('GOOGLE_CLOUD_PROJECT');
+  if (gcpProject !== undefined && !/^(?:[a-z][a-z0-9.-]*[a-z0-9]:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$/.test(gcpProject)) {
+    throw new ConfigError('GOOGLE_CLOUD_PROJECT', 'a Google Cloud project id (6 to 30 lower-case letters, digits and dashes)', gcpProject);
+  }
+  const firestoreEmulatorHost = get('FIRESTORE_EMULATOR_HOST');
+  if (firestoreEmulatorHost !== undefined && !/^[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}$/.test(firestoreEmulatorHost)) {
+    throw new ConfigError('FIRESTORE_EMULATOR_HOST', 'host:port', firestoreEmulatorHost);
+  }
 
   return Object.freeze({
     host,
     port,
     dataDir: dir('KEYWARD_DATA_DIR', './data'),
     store,
-    gcpProject: get('GOOGLE_CLOUD_PROJECT'),
-    firestoreEmulatorHost: get('FIRESTORE_EMULATOR_HOST'),
+    gcpProject,
+    firestoreEmulatorHost,
     kms,
     kmsKey,
     kmsEndpoint,
@@ -190,8 +207,8 @@ export function loadConfig(env: Env = process.env): Config {
     localKekPrevious,
     adminToken,
     upstreamOverrides: Object.freeze(upstreamOverrides),
-    providersDir: dir('KEYWARD_PROVIDERS_DIR', path.join(packageDist, 'providers')),
-    pluginsDir: dir('KEYWARD_PLUGINS_DIR', path.join(packageDist, 'plugins')),
+    providersDir: existingDir('KEYWARD_PROVIDERS_DIR', path.join(packageDist, 'providers')),
+    pluginsDir: existingDir('KEYWARD_PLUGINS_DIR', path.join(packageDist, 'plugins')),
     builtinPluginsDir: path.join(packageDist, 'plugins'),
     plugins: Object.freeze(plugins),
     freeCredentials: int('KEYWARD_FREE_CREDENTIALS', 10, 1, 1_000_000),

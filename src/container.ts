@@ -48,7 +48,12 @@ export async function createStore(config: Config): Promise<Store> {
     return FirestoreStore.connect(config);
   }
   const { SqliteStore } = await import('./store/sqlite/sqlite-store.js');
-  return new SqliteStore(config.dataDir);
+  try {
+    return new SqliteStore(config.dataDir);
+  } catch (err) {
+    // Start-up's one line names the variable to fix (a file where a folder should be, no permission…).
+    throw new Error(`KEYWARD_DATA_DIR: cannot open the store in ${config.dataDir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
+  }
 }
 
 export async function createKeyWrapper(config: Config, log: Logger): Promise<KeyWrapper> {
@@ -56,7 +61,14 @@ export async function createKeyWrapper(config: Config, log: Logger): Promise<Key
     const { GcpKeyWrapper } = await import('./kms/gcp.js');
     return GcpKeyWrapper.connect(config);
   }
-  const kek = config.localKek ?? loadOrCreateKeyFile(config.dataDir, log);
+  let kek = config.localKek;
+  if (!kek) {
+    try {
+      kek = loadOrCreateKeyFile(config.dataDir, log);
+    } catch (err) {
+      throw new Error(`KEYWARD_DATA_DIR: the local key file cannot be used (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); fix it or set KEYWARD_LOCAL_KEK`, { cause: err });
+    }
+  }
   return new LocalKeyWrapper(kek, config.localKekPrevious);
 }
 

@@ -26,7 +26,19 @@ async function main(): Promise<void> {
     process.stderr.write(`keyward: start-up failed: ${(err as Error).message}\n`);
     process.exit(1);
   }
-  const address = await server.http.listen();
+  let address;
+  try {
+    address = await server.http.listen();
+  } catch (err) {
+    // A host that does not resolve or is not ours, a port in use or privileged: one line naming the variable, exit 1.
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    const line = code === 'EADDRINUSE' || code === 'EACCES'
+      ? `PORT: cannot listen on port ${config.port} (${code})`
+      : `HOST: cannot listen on ${config.host} (${code})`;
+    log.error({ err }, 'start-up failed');
+    process.stderr.write(`keyward: start-up failed: ${line}\n`);
+    process.exit(1);
+  }
 
   const stop = (signal: string) => {
     log.info({ signal, inflight: server.http.inflightRequests }, 'shutting down');

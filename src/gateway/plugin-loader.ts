@@ -32,7 +32,7 @@ async function importPlugin(name: string, dirs: readonly string[]): Promise<unkn
   try {
     return (await import(specifier)).default;
   } catch (err) {
-    throw new PluginLoadError(name, `no ${name}.js in ${dirs.join(' or ')} and no npm module of that name (${(err as Error).message.split('\n')[0]})`);
+    throw new PluginLoadError(name, `KEYWARD_PLUGINS names it, but there is no ${name}.js in ${dirs.join(' or ')} and no npm module of that name (${(err as Error).message.split('\n')[0]})`);
   }
 }
 

@@ -110,6 +110,12 @@ export class ProviderRegistry {
       const id = (mod.default as { id?: unknown } | undefined)?.id;
       providers.push(validateProvider(full, mod.default, typeof id === 'string' ? overrides[id] : undefined));
     }
+    // An override for no loaded provider is a typo (KEYWARD_UPSTREAM_OPENIA) that would leave traffic going to the real origin.
+    for (const id of Object.keys(overrides)) {
+      if (!providers.some((p) => p.id === id)) {
+        throw new Error(`KEYWARD_UPSTREAM_${id.toUpperCase().replace(/-/g, '_')}: no provider ${JSON.stringify(id)} is loaded (loaded: ${providers.map((p) => p.id).sort().join(', ')})`);
+      }
+    }
     return new ProviderRegistry(providers);
   }
 }

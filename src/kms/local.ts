@@ -5,7 +5,7 @@
  * unwraps while `keyward keys rewrap` moves every DEK to the current one.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, openSync, readFileSync, writeSync, closeSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { BackendUnavailable } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -37,23 +37,37 @@ export function openGcm(key: Buffer, nonce: Buffer, ciphertextAndTag: Buffer, aa
 export function loadOrCreateKeyFile(dataDir: string, log: Logger): Buffer {
   const file = path.join(dataDir, 'kek');
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Written whole and synced under a private name, then linked into place: link() fails if `kek`
+  // exists, so two processes starting together never make two keys, and neither ever reads a
+  // `kek` the other has created but not yet written (or that a crash left empty).
+  const tmp = path.join(dataDir, `.kek-${process.pid}-${randomBytes(6).toString('hex')}`);
+  const key = randomBytes(32);
+  const fd = openSync(tmp, 'wx', 0o600);
   try {
-    const fd = openSync(file, 'wx', 0o600);
-    const key = randomBytes(32);
-    try {
-      writeSync(fd, key.toString('base64') + '\n');
-    } finally {
-      closeSync(fd);
-    }
+    writeSync(fd, key.toString('base64') + '\n');
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    linkSync(tmp, file);
     chmodSync(file, 0o600);
+    const dir = openSync(dataDir, 'r');
+    try {
+      fsyncSync(dir);
+    } finally {
+      closeSync(dir);
+    }
     log.warn({ file }, 'created a local key-encryption key; back it up, or set KEYWARD_LOCAL_KEK (or KEYWARD_KMS=gcp) for production');
     return key;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    unlinkSync(tmp);
   }
-  const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
-  if (key.length !== 32) throw new Error(`${file} does not hold base64 of 32 bytes`);
-  return key;
+  const existing = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  if (existing.length !== 32) throw new Error(`${file} does not hold base64 of 32 bytes`);
+  return existing;
 }
 
 /**

@@ -94,10 +94,12 @@ export class SqliteStore implements Store {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     this.file = path.join(dataDir, fileName);
     this.db = new DatabaseSync(this.file, { enableForeignKeyConstraints: true });
+    // busy_timeout first: switching to WAL and creating the schema take locks, and a process
+    // starting beside another on the same file (a second server, the CLI) must wait, not fail.
     this.db.exec(`
+      PRAGMA busy_timeout = 5000;
       PRAGMA journal_mode = WAL;
       PRAGMA synchronous = FULL;
-      PRAGMA busy_timeout = 5000;
       PRAGMA secure_delete = ON;
     `);
     this.db.exec(SCHEMA);
