@@ -38,7 +38,11 @@ export function crc32c(data: Uint8Array, seed = 0): number {
 // ---- errors ------------------------------------------------------------------------
 
 /** gRPC status codes (google.rpc.Code). */
-const Code = { CANCELLED: 1, INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, RESOURCE_EXHAUSTED: 8, UNAVAILABLE: 14 } as const;
+const Code = { CANCELLED: 1, INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, PERMISSION_DENIED: 7, RESOURCE_EXHAUSTED: 8, UNAVAILABLE: 14 } as const;
+
+/** What the Encrypt probe wraps when GetCryptoKey is not allowed (never stored). */
+const PROBE = Buffer.from('keyward-kms-probe');
+const PROBE_AAD = Buffer.from('keyward/v1|probe');
 
 /** A request or response changed in transit (CRC32C mismatch): the call may be retried, the data is not known to be bad. */
 export class KmsIntegrityError extends BackendUnavailable {
@@ -107,6 +111,8 @@ export class GcpKeyWrapper implements KeyWrapper {
   private primary: { name: string; at: number } | undefined;
   private lastPing = 0;
   private describing: Promise<string> | undefined;
+  /** GetCryptoKey was refused (no cloudkms.cryptoKeys.get): use the Encrypt probe. */
+  private probeOnly = false;
 
   /** `config.kmsEndpoint` (host:port) means a plaintext gRPC endpoint: tests and emulators. */
   static async connect(config: GcpKmsConfig, options: GcpKeyWrapperOptions = {}): Promise<GcpKeyWrapper> {
@@ -205,15 +211,37 @@ export class GcpKeyWrapper implements KeyWrapper {
     });
   }
 
-  /** The primary version's name (GetCryptoKey), believed for a short while; concurrent askers share one call. */
+  /**
+   * The primary version's name, believed for a short while; concurrent askers
+   * share one call. GetCryptoKey needs cloudkms.cryptoKeys.get (roles/cloudkms.viewer),
+   * which roles/cloudkms.cryptoKeyEncrypterDecrypter does not grant: without it
+   * (PERMISSION_DENIED, once) an Encrypt of a fixed probe answers instead, as
+   * Encrypt on a key uses and names its primary version.
+   */
   private describe(maxAgeMs: number, timeoutMs: number): Promise<string> {
     if (this.primary && Date.now() - this.primary.at < maxAgeMs) return Promise.resolve(this.primary.name);
     this.describing ??= this.call(async () => {
-      const [key] = await this.client.getCryptoKey({ name: this.keyName }, { timeout: timeoutMs });
-      const name = key.primary?.name;
-      if (!name) throw new Error(`Cloud KMS key ${this.keyName} has no primary version (is it a symmetric ENCRYPT_DECRYPT key?)`);
-      this.primary = { name, at: Date.now() };
-      return name;
+      let name: string | null | undefined;
+      if (!this.probeOnly) {
+        try {
+          const [key] = await this.client.getCryptoKey({ name: this.keyName }, { timeout: timeoutMs });
+          name = key.primary?.name;
+          if (!name) throw new Error(`Cloud KMS key ${this.keyName} has no primary version (is it a symmetric ENCRYPT_DECRYPT key?)`);
+        } catch (err) {
+          if (grpcCode(err) !== Code.PERMISSION_DENIED) throw err;
+          this.probeOnly = true;
+        }
+      }
+      if (this.probeOnly) {
+        const [res] = await this.client.encrypt({
+          name: this.keyName, plaintext: PROBE, additionalAuthenticatedData: PROBE_AAD,
+          plaintextCrc32c: { value: crc32c(PROBE) }, additionalAuthenticatedDataCrc32c: { value: crc32c(PROBE_AAD) },
+        }, { timeout: timeoutMs });
+        name = res.name;
+        if (!name?.startsWith(`${this.keyName}/cryptoKeyVersions/`)) throw new Error('Cloud KMS Encrypt answered without a key version of the configured key');
+      }
+      this.primary = { name: name!, at: Date.now() };
+      return name!;
     }, timeoutMs).finally(() => (this.describing = undefined));
     return this.describing;
   }

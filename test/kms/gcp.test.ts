@@ -162,6 +162,20 @@ test('ping and the primary version are cached briefly', async (t) => {
   t.is(await w.currentKekId(), kms.versionName(1), 'believed until the cache expires');
 });
 
+test('with Encrypter/Decrypter only (GetCryptoKey denied), ping and currentKekId use an Encrypt probe', async (t) => {
+  const kms = await startKmsServer(t);
+  kms.denyGetCryptoKey = true;
+  const w = await wrapperFor(t, kms, { pingTtlMs: 0, primaryTtlMs: 0 });
+  await t.notThrowsAsync(w.ping());
+  t.is(await w.currentKekId(), kms.versionName(1));
+  kms.rotate();
+  t.is(await w.currentKekId(), kms.versionName(2));
+  t.is(kms.calls.GetCryptoKey, 1, 'asked once, then remembered');
+  t.is(kms.calls.Encrypt, 3);
+  kms.down = true;
+  await t.throwsAsync(w.ping(), { instanceOf: BackendUnavailable });
+});
+
 test('connect requires a key name', async (t) => {
   await t.throwsAsync(GcpKeyWrapper.connect({ kmsKey: undefined, kmsEndpoint: undefined }), { message: /KEYWARD_KMS_KEY/ });
 });

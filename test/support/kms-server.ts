@@ -33,6 +33,8 @@ export interface KmsServer {
   versionName(n: number): string;
   /** Every call answers UNAVAILABLE while true. */
   down: boolean;
+  /** GetCryptoKey answers PERMISSION_DENIED (a caller with roles/cloudkms.cryptoKeyEncrypterDecrypter only). */
+  denyGetCryptoKey: boolean;
   lie: Lie;
   /** Calls served, by method name. */
   calls: Record<string, number>;
@@ -74,7 +76,7 @@ export async function startKmsServer(t?: ExecutionContext, keyName = KMS_KEY): P
   const calls: Record<string, number> = {};
   const versionName = (n: number) => `${keyName}/cryptoKeyVersions/${n}`;
 
-  const state = { primary: 1, down: false, lie: undefined as Lie };
+  const state = { primary: 1, down: false, lie: undefined as Lie, denyGet: false };
 
   const unary = <Req, Res>(method: string, fn: (req: Req) => Res): grpc.handleUnaryCall<Req, Res> => (call, callback) => {
     calls[method] = (calls[method] ?? 0) + 1;
@@ -100,6 +102,7 @@ export async function startKmsServer(t?: ExecutionContext, keyName = KMS_KEY): P
 
   const impl: grpc.UntypedServiceImplementation = {
     getCryptoKey: unary('GetCryptoKey', (req: { name: string }) => {
+      if (state.denyGet) throw new RpcError(grpc.status.PERMISSION_DENIED, `Permission 'cloudkms.cryptoKeys.get' denied on resource '${req.name}'.`);
       if (req.name !== keyName) throw new RpcError(grpc.status.NOT_FOUND, `CryptoKey ${req.name} not found.`);
       return {
         name: keyName,
@@ -201,6 +204,12 @@ export async function startKmsServer(t?: ExecutionContext, keyName = KMS_KEY): P
     },
     set down(v: boolean) {
       state.down = v;
+    },
+    get denyGetCryptoKey() {
+      return state.denyGet;
+    },
+    set denyGetCryptoKey(v: boolean) {
+      state.denyGet = v;
     },
     get lie() {
       return state.lie;
