@@ -20,7 +20,7 @@ import { matchRoute, normaliseProviderPath } from './path.js';
 import type { MiddlewareChain } from './plugin-loader.js';
 import type { ProviderRegistry } from './providers.js';
 import { UpstreamProxy } from './upstream.js';
-import { UsageTap } from './usage-tap.js';
+import { UsageScanner } from './usage-tap.js';
 import { UsageRecorder } from './usage-recorder.js';
 import { QuotaLedger } from './quota-ledger.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -141,7 +141,7 @@ export class Gateway implements ProxyHandler {
       ctx.state.set(FORWARDED_AT, process.hrtime.bigint());
       const extraHeaders: Record<string, string> = { 'x-keyward-request-id': ctx.requestId };
       if (ctx.quotaRemaining !== undefined) extraHeaders['x-keyward-quota-remaining'] = String(ctx.quotaRemaining);
-      this.upstream.forward({ ctx, provider, key, taps: [new UsageTap(ctx.usage)], extraHeaders, onFinish: () => void this.done(ctx) });
+      this.upstream.forward({ ctx, provider, key, taps: [new UsageScanner(ctx.usage)], extraHeaders, onFinish: () => void this.done(ctx) });
     } catch (err) {
       this.refuse(ctx, err);
     }

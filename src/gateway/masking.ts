@@ -8,14 +8,14 @@ import { Transform, type TransformCallback } from 'node:stream';
 
 const STAR = 0x2a;
 
-export class KeyMasker extends Transform {
+/** The masking state of one response, without stream machinery (the upstream leg's relay calls it per chunk). */
+export class StreamMasker {
   private carry: Buffer | undefined;
 
-  constructor(private readonly key: Buffer) {
-    super();
-  }
+  constructor(private readonly key: Buffer) {}
 
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+  /** What can be sent now, masked; undefined when everything is held back for the next chunk. */
+  push(chunk: Buffer): Buffer | undefined {
     let data = this.carry ? Buffer.concat([this.carry, chunk]) : chunk;
     this.carry = undefined;
     data = maskAll(data, this.key);
@@ -24,11 +24,32 @@ export class KeyMasker extends Transform {
       this.carry = Buffer.from(data.subarray(data.length - hold));
       data = data.subarray(0, data.length - hold);
     }
-    done(null, data.length > 0 ? data : undefined);
+    return data.length > 0 ? data : undefined;
+  }
+
+  /** What was held back, at the end of the body. */
+  end(): Buffer | undefined {
+    const rest = this.carry;
+    this.carry = undefined;
+    return rest;
+  }
+}
+
+/** StreamMasker as a Transform. */
+export class KeyMasker extends Transform {
+  private readonly masker: StreamMasker;
+
+  constructor(key: Buffer) {
+    super();
+    this.masker = new StreamMasker(key);
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    done(null, this.masker.push(chunk));
   }
 
   override _flush(done: TransformCallback): void {
-    done(null, this.carry);
+    done(null, this.masker.end());
   }
 }
 

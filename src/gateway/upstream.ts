@@ -1,14 +1,14 @@
 /**
  * The upstream leg, on http-proxy-3's Node http path with keep-alive agents:
- * the request body streams through a size limiter, the response streams back
- * through the key masker and any taps (usage reading), never buffered.
+ * a chunked request body streams through a size limiter, the response streams
+ * back through the key masker and any taps (usage reading), never buffered.
  * Redirects are passed back, never followed. Connect and idle timeouts come
  * from the config; neither caps a stream's length. A caller who disconnects
  * aborts the upstream request.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import { Transform, pipeline, type TransformCallback } from 'node:stream';
+import { Transform, type TransformCallback } from 'node:stream';
 import { ProxyServer } from 'http-proxy-3';
 import type { Config } from '../config.js';
 import { ApiError, Errors } from '../errors.js';
@@ -16,16 +16,20 @@ import type { Logger } from '../log.js';
 import { sendError } from '../http/reply.js';
 import type { ProxyContext } from './contracts.js';
 import { downstreamHeaders, stripKeyParams, upstreamHeaders } from './headers.js';
-import { KeyMasker, maskString } from './masking.js';
+import { StreamMasker, maskString } from './masking.js';
 import type { Provider } from './providers.js';
+
+export interface ResponseTap {
+  scan(chunk: Buffer): void;
+}
 
 /** What the gateway hands the upstream leg for one request. */
 export interface Forward {
   ctx: ProxyContext;
   provider: Provider;
   key: string;
-  /** Extra transforms the response passes through after masking (usage reading). */
-  taps: Transform[];
+  /** Readers of the masked response bytes as they pass (usage reading); they never change them. */
+  taps: ResponseTap[];
   /** Headers added to the response. */
   extraHeaders: Record<string, string>;
   /** Called once when the exchange is over, whatever happened. */
@@ -64,6 +68,36 @@ class BodyLimiter extends Transform {
   }
 }
 
+/**
+ * The response body, upstream to caller: masked, read by the taps and counted in one pass, with
+ * backpressure. Plain listeners rather than stream.pipeline over a Transform chain: per response,
+ * pipeline builds an AbortController and, on completion, an AbortError and a premature-close error
+ * (stack traces included), which cost more than everything else on this leg.
+ */
+function relay(proxyRes: IncomingMessage, res: ServerResponse, masker: StreamMasker, taps: ResponseTap[], ctx: ProxyContext): void {
+  const send = (chunk: Buffer | undefined): void => {
+    if (chunk === undefined || res.destroyed) return;
+    for (const tap of taps) tap.scan(chunk);
+    ctx.bytesOut += chunk.length;
+    if (!res.write(chunk)) proxyRes.pause();
+  };
+  res.on('drain', () => proxyRes.resume());
+  proxyRes.on('data', (chunk: Buffer) => send(masker.push(chunk)));
+  proxyRes.on('end', () => {
+    send(masker.end());
+    if (!res.destroyed) res.end();
+  });
+  // An upstream that dies mid-body ('aborted', ECONNRESET): the caller's stream ends with an error,
+  // never a clean end. A caller who leaves stops the upstream response.
+  proxyRes.on('error', () => {});
+  proxyRes.on('close', () => {
+    if (!proxyRes.complete && !res.destroyed) res.destroy();
+  });
+  res.on('close', () => {
+    if (!proxyRes.complete) proxyRes.destroy();
+  });
+}
+
 export class UpstreamProxy {
   private readonly proxy: ProxyServer;
   private readonly agents: { http: http.Agent; https: https.Agent };
@@ -90,28 +124,35 @@ export class UpstreamProxy {
     const flight: Flight = { forward: f, overflow: false };
     this.flights.set(req, flight);
 
+    const declaredLength = req.headers['content-length'];
     const query = stripKeyParams(ctx.query, this.keyQueryParams);
     req.url = `/${ctx.path}${query ? `?${query}` : ''}`;
     req.headers = upstreamHeaders(req.headers, provider, key) as typeof req.headers;
 
-    const limiter = new BodyLimiter(this.config.maxBody, () => {
-      if (flight.overflow) return;
-      flight.overflow = true;
-      flight.proxyReq?.destroy();
-      req.unpipe(limiter);
-      req.resume();
-      const err = Errors.payloadTooLarge(this.config.maxBody);
-      if (!res.headersSent) {
-        res.setHeader('connection', 'close');
-        ctx.error = err;
-        ctx.status = err.status;
-        sendError(res, err);
-      } else {
-        res.destroy();
-      }
-    });
-    if (ctx.body) limiter.end(ctx.body);
-    else req.pipe(limiter);
+    // A declared content-length was held to the limit already and Node's parser holds the body to it:
+    // only a chunked body (or one the gateway read) is counted on its way upstream.
+    let limited: Transform | undefined;
+    if (ctx.body !== undefined || declaredLength === undefined) {
+      const limiter = new BodyLimiter(this.config.maxBody, () => {
+        if (flight.overflow) return;
+        flight.overflow = true;
+        flight.proxyReq?.destroy();
+        req.unpipe(limiter);
+        req.resume();
+        const err = Errors.payloadTooLarge(this.config.maxBody);
+        if (!res.headersSent) {
+          res.setHeader('connection', 'close');
+          ctx.error = err;
+          ctx.status = err.status;
+          sendError(res, err);
+        } else {
+          res.destroy();
+        }
+      });
+      if (ctx.body) limiter.end(ctx.body);
+      else req.pipe(limiter);
+      limited = limiter;
+    }
 
     res.once('close', () => f.onFinish());
 
@@ -119,7 +160,7 @@ export class UpstreamProxy {
       target: provider.target,
       agent: provider.target.protocol === 'https:' ? this.agents.https : this.agents.http,
       connectTimeout: this.config.upstreamConnectTimeoutMs,
-      buffer: limiter,
+      buffer: limited,
     }, (err: NodeJS.ErrnoException) => this.onError(err, flight));
   }
 
@@ -167,15 +208,7 @@ export class UpstreamProxy {
     ctx.status = status;
     // Flush headers now: a stream's caller should see the status before the first event.
     res.flushHeaders();
-    const counter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        ctx.bytesOut += chunk.length;
-        done(null, chunk);
-      },
-    });
-    pipeline([proxyRes, new KeyMasker(Buffer.from(key, 'utf8')), ...taps, counter, res], (err) => {
-      if (err && !res.destroyed) res.destroy();
-    });
+    relay(proxyRes, res, new StreamMasker(Buffer.from(key, 'utf8')), taps, ctx);
   }
 
   private onError(err: NodeJS.ErrnoException, flight: Flight): void {

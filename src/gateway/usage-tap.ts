@@ -18,27 +18,40 @@ export interface TokenCounts {
   outputTokens: number;
 }
 
-export class UsageTap extends Transform {
+/** The usage reading of one response, without stream machinery (the upstream leg's relay calls it per chunk). */
+export class UsageScanner {
   private tail = '';
 
-  constructor(private readonly counts: TokenCounts) {
-    super();
-  }
+  constructor(private readonly counts: TokenCounts) {}
 
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+  scan(chunk: Buffer): void {
     // latin1: one char per byte, no decoding cost for split UTF-8; the keys are ASCII.
     const text = this.tail + chunk.toString('latin1');
-    if (text.includes('oken')) this.scan(text);
+    if (text.includes('oken')) this.match(text);
     this.tail = text.slice(-OVERLAP);
-    done(null, chunk);
   }
 
-  private scan(text: string): void {
+  private match(text: string): void {
     let last: string | undefined;
     for (const m of text.matchAll(INPUT)) last = m[1];
     if (last !== undefined) this.counts.inputTokens = Number(last);
     last = undefined;
     for (const m of text.matchAll(OUTPUT)) last = m[1];
     if (last !== undefined) this.counts.outputTokens = Number(last);
+  }
+}
+
+/** UsageScanner as a pass-through Transform. */
+export class UsageTap extends Transform {
+  private readonly scanner: UsageScanner;
+
+  constructor(counts: TokenCounts) {
+    super();
+    this.scanner = new UsageScanner(counts);
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.scanner.scan(chunk);
+    done(null, chunk);
   }
 }
