@@ -123,8 +123,16 @@ test('after a key rotation old DEKs still unwrap, and Envelope.rewrap moves them
 test('an unavailable or stopped KMS is BackendUnavailable; ping recovers when it is back', async (t) => {
   const kms = await startKmsServer(t);
   // Short deadlines: the client retries UNAVAILABLE until the deadline, as it should in production.
-  const w = await wrapperFor(t, kms, { pingTtlMs: 0, primaryTtlMs: 0, callTimeoutMs: 400, pingTimeoutMs: 400 });
-  await t.notThrowsAsync(w.ping());
+  const w = await wrapperFor(t, kms, { pingTtlMs: 0, primaryTtlMs: 0, callTimeoutMs: 1000, pingTimeoutMs: 1000 });
+  const answers = async () => {
+    // A new (or reconnecting) client's first call can be slow on a loaded machine.
+    for (let i = 0; i < 100; i++) {
+      if (await w.ping().then(() => true, () => false)) return true;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return false;
+  };
+  t.true(await answers());
   const { wrapped, kekId } = await w.wrap(randomBytes(32), aad);
 
   kms.down = true;
@@ -138,15 +146,10 @@ test('an unavailable or stopped KMS is BackendUnavailable; ping recovers when it
   const started = Date.now();
   await t.throwsAsync(w.ping(), { instanceOf: BackendUnavailable });
   await t.throwsAsync(w.unwrap(wrapped, aad, kekId), { instanceOf: BackendUnavailable });
-  t.true(Date.now() - started < 5000, 'within the configured deadlines');
+  t.true(Date.now() - started < 6000, 'within the configured deadlines');
 
   await kms.restart();
-  let ok = false;
-  for (let i = 0; i < 40 && !ok; i++) {
-    ok = await w.ping().then(() => true, () => false);
-    if (!ok) await new Promise((r) => setTimeout(r, 100));
-  }
-  t.true(ok);
+  t.true(await answers());
   t.is((await w.unwrap(wrapped, aad, kekId)).length, 32);
 });
 

@@ -577,6 +577,8 @@ export class FirestoreStore implements Store {
       const room = limit - outstanding;
       if (room <= 0) return { granted: 0, leased: outstanding };
 
+      // Returned units first (at most one returned document per round)…
+      let granted = 0;
       let contended = false;
       for (const r of shuffle([...returnedSnap.docs])) {
         const units = r.get('units') as number;
@@ -587,30 +589,40 @@ export class FirestoreStore implements Store {
         if (units > take) batch.create(returns.doc(), { units: units - take, at: Date.now() });
         try {
           await batch.commit();
-          return { granted: take, leased: outstanding + take };
+          granted = take;
+          break;
         } catch (err) {
           if (errCode(err) !== Code.NOT_FOUND) throw err;
           contended = true; // someone else took it; try the next
         }
       }
 
-      const size = Math.min(want, limit - end);
-      if (size <= 0) return contended ? undefined : { granted: 0, leased: outstanding };
+      // …then a new block for the rest, never past the limit.
+      const size = Math.min(want - granted, limit - end);
+      if (size <= 0) {
+        if (granted === 0 && contended) return undefined;
+        return { granted, leased: outstanding + granted };
+      }
       try {
         await blocks.doc(String(seq + 1).padStart(12, '0')).create({ seq: seq + 1, start: end, end: end + size, at: Date.now() });
-        return { granted: size, leased: outstanding + size };
+        return { granted: granted + size, leased: outstanding + granted + size };
       } catch (err) {
         if (errCode(err) !== Code.ALREADY_EXISTS) throw err;
+        // Another instance took block seq+1: keep what we have, or read again.
+        if (granted > 0) return { granted, leased: outstanding + granted };
         await new Promise((r) => setTimeout(r, Math.random() * 3 * Math.min(round + 1, 10)));
-        return undefined; // another instance took block seq+1: read again
+        return undefined;
       }
     }));
   }
 
+  /** Hands units back; never more than are out (as SQLite's MAX(0, leased - units)), so a bad release cannot mint units. */
   release(key: string, units: number): Promise<void> {
     if (units <= 0) return Promise.resolve();
     return this.guard(async () => {
-      await this.leases.doc(leaseDocId(key)).collection('returns').doc().create({ units, at: Date.now() });
+      const out = Math.min(units, await this.leasedNow(key));
+      if (out <= 0) return;
+      await this.leases.doc(leaseDocId(key)).collection('returns').doc().create({ units: out, at: Date.now() });
     });
   }
 
