@@ -63,6 +63,12 @@ export class HttpServer {
       maxHeaderSize: 32 * 1024,
     }, (req, res) => this.onRequest(req, res));
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.onClientError(err, socket));
+    // An `Expect` other than 100-continue: Node would answer a bare 417 with no body; answer it in the contract's shape.
+    this.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+      req.resume();
+      res.setHeader('connection', 'close');
+      sendError(res, new ApiError(417, 'invalid_request', 'expectation_failed', 'Only `Expect: 100-continue` is supported.'), { 'x-request-id': newRequestId() });
+    });
   }
 
   async listen(): Promise<AddressInfo> {
