@@ -112,7 +112,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   let http: HttpServer | undefined;
   let c: DependencyContainer | undefined;
   const metrics = new Metrics(
-    (): Record<string, CacheStats> => (c ? { token: c.resolve(TokenService), key: c.resolve(CredentialService) } : {}),
+    (): Record<string, CacheStats> => (c ? { token: c.resolve(TokenService).cache, key: c.resolve(CredentialService).keys } : {}),
     () => http?.inflightRequests ?? 0,
   );
   c = await buildCore(config, log, options, metrics);

@@ -10,6 +10,7 @@ import type { Logger } from '../log.js';
 import type { UsageCounts, UsageDelta, UsageScope, UsageStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { periodOf } from './periods.js';
+import { BackgroundFlush } from '../background-flush.js';
 
 const FLUSH_MS = 1000;
 
@@ -25,14 +26,27 @@ export interface UsageEvent {
 @injectable()
 export class UsageRecorder {
   private pending = new Map<string, UsageDelta>();
-  private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> | undefined;
+  private readonly flusher: BackgroundFlush<Map<string, UsageDelta>>;
 
   constructor(
     @inject(Symbols.UsageStore) private readonly store: UsageStore,
     @inject(Symbols.Clock) private readonly clock: Clock,
-    @inject(Symbols.Logger) private readonly log: Logger,
-  ) {}
+    @inject(Symbols.Logger) log: Logger,
+  ) {
+    this.flusher = new BackgroundFlush({
+      take: () => {
+        if (this.pending.size === 0) return undefined;
+        const batch = this.pending;
+        this.pending = new Map();
+        return batch;
+      },
+      write: (batch) => this.store.addUsage([...batch.values()]),
+      restore: (batch, err) => {
+        log.warn({ err, counters: batch.size }, 'usage flush failed; will retry');
+        for (const d of batch.values()) this.add(d.scope, d.id, d.period, d);
+      },
+    }, FLUSH_MS);
+  }
 
   record(e: UsageEvent): void {
     if (e.requests === 0 && e.inputTokens === 0 && e.outputTokens === 0) return;
@@ -40,13 +54,7 @@ export class UsageRecorder {
     this.add('org', e.orgId, period, e);
     this.add('cred', e.credentialId, period, e);
     this.add('tok', e.tokenId, period, e);
-    if (!this.timer) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        void this.flush();
-      }, FLUSH_MS);
-      this.timer.unref();
-    }
+    this.flusher.schedule();
   }
 
   private add(scope: UsageScope, id: string, period: string, e: UsageCounts): void {
@@ -62,31 +70,8 @@ export class UsageRecorder {
   }
 
   /** Writes what has accumulated; on failure the deltas are kept for the next flush. */
-  async flush(): Promise<void> {
-    while (this.flushing) await this.flushing;
-    if (this.pending.size === 0) return;
-    const batch = this.pending;
-    this.pending = new Map();
-    this.flushing = (async () => {
-      try {
-        await this.store.addUsage([...batch.values()]);
-      } catch (err) {
-        this.log.warn({ err, counters: batch.size }, 'usage flush failed; will retry');
-        for (const d of batch.values()) this.add(d.scope, d.id, d.period, d);
-        if (!this.timer) {
-          this.timer = setTimeout(() => {
-            this.timer = undefined;
-            void this.flush();
-          }, FLUSH_MS);
-          this.timer.unref();
-        }
-      }
-    })();
-    try {
-      await this.flushing;
-    } finally {
-      this.flushing = undefined;
-    }
+  flush(): Promise<void> {
+    return this.flusher.flush();
   }
 
   async get(scope: UsageScope, id: string, period?: string): Promise<UsageCounts> {
@@ -102,9 +87,7 @@ export class UsageRecorder {
     return stored;
   }
 
-  async close(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.flush();
+  close(): Promise<void> {
+    return this.flusher.close();
   }
 }

@@ -11,6 +11,7 @@ import { BAD_CURSOR, type AuditRecord, type AuditStore, type Page, type PageQuer
 import { Symbols } from '../symbols.js';
 import { Errors } from '../errors.js';
 import { newId } from './secrets.js';
+import { BackgroundFlush } from '../background-flush.js';
 
 const FLUSH_MS = 1000;
 /** Beyond this many pending records, new ones are counted and dropped (and the drop is logged). */
@@ -22,16 +23,32 @@ export type AuditEntry = Omit<AuditRecord, 'id' | 'time'>;
 export class AuditLog {
   private pending: AuditRecord[] = [];
   private dropped = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> | undefined;
   private readonly times: CreationTimes;
+  private readonly flusher: BackgroundFlush<AuditRecord[]>;
 
   constructor(
     @inject(Symbols.AuditStore) private readonly store: AuditStore,
-    @inject(Symbols.Clock) private readonly clock: Clock,
-    @inject(Symbols.Logger) private readonly log: Logger,
+    @inject(Symbols.Clock) clock: Clock,
+    @inject(Symbols.Logger) log: Logger,
   ) {
     this.times = new CreationTimes(clock);
+    this.flusher = new BackgroundFlush({
+      take: () => {
+        if (this.dropped > 0) {
+          log.warn({ dropped: this.dropped }, 'audit records dropped under load');
+          this.dropped = 0;
+        }
+        if (this.pending.length === 0) return undefined;
+        const batch = this.pending;
+        this.pending = [];
+        return batch;
+      },
+      write: (batch) => this.store.appendAudit(batch),
+      restore: (batch, err) => {
+        log.warn({ err, records: batch.length }, 'audit flush failed; will retry');
+        this.pending = batch.concat(this.pending).slice(0, MAX_PENDING);
+      },
+    }, FLUSH_MS);
   }
 
   record(entry: AuditEntry): void {
@@ -40,40 +57,11 @@ export class AuditLog {
       return;
     }
     this.pending.push({ id: newId('evt'), time: this.times.next(), ...entry });
-    if (!this.timer) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        void this.flush();
-      }, FLUSH_MS);
-      this.timer.unref();
-    }
+    this.flusher.schedule();
   }
 
-  async flush(): Promise<void> {
-    while (this.flushing) await this.flushing;
-    if (this.pending.length === 0) return;
-    const batch = this.pending;
-    this.pending = [];
-    if (this.dropped > 0) {
-      this.log.warn({ dropped: this.dropped }, 'audit records dropped under load');
-      this.dropped = 0;
-    }
-    this.flushing = this.store.appendAudit(batch).catch((err) => {
-      this.log.warn({ err, records: batch.length }, 'audit flush failed; will retry');
-      this.pending = batch.concat(this.pending).slice(0, MAX_PENDING);
-      if (!this.timer) {
-        this.timer = setTimeout(() => {
-          this.timer = undefined;
-          void this.flush();
-        }, FLUSH_MS);
-        this.timer.unref();
-      }
-    });
-    try {
-      await this.flushing;
-    } finally {
-      this.flushing = undefined;
-    }
+  flush(): Promise<void> {
+    return this.flusher.flush();
   }
 
   async list(orgId: string, page: PageQuery): Promise<Page<AuditRecord>> {
@@ -83,9 +71,7 @@ export class AuditLog {
     return p;
   }
 
-  async close(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.flush();
+  close(): Promise<void> {
+    return this.flusher.close();
   }
 }

@@ -5,7 +5,6 @@
  * with concurrent misses coalesced, dropped at once on local changes and
  * within a second on changes made elsewhere (the store's change feed).
  */
-import { LRUCache } from 'lru-cache';
 import { inject, injectable } from 'tsyringe';
 import { CreationTimes, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -17,6 +16,7 @@ import { BAD_CURSOR, type ChangeFeed, type CredentialRecord, type CredentialStor
 import { Symbols } from '../symbols.js';
 import { Envelope, type CredentialRef } from './envelope.js';
 import { newId } from './secrets.js';
+import { CoalescingCache } from './coalescing-cache.js';
 import { TokenService } from './token-service.js';
 
 const KEY_CACHE_TTL_MS = 5 * 60_000;
@@ -29,12 +29,9 @@ export const keyHint = (apiKey: string): string => `…${apiKey.slice(-4)}`;
 
 @injectable()
 export class CredentialService {
-  private readonly keys = new LRUCache<string, string>({ max: KEY_CACHE_MAX, ttl: KEY_CACHE_TTL_MS });
-  private readonly inflight = new Map<string, Promise<string>>();
-  private generation = 0;
+  /** Decrypted keys by credential id; its hits and misses are exported as metrics. */
+  readonly keys = new CoalescingCache<string>(KEY_CACHE_MAX, KEY_CACHE_TTL_MS);
   private readonly times: CreationTimes;
-  hits = 0;
-  misses = 0;
 
   constructor(
     @inject(Symbols.Config) private readonly config: Config,
@@ -101,22 +98,10 @@ export class CredentialService {
 
   /** The plaintext key for the proxy. Fails closed: a record that does not open is never served. */
   async keyFor(ref: CredentialRef): Promise<string> {
-    const cached = this.keys.get(ref.id);
-    if (cached !== undefined) {
-      this.hits++;
-      return cached;
-    }
-    this.misses++;
-    let pending = this.inflight.get(ref.id);
-    if (!pending) {
-      pending = this.load(ref).finally(() => this.inflight.delete(ref.id));
-      this.inflight.set(ref.id, pending);
-    }
-    return pending;
+    return (await this.keys.get(ref.id, () => this.load(ref)))!;
   }
 
   private async load(ref: CredentialRef): Promise<string> {
-    const generation = this.generation;
     const record = await this.store.getCredential(ref.orgId, ref.id);
     // Deleted between token resolution and here: the token is dead too.
     if (!record || record.provider !== ref.provider) throw Errors.invalidToken();
@@ -130,21 +115,15 @@ export class CredentialService {
       }
       throw err;
     }
-    // A change that arrived while we loaded may have made this key stale: serve it once, do not cache it.
-    if (generation === this.generation) this.keys.set(ref.id, key);
     return key;
   }
 
   private forget(id: string): void {
-    this.generation++;
-    // Loads begun before the change may carry the old record: later callers start afresh.
-    this.inflight.clear();
-    this.keys.delete(id);
+    this.keys.forgetKey(id);
   }
 
   /** Drops every decrypted key (tests, shutdown). */
   clear(): void {
-    this.generation++;
     this.keys.clear();
   }
 }

@@ -5,7 +5,6 @@
  * then the store. Revocation and credential deletion drop entries at once here
  * and, through the change feed, within a second everywhere else.
  */
-import { LRUCache } from 'lru-cache';
 import { inject, injectable } from 'tsyringe';
 import { CreationTimes, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -14,6 +13,7 @@ import { Errors } from '../errors.js';
 import type { ResolvedToken } from '../gateway/contracts.js';
 import { BAD_CURSOR, type ChangeFeed, type CredentialStore, type Page, type PageQuery, type TokenRecord, type TokenScopes, type TokenStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
+import { CoalescingCache } from './coalescing-cache.js';
 import { isWellFormedToken, newId, newToken, sha256Hex } from './secrets.js';
 
 const TOKEN_CACHE_TTL_MS = 60_000;
@@ -27,12 +27,9 @@ export interface MintRequest {
 
 @injectable()
 export class TokenService {
-  private readonly cache = new LRUCache<string, ResolvedToken>({ max: TOKEN_CACHE_MAX, ttl: TOKEN_CACHE_TTL_MS });
-  private readonly inflight = new Map<string, Promise<ResolvedToken | undefined>>();
-  private generation = 0;
+  /** Resolved tokens by SHA-256 of the token; its hits and misses are exported as metrics. */
+  readonly cache = new CoalescingCache<ResolvedToken>(TOKEN_CACHE_MAX, TOKEN_CACHE_TTL_MS);
   private readonly times: CreationTimes;
-  hits = 0;
-  misses = 0;
 
   constructor(
     @inject(Symbols.Config) private readonly config: Config,
@@ -43,8 +40,8 @@ export class TokenService {
   ) {
     this.times = new CreationTimes(clock);
     feed.watch((c) => {
-      if (c.kind === 'token') this.forget((r) => r.token.id === c.id);
-      else if (c.kind === 'credential') this.forget((r) => r.credential.id === c.id);
+      if (c.kind === 'token') this.cache.forget((r) => r.token.id === c.id);
+      else if (c.kind === 'credential') this.cache.forget((r) => r.credential.id === c.id);
     });
   }
 
@@ -80,12 +77,12 @@ export class TokenService {
 
   async revoke(orgId: string, id: string): Promise<void> {
     if (!(await this.store.deleteToken(orgId, id))) throw Errors.notFound('No such token.');
-    this.forget((r) => r.token.id === id);
+    this.cache.forget((r) => r.token.id === id);
   }
 
   /** Drops every cached token of a credential (it was deleted on this instance: refuse them at once, not at the next feed poll). */
   forgetCredential(credentialId: string): void {
-    this.forget((r) => r.credential.id === credentialId);
+    this.cache.forget((r) => r.credential.id === credentialId);
   }
 
   isActive(t: TokenRecord): boolean {
@@ -96,37 +93,16 @@ export class TokenService {
   async resolve(presented: string): Promise<ResolvedToken | undefined> {
     if (!isWellFormedToken('ptok', presented)) return undefined;
     const hash = sha256Hex(presented);
-    let resolved = this.cache.get(hash);
-    if (resolved) {
-      this.hits++;
-    } else {
-      this.misses++;
-      let pending = this.inflight.get(hash);
-      if (!pending) {
-        pending = this.load(hash).finally(() => this.inflight.delete(hash));
-        this.inflight.set(hash, pending);
-      }
-      resolved = await pending;
-    }
+    const resolved = await this.cache.get(hash, () => this.load(hash));
     if (!resolved || this.clock.now() >= resolved.token.expiresAt) return undefined;
     return resolved;
   }
 
   private async load(hash: string): Promise<ResolvedToken | undefined> {
-    const generation = this.generation;
     const token = await this.store.findTokenByHash(hash);
     if (!token) return undefined;
     const credential = await this.credentials.getCredential(token.orgId, token.credentialId);
     if (!credential) return undefined;
-    const resolved: ResolvedToken = { token, credential: { id: credential.id, orgId: credential.orgId, provider: credential.provider } };
-    if (generation === this.generation) this.cache.set(hash, resolved);
-    return resolved;
-  }
-
-  private forget(match: (r: ResolvedToken) => boolean): void {
-    this.generation++;
-    // Loads begun before the change may carry the old record: later callers start afresh.
-    this.inflight.clear();
-    for (const [hash, r] of this.cache.entries()) if (match(r)) this.cache.delete(hash);
+    return { token, credential: { id: credential.id, orgId: credential.orgId, provider: credential.provider } };
   }
 }

@@ -1,0 +1,51 @@
+/**
+ * Writes accumulated in memory and flushed to the store in the background
+ * (usage counters, audit records): at most one flush at a time, one a
+ * second while there is something to write, and a failed batch handed back to
+ * be retried on the next one. Never a store write per request.
+ */
+export interface FlushTarget<B> {
+  /** Takes what has accumulated (and resets it), or undefined when there is nothing. */
+  take(): B | undefined;
+  write(batch: B): Promise<void>;
+  /** Puts a batch that failed to write back in front of what accumulated since. */
+  restore(batch: B, err: unknown): void;
+}
+
+export class BackgroundFlush<B> {
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+
+  constructor(private readonly target: FlushTarget<B>, private readonly everyMs = 1000) {}
+
+  /** Arms the next flush unless one is already due. */
+  schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, this.everyMs);
+    this.timer.unref();
+  }
+
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    const batch = this.target.take();
+    if (batch === undefined) return;
+    this.flushing = this.target.write(batch).catch((err) => {
+      this.target.restore(batch, err);
+      this.schedule();
+    });
+    try {
+      await this.flushing;
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+}
