@@ -63,6 +63,13 @@ export class HttpServer {
       maxHeaderSize: 32 * 1024,
     }, (req, res) => this.onRequest(req, res));
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.onClientError(err, socket));
+    // `Expect: 100-continue` with a body over KEYWARD_MAX_BODY: do not invite a body that will be refused
+    // (Node would send 100 Continue before any check); the handler refuses it unread, and the connection closes.
+    this.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      if (Number(req.headers['content-length']) > this.config.maxBody) res.setHeader('connection', 'close');
+      else res.writeContinue();
+      this.onRequest(req, res);
+    });
     // An `Expect` other than 100-continue: Node would answer a bare 417 with no body; answer it in the contract's shape.
     this.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
       req.resume();

@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ProviderRegistry } from '../../src/gateway/providers.js';
 import { matchRoute } from '../../src/gateway/path.js';
+import { mintToken } from '../support/app.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 import { adversary, call, isError, rawRequest, request, sleep, type Adversary } from './_harness.js';
 
@@ -249,4 +250,38 @@ test('bad JSON on every admin endpoint that takes a body → 400 invalid_request
   t.is(list.body.data.length, 3);
   t.is((await call(a.w, a.proxyUrl('v1/models'), { headers: { 'x-proxy-token': a.tokens.openai.token } })).status, 200, 'the org token was not rotated');
   a.assertNoLeaks(t);
+});
+
+test('a declared content-length over KEYWARD_MAX_BODY → 413 at once, before any body byte is read or any upstream byte is sent, whatever the token', async (t) => {
+  const a = await adversary(t, { env: { KEYWARD_MAX_BODY: '8kb' } });
+  const scoped = await mintToken(a.app, a.org, a.credentials.openai, '1h', { models: ['gpt-*'] });
+  const cases: Array<[string, string]> = [
+    [a.tokens.openai.token, 'v1/chat/completions'], [a.tokens.anthropic.token, 'v1/messages'],
+    [a.tokens.gemini.token, 'v1beta/models/g:generateContent'], [scoped.token, 'v1/chat/completions'],
+  ];
+  for (const [tok, p] of cases) {
+    for (const expect of ['', 'Expect: 100-continue\r\n']) {
+      // Headers only: the 413 must come without waiting for the 9 MB the request announces.
+      const started = Date.now();
+      const r = await rawRequest(a.app.port, `POST /v1/proxy/${p} HTTP/1.1\r\nHost: x\r\nX-Proxy-Token: ${tok}\r\nContent-Type: application/json\r\n${expect}Content-Length: ${9 * 1024 * 1024}\r\n\r\n{"model":"gpt-x",`, { w: a.w, until: (s) => s.includes('payload_too_large'), waitMs: 3000 });
+      isError(t, r, 413, 'payload_too_large', `${p} ${expect.trim()}`);
+      t.true(Date.now() - started < 2000, `${p}: answered in ${Date.now() - started} ms`);
+      t.false(/^HTTP\/1\.1 100/.test(r.raw), `${p}: the body was not invited with 100 Continue`);
+    }
+  }
+  t.is(a.fake.received.length, 0, 'nothing reached the provider');
+  const usage = await call(a.w, `${a.app.url}/v1/usage`, { headers: { authorization: `Bearer ${a.org.token}` } });
+  t.is(usage.body.proxy_requests.used, 0, 'and nothing counted');
+  // Within the limit, Expect: 100-continue is honoured as before: 100, then the body, then the answer.
+  let continued = false;
+  const ok = await request(a.w, a.proxyUrl('v1/chat/completions'), { method: 'POST', headers: { 'x-proxy-token': a.tokens.openai.token, expect: '100-continue', 'content-type': 'application/json' } }, (req) => {
+    req.on('continue', () => {
+      continued = true;
+      req.end(CHAT);
+    });
+  });
+  t.true(continued);
+  t.is(ok.status, 200);
+  t.is(a.fake.received.at(-1)!.body, CHAT);
+  a.assertNoLeaks(t, { tokens: [scoped.token] });
 });
