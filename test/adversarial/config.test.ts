@@ -29,7 +29,8 @@ function start(env: Record<string, string>, dataDir: string): Promise<{ code: nu
       proc.kill('SIGKILL');
       reject(new Error(`still running with ${JSON.stringify(env)}: ${stdout.slice(0, 300)}`));
     }, 15_000);
-    proc.once('exit', (code, signal) => {
+    // 'close', not 'exit': only then has all of stdout and stderr been read.
+    proc.once('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
@@ -148,7 +149,7 @@ test('the good values next to the bad ones start: a control, so the refusals abo
   let stderr = '';
   let stdout = '';
   proc.stderr.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  const exited = new Promise<number | null>((r) => proc.once('close', (code) => r(code)));
   const listening = new Promise<string>((r) => proc.stdout.on('data', (d) => {
     stdout += d;
     if (stdout.includes('"listening"')) r('listening');
