@@ -6,10 +6,20 @@
 import 'reflect-metadata';
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
+import type { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
+import { Symbols } from '../../src/symbols.js';
 import { TokenService } from '../../src/vault/token-service.js';
 import { CredentialService } from '../../src/vault/credential-service.js';
-import { api, createCredential, createOrg, mintToken, startApp } from '../support/app.js';
-import { startEmulator } from '../support/firestore-emulator.js';
+import { api, createCredential, createOrg, mintToken, startApp as startAnyApp, type StartOptions, type TestApp } from '../support/app.js';
+import { startEmulator, type Emulator } from '../support/firestore-emulator.js';
+import type { ExecutionContext } from 'ava';
+
+/** An app on the emulator whose store the emulator waits for before it stops. */
+async function startApp(t: ExecutionContext, emulator: Emulator, options: StartOptions): Promise<TestApp> {
+  const app = await startAnyApp(t, options);
+  emulator.adopt(app.server.container.resolve<FirestoreStore>(Symbols.Store));
+  return app;
+}
 
 const firestoreEnv = (host: string, kek: string, extra: Record<string, string> = {}) => ({
   KEYWARD_STORE: 'firestore', FIRESTORE_EMULATOR_HOST: host, KEYWARD_LOCAL_KEK: kek, ...extra,
@@ -17,7 +27,7 @@ const firestoreEnv = (host: string, kek: string, extra: Record<string, string> =
 
 test('KEYWARD_STORE=firestore: orgs, credentials and tokens through the admin API', async (t) => {
   const emulator = await startEmulator(t);
-  const app = await startApp(t, { env: firestoreEnv(emulator.host, randomBytes(32).toString('base64'), { KEYWARD_FREE_CREDENTIALS: '2' }) });
+  const app = await startApp(t, emulator, { env: firestoreEnv(emulator.host, randomBytes(32).toString('base64'), { KEYWARD_FREE_CREDENTIALS: '2' }) });
   t.is((await api(app, 'GET', '/readyz')).status, 200);
 
   const org = await createOrg(app, 'acme');
@@ -77,8 +87,8 @@ test('KEYWARD_STORE=firestore: orgs, credentials and tokens through the admin AP
 test('two instances on one Firestore: a revocation or deletion on one reaches the other within a second', async (t) => {
   const emulator = await startEmulator(t);
   const kek = randomBytes(32).toString('base64');
-  const a = await startApp(t, { env: firestoreEnv(emulator.host, kek) });
-  const b = await startApp(t, { env: firestoreEnv(emulator.host, kek) });
+  const a = await startApp(t, emulator, { env: firestoreEnv(emulator.host, kek) });
+  const b = await startApp(t, emulator, { env: firestoreEnv(emulator.host, kek) });
   const org = await createOrg(a);
   const cred = await createCredential(a, org, 'openai', 'sk-shared-0123456789');
   const tok = await mintToken(a, org, cred, '15m');
@@ -110,7 +120,7 @@ test('two instances on one Firestore: a revocation or deletion on one reaches th
 
 test('KEYWARD_STORE=firestore: /readyz is 503 when Firestore is unreachable', async (t) => {
   const emulator = await startEmulator(t);
-  const app = await startApp(t, { env: firestoreEnv(emulator.host, randomBytes(32).toString('base64')) });
+  const app = await startApp(t, emulator, { env: firestoreEnv(emulator.host, randomBytes(32).toString('base64')) });
   t.is((await api(app, 'GET', '/readyz')).status, 200);
   emulator.kill();
   t.is((await api(app, 'GET', '/readyz')).status, 503);

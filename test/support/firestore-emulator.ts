@@ -30,6 +30,8 @@ export interface Emulator {
   readonly server: FirestoreServer;
   /** A new store (a new client: another "instance") on this emulator; closed by stop(). */
   store(options?: FirestoreStoreOptions): Promise<FirestoreStore>;
+  /** Tracks a store made elsewhere (a whole app's) so that stop() lets it finish before the server goes. */
+  adopt(store: FirestoreStore): void;
   /** Stops serving at once, leaving clients connected to nothing (a Firestore outage). */
   kill(): void;
   /** Serves again on the same port, with empty data. */
@@ -65,6 +67,9 @@ export async function startEmulator(t?: ExecutionContext): Promise<Emulator> {
       stores.add(s);
       return s;
     },
+    adopt(store) {
+      stores.add(store);
+    },
     kill() {
       if (killed) return;
       killed = true;
@@ -81,7 +86,12 @@ export async function startEmulator(t?: ExecutionContext): Promise<Emulator> {
       await emulator.revive();
       await Promise.all([...stores].map((s) => s.close().catch(() => undefined)));
       // Let every client finish (calls cut off by an outage settle once the server answers) before it goes away.
-      await Promise.race([Promise.all([...stores].map((s) => s.terminated)), new Promise((r) => setTimeout(r, 20_000))]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all([...stores].map((s) => s.terminated)),
+        new Promise((r) => (timer = setTimeout(r, 20_000))),
+      ]);
+      clearTimeout(timer);
       server.stop();
     },
   };
