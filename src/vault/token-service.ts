@@ -57,7 +57,7 @@ export class TokenService {
     const createdAt = this.times.next();
     const token = newToken('ptok');
     const record: TokenRecord = {
-      id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt: this.clock.now() + ttlMs,
+      id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt: createdAt + ttlMs,
     };
     if ((await this.store.createToken(record)) === 'no_credential') throw Errors.notFound('No such credential.');
     return { record, token };
