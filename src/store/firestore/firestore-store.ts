@@ -409,7 +409,12 @@ export class FirestoreStore implements Store {
     return this.guard(async () => {
       const ref = this.credentials.doc(id);
       const d = await ref.get();
-      if (!d.exists || d.get('orgId') !== orgId) return false;
+      if (!d.exists) {
+        // Gone already. If a delete died between its two steps, its tokens are still here: finish the job.
+        await this.deleteTokensOf(id, orgId);
+        return false;
+      }
+      if (d.get('orgId') !== orgId) return false;
       const batch = this.db.batch();
       batch.delete(ref, { exists: true });
       const slot = d.get('slot');
@@ -421,15 +426,15 @@ export class FirestoreStore implements Store {
         if (errCode(err) === Code.NOT_FOUND) return false; // another deleter won
         throw err;
       }
-      await this.deleteTokensOf(id);
+      await this.deleteTokensOf(id, orgId);
       this.sweepChanges();
       return true;
     });
   }
 
-  private async deleteTokensOf(credentialId: string): Promise<void> {
+  private async deleteTokensOf(credentialId: string, orgId: string): Promise<void> {
     for (;;) {
-      const snap = await this.tokens.where('credentialId', '==', credentialId).limit(BATCH_WRITES / 2).get();
+      const snap = await this.tokens.where('credentialId', '==', credentialId).where('orgId', '==', orgId).limit(BATCH_WRITES / 2).get();
       if (snap.empty) return;
       const batch = this.db.batch();
       for (const t of snap.docs) {
