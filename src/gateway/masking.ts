@@ -69,8 +69,12 @@ export function maskAll(data: Buffer, key: Buffer): Buffer {
 /** Length of the longest tail of `data` that is a proper prefix of `key`. */
 export function partialKeyAtEnd(data: Buffer, key: Buffer): number {
   const first = key[0];
+  // Byte by byte, without a subarray per candidate: this runs on every chunk of every response.
   for (let i = Math.max(0, data.length - key.length + 1); i < data.length; i++) {
-    if (data[i] === first && data.subarray(i).equals(key.subarray(0, data.length - i))) return data.length - i;
+    if (data[i] !== first) continue;
+    let j = 1;
+    while (i + j < data.length && data[i + j] === key[j]) j++;
+    if (i + j === data.length) return data.length - i;
   }
   return 0;
 }
