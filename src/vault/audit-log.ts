@@ -5,7 +5,7 @@
  * request), and flushed before a read so a caller sees its own actions.
  */
 import { inject, injectable } from 'tsyringe';
-import { CreationTimes, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { BAD_CURSOR, type AuditRecord, type AuditStore, type Page, type PageQuery } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
@@ -23,15 +23,13 @@ export type AuditEntry = Omit<AuditRecord, 'id' | 'time'>;
 export class AuditLog {
   private pending: AuditRecord[] = [];
   private dropped = 0;
-  private readonly times: CreationTimes;
   private readonly flusher: BackgroundFlush<AuditRecord[]>;
 
   constructor(
     @inject(Symbols.AuditStore) private readonly store: AuditStore,
-    @inject(Symbols.Clock) clock: Clock,
+    @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.Logger) log: Logger,
   ) {
-    this.times = new CreationTimes(clock);
     this.flusher = new BackgroundFlush({
       take: () => {
         if (this.dropped > 0) {
@@ -56,7 +54,7 @@ export class AuditLog {
       this.dropped++;
       return;
     }
-    this.pending.push({ id: newId('evt'), time: this.times.next(), ...entry });
+    this.pending.push({ id: newId('evt'), time: this.clock.now(), ...entry });
     this.flusher.schedule();
   }
 

@@ -6,7 +6,7 @@
  * within a second on changes made elsewhere (the store's change feed).
  */
 import { inject, injectable } from 'tsyringe';
-import { CreationTimes, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
 import type { ProviderRegistry } from '../gateway/providers.js';
@@ -31,7 +31,6 @@ export const keyHint = (apiKey: string): string => `…${apiKey.slice(-4)}`;
 export class CredentialService {
   /** Decrypted keys by credential id; its hits and misses are exported as metrics. */
   readonly keys = new CoalescingCache<string>(KEY_CACHE_MAX, KEY_CACHE_TTL_MS);
-  private readonly times: CreationTimes;
 
   constructor(
     @inject(Symbols.Config) private readonly config: Config,
@@ -43,7 +42,6 @@ export class CredentialService {
     @inject(Symbols.Logger) private readonly log: Logger,
     @inject(TokenService) private readonly tokens: TokenService,
   ) {
-    this.times = new CreationTimes(clock);
     feed.watch((c) => {
       if (c.kind === 'credential') this.forget(c.id);
     });
@@ -58,7 +56,7 @@ export class CredentialService {
 
   async create(orgId: string, provider: string, apiKey: string): Promise<CredentialRecord> {
     if (!this.providers.get(provider)) throw Errors.unknownProvider(provider);
-    const now = this.times.next();
+    const now = this.clock.now();
     const ref: CredentialRef = { orgId, id: newId('cred'), provider };
     const sealed = await this.envelope.seal(ref, apiKey);
     const record: CredentialRecord = { ...ref, ...sealed, keyHint: keyHint(apiKey), createdAt: now, updatedAt: now };

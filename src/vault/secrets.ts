@@ -31,7 +31,29 @@ function base62Fixed(n: number, width: number): string {
 }
 
 export type IdPrefix = 'org' | 'cred' | 'tok' | 'otk' | 'evt' | 'req';
-export const newId = (prefix: IdPrefix): string => `${prefix}_${randomBase62(24)}`;
+
+let lastMs = 0;
+let seq = 0;
+
+/**
+ * 9 base62 characters that increase with every id this process makes (the
+ * millisecond × 1024 + a counter), so ids sort in creation order: lists ordered
+ * by (created_at, id) are exactly newest first even within one millisecond.
+ */
+function orderedPrefix(): string {
+  const now = Date.now();
+  if (now > lastMs) {
+    lastMs = now;
+    seq = 0;
+  } else if (++seq >= 1024) {
+    lastMs++;
+    seq = 0;
+  }
+  return base62Fixed(lastMs * 1024 + seq, 9);
+}
+
+/** `cred_` + 9 ordered characters + 15 random ones (89 bits): unguessable enough for an id, never a secret. */
+export const newId = (prefix: IdPrefix): string => `${prefix}_${orderedPrefix()}${randomBase62(15)}`;
 export const isId = (prefix: IdPrefix, value: string): boolean => new RegExp(`^${prefix}_[0-9A-Za-z]{24}$`).test(value);
 
 export type TokenPrefix = 'ptok' | 'otok';

@@ -6,7 +6,7 @@
  * and, through the change feed, within a second everywhere else.
  */
 import { inject, injectable } from 'tsyringe';
-import { CreationTimes, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { parseDuration } from '../config.js';
 import { Errors } from '../errors.js';
@@ -29,7 +29,6 @@ export interface MintRequest {
 export class TokenService {
   /** Resolved tokens by SHA-256 of the token; its hits and misses are exported as metrics. */
   readonly cache = new CoalescingCache<ResolvedToken>(TOKEN_CACHE_MAX, TOKEN_CACHE_TTL_MS);
-  private readonly times: CreationTimes;
 
   constructor(
     @inject(Symbols.Config) private readonly config: Config,
@@ -38,7 +37,6 @@ export class TokenService {
     @inject(Symbols.ChangeFeed) feed: ChangeFeed,
     @inject(Symbols.Clock) private readonly clock: Clock,
   ) {
-    this.times = new CreationTimes(clock);
     feed.watch((c) => {
       if (c.kind === 'token') this.cache.forget((r) => r.token.id === c.id);
       else if (c.kind === 'credential') this.cache.forget((r) => r.credential.id === c.id);
@@ -54,7 +52,7 @@ export class TokenService {
   }
 
   async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes): Promise<{ record: TokenRecord; token: string }> {
-    const createdAt = this.times.next();
+    const createdAt = this.clock.now();
     const token = newToken('ptok');
     const record: TokenRecord = {
       id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt: createdAt + ttlMs,
