@@ -33,3 +33,24 @@ export function createLogger(level: LogLevel, destination: NodeJS.WritableStream
     dest,
   ) as unknown as Logger;
 }
+
+/**
+ * Holds log lines made while the server starts until it listens, so the first
+ * line after listening is the contract's `listening` line (start-up notices,
+ * such as the created-key warning, follow it). Released at once on failure.
+ */
+export function deferUntilListening(real: Logger): { log: Logger; release(): void } {
+  let queue: Array<() => void> | undefined = [];
+  const level = (name: 'debug' | 'info' | 'warn' | 'error') => (fields: object, message: string) => {
+    if (queue) queue.push(() => real[name](fields, message));
+    else real[name](fields, message);
+  };
+  return {
+    log: { debug: level('debug'), info: level('info'), warn: level('warn'), error: level('error'), isLevelEnabled: (l) => real.isLevelEnabled(l) },
+    release() {
+      const pending = queue ?? [];
+      queue = undefined;
+      for (const line of pending) line();
+    },
+  };
+}

@@ -4,7 +4,8 @@
  */
 import { loadConfig, ConfigError } from './config.js';
 import { buildServer } from './container.js';
-import { createLogger } from './log.js';
+import { writeSync } from 'node:fs';
+import { createLogger, deferUntilListening } from './log.js';
 
 async function main(): Promise<void> {
   let config;
@@ -17,11 +18,13 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger(config.logLevel);
+  const real = createLogger(config.logLevel);
+  const { log, release } = deferUntilListening(real);
   let server;
   try {
     server = await buildServer(config, log);
   } catch (err) {
+    release();
     log.error({ err }, 'start-up failed');
     process.stderr.write(`keyward: start-up failed: ${(err as Error).message}\n`);
     process.exit(1);
@@ -35,6 +38,7 @@ async function main(): Promise<void> {
     const line = code === 'EADDRINUSE' || code === 'EACCES'
       ? `PORT: cannot listen on port ${config.port} (${code})`
       : `HOST: cannot listen on ${config.host} (${code})`;
+    release();
     log.error({ err }, 'start-up failed');
     process.stderr.write(`keyward: start-up failed: ${line}\n`);
     process.exit(1);
@@ -56,7 +60,11 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
   // Only now: whoever waits for this line may signal at once, and the handlers must already be there.
-  log.info({ address: address.address, port: address.port }, 'listening');
+  // It is written whatever KEYWARD_LOG_LEVEL says: operators and scripts wait for it.
+  const listening = { address: address.address, port: address.port };
+  if (real.isLevelEnabled('info')) real.info(listening, 'listening');
+  else writeSync(1, JSON.stringify({ severity: 'INFO', time: new Date().toISOString(), ...listening, message: 'listening' }) + '\n');
+  release();
 }
 
 process.on('uncaughtException', (err) => {
