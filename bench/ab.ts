@@ -12,7 +12,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { LatencyResult, SatResult, SoakResult, Target } from './load.js';
+import type { LatencyResult, SatResult, SoakResult, Target, TtfbResult } from './load.js';
 import { ROOT, cpuSeconds, memory, provision, resetPeak, runLoad, sleep, startBare, startFake, startKeyward, type Proc } from './servers.js';
 
 const KEY = `sk-bench-${'k'.repeat(40)}`;
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
       }
       return;
     }
-    const res = new Map<string, { rps: number[]; cpuUs: number[]; c1: number[] }>(variants.map((v) => [v.name, { rps: [], cpuUs: [], c1: [] }]));
+    const res = new Map<string, { rps: number[]; cpuUs: number[]; c1: number[]; ttfb: number[] }>(variants.map((v) => [v.name, { rps: [], cpuUs: [], c1: [], ttfb: [] }]));
     for (const v of variants) await runLoad({ mode: 'sat', target: v.target, connections: 16, durationS: 2, warmupS: 0 });
     for (let r = 0; r < rounds; r++) {
       for (let j = 0; j < variants.length; j++) {
@@ -72,18 +72,20 @@ async function main(): Promise<void> {
         const s = await runLoad<SatResult>({ mode: 'sat', target: v.target, connections, durationS: seconds, warmupS: 0 });
         const cpu = cpuSeconds(v.proc.pids()) - before;
         const c1 = await runLoad<LatencyResult>({ mode: 'c1', target: v.target, durationMs: 1500, warmupMs: 200 });
+        const ttfb = await runLoad<TtfbResult>({ mode: 'ttfb', target: v.target, events: 5, durationMs: 1500, warmupMs: 200 });
         const m = res.get(v.name)!;
+        m.ttfb.push(ttfb.firstByte.p50);
         m.rps.push(s.rps);
         m.cpuUs.push((cpu * 1e6) / s.total);
         m.c1.push(c1.latency.p50);
-        process.stderr.write(`round ${r} ${v.name.padEnd(34)} ${s.rps.toFixed(0).padStart(6)} req/s  ${((cpu * 1e6) / s.total).toFixed(0).padStart(5)} µs CPU/req  c=1 p50 ${c1.latency.p50.toFixed(3)} ms  bad ${s.errors + s.non2xx}  load ${os.loadavg()[0]!.toFixed(1)}\n`);
+        process.stderr.write(`round ${r} ${v.name.padEnd(34)} ${s.rps.toFixed(0).padStart(6)} req/s  ${((cpu * 1e6) / s.total).toFixed(0).padStart(5)} µs CPU/req  c=1 p50 ${c1.latency.p50.toFixed(3)} ms  first SSE byte p50 ${ttfb.firstByte.p50.toFixed(3)} ms  bad ${s.errors + s.non2xx}  load ${os.loadavg()[0]!.toFixed(1)}\n`);
         await sleep(200);
       }
     }
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     process.stdout.write(`\n${sse ? `SSE ${sse} events` : 'JSON'}, ${connections} connections, ${rounds} rounds × ${seconds} s (medians):\n`);
     for (const [name, m] of res) {
-      process.stdout.write(`  ${name.padEnd(34)} ${med(m.rps).toFixed(0).padStart(6)} req/s  ${med(m.cpuUs).toFixed(0).padStart(5)} µs CPU/req  c=1 p50 ${med(m.c1).toFixed(3)} ms\n`);
+      process.stdout.write(`  ${name.padEnd(34)} ${med(m.rps).toFixed(0).padStart(6)} req/s  ${med(m.cpuUs).toFixed(0).padStart(5)} µs CPU/req  c=1 p50 ${med(m.c1).toFixed(3)} ms  first SSE byte p50 ${med(m.ttfb).toFixed(3)} ms\n`);
     }
   } finally {
     for (const p of procs.reverse()) await p.stop().catch(() => {});

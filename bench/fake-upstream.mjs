@@ -17,7 +17,8 @@ const JSON_BODY = Buffer.from(JSON.stringify({
 const JSON_HEADERS = { 'content-type': 'application/json', 'content-length': String(JSON_BODY.length), 'x-request-id': 'upstream-bench', 'x-bench-bytes': String(JSON_BODY.length) };
 
 const chunk = (delta, finish, extra = {}) => `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }], ...extra })}\n\n`;
-const EVENT = Buffer.from(chunk({ content: ' token' }, null));
+// A word that names no token count (most events don't; one that did would make Keyward's usage reader parse every event).
+const EVENT = Buffer.from(chunk({ content: ' hello' }, null));
 const LAST = Buffer.from(chunk({}, 'stop', { usage: { prompt_tokens: 11, completion_tokens: 200, total_tokens: 211 } }) + 'data: [DONE]\n\n');
 
 function sse(res, events, delay) {
