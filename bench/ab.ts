@@ -7,7 +7,8 @@
  *   npx tsx bench/ab.ts [distDir[,VAR=value…]…]   default: dist
  *   e.g. cp -r dist bench/.ab/base && (change, npm run build) && npx tsx bench/ab.ts bench/.ab/base dist
  *   BENCH_AB_ROUNDS (5), BENCH_AB_S (4), BENCH_AB_SSE=N (SSE of N events instead of JSON), BENCH_AB_C (64)
- *   BENCH_AB_SOAK=N: instead, N concurrent SSE streams of 200 events 10 ms apart (wall time, peak RSS)
+ *   BENCH_AB_SOAK=N: instead, N concurrent SSE streams of 200 events 10 ms apart (wall time, peak RSS),
+ *   started over BENCH_AB_RAMP ms (default 500; 0 = one burst)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -55,7 +56,7 @@ async function main(): Promise<void> {
           const v = variants[(j + r) % variants.length]!;
           resetPeak(v.proc.pids());
           const before = cpuSeconds(v.proc.pids());
-          const s = await runLoad<SoakResult>({ mode: 'soak', target: { ...v.target, headers: { 'x-proxy-token': v.target.headers['x-proxy-token']! } }, streams: soakStreams, events: 200, delayMs: 10, timeoutMs: 60_000, rampMs: 500 });
+          const s = await runLoad<SoakResult>({ mode: 'soak', target: { ...v.target, headers: { 'x-proxy-token': v.target.headers['x-proxy-token']! } }, streams: soakStreams, events: 200, delayMs: 10, timeoutMs: 60_000, rampMs: Number(process.env.BENCH_AB_RAMP ?? 500) });
           const cpu = cpuSeconds(v.proc.pids()) - before;
           process.stderr.write(`round ${r} ${v.name.padEnd(34)} ${s.completed}/${s.streams}  wall ${(s.wallMs / 1000).toFixed(2)} s  first event p50 ${s.firstEvent.p50.toFixed(1)} p99 ${s.firstEvent.p99.toFixed(1)} ms  peak RSS ${memory(v.proc.pids()).hwmMb.toFixed(0)} MB  CPU ${cpu.toFixed(2)} s  load ${os.loadavg()[0]!.toFixed(1)}\n`);
           await sleep(500);
