@@ -5,7 +5,9 @@
  * machine, the server's CPU time per request (user + system from /proc).
  *
  *   npx tsx bench/ab.ts [distDir[,VAR=value…]…]   default: dist
- *   e.g. cp -r dist bench/.ab/base && (change, npm run build) && npx tsx bench/ab.ts bench/.ab/base dist
+ *   e.g. mkdir -p bench/.ab/base && cp -r dist bench/.ab/base/dist, change, npm run build, then
+ *   npx tsx bench/ab.ts bench/.ab/base/dist dist   (keep the copy inside the repo, named dist: it
+ *   resolves node_modules and its providers/ and plugins/ from there)
  *   BENCH_AB_ROUNDS (5), BENCH_AB_S (4), BENCH_AB_SSE=N (SSE of N events instead of JSON), BENCH_AB_C (64)
  *   BENCH_AB_SOAK=N: instead, N concurrent SSE streams of 200 events 10 ms apart (wall time, peak RSS),
  *   started over BENCH_AB_RAMP ms (default 500; 0 = one burst)
