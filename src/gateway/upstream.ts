@@ -1,15 +1,17 @@
 /**
- * The upstream leg, on node:http / node:https with keep-alive agents: a
- * chunked request body streams through a size limiter, the response streams
- * back through the key masker and any taps (usage reading), never buffered.
+ * The upstream leg, on http-proxy-3's Node http path with keep-alive agents
+ * (its experimental fetch path is never used: its proxyTimeout would cut long
+ * streams). A chunked request body streams through a size limiter; the
+ * response (selfHandleResponse) streams back through the key masker and any
+ * taps (usage reading) in one pass, never buffered.
  * Redirects are passed back, never followed. Connect and idle timeouts come
  * from the config; neither caps a stream's length. A caller who disconnects
  * aborts the upstream request.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import type { Socket } from 'node:net';
 import { Transform, type TransformCallback } from 'node:stream';
+import { ProxyServer } from 'http-proxy-3';
 import type { Config } from '../config.js';
 import { ApiError, Errors } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -100,6 +102,9 @@ function relay(proxyRes: IncomingMessage, res: ServerResponse, masker: StreamMas
 
 export class UpstreamProxy {
   private readonly agents: { http: http.Agent; https: https.Agent };
+  private readonly proxy: ProxyServer;
+  /** The flight of each request in the air: http-proxy-3's events name the request, not our context. */
+  private readonly flights = new WeakMap<IncomingMessage, Flight>();
 
   /**
    * @param keyQueryParams every key-carrying query parameter any provider declares: all are stripped
@@ -108,39 +113,33 @@ export class UpstreamProxy {
   constructor(private readonly config: Config, private readonly log: Logger, private readonly keyQueryParams: readonly string[]) {
     const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 1024, maxFreeSockets: 256, scheduling: 'lifo' as const };
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+    // xfwd off (the gateway adds no X-Forwarded-*), Host set to the upstream's, redirects never followed,
+    // certificates always verified, the response handled by us (masking, usage, backpressure).
+    this.proxy = new ProxyServer({ xfwd: false, changeOrigin: true, selfHandleResponse: true, followRedirects: false, secure: true });
+    this.proxy.on('proxyReq', (proxyReq: http.ClientRequest, req: IncomingMessage) => {
+      const flight = this.flights.get(req);
+      if (flight) this.watch(proxyReq, flight);
+    });
+    this.proxy.on('proxyRes', (proxyRes: IncomingMessage, req: IncomingMessage) => {
+      const flight = this.flights.get(req);
+      if (flight) this.onProxyRes(proxyRes, flight);
+      else proxyRes.resume();
+    });
+    // Errors are handled per request by the callback given to web(); these keep the emitter from throwing.
+    this.proxy.on('error', () => {});
+    this.proxy.on('econnreset', () => {});
   }
 
   forward(f: Forward): void {
     const { ctx, provider, key } = f;
     const { req, res } = ctx;
     const flight: Flight = { forward: f, overflow: false };
-
-    const declaredLength = req.headers['content-length'];
-    const query = stripKeyParams(ctx.query, this.keyQueryParams);
-    const headers = upstreamHeaders(req.headers, provider, key);
-    const target = provider.target;
-    // The caller's request object is left as it arrived (plugins' onDone never finds the key in it).
-    // Host names the upstream; a body-less DELETE or OPTIONS states its empty length.
-    headers.host = target.host;
-    if ((req.method === 'DELETE' || req.method === 'OPTIONS') && headers['content-length'] === undefined) headers['content-length'] = '0';
-    const secure = target.protocol === 'https:';
-    const proxyReq = (secure ? https : http).request({
-      protocol: target.protocol,
-      hostname: target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname,
-      port: target.port || (secure ? 443 : 80),
-      method: req.method,
-      path: `${target.pathname === '/' ? '' : target.pathname}/${ctx.path}${query ? `?${query}` : ''}`,
-      headers,
-      agent: secure ? this.agents.https : this.agents.http,
-      // Certificates are always verified, whatever NODE_TLS_REJECT_UNAUTHORIZED says.
-      rejectUnauthorized: true,
-    });
-    flight.proxyReq = proxyReq;
+    this.flights.set(req, flight);
 
     // A declared content-length was held to the limit already and Node's parser holds the body to it:
     // only a chunked body (or one the gateway read) is counted on its way upstream.
     let limited: Transform | undefined;
-    if (ctx.body !== undefined || declaredLength === undefined) {
+    if (ctx.body !== undefined || req.headers['content-length'] === undefined) {
       const limiter = new BodyLimiter(this.config.maxBody, () => {
         if (flight.overflow) return;
         flight.overflow = true;
@@ -161,45 +160,30 @@ export class UpstreamProxy {
       else req.pipe(limiter);
       limited = limiter;
     }
-
     res.once('close', () => f.onFinish());
-    // A caller who leaves before the response is over aborts the upstream request.
-    res.once('close', () => {
-      if (!res.writableFinished) proxyReq.destroy();
-    });
-    const onError = (err: NodeJS.ErrnoException) => {
-      // The caller's own connection reset: nothing to answer, just stop.
-      if (req.socket.destroyed && err.code === 'ECONNRESET') {
-        proxyReq.destroy();
-        return;
-      }
-      this.onError(err, flight);
-    };
-    req.on('error', onError);
-    proxyReq.on('error', onError);
-    proxyReq.once('socket', (socket: Socket) => this.connectTimeout(socket));
-    proxyReq.on('response', (proxyRes: IncomingMessage) => this.onProxyRes(proxyRes, flight));
-    this.watch(proxyReq, flight);
-    (limited ?? req).pipe(proxyReq);
-  }
 
-  /** Only while a new upstream connection is being made (a reused keep-alive socket is already connected). */
-  private connectTimeout(socket: Socket): void {
-    if (!socket.connecting) return;
-    const timer = setTimeout(() => socket.destroy(Object.assign(new Error('upstream connect timeout'), { code: 'ECONNECT_TIMEOUT' })), this.config.upstreamConnectTimeoutMs);
-    timer.unref();
-    const clear = () => {
-      clearTimeout(timer);
-      socket.off('connect', clear);
-      socket.off('error', clear);
-      socket.off('close', clear);
-    };
-    socket.once('connect', clear);
-    socket.once('error', clear);
-    socket.once('close', clear);
+    // http-proxy-3 builds the upstream request from req.url and req.headers, synchronously inside
+    // web(). They are swapped for the clean path and headers for that call only, so the caller's
+    // request object stays as it arrived (a plugin's onDone never finds the stored key in it).
+    const query = stripKeyParams(ctx.query, this.keyQueryParams);
+    const original = { url: req.url, headers: req.headers };
+    req.url = `/${ctx.path}${query ? `?${query}` : ''}`;
+    req.headers = upstreamHeaders(req.headers, provider, key) as typeof req.headers;
+    try {
+      this.proxy.web(req, res, {
+        target: provider.target,
+        agent: provider.target.protocol === 'https:' ? this.agents.https : this.agents.http,
+        connectTimeout: this.config.upstreamConnectTimeoutMs,
+        ...(limited ? { buffer: limited } : {}),
+      }, (err: NodeJS.ErrnoException) => this.onError(err, flight));
+    } finally {
+      req.url = original.url;
+      req.headers = original.headers;
+    }
   }
 
   private watch(proxyReq: http.ClientRequest, flight: Flight): void {
+    flight.proxyReq = proxyReq;
     if (flight.overflow) {
       proxyReq.destroy();
       return;
