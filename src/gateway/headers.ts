@@ -74,12 +74,14 @@ const RESPONSE_HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connecti
  * `mask` applies to names as well as values: an echoing upstream may put the key in either
  * (`*` is a valid header-name character, so a masked name is still a valid header).
  */
-export function downstreamHeaders(rawHeaders: string[], mask: (v: string) => string): string[] {
+export function downstreamHeaders(rawHeaders: string[], mask: (v: string) => string, decoded = false): string[] {
   const out: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
     const lower = name.toLowerCase();
     if (RESPONSE_HOP_BY_HOP.has(lower) || lower.startsWith('x-keyward-')) continue;
+    // A body the gateway decompressed has neither that encoding nor that length any more.
+    if (decoded && (lower === 'content-encoding' || lower === 'content-length')) continue;
     out.push(mask(name), mask(rawHeaders[i + 1]!));
   }
   return out;

@@ -10,7 +10,8 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import { Transform, type TransformCallback } from 'node:stream';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import zlib from 'node:zlib';
 import { ProxyServer } from 'http-proxy-3';
 import type { Config } from '../config.js';
 import { ApiError, Errors } from '../errors.js';
@@ -76,28 +77,44 @@ class BodyLimiter extends Transform {
  * pipeline builds an AbortController and, on completion, an AbortError and a premature-close error
  * (stack traces included), which cost more than everything else on this leg.
  */
-function relay(proxyRes: IncomingMessage, res: ServerResponse, masker: StreamMasker, taps: ResponseTap[], ctx: ProxyContext): void {
+function relay(source: Readable, complete: () => boolean, res: ServerResponse, masker: StreamMasker, taps: ResponseTap[], ctx: ProxyContext): void {
   const send = (chunk: Buffer | undefined): void => {
     if (chunk === undefined || res.destroyed) return;
     for (const tap of taps) tap.scan(chunk);
     ctx.bytesOut += chunk.length;
-    if (!res.write(chunk)) proxyRes.pause();
+    if (!res.write(chunk)) source.pause();
   };
-  res.on('drain', () => proxyRes.resume());
-  proxyRes.on('data', (chunk: Buffer) => send(masker.push(chunk)));
-  proxyRes.on('end', () => {
+  res.on('drain', () => source.resume());
+  source.on('data', (chunk: Buffer) => send(masker.push(chunk)));
+  source.on('end', () => {
     send(masker.end());
     if (!res.destroyed) res.end();
   });
   // An upstream that dies mid-body ('aborted', ECONNRESET): the caller's stream ends with an error,
   // never a clean end. A caller who leaves stops the upstream response.
-  proxyRes.on('error', () => {});
-  proxyRes.on('close', () => {
-    if (!proxyRes.complete && !res.destroyed) res.destroy();
+  source.on('error', () => {});
+  source.on('close', () => {
+    if (!complete() && !res.destroyed) res.destroy();
   });
   res.on('close', () => {
-    if (!proxyRes.complete) proxyRes.destroy();
+    if (!complete()) source.destroy();
   });
+}
+
+/**
+ * Upstream is asked for identity encoding so the key can be seen; one that compresses anyway is
+ * decompressed here (the caller gets identity bytes), so masking never goes blind.
+ */
+/** A decompressor for `encoding`; undefined for identity; null for one the gateway cannot undo. */
+function decoderFor(encoding: string | undefined): Transform | undefined | null {
+  switch (encoding?.trim().toLowerCase()) {
+    case undefined: case '': case 'identity': return undefined;
+    case 'gzip': case 'x-gzip': return zlib.createGunzip();
+    case 'deflate': return zlib.createInflate();
+    case 'br': return zlib.createBrotliDecompress();
+    case 'zstd': return (zlib as unknown as { createZstdDecompress?: () => Transform }).createZstdDecompress?.() ?? null;
+    default: return null;
+  }
 }
 
 export class UpstreamProxy {
@@ -208,7 +225,15 @@ export class UpstreamProxy {
     const { ctx, key, taps, extraHeaders } = flight.forward;
     ctx.ttfbMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
     const status = proxyRes.statusCode ?? 0;
-    const headers = downstreamHeaders(proxyRes.rawHeaders, (v) => maskString(v, key));
+    const encoding = proxyRes.headers['content-encoding'];
+    const decoder = decoderFor(typeof encoding === 'string' ? encoding : undefined);
+    if (decoder === null) {
+      // An encoding we cannot undo (stacked, or unknown) would hide the key from the scan: refused.
+      proxyRes.destroy();
+      this.onError(Object.assign(new Error(`upstream content-encoding ${String(encoding).slice(0, 32)}`), { code: 'EPROTO' }), flight);
+      return;
+    }
+    const headers = downstreamHeaders(proxyRes.rawHeaders, (v) => maskString(v, key), decoder !== undefined);
     for (const [name, value] of Object.entries(extraHeaders)) headers.push(name, value);
     try {
       // The parser lets through statuses writeHead refuses (`HTTP/1.1 099`): a bad gateway, not a throw
@@ -224,7 +249,17 @@ export class UpstreamProxy {
     ctx.status = status;
     // Flush headers now: a stream's caller should see the status before the first event.
     res.flushHeaders();
-    relay(proxyRes, res, new StreamMasker(Buffer.from(key, 'utf8')), taps, ctx);
+    const masker = new StreamMasker(Buffer.from(key, 'utf8'));
+    if (decoder) {
+      proxyRes.on('error', () => {});
+      proxyRes.on('close', () => {
+        if (!proxyRes.complete) decoder.destroy();
+      });
+      proxyRes.pipe(decoder);
+      relay(decoder, () => decoder.readableEnded, res, masker, taps, ctx);
+    } else {
+      relay(proxyRes, () => proxyRes.complete, res, masker, taps, ctx);
+    }
   }
 
   private onError(err: NodeJS.ErrnoException, flight: Flight): void {

@@ -95,3 +95,27 @@ test('a key split across upstream writes one byte at a time is still masked', as
   });
   t.is(text, `data: {"leak":"${'*'.repeat(f.keys.openai.length)}"}\n\n`);
 });
+
+test('an upstream that compresses despite identity is decompressed, so its echoed key is still masked', async (t) => {
+  const f = await proxyFixture(t);
+  const { gzipSync, brotliCompressSync } = await import('node:zlib');
+  for (const [encoding, compress] of [['gzip', gzipSync], ['br', brotliCompressSync]] as const) {
+    f.fake.handler = (_req, res) => {
+      const body = compress(Buffer.from(JSON.stringify({ leaked: f.keys.openai, n: 1 })));
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding, 'content-length': String(body.length) });
+      res.end(body);
+    };
+    const res = await fetch(f.proxyUrl('v1/models'), { headers: { 'x-proxy-token': f.tokens.openai.token } });
+    t.is(res.status, 200);
+    t.is(res.headers.get('content-encoding'), null, `${encoding}: the caller gets identity bytes`);
+    const text = await res.text();
+    t.deepEqual(JSON.parse(text), { leaked: '*'.repeat(f.keys.openai.length), n: 1 });
+  }
+  f.fake.handler = (_req, res) => {
+    res.writeHead(200, { 'content-encoding': 'compress', 'content-length': '3' });
+    res.end('abc');
+  };
+  const refused = await fetch(f.proxyUrl('v1/models'), { headers: { 'x-proxy-token': f.tokens.openai.token } });
+  t.is(refused.status, 502, 'an encoding the gateway cannot read is never passed through blind');
+  t.is(((await refused.json()) as any).error.code, 'upstream_unreachable');
+});
