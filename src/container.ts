@@ -195,6 +195,7 @@ export interface Vault {
   credentials: CredentialService;
   tokens: TokenService;
   usage: UsageRecorder;
+  audit: AuditLog;
   envelope: Envelope;
   store: Store;
   keyWrapper: KeyWrapper;
@@ -206,8 +207,10 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
   const store = c.resolve<Store>(Symbols.Store);
   const keyWrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);
   const usage = c.resolve(UsageRecorder);
+  const audit = c.resolve(AuditLog);
   return {
     config,
+    audit,
     orgs: c.resolve(OrgService),
     credentials: c.resolve(CredentialService),
     tokens: c.resolve(TokenService),
@@ -217,6 +220,7 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
     keyWrapper,
     close: async () => {
       await usage.close();
+      await audit.close();
       await keyWrapper.close();
       await store.close();
     },

@@ -54,6 +54,11 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
 
 // ---- shared helpers ---------------------------------------------------------
 
+/** The CLI's actions are admin actions too: audited with actor `cli` (flushed when the vault closes). */
+function audited(vault: Vault, org: string, action: string, target: string): void {
+  vault.audit.record({ requestId: 'cli', org, actor: 'cli', action, target, outcome: 'success', ip: '' });
+}
+
 function one(ctx: Context, name: OptionName): string | undefined {
   const v = ctx.options[name];
   return Array.isArray(v) ? v[v.length - 1] : v;
@@ -108,6 +113,7 @@ export const COMMANDS: Command[] = [
     async run(ctx) {
       const vault = await ctx.vault();
       const { org, token } = await vault.orgs.create(vault.orgs.validateName(ctx.args[0]));
+      audited(vault, org.id, 'org.create', org.id);
       const json = { id: org.id, name: org.name, token, created_at: iso(org.createdAt) };
       emit(ctx, json, `${fields([['id', org.id], ['name', org.name], ['token', token], ['created_at', json.created_at]])}\n${SHOWN_ONCE}`);
     },
@@ -154,6 +160,7 @@ export const COMMANDS: Command[] = [
       if (!registry.get(provider)) throw new UsageError(`unknown provider ${JSON.stringify(provider.slice(0, 40))}; known: ${registry.ids().join(', ')}`);
       const apiKey = vault.credentials.validateApiKey(await readSecret(ctx.io, `${provider} API key (not echoed): `));
       const c = credentialView(await vault.credentials.create(org.id, provider, apiKey));
+      audited(vault, org.id, 'credential.create', c.id);
       emit(ctx, c, `Stored credential ${c.id} (${c.provider}, key ${c.key_hint}).`);
     },
   },
@@ -169,6 +176,7 @@ export const COMMANDS: Command[] = [
       await vault.credentials.get(org.id, id); // not found before asking for a key
       const apiKey = vault.credentials.validateApiKey(await readSecret(ctx.io, 'new API key (not echoed): '));
       const c = credentialView(await vault.credentials.rotate(org.id, id, apiKey));
+      audited(vault, org.id, 'credential.rotate', id);
       emit(ctx, c, `Rotated credential ${c.id} (${c.provider}, key ${c.key_hint}).`);
     },
   },
@@ -181,6 +189,7 @@ export const COMMANDS: Command[] = [
       const [vault, org] = await withOrg(ctx);
       const id = idArg(ctx, 'cred', 'the credential');
       await vault.credentials.delete(org.id, id);
+      audited(vault, org.id, 'credential.delete', id);
       emit(ctx, { id, deleted: true }, `Deleted credential ${id} and its tokens.`);
     },
   },
@@ -240,6 +249,7 @@ export const COMMANDS: Command[] = [
       if (int('rate-limit') !== undefined) body.rate_limit = int('rate-limit');
       const scopes = parseScopes(body, provider);
       const { record, token } = await vault.tokens.mint(org.id, credential.id, ttlMs, scopes);
+      audited(vault, org.id, 'token.create', record.id);
       const { id, object, ...rest } = tokenView(record, Date.now());
       emit(ctx, { id, object, token, ...rest }, `${fields([['id', id], ['token', token], ['credential_id', rest.credential_id], ['expires_at', rest.expires_at]])}\n${SHOWN_ONCE}`);
     },
@@ -253,6 +263,7 @@ export const COMMANDS: Command[] = [
       const [vault, org] = await withOrg(ctx);
       const id = idArg(ctx, 'tok', 'the token');
       await vault.tokens.revoke(org.id, id);
+      audited(vault, org.id, 'token.revoke', id);
       emit(ctx, { id, revoked: true }, `Revoked token ${id}.`);
     },
   },

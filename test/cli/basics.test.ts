@@ -158,3 +158,17 @@ test('runtime failures exit 1: the free-tier limit, an unusable data dir, a bad 
   t.is(cfg.code, 2, 'a bad configuration value is a usage error');
   t.true(cfg.stderr.includes('KEYWARD_LOCAL_KEK'));
 });
+
+test('the CLI\'s own actions are audited (actor cli) and `keyward audit` lists them', async (t) => {
+  const env = envFor(tempDir(t));
+  const org = await newOrg(env, 'audited');
+  const key = secretKey('audit');
+  const cred = await cli(['credentials', 'create', '--org', org.id, '--provider', 'openai', '--json'], { env, input: `${key}\n` });
+  t.is(cred.code, 0, cred.stderr);
+  const listed = await cli(['audit', '--org', org.id, '--json'], { env });
+  t.is(listed.code, 0, listed.stderr);
+  const events = listed.json.data as Array<{ action: string; actor: string; target: string }>;
+  t.deepEqual(events.map((e) => `${e.action}:${e.actor}`), ['credential.create:cli', 'org.create:cli']);
+  t.is(events[0]!.target, cred.json.id);
+  t.false(listed.stdout.includes(key));
+});
