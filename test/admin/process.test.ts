@@ -42,9 +42,14 @@ test('the first stdout line is the listening JSON; SIGTERM exits 0', async (t) =
 test('without KEYWARD_LOCAL_KEK the embedded default makes a key file, warns, and still listens', async (t) => {
   const dataDir = tempDir(t);
   const server = await spawnServer(t, { KEYWARD_DATA_DIR: dataDir }, START_TIMEOUT_MS);
-  const listening = server.lines.map((l) => JSON.parse(l)).find((o) => o.message === 'listening');
-  t.is(listening.port, server.port);
-  t.true(server.lines.some((l) => JSON.parse(l).severity === 'WARNING'));
+  const parsed = () => server.lines.filter(Boolean).map((l) => JSON.parse(l));
+  t.is(parsed()[0].message, 'listening', 'the listening line comes first; start-up notices follow it');
+  t.is(parsed()[0].port, server.port);
+  // The key-file warning is written right after the listening line: wait for it to be read.
+  for (let i = 0; i < 100 && !parsed().some((o) => o.severity === 'WARNING'); i++) await new Promise((r) => setTimeout(r, 20));
+  const warning = parsed().find((o) => o.severity === 'WARNING');
+  t.truthy(warning);
+  t.regex(warning.message, /local key-encryption key/);
   t.is(await server.kill('SIGTERM'), 0);
 });
 
