@@ -47,11 +47,8 @@ async function rawUpstream(t: import('ava').ExecutionContext) {
 }
 
 test('upstream refused → 502, silent → 504 after the idle timeout, both as JSON; the gateway lives', async (t) => {
-  // A port that was just free: nothing listens there.
-  const closed = net.createServer();
-  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-  const deadPort = (closed.address() as AddressInfo).port;
-  await new Promise<void>((r) => closed.close(() => r()));
+  // Port 1 on loopback: nothing listens there (a port freed by a test could be taken by another test in parallel).
+  const deadPort = 1;
   const a = await adversary(t, { env: { KEYWARD_UPSTREAM_ANTHROPIC: `http://127.0.0.1:${deadPort}`, KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS: '400' } });
   for (let i = 0; i < 3; i++) {
     const r = await call(a.w, a.proxyUrl('v1/messages'), { method: 'POST', headers: { 'x-proxy-token': a.tokens.anthropic.token }, body: '{}' });

@@ -367,10 +367,8 @@ test('429 quota_exceeded with Retry-After = whole seconds to the next UTC month,
 });
 
 test('502 upstream_unreachable when the provider cannot be reached; it counted', async (t) => {
-  const closed = net.createServer();
-  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-  const port = (closed.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => closed.close(() => r()));
+  // Port 1 on loopback: nothing listens there (a port freed by a test could be taken by another test in parallel).
+  const port = 1;
   const f = await proxyFixture(t, { env: { KEYWARD_UPSTREAM_OPENAI: `http://127.0.0.1:${port}` } });
   const r = await send(f.app.port, 'POST', '/v1/proxy/v1/chat/completions', chatHeaders(f.tokens.openai.token), CHAT);
   isGatewayError(t, r, 502, 'upstream', 'upstream_unreachable');
