@@ -20,7 +20,7 @@ import { matchRoute, normaliseProviderPath } from './path.js';
 import type { MiddlewareChain } from './plugin-loader.js';
 import type { ProviderRegistry } from './providers.js';
 import { UpstreamProxy } from './upstream.js';
-import { UsageScanner } from './usage-tap.js';
+import { UsageScanner } from './usage-scanner.js';
 import { UsageRecorder } from './usage-recorder.js';
 import { QuotaLedger } from './quota-ledger.js';
 import { RateLimiter } from './rate-limiter.js';

@@ -4,8 +4,6 @@
  * the longest chunk tail that could begin the key is held back (usually
  * nothing), so streamed events are never delayed.
  */
-import { Transform, type TransformCallback } from 'node:stream';
-
 const STAR = 0x2a;
 
 /** The masking state of one response, without stream machinery (the upstream leg's relay calls it per chunk). */
@@ -32,24 +30,6 @@ export class StreamMasker {
     const rest = this.carry;
     this.carry = undefined;
     return rest;
-  }
-}
-
-/** StreamMasker as a Transform. */
-export class KeyMasker extends Transform {
-  private readonly masker: StreamMasker;
-
-  constructor(key: Buffer) {
-    super();
-    this.masker = new StreamMasker(key);
-  }
-
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    done(null, this.masker.push(chunk));
-  }
-
-  override _flush(done: TransformCallback): void {
-    done(null, this.masker.end());
   }
 }
 

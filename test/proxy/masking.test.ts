@@ -1,21 +1,18 @@
 import test from 'ava';
 import { randomInt } from 'node:crypto';
 import http from 'node:http';
-import { KeyMasker, maskAll, partialKeyAtEnd } from '../../src/gateway/masking.js';
+import { StreamMasker, maskAll, partialKeyAtEnd } from '../../src/gateway/masking.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
 
 async function runMasker(key: string, pieces: Buffer[]): Promise<{ out: string; emitted: number[] }> {
-  const m = new KeyMasker(Buffer.from(key));
+  const m = new StreamMasker(Buffer.from(key));
   const emitted: number[] = [];
   const chunks: Buffer[] = [];
-  m.on('data', (c: Buffer) => {
-    chunks.push(c);
-    emitted.push(c.length);
-  });
-  const done = new Promise((r) => m.on('end', r));
-  for (const p of pieces) m.write(p);
-  m.end();
-  await done;
+  for (const chunk of [...pieces.map((p) => m.push(p)), m.end()]) {
+    if (chunk === undefined) continue;
+    chunks.push(chunk);
+    emitted.push(chunk.length);
+  }
   return { out: Buffer.concat(chunks).toString(), emitted };
 }
 

@@ -50,3 +50,19 @@ test('usage is flushed to the store in the background, not per request', async (
   const stored = await store.getUsage('tok', f.tokens.openai.id);
   t.deepEqual(stored, { requests: 1, inputTokens: 11, outputTokens: 4 });
 });
+
+test('unit: usage is read whatever the chunk edges, and chunks without usage are skipped cheaply', async (t) => {
+  const { UsageScanner } = await import('../../src/gateway/usage-scanner.js');
+  const body = Buffer.from('data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: {"choices":[],"usage":{"prompt_tokens":123,"completion_tokens":4567,"total_tokens":4690}}\n\ndata: [DONE]\n\n');
+  for (let cut = 1; cut < body.length; cut++) {
+    const counts = { inputTokens: 0, outputTokens: 0 };
+    const scanner = new UsageScanner(counts);
+    scanner.scan(body.subarray(0, cut));
+    scanner.scan(body.subarray(cut));
+    t.deepEqual(counts, { inputTokens: 123, outputTokens: 4567 }, `cut at ${cut}`);
+  }
+  const counts = { inputTokens: 0, outputTokens: 0 };
+  const scanner = new UsageScanner(counts);
+  for (let i = 0; i < body.length; i++) scanner.scan(body.subarray(i, i + 1));
+  t.deepEqual(counts, { inputTokens: 123, outputTokens: 4567 }, 'one byte at a time');
+});

@@ -4,10 +4,8 @@
  * Responses API's `input_tokens`/`output_tokens`), Anthropic (`input_tokens`
  * in message_start, cumulative `output_tokens` in message_delta) and Gemini
  * (`promptTokenCount`/`candidatesTokenCount`, cumulative per chunk). The last
- * value seen wins, which is each shape's final count. Chunks pass unchanged.
+ * value seen wins, which is each shape's final count. It only reads the bytes.
  */
-import { Transform, type TransformCallback } from 'node:stream';
-
 const INPUT = /"(?:prompt_tokens|input_tokens|promptTokenCount)"\s*:\s*(\d{1,12})/g;
 const OUTPUT = /"(?:completion_tokens|output_tokens|candidatesTokenCount)"\s*:\s*(\d{1,12})/g;
 /** Enough of the previous chunk to complete a key and number cut at the edge. */
@@ -20,15 +18,19 @@ export interface TokenCounts {
 
 /** The usage reading of one response, without stream machinery (the upstream leg's relay calls it per chunk). */
 export class UsageScanner {
-  private tail = '';
+  private tail: Buffer = Buffer.alloc(0);
 
   constructor(private readonly counts: TokenCounts) {}
 
   scan(chunk: Buffer): void {
-    // latin1: one char per byte, no decoding cost for split UTF-8; the keys are ASCII.
-    const text = this.tail + chunk.toString('latin1');
-    if (text.includes('oken')) this.match(text);
-    this.tail = text.slice(-OVERLAP);
+    // Every key holds "oken" (…_tokens, …TokenCount). Most chunks of a stream hold none, and the
+    // probe on the bytes (including the seam with the previous chunk) spares them a string.
+    const seam = this.tail.length > 0 ? Buffer.concat([this.tail, chunk.subarray(0, OVERLAP)]) : undefined;
+    if (chunk.includes('oken') || seam?.includes('oken')) {
+      // latin1: one char per byte, no decoding cost for split UTF-8; the keys are ASCII.
+      this.match(this.tail.toString('latin1') + chunk.toString('latin1'));
+    }
+    this.tail = Buffer.from(chunk.length >= OVERLAP ? chunk.subarray(chunk.length - OVERLAP) : Buffer.concat([this.tail, chunk]).subarray(-OVERLAP));
   }
 
   private match(text: string): void {
@@ -38,20 +40,5 @@ export class UsageScanner {
     last = undefined;
     for (const m of text.matchAll(OUTPUT)) last = m[1];
     if (last !== undefined) this.counts.outputTokens = Number(last);
-  }
-}
-
-/** UsageScanner as a pass-through Transform. */
-export class UsageTap extends Transform {
-  private readonly scanner: UsageScanner;
-
-  constructor(counts: TokenCounts) {
-    super();
-    this.scanner = new UsageScanner(counts);
-  }
-
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.scanner.scan(chunk);
-    done(null, chunk);
   }
 }
