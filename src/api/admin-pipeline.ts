@@ -142,11 +142,7 @@ export class AdminPipeline {
       const { org, tokenId } = await this.orgs.authenticate(authorization);
       return { kind: 'org', org, actor: tokenId };
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) {
-        const cooling = this.guard.failed(ip);
-        this.audit.record({ requestId, org: '', actor: 'anonymous', action: 'auth.failed', target: path, outcome: 'denied', ip });
-        if (cooling) this.log.warn({ ip, request_id: requestId }, 'too many failed authentications; cooling down');
-      }
+      if (err instanceof ApiError && err.status === 401) this.guard.authFailed(ip, requestId, path);
       throw err;
     }
   }

@@ -82,10 +82,7 @@ export class Gateway implements ProxyHandler {
         await this.chain.auth.onRequest?.(ctx);
         if (!ctx.auth) throw Errors.invalidToken();
       } catch (err) {
-        if (err instanceof ApiError && err.status === 401) {
-          if (this.guard.failed(ctx.ip)) this.log.warn({ ip: ctx.ip, request_id: ctx.requestId }, 'too many failed authentications; cooling down');
-          this.audit.record({ requestId: ctx.requestId, org: '', actor: 'anonymous', action: 'auth.failed', target: `/v1/proxy/${ctx.path}`, outcome: 'denied', ip: ctx.ip });
-        }
+        if (err instanceof ApiError && err.status === 401) this.guard.authFailed(ctx.ip, ctx.requestId, `/v1/proxy/${ctx.path}`);
         throw err;
       }
       const auth = ctx.auth;

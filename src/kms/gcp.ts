@@ -11,6 +11,7 @@
 import kmsPkg from '@google-cloud/kms';
 import { createRequire } from 'node:module';
 import { BackendUnavailable } from '../errors.js';
+import { Timeout, withTimeout } from '../timeout.js';
 import { UnwrapFailed, type KeyWrapper, type WrappedKey } from './key-wrapper.js';
 
 const { KeyManagementServiceClient } = kmsPkg;
@@ -64,16 +65,6 @@ const int64 = (v: { value?: unknown } | null | undefined): number | undefined =>
   return Number(String(v.value));
 };
 
-class Timeout extends Error {}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Timeout(`no answer within ${ms} ms`)), ms);
-    timer.unref();
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
 
 // ---- the adapter -------------------------------------------------------------------
 

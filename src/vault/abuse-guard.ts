@@ -9,7 +9,9 @@ import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
+import type { Logger } from '../log.js';
 import { Symbols } from '../symbols.js';
+import { AuditLog } from './audit-log.js';
 
 interface Window {
   start: number;
@@ -26,6 +28,8 @@ export class AbuseGuard {
   constructor(
     @inject(Symbols.Config) private readonly config: Config,
     @inject(Symbols.Clock) private readonly clock: Clock,
+    @inject(AuditLog) private readonly audit: AuditLog,
+    @inject(Symbols.Logger) private readonly log: Logger,
   ) {}
 
   /** Throws 429 too_many_failures while `ip` is cooling down. */
@@ -36,8 +40,14 @@ export class AbuseGuard {
     if (now < w.coolUntil) throw Errors.tooManyFailures(Math.ceil((w.coolUntil - now) / 1000));
   }
 
-  /** Records a failed authentication; returns true when it started a cool-down. */
-  failed(ip: string): boolean {
+  /** A failed authentication: audited (no organisation, never the presented value) and counted against `ip`. */
+  authFailed(ip: string, requestId: string, target: string): void {
+    this.audit.record({ requestId, org: '', actor: 'anonymous', action: 'auth.failed', target, outcome: 'denied', ip });
+    if (this.count(ip)) this.log.warn({ ip, request_id: requestId }, 'too many failed authentications; cooling down');
+  }
+
+  /** Counts a failure; true when it started a cool-down. */
+  private count(ip: string): boolean {
     const now = this.clock.now();
     let w = this.ips.get(ip);
     if (!w || now - w.start >= WINDOW_MS) {

@@ -31,6 +31,7 @@ import type {
   CollectionReference, DocumentData, DocumentSnapshot, Firestore as FirestoreClient, Query, QueryDocumentSnapshot, Settings, WriteBatch,
 } from '@google-cloud/firestore';
 import { BackendUnavailable } from '../../errors.js';
+import { Timeout, withTimeout } from '../../timeout.js';
 import {
   BAD_CURSOR, type Change, type ChangeKind, type CredentialRecord, type OrgRecord, type OrgTokenRecord, type Page, type PageQuery,
   type AuditRecord, type IdempotencyRecord, type SealedKey, type Store, type TokenRecord, type UsageCounts, type UsageDelta, type UsageScope,
@@ -74,16 +75,6 @@ const isUnavailable = (err: unknown): boolean => {
   return code === Code.UNAVAILABLE || code === Code.DEADLINE_EXCEEDED || code === Code.CANCELLED || code === Code.RESOURCE_EXHAUSTED;
 };
 
-class Timeout extends Error {}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Timeout(`no answer within ${ms} ms`)), ms);
-    timer.unref();
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** Newest-first paging key: fixed-width created_at, then the id, so string order is (created_at, id) order. */
 const sortKey = (createdAt: number, id: string): string => `${String(createdAt).padStart(16, '0')}|${id}`;
