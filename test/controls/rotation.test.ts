@@ -94,7 +94,7 @@ test('keys rewrap moves every DEK to the new local key while traffic flows, and 
   t.is(g.fake.received.at(-1)!.headers.authorization, `Bearer ${f.keys.openai}`);
 });
 
-test('the reported attack: a leaked org token the owner is retiring cannot rotate (403 token_retiring); the owner\'s new token keeps working', async (t) => {
+test.serial('the reported attack: a leaked org token the owner is retiring cannot rotate (403 token_retiring); the owner\'s new token keeps working', async (t) => {
   const app = await startApp(t);
   const owner = await createOrg(app);
   const leaked = owner.token;
@@ -112,7 +112,7 @@ test('the reported attack: a leaked org token the owner is retiring cannot rotat
   t.true(audit.body.data.some((e: any) => e.action === 'org.token_rotate' && e.outcome === 'failure'));
 });
 
-test('rotating again never extends the life of a token that is already retiring', async (t) => {
+test.serial('rotating again never extends the life of a token that is already retiring', async (t) => {
   const clock = new ManualClock(Date.now());
   const app = await startApp(t, { clock });
   const first = await createOrg(app);
