@@ -44,6 +44,10 @@ export interface Config {
   adminRate: number;
   authFailures: number;
   authCooldownS: number;
+  /** Proxies in front that append to X-Forwarded-For (src/http/client-address.ts); 0 trusts none. */
+  trustedProxies: number;
+  /** When set, GET /metrics needs `Authorization: Bearer` it. */
+  metricsToken: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -80,6 +84,11 @@ const packageDist = here.split(path.sep).includes('dist') ? path.resolve(here, '
 
 type Env = Record<string, string | undefined>;
 
+/** A URL as it may be echoed in an error: userinfo (a password) and query (a key) replaced, even when it does not parse. */
+export function redactUrl(raw: string): string {
+  return raw.replace(/^(.*?\/\/)?[^]*@/, (_m, scheme: string | undefined) => `${scheme ?? ''}<redacted>@`).replace(/[?#][^]*$/, '?<redacted>');
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const get = (name: string): string | undefined => {
     const v = env[name];
@@ -112,10 +121,10 @@ export function loadConfig(env: Env = process.env): Config {
     try {
       url = new URL(raw);
     } catch {
-      throw new ConfigError(name, 'an http(s) origin such as http://127.0.0.1:9000', raw);
+      throw new ConfigError(name, 'an http(s) origin such as http://127.0.0.1:9000', redactUrl(raw));
     }
     if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
-      throw new ConfigError(name, 'an http(s) origin such as http://127.0.0.1:9000', raw);
+      throw new ConfigError(name, 'an http(s) origin such as http://127.0.0.1:9000 (no user, password or query)', redactUrl(raw));
     }
     return url.origin + url.pathname.replace(/\/+$/, '');
   };
@@ -148,6 +157,10 @@ export function loadConfig(env: Env = process.env): Config {
   const adminToken = get('KEYWARD_ADMIN_TOKEN');
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('KEYWARD_ADMIN_TOKEN', 'a secret of at least 16 characters', '<redacted>');
+  }
+  const metricsToken = get('KEYWARD_METRICS_TOKEN');
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
+    throw new ConfigError('KEYWARD_METRICS_TOKEN', 'a secret of at least 16 printable characters, no spaces', '<redacted>');
   }
 
   const upstreamOverrides: Record<string, string> = {};
@@ -224,5 +237,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminRate: int('KEYWARD_ADMIN_RATE', 600, 1, 1_000_000),
     authFailures: int('KEYWARD_AUTH_FAILURES', 20, 1, 1_000_000),
     authCooldownS: int('KEYWARD_AUTH_COOLDOWN_S', 60, 1, 86_400),
+    trustedProxies: int('KEYWARD_TRUSTED_PROXIES', 0, 0, 32),
+    metricsToken,
   });
 }

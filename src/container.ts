@@ -36,6 +36,9 @@ import { Gateway } from './gateway/gateway.js';
 import { MiddlewareChain } from './gateway/plugin-loader.js';
 import { UpstreamProxy } from './gateway/upstream.js';
 import { RateLimiter } from './gateway/rate-limiter.js';
+import { bearer } from './vault/org-service.js';
+import { secretEquals } from './vault/secrets.js';
+import { sendError } from './http/reply.js';
 
 export interface AppOptions {
   /** Tests pass a clock they control. */
@@ -151,7 +154,13 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       await Promise.all([store.ping(), wrapper.ping()]);
     },
   }, {
-    '/metrics': async (_req, res) => {
+    '/metrics': async (req, res) => {
+      // KEYWARD_METRICS_TOKEN set: only `Authorization: Bearer <it>` (one header), compared in constant time.
+      const authorization = (req.headersDistinct.authorization?.length ?? 0) > 1 ? undefined : bearer(req.headers.authorization);
+      if (config.metricsToken !== undefined && !secretEquals(authorization ?? '', config.metricsToken)) {
+        sendError(res, Errors.metricsUnauthenticated());
+        return;
+      }
       const body = await metrics.registry.metrics();
       res.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
       res.end(body);

@@ -44,11 +44,14 @@ export const Errors = {
   invalidTtl: (message: string) => new ApiError(400, 'invalid_request', 'invalid_ttl', message, {}, 'ttl'),
   invalidScope: (message: string, param: string) => new ApiError(400, 'invalid_request', 'invalid_scope', message, {}, param),
   unauthenticated: () => new ApiError(401, 'authentication', 'unauthenticated', 'A valid organisation token is required: Authorization: Bearer otok_….', { 'www-authenticate': 'Bearer' }),
+  metricsUnauthenticated: () => new ApiError(401, 'authentication', 'unauthenticated', 'A valid metrics token is required: Authorization: Bearer <KEYWARD_METRICS_TOKEN>.', { 'www-authenticate': 'Bearer' }),
   invalidToken: () => new ApiError(401, 'authentication', 'invalid_token', 'A valid proxy token is required: X-Proxy-Token: ptok_….'),
   limitExceeded: (limit: number) =>
     new ApiError(403, 'permission', 'limit_exceeded', `The free tier allows ${limit} stored credentials per organisation; delete one to store another.`),
   pathNotAllowed: (message = 'This method and path are not allowed for this provider or token.') => new ApiError(403, 'permission', 'path_not_allowed', message),
   modelNotAllowed: (model: string) => new ApiError(403, 'permission', 'model_not_allowed', `This token may not use model ${JSON.stringify(model.slice(0, 128))}.`),
+  tokenRetiring: () =>
+    new ApiError(403, 'permission', 'token_retiring', 'This organisation token is being retired by a rotation; only a current token may rotate.'),
   notFound: (what = 'No such resource.') => new ApiError(404, 'not_found', 'not_found', what),
   idempotencyConflict: () => new ApiError(409, 'invalid_request', 'idempotency_conflict', 'This Idempotency-Key was used with a different request.'),
   payloadTooLarge: (limit: number) => new ApiError(413, 'invalid_request', 'payload_too_large', `The request body is larger than ${limit} bytes.`),

@@ -1,7 +1,8 @@
 /**
  * Every admin request runs the same steps, so no handler can forget one:
- * the IP's failed-authentication cool-down, authentication (org token or the
- * operator's admin token), the organisation's admin rate limit, the
+ * authentication (org token or the operator's admin token; a failure while
+ * the client address cools down is answered 429 instead of 401, a valid token
+ * never is), the organisation's admin rate limit, the
  * Idempotency-Key (Stripe's semantics), the handler, the audit record, and one
  * access-log line. Handlers only parse, call a service and return a Reply.
  */
@@ -23,6 +24,7 @@ import { AuditLog } from '../vault/audit-log.js';
 import { OrgService } from '../vault/org-service.js';
 import { traceFields } from '../trace.js';
 import { Metrics } from '../metrics.js';
+import { clientAddress } from '../http/client-address.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -43,7 +45,7 @@ export class AdminPipeline {
 
   async handle(route: Route, params: Record<string, string>, query: URLSearchParams, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     const started = process.hrtime.bigint();
-    const ip = req.socket.remoteAddress ?? '';
+    const ip = clientAddress(req, this.config.trustedProxies);
     const path = (req.url ?? '').split('?')[0]!;
     let principal: Principal = { kind: 'none' };
     let status = 500;
@@ -131,7 +133,6 @@ export class AdminPipeline {
 
   private async authenticate(route: Route, req: IncomingMessage, ip: string, requestId: string, path: string): Promise<Principal> {
     if (route.auth === 'none') return { kind: 'none' };
-    this.guard.check(ip);
     try {
       // Node keeps only the first of repeated Authorization headers; two credentials are ambiguous, so neither counts.
       const authorization = (req.headersDistinct.authorization?.length ?? 0) > 1 ? undefined : req.headers.authorization;
@@ -142,7 +143,7 @@ export class AdminPipeline {
       const { org, tokenId } = await this.orgs.authenticate(authorization);
       return { kind: 'org', org, actor: tokenId };
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) this.guard.authFailed(ip, requestId, path);
+      if (err instanceof ApiError && err.status === 401) throw this.guard.authFailed(ip, requestId, path, err);
       throw err;
     }
   }

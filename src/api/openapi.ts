@@ -96,6 +96,7 @@ export const ERROR_CODES = {
   limit_exceeded: { status: 403, type: 'permission', when: 'The free tier\'s stored-credential count (KEYWARD_FREE_CREDENTIALS) is reached.' },
   path_not_allowed: { status: 403, type: 'permission', when: 'A proxy method and path outside the provider\'s allow-list or the token\'s `paths`, or one that tries to leave the origin. Nothing is sent upstream.' },
   model_not_allowed: { status: 403, type: 'permission', when: 'A proxy request for a model outside the token\'s `models`.' },
+  token_retiring: { status: 403, type: 'permission', when: 'An organisation token that is already retiring (it has an expiry from an earlier rotation) tried to rotate; only a current token may.' },
   not_found: { status: 404, type: 'not_found', when: 'An unknown route or id (another organisation\'s ids answer exactly the same).' },
   idempotency_conflict: { status: 409, type: 'invalid_request', when: 'An Idempotency-Key reused with another body (or while its first request is still running).' },
   payload_too_large: { status: 413, type: 'invalid_request', when: 'A body over KEYWARD_MAX_BODY.' },
@@ -558,12 +559,12 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
       post: {
         operationId: 'rotateOrgToken',
         summary: 'Rotate the calling organisation\'s token',
-        description: 'Answers a new `otok_…` once; the current token keeps working `grace_s` more seconds.',
+        description: 'Answers a new `otok_…` once; the current token keeps working `grace_s` more seconds (a token already retiring never gets longer). Only a token that is not retiring may call this.',
         tags: ['organisations'],
         security: ORG,
         parameters: idem,
         requestBody: body('OrgTokenRotate', 'Optional; `grace_s` defaults to 0.', false, { grace_s: 300 }),
-        responses: { ...ok('200', 'The new organisation token (shown once).', 'OrgTokenRotated', { replay: true }), ...adminErrors({ auth: 'org', body: true, idempotent: true }) },
+        responses: { ...ok('200', 'The new organisation token (shown once).', 'OrgTokenRotated', { replay: true }), ...adminErrors({ auth: 'org', body: true, idempotent: true, extra403: ['token_retiring'] }) },
       },
     },
     '/v1/credentials': {
@@ -703,7 +704,7 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
         tags: ['operations'],
         security: NONE,
         responses: {
-          '200': { description: 'The store and the key wrapper answer.', content: json(schemaRef('Health'), { status: 'ready' }) },
+          '200': { description: 'The store and the key wrapper answer (a result at most 2 s old, shared by concurrent probes).', content: json(schemaRef('Health'), { status: 'ready' }) },
           '503': { description: 'The store or the key wrapper does not answer (`unavailable`), or the instance is shutting down (`draining`).', content: json(schemaRef('Health'), { status: 'unavailable' }) },
         },
       },
@@ -714,7 +715,11 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
         summary: 'Prometheus metrics',
         tags: ['operations'],
         security: NONE,
-        responses: { '200': { description: 'Prometheus text exposition format.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+        description: 'With `KEYWARD_METRICS_TOKEN` set, only with `Authorization: Bearer <KEYWARD_METRICS_TOKEN>`.',
+        responses: {
+          '200': { description: 'Prometheus text exposition format.', content: { 'text/plain': { schema: { type: 'string' } } } },
+          '401': errorResponse(['unauthenticated'], 'KEYWARD_METRICS_TOKEN is set and was not presented.', { 'www-authenticate': ref('headers', 'WwwAuthenticate') }),
+        },
       },
     },
     '/v1/openapi.json': {

@@ -37,7 +37,7 @@ export class OrgsApi {
       if (typeof grace !== 'number' || !Number.isInteger(grace) || grace < 0 || grace > 30 * 86_400) {
         throw Errors.invalidRequest('`grace_s` must be an integer number of seconds from 0 to 2592000.', 'grace_s');
       }
-      const { token, tokenId } = await this.orgs.rotateToken(org.id, grace);
+      const { token, tokenId } = await this.orgs.rotateToken(org.id, r.principal.kind === 'org' ? r.principal.actor : '', grace);
       return { status: 200, body: { id: org.id, object: 'organization', token, token_id: tokenId }, target: tokenId, secretFields: ['token'] };
     });
   }

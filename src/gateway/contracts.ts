@@ -61,6 +61,7 @@ export interface ProxyContext {
   readonly path: string;
   /** The query string without `?`, before credential parameters are removed. */
   readonly query: string;
+  /** The client address: X-Forwarded-For as far as KEYWARD_TRUSTED_PROXIES trusts it, else the socket's. */
   readonly ip: string;
   /** process.hrtime.bigint() when the request arrived. */
   readonly startedAt: bigint;

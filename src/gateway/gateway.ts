@@ -28,6 +28,7 @@ import { modelAllowed, pathAllowed } from '../vault/scopes.js';
 import { AbuseGuard } from '../vault/abuse-guard.js';
 import { AuditLog } from '../vault/audit-log.js';
 import { Metrics } from '../metrics.js';
+import { clientAddress } from '../http/client-address.js';
 
 const PREFIX = '/v1/proxy/';
 /** Core's own key in ProxyContext.state: when the request was handed upstream. */
@@ -63,7 +64,7 @@ export class Gateway implements ProxyHandler {
       method: req.method ?? 'GET',
       path: normaliseProviderPath(rawPath) ?? '',
       query: q === -1 ? '' : url.slice(q + 1),
-      ip: req.socket.remoteAddress ?? '',
+      ip: clientAddress(req, this.config.trustedProxies),
       startedAt: process.hrtime.bigint(),
       forwarded: false,
       bytesOut: 0,
@@ -76,13 +77,15 @@ export class Gateway implements ProxyHandler {
 
   private async run(ctx: ProxyContext): Promise<void> {
     const { req, res } = ctx;
+    /** The token bucket taken from, handed back if the request is refused after all (nothing forwarded). */
+    let rateTaken: { key: string; perMinute: number } | undefined;
     try {
-      this.guard.check(ctx.ip);
+      // Authentication first: a valid token is never refused by the address's cool-down.
       try {
         await this.chain.auth.onRequest?.(ctx);
         if (!ctx.auth) throw Errors.invalidToken();
       } catch (err) {
-        if (err instanceof ApiError && err.status === 401) this.guard.authFailed(ctx.ip, ctx.requestId, `/v1/proxy/${ctx.path}`);
+        if (err instanceof ApiError && err.status === 401) throw this.guard.authFailed(ctx.ip, ctx.requestId, `/v1/proxy/${ctx.path}`, err);
         throw err;
       }
       const auth = ctx.auth;
@@ -111,7 +114,10 @@ export class Gateway implements ProxyHandler {
 
       for (const plugin of this.chain.middle) await plugin.onRequest?.(ctx);
 
-      if (scopes.rateLimit) this.rateLimiter.take(`tok:${auth.token.id}`, scopes.rateLimit);
+      if (scopes.rateLimit) {
+        this.rateLimiter.take(`tok:${auth.token.id}`, scopes.rateLimit);
+        rateTaken = { key: `tok:${auth.token.id}`, perMinute: scopes.rateLimit };
+      }
 
       const key = await this.credentials.keyFor(auth.credential);
 
@@ -130,6 +136,7 @@ export class Gateway implements ProxyHandler {
         // The caller left while we checked: nothing is forwarded, so nothing counts.
         if (this.chain.quota) this.ledger.refund(auth.credential.orgId);
         if (scopes.maxRequests) this.ledger.refundToken(auth.token.id);
+        if (rateTaken) this.rateLimiter.refund(rateTaken.key, rateTaken.perMinute);
         ctx.status = 499;
         void this.done(ctx);
         return;
@@ -140,6 +147,7 @@ export class Gateway implements ProxyHandler {
       if (ctx.quotaRemaining !== undefined) extraHeaders['x-keyward-quota-remaining'] = String(ctx.quotaRemaining);
       this.upstream.forward({ ctx, provider, key, taps: [new UsageScanner(ctx.usage)], extraHeaders, onFinish: () => void this.done(ctx) });
     } catch (err) {
+      if (rateTaken && !ctx.forwarded) this.rateLimiter.refund(rateTaken.key, rateTaken.perMinute);
       this.refuse(ctx, err);
     }
   }

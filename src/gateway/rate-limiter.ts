@@ -35,4 +35,10 @@ export class RateLimiter {
     }
     throw refusal(Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000)));
   }
+
+  /** Gives back the unit `take` took, for a request refused afterwards (quota, max_requests): only what is forwarded spends the rate. */
+  refund(key: string, perMinute: number): void {
+    const b = this.buckets.get(key);
+    if (b) b.tokens = Math.min(perMinute, b.tokens + 1);
+  }
 }

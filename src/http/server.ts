@@ -1,5 +1,7 @@
 /**
- * The HTTP front door. Gives every request an id, answers health checks,
+ * The HTTP front door. Gives every request an id, answers health checks
+ * (readiness from one shared check at most 2 s old, so a flood of probes
+ * never becomes a flood of store pings),
  * sends `/v1/proxy/*` to the gateway and everything else under `/v1` to the
  * admin router. Malformed HTTP is answered by the client-error handler with the
  * contract's JSON; header and body read timeouts come from the config.
@@ -35,6 +37,8 @@ export interface ExtraRoutes {
 
 const PROXY_PREFIX = '/v1/proxy/';
 const READY_TIMEOUT_MS = 2000;
+/** A readiness result is reused this long (from when its check began); callers meanwhile share the one in flight. */
+const READY_MAX_AGE_MS = 2000;
 
 export const newRequestId = (): string => `req_${randomUUID().replaceAll('-', '')}`;
 
@@ -43,6 +47,7 @@ export class HttpServer {
   private draining = false;
   private inflight = 0;
   private idleWaiters: Array<() => void> = [];
+  private readiness: { startedAt: number; ready: Promise<boolean> } | undefined;
 
   constructor(
     private readonly config: Config,
@@ -169,16 +174,26 @@ export class HttpServer {
       sendJson(res, 503, { status: 'draining' });
       return;
     }
+    const now = performance.now();
+    if (!this.readiness || now - this.readiness.startedAt >= READY_MAX_AGE_MS) {
+      this.readiness = { startedAt: now, ready: this.checkReady() };
+    }
+    if (await this.readiness.ready) sendJson(res, 200, { status: 'ready' });
+    else sendJson(res, 503, { status: 'unavailable' });
+  }
+
+  /** One readiness check (store and key wrapper), bounded by READY_TIMEOUT_MS; never rejects. */
+  private async checkReady(): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
         this.health.ready(),
         new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS))),
       ]);
-      sendJson(res, 200, { status: 'ready' });
+      return true;
     } catch (err) {
       this.log.warn({ err }, 'not ready');
-      sendJson(res, 503, { status: 'unavailable' });
+      return false;
     } finally {
       clearTimeout(timer);
     }

@@ -76,8 +76,11 @@ export interface OrgStore {
   createOrg(org: OrgRecord, token: OrgTokenRecord): Promise<void>;
   getOrg(id: string): Promise<OrgRecord | undefined>;
   findOrgToken(tokenHash: string): Promise<OrgTokenRecord | undefined>;
-  /** Adds `token`; every other token of the org is set to expire at `retireAt` (or kept if sooner). */
-  rotateOrgToken(token: OrgTokenRecord, retireAt: number): Promise<void>;
+  /**
+   * Atomic: adds `token`; every other token of the org is set to expire at `retireAt` (or kept if sooner).
+   * Only while the caller's token `callerId` has no expiry: a retiring (or gone) one changes nothing → 'retiring'.
+   */
+  rotateOrgToken(token: OrgTokenRecord, retireAt: number, callerId: string): Promise<'rotated' | 'retiring'>;
 }
 
 export interface CredentialStore {

@@ -1,14 +1,18 @@
 /**
- * Abuse controls. Failed authentications are counted per IP in one-minute
- * windows; past KEYWARD_AUTH_FAILURES the IP gets 429 too_many_failures on
- * every authenticated endpoint for KEYWARD_AUTH_COOLDOWN_S, which makes
- * guessing tokens pointless. Per instance, in memory, bounded.
+ * Abuse controls. Failed authentications are counted per client address
+ * (src/http/client-address.ts; IPv6 by its /64) in one-minute windows; past
+ * KEYWARD_AUTH_FAILURES the address cools down for KEYWARD_AUTH_COOLDOWN_S:
+ * a request from it that fails authentication gets 429 too_many_failures
+ * instead of 401, which makes guessing tokens pointless. A request whose token
+ * is valid is never refused, so one attacker cannot lock out everyone behind
+ * the same address. Per instance, in memory, bounded.
  */
 import { LRUCache } from 'lru-cache';
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { Errors } from '../errors.js';
+import { addressBucket } from '../http/client-address.js';
+import { ApiError, Errors } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Symbols } from '../symbols.js';
 import { AuditLog } from './audit-log.js';
@@ -32,27 +36,28 @@ export class AbuseGuard {
     @inject(Symbols.Logger) private readonly log: Logger,
   ) {}
 
-  /** Throws 429 too_many_failures while `ip` is cooling down. */
-  check(ip: string): void {
-    const w = this.ips.get(ip);
-    if (!w) return;
+  /**
+   * A failed authentication from client address `ip`. While its bucket cools
+   * down: the 429 to answer instead of `err` (not audited or counted again, so
+   * a flood costs nothing more). Otherwise audited (no organisation, never the
+   * presented value), counted, and `err` is answered.
+   */
+  authFailed(ip: string, requestId: string, target: string, err: ApiError): ApiError {
+    const bucket = addressBucket(ip);
     const now = this.clock.now();
-    if (now < w.coolUntil) throw Errors.tooManyFailures(Math.ceil((w.coolUntil - now) / 1000));
-  }
-
-  /** A failed authentication: audited (no organisation, never the presented value) and counted against `ip`. */
-  authFailed(ip: string, requestId: string, target: string): void {
+    const coolUntil = this.ips.get(bucket)?.coolUntil ?? 0;
+    if (now < coolUntil) return Errors.tooManyFailures(Math.ceil((coolUntil - now) / 1000));
     this.audit.record({ requestId, org: '', actor: 'anonymous', action: 'auth.failed', target, outcome: 'denied', ip });
-    if (this.count(ip)) this.log.warn({ ip, request_id: requestId }, 'too many failed authentications; cooling down');
+    if (this.count(bucket, now)) this.log.warn({ ip, bucket, request_id: requestId }, 'too many failed authentications; cooling down');
+    return err;
   }
 
-  /** Counts a failure; true when it started a cool-down. */
-  private count(ip: string): boolean {
-    const now = this.clock.now();
-    let w = this.ips.get(ip);
+  /** Counts a failure against `bucket`; true when it started a cool-down. */
+  private count(bucket: string, now: number): boolean {
+    let w = this.ips.get(bucket);
     if (!w || now - w.start >= WINDOW_MS) {
       w = { start: now, failures: 0, coolUntil: w?.coolUntil ?? 0 };
-      this.ips.set(ip, w);
+      this.ips.set(bucket, w);
     }
     w.failures++;
     // KEYWARD_AUTH_FAILURES failures in a minute, then the cool-down: the next request is refused.

@@ -60,12 +60,16 @@ export class OrgService {
     return this.config.adminToken !== undefined && presented !== undefined && secretEquals(presented, this.config.adminToken);
   }
 
-  /** A new org token; the current ones keep working `graceS` more seconds. */
-  async rotateToken(orgId: string, graceS: number): Promise<{ token: string; tokenId: string }> {
+  /**
+   * A new org token; the current ones keep working `graceS` more seconds (never longer than they already would).
+   * Only a token that is not retiring may rotate (403 token_retiring): an old, possibly leaked token cannot
+   * cut short its successor or mint itself a permanent one.
+   */
+  async rotateToken(orgId: string, callerTokenId: string, graceS: number): Promise<{ token: string; tokenId: string }> {
     const now = this.clock.now();
     const token = newToken('otok');
     const record: OrgTokenRecord = { id: newId('otk'), orgId, tokenHash: sha256Hex(token), createdAt: now, expiresAt: null };
-    await this.store.rotateOrgToken(record, now + graceS * 1000);
+    if ((await this.store.rotateOrgToken(record, now + graceS * 1000, callerTokenId)) === 'retiring') throw Errors.tokenRetiring();
     return { token, tokenId: record.id };
   }
 }

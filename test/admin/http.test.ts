@@ -82,6 +82,8 @@ test('/readyz → 503 when the store stops answering; /healthz stays 200', async
   const { Symbols } = await import('../../src/symbols.js');
   const store = app.server.container.resolve<{ close(): Promise<void> }>(Symbols.Store);
   await store.close();
+  // Readiness is answered from a result at most 2 s old (contract, Hardening): the next check sees the closed store.
+  await new Promise((r) => setTimeout(r, 2100));
   t.is((await api(app, 'GET', '/readyz')).status, 503);
   t.is((await api(app, 'GET', '/healthz')).status, 200);
 });

@@ -5,7 +5,8 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { RewrapService } from '../../src/vault/rewrap-service.js';
 import { CredentialService } from '../../src/vault/credential-service.js';
-import { api, tempDir } from '../support/app.js';
+import { api, createOrg, startApp, tempDir } from '../support/app.js';
+import { ManualClock } from '../support/clocks.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
 
 /** Keeps `concurrency` proxy requests in flight until stopped; returns every status seen. */
@@ -91,4 +92,36 @@ test('keys rewrap moves every DEK to the new local key while traffic flows, and 
   const res = await fetch(g.proxyUrl('v1/models'), { headers: { 'x-proxy-token': f.tokens.openai.token } });
   t.is(res.status, 200, 'a token from before the rewrap still proxies');
   t.is(g.fake.received.at(-1)!.headers.authorization, `Bearer ${f.keys.openai}`);
+});
+
+test.serial('the reported attack: a leaked org token the owner is retiring cannot rotate (403 token_retiring); the owner\'s new token keeps working', async (t) => {
+  const app = await startApp(t);
+  const owner = await createOrg(app);
+  const leaked = owner.token;
+  const rotated = await api(app, 'POST', '/v1/orgs/self/token/rotate', { token: owner.token, body: { grace_s: 3600 } });
+  t.is(rotated.status, 200);
+  // The attacker, holding the old token, tries to end the owner's new one at once and take a permanent one.
+  const attack = await api(app, 'POST', '/v1/orgs/self/token/rotate', { token: leaked, body: { grace_s: 0 } });
+  t.is(attack.status, 403);
+  t.is(attack.body.error.code, 'token_retiring');
+  t.is(attack.body.error.type, 'permission');
+  t.is(attack.body.token, undefined);
+  t.is((await api(app, 'GET', '/v1/credentials', { token: rotated.body.token })).status, 200, 'the owner\'s new token still works');
+  t.is((await api(app, 'GET', '/v1/credentials', { token: leaked })).status, 200, 'the old one only within its grace');
+  const audit = await api(app, 'GET', '/v1/audit', { token: rotated.body.token });
+  t.true(audit.body.data.some((e: any) => e.action === 'org.token_rotate' && e.outcome === 'failure'));
+});
+
+test.serial('rotating again never extends the life of a token that is already retiring', async (t) => {
+  const clock = new ManualClock(Date.now());
+  const app = await startApp(t, { clock });
+  const first = await createOrg(app);
+  const second = await api(app, 'POST', '/v1/orgs/self/token/rotate', { token: first.token, body: { grace_s: 60 } });
+  t.is(second.status, 200);
+  const third = await api(app, 'POST', '/v1/orgs/self/token/rotate', { token: second.body.token, body: { grace_s: 3600 } });
+  t.is(third.status, 200);
+  clock.advance(61_000);
+  t.is((await api(app, 'GET', '/v1/credentials', { token: first.token })).status, 401, 'the first token ended on its own schedule');
+  t.is((await api(app, 'GET', '/v1/credentials', { token: second.body.token })).status, 200);
+  t.is((await api(app, 'GET', '/v1/credentials', { token: third.body.token })).status, 200);
 });

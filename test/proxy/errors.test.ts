@@ -475,18 +475,20 @@ test('the same refusals happen for a second credential of another provider creat
   t.is(f.fake.received.at(-1)?.headers.authorization, 'Bearer sk-second-openai-key-0123456789');
 });
 
-test('429 too_many_failures: past KEYWARD_AUTH_FAILURES bad tokens from one IP, even a good token is refused for the cool-down', async (t) => {
+test('429 too_many_failures: past KEYWARD_AUTH_FAILURES bad tokens from one IP, bad tokens are refused for the cool-down; a good token is not', async (t) => {
   const f = await proxyFixture(t, { env: { KEYWARD_AUTH_FAILURES: '3', KEYWARD_AUTH_COOLDOWN_S: '60' } });
   const call = (token: string) => send(f.app.port, 'POST', '/v1/proxy/v1/chat/completions', chatHeaders(token), CHAT);
   const statuses: number[] = [];
   for (let i = 0; i < 6 && !statuses.includes(429); i++) statuses.push((await call(newToken('ptok'))).status);
   t.deepEqual(statuses.slice(0, 3), [401, 401, 401], 'the first failures are plain 401s');
   t.true(statuses.includes(429), `cool-down within a failure or two past the limit: ${statuses}`);
-  const r = await call(f.tokens.openai.token);
-  isGatewayError(t, r, 429, 'rate_limit', 'too_many_failures', 'good token while cooling down');
+  const r = await call(newToken('ptok'));
+  isGatewayError(t, r, 429, 'rate_limit', 'too_many_failures', 'bad token while cooling down');
   const retryAfter = Number(r.headers['retry-after']);
   t.true(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, String(r.headers['retry-after']));
   t.is(f.fake.received.length, 0);
+  // A valid token is never refused by the cool-down (contract, Hardening).
+  t.is((await call(f.tokens.openai.token)).status, 200);
 });
 
 test('400 bad_request for malformed HTTP on a proxy path (invalid header bytes, smuggling forms); nothing forwarded', async (t) => {

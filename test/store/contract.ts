@@ -88,27 +88,54 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     const { org: o, token: first } = await org(store, 'acme', now - 10_000);
     const other = await org(store, 'other', now - 10_000);
     const second: OrgTokenRecord = { id: newId('otk'), orgId: o.id, tokenHash: sha256Hex(newToken('otok')), createdAt: now, expiresAt: null };
-    await store.rotateOrgToken(second, now + 60_000);
+    t.is(await store.rotateOrgToken(second, now + 60_000, first.id), 'rotated');
     t.is((await store.findOrgToken(first.tokenHash))?.expiresAt, now + 60_000);
     t.deepEqual(await store.findOrgToken(second.tokenHash), second);
     // Another org's token is untouched.
     t.is((await store.findOrgToken(other.token.tokenHash))?.expiresAt, null);
 
-    // A later rotation never extends a retirement, but cuts it short.
+    // A later rotation never extends a retirement...
     const third: OrgTokenRecord = { id: newId('otk'), orgId: o.id, tokenHash: sha256Hex(newToken('otok')), createdAt: now + 1, expiresAt: null };
-    await store.rotateOrgToken(third, now + 30_000);
+    t.is(await store.rotateOrgToken(third, now + 120_000, second.id), 'rotated');
+    t.is((await store.findOrgToken(first.tokenHash))?.expiresAt, now + 60_000);
+    t.is((await store.findOrgToken(second.tokenHash))?.expiresAt, now + 120_000);
+    // ...but cuts it short.
+    const thirdB: OrgTokenRecord = { id: newId('otk'), orgId: o.id, tokenHash: sha256Hex(newToken('otok')), createdAt: now + 2, expiresAt: null };
+    t.is(await store.rotateOrgToken(thirdB, now + 30_000, third.id), 'rotated');
     t.is((await store.findOrgToken(first.tokenHash))?.expiresAt, now + 30_000);
     t.is((await store.findOrgToken(second.tokenHash))?.expiresAt, now + 30_000);
-    t.is((await store.findOrgToken(third.tokenHash))?.expiresAt, null);
+    t.is((await store.findOrgToken(third.tokenHash))?.expiresAt, now + 30_000);
+    t.is((await store.findOrgToken(thirdB.tokenHash))?.expiresAt, null);
 
     // Tokens retired more than a day before a rotation are dropped.
     const later = now + 2 * 86_400_000;
     const fourth: OrgTokenRecord = { id: newId('otk'), orgId: o.id, tokenHash: sha256Hex(newToken('otok')), createdAt: later, expiresAt: null };
-    await store.rotateOrgToken(fourth, later);
+    t.is(await store.rotateOrgToken(fourth, later, thirdB.id), 'rotated');
     t.is(await store.findOrgToken(first.tokenHash), undefined);
     t.is(await store.findOrgToken(second.tokenHash), undefined);
-    t.is((await store.findOrgToken(third.tokenHash))?.expiresAt, later);
+    t.is(await store.findOrgToken(third.tokenHash), undefined);
+    t.is((await store.findOrgToken(thirdB.tokenHash))?.expiresAt, later);
     t.is((await store.findOrgToken(fourth.tokenHash))?.expiresAt, null);
+  });
+
+  test(n('rotateOrgToken by a retiring, unknown or other org\'s token changes nothing'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const now = Date.now();
+    const { org: o, token: first } = await org(store, 'acme', now - 10_000);
+    const other = await org(store, 'other', now - 10_000);
+    const fresh = (createdAt: number): OrgTokenRecord => ({ id: newId('otk'), orgId: o.id, tokenHash: sha256Hex(newToken('otok')), createdAt, expiresAt: null });
+    const second = fresh(now);
+    t.is(await store.rotateOrgToken(second, now + 3_600_000, first.id), 'rotated');
+    // The retiring first token cannot rotate (with grace 0 it would end its successor at once).
+    const third = fresh(now + 1);
+    t.is(await store.rotateOrgToken(third, now, first.id), 'retiring');
+    t.is(await store.findOrgToken(third.tokenHash), undefined);
+    t.is((await store.findOrgToken(second.tokenHash))?.expiresAt, null);
+    t.is((await store.findOrgToken(first.tokenHash))?.expiresAt, now + 3_600_000);
+    // Nor can an unknown id, or another organisation's token.
+    t.is(await store.rotateOrgToken(fresh(now + 2), now, newId('otk')), 'retiring');
+    t.is(await store.rotateOrgToken(fresh(now + 3), now, other.token.id), 'retiring');
+    t.is((await store.findOrgToken(second.tokenHash))?.expiresAt, null);
   });
 
   // ---- credentials ------------------------------------------------------------
@@ -439,7 +466,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
   test(n('the change feed brings token and credential changes to another instance within a second'), async (t) => {
     const backend = await h.backend(t);
     const [writer, reader] = [await backend.open(), await backend.open()];
-    const a = (await org(writer)).org;
+    const { org: a, token: aToken } = await org(writer);
     const c = credential(a.id);
     await writer.createCredential(c, 10);
     const tk = token(a.id, c.id);
@@ -469,7 +496,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     await Promise.all([tokenGone.done, credGone.done]);
 
     const orgRotated = collect(reader, (ch) => ch.kind === 'org' && ch.id === a.id);
-    await writer.rotateOrgToken({ id: newId('otk'), orgId: a.id, tokenHash: sha256Hex(newToken('otok')), createdAt: Date.now(), expiresAt: null }, Date.now());
+    await writer.rotateOrgToken({ id: newId('otk'), orgId: a.id, tokenHash: sha256Hex(newToken('otok')), createdAt: Date.now(), expiresAt: null }, Date.now(), aToken.id);
     await orgRotated.done;
 
     // The writer's own watchers hear its changes too (the CLI relies on the same feed).

@@ -123,6 +123,8 @@ test('KEYWARD_STORE=firestore: /readyz is 503 when Firestore is unreachable', as
   const app = await startApp(t, emulator, { env: firestoreEnv(emulator.host, randomBytes(32).toString('base64')) });
   t.is((await api(app, 'GET', '/readyz')).status, 200);
   emulator.kill();
+  // Readiness is answered from a result at most 2 s old (contract, Hardening).
+  await new Promise((r) => setTimeout(r, 2100));
   t.is((await api(app, 'GET', '/readyz')).status, 503);
   t.is((await api(app, 'GET', '/healthz')).status, 200);
   // Back (empty): ready again once the client has reconnected.

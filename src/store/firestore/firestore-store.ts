@@ -309,9 +309,12 @@ export class FirestoreStore implements Store {
   }
 
   /** A transaction: Firestore serialises it against a concurrent rotation (the emulator does not; rotations are rare and tested serially). */
-  rotateOrgToken(token: OrgTokenRecord, retireAt: number): Promise<void> {
+  rotateOrgToken(token: OrgTokenRecord, retireAt: number, callerId: string): Promise<'rotated' | 'retiring'> {
     return this.guard(() => this.db.runTransaction(async (tx) => {
       const existing = await tx.get(this.orgTokens.where('orgId', '==', token.orgId));
+      // Read in the transaction: a rotation that retired the caller meanwhile makes this one retry and refuse.
+      const caller = existing.docs.find((d) => d.get('id') === callerId);
+      if (!caller || caller.get('expiresAt') !== null) return 'retiring' as const;
       const dropBefore = token.createdAt - 86_400_000;
       for (const d of existing.docs) {
         const was = d.get('expiresAt') as number | null;
@@ -321,6 +324,7 @@ export class FirestoreStore implements Store {
       }
       tx.create(this.orgTokens.doc(token.tokenHash), this.orgTokenDoc(token));
       tx.create(this.changes.doc(), { kind: 'org', id: token.orgId, at: Date.now() });
+      return 'rotated' as const;
     })).finally(() => this.sweepChanges());
   }
 

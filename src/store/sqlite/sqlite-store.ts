@@ -217,13 +217,16 @@ export class SqliteStore implements Store {
     });
   }
 
-  rotateOrgToken(token: OrgTokenRecord, retireAt: number): Promise<void> {
+  rotateOrgToken(token: OrgTokenRecord, retireAt: number, callerId: string): Promise<'rotated' | 'retiring'> {
     return this.guard(() => this.tx(() => {
+      const caller = this.one('SELECT expires_at FROM org_tokens WHERE id = ? AND org_id = ?', callerId, token.orgId);
+      if (!caller || caller.expires_at !== null) return 'retiring' as const;
       this.run('UPDATE org_tokens SET expires_at = ? WHERE org_id = ? AND (expires_at IS NULL OR expires_at > ?)', retireAt, token.orgId, retireAt);
       this.run('INSERT INTO org_tokens (id, org_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)',
         token.id, token.orgId, token.tokenHash, token.createdAt, token.expiresAt);
       this.run('DELETE FROM org_tokens WHERE org_id = ? AND expires_at IS NOT NULL AND expires_at < ?', token.orgId, token.createdAt - 86_400_000);
       this.publish('org', token.orgId);
+      return 'rotated' as const;
     }));
   }
 
