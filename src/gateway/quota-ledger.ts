@@ -172,6 +172,11 @@ export class QuotaLedger {
     }
   }
 
+  /** How many token counters this instance holds now. */
+  get tokenCounterCount(): number {
+    return this.tokenCounters.size;
+  }
+
   /**
    * Evicts token counters whose token expired or that sat idle for TOKEN_IDLE_MS, then the least
    * recently used while more than `tokenCountersMax` are held; each hands its unused units back.
