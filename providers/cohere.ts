@@ -6,6 +6,7 @@ export default {
   name: 'Cohere',
   upstream: 'https://api.cohere.com',
   keyHeader: 'authorization',
+  // No account-wide route (datasets, fine-tunes, connectors, embed jobs) is listed.
   allow: [
     { method: 'POST', path: 'v2/chat' },
     { method: 'POST', path: 'v2/embed' },

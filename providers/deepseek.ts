@@ -6,12 +6,13 @@ export default {
   name: 'DeepSeek',
   upstream: 'https://api.deepseek.com',
   keyHeader: 'authorization',
+  // The balance is the account's.
   allow: [
     { method: 'POST', path: 'chat/completions' },
     { method: 'POST', path: 'v1/chat/completions' },
     { method: 'POST', path: 'beta/completions' },
     { method: 'GET', path: 'models' },
     { method: 'GET', path: 'v1/models' },
-    { method: 'GET', path: 'user/balance' },
+    { method: 'GET', path: 'user/balance', account: true },
   ],
 } satisfies ProviderPlugin;

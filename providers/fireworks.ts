@@ -6,6 +6,7 @@ export default {
   name: 'Fireworks AI',
   upstream: 'https://api.fireworks.ai',
   keyHeader: 'authorization',
+  // Inference only: no account-wide route (datasets, fine-tuning, deployments) is listed.
   allow: [
     { method: 'POST', path: 'inference/v1/chat/completions' },
     { method: 'POST', path: 'inference/v1/completions' },

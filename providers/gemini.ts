@@ -10,8 +10,11 @@ export default {
   name: 'Google Gemini',
   upstream: 'https://generativelanguage.googleapis.com',
   keyHeader: 'x-goog-api-key',
+  // The Google Cloud project billed and quota-checked: the organisation's choice, never the caller's.
+  credentialFields: [{ name: 'project', kind: 'plain', header: 'x-goog-user-project', description: 'Google Cloud project id for quota and billing' }],
   // `access_token` is how Google APIs take an OAuth token in the query: a credential too, so never forwarded.
   keyQueryParams: ['key', 'access_token'],
+  // No account-wide route is listed (files, cached contents, tuned models and batches are not).
   allow: [
     ...versions.flatMap((v) => [
       ...actions.map((a) => ({ method: 'POST' as const, path: `${v}/models/{model}:${a}` })),

@@ -6,6 +6,7 @@ export default {
   name: 'Groq',
   upstream: 'https://api.groq.com',
   keyHeader: 'authorization',
+  // No account-wide route (batches, files) is listed; Groq's responses are not stored.
   allow: [
     { method: 'POST', path: 'openai/v1/chat/completions' },
     { method: 'POST', path: 'openai/v1/responses' },

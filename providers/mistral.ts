@@ -6,10 +6,12 @@ export default {
   name: 'Mistral AI',
   upstream: 'https://api.mistral.ai',
   keyHeader: 'authorization',
+  // Agents are the workspace's stored objects (instructions, document libraries): running one by
+  // `agent_id` reads what another member set up, so it is `account`.
   allow: [
     { method: 'POST', path: 'v1/chat/completions' },
     { method: 'POST', path: 'v1/fim/completions' },
-    { method: 'POST', path: 'v1/agents/completions' },
+    { method: 'POST', path: 'v1/agents/completions', account: true },
     { method: 'POST', path: 'v1/embeddings' },
     { method: 'POST', path: 'v1/moderations' },
     { method: 'POST', path: 'v1/chat/moderations' },

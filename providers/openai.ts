@@ -6,14 +6,21 @@ export default {
   name: 'OpenAI',
   upstream: 'https://api.openai.com',
   keyHeader: 'authorization',
+  // Which organisation and project a multi-org key acts for: the organisation's choice, never the caller's.
+  credentialFields: [
+    { name: 'organization', kind: 'plain', header: 'openai-organization', description: 'OpenAI organisation id, org-…' },
+    { name: 'project', kind: 'plain', header: 'openai-project', description: 'OpenAI project id, proj_…' },
+  ],
+  // Stored responses (and their input items) are readable, cancellable and deletable by id by anyone on
+  // the project: `account`. POST v1/responses may store one (`store`), but creating is every chat's path.
   allow: [
     { method: 'POST', path: 'v1/chat/completions' },
     { method: 'POST', path: 'v1/completions' },
     { method: 'POST', path: 'v1/responses' },
-    { method: 'GET', path: 'v1/responses/{id}' },
-    { method: 'DELETE', path: 'v1/responses/{id}' },
-    { method: 'POST', path: 'v1/responses/{id}/cancel' },
-    { method: 'GET', path: 'v1/responses/{id}/input_items' },
+    { method: 'GET', path: 'v1/responses/{id}', account: true },
+    { method: 'DELETE', path: 'v1/responses/{id}', account: true },
+    { method: 'POST', path: 'v1/responses/{id}/cancel', account: true },
+    { method: 'GET', path: 'v1/responses/{id}/input_items', account: true },
     { method: 'POST', path: 'v1/responses/input_tokens' },
     { method: 'POST', path: 'v1/embeddings' },
     { method: 'POST', path: 'v1/moderations' },

@@ -6,13 +6,15 @@ export default {
   name: 'OpenRouter',
   upstream: 'https://openrouter.ai',
   keyHeader: 'authorization',
+  // `key` shows the key's credit and limits; `generation?id=` any generation's cost and metadata on
+  // the account: both `account`.
   allow: [
     { method: 'POST', path: 'api/v1/chat/completions' },
     { method: 'POST', path: 'api/v1/completions' },
     { method: 'POST', path: 'api/v1/responses' },
     { method: 'POST', path: 'api/v1/embeddings' },
     { method: 'GET', path: 'api/v1/models' },
-    { method: 'GET', path: 'api/v1/generation' },
-    { method: 'GET', path: 'api/v1/key' },
+    { method: 'GET', path: 'api/v1/generation', account: true },
+    { method: 'GET', path: 'api/v1/key', account: true },
   ],
 } satisfies ProviderPlugin;

@@ -6,12 +6,13 @@ export default {
   name: 'Perplexity',
   upstream: 'https://api.perplexity.ai',
   keyHeader: 'authorization',
+  // Async jobs are the account's: the list shows everyone's, and a result is readable by id.
   allow: [
     { method: 'POST', path: 'chat/completions' },
     { method: 'POST', path: 'v1/chat/completions' },
-    { method: 'POST', path: 'async/chat/completions' },
-    { method: 'GET', path: 'async/chat/completions' },
-    { method: 'GET', path: 'async/chat/completions/{id}' },
+    { method: 'POST', path: 'async/chat/completions', account: true },
+    { method: 'GET', path: 'async/chat/completions', account: true },
+    { method: 'GET', path: 'async/chat/completions/{id}', account: true },
     { method: 'POST', path: 'search' },
     { method: 'POST', path: 'v1/responses' },
   ],

@@ -6,6 +6,7 @@ export default {
   name: 'Together AI',
   upstream: 'https://api.together.xyz',
   keyHeader: 'authorization',
+  // No account-wide route (files, fine-tunes, batches, endpoints) is listed.
   allow: [
     { method: 'POST', path: 'v1/chat/completions' },
     { method: 'POST', path: 'v1/completions' },

@@ -6,11 +6,12 @@ export default {
   name: 'xAI',
   upstream: 'https://api.x.ai',
   keyHeader: 'authorization',
+  // Stored responses are the team's, readable and deletable by id by any of its keys: `account`.
   allow: [
     { method: 'POST', path: 'v1/chat/completions' },
     { method: 'POST', path: 'v1/responses' },
-    { method: 'GET', path: 'v1/responses/{id}' },
-    { method: 'DELETE', path: 'v1/responses/{id}' },
+    { method: 'GET', path: 'v1/responses/{id}', account: true },
+    { method: 'DELETE', path: 'v1/responses/{id}', account: true },
     { method: 'POST', path: 'v1/messages' },
     { method: 'POST', path: 'v1/embeddings' },
     { method: 'POST', path: 'v1/images/generations' },

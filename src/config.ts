@@ -48,6 +48,28 @@ export interface Config {
   trustedProxies: number;
   /** When set, GET /metrics needs `Authorization: Bearer` it. */
   metricsToken: string | undefined;
+  /** KEYWARD_QUOTA: `off` is the operator saying, on purpose, that KEYWARD_PLUGINS leaves quota out. */
+  quota: 'on' | 'off';
+}
+
+/**
+ * What a middleware plugin sees of the config (PluginHost.config): an allow-list of settings
+ * that are no secret. The admin token, the local keys, and any secret added later stay out
+ * unless someone names them here.
+ */
+const PLUGIN_CONFIG_KEYS = [
+  'host', 'port', 'store', 'gcpProject', 'kms', 'upstreamOverrides', 'providersDir', 'pluginsDir', 'builtinPluginsDir', 'plugins',
+  'freeCredentials', 'freeProxyRequests', 'maxTtlMs', 'maxBody', 'headersTimeoutMs', 'bodyTimeoutMs', 'upstreamConnectTimeoutMs',
+  'upstreamIdleTimeoutMs', 'drainS', 'logLevel', 'adminRate', 'authFailures', 'authCooldownS', 'quota', 'trustedProxies',
+] as const satisfies ReadonlyArray<keyof Config>;
+
+export type PluginConfig = Readonly<Pick<Config, (typeof PLUGIN_CONFIG_KEYS)[number]>>;
+
+/** A frozen copy of `config` holding only PluginConfig's settings. */
+export function pluginConfig(config: Config): PluginConfig {
+  const out: Record<string, unknown> = {};
+  for (const k of PLUGIN_CONFIG_KEYS) out[k] = config[k];
+  return Object.freeze(out) as unknown as PluginConfig;
 }
 
 export class ConfigError extends Error {
@@ -180,6 +202,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (new Set(plugins).size !== plugins.length) {
     throw new ConfigError('KEYWARD_PLUGINS', 'each plugin named once', plugins.join(','));
   }
+  // Without quota the proxy is unmetered: only when the operator says so with KEYWARD_QUOTA=off, never by a missed name.
+  const quota = oneOf<'on' | 'off'>('KEYWARD_QUOTA', 'on', ['on', 'off']);
+  if (quota === 'on' && !plugins.includes('quota')) {
+    throw new ConfigError('KEYWARD_PLUGINS', 'a list including quota (or KEYWARD_QUOTA=off to run the proxy unmetered on purpose)', plugins.join(','));
+  }
+  if (quota === 'off' && plugins.includes('quota')) {
+    throw new ConfigError('KEYWARD_QUOTA', '`off` only with a KEYWARD_PLUGINS that leaves quota out', quota);
+  }
 
   const maxTtlRaw = get('KEYWARD_MAX_TTL') ?? '30d';
   const maxTtlMs = parseDuration(maxTtlRaw);
@@ -239,5 +269,6 @@ export function loadConfig(env: Env = process.env): Config {
     authCooldownS: int('KEYWARD_AUTH_COOLDOWN_S', 60, 1, 86_400),
     trustedProxies: int('KEYWARD_TRUSTED_PROXIES', 0, 0, 32),
     metricsToken,
+    quota,
   });
 }

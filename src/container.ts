@@ -14,7 +14,7 @@ import { AdminPipeline } from './api/admin-pipeline.js';
 import { AuditLog } from './vault/audit-log.js';
 import { AbuseGuard } from './vault/abuse-guard.js';
 import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config.js';
+import { pluginConfig, type Config } from './config.js';
 import { ProviderRegistry } from './gateway/providers.js';
 import { QuotaLedger } from './gateway/quota-ledger.js';
 import { UsageRecorder } from './gateway/usage-recorder.js';
@@ -135,20 +135,22 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const host: PluginHost = {
     errors: Errors,
     GatewayError: ApiError,
-    config,
+    // A copy without secrets: a plugin is someone else's code.
+    config: pluginConfig(config),
     logger: log,
     tokens: { resolve: (presented) => tokens.resolve(presented) },
     providers: { keyQueryParams: providers.keyQueryParams },
     quota: { reserve: (orgId) => ledger.reserve(orgId), releaseAll: () => ledger.releaseAll() },
   };
-  const chain = await MiddlewareChain.load(config.plugins, [...new Set([config.pluginsDir, config.builtinPluginsDir])], host);
+  const chain = await MiddlewareChain.load(config.plugins, { dir: config.pluginsDir, builtinDir: config.builtinPluginsDir }, host);
   if (!chain.quota) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');
   c.register(Symbols.MiddlewareChain, { useValue: chain });
   const upstream = new UpstreamProxy(config, log, providers.keyQueryParams);
   c.register(UpstreamProxy, { useValue: upstream });
   c.registerSingleton(Gateway);
 
-  const openapi = JSON.stringify(openApiDocument({ providers: providers.ids(), keyQueryParams: [...providers.keyQueryParams] }));
+  const credentialFields = providers.ids().flatMap((id) => (providers.get(id)!.credentialFields ?? []).map((f) => ({ provider: id, name: f.name, header: f.header, description: f.description })));
+  const openapi = JSON.stringify(openApiDocument({ providers: providers.ids(), keyQueryParams: [...providers.keyQueryParams], credentialFields }));
   http = new HttpServer(config, log, router, c.resolve(AdminPipeline), c.resolve(Gateway), {
     ready: async () => {
       await Promise.all([store.ping(), wrapper.ping()]);

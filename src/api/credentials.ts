@@ -20,10 +20,14 @@ export class CredentialsApi {
       const org = orgOf(r);
       noQuery(r.query);
       const input = asObject(await r.body());
-      onlyFields(input, ['provider', 'api_key']);
-      if (typeof input.provider !== 'string' || input.provider === '') throw Errors.invalidRequest('`provider` is required: a provider id such as "openai".', 'provider');
+      if (typeof input.provider !== 'string' || input.provider === '') {
+        onlyFields(input, ['provider', 'api_key']);
+        throw Errors.invalidRequest('`provider` is required: a provider id such as "openai".', 'provider');
+      }
+      // Besides `provider` and `api_key`, the fields the provider declares (OpenAI's `organization`, `project`).
+      const fields = this.credentials.parseFields(input.provider, input, ['provider', 'api_key']);
       const apiKey = this.credentials.validateApiKey(input.api_key);
-      return { status: 201, body: credentialView(await this.credentials.create(org.id, input.provider, apiKey)) };
+      return { status: 201, body: credentialView(await this.credentials.create(org.id, input.provider, apiKey, fields)) };
     });
 
     router.add('GET', '/v1/credentials', { auth: 'org' }, async (r) => {

@@ -81,6 +81,8 @@ export interface OpenApiOptions {
   providers: string[];
   /** Credential query parameters the providers declare (Gemini's `key`), accepted as a proxy token. */
   keyQueryParams?: string[];
+  /** Plain credential fields the providers declare (OpenAI's `organization`): optional properties of a credential. */
+  credentialFields?: Array<{ provider: string; name: string; header: string; description?: string }>;
 }
 
 /** Every error the gateway itself makes: code → status, type and when. */
@@ -223,6 +225,17 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
   };
   const tokenRequired = ['id', 'object', 'credential_id', 'status', 'created_at', 'expires_at'];
 
+  // One optional property per declared field name, saying which providers take it and the header it becomes.
+  const credentialFieldProperties: Record<string, Schema> = {};
+  for (const name of [...new Set((options.credentialFields ?? []).map((f) => f.name))].sort()) {
+    const uses = (options.credentialFields ?? []).filter((f) => f.name === name);
+    credentialFieldProperties[name] = {
+      type: 'string',
+      pattern: '^[\\x21-\\x7e]{1,200}$',
+      description: `A plain credential field, set by the organisation and sent upstream (the caller's own copy of that header never is): ${uses.map((f) => `${f.provider}: \`${f.header}\`${f.description ? ` (${f.description})` : ''}`).join('; ')}. Only for those providers; any other → 400 \`invalid_request\`.`,
+    };
+  }
+
   const list = (item: string, description: string): Schema => ({
     type: 'object',
     description: `${description} Newest first; page with \`limit\` and \`starting_after\` = the last id of this page while \`has_more\`.`,
@@ -283,7 +296,7 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
       maxItems: 100,
       uniqueItems: true,
       items: { type: 'string', pattern: '^[A-Za-z0-9._~:{}/-]{1,512}\\*?$' },
-      description: 'Provider path patterns (as in its allow-list, or `prefix*`), each within the provider\'s allow-list; else 403 `path_not_allowed`.',
+      description: 'Provider path patterns (as in its allow-list, or `prefix*`), each within the provider\'s allow-list; else 403 `path_not_allowed`. A route that reads or changes what the whole provider account shares (batches, stored responses, files, balance…) is reached only when a pattern names it exactly (its pattern, or one concrete path of it), never by `prefix*` nor without `paths`.',
       examples: [['v1/chat/completions']],
     },
     MaxRequestsScope: { type: 'integer', minimum: 1, maximum: 1_000_000_000, description: 'Lifetime request cap, exact under concurrency; then 429 `token_exhausted`.' },
@@ -332,6 +345,7 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
       properties: {
         provider: schemaRef('Provider'),
         api_key: { type: 'string', pattern: '^[\\x21-\\x7e]{8,4096}$', writeOnly: true, description: 'The provider key: 8 to 4096 printable characters without spaces. Stored encrypted, never shown again.' },
+        ...credentialFieldProperties,
       },
     },
     CredentialRotate: {
@@ -353,6 +367,7 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
         created_at: TIME,
         updated_at: TIME,
         usage: schemaRef('UsageCounts'),
+        ...credentialFieldProperties,
       },
     },
     CredentialList: list('Credential', 'Credentials.'),

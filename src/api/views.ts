@@ -12,6 +12,9 @@ export function credentialView(c: CredentialRecord, usage?: UsageCounts) {
     id: c.id,
     object: 'credential',
     provider: c.provider,
+    // Plain fields (OpenAI's `organization`…): stored only under names the provider declares, and a
+    // provider may not declare one of this view's own keys (gateway/providers.ts).
+    ...(c.fields ?? {}),
     key_hint: c.keyHint,
     created_at: iso(c.createdAt),
     updated_at: iso(c.updatedAt),

@@ -7,7 +7,7 @@
  * through PluginHost, never the container.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Config } from '../config.js';
+import type { PluginConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import type { TokenRecord } from '../store/ports.js';
 import { ApiError, Errors } from '../errors.js';
@@ -25,6 +25,30 @@ export interface ProviderRoute {
    * otherwise the JSON body's `model` field is.
    */
   path: string;
+  /**
+   * The route reads or changes what the whole provider account shares (batches, files,
+   * stored responses, fine-tunes, vector stores, balance or key info): every holder of the
+   * same key sees it. A token reaches it only if its `paths` scope names the route's
+   * pattern (or one concrete path of it) exactly; unscoped, model-scoped and `prefix*`
+   * tokens get 403 path_not_allowed.
+   */
+  account?: boolean;
+}
+
+/**
+ * A field of a credential besides `api_key`, declared by the provider. Plain fields only
+ * for now: stored in clear with the record, returned in its view, validated (printable
+ * ASCII, no spaces, at most 200 characters), and sent upstream in `header`, such as
+ * OpenAI's `organization` → `openai-organization`. The caller can never set that header.
+ */
+export interface CredentialField {
+  /** The field's name in `POST /v1/credentials` and the credential's view, e.g. `organization`. */
+  name: string;
+  kind: 'plain';
+  /** The upstream header the value is sent in. */
+  header: string;
+  /** One line for the OpenAPI document. */
+  description?: string;
 }
 
 export interface ProviderPlugin {
@@ -44,12 +68,15 @@ export interface ProviderPlugin {
   keyQueryParams?: string[];
   /** Allowed method + path patterns, from the provider's API reference. */
   allow: ProviderRoute[];
+  /** Fields a credential of this provider may carry besides `api_key`. */
+  credentialFields?: CredentialField[];
 }
 
 /** What the auth plugin resolves a proxy token to. */
 export interface ResolvedToken {
   token: TokenRecord;
-  credential: { id: string; orgId: string; provider: string };
+  /** `fields`: the credential's plain fields, so the hot path sends them with no store read. */
+  credential: { id: string; orgId: string; provider: string; fields?: Readonly<Record<string, string>> };
 }
 
 export interface ProxyContext {
@@ -107,7 +134,8 @@ export interface PluginHost {
   readonly errors: typeof Errors;
   /** Build any other refusal: `new host.GatewayError(403, 'permission', 'ip_not_allowed', '…')`. */
   readonly GatewayError: typeof ApiError;
-  readonly config: Config;
+  /** The settings, without any secret (no admin token, no local keys). */
+  readonly config: PluginConfig;
   readonly logger: Logger;
   readonly tokens: {
     /** Resolves a presented proxy token (cache first), or undefined when it is not valid now. */

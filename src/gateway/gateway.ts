@@ -24,7 +24,7 @@ import { UsageScanner } from './usage-scanner.js';
 import { UsageRecorder } from './usage-recorder.js';
 import { QuotaLedger } from './quota-ledger.js';
 import { RateLimiter } from './rate-limiter.js';
-import { modelAllowed, pathAllowed } from '../vault/scopes.js';
+import { accountRouteAllowed, modelAllowed, pathAllowed } from '../vault/scopes.js';
 import { AbuseGuard } from '../vault/abuse-guard.js';
 import { AuditLog } from '../vault/audit-log.js';
 import { Metrics } from '../metrics.js';
@@ -102,6 +102,9 @@ export class Gateway implements ProxyHandler {
       if (scopes.paths && !pathAllowed(scopes.paths, ctx.path, match.route.pattern)) {
         throw Errors.pathNotAllowed(`${ctx.method} /${ctx.path} is outside this token's paths.`);
       }
+      if (match.route.account && !accountRouteAllowed(scopes.paths, ctx.path, match.route.pattern)) {
+        throw Errors.pathNotAllowed(`${ctx.method} /${ctx.path} reaches what the whole ${provider.id} account shares: the token's \`paths\` must name ${match.route.pattern} exactly.`);
+      }
 
       const declared = req.headers['content-length'];
       if (declared !== undefined && Number(declared) > this.config.maxBody) throw Errors.payloadTooLarge(this.config.maxBody);
@@ -121,7 +124,7 @@ export class Gateway implements ProxyHandler {
 
       const key = await this.credentials.keyFor(auth.credential);
 
-      if (scopes.maxRequests) await this.ledger.reserveToken(auth.token.id, scopes.maxRequests);
+      if (scopes.maxRequests) await this.ledger.reserveToken(auth.token.id, scopes.maxRequests, auth.token.expiresAt);
       try {
         await this.chain.quota?.onRequest?.(ctx);
       } catch (err) {

@@ -3,7 +3,9 @@
  * every header or query parameter that could carry the caller's (or anyone's)
  * credential is removed, with hop-by-hop headers (and those named in
  * `Connection`) and the caller's Forwarded / X-Forwarded-*; then the stored key
- * is set in the provider's header.
+ * is set in the provider's header. Headers that pick which account, organisation
+ * or project a key acts for are never the caller's: only the credential's own
+ * plain fields set them.
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Provider } from './providers.js';
@@ -12,9 +14,15 @@ export const CREDENTIAL_HEADERS = new Set([
   'authorization', 'proxy-authorization', 'x-api-key', 'x-goog-api-key', 'api-key', 'x-proxy-token', 'cookie', 'cookie2',
 ]);
 
-const HOP_BY_HOP = new Set([
+export const HOP_BY_HOP = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'expect', 'http2-settings',
 ]);
+
+/**
+ * Account selection: with these a caller could act for another organisation or project the
+ * stored key can reach. Stripped whatever the provider; a credential's plain fields set them.
+ */
+export const ACCOUNT_SELECTION_HEADERS = new Set(['openai-organization', 'openai-project', 'x-goog-user-project']);
 
 const CLIENT_IDENTITY = new Set(['forwarded', 'via', 'x-real-ip', 'true-client-ip', 'x-client-ip', 'cf-connecting-ip']);
 
@@ -31,17 +39,24 @@ function namedInConnection(headers: IncomingHttpHeaders): Set<string> {
   return named;
 }
 
-export function upstreamHeaders(incoming: IncomingHttpHeaders, provider: Provider, key: string): OutgoingHttpHeaders {
+/** `fields`: the credential's plain fields; each one the provider declares is sent in its header. */
+export function upstreamHeaders(incoming: IncomingHttpHeaders, provider: Provider, key: string, fields?: Readonly<Record<string, string>>): OutgoingHttpHeaders {
   const named = namedInConnection(incoming);
+  const declared = provider.credentialFields ?? [];
   const out: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(incoming)) {
     if (value === undefined) continue;
     if (CREDENTIAL_HEADERS.has(name) || HOP_BY_HOP.has(name) || CLIENT_IDENTITY.has(name) || METHOD_OVERRIDE.has(name) || named.has(name)) continue;
     if (name.startsWith('x-forwarded-') || name === provider.keyHeader || name.startsWith('x-keyward-')) continue;
+    if (ACCOUNT_SELECTION_HEADERS.has(name) || declared.some((f) => f.header === name)) continue;
     out[name] = value;
   }
   for (const [name, value] of Object.entries(provider.headers ?? {})) {
     if (out[name] === undefined) out[name] = value;
+  }
+  for (const f of declared) {
+    const value = fields?.[f.name];
+    if (typeof value === 'string' && Object.hasOwn(fields!, f.name)) out[f.header] = value;
   }
   // Identity encoding, so the key-masking scan sees the bytes as they are.
   out['accept-encoding'] = 'identity';

@@ -33,6 +33,8 @@ export interface CompiledRoute {
   pattern: string;
   regex: RegExp;
   params: string[];
+  /** The route reads or changes what the whole provider account shares (ProviderRoute.account). */
+  account: boolean;
 }
 
 const PARAM = /\{([A-Za-z][A-Za-z0-9_]*)\}/g;
@@ -54,7 +56,7 @@ export function compileRoute(route: ProviderRoute): CompiledRoute {
       return escapeRegex(part);
     })
     .join('');
-  return { method: route.method, pattern: route.path, regex: new RegExp(`^${source}$`), params };
+  return { method: route.method, pattern: route.path, regex: new RegExp(`^${source}$`), params, account: route.account === true };
 }
 
 /**

@@ -6,7 +6,8 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { HttpMethod, ProviderPlugin } from './contracts.js';
+import type { CredentialField, HttpMethod, ProviderPlugin } from './contracts.js';
+import { CREDENTIAL_HEADERS, HOP_BY_HOP } from './headers.js';
 import { compileRoute, validRoutePattern, type CompiledRoute } from './path.js';
 
 export interface Provider extends ProviderPlugin {
@@ -58,7 +59,9 @@ export function validateProvider(file: string, p: unknown, override?: string): P
     const route = r as Record<string, unknown>;
     if (!route || !METHODS.includes(route.method as HttpMethod)) fail(`each route's method must be one of ${METHODS.join(', ')}`);
     if (typeof route.path !== 'string' || !validRoutePattern(route.path)) fail(`route path ${JSON.stringify(route.path)} is not a valid pattern`);
+    if (route.account !== undefined && typeof route.account !== 'boolean') fail(`route ${JSON.stringify(route.path)}: \`account\` must be true or false`);
   }
+  if (o.credentialFields !== undefined) validateCredentialFields(o.credentialFields, o.keyHeader as string, fail);
   const pathname = target.pathname.replace(/\/+$/, '');
   const cleanTarget = new URL(target.origin + pathname);
   return Object.freeze({
@@ -66,6 +69,33 @@ export function validateProvider(file: string, p: unknown, override?: string): P
     target: cleanTarget,
     routes: Object.freeze((o.allow as ProviderPlugin['allow']).map(compileRoute)),
   }) as Provider;
+}
+
+/** Names a credential view or body already uses: a field may not shadow them. */
+const RESERVED_FIELDS = new Set(['id', 'object', 'provider', 'api_key', 'key_hint', 'created_at', 'updated_at', 'usage', 'deleted']);
+
+function validateCredentialFields(value: unknown, keyHeader: string, fail: (problem: string) => never): void {
+  if (!Array.isArray(value)) fail('`credentialFields` must be an array of { name, kind, header }');
+  const names = new Set<string>();
+  const headers = new Set<string>();
+  for (const f of value as unknown[]) {
+    const field = (f ?? {}) as Partial<CredentialField>;
+    const name = field.name;
+    if (typeof name !== 'string' || !/^[a-z][a-z0-9_]{0,39}$/.test(name) || RESERVED_FIELDS.has(name)) {
+      fail(`credential field ${JSON.stringify(name)}: \`name\` must be lower-case letters, digits and _ and not one of ${[...RESERVED_FIELDS].join(', ')}`);
+    }
+    if (names.has(name!)) fail(`credential field ${JSON.stringify(name)} is declared twice`);
+    names.add(name!);
+    if (field.kind !== 'plain') fail(`credential field ${JSON.stringify(name)}: \`kind\` must be "plain" (secret fields are not supported yet)`);
+    const header = field.header;
+    // The field's header carries the organisation's value, never a credential or a framing header.
+    if (typeof header !== 'string' || !HEADER.test(header) || header === keyHeader || CREDENTIAL_HEADERS.has(header) || HOP_BY_HOP.has(header)
+      || header.startsWith('x-forwarded-') || header.startsWith('x-keyward-') || headers.has(header)) {
+      fail(`credential field ${JSON.stringify(name)}: \`header\` must be a lower-case header name of its own, not a credential, hop-by-hop or forwarding header`);
+    }
+    headers.add(header!);
+    if (field.description !== undefined && typeof field.description !== 'string') fail(`credential field ${JSON.stringify(name)}: \`description\` must be a string`);
+  }
 }
 
 export class ProviderRegistry {

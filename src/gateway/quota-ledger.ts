@@ -4,7 +4,10 @@
  * requests from what it holds in memory. Blocks shrink as the limit nears, down
  * to one unit, so several instances reach the limit exactly; on shutdown every
  * unused unit is handed back. One lease at a time per counter: concurrent
- * callers wait for it instead of racing the store.
+ * callers wait for it instead of racing the store. A token's `max_requests`
+ * counter is evicted once the token expired or sat idle, and past a bound on
+ * how many are held, its unused units handed back, so memory stays bounded and
+ * the count exact.
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
@@ -25,6 +28,9 @@ interface Counter {
   leasing: Promise<void> | undefined;
   /** After a refused lease, don't ask the store again before this time. */
   exhaustedUntil: number;
+  /** Token counters: when a request last took a unit, and when the token expires. */
+  lastUsed: number;
+  expiresAt: number;
 }
 
 const MAX_BLOCK = 1000;
@@ -32,6 +38,12 @@ const MAX_BLOCK = 1000;
 const BLOCK_FRACTION = 1 / 16;
 /** How long an empty counter is believed before the store is asked again (others may hand units back). */
 const EXHAUSTED_RECHECK_MS = 2000;
+/** A token counter unused this long is evicted (its units go back to the store for other instances). */
+export const TOKEN_IDLE_MS = 5 * 60_000;
+/** Token counters held at most (as many as the token cache holds tokens); the least recently used go first. */
+export const TOKEN_COUNTERS_MAX = 50_000;
+/** How often idle and expired token counters are looked for. */
+const TOKEN_SWEEP_MS = 30_000;
 
 export function blockSize(limit: number, leasedTotal: number): number {
   const left = limit - leasedTotal;
@@ -41,6 +53,12 @@ export function blockSize(limit: number, leasedTotal: number): number {
 @injectable()
 export class QuotaLedger {
   private readonly counters = new Map<string, Counter>();
+  /** Token counters (`token:<id>`), least recently used first. */
+  private readonly tokenCounters = new Map<string, Counter>();
+  /** At most this many token counters are held (tests lower it). */
+  tokenCountersMax = TOKEN_COUNTERS_MAX;
+  private lastSweep = 0;
+  private sweeper: NodeJS.Timeout | undefined;
   private period = '';
   private periodEnds = 0;
 
@@ -64,15 +82,38 @@ export class QuotaLedger {
     const now = this.clock.now();
     const key = `quota:${orgId}:${this.currentPeriod(now)}`;
     const limit = this.config.freeProxyRequests;
-    const ok = await this.take(key, limit, now);
+    let c = this.counters.get(key);
+    if (!c) {
+      c = this.newCounter(key, limit);
+      this.counters.set(key, c);
+      this.dropOldPeriods();
+    }
+    const ok = await this.take(c, now);
     if (!ok) throw Errors.quotaExceeded(limit, Math.max(1, Math.ceil((this.periodEnds - now) / 1000)));
-    const c = this.counters.get(key)!;
     return Math.max(0, limit - c.leasedTotal + c.held);
   }
 
-  /** One request of a token's lifetime `max_requests`. Throws 429 token_exhausted. */
-  async reserveToken(tokenId: string, max: number): Promise<void> {
-    if (!(await this.take(`token:${tokenId}`, max, this.clock.now()))) throw Errors.tokenExhausted();
+  /** One request of a token's lifetime `max_requests`. Throws 429 token_exhausted. `expiresAt`: the token's, for eviction. */
+  async reserveToken(tokenId: string, max: number, expiresAt = Infinity): Promise<void> {
+    const now = this.clock.now();
+    const key = `token:${tokenId}`;
+    let c = this.tokenCounters.get(key);
+    if (c) {
+      // Least recently used first: a counter in use moves to the end.
+      this.tokenCounters.delete(key);
+    } else {
+      c = this.newCounter(key, max);
+      c.expiresAt = expiresAt;
+    }
+    this.tokenCounters.set(key, c);
+    c.lastUsed = now;
+    if (now - this.lastSweep >= TOKEN_SWEEP_MS) this.sweepTokens(now);
+    else if (this.tokenCounters.size > this.tokenCountersMax) this.evictOverBound();
+    this.startSweeper();
+    const ok = await this.take(c, now);
+    // Evicted while it waited on a lease (its token expired meanwhile): what that lease left goes back too.
+    if (c.held > 0 && this.tokenCounters.get(key) !== c) void this.handBack(c);
+    if (!ok) throw Errors.tokenExhausted();
   }
 
   /** Gives back an organisation's unit reserved for a request that was never forwarded. */
@@ -83,17 +124,21 @@ export class QuotaLedger {
 
   /** Gives back a unit reserved for a request that was then refused (it was never forwarded). */
   refundToken(tokenId: string): void {
-    const c = this.counters.get(`token:${tokenId}`);
-    if (c) c.held++;
+    const key = `token:${tokenId}`;
+    const c = this.tokenCounters.get(key);
+    if (c) {
+      c.held++;
+      return;
+    }
+    // Evicted meanwhile (its token just expired): the unit goes straight back to the store.
+    this.store.release(key, 1).catch((err) => this.log.warn({ err, key, units: 1 }, 'could not hand a refunded unit back'));
   }
 
-  private async take(key: string, limit: number, now: number): Promise<boolean> {
-    let c = this.counters.get(key);
-    if (!c) {
-      c = { key, limit, held: 0, leasedTotal: 0, leasing: undefined, exhaustedUntil: 0 };
-      this.counters.set(key, c);
-      this.dropOldPeriods();
-    }
+  private newCounter(key: string, limit: number): Counter {
+    return { key, limit, held: 0, leasedTotal: 0, leasing: undefined, exhaustedUntil: 0, lastUsed: 0, expiresAt: Infinity };
+  }
+
+  private async take(c: Counter, now: number): Promise<boolean> {
     for (;;) {
       if (c.held > 0) {
         c.held--;
@@ -127,9 +172,75 @@ export class QuotaLedger {
     }
   }
 
+  /** How many token counters this instance holds now. */
+  get tokenCounterCount(): number {
+    return this.tokenCounters.size;
+  }
+
+  /**
+   * Evicts token counters whose token expired or that sat idle for TOKEN_IDLE_MS, then the least
+   * recently used while more than `tokenCountersMax` are held; each hands its unused units back.
+   * A counter waiting on a lease stays (its callers hold it). Returns how many were evicted.
+   */
+  sweepTokens(now = this.clock.now()): number {
+    this.lastSweep = now;
+    const evicted: Counter[] = [];
+    for (const c of this.tokenCounters.values()) {
+      if (!c.leasing && (now >= c.expiresAt || now - c.lastUsed >= TOKEN_IDLE_MS)) evicted.push(c);
+    }
+    for (const c of evicted) this.evict(c);
+    const n = evicted.length + this.evictOverBound();
+    if (this.tokenCounters.size === 0) this.stopSweeper();
+    return n;
+  }
+
+  /** The least recently used first, until the bound holds: O(1) per eviction, run on the request path. */
+  private evictOverBound(): number {
+    let n = 0;
+    for (const c of this.tokenCounters.values()) {
+      if (this.tokenCounters.size <= this.tokenCountersMax) break;
+      if (c.leasing) continue;
+      this.evict(c);
+      n++;
+    }
+    return n;
+  }
+
+  private evict(c: Counter): void {
+    this.tokenCounters.delete(c.key);
+    if (c.held > 0) void this.handBack(c);
+  }
+
+  /** Returns an evicted counter's unused units to the store; if the store refuses, they stay usable here. */
+  private async handBack(c: Counter): Promise<void> {
+    const units = c.held;
+    c.held = 0;
+    try {
+      await this.store.release(c.key, units);
+    } catch (err) {
+      this.log.warn({ err, key: c.key, units }, 'could not hand an evicted token counter back; keeping its units');
+      const current = this.tokenCounters.get(c.key);
+      if (current) current.held += units;
+      else this.tokenCounters.set(c.key, { ...c, held: units, leasing: undefined });
+    }
+  }
+
+  /** Without traffic nothing else would evict: a timer sweeps while token counters are held (never keeping the process alive). */
+  private startSweeper(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => this.sweepTokens(), TOKEN_SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  private stopSweeper(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+
   /** Hands every unused unit back (SIGTERM), so the limit can still be reached exactly. */
   async releaseAll(): Promise<void> {
-    const returns = [...this.counters.values()].filter((c) => c.held > 0);
+    this.stopSweeper();
+    const returns = [...this.counters.values(), ...this.tokenCounters.values()].filter((c) => c.held > 0);
     await Promise.all(returns.map(async (c) => {
       const units = c.held;
       c.held = 0;

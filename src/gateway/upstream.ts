@@ -185,7 +185,7 @@ export class UpstreamProxy {
     const query = stripKeyParams(ctx.query, this.keyQueryParams);
     const original = { url: req.url, headers: req.headers };
     req.url = `/${ctx.path}${query ? `?${query}` : ''}`;
-    req.headers = upstreamHeaders(req.headers, provider, key) as typeof req.headers;
+    req.headers = upstreamHeaders(req.headers, provider, key, ctx.auth?.credential.fields) as typeof req.headers;
     try {
       this.proxy.web(req, res, {
         target: provider.target,

@@ -38,6 +38,8 @@ export interface CredentialRecord extends SealedKey {
   orgId: string;
   provider: string;
   keyHint: string;
+  /** Plain (non-secret) fields the provider declares, e.g. OpenAI's `organization`; stored in clear. */
+  fields?: Record<string, string>;
   createdAt: number;
   updatedAt: number;
 }

@@ -24,6 +24,8 @@ const KEY_CACHE_MAX = 10_000;
 
 /** Printable ASCII without spaces: a key goes into an HTTP header, so CR/LF can never be smuggled in. */
 const API_KEY = /^[\x21-\x7e]{8,4096}$/;
+/** A plain credential field's value: it is sent in a header too, so the same rule, shorter. */
+const PLAIN_FIELD = /^[\x21-\x7e]{1,200}$/;
 
 export const keyHint = (apiKey: string): string => `…${apiKey.slice(-4)}`;
 
@@ -54,12 +56,36 @@ export class CredentialService {
     return apiKey;
   }
 
-  async create(orgId: string, provider: string, apiKey: string): Promise<CredentialRecord> {
+  /**
+   * The plain fields `provider` declares, read from a create body: every key of `input` other
+   * than `common` must be one of them (else 400 naming it). Unknown provider → 400 unknown_provider.
+   */
+  parseFields(provider: string, input: Record<string, unknown>, common: readonly string[]): Record<string, string> {
+    const p = this.providers.get(provider);
+    if (!p) throw Errors.unknownProvider(provider);
+    const declared = p.credentialFields ?? [];
+    const fields: Record<string, string> = {};
+    for (const [name, value] of Object.entries(input)) {
+      if (common.includes(name)) continue;
+      // A list, not a keyed lookup: a body's `constructor` or `__proto__` finds nothing.
+      if (!declared.some((f) => f.name === name)) {
+        const accepted = [...common, ...declared.map((f) => f.name)].join(', ');
+        throw Errors.invalidRequest(`Unknown field ${JSON.stringify(name.slice(0, 64))} for provider ${provider} (it takes ${accepted}).`, name.slice(0, 64));
+      }
+      if (typeof value !== 'string' || !PLAIN_FIELD.test(value)) {
+        throw Errors.invalidRequest(`\`${name}\` must be a string of 1 to 200 printable characters without spaces.`, name);
+      }
+      fields[name] = value;
+    }
+    return fields;
+  }
+
+  async create(orgId: string, provider: string, apiKey: string, fields: Record<string, string> = {}): Promise<CredentialRecord> {
     if (!this.providers.get(provider)) throw Errors.unknownProvider(provider);
     const now = this.clock.now();
     const ref: CredentialRef = { orgId, id: newId('cred'), provider };
     const sealed = await this.envelope.seal(ref, apiKey);
-    const record: CredentialRecord = { ...ref, ...sealed, keyHint: keyHint(apiKey), createdAt: now, updatedAt: now };
+    const record: CredentialRecord = { ...ref, ...sealed, keyHint: keyHint(apiKey), fields, createdAt: now, updatedAt: now };
     const outcome = await this.store.createCredential(record, this.config.freeCredentials);
     if (outcome === 'limit') throw Errors.limitExceeded(this.config.freeCredentials);
     return record;

@@ -39,6 +39,16 @@ export function pathAllowed(patterns: readonly string[], path: string, routePatt
   return false;
 }
 
+/**
+ * May a token reach an account-wide route (ProviderRoute.account)? Only if its `paths` names that
+ * route: its pattern exactly (`v1/messages/batches/{id}`), or exactly the concrete path requested
+ * (`v1/messages/batches/msgbatch_01`, which names one object the organisation picked, narrower still).
+ * Never by `prefix*` (a `v1/*` meant for chat must not open the account's batches), never unscoped.
+ */
+export function accountRouteAllowed(patterns: readonly string[] | undefined, path: string, routePattern: string): boolean {
+  return patterns !== undefined && patterns.some((p) => p === routePattern || p === path);
+}
+
 export function modelAllowed(patterns: readonly string[], model: string): boolean {
   for (const p of patterns) {
     if (p === model) return true;

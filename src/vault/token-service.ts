@@ -101,6 +101,7 @@ export class TokenService {
     if (!token) return undefined;
     const credential = await this.credentials.getCredential(token.orgId, token.credentialId);
     if (!credential) return undefined;
-    return { token, credential: { id: credential.id, orgId: credential.orgId, provider: credential.provider } };
+    // The plain fields ride along (account-selection headers), so a proxied request needs no other read.
+    return { token, credential: { id: credential.id, orgId: credential.orgId, provider: credential.provider, fields: credential.fields ?? {} } };
   }
 }

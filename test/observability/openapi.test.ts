@@ -202,6 +202,13 @@ test('real responses match the document\'s schemas', async (t) => {
   check('GET', '/v1/credentials', await api(f.app, 'GET', '/v1/credentials?limit=2', org));
   check('GET', '/v1/credentials/{id}', await api(f.app, 'GET', `/v1/credentials/${f.credentials.openai}`, org));
   check('POST', '/v1/credentials/{id}/rotate', await api(f.app, 'POST', `/v1/credentials/${cred.body.id}/rotate`, { ...org, body: { api_key: 'sk-ant-test-9876543210' } }));
+  // A credential with the plain fields its provider declares: documented on both the request and the view.
+  const withFields = await api(f.app, 'POST', '/v1/credentials', { ...org, body: { provider: 'openai', api_key: 'sk-test-fields-0123456789', organization: 'org-abc', project: 'proj_abc' } });
+  t.is(withFields.status, 201);
+  check('POST', '/v1/credentials', withFields);
+  check('GET', '/v1/credentials/{id}', await api(f.app, 'GET', `/v1/credentials/${withFields.body.id}`, org));
+  t.true(checker.schema('CredentialCreate')({ provider: 'gemini', api_key: 'AIza-test-0123456789', project: 'my-project' }));
+  t.false(checker.schema('CredentialCreate')({ provider: 'openai', api_key: 'sk-test-0123456789', organization: 'has space' }));
 
   // Tokens, with every scope echoed.
   const minted = await api(f.app, 'POST', '/v1/tokens', {

@@ -9,11 +9,13 @@
  * constructor, so the tests that set it run serially.
  */
 import test, { type ExecutionContext } from 'ava';
+import { randomBytes } from 'node:crypto';
 import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { api, createCredential, createOrg, mintToken, ROOT, spawnServer, startApp, tempDir, type StartOptions, type TestApp } from '../support/app.js';
+import { ADMIN_TOKEN, api, createCredential, createOrg, mintToken, ROOT, spawnServer, startApp, tempDir, type StartOptions, type TestApp } from '../support/app.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
+import { pluginConfig, type Config } from '../../src/config.js';
 
 const EXAMPLES = path.join(ROOT, 'test/support/plugins');
 const BUILT_PROVIDERS = path.join(ROOT, 'dist/providers');
@@ -230,16 +232,73 @@ test.serial('a middleware that rejects its configuration stops start-up, naming 
 });
 
 test('KEYWARD_PLUGINS without auth, or naming a plugin that exists nowhere, refuses to start', async (t) => {
-  for (const plugins of ['quota,logging', 'logging', 'quota']) {
-    const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS: plugins } }), undefined, plugins);
+  for (const [plugins, env] of [['quota,logging', {}], ['logging', { KEYWARD_QUOTA: 'off' }], ['quota', {}]] as const) {
+    const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS: plugins, ...env } }), undefined, plugins);
     t.regex(err?.message ?? '', /must include auth/, plugins);
   }
   const missing = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS: 'auth,no-such-plugin-xyz,quota' } }));
   t.regex(missing?.message ?? '', /no-such-plugin-xyz/);
-  // And auth alone is a working (if unmetered) gateway.
-  const s = await gateway(t, { env: { KEYWARD_PLUGINS: 'auth' } });
+  // And auth alone is a working (if unmetered) gateway, when the operator says so with KEYWARD_QUOTA=off.
+  const s = await gateway(t, { env: { KEYWARD_PLUGINS: 'auth', KEYWARD_QUOTA: 'off' } });
   t.is((await post(s.url, { 'x-proxy-token': s.token })).status, 200);
   t.true(s.app.logs.some((l) => l.message === 'the quota plugin is not configured: proxy requests are not limited'));
+});
+
+test('KEYWARD_PLUGINS without quota refuses to start unless KEYWARD_QUOTA=off; off beside a listed quota is refused too', async (t) => {
+  for (const plugins of ['auth', 'auth,logging']) {
+    const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS: plugins } }), undefined, plugins);
+    t.regex(err?.message ?? '', /^KEYWARD_PLUGINS: expected a list including quota \(or KEYWARD_QUOTA=off/, plugins);
+  }
+  const contradiction = await t.throwsAsync(startApp(t, { env: { KEYWARD_QUOTA: 'off' } }));
+  t.regex(contradiction?.message ?? '', /^KEYWARD_QUOTA: /);
+  const typo = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS: 'auth,logging', KEYWARD_QUOTA: 'of' } }));
+  t.regex(typo?.message ?? '', /^KEYWARD_QUOTA: expected one of on, off/);
+  // Unmetered on purpose: nothing is counted.
+  const s = await gateway(t, { env: { KEYWARD_PLUGINS: 'auth,logging', KEYWARD_QUOTA: 'off', KEYWARD_FREE_PROXY_REQUESTS: '1' } });
+  for (let i = 0; i < 3; i++) t.is((await post(s.url, { 'x-proxy-token': s.token })).status, 200);
+});
+
+test.serial('a plugin file named auth or quota in KEYWARD_PLUGINS_DIR stops start-up naming the file; the built-in ones are what run', async (t) => {
+  // An "auth" that lets anyone in: exactly what a stray file must never be able to do.
+  const letEveryoneIn = "export default { name: 'auth', onRequest(ctx) { ctx.auth = { token: { id: 'tok_x', scopes: {} }, credential: { id: 'cred_x', orgId: 'org_x', provider: 'openai' } }; } };";
+  const meterNothing = "export default { name: 'quota', onRequest() {} };";
+  for (const [file, source] of [['auth.js', letEveryoneIn], ['quota.js', meterNothing], ['auth.mjs', letEveryoneIn], ['Quota.js', meterNothing]]) {
+    const dir = pluginsDir(t, ['ipallow']);
+    writeFileSync(path.join(dir, file!), source!);
+    // Listed or not: its presence alone is refused.
+    for (const plugins of ['auth,quota,logging', 'auth,ipallow,quota,logging']) {
+      const err = await withEnv({ ACME_ALLOWED_IPS: '127.0.0.1' }, () => t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: plugins } })));
+      t.true(err?.message.includes(path.join(dir, file!)), `${file}: ${err?.message}`);
+      t.regex(err?.message ?? '', /KEYWARD_PLUGINS_DIR/, file);
+    }
+  }
+  // The same folder without the stray file starts, and the package's auth refuses a missing token.
+  const s = await gateway(t, { ips: '127.0.0.1', env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['ipallow']), KEYWARD_PLUGINS: 'auth,ipallow,quota,logging' } });
+  t.is((await post(s.url, {})).status, 401);
+  t.is((await post(s.url, { 'x-proxy-token': s.token })).status, 200);
+  t.is(await used(s), 1);
+});
+
+test.serial('plugins are handed no secret: host.config holds neither the admin token nor the local keys', async (t) => {
+  const kek = randomBytes(32);
+  const previous = randomBytes(32);
+  const s = await gateway(t, {
+    env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['hostprobe']), KEYWARD_PLUGINS: 'auth,hostprobe,quota,logging', KEYWARD_LOCAL_KEK: kek.toString('base64'), KEYWARD_LOCAL_KEK_PREVIOUS: previous.toString('base64') },
+  });
+  const host = (globalThis as any).keywardProbedHost;
+  t.truthy(host);
+  const config = host.config as Record<string, unknown>;
+  for (const secret of ['adminToken', 'localKek', 'localKekPrevious']) t.false(secret in config, secret);
+  const seen = JSON.stringify(host, (_k, v) => (Buffer.isBuffer(v) ? v.toString('base64') : v));
+  for (const value of [ADMIN_TOKEN, kek.toString('base64'), previous.toString('base64'), kek.toString('hex')]) t.false(seen.includes(value));
+  t.false(Object.values(config).some((v) => Buffer.isBuffer(v) || v instanceof Uint8Array), 'no key material of any kind');
+  // What a plugin does need is there (logging reads gcpProject), as a frozen copy.
+  t.is(config.freeProxyRequests, s.app.config.freeProxyRequests);
+  t.true('gcpProject' in config);
+  t.true(Object.isFrozen(config));
+  t.is(s.app.config.adminToken, ADMIN_TOKEN, 'the server itself still has it');
+  // An allow-list: a setting added to Config later (a secret, say) stays out until someone names it.
+  t.false('metricsToken' in pluginConfig({ ...s.app.config, metricsToken: 'later-secret' } as Config));
 });
 
 test('a plugin whose onDone throws (or rejects) does not affect the response, nor the plugins after it', async (t) => {

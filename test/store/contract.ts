@@ -30,7 +30,7 @@ export interface StoreHarness {
 const sealed = (): SealedKey => ({ wrappedDek: randomBytes(60), kekId: 'local:0123456789abcdef', nonce: randomBytes(12), ciphertext: randomBytes(41) });
 
 function credential(orgId: string, createdAt = Date.now(), provider = 'openai'): CredentialRecord {
-  return { id: newId('cred'), orgId, provider, keyHint: '…wxyz', ...sealed(), createdAt, updatedAt: createdAt };
+  return { id: newId('cred'), orgId, provider, keyHint: '…wxyz', ...sealed(), fields: {}, createdAt, updatedAt: createdAt };
 }
 
 function token(orgId: string, credentialId: string, createdAt = Date.now(), scopes: TokenRecord['scopes'] = {}): TokenRecord {
@@ -153,6 +153,22 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     t.is(await store.getCredential(a.id, newId('cred')), undefined);
     t.is(await store.countCredentials(a.id), 1);
     t.is(await store.countCredentials(b.id), 0);
+  });
+
+  test(n('a credential\'s plain fields are stored in clear with it and read back by get, list and allCredentials'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    const a = (await org(store)).org;
+    const c = { ...credential(a.id, 1_700_000_000_456), fields: { organization: 'org-abc123', project: 'proj_xyz' } };
+    t.is(await store.createCredential(c, 10), 'created');
+    t.deepEqual((await store.getCredential(a.id, c.id))?.fields, c.fields);
+    const page = await store.listCredentials(a.id, { limit: 10 });
+    t.deepEqual(page !== BAD_CURSOR && page.data[0]?.fields, c.fields);
+    let seen: Record<string, string> | undefined;
+    for await (const x of store.allCredentials()) if (x.id === c.id) seen = x.fields;
+    t.deepEqual(seen, c.fields);
+    // A rotation replaces the key, never the fields.
+    t.true(await store.replaceCredentialKey(a.id, c.id, sealed(), '…rot1', 1_700_000_000_999));
+    t.deepEqual((await store.getCredential(a.id, c.id))?.fields, c.fields);
   });
 
   test(n('createCredential stops at the limit and a delete frees a place'), async (t) => {

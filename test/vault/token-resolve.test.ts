@@ -27,10 +27,20 @@ test('resolve: a live token resolves to its record and credential', async (t) =>
   t.truthy(r);
   t.is(r!.token.id, tok.id);
   t.is(r!.token.orgId, org.id);
-  t.deepEqual(r!.credential, { id: cred, orgId: org.id, provider: 'anthropic' });
+  t.deepEqual(r!.credential, { id: cred, orgId: org.id, provider: 'anthropic', fields: {} });
   t.false(JSON.stringify(r).includes(tok.token), 'the resolved record holds the hash, not the token');
   // Cached: the second lookup gives the same answer.
   t.is((await tokens(app).resolve(tok.token))?.token.id, tok.id);
+});
+
+test('resolve carries the credential\'s plain fields (openai organization and project), so the proxy needs no other read', async (t) => {
+  const app = await startApp(t);
+  const org = await createOrg(app);
+  const created = await api(app, 'POST', '/v1/credentials', { token: org.token, body: { provider: 'openai', api_key: 'sk-test-resolve-fields-01', organization: 'org-resolve1', project: 'proj_resolve1' } });
+  t.is(created.status, 201);
+  const tok = await mintToken(app, org, created.body.id);
+  const r = await tokens(app).resolve(tok.token);
+  t.deepEqual(r!.credential, { id: created.body.id, orgId: org.id, provider: 'openai', fields: { organization: 'org-resolve1', project: 'proj_resolve1' } });
 });
 
 test('resolve refuses malformed, unknown and non-proxy tokens without error', async (t) => {

@@ -97,7 +97,8 @@ function toCredential(d: DocumentSnapshot): CredentialRecord {
   return {
     id: x.id, orgId: x.orgId, provider: x.provider, keyHint: x.keyHint,
     wrappedDek: buf(x.wrappedDek), kekId: x.kekId, nonce: buf(x.nonce), ciphertext: buf(x.ciphertext),
-    createdAt: x.createdAt, updatedAt: x.updatedAt,
+    // Documents written before credentials had plain fields have none.
+    fields: { ...(x.fields ?? {}) }, createdAt: x.createdAt, updatedAt: x.updatedAt,
   };
 }
 
@@ -356,7 +357,7 @@ export class FirestoreStore implements Store {
       batch.create(this.credentials.doc(c.id), {
         id: c.id, orgId: c.orgId, provider: c.provider, keyHint: c.keyHint,
         wrappedDek: c.wrappedDek, kekId: c.kekId, nonce: c.nonce, ciphertext: c.ciphertext,
-        createdAt: c.createdAt, updatedAt: c.updatedAt, slot, sortKey: sortKey(c.createdAt, c.id),
+        createdAt: c.createdAt, updatedAt: c.updatedAt, slot, sortKey: sortKey(c.createdAt, c.id), fields: { ...(c.fields ?? {}) },
       });
       try {
         await batch.commit();

@@ -25,7 +25,7 @@ CREATE INDEX IF NOT EXISTS org_tokens_org ON org_tokens(org_id);
 CREATE TABLE IF NOT EXISTS credentials (
   id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id), provider TEXT NOT NULL, key_hint TEXT NOT NULL,
   wrapped_dek BLOB NOT NULL, kek_id TEXT NOT NULL, nonce BLOB NOT NULL, ciphertext BLOB NOT NULL,
-  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, fields TEXT NOT NULL DEFAULT '{}'
 ) STRICT;
 CREATE INDEX IF NOT EXISTS credentials_org_created ON credentials(org_id, created_at DESC, id DESC);
 CREATE TABLE IF NOT EXISTS tokens (
@@ -61,7 +61,7 @@ function toCredential(r: Row): CredentialRecord {
   return {
     id: r.id as string, orgId: r.org_id as string, provider: r.provider as string, keyHint: r.key_hint as string,
     wrappedDek: buf(r.wrapped_dek), kekId: r.kek_id as string, nonce: buf(r.nonce), ciphertext: buf(r.ciphertext),
-    createdAt: r.created_at as number, updatedAt: r.updated_at as number,
+    fields: JSON.parse((r.fields as string | undefined) ?? '{}'), createdAt: r.created_at as number, updatedAt: r.updated_at as number,
   };
 }
 
@@ -103,7 +103,20 @@ export class SqliteStore implements Store {
       PRAGMA secure_delete = ON;
     `);
     this.db.exec(SCHEMA);
+    this.migrate();
     this.lastSeq = (this.one('SELECT COALESCE(MAX(seq), 0) AS s FROM changes')?.s as number) ?? 0;
+  }
+
+  /**
+   * Columns added after a database was first created. In one write transaction, re-checked
+   * inside it, so two processes opening the same old file do not both add a column.
+   */
+  private migrate(): void {
+    const hasFields = () => this.all('PRAGMA table_info(credentials)').some((c) => c.name === 'fields');
+    if (hasFields()) return;
+    this.tx(() => {
+      if (!hasFields()) this.db.exec("ALTER TABLE credentials ADD COLUMN fields TEXT NOT NULL DEFAULT '{}'");
+    });
   }
 
   // ---- plumbing -------------------------------------------------------------
@@ -237,9 +250,9 @@ export class SqliteStore implements Store {
       const held = this.one('SELECT COUNT(*) AS n FROM credentials WHERE org_id = ?', c.orgId)!.n as number;
       if (held >= limit) return 'limit' as const;
       this.run(
-        `INSERT INTO credentials (id, org_id, provider, key_hint, wrapped_dek, kek_id, nonce, ciphertext, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        c.id, c.orgId, c.provider, c.keyHint, c.wrappedDek, c.kekId, c.nonce, c.ciphertext, c.createdAt, c.updatedAt,
+        `INSERT INTO credentials (id, org_id, provider, key_hint, wrapped_dek, kek_id, nonce, ciphertext, created_at, updated_at, fields)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        c.id, c.orgId, c.provider, c.keyHint, c.wrappedDek, c.kekId, c.nonce, c.ciphertext, c.createdAt, c.updatedAt, JSON.stringify(c.fields ?? {}),
       );
       return 'created' as const;
     }));

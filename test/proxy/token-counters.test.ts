@@ -1,0 +1,159 @@
+/**
+ * A token's `max_requests` counter in the QuotaLedger is evicted once its token expired or it sat
+ * idle (TOKEN_IDLE_MS), and the least recently used go first past a bound, so memory stays bounded
+ * however many tokens pass. Each eviction hands the counter's unused leased units back to the
+ * store, so the count stays exact: a token never gets more than `max_requests`, nor fewer.
+ * Unit tests drive the ledger with an in-memory LeaseStore and a manual clock; the last test goes
+ * through real HTTP, where the gateway hands the token's expiry to the ledger.
+ */
+import 'reflect-metadata';
+import test from 'ava';
+import http from 'node:http';
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../src/config.js';
+import { QuotaLedger, TOKEN_IDLE_MS } from '../../src/gateway/quota-ledger.js';
+import { createLogger } from '../../src/log.js';
+import type { LeaseStore, Store } from '../../src/store/ports.js';
+import { Symbols } from '../../src/symbols.js';
+import { mintToken } from '../support/app.js';
+import { ManualClock } from '../support/clocks.js';
+import { proxyFixture } from '../support/proxy-fixture.js';
+
+/** Leases as the real adapters grant them, counting calls, with a switch to make release fail. */
+class MemoryLeases implements LeaseStore {
+  readonly out = new Map<string, number>();
+  leaseCalls = 0;
+  failRelease = false;
+  async lease(key: string, limit: number, want: number): Promise<{ granted: number; leased: number }> {
+    this.leaseCalls++;
+    const cur = this.out.get(key) ?? 0;
+    const granted = Math.max(0, Math.min(want, limit - cur));
+    this.out.set(key, cur + granted);
+    return { granted, leased: cur + granted };
+  }
+  async release(key: string, units: number): Promise<void> {
+    if (this.failRelease) throw new Error('store down');
+    this.out.set(key, Math.max(0, (this.out.get(key) ?? 0) - units));
+  }
+  async leased(key: string): Promise<number> {
+    return this.out.get(key) ?? 0;
+  }
+}
+
+const settle = () => new Promise((r) => setImmediate(r));
+
+function ledger() {
+  const clock = new ManualClock();
+  const store = new MemoryLeases();
+  const log = createLogger('error', new Writable({ write: (_c, _e, cb) => cb() }));
+  const l = new QuotaLedger(loadConfig({}), store, clock, log);
+  return { l, clock, store };
+}
+
+test('an idle token counter is evicted and hands its unused units back; the token keeps exactly its max_requests', async (t) => {
+  const { l, clock, store } = ledger();
+  await l.reserveToken('tok_a', 1000);
+  t.is(await store.leased('token:tok_a'), 62, 'a block of 1000/16 leased, one used');
+  clock.advance(TOKEN_IDLE_MS - 1);
+  t.is(l.sweepTokens(), 0, 'not idle long enough yet');
+  clock.advance(1);
+  t.is(l.sweepTokens(), 1);
+  t.is(l.tokenCounterCount, 0);
+  await settle();
+  t.is(await store.leased('token:tok_a'), 1, 'exactly what was used is still out');
+  // Used again later: it leases afresh from what the store knows.
+  await l.reserveToken('tok_a', 1000);
+  await l.releaseAll();
+  t.is(await store.leased('token:tok_a'), 2);
+});
+
+test('evicting between every request never lets a token pass max_requests, nor stops it short', async (t) => {
+  const { l, clock } = ledger();
+  let ok = 0;
+  for (let i = 0; i < 8; i++) {
+    try {
+      await l.reserveToken('tok_b', 5);
+      ok++;
+    } catch (err) {
+      t.is((err as { code?: string }).code, 'token_exhausted');
+    }
+    clock.advance(TOKEN_IDLE_MS);
+    l.sweepTokens();
+    await settle();
+  }
+  t.is(ok, 5);
+});
+
+test('an expired token\'s counter goes at the next sweep, idle or not; a refund after that reaches the store', async (t) => {
+  const { l, clock, store } = ledger();
+  const expiresAt = clock.now() + 60_000;
+  await l.reserveToken('tok_c', 1000, expiresAt);
+  await l.reserveToken('tok_c', 1000, expiresAt);
+  clock.advance(60_000);
+  t.is(l.sweepTokens(), 1);
+  await settle();
+  t.is(await store.leased('token:tok_c'), 2);
+  // A request reserved just before expiry and refused after the eviction gives its unit back all the same.
+  l.refundToken('tok_c');
+  await settle();
+  t.is(await store.leased('token:tok_c'), 1);
+});
+
+test('past the bound the least recently used counters are evicted at once, each handing its units back', async (t) => {
+  const { l, clock, store } = ledger();
+  l.tokenCountersMax = 3;
+  for (let i = 0; i < 10; i++) {
+    await l.reserveToken(`tok_${i}`, 1000);
+    clock.advance(1000);
+    t.true(l.tokenCounterCount <= 3, `after ${i + 1}: ${l.tokenCounterCount}`);
+  }
+  await l.reserveToken('tok_7', 1000); // used again: now the most recent
+  await l.reserveToken('tok_10', 1000);
+  await settle();
+  for (let i = 0; i < 7; i++) t.is(await store.leased(`token:tok_${i}`), 1, `tok_${i}: only its used unit is out`);
+  t.is(await store.leased('token:tok_7'), 62, 'recently used: kept, with its block');
+  t.is(await store.leased('token:tok_8'), 1, 'the least recently used went');
+  t.is(l.tokenCounterCount, 3);
+});
+
+test('when the store cannot take units back, the counter keeps them: nothing is lost, nothing leased twice', async (t) => {
+  const { l, clock, store } = ledger();
+  await l.reserveToken('tok_d', 1000);
+  const leases = store.leaseCalls;
+  store.failRelease = true;
+  clock.advance(TOKEN_IDLE_MS);
+  t.is(l.sweepTokens(), 1);
+  await settle();
+  t.is(l.tokenCounterCount, 1, 'put back');
+  for (let i = 0; i < 61; i++) await l.reserveToken('tok_d', 1000);
+  t.is(store.leaseCalls, leases, 'served from the units it kept');
+  t.is(await store.leased('token:tok_d'), 62);
+});
+
+function post(url: string, token: string): Promise<number> {
+  const body = '{"model":"m","messages":[]}';
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent: false, headers: { 'x-proxy-token': token, 'content-type': 'application/json', 'content-length': String(body.length) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('through the gateway: an expired token\'s counter is dropped at the next sweep and its leased block goes back', async (t) => {
+  const clock = new ManualClock();
+  const f = await proxyFixture(t, { clock });
+  const short = await mintToken(f.app, f.org, f.credentials.openai, '1m', { max_requests: 1000 });
+  const other = await mintToken(f.app, f.org, f.credentials.openai, '1h', { max_requests: 1000 });
+  const store = f.app.server.container.resolve<Store>(Symbols.Store);
+  const led = f.app.server.container.resolve(QuotaLedger);
+  t.is(await post(f.proxyUrl('v1/chat/completions'), short.token), 200);
+  t.is(await store.leased(`token:${short.id}`), 62);
+  clock.advance(61_000); // past its expiry, well short of TOKEN_IDLE_MS
+  t.is(await post(f.proxyUrl('v1/chat/completions'), other.token), 200); // a request that sweeps
+  await settle();
+  t.is(await store.leased(`token:${short.id}`), 1);
+  t.is(led.tokenCounterCount, 1, 'only the live token\'s counter is held');
+});
