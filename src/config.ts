@@ -44,6 +44,8 @@ export interface Config {
   adminRate: number;
   authFailures: number;
   authCooldownS: number;
+  /** Audit records are listed and kept this long (KEYWARD_AUDIT_RETENTION_DAYS). */
+  auditRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -224,5 +226,6 @@ export function loadConfig(env: Env = process.env): Config {
     adminRate: int('KEYWARD_ADMIN_RATE', 600, 1, 1_000_000),
     authFailures: int('KEYWARD_AUTH_FAILURES', 20, 1, 1_000_000),
     authCooldownS: int('KEYWARD_AUTH_COOLDOWN_S', 60, 1, 86_400),
+    auditRetentionDays: int('KEYWARD_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
   });
 }
