@@ -14,7 +14,7 @@
  *
  * Every record expires KEYWARD_AUDIT_RETENTION_DAYS after its time: it is no
  * longer listed, and the store deletes it (SQLite: here, at most once an hour
- * in bounded batches; Firestore: its TTL policy on `expireAt`).
+ * in bounded batches; Firestore: its TTL policy on `expire_at`).
  */
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { inject, injectable } from 'tsyringe';

@@ -1,7 +1,8 @@
 /**
  * The Firestore store's audit collection: audit/{evt_…}, one document per
- * record with `orgId`, `sortKey` (newest-first paging) and `expireAt` as a
- * Timestamp, which the collection's TTL policy deletes (docs/cloud-run.md);
+ * record with `orgId`, `sortKey` (newest-first paging) and `expire_at` as a
+ * Timestamp (the contract's name), which the collection's TTL policy deletes
+ * (docs/cloud-run.md);
  * records past it are left out of pages before that happens.
  *
  * Aggregated refusals are exact across instances without a transaction: the
@@ -31,13 +32,13 @@ const LEGACY_RETENTION_MS = 400 * 86_400_000;
 /** The same key as the other lists': fixed-width time, then the id, so string order is (time, id) order. */
 const sortKey = (time: number, id: string): string => `${String(time).padStart(16, '0')}|${id}`;
 
-function toDoc(r: AuditRecord): DocumentData {
-  return { ...r, orgId: r.org, sortKey: sortKey(r.time, r.id), expireAt: Timestamp.fromMillis(r.expireAt) };
+function toDoc({ expireAt, ...r }: AuditRecord): DocumentData {
+  return { ...r, orgId: r.org, sortKey: sortKey(r.time, r.id), expire_at: Timestamp.fromMillis(expireAt) };
 }
 
 function toAudit(d: DocumentSnapshot): AuditRecord {
   const time = d.get('time') as number;
-  const expireAt = d.get('expireAt') as TimestampType | undefined;
+  const expireAt = d.get('expire_at') as TimestampType | undefined;
   return {
     id: d.get('id'), time, requestId: d.get('requestId'), org: d.get('org'), actor: d.get('actor'),
     action: d.get('action'), target: d.get('target'), outcome: d.get('outcome'), ip: d.get('ip'),

@@ -706,7 +706,7 @@ export class FirestoreStore implements Store {
     return this.guard(() => this.audit.list(orgId, q, now));
   }
 
-  /** Firestore deletes expired records itself (a TTL policy on `expireAt`). */
+  /** Firestore deletes expired records itself (a TTL policy on `expire_at`). */
   async deleteExpiredAudit(): Promise<number> {
     return 0;
   }
