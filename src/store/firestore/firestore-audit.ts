@@ -10,7 +10,9 @@
  * is a create() (so the first writer's time and fields stay), and every later
  * one, or one that lost the create race, adds its count with
  * FieldValue.increment. Ids this instance has seen exist are remembered, so a
- * steady flood costs one batched increment per record per flush.
+ * steady flood costs one batched increment per record per flush. A flush that
+ * fails part-way is retried whole, so under store errors a count can be high
+ * (at least once, as usage counters are); SQLite's single transaction is exact.
  */
 import firestorePkg from '@google-cloud/firestore';
 import type { CollectionReference, DocumentData, DocumentSnapshot, Firestore as FirestoreClient, Timestamp as TimestampType } from '@google-cloud/firestore';
