@@ -15,12 +15,14 @@ export interface FlushTarget<B> {
 export class BackgroundFlush<B> {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  private closed = false;
 
   constructor(private readonly target: FlushTarget<B>, private readonly everyMs = 1000) {}
 
   /** Arms the next flush unless one is already due. */
   schedule(): void {
-    if (this.timer) return;
+    // After close() nothing re-arms: a batch that failed at shutdown is not retried against a closed store forever.
+    if (this.timer || this.closed) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.flush();
@@ -44,6 +46,7 @@ export class BackgroundFlush<B> {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.flush();

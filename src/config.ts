@@ -44,6 +44,8 @@ export interface Config {
   adminRate: number;
   authFailures: number;
   authCooldownS: number;
+  /** Audit records are listed and kept this long (KEYWARD_AUDIT_RETENTION_DAYS). */
+  auditRetentionDays: number;
   /** Proxies in front that append to X-Forwarded-For (src/http/client-address.ts); 0 trusts none. */
   trustedProxies: number;
   /** When set, GET /metrics needs `Authorization: Bearer` it. */
@@ -270,5 +272,6 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: int('KEYWARD_TRUSTED_PROXIES', 0, 0, 32),
     metricsToken,
     quota,
+    auditRetentionDays: int('KEYWARD_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
   });
 }

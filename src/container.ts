@@ -13,6 +13,7 @@ import { openApiDocument } from './api/openapi.js';
 import { AdminPipeline } from './api/admin-pipeline.js';
 import { AuditLog } from './vault/audit-log.js';
 import { AbuseGuard } from './vault/abuse-guard.js';
+import { DeploymentSecrets } from './vault/deployment-secrets.js';
 import { systemClock, type Clock } from './clock.js';
 import { pluginConfig, type Config } from './config.js';
 import { ProviderRegistry } from './gateway/providers.js';
@@ -91,13 +92,13 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.Logger, { useValue: log });
   c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
   c.register(Symbols.Store, { useValue: store });
-  for (const port of [Symbols.OrgStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore]) {
+  for (const port of [Symbols.OrgStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore]) {
     c.register(port, { useValue: store });
   }
   c.register(Symbols.KeyWrapper, { useValue: wrapper });
   c.register(Symbols.ProviderRegistry, { useValue: await ProviderRegistry.load(config.providersDir, config.upstreamOverrides) });
   // Services are singletons within this container (tests run several servers in one process).
-  for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard]) c.registerSingleton(cls as never);
+  for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets]) c.registerSingleton(cls as never);
   c.register(RateLimiter, { useValue: new RateLimiter() });
   return c;
 }
@@ -207,6 +208,7 @@ export interface Vault {
   tokens: TokenService;
   usage: UsageRecorder;
   audit: AuditLog;
+  secrets: DeploymentSecrets;
   envelope: Envelope;
   store: Store;
   keyWrapper: KeyWrapper;
@@ -226,6 +228,7 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
     credentials: c.resolve(CredentialService),
     tokens: c.resolve(TokenService),
     usage,
+    secrets: c.resolve(DeploymentSecrets),
     envelope: c.resolve(Envelope),
     store,
     keyWrapper,

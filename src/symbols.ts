@@ -17,6 +17,7 @@ export const Symbols = {
   ChangeFeed: Symbol('ChangeFeed'),
   AuditStore: Symbol('AuditStore'),
   IdempotencyStore: Symbol('IdempotencyStore'),
+  SecretStore: Symbol('SecretStore'),
   KeyWrapper: Symbol('KeyWrapper'),
   ProviderRegistry: Symbol('ProviderRegistry'),
   MiddlewareChain: Symbol('MiddlewareChain'),

@@ -6,7 +6,6 @@
  * Idempotency-Key (Stripe's semantics), the handler, the audit record, and one
  * access-log line. Handlers only parse, call a service and return a Reply.
  */
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
@@ -21,6 +20,7 @@ import type { IdempotencyStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { AbuseGuard } from '../vault/abuse-guard.js';
 import { AuditLog } from '../vault/audit-log.js';
+import { DeploymentSecrets, IDEMPOTENCY_HMAC_KEY } from '../vault/deployment-secrets.js';
 import { OrgService } from '../vault/org-service.js';
 import { traceFields } from '../trace.js';
 import { Metrics } from '../metrics.js';
@@ -41,6 +41,7 @@ export class AdminPipeline {
     @inject(AuditLog) private readonly audit: AuditLog,
     @inject(RateLimiter) private readonly rateLimiter: RateLimiter,
     @inject(Metrics) private readonly metrics: Metrics,
+    @inject(DeploymentSecrets) private readonly secrets: DeploymentSecrets,
   ) {}
 
   async handle(route: Route, params: Record<string, string>, query: URLSearchParams, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
@@ -57,7 +58,7 @@ export class AdminPipeline {
         try {
           this.rateLimiter.take(`admin:${org}`, this.config.adminRate);
         } catch (err) {
-          this.audit.record({ requestId, org, actor: this.actor(principal), action: 'admin.rate_limited', target: path, outcome: 'denied', ip });
+          this.audit.refused({ requestId, org, actor: this.actor(principal), action: 'admin.rate_limited', target: path, outcome: 'denied', ip });
           this.log.warn({ org, request_id: requestId }, 'admin rate limit reached');
           throw err;
         }
@@ -77,7 +78,8 @@ export class AdminPipeline {
         }
         raw = await readRawBody(req, this.config.maxBody);
         const scope = `${org ?? 'admin'}|${req.method} ${path}|${key}`;
-        const requestHash = createHash('sha256').update(raw).digest('hex');
+        // Keyed by a secret of the deployment: a stored hash of a body that carries a key confirms no guess of it.
+        const requestHash = await this.secrets.hmac(IDEMPOTENCY_HMAC_KEY, raw);
         const now = this.clock.now();
         const outcome = await this.idempotency.claimIdempotency({ scope, requestHash, createdAt: now }, now - IDEMPOTENCY_TTL_MS);
         if (outcome !== 'claimed') {
@@ -100,7 +102,8 @@ export class AdminPipeline {
       }
       if (route.action) {
         const target = reply.target ?? params.id ?? String((reply.body as { id?: unknown }).id ?? '');
-        this.audit.record({ requestId, org: org ?? reply.org ?? '', actor: this.actor(principal), action: route.action, target, outcome: 'success', ip });
+        // Stored before the answer (AuditLog.record never rejects: a store failure is logged and retried).
+        await this.audit.record({ requestId, org: org ?? reply.org ?? '', actor: this.actor(principal), action: route.action, target, outcome: 'success', ip });
       }
       status = reply.status;
       sendJson(res, reply.status, reply.body);
@@ -110,7 +113,7 @@ export class AdminPipeline {
       if (claimed) await this.idempotency.releaseIdempotency(claimed).catch(() => {});
       if (route.action && principal.kind !== 'none' && apiError.status < 500) {
         const org = principal.kind === 'org' ? principal.org.id : '';
-        this.audit.record({ requestId, org, actor: this.actor(principal), action: route.action, target: params.id ?? path, outcome: 'failure', ip });
+        await this.audit.record({ requestId, org, actor: this.actor(principal), action: route.action, target: params.id ?? path, outcome: 'failure', ip });
       }
       // Don't leave an unread body on a keep-alive connection.
       if (!req.readableEnded) res.setHeader('connection', 'close');

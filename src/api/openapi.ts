@@ -443,8 +443,8 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
     },
     AuditEvent: {
       type: 'object',
-      description: 'One append-only audit record. Never a secret.',
-      required: ['id', 'object', 'time', 'request_id', 'org', 'actor', 'action', 'target', 'outcome', 'ip'],
+      description: 'One audit record. Never a secret. A change is one record; refusals (`outcome` `denied`) are one record per organisation, action, address and minute, with their `count` (its time, request id, actor and target are the minute\'s first). Records are listed for `KEYWARD_AUDIT_RETENTION_DAYS`.',
+      required: ['id', 'object', 'time', 'request_id', 'org', 'actor', 'action', 'target', 'outcome', 'ip', 'count'],
       additionalProperties: false,
       properties: {
         id: id('evt', 'The event\'s id.'),
@@ -460,7 +460,8 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
         },
         target: { type: 'string', description: 'The id (or path) acted on.' },
         outcome: { enum: ['success', 'failure', 'denied'] },
-        ip: { type: 'string', description: 'The caller\'s address.' },
+        ip: { type: 'string', description: 'The caller\'s address (`*`: refusals from more addresses at once than the gateway counts apart).' },
+        count: { type: 'integer', minimum: 1, description: 'How many events the record stands for: 1 for a change, the minute\'s total for a refusal.' },
       },
     },
     AuditList: list('AuditEvent', 'Audit events.'),

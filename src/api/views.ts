@@ -41,6 +41,6 @@ export function tokenView(t: TokenRecord, now: number, usage?: UsageCounts) {
 export function auditView(a: AuditRecord) {
   return {
     id: a.id, object: 'audit_event', time: iso(a.time), request_id: a.requestId, org: a.org,
-    actor: a.actor, action: a.action, target: a.target, outcome: a.outcome, ip: a.ip,
+    actor: a.actor, action: a.action, target: a.target, outcome: a.outcome, ip: a.ip, count: a.count,
   };
 }

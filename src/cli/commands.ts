@@ -54,9 +54,9 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
 
 // ---- shared helpers ---------------------------------------------------------
 
-/** The CLI's actions are admin actions too: audited with actor `cli` (flushed when the vault closes). */
-function audited(vault: Vault, org: string, action: string, target: string): void {
-  vault.audit.record({ requestId: 'cli', org, actor: 'cli', action, target, outcome: 'success', ip: '' });
+/** The CLI's actions are admin actions too: audited with actor `cli`, stored before the command reports success. */
+function audited(vault: Vault, org: string, action: string, target: string): Promise<void> {
+  return vault.audit.record({ requestId: 'cli', org, actor: 'cli', action, target, outcome: 'success', ip: '' });
 }
 
 function one(ctx: Context, name: OptionName): string | undefined {
@@ -113,7 +113,7 @@ export const COMMANDS: Command[] = [
     async run(ctx) {
       const vault = await ctx.vault();
       const { org, token } = await vault.orgs.create(vault.orgs.validateName(ctx.args[0]));
-      audited(vault, org.id, 'org.create', org.id);
+      await audited(vault, org.id, 'org.create', org.id);
       const json = { id: org.id, name: org.name, token, created_at: iso(org.createdAt) };
       emit(ctx, json, `${fields([['id', org.id], ['name', org.name], ['token', token], ['created_at', json.created_at]])}\n${SHOWN_ONCE}`);
     },
@@ -160,7 +160,7 @@ export const COMMANDS: Command[] = [
       if (!registry.get(provider)) throw new UsageError(`unknown provider ${JSON.stringify(provider.slice(0, 40))}; known: ${registry.ids().join(', ')}`);
       const apiKey = vault.credentials.validateApiKey(await readSecret(ctx.io, `${provider} API key (not echoed): `));
       const c = credentialView(await vault.credentials.create(org.id, provider, apiKey));
-      audited(vault, org.id, 'credential.create', c.id);
+      await audited(vault, org.id, 'credential.create', c.id);
       emit(ctx, c, `Stored credential ${c.id} (${c.provider}, key ${c.key_hint}).`);
     },
   },
@@ -176,7 +176,7 @@ export const COMMANDS: Command[] = [
       await vault.credentials.get(org.id, id); // not found before asking for a key
       const apiKey = vault.credentials.validateApiKey(await readSecret(ctx.io, 'new API key (not echoed): '));
       const c = credentialView(await vault.credentials.rotate(org.id, id, apiKey));
-      audited(vault, org.id, 'credential.rotate', id);
+      await audited(vault, org.id, 'credential.rotate', id);
       emit(ctx, c, `Rotated credential ${c.id} (${c.provider}, key ${c.key_hint}).`);
     },
   },
@@ -189,7 +189,7 @@ export const COMMANDS: Command[] = [
       const [vault, org] = await withOrg(ctx);
       const id = idArg(ctx, 'cred', 'the credential');
       await vault.credentials.delete(org.id, id);
-      audited(vault, org.id, 'credential.delete', id);
+      await audited(vault, org.id, 'credential.delete', id);
       emit(ctx, { id, deleted: true }, `Deleted credential ${id} and its tokens.`);
     },
   },
@@ -249,7 +249,7 @@ export const COMMANDS: Command[] = [
       if (int('rate-limit') !== undefined) body.rate_limit = int('rate-limit');
       const scopes = parseScopes(body, provider);
       const { record, token } = await vault.tokens.mint(org.id, credential.id, ttlMs, scopes);
-      audited(vault, org.id, 'token.create', record.id);
+      await audited(vault, org.id, 'token.create', record.id);
       const { id, object, ...rest } = tokenView(record, Date.now());
       emit(ctx, { id, object, token, ...rest }, `${fields([['id', id], ['token', token], ['credential_id', rest.credential_id], ['expires_at', rest.expires_at]])}\n${SHOWN_ONCE}`);
     },
@@ -263,7 +263,7 @@ export const COMMANDS: Command[] = [
       const [vault, org] = await withOrg(ctx);
       const id = idArg(ctx, 'tok', 'the token');
       await vault.tokens.revoke(org.id, id);
-      audited(vault, org.id, 'token.revoke', id);
+      await audited(vault, org.id, 'token.revoke', id);
       emit(ctx, { id, revoked: true }, `Revoked token ${id}.`);
     },
   },
@@ -302,9 +302,9 @@ export const COMMANDS: Command[] = [
       const p = await vault.store.listAudit(org.id, page(ctx));
       if (p === BAD_CURSOR) throw new UsageError('--starting-after names no audit record of this organisation');
       const data = p.data.map(auditView);
-      const rows = data.map((e) => [e.time, e.action, e.outcome, e.actor, e.target, e.ip]);
+      const rows = data.map((e) => [e.time, e.action, e.outcome, e.actor, e.target, e.ip, String(e.count)]);
       const more = p.hasMore ? `\n(more: --starting-after ${data[data.length - 1]!.id})` : '';
-      emit(ctx, { data, has_more: p.hasMore }, data.length ? table(['TIME', 'ACTION', 'OUTCOME', 'ACTOR', 'TARGET', 'IP'], rows) + more : 'No audit records.');
+      emit(ctx, { data, has_more: p.hasMore }, data.length ? table(['TIME', 'ACTION', 'OUTCOME', 'ACTOR', 'TARGET', 'IP', 'COUNT'], rows) + more : 'No audit records.');
     },
   },
   {
@@ -322,7 +322,7 @@ export const COMMANDS: Command[] = [
     ].join('\n'),
     async run(ctx) {
       const vault = await ctx.vault();
-      const report = await new RewrapService(vault.store, vault.envelope, vault.keyWrapper).run();
+      const report = await new RewrapService(vault.store, vault.envelope, vault.keyWrapper, vault.secrets).run();
       const failed = report.failed.map((f) => ({ id: f.id, org_id: f.orgId, kek_id: f.kekId, reason: f.reason }));
       emit(ctx, {
         kek_id: report.kekId, scanned: report.scanned, rewrapped: report.rewrapped, already_current: report.alreadyCurrent, changed: report.changed, failed,

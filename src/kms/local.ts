@@ -5,10 +5,11 @@
  * unwraps while `keyward keys rewrap` moves every DEK to the current one.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { BackendUnavailable } from '../errors.js';
 import type { Logger } from '../log.js';
+import { ensurePrivateDir, restrictFile } from '../private-files.js';
 import { UnwrapFailed, type KeyWrapper, type WrappedKey } from './key-wrapper.js';
 
 /** A KEK's public id: `local:` + 16 hex of SHA-256 over a domain tag and the key. */
@@ -36,7 +37,7 @@ export function openGcm(key: Buffer, nonce: Buffer, ciphertextAndTag: Buffer, aa
 /** Reads the data dir's key file, or creates it once (O_EXCL, so two processes never race to two keys). */
 export function loadOrCreateKeyFile(dataDir: string, log: Logger): Buffer {
   const file = path.join(dataDir, 'kek');
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  ensurePrivateDir(dataDir);
   // Written whole and synced under a private name, then linked into place: link() fails if `kek`
   // exists, so two processes starting together never make two keys, and neither ever reads a
   // `kek` the other has created but not yet written (or that a crash left empty).
@@ -65,6 +66,7 @@ export function loadOrCreateKeyFile(dataDir: string, log: Logger): Buffer {
   } finally {
     unlinkSync(tmp);
   }
+  restrictFile(file); // one an earlier version (or a hand copy) left readable by others
   const existing = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
   if (existing.length !== 32) throw new Error(`${file} does not hold base64 of 32 bytes`);
   return existing;

@@ -174,12 +174,24 @@ export interface AuditRecord {
   target: string;
   outcome: 'success' | 'failure' | 'denied';
   ip: string;
+  /** How many events the record stands for: 1, or more for an aggregated refusal (one per org, action, address and minute). */
+  count: number;
+  /** When the record stops being listed and may be deleted (time + KEYWARD_AUDIT_RETENTION_DAYS). */
+  expireAt: number;
 }
 
 export interface AuditStore {
   appendAudit(records: AuditRecord[]): Promise<void>;
-  /** Newest first; `orgId` '' lists the records with no organisation. */
-  listAudit(orgId: string, page: PageQuery): Promise<Page<AuditRecord> | typeof BAD_CURSOR>;
+  /**
+   * Aggregated refusals: a record whose id is new is stored as given; one whose id
+   * exists only adds its `count` (the first writer's other fields stay). Exact
+   * across instances: ids are derived from (org, action, address, minute).
+   */
+  addAuditCounts(records: AuditRecord[]): Promise<void>;
+  /** Newest first, records expired at `now` left out; `orgId` '' lists the records with no organisation. */
+  listAudit(orgId: string, page: PageQuery, now?: number): Promise<Page<AuditRecord> | typeof BAD_CURSOR>;
+  /** Deletes up to `limit` records expired at `now`; how many it deleted (0 where the backend expires them itself, Firestore's TTL). */
+  deleteExpiredAudit(now: number, limit: number): Promise<number>;
 }
 
 /** A stored first response to an `Idempotency-Key`, kept 24 h. */
@@ -200,10 +212,26 @@ export interface IdempotencyStore {
   releaseIdempotency(scope: string): Promise<void>;
 }
 
+/** A deployment secret, wrapped by the KeyWrapper: the same on every instance, never stored in plaintext. */
+export interface StoredSecret {
+  name: string;
+  wrapped: Buffer;
+  kekId: string;
+  createdAt: number;
+}
+
+export interface SecretStore {
+  /** Stores `secret` unless one of that name exists; returns the one stored (the first writer's, on every instance). */
+  createSecretIfAbsent(secret: StoredSecret): Promise<StoredSecret>;
+  getSecret(name: string): Promise<StoredSecret | undefined>;
+  /** `keys rewrap`: swaps the wrapped value only if it is still `expectedWrapped`. */
+  rewrapSecret(name: string, expectedWrapped: Buffer, wrapped: Buffer, kekId: string): Promise<boolean>;
+}
+
 export interface StoreLifecycle {
   readonly kind: string;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
-export type Store = OrgStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & StoreLifecycle;
+export type Store = OrgStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & SecretStore & StoreLifecycle;

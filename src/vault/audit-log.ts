@@ -1,75 +1,171 @@
 /**
- * The audit trail: every admin action, failed authentication and quota
- * refusal, appended to the store. Records are batched and flushed every
- * second (a flood of failed authentications must not become a store write per
- * request), and flushed before a read so a caller sees its own actions.
+ * The audit trail. Two kinds of record, so a flood of one can never crowd out
+ * the other:
+ *
+ * - Changes (admin and CLI actions, success or failure) are appended to the
+ *   store before `record` resolves: callers await it before they answer. If
+ *   the store refuses, the change has already been made, so the caller still
+ *   answers (an error would invite a retry that makes the change twice); the
+ *   record is logged in full at ERROR (the log is its copy) and retried from
+ *   memory every second until the store takes it. Never dropped silently.
+ * - Refusals (outcome `denied`) are aggregated per organisation, action,
+ *   address and minute with a `count` (refusal-aggregator.ts) and flushed
+ *   each second: a flood costs a few upserts, not a write per request.
+ *
+ * Every record expires KEYWARD_AUDIT_RETENTION_DAYS after its time: it is no
+ * longer listed, and the store deletes it (SQLite: here, at most once an hour
+ * in bounded batches; Firestore: its TTL policy on `expire_at`).
  */
+import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { BAD_CURSOR, type AuditRecord, type AuditStore, type Page, type PageQuery } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { Errors } from '../errors.js';
 import { newId } from './secrets.js';
 import { BackgroundFlush } from '../background-flush.js';
+import { RefusalAggregator, type AuditEntry } from './refusal-aggregator.js';
+
+export type { AuditEntry } from './refusal-aggregator.js';
 
 const FLUSH_MS = 1000;
-/** Beyond this many pending records, new ones are counted and dropped (and the drop is logged). */
-const MAX_PENDING = 10_000;
-
-export type AuditEntry = Omit<AuditRecord, 'id' | 'time'>;
+const DAY_MS = 86_400_000;
+/** Unstored changes kept in memory for retry; past it the ERROR log line is the record's only copy (and says so). */
+const MAX_UNSAVED = 10_000;
+/** Expired records are deleted at most once an hour, the first time a minute after start. */
+const PURGE_FIRST_MS = 60_000;
+const PURGE_EVERY_MS = 3_600_000;
+/** Each delete statement takes at most this many rows (a short write lock); one purge at most this many statements. */
+const PURGE_BATCH = 2_000;
+const PURGE_MAX_BATCHES = 100;
 
 @injectable()
 export class AuditLog {
-  private pending: AuditRecord[] = [];
-  private dropped = 0;
-  private readonly flusher: BackgroundFlush<AuditRecord[]>;
+  private readonly retentionMs: number;
+  private readonly refusals: RefusalAggregator;
+  private readonly refusalFlush: BackgroundFlush<AuditRecord[]>;
+  private unsaved: AuditRecord[] = [];
+  private readonly retryFlush: BackgroundFlush<AuditRecord[]>;
+  private purgeTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(
     @inject(Symbols.AuditStore) private readonly store: AuditStore,
     @inject(Symbols.Clock) private readonly clock: Clock,
-    @inject(Symbols.Logger) log: Logger,
+    @inject(Symbols.Logger) private readonly log: Logger,
+    @inject(Symbols.Config) config: Config,
   ) {
-    this.flusher = new BackgroundFlush({
+    this.retentionMs = config.auditRetentionDays * DAY_MS;
+    this.refusals = new RefusalAggregator(this.retentionMs);
+    this.refusalFlush = new BackgroundFlush({
       take: () => {
-        if (this.dropped > 0) {
-          log.warn({ dropped: this.dropped }, 'audit records dropped under load');
-          this.dropped = 0;
-        }
-        if (this.pending.length === 0) return undefined;
-        const batch = this.pending;
-        this.pending = [];
-        return batch;
+        const { records, folded } = this.refusals.take();
+        if (folded > 0) log.warn({ folded, keys: records.length }, 'audit refusals from too many addresses at once: folded into catch-all records (address *)');
+        return records.length > 0 ? records : undefined;
       },
-      write: (batch) => this.store.appendAudit(batch),
-      restore: (batch, err) => {
-        log.warn({ err, records: batch.length }, 'audit flush failed; will retry');
-        this.pending = batch.concat(this.pending).slice(0, MAX_PENDING);
+      write: (records) => this.store.addAuditCounts(records),
+      restore: (records, err) => {
+        log.warn({ err, records: records.length }, 'audit refusal counts not stored; will retry');
+        this.refusals.restore(records);
       },
     }, FLUSH_MS);
+    this.retryFlush = new BackgroundFlush({
+      take: () => {
+        if (this.unsaved.length === 0) return undefined;
+        const batch = this.unsaved;
+        this.unsaved = [];
+        return batch;
+      },
+      write: async (batch) => {
+        await this.store.appendAudit(batch);
+        log.warn({ records: batch.length }, 'audit records stored on retry');
+      },
+      restore: (batch, err) => {
+        log.warn({ err, records: batch.length }, 'audit records still not stored; will retry');
+        this.unsaved = batch.concat(this.unsaved);
+      },
+    }, FLUSH_MS);
+    this.purgeTimer = setTimeout(() => {
+      this.purgeTimer = setInterval(() => void this.purgeExpired(), PURGE_EVERY_MS);
+      this.purgeTimer.unref();
+      void this.purgeExpired();
+    }, PURGE_FIRST_MS);
+    this.purgeTimer.unref();
   }
 
-  record(entry: AuditEntry): void {
-    if (this.pending.length >= MAX_PENDING) {
-      this.dropped++;
+  /**
+   * A refusal (outcome `denied`) is counted and returns at once. Anything else
+   * is a change: stored when the promise resolves (or logged and queued for
+   * retry, see above). Never rejects.
+   */
+  async record(entry: AuditEntry): Promise<void> {
+    if (entry.outcome === 'denied') {
+      this.refused(entry);
       return;
     }
-    this.pending.push({ id: newId('evt'), time: this.clock.now(), ...entry });
-    this.flusher.schedule();
+    const now = this.clock.now();
+    const record: AuditRecord = { id: newId('evt'), time: now, ...entry, count: 1, expireAt: now + this.retentionMs };
+    try {
+      await this.store.appendAudit([record]);
+    } catch (err) {
+      this.keepForRetry(record, err);
+    }
   }
 
-  flush(): Promise<void> {
-    return this.flusher.flush();
+  /** Counts a refusal into its (org, action, address, minute) record. */
+  refused(entry: AuditEntry): void {
+    this.refusals.add(entry, this.clock.now());
+    this.refusalFlush.schedule();
+  }
+
+  private keepForRetry(record: AuditRecord, err: unknown): void {
+    if (this.unsaved.length >= MAX_UNSAVED) {
+      this.log.error({ err, audit: record }, 'audit record not stored and the retry queue is full: this log line is its only copy');
+      return;
+    }
+    this.log.error({ err, audit: record }, 'audit record not stored (the change was made); retrying every second');
+    this.unsaved.push(record);
+    this.retryFlush.schedule();
+  }
+
+  /** Writes pending refusal counts and retries unstored changes now. */
+  async flush(): Promise<void> {
+    await Promise.all([this.refusalFlush.flush(), this.retryFlush.flush()]);
   }
 
   async list(orgId: string, page: PageQuery): Promise<Page<AuditRecord>> {
     await this.flush();
-    const p = await this.store.listAudit(orgId, page);
+    const p = await this.store.listAudit(orgId, page, this.clock.now());
     if (p === BAD_CURSOR) throw Errors.invalidRequest('`starting_after` names no audit record of this organisation.', 'starting_after');
     return p;
   }
 
-  close(): Promise<void> {
-    return this.flusher.close();
+  /** Deletes expired records in bounded batches (a no-op where the store expires them itself); how many it deleted. */
+  async purgeExpired(): Promise<number> {
+    let deleted = 0;
+    try {
+      for (let i = 0; i < PURGE_MAX_BATCHES && !this.closed; i++) {
+        const n = await this.store.deleteExpiredAudit(this.clock.now(), PURGE_BATCH);
+        deleted += n;
+        if (n < PURGE_BATCH) break;
+        await yieldToEvents(); // let requests run between batches
+      }
+    } catch (err) {
+      this.log.warn({ err, deleted }, 'deleting expired audit records failed; the next hourly run retries');
+    }
+    if (deleted > 0) this.log.info({ deleted }, 'expired audit records deleted');
+    return deleted;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.purgeTimer) clearTimeout(this.purgeTimer);
+    this.purgeTimer = undefined;
+    await Promise.all([this.refusalFlush.close(), this.retryFlush.close()]);
+    const counts = this.refusals.take().records;
+    if (counts.length > 0) this.log.error({ audit: counts }, 'audit refusal counts not stored at shutdown: this log line is their only copy');
+    if (this.unsaved.length > 0) this.log.error({ audit: this.unsaved }, 'audit records not stored at shutdown: this log line is their only copy');
   }
 }

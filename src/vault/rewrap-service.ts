@@ -6,7 +6,9 @@
  * ciphertext of the API key is never touched. The store swaps the wrapped DEK
  * only if it is still the one read (compare-and-set), so a rotation or another
  * rewrap running at the same time is never overwritten. Safe to run again:
- * records already under the current KEK are skipped.
+ * records already under the current KEK are skipped. Deployment secrets
+ * (deployment-secrets.ts) are moved too; a failure among them is reported as
+ * `secret:<name>`.
  */
 import { UnwrapFailed, type KeyWrapper } from '../kms/key-wrapper.js';
 import type { CredentialStore } from '../store/ports.js';
@@ -36,6 +38,7 @@ export class RewrapService {
     private readonly store: CredentialStore,
     private readonly envelope: Envelope,
     private readonly keyWrapper: KeyWrapper,
+    private readonly secrets?: { rewrap(): Promise<{ failed: RewrapFailure[] }> },
   ) {}
 
   async run(onRecord?: (id: string, outcome: 'rewrapped' | 'current' | 'changed' | 'failed') => void): Promise<RewrapReport> {
@@ -67,6 +70,7 @@ export class RewrapService {
         onRecord?.(record.id, 'changed');
       }
     }
+    if (this.secrets) report.failed.push(...(await this.secrets.rewrap()).failed);
     return report;
   }
 }

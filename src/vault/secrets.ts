@@ -54,6 +54,21 @@ function orderedPrefix(): string {
 
 /** `cred_` + 9 ordered characters + 15 random ones (89 bits): unguessable enough for an id, never a secret. */
 export const newId = (prefix: IdPrefix): string => `${prefix}_${orderedPrefix()}${randomBase62(15)}`;
+/**
+ * An id that every instance derives alike from `material` (an aggregated audit
+ * record's org, action, address and minute): 9 characters ordered by `ms`, as
+ * newId's, then 15 base62 characters of SHA-256 over the material.
+ */
+export function derivedId(prefix: IdPrefix, ms: number, material: string): string {
+  let n = BigInt('0x' + createHash('sha256').update(material).digest('hex'));
+  let tail = '';
+  for (let i = 0; i < 15; i++) {
+    tail += B62[Number(n % 62n)];
+    n /= 62n;
+  }
+  return `${prefix}_${base62Fixed(ms * 1024, 9)}${tail}`;
+}
+
 export const isId = (prefix: IdPrefix, value: string): boolean => new RegExp(`^${prefix}_[0-9A-Za-z]{24}$`).test(value);
 
 export type TokenPrefix = 'ptok' | 'otok';

@@ -66,8 +66,10 @@ test('failed authentications are audited without an organisation and never with 
   const store = app.server.container.resolve<any>((await import('../../src/vault/audit-log.js')).AuditLog);
   const page = await store.list('', { limit: 10 });
   const failed = page.data.filter((e: any) => e.action === 'auth.failed');
-  t.is(failed.length, 2);
-  t.deepEqual(failed.map((e: any) => e.actor), ['anonymous', 'anonymous']);
+  // Refusals are aggregated per (org, action, address, minute): one record, or two across a minute's edge.
+  t.true(failed.length >= 1 && failed.length <= 2);
+  t.is(failed.reduce((n: number, e: any) => n + e.count, 0), 2);
+  t.true(failed.every((e: any) => e.actor === 'anonymous' && e.org === '' && e.ip === '127.0.0.1'));
   t.false(JSON.stringify(page).includes('otok_guessing_a_token'));
   t.false(JSON.stringify(page).includes('ptok_guess'));
 });

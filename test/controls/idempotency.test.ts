@@ -1,4 +1,9 @@
+import 'reflect-metadata';
 import test from 'ava';
+import { createHash, createHmac } from 'node:crypto';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { DeploymentSecrets, IDEMPOTENCY_HMAC_KEY } from '../../src/vault/deployment-secrets.js';
 import { ADMIN_TOKEN, api, createOrg, startApp } from '../support/app.js';
 
 test('the same Idempotency-Key and body replays the first response, without the shown-once token', async (t) => {
@@ -69,4 +74,53 @@ test('concurrent first requests with one key create exactly one resource', async
   for (const r of results) t.true(r.status === 201 || r.status === 409, `status ${r.status}`);
   const list = await api(app, 'GET', '/v1/credentials', { token: org.token });
   t.is(list.body.data.length, 1);
+});
+
+test('the stored request hash is an HMAC under a secret of the deployment, never a plain hash of a body that carries a key', async (t) => {
+  const app = await startApp(t);
+  const org = await createOrg(app);
+  const body = { provider: 'openai', api_key: 'sk-hashed-0123456789' };
+  const res = await api(app, 'POST', '/v1/credentials', { token: org.token, body, headers: { 'idempotency-key': 'h-1' } });
+  t.is(res.status, 201);
+  const raw = Buffer.from(JSON.stringify(body));
+  const db = new DatabaseSync(path.join(app.dataDir, 'keyward.db'), { readOnly: true });
+  t.teardown(() => db.close());
+  const rows = db.prepare('SELECT request_hash FROM idempotency').all() as Array<{ request_hash: string }>;
+  t.is(rows.length, 1);
+  const stored = rows[0]!.request_hash;
+  t.not(stored, createHash('sha256').update(raw).digest('hex'));
+  const secret = await app.server.container.resolve(DeploymentSecrets).get(IDEMPOTENCY_HMAC_KEY);
+  t.is(stored, createHmac('sha256', secret).update(raw).digest('hex'));
+  // The secret itself is stored only wrapped.
+  const meta = db.prepare('SELECT wrapped FROM meta').all() as Array<{ wrapped: Uint8Array }>;
+  t.is(meta.length, 1);
+  t.false(Buffer.from(meta[0]!.wrapped).includes(secret));
+});
+
+test('two gateways on one data dir agree: a key used on one replays (or conflicts) on the other, from the first request on', async (t) => {
+  const one = await startApp(t);
+  const two = await startApp(t, { dataDir: one.dataDir });
+  const org = await createOrg(one);
+  const body = (n: number) => ({ provider: 'openai', api_key: `sk-two-gateways-${n}-0123456789` });
+  // Both make their first idempotent request at once: neither has the secret yet.
+  const [a, b] = await Promise.all([
+    api(one, 'POST', '/v1/credentials', { token: org.token, body: body(1), headers: { 'idempotency-key': 'k-1' } }),
+    api(two, 'POST', '/v1/credentials', { token: org.token, body: body(2), headers: { 'idempotency-key': 'k-2' } }),
+  ]);
+  t.is(a.status, 201);
+  t.is(b.status, 201);
+  const replayA = await api(two, 'POST', '/v1/credentials', { token: org.token, body: body(1), headers: { 'idempotency-key': 'k-1' } });
+  t.is(replayA.headers.get('idempotent-replayed'), 'true');
+  t.is(replayA.body.id, a.body.id);
+  const replayB = await api(one, 'POST', '/v1/credentials', { token: org.token, body: body(2), headers: { 'idempotency-key': 'k-2' } });
+  t.is(replayB.headers.get('idempotent-replayed'), 'true');
+  t.is(replayB.body.id, b.body.id);
+  const conflict = await api(one, 'POST', '/v1/credentials', { token: org.token, body: body(3), headers: { 'idempotency-key': 'k-2' } });
+  t.is(conflict.status, 409);
+  // After a restart, too.
+  await one.stop();
+  const three = await startApp(t, { dataDir: one.dataDir });
+  const replayC = await api(three, 'POST', '/v1/credentials', { token: org.token, body: body(1), headers: { 'idempotency-key': 'k-1' } });
+  t.is(replayC.headers.get('idempotent-replayed'), 'true');
+  t.is(replayC.body.id, a.body.id);
 });

@@ -8,9 +8,10 @@ import type { ExecutionContext, TestFn } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { BackendUnavailable } from '../../src/errors.js';
 import {
-  BAD_CURSOR, type AuditRecord, type Change, type CredentialRecord, type IdempotencyRecord, type OrgRecord, type OrgTokenRecord, type SealedKey, type Store, type TokenRecord,
+  BAD_CURSOR, type Change, type CredentialRecord, type IdempotencyRecord, type OrgRecord, type OrgTokenRecord, type SealedKey, type Store, type TokenRecord,
 } from '../../src/store/ports.js';
 import { newId, newToken, sha256Hex } from '../../src/vault/secrets.js';
+import { auditContract } from './contract-audit.js';
 
 export interface Backend {
   /** Another store instance on the same backend; closed when the test ends. */
@@ -70,6 +71,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function storeContract(test: TestFn, h: StoreHarness): void {
   const n = (title: string) => `${h.name}: ${title}`;
+  auditContract(test, h);
 
   // ---- organisations ----------------------------------------------------------
 
@@ -555,38 +557,6 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     await sleep(500);
     stop();
     t.deepEqual(heard.filter((ch) => ch.id === c.id || ch.id === a.id), []);
-  });
-
-  // ---- audit ------------------------------------------------------------------
-
-  test(n('appendAudit and listAudit: newest first, paged, per organisation'), async (t) => {
-    const store = await (await h.backend(t)).open();
-    const orgA = newId('org');
-    const orgB = newId('org');
-    const base = 1_700_000_000_000;
-    const rec = (org: string, time: number, action = 'credential.create'): AuditRecord => ({
-      id: newId('evt'), time, requestId: newId('req'), org, actor: newId('otk'), action, target: newId('cred'), outcome: 'success', ip: '127.0.0.1',
-    });
-    const mine = [rec(orgA, base), rec(orgA, base + 1), rec(orgA, base + 1), rec(orgA, base + 5, 'token.revoke'), rec(orgA, base + 9)];
-    const theirs = rec(orgB, base + 3);
-    const nobody: AuditRecord = { ...rec('', base + 4, 'auth.failed'), actor: 'anonymous', outcome: 'failure', target: '' };
-    await store.appendAudit([mine[0]!, theirs, mine[1]!]);
-    await store.appendAudit([mine[2]!, nobody, mine[3]!, mine[4]!]);
-    await store.appendAudit([]);
-    const expected = [...mine].sort((x, y) => y.time - x.time || (x.id < y.id ? 1 : -1));
-
-    const p1 = await store.listAudit(orgA, { limit: 3 });
-    if (p1 === BAD_CURSOR) return t.fail();
-    t.deepEqual(p1.data, expected.slice(0, 3));
-    t.true(p1.hasMore);
-    const p2 = await store.listAudit(orgA, { limit: 3, startingAfter: p1.data[2]!.id });
-    if (p2 === BAD_CURSOR) return t.fail();
-    t.deepEqual(p2.data, expected.slice(3));
-    t.false(p2.hasMore);
-    t.is(await store.listAudit(orgA, { limit: 3, startingAfter: newId('evt') }), BAD_CURSOR);
-    t.is(await store.listAudit(orgA, { limit: 3, startingAfter: theirs.id }), BAD_CURSOR);
-    t.deepEqual(await store.listAudit(orgB, { limit: 10 }), { data: [theirs], hasMore: false });
-    t.deepEqual(await store.listAudit('', { limit: 10 }), { data: [nobody], hasMore: false });
   });
 
   // ---- idempotency ------------------------------------------------------------

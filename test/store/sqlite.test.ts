@@ -1,6 +1,9 @@
 import test from 'ava';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { Store } from '../../src/store/ports.js';
+import { BAD_CURSOR, type AuditRecord, type Store } from '../../src/store/ports.js';
+import { newId } from '../../src/vault/secrets.js';
 import { tempDir } from '../support/app.js';
 import { storeContract } from './contract.js';
 
@@ -44,4 +47,38 @@ test('sqlite: a database made before credentials had plain fields gains the colu
   const next = { ...old, id: 'cred_new', fields: { organization: 'org-new' } };
   t.is(await b.createCredential(next, 10), 'created');
   t.deepEqual((await a.getCredential('org_old', 'cred_new'))?.fields, { organization: 'org-new' });
+});
+
+test('sqlite: an audit table made before count and expire_at gets them (old records: count 1, kept the default 400 days)', async (t) => {
+  const dir = tempDir(t, 'keyward-store-');
+  const old = new DatabaseSync(path.join(dir, 'keyward.db'));
+  old.exec(`CREATE TABLE audit (
+    id TEXT PRIMARY KEY, time INTEGER NOT NULL, request_id TEXT NOT NULL, org TEXT NOT NULL, actor TEXT NOT NULL,
+    action TEXT NOT NULL, target TEXT NOT NULL, outcome TEXT NOT NULL, ip TEXT NOT NULL
+  ) STRICT`);
+  const time = Date.now() - 1000;
+  old.prepare('INSERT INTO audit VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run('evt_old', time, 'req_old', 'org_A', 'cli', 'org.create', 'org_A', 'success', '');
+  old.close();
+  // Two processes opening the old file at once: one migrates, neither fails.
+  const [a, b] = [new SqliteStore(dir), new SqliteStore(dir)];
+  t.teardown(() => Promise.all([a.close(), b.close()]));
+  t.deepEqual(await b.listAudit('org_A', { limit: 10 }), {
+    data: [{ id: 'evt_old', time, requestId: 'req_old', org: 'org_A', actor: 'cli', action: 'org.create', target: 'org_A', outcome: 'success', ip: '', count: 1, expireAt: time + 400 * 86_400_000 }],
+    hasMore: false,
+  });
+});
+
+test('sqlite: deleteExpiredAudit deletes at most `limit` expired records per call, never a live one', async (t) => {
+  const store = new SqliteStore(tempDir(t, 'keyward-store-'));
+  t.teardown(() => store.close());
+  const now = 1_800_000_000_000;
+  const rec = (i: number, expireAt: number): AuditRecord => ({
+    id: newId('evt'), time: now - 10_000 + i, requestId: 'req', org: 'org_A', actor: 'cli', action: 'token.create', target: 'tok', outcome: 'success', ip: '', count: 1, expireAt,
+  });
+  await store.appendAudit([...Array.from({ length: 5 }, (_, i) => rec(i, now - 1)), rec(5, now), rec(6, now + 1)]);
+  t.is(await store.deleteExpiredAudit(now, 2), 2);
+  t.is(await store.deleteExpiredAudit(now, 10), 4, 'expire_at == now counts as expired');
+  t.is(await store.deleteExpiredAudit(now, 10), 0);
+  const left = await store.listAudit('org_A', { limit: 10 }, 0);
+  t.deepEqual(left !== BAD_CURSOR && left.data.map((r) => r.expireAt), [now + 1]);
 });

@@ -25,22 +25,23 @@
  * - Change feed: mutations that must reach caches write a changes/{auto} document
  *   in the same batch; every process watches that collection with onSnapshot.
  */
-import { createHash } from 'node:crypto';
 import firestorePkg from '@google-cloud/firestore';
 import type {
   CollectionReference, DocumentData, DocumentSnapshot, Firestore as FirestoreClient, Query, QueryDocumentSnapshot, Settings, WriteBatch,
 } from '@google-cloud/firestore';
 import { BackendUnavailable } from '../../errors.js';
 import { Timeout, withTimeout } from '../../timeout.js';
+import { FirestoreAudit } from './firestore-audit.js';
+import { Code, errCode } from './firestore-codes.js';
+import { FirestoreIdempotency } from './firestore-idempotency.js';
+import { FirestoreSecrets } from './firestore-secrets.js';
 import {
   BAD_CURSOR, type Change, type ChangeKind, type CredentialRecord, type OrgRecord, type OrgTokenRecord, type Page, type PageQuery,
-  type AuditRecord, type IdempotencyRecord, type SealedKey, type Store, type TokenRecord, type UsageCounts, type UsageDelta, type UsageScope,
+  type AuditRecord, type IdempotencyRecord, type SealedKey, type Store, type StoredSecret, type TokenRecord, type UsageCounts, type UsageDelta, type UsageScope,
 } from '../ports.js';
 
 const { Firestore, FieldValue } = firestorePkg;
 
-/** gRPC status codes (google.rpc.Code). */
-const Code = { CANCELLED: 1, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, ALREADY_EXISTS: 6, FAILED_PRECONDITION: 9, RESOURCE_EXHAUSTED: 8, ABORTED: 10, UNAVAILABLE: 14 } as const;
 
 /** Change documents are needed only until every live watcher has seen them. */
 const CHANGE_RETENTION_MS = 10 * 60_000;
@@ -64,11 +65,6 @@ const CLOSE_GRACE_MS = 1_000;
 const MAX_ROUNDS = 200;
 /** Firestore allows 500 writes per batch; stay well under it. */
 const BATCH_WRITES = 400;
-
-const errCode = (err: unknown): number | undefined => {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'number' ? code : undefined;
-};
 
 const isUnavailable = (err: unknown): boolean => {
   const code = errCode(err);
@@ -136,6 +132,9 @@ export class FirestoreStore implements Store {
   private readonly leases: CollectionReference;
   private readonly usage: CollectionReference;
   private readonly changes: CollectionReference;
+  private readonly audit: FirestoreAudit;
+  private readonly idempotency: FirestoreIdempotency;
+  private readonly secrets: FirestoreSecrets;
   private readonly listeners = new Set<(c: Change) => void>();
   private unsubscribe: (() => void) | undefined;
   private watchRetry: NodeJS.Timeout | undefined;
@@ -177,6 +176,9 @@ export class FirestoreStore implements Store {
     this.leases = db.collection('leases');
     this.usage = db.collection('usage');
     this.changes = db.collection('changes');
+    this.audit = new FirestoreAudit(db);
+    this.idempotency = new FirestoreIdempotency(db);
+    this.secrets = new FirestoreSecrets(db);
   }
 
   // ---- plumbing -------------------------------------------------------------
@@ -693,80 +695,49 @@ export class FirestoreStore implements Store {
     });
   }
 
-  // ---- audit ----------------------------------------------------------------
-  // audit/{evt_…}: one document per record, written once (create), never updated.
+  // ---- audit (firestore-audit.ts), idempotency, deployment secrets ---------
 
   appendAudit(records: AuditRecord[]): Promise<void> {
     if (records.length === 0) return Promise.resolve();
-    return this.guard(async () => {
-      const audit = this.db.collection('audit');
-      for (let i = 0; i < records.length; i += BATCH_WRITES) {
-        const batch = this.db.batch();
-        for (const r of records.slice(i, i + BATCH_WRITES)) {
-          batch.create(audit.doc(r.id), { ...r, orgId: r.org, sortKey: sortKey(r.time, r.id) });
-        }
-        await batch.commit();
-      }
-    });
+    return this.guard(() => this.audit.append(records));
   }
 
-  listAudit(orgId: string, q: PageQuery): Promise<Page<AuditRecord> | typeof BAD_CURSOR> {
-    const audit = this.db.collection('audit');
-    return this.guard(() => this.page(audit, orgId, q, async (id) => audit.doc(id).get(), (d) => ({
-      id: d.get('id'), time: d.get('time'), requestId: d.get('requestId'), org: d.get('org'), actor: d.get('actor'),
-      action: d.get('action'), target: d.get('target'), outcome: d.get('outcome'), ip: d.get('ip'),
-    })));
+  addAuditCounts(records: AuditRecord[]): Promise<void> {
+    if (records.length === 0) return Promise.resolve();
+    return this.guard(() => this.audit.addCounts(records));
   }
 
-  // ---- idempotency ----------------------------------------------------------
-  // idempotency/{sha256(scope)}: claimed with create(), so of two concurrent
-  // first requests exactly one runs; an expired record is deleted under an
-  // updateTime precondition before the claim is retried.
+  listAudit(orgId: string, q: PageQuery, now = Date.now()): Promise<Page<AuditRecord> | typeof BAD_CURSOR> {
+    return this.guard(() => this.audit.list(orgId, q, now));
+  }
 
-  private idempotencyDoc(scope: string) {
-    return this.db.collection('idempotency').doc(createHash('sha256').update(scope).digest('hex'));
+  /** Firestore deletes expired records itself (a TTL policy on `expire_at`). */
+  async deleteExpiredAudit(): Promise<number> {
+    return 0;
   }
 
   claimIdempotency(record: IdempotencyRecord, expireBefore: number): Promise<'claimed' | IdempotencyRecord> {
-    return this.guard(async () => {
-      const ref = this.idempotencyDoc(record.scope);
-      for (let round = 0; round < MAX_ROUNDS; round++) {
-        try {
-          await ref.create({ scope: record.scope, requestHash: record.requestHash, createdAt: record.createdAt, response: null });
-          return 'claimed' as const;
-        } catch (err) {
-          if (errCode(err) !== Code.ALREADY_EXISTS) throw err;
-        }
-        const d = await ref.get();
-        if (!d.exists) continue;
-        if ((d.get('createdAt') as number) >= expireBefore) {
-          const existing: IdempotencyRecord = { scope: record.scope, requestHash: d.get('requestHash'), createdAt: d.get('createdAt') };
-          const response = d.get('response');
-          if (response) existing.response = JSON.parse(response as string);
-          return existing;
-        }
-        try {
-          await ref.delete({ lastUpdateTime: d.updateTime! });
-        } catch (err) {
-          if (errCode(err) !== Code.FAILED_PRECONDITION && errCode(err) !== Code.NOT_FOUND) throw err;
-        }
-      }
-      throw new BackendUnavailable('firestore (idempotency contention)');
-    });
+    return this.guard(() => this.idempotency.claim(record, expireBefore));
   }
 
   completeIdempotency(scope: string, response: { status: number; body: unknown }): Promise<void> {
-    return this.guard(async () => {
-      await this.idempotencyDoc(scope).update({ response: JSON.stringify(response) });
-    });
+    return this.guard(() => this.idempotency.complete(scope, response));
   }
 
   releaseIdempotency(scope: string): Promise<void> {
-    return this.guard(async () => {
-      const ref = this.idempotencyDoc(scope);
-      const d = await ref.get();
-      if (d.exists && !d.get('response')) await ref.delete({ lastUpdateTime: d.updateTime! }).catch(() => {});
-    });
+    return this.guard(() => this.idempotency.release(scope));
+  }
+
+  createSecretIfAbsent(secret: StoredSecret): Promise<StoredSecret> {
+    return this.guard(() => this.secrets.createIfAbsent(secret));
+  }
+
+  getSecret(name: string): Promise<StoredSecret | undefined> {
+    return this.guard(() => this.secrets.get(name));
+  }
+
+  rewrapSecret(name: string, expected: Buffer, wrapped: Buffer, kekId: string): Promise<boolean> {
+    return this.guard(() => this.secrets.rewrap(name, expected, wrapped, kekId));
   }
 
   // ---- change feed ----------------------------------------------------------

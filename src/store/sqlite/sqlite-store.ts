@@ -3,78 +3,22 @@
  * mode with synchronous=FULL, so an acknowledged write survives kill -9 and
  * power loss alike. Every multi-step invariant runs in one BEGIN IMMEDIATE
  * transaction, which also serialises writers across processes (the CLI).
+ * The data dir is made 0700 and the database files 0600 (private-files.ts).
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { BackendUnavailable } from '../../errors.js';
+import { ensurePrivateDir, preparePrivateDatabase } from '../../private-files.js';
 import {
   BAD_CURSOR, type Change, type CredentialRecord, type OrgRecord, type OrgTokenRecord, type Page, type PageQuery,
-  type AuditRecord, type IdempotencyRecord, type SealedKey, type Store, type TokenRecord, type UsageCounts, type UsageDelta, type UsageScope,
+  type AuditRecord, type IdempotencyRecord, type SealedKey, type Store, type StoredSecret, type TokenRecord, type UsageCounts, type UsageDelta, type UsageScope,
 } from '../ports.js';
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS orgs (
-  id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL
-) STRICT;
-CREATE TABLE IF NOT EXISTS org_tokens (
-  id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id), token_hash TEXT NOT NULL UNIQUE,
-  created_at INTEGER NOT NULL, expires_at INTEGER
-) STRICT;
-CREATE INDEX IF NOT EXISTS org_tokens_org ON org_tokens(org_id);
-CREATE TABLE IF NOT EXISTS credentials (
-  id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id), provider TEXT NOT NULL, key_hint TEXT NOT NULL,
-  wrapped_dek BLOB NOT NULL, kek_id TEXT NOT NULL, nonce BLOB NOT NULL, ciphertext BLOB NOT NULL,
-  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, fields TEXT NOT NULL DEFAULT '{}'
-) STRICT;
-CREATE INDEX IF NOT EXISTS credentials_org_created ON credentials(org_id, created_at DESC, id DESC);
-CREATE TABLE IF NOT EXISTS tokens (
-  id TEXT PRIMARY KEY, org_id TEXT NOT NULL, credential_id TEXT NOT NULL REFERENCES credentials(id) ON DELETE CASCADE,
-  token_hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL
-) STRICT;
-CREATE INDEX IF NOT EXISTS tokens_org_created ON tokens(org_id, created_at DESC, id DESC);
-CREATE INDEX IF NOT EXISTS tokens_credential ON tokens(credential_id);
-CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, leased INTEGER NOT NULL) STRICT;
-CREATE TABLE IF NOT EXISTS usage (
-  scope TEXT NOT NULL, id TEXT NOT NULL, period TEXT NOT NULL,
-  requests INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
-  PRIMARY KEY (scope, id, period)
-) STRICT;
-CREATE TABLE IF NOT EXISTS audit (
-  id TEXT PRIMARY KEY, time INTEGER NOT NULL, request_id TEXT NOT NULL, org TEXT NOT NULL, actor TEXT NOT NULL,
-  action TEXT NOT NULL, target TEXT NOT NULL, outcome TEXT NOT NULL, ip TEXT NOT NULL
-) STRICT;
-CREATE INDEX IF NOT EXISTS audit_org_time ON audit(org, time DESC, id DESC);
-CREATE TABLE IF NOT EXISTS idempotency (
-  scope TEXT PRIMARY KEY, request_hash TEXT NOT NULL, created_at INTEGER NOT NULL, response TEXT
-) STRICT;
-CREATE TABLE IF NOT EXISTS changes (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, id TEXT NOT NULL, at INTEGER NOT NULL
-) STRICT;
-`;
-
-type Row = Record<string, SQLInputValue>;
-
-const buf = (v: unknown): Buffer => Buffer.from(v as Uint8Array);
-
-function toCredential(r: Row): CredentialRecord {
-  return {
-    id: r.id as string, orgId: r.org_id as string, provider: r.provider as string, keyHint: r.key_hint as string,
-    wrappedDek: buf(r.wrapped_dek), kekId: r.kek_id as string, nonce: buf(r.nonce), ciphertext: buf(r.ciphertext),
-    fields: JSON.parse((r.fields as string | undefined) ?? '{}'), createdAt: r.created_at as number, updatedAt: r.updated_at as number,
-  };
-}
-
-function toToken(r: Row): TokenRecord {
-  return {
-    id: r.id as string, orgId: r.org_id as string, credentialId: r.credential_id as string, tokenHash: r.token_hash as string,
-    scopes: JSON.parse(r.scopes as string), createdAt: r.created_at as number, expiresAt: r.expires_at as number,
-  };
-}
-
-function toOrgToken(r: Row): OrgTokenRecord {
-  return { id: r.id as string, orgId: r.org_id as string, tokenHash: r.token_hash as string, createdAt: r.created_at as number, expiresAt: (r.expires_at as number | null) ?? null };
-}
+import { SqliteAudit } from './sqlite-audit.js';
+import { SqliteCounters } from './sqlite-counters.js';
+import { SqliteIdempotency } from './sqlite-idempotency.js';
+import { SCHEMA, toCredential, toOrgToken, toToken } from './sqlite-schema.js';
+import { SqliteSecrets } from './sqlite-secrets.js';
+import type { Row, Sql } from './sqlite-sql.js';
 
 /** How often other processes' changes are picked up (the contract allows one second). */
 const CHANGE_POLL_MS = 200;
@@ -89,10 +33,21 @@ export class SqliteStore implements Store {
   private readonly listeners = new Set<(c: Change) => void>();
   private lastSeq = 0;
   private poller: NodeJS.Timeout | undefined;
+  private readonly sql: Sql = {
+    one: (q, ...p) => this.one(q, ...p),
+    all: (q, ...p) => this.all(q, ...p),
+    run: (q, ...p) => this.run(q, ...p),
+    tx: (fn) => this.tx(fn),
+  };
+  private readonly audit = new SqliteAudit(this.sql);
+  private readonly secrets = new SqliteSecrets(this.sql);
+  private readonly counters = new SqliteCounters(this.sql);
+  private readonly idempotency = new SqliteIdempotency(this.sql);
 
   constructor(dataDir: string, fileName = 'keyward.db') {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(dataDir);
     this.file = path.join(dataDir, fileName);
+    preparePrivateDatabase(this.file);
     this.db = new DatabaseSync(this.file, { enableForeignKeyConstraints: true });
     // busy_timeout first: switching to WAL and creating the schema take locks, and a process
     // starting beside another on the same file (a second server, the CLI) must wait, not fail.
@@ -104,6 +59,7 @@ export class SqliteStore implements Store {
     `);
     this.db.exec(SCHEMA);
     this.migrate();
+    this.audit.migrate();
     this.lastSeq = (this.one('SELECT COALESCE(MAX(seq), 0) AS s FROM changes')?.s as number) ?? 0;
   }
 
@@ -352,112 +308,72 @@ export class SqliteStore implements Store {
     }));
   }
 
-  // ---- leases ---------------------------------------------------------------
+  // ---- leases and usage (sqlite-counters.ts) --------------------------------
 
   lease(key: string, limit: number, want: number): Promise<{ granted: number; leased: number }> {
-    return this.guard(() => this.tx(() => {
-      const held = (this.one('SELECT leased FROM leases WHERE key = ?', key)?.leased as number | undefined) ?? 0;
-      const grant = Math.max(0, Math.min(want, limit - held));
-      if (grant > 0) {
-        this.run('INSERT INTO leases (key, leased) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET leased = leased + excluded.leased', key, grant);
-      }
-      return { granted: grant, leased: held + grant };
-    }));
+    return this.guard(() => this.counters.lease(key, limit, want));
   }
 
   release(key: string, units: number): Promise<void> {
     if (units <= 0) return Promise.resolve();
-    return this.guard(() => {
-      this.run('UPDATE leases SET leased = MAX(0, leased - ?) WHERE key = ?', units, key);
-    });
+    return this.guard(() => this.counters.release(key, units));
   }
 
   leased(key: string): Promise<number> {
-    return this.guard(() => (this.one('SELECT leased FROM leases WHERE key = ?', key)?.leased as number | undefined) ?? 0);
+    return this.guard(() => this.counters.leased(key));
   }
-
-  // ---- usage ----------------------------------------------------------------
 
   addUsage(deltas: UsageDelta[]): Promise<void> {
     if (deltas.length === 0) return Promise.resolve();
-    return this.guard(() => this.tx(() => {
-      for (const d of deltas) {
-        this.run(
-          `INSERT INTO usage (scope, id, period, requests, input_tokens, output_tokens) VALUES (?, ?, ?, ?, ?, ?)
-           ON CONFLICT(scope, id, period) DO UPDATE SET requests = requests + excluded.requests,
-             input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens`,
-          d.scope, d.id, d.period, d.requests, d.inputTokens, d.outputTokens,
-        );
-      }
-    }));
+    return this.guard(() => this.counters.addUsage(deltas));
   }
 
   getUsage(scope: UsageScope, id: string, period?: string): Promise<UsageCounts> {
-    return this.guard(() => {
-      const r = period === undefined
-        ? this.one('SELECT SUM(requests) AS r, SUM(input_tokens) AS i, SUM(output_tokens) AS o FROM usage WHERE scope = ? AND id = ?', scope, id)
-        : this.one('SELECT requests AS r, input_tokens AS i, output_tokens AS o FROM usage WHERE scope = ? AND id = ? AND period = ?', scope, id, period);
-      return { requests: (r?.r as number) ?? 0, inputTokens: (r?.i as number) ?? 0, outputTokens: (r?.o as number) ?? 0 };
-    });
+    return this.guard(() => this.counters.getUsage(scope, id, period));
   }
 
-  // ---- audit ----------------------------------------------------------------
+  // ---- audit (sqlite-audit.ts) and deployment secrets (sqlite-secrets.ts) ---
 
   appendAudit(records: AuditRecord[]): Promise<void> {
-    if (records.length === 0) return Promise.resolve();
-    return this.guard(() => this.tx(() => {
-      for (const r of records) {
-        this.run('INSERT INTO audit (id, time, request_id, org, actor, action, target, outcome, ip) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-          r.id, r.time, r.requestId, r.org, r.actor, r.action, r.target, r.outcome, r.ip);
-      }
-    }));
+    return this.guard(() => this.audit.append(records));
   }
 
-  listAudit(orgId: string, q: PageQuery): Promise<Page<AuditRecord> | typeof BAD_CURSOR> {
-    return this.guard(() => {
-      const map = (r: Row): AuditRecord => ({
-        id: r.id as string, time: r.time as number, requestId: r.request_id as string, org: r.org as string, actor: r.actor as string,
-        action: r.action as string, target: r.target as string, outcome: r.outcome as AuditRecord['outcome'], ip: r.ip as string,
-      });
-      let rows: Row[];
-      if (q.startingAfter !== undefined) {
-        const cursor = this.one('SELECT time, id FROM audit WHERE org = ? AND id = ?', orgId, q.startingAfter);
-        if (!cursor) return BAD_CURSOR;
-        rows = this.all('SELECT * FROM audit WHERE org = ? AND (time < ? OR (time = ? AND id < ?)) ORDER BY time DESC, id DESC LIMIT ?',
-          orgId, cursor.time!, cursor.time!, cursor.id!, q.limit + 1);
-      } else {
-        rows = this.all('SELECT * FROM audit WHERE org = ? ORDER BY time DESC, id DESC LIMIT ?', orgId, q.limit + 1);
-      }
-      return { data: rows.slice(0, q.limit).map(map), hasMore: rows.length > q.limit };
-    });
+  addAuditCounts(records: AuditRecord[]): Promise<void> {
+    return this.guard(() => this.audit.addCounts(records));
   }
 
-  // ---- idempotency ----------------------------------------------------------
+  listAudit(orgId: string, q: PageQuery, now = Date.now()): Promise<Page<AuditRecord> | typeof BAD_CURSOR> {
+    return this.guard(() => this.audit.list(orgId, q, now));
+  }
+
+  deleteExpiredAudit(now: number, limit: number): Promise<number> {
+    return this.guard(() => this.audit.deleteExpired(now, limit));
+  }
+
+  createSecretIfAbsent(secret: StoredSecret): Promise<StoredSecret> {
+    return this.guard(() => this.secrets.createIfAbsent(secret));
+  }
+
+  getSecret(name: string): Promise<StoredSecret | undefined> {
+    return this.guard(() => this.secrets.get(name));
+  }
+
+  rewrapSecret(name: string, expected: Buffer, wrapped: Buffer, kekId: string): Promise<boolean> {
+    return this.guard(() => this.secrets.rewrap(name, expected, wrapped, kekId));
+  }
+
+  // ---- idempotency (sqlite-idempotency.ts) ----------------------------------
 
   claimIdempotency(record: IdempotencyRecord, expireBefore: number): Promise<'claimed' | IdempotencyRecord> {
-    return this.guard(() => this.tx(() => {
-      const r = this.one('SELECT * FROM idempotency WHERE scope = ?', record.scope);
-      if (r && (r.created_at as number) >= expireBefore) {
-        const existing: IdempotencyRecord = { scope: record.scope, requestHash: r.request_hash as string, createdAt: r.created_at as number };
-        if (r.response !== null) existing.response = JSON.parse(r.response as string);
-        return existing;
-      }
-      this.run('INSERT OR REPLACE INTO idempotency (scope, request_hash, created_at, response) VALUES (?, ?, ?, NULL)', record.scope, record.requestHash, record.createdAt);
-      this.run('DELETE FROM idempotency WHERE created_at < ?', expireBefore);
-      return 'claimed' as const;
-    }));
+    return this.guard(() => this.idempotency.claim(record, expireBefore));
   }
 
   completeIdempotency(scope: string, response: { status: number; body: unknown }): Promise<void> {
-    return this.guard(() => {
-      this.run('UPDATE idempotency SET response = ? WHERE scope = ?', JSON.stringify(response), scope);
-    });
+    return this.guard(() => this.idempotency.complete(scope, response));
   }
 
   releaseIdempotency(scope: string): Promise<void> {
-    return this.guard(() => {
-      this.run('DELETE FROM idempotency WHERE scope = ? AND response IS NULL', scope);
-    });
+    return this.guard(() => this.idempotency.release(scope));
   }
 
   // ---- change feed ----------------------------------------------------------

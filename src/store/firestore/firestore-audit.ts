@@ -1,0 +1,122 @@
+/**
+ * The Firestore store's audit collection: audit/{evt_…}, one document per
+ * record with `orgId`, `sortKey` (newest-first paging) and `expire_at` as a
+ * Timestamp (the contract's name), which the collection's TTL policy deletes
+ * (docs/cloud-run.md);
+ * records past it are left out of pages before that happens.
+ *
+ * Aggregated refusals are exact across instances without a transaction: the
+ * id is derived from (org, action, address, minute), the first write of an id
+ * is a create() (so the first writer's time and fields stay), and every later
+ * one, or one that lost the create race, adds its count with
+ * FieldValue.increment. Ids this instance has seen exist are remembered, so a
+ * steady flood costs one batched increment per record per flush. A flush that
+ * fails part-way is retried whole, so under store errors a count can be high
+ * (at least once, as usage counters are); SQLite's single transaction is exact.
+ */
+import firestorePkg from '@google-cloud/firestore';
+import type { CollectionReference, DocumentData, DocumentSnapshot, Firestore as FirestoreClient, Timestamp as TimestampType } from '@google-cloud/firestore';
+import { LRUCache } from 'lru-cache';
+import { BAD_CURSOR, type AuditRecord, type Page, type PageQuery } from '../ports.js';
+import { Code, errCode } from './firestore-codes.js';
+
+const { FieldValue, Timestamp } = firestorePkg;
+
+/** Firestore allows 500 writes per batch; stay well under it. */
+const BATCH_WRITES = 400;
+/** First writes of new aggregated records run this many at a time. */
+const CREATE_CONCURRENCY = 32;
+/** A page is filled from reads of at least this many documents, so a run of expired ones is skipped in few round trips. */
+const MIN_READ = 50;
+/** Records written before retention existed are listed this long (the default KEYWARD_AUDIT_RETENTION_DAYS); the TTL policy ignores them. */
+const LEGACY_RETENTION_MS = 400 * 86_400_000;
+
+/** The same key as the other lists': fixed-width time, then the id, so string order is (time, id) order. */
+const sortKey = (time: number, id: string): string => `${String(time).padStart(16, '0')}|${id}`;
+
+function toDoc({ expireAt, ...r }: AuditRecord): DocumentData {
+  return { ...r, orgId: r.org, sortKey: sortKey(r.time, r.id), expire_at: Timestamp.fromMillis(expireAt) };
+}
+
+function toAudit(d: DocumentSnapshot): AuditRecord {
+  const time = d.get('time') as number;
+  const expireAt = d.get('expire_at') as TimestampType | undefined;
+  return {
+    id: d.get('id'), time, requestId: d.get('requestId'), org: d.get('org'), actor: d.get('actor'),
+    action: d.get('action'), target: d.get('target'), outcome: d.get('outcome'), ip: d.get('ip'),
+    count: (d.get('count') as number | undefined) ?? 1, expireAt: expireAt ? expireAt.toMillis() : time + LEGACY_RETENTION_MS,
+  };
+}
+
+export class FirestoreAudit {
+  private readonly audit: CollectionReference;
+  /** Aggregated record ids known to exist: their next counts are plain increments. */
+  private readonly known = new LRUCache<string, true>({ max: 20_000 });
+
+  constructor(private readonly db: FirestoreClient) {
+    this.audit = db.collection('audit');
+  }
+
+  /** set(), not create(): a retry of a write that did land (a timeout) rewrites the same record instead of failing for ever. */
+  async append(records: AuditRecord[]): Promise<void> {
+    for (let i = 0; i < records.length; i += BATCH_WRITES) {
+      const batch = this.db.batch();
+      for (const r of records.slice(i, i + BATCH_WRITES)) batch.set(this.audit.doc(r.id), toDoc(r));
+      await batch.commit();
+    }
+  }
+
+  async addCounts(records: AuditRecord[]): Promise<void> {
+    const increments = records.filter((r) => this.known.has(r.id));
+    const fresh = records.filter((r) => !this.known.has(r.id));
+    for (let i = 0; i < fresh.length; i += CREATE_CONCURRENCY) {
+      await Promise.all(fresh.slice(i, i + CREATE_CONCURRENCY).map(async (r) => {
+        try {
+          await this.audit.doc(r.id).create(toDoc(r));
+        } catch (err) {
+          if (errCode(err) !== Code.ALREADY_EXISTS) throw err;
+          increments.push(r); // another instance wrote it first: add to its count
+        }
+        this.known.set(r.id, true);
+      }));
+    }
+    for (let i = 0; i < increments.length; i += BATCH_WRITES) {
+      const chunk = increments.slice(i, i + BATCH_WRITES);
+      const batch = this.db.batch();
+      for (const r of chunk) batch.update(this.audit.doc(r.id), { count: FieldValue.increment(r.count) });
+      try {
+        await batch.commit();
+      } catch (err) {
+        // A remembered record is gone (deleted by hand): the retry creates it again.
+        if (errCode(err) === Code.NOT_FOUND) for (const r of chunk) this.known.delete(r.id);
+        throw err;
+      }
+    }
+  }
+
+  /** Newest first; expired records (not yet deleted by the TTL policy) are skipped, reading on until the page is full. */
+  async list(orgId: string, q: PageQuery, now: number): Promise<Page<AuditRecord> | typeof BAD_CURSOR> {
+    let after: string | undefined;
+    if (q.startingAfter !== undefined) {
+      const cursor = await this.audit.doc(q.startingAfter).get();
+      if (!cursor.exists || cursor.get('orgId') !== orgId) return BAD_CURSOR;
+      after = cursor.get('sortKey') as string;
+    }
+    const out: AuditRecord[] = [];
+    const want = q.limit + 1;
+    const read = Math.max(want, MIN_READ);
+    for (;;) {
+      let query = this.audit.where('orgId', '==', orgId);
+      if (after !== undefined) query = query.where('sortKey', '<', after);
+      const snap = await query.orderBy('sortKey', 'desc').limit(read).get();
+      for (const d of snap.docs) {
+        const r = toAudit(d);
+        if (r.expireAt > now) out.push(r);
+        if (out.length === want) break;
+      }
+      if (out.length === want || snap.size < read) break;
+      after = snap.docs[snap.size - 1]!.get('sortKey') as string;
+    }
+    return { data: out.slice(0, q.limit), hasMore: out.length > q.limit };
+  }
+}
