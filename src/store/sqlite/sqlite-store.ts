@@ -80,6 +80,8 @@ function toOrgToken(r: Row): OrgTokenRecord {
 const CHANGE_POLL_MS = 200;
 /** Change rows are only needed until every live process has polled them. */
 const CHANGE_RETENTION_MS = 10 * 60_000;
+/** The feed is live while its last poll succeeded this recently (two intervals, plus timer slack). */
+const LIVE_WITHIN_MS = 2 * CHANGE_POLL_MS + 100;
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
@@ -89,6 +91,10 @@ export class SqliteStore implements Store {
   private readonly listeners = new Set<(c: Change) => void>();
   private lastSeq = 0;
   private poller: NodeJS.Timeout | undefined;
+  /** When a poll last read the changes table (0: never). */
+  private lastPollOk = 0;
+  /** Fault injection for tests: while set, every change poll fails with it (a feed outage, the store otherwise up). */
+  pollFault: Error | undefined;
 
   constructor(dataDir: string, fileName = 'keyward.db') {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -259,11 +265,10 @@ export class SqliteStore implements Store {
 
   deleteCredential(orgId: string, id: string): Promise<boolean> {
     return this.guard(() => this.tx(() => {
-      const tokens = this.all('SELECT id FROM tokens WHERE credential_id = ?', id);
       if (this.run('DELETE FROM credentials WHERE org_id = ? AND id = ?', orgId, id) === 0) return false;
-      // ON DELETE CASCADE removed the tokens; announce them too, so caches keyed by token drop them.
+      // ON DELETE CASCADE removed the tokens. One change says so for all of them (caches drop a
+      // credential's tokens by its id), so the event costs the same whatever the token count.
       this.publish('credential', id);
-      for (const t of tokens) this.publish('token', t.id as string);
       return true;
     }));
   }
@@ -461,13 +466,19 @@ export class SqliteStore implements Store {
     };
   }
 
+  isLive(): boolean {
+    return this.poller !== undefined && Date.now() - this.lastPollOk <= LIVE_WITHIN_MS;
+  }
+
   private poll(): void {
     let rows: Row[];
     try {
+      if (this.pollFault) throw this.pollFault;
       rows = this.all('SELECT seq, kind, id FROM changes WHERE seq > ? ORDER BY seq LIMIT 1000', this.lastSeq);
     } catch {
-      return; // the store is down; /readyz says so, and the next poll retries
+      return; // the store is down; /readyz says so, caches stop trusting what they hold, and the next poll retries
     }
+    this.lastPollOk = Date.now();
     for (const r of rows) {
       this.lastSeq = r.seq as number;
       const change = { kind: r.kind as Change['kind'], id: r.id as string };
