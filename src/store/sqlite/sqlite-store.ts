@@ -80,6 +80,12 @@ function toOrgToken(r: Row): OrgTokenRecord {
 const CHANGE_POLL_MS = 200;
 /** Change rows are only needed until every live process has polled them. */
 const CHANGE_RETENTION_MS = 10 * 60_000;
+/**
+ * Tokens deleted per transaction when their credential goes. A token's rows sit on
+ * random pages of three indexes, so a commit writes (and, with secure_delete, zeroes)
+ * a few pages per token: 100 keep each commit to a few milliseconds.
+ */
+const DELETE_CHUNK = 100;
 /** The feed is live while its last poll succeeded this recently (two intervals, plus timer slack). */
 const LIVE_WITHIN_MS = 2 * CHANGE_POLL_MS + 100;
 
@@ -263,11 +269,27 @@ export class SqliteStore implements Store {
     return this.guard(() => this.one('SELECT COUNT(*) AS n FROM credentials WHERE org_id = ?', orgId)!.n as number);
   }
 
-  deleteCredential(orgId: string, id: string): Promise<boolean> {
+  /**
+   * Its tokens go first, a hundred per transaction with a turn of the event
+   * loop between: node:sqlite is synchronous, and one cascade over 10,000 tokens
+   * would hold every request for hundreds of milliseconds. They are this org's
+   * tokens of this credential (never another's), so a failure part-way leaves a
+   * credential with fewer tokens, which a retry finishes. The credential's own
+   * deletion is the commit point, and its one change stands for all its tokens
+   * (caches drop a credential's tokens by its id): the event costs the same
+   * whatever the token count.
+   */
+  async deleteCredential(orgId: string, id: string): Promise<boolean> {
+    for (;;) {
+      const n = await this.guard(() => this.tx(() => this.run(
+        'DELETE FROM tokens WHERE rowid IN (SELECT rowid FROM tokens WHERE credential_id = ? AND org_id = ? LIMIT ?)', id, orgId, DELETE_CHUNK,
+      )));
+      if (n < DELETE_CHUNK) break;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
     return this.guard(() => this.tx(() => {
+      // ON DELETE CASCADE takes any token minted meanwhile.
       if (this.run('DELETE FROM credentials WHERE org_id = ? AND id = ?', orgId, id) === 0) return false;
-      // ON DELETE CASCADE removed the tokens. One change says so for all of them (caches drop a
-      // credential's tokens by its id), so the event costs the same whatever the token count.
       this.publish('credential', id);
       return true;
     }));
