@@ -132,7 +132,7 @@ async function main(): Promise<void> {
     const warmed = await tokenCacheCounts(port);
     console.log(`warmed ${all.length} tokens in ${(performance.now() - t0).toFixed(0)} ms: ${refused} refused with 403, token cache misses +${warmed.miss - before.miss}`);
     // A second pass proves they are cached: all hits.
-    await pool(2000, WARM_CONCURRENCY, async (i) => { await request(port, 'GET', '/v1/proxy/v1/models', { 'x-proxy-token': all[i * 25]! }); });
+    await pool(2000, WARM_CONCURRENCY, async (i) => { await request(port, 'GET', '/v1/proxy/v1/models', { 'x-proxy-token': all[(i * 25) % all.length]! }); });
     const again = await tokenCacheCounts(port);
     console.log(`re-check of 2000 spread tokens: hits +${again.hit - warmed.hit}, misses +${again.miss - warmed.miss}`);
 
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
     running = false;
     await load;
 
-    const baseline = samples.filter((s) => s.at < delStart && s.at >= delStart - BASELINE_MS + 500);
+    const baseline = samples.filter((s) => s.at + s.ms < delStart && s.at >= delStart - BASELINE_MS + 500);
     const window = samples.filter((s) => s.at + s.ms >= delStart && s.at <= delEnd + AFTER_MS);
     const bad = samples.filter((s) => s.status !== 200).length;
     const doomedTokens = minted.get(doomed)!;
