@@ -159,6 +159,12 @@ export interface Change {
  */
 export interface ChangeFeed {
   watch(listener: (change: Change) => void): () => void;
+  /**
+   * Whether changes are arriving now (the feed is watched and healthy). While
+   * it is not, caches trust what they hold one second at most, so revocation
+   * still lands within a second.
+   */
+  isLive(): boolean;
 }
 
 /** One append-only audit record. Never a secret: ids, actions and outcomes only. */

@@ -32,7 +32,7 @@ export const keyHint = (apiKey: string): string => `…${apiKey.slice(-4)}`;
 @injectable()
 export class CredentialService {
   /** Decrypted keys by credential id; its hits and misses are exported as metrics. */
-  readonly keys = new CoalescingCache<string>(KEY_CACHE_MAX, KEY_CACHE_TTL_MS);
+  readonly keys: CoalescingCache<string>;
 
   constructor(
     @inject(Symbols.Config) private readonly config: Config,
@@ -44,6 +44,8 @@ export class CredentialService {
     @inject(Symbols.Logger) private readonly log: Logger,
     @inject(TokenService) private readonly tokens: TokenService,
   ) {
+    // While the feed is down a decrypted key is trusted one second at most (a rotation elsewhere must land).
+    this.keys = new CoalescingCache<string>({ max: KEY_CACHE_MAX, ttlMs: KEY_CACHE_TTL_MS, isLive: () => feed.isLive() });
     feed.watch((c) => {
       if (c.kind === 'credential') this.forget(c.id);
     });

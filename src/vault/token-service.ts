@@ -3,7 +3,8 @@
  * shown once, stored as SHA-256 only. `resolve` is the proxy's hot lookup:
  * checksum first (a typo never reaches the store), then a bounded LRU by hash,
  * then the store. Revocation and credential deletion drop entries at once here
- * and, through the change feed, within a second everywhere else.
+ * and, through the change feed, within a second everywhere else (while the feed
+ * is down, a cached token is trusted one second at most).
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
@@ -27,8 +28,8 @@ export interface MintRequest {
 
 @injectable()
 export class TokenService {
-  /** Resolved tokens by SHA-256 of the token; its hits and misses are exported as metrics. */
-  readonly cache = new CoalescingCache<ResolvedToken>(TOKEN_CACHE_MAX, TOKEN_CACHE_TTL_MS);
+  /** Resolved tokens by SHA-256 of the token, indexed by token id and grouped by credential; its hits and misses are exported as metrics. */
+  readonly cache: CoalescingCache<ResolvedToken>;
 
   constructor(
     @inject(Symbols.Config) private readonly config: Config,
@@ -37,9 +38,16 @@ export class TokenService {
     @inject(Symbols.ChangeFeed) feed: ChangeFeed,
     @inject(Symbols.Clock) private readonly clock: Clock,
   ) {
+    this.cache = new CoalescingCache<ResolvedToken>({
+      max: TOKEN_CACHE_MAX,
+      ttlMs: TOKEN_CACHE_TTL_MS,
+      tagsOf: (r) => ({ id: r.token.id, group: r.credential.id }),
+      isLive: () => feed.isLive(),
+    });
+    // O(1) per event: a credential's deletion arrives as one `credential` change, however many tokens it had.
     feed.watch((c) => {
-      if (c.kind === 'token') this.cache.forget((r) => r.token.id === c.id);
-      else if (c.kind === 'credential') this.cache.forget((r) => r.credential.id === c.id);
+      if (c.kind === 'token') this.cache.forgetId(c.id);
+      else if (c.kind === 'credential') this.cache.forgetGroup(c.id);
     });
   }
 
@@ -75,12 +83,12 @@ export class TokenService {
 
   async revoke(orgId: string, id: string): Promise<void> {
     if (!(await this.store.deleteToken(orgId, id))) throw Errors.notFound('No such token.');
-    this.cache.forget((r) => r.token.id === id);
+    this.cache.forgetId(id);
   }
 
   /** Drops every cached token of a credential (it was deleted on this instance: refuse them at once, not at the next feed poll). */
   forgetCredential(credentialId: string): void {
-    this.cache.forget((r) => r.credential.id === credentialId);
+    this.cache.forgetGroup(credentialId);
   }
 
   isActive(t: TokenRecord): boolean {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { BAD_CURSOR, type AuditRecord, type Store } from '../../src/store/ports.js';
-import { newId } from '../../src/vault/secrets.js';
+import { newId, newToken, sha256Hex } from '../../src/vault/secrets.js';
 import { tempDir } from '../support/app.js';
 import { storeContract } from './contract.js';
 
@@ -81,4 +81,30 @@ test('sqlite: deleteExpiredAudit deletes at most `limit` expired records per cal
   t.is(await store.deleteExpiredAudit(now, 10), 0);
   const left = await store.listAudit('org_A', { limit: 10 }, 0);
   t.deepEqual(left !== BAD_CURSOR && left.data.map((r) => r.expireAt), [now + 1]);
+});
+
+// Serial: the contract tests above block this process's event loop (in-process lock waits), which would stall the poller.
+test.serial('sqlite: the feed is not live while its polls fail, and live again (with what it missed) once they succeed', async (t) => {
+  const dir = tempDir(t, 'keyward-store-');
+  const [writer, reader] = [new SqliteStore(dir), new SqliteStore(dir)];
+  t.teardown(() => Promise.all([writer.close(), reader.close()]));
+  const heard: string[] = [];
+  reader.watch((c) => heard.push(c.id));
+  const until = async (ok: () => boolean, ms: number) => {
+    const start = Date.now();
+    while (!ok() && Date.now() - start < ms) await new Promise((r) => setTimeout(r, 20));
+    return ok();
+  };
+  t.true(await until(() => reader.isLive(), 3000));
+  reader.pollFault = new Error('disk unreadable');
+  t.true(await until(() => !reader.isLive(), 1000), 'not live within about two poll intervals of failing');
+  const orgId = newId('org');
+  const firstToken = newId('otk');
+  await writer.createOrg({ id: orgId, name: 'acme', createdAt: Date.now() }, { id: firstToken, orgId, tokenHash: sha256Hex(newToken('otok')), createdAt: Date.now(), expiresAt: null });
+  await writer.rotateOrgToken({ id: newId('otk'), orgId, tokenHash: sha256Hex(newToken('otok')), createdAt: Date.now(), expiresAt: null }, Date.now(), firstToken);
+  await new Promise((r) => setTimeout(r, 400));
+  t.deepEqual(heard, [], 'nothing delivered while down');
+  reader.pollFault = undefined;
+  t.true(await until(() => reader.isLive() && heard.length > 0, 3000));
+  t.deepEqual(heard, [orgId]);
 });

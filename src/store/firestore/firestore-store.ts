@@ -138,6 +138,8 @@ export class FirestoreStore implements Store {
   private readonly listeners = new Set<(c: Change) => void>();
   private unsubscribe: (() => void) | undefined;
   private watchRetry: NodeJS.Timeout | undefined;
+  /** The current watch has delivered a snapshot and not failed since. */
+  private live = false;
   /** Change documents already delivered by the current watch (snapshots can repeat them). */
   private readonly seen = new Map<string, number>();
   private lastSweep = 0;
@@ -434,11 +436,9 @@ export class FirestoreStore implements Store {
     for (;;) {
       const snap = await this.tokens.where('credentialId', '==', credentialId).where('orgId', '==', orgId).limit(BATCH_WRITES / 2).get();
       if (snap.empty) return;
+      // No change per token: the credential's one change (in the batch that deleted it) covers them all.
       const batch = this.db.batch();
-      for (const t of snap.docs) {
-        batch.delete(t.ref);
-        this.publish(batch, 'token', t.get('id'));
-      }
+      for (const t of snap.docs) batch.delete(t.ref);
       await batch.commit();
     }
   }
@@ -751,11 +751,21 @@ export class FirestoreStore implements Store {
     };
   }
 
+  /**
+   * Live from the first snapshot until the stream fails for good (not while it
+   * is opened again). The client's own reconnects after transient faults are
+   * not visible here.
+   */
+  isLive(): boolean {
+    return this.live;
+  }
+
   /** Listens to changes/ documents newer than `from`; every one added is delivered once. */
   private startWatching(from: number): void {
     let newest = from;
     this.unsubscribe = this.changes.where('at', '>', from).orderBy('at').onSnapshot(
       (snap) => {
+        this.live = true;
         for (const ch of snap.docChanges()) {
           if (ch.type !== 'added' || this.seen.has(ch.doc.id)) continue;
           const at = ch.doc.get('at') as number;
@@ -776,6 +786,7 @@ export class FirestoreStore implements Store {
       },
       () => {
         // The stream failed for good (the client retries transient faults itself): open it again.
+        this.live = false;
         this.unsubscribe = undefined;
         if (this.closed || this.listeners.size === 0) return;
         this.watchRetry = setTimeout(() => {
@@ -788,6 +799,7 @@ export class FirestoreStore implements Store {
   }
 
   private stopWatching(): void {
+    this.live = false;
     if (this.watchRetry) clearTimeout(this.watchRetry);
     this.watchRetry = undefined;
     const unsubscribe = this.unsubscribe;

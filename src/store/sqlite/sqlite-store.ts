@@ -24,6 +24,14 @@ import type { Row, Sql } from './sqlite-sql.js';
 const CHANGE_POLL_MS = 200;
 /** Change rows are only needed until every live process has polled them. */
 const CHANGE_RETENTION_MS = 10 * 60_000;
+/**
+ * Tokens deleted per transaction when their credential goes. A token's rows sit on
+ * random pages of three indexes, so a commit writes (and, with secure_delete, zeroes)
+ * a few pages per token: 100 keep each commit to a few milliseconds.
+ */
+const DELETE_CHUNK = 100;
+/** The feed is live while its last poll succeeded this recently (two intervals, plus timer slack). */
+const LIVE_WITHIN_MS = 2 * CHANGE_POLL_MS + 100;
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
@@ -43,6 +51,10 @@ export class SqliteStore implements Store {
   private readonly secrets = new SqliteSecrets(this.sql);
   private readonly counters = new SqliteCounters(this.sql);
   private readonly idempotency = new SqliteIdempotency(this.sql);
+  /** When a poll last read the changes table (0: never). */
+  private lastPollOk = 0;
+  /** Fault injection for tests: while set, every change poll fails with it (a feed outage, the store otherwise up). */
+  pollFault: Error | undefined;
 
   constructor(dataDir: string, fileName = 'keyward.db') {
     ensurePrivateDir(dataDir);
@@ -229,13 +241,28 @@ export class SqliteStore implements Store {
     return this.guard(() => this.one('SELECT COUNT(*) AS n FROM credentials WHERE org_id = ?', orgId)!.n as number);
   }
 
-  deleteCredential(orgId: string, id: string): Promise<boolean> {
+  /**
+   * Its tokens go first, a hundred per transaction with a turn of the event
+   * loop between: node:sqlite is synchronous, and one cascade over 10,000 tokens
+   * would hold every request for hundreds of milliseconds. They are this org's
+   * tokens of this credential (never another's), so a failure part-way leaves a
+   * credential with fewer tokens, which a retry finishes. The credential's own
+   * deletion is the commit point, and its one change stands for all its tokens
+   * (caches drop a credential's tokens by its id): the event costs the same
+   * whatever the token count.
+   */
+  async deleteCredential(orgId: string, id: string): Promise<boolean> {
+    for (;;) {
+      const n = await this.guard(() => this.tx(() => this.run(
+        'DELETE FROM tokens WHERE rowid IN (SELECT rowid FROM tokens WHERE credential_id = ? AND org_id = ? LIMIT ?)', id, orgId, DELETE_CHUNK,
+      )));
+      if (n < DELETE_CHUNK) break;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
     return this.guard(() => this.tx(() => {
-      const tokens = this.all('SELECT id FROM tokens WHERE credential_id = ?', id);
+      // ON DELETE CASCADE takes any token minted meanwhile.
       if (this.run('DELETE FROM credentials WHERE org_id = ? AND id = ?', orgId, id) === 0) return false;
-      // ON DELETE CASCADE removed the tokens; announce them too, so caches keyed by token drop them.
       this.publish('credential', id);
-      for (const t of tokens) this.publish('token', t.id as string);
       return true;
     }));
   }
@@ -393,13 +420,19 @@ export class SqliteStore implements Store {
     };
   }
 
+  isLive(): boolean {
+    return this.poller !== undefined && Date.now() - this.lastPollOk <= LIVE_WITHIN_MS;
+  }
+
   private poll(): void {
     let rows: Row[];
     try {
+      if (this.pollFault) throw this.pollFault;
       rows = this.all('SELECT seq, kind, id FROM changes WHERE seq > ? ORDER BY seq LIMIT 1000', this.lastSeq);
     } catch {
-      return; // the store is down; /readyz says so, and the next poll retries
+      return; // the store is down; /readyz says so, caches stop trusting what they hold, and the next poll retries
     }
+    this.lastPollOk = Date.now();
     for (const r of rows) {
       this.lastSeq = r.seq as number;
       const change = { kind: r.kind as Change['kind'], id: r.id as string };
