@@ -63,7 +63,7 @@ export class AdminPipeline {
 
       let raw: Buffer | undefined;
       const body = async () => {
-        raw ??= await readRawBody(req, this.config.maxBody);
+        raw ??= await readRawBody(req, this.config.maxAdminBody);
         return parseJsonBody(raw);
       };
 
@@ -73,7 +73,7 @@ export class AdminPipeline {
         if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
           throw Errors.invalidRequest('`Idempotency-Key` must be 1 to 255 printable characters.', 'Idempotency-Key');
         }
-        raw = await readRawBody(req, this.config.maxBody);
+        raw = await readRawBody(req, this.config.maxAdminBody);
         const scope = `${org ?? 'admin'}|${req.method} ${path}|${key}`;
         const requestHash = createHash('sha256').update(raw).digest('hex');
         const now = this.clock.now();
