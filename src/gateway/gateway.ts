@@ -170,7 +170,10 @@ export class Gateway implements ProxyHandler {
     }
   }
 
-  /** The body was cut off before any response: the upstream never had a whole request, so it does not count. */
+  /**
+   * The body's scan refused it after forwarding began, before any response: a scope refusal like any other (the
+   * upstream never had a whole request), so it does not count.
+   */
   private unforward(ctx: ProxyContext): void {
     if (!ctx.forwarded || !ctx.auth) return;
     ctx.forwarded = false;

@@ -40,7 +40,7 @@ export interface Forward {
   taps: ResponseTap[];
   /** Headers added to the response. */
   extraHeaders: Record<string, string>;
-  /** Called when the body is cut off before any response started: the upstream never had a whole request. */
+  /** Called when the body's scan refuses it before any response started: the upstream never had a whole request. */
   onCutOff?(): void;
   /** Called once when the exchange is over, whatever happened. */
   onFinish(): void;
@@ -162,7 +162,7 @@ export class UpstreamProxy {
 
     // Cut off: the upstream request is destroyed before its body completes; the caller gets the refusal if no
     // response has started (and the connection closes), else its stream is cut.
-    const cutOff = (err: ApiError, stopReading: () => void): void => {
+    const cutOff = (err: ApiError, stopReading: () => void, refused: boolean): void => {
       if (flight.overflow) return;
       flight.overflow = true;
       flight.proxyReq?.destroy();
@@ -171,7 +171,7 @@ export class UpstreamProxy {
         res.setHeader('connection', 'close');
         ctx.error = err;
         ctx.status = err.status;
-        f.onCutOff?.();
+        if (refused) f.onCutOff?.();
         sendError(res, err);
       } else {
         res.destroy();
@@ -182,16 +182,17 @@ export class UpstreamProxy {
     let body: Readable | undefined;
     if (f.body) {
       const scan = f.body;
+      // A body a scope reads is refused by its scan (a scope refusal); a body only counted is cut off after forwarding.
       scan.onViolation((err) => cutOff(err, () => {
         scan.discard();
         req.resume();
-      }));
+      }, true));
       body = scan;
     } else if (req.headers['content-length'] === undefined) {
       const limiter = new BodyLimiter(this.config.maxBody, () => cutOff(Errors.payloadTooLarge(this.config.maxBody), () => {
         req.unpipe(limiter);
         req.resume();
-      }));
+      }, false));
       req.pipe(limiter);
       body = limiter;
     }
