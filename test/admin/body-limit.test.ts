@@ -66,6 +66,11 @@ test('declared content-length over 64kb → 413 before a byte of the body is sen
       t.true(r.closed, `${path}: the connection was closed, not kept waiting for the body`);
     }
   }
+  // `Expect: 100-continue` over the admin limit: the body is never invited.
+  const expect = await exchange(app.port, `POST /v1/credentials HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.token}\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${LIMIT + 1}\r\n\r\n`, Buffer.alloc(0));
+  t.is(status(expect.text), 413, expect.text.slice(0, 120));
+  t.false(expect.text.includes('100 Continue'));
+  t.true(expect.closed);
   // Nothing was created.
   t.is((await api(app, 'GET', '/v1/credentials', { token: org.token })).body.data.length, 0);
 });
