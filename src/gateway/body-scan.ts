@@ -20,6 +20,13 @@ import { Errors, type ApiError } from '../errors.js';
 import type { BufferBudget } from './buffer-budget.js';
 import { JsonFieldScanner, type FieldValue, type ScanProblem } from './json-field-scanner.js';
 
+/**
+ * What one held chunk costs beyond its bytes: the Buffer object and, for a body of tiny chunks (chunked
+ * encoding can make every byte its own chunk), the framing bytes its slice keeps alive. Charged to the budget
+ * so that a body of tiny chunks cannot hold a hundred times what it is charged.
+ */
+export const CHUNK_OVERHEAD = 256;
+
 export interface BodyScanOptions {
   /** Dotted paths of the top-level object to find, e.g. `model`, `generationConfig.maxOutputTokens`. */
   fields: readonly string[];
@@ -27,6 +34,8 @@ export interface BodyScanOptions {
   maxBody: number;
   budget: BufferBudget;
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /** holding → decided (paused until the upstream leg reads) → flowing → ended; or failed / discarded from any. */
 type Phase = 'holding' | 'decided' | 'flowing' | 'ended' | 'failed' | 'discarded';
@@ -49,6 +58,9 @@ export class BodyScan extends Readable {
   private phase: Phase = 'holding';
   private readonly scanner: JsonFieldScanner;
   private held: Buffer[] = [];
+  /** The next held chunk to hand on. */
+  private heldAt = 0;
+  /** What the held chunks are charged against the budget (their bytes plus CHUNK_OVERHEAD each). */
   private heldBytes = 0;
   private total = 0;
   private readonly declared: number | undefined;
@@ -76,11 +88,6 @@ export class BodyScan extends Readable {
     req.on('close', this.onClose);
   }
 
-  /** Bytes this request holds against the budget right now. */
-  get heldByteCount(): number {
-    return this.heldBytes;
-  }
-
   /** The upstream leg's cut-off, called once if the rest of the body breaks the scan (at once if it already has). */
   onViolation(handler: (err: ApiError) => void): void {
     this.violationHandler = handler;
@@ -97,12 +104,15 @@ export class BodyScan extends Readable {
   override _read(): void {
     if (this.phase === 'decided') this.phase = 'flowing';
     if (this.phase !== 'flowing') return;
-    while (this.held.length > 0) {
-      const chunk = this.held.shift()!;
-      this.heldBytes -= chunk.length;
-      this.options.budget.release(chunk.length);
+    while (this.heldAt < this.held.length) {
+      const chunk = this.held[this.heldAt]!;
+      this.held[this.heldAt++] = EMPTY;
+      this.heldBytes -= chunk.length + CHUNK_OVERHEAD;
+      this.options.budget.release(chunk.length + CHUNK_OVERHEAD);
       if (!this.push(chunk)) return;
     }
+    this.held = [];
+    this.heldAt = 0;
     if (this.sourceEnded) this.finish();
     else this.req.resume();
   }
@@ -115,9 +125,9 @@ export class BodyScan extends Readable {
     if (this.phase !== 'holding' && this.phase !== 'decided') return;
     this.total += chunk.length;
     if (this.total > this.options.maxBody) return this.fail(Errors.payloadTooLarge(this.options.maxBody));
-    if (!this.options.budget.take(chunk.length)) return this.fail(Errors.overloaded());
+    if (!this.options.budget.take(chunk.length + CHUNK_OVERHEAD)) return this.fail(Errors.overloaded());
     this.held.push(chunk);
-    this.heldBytes += chunk.length;
+    this.heldBytes += chunk.length + CHUNK_OVERHEAD;
     if (!this.scanner.write(chunk)) return this.fail(scanRefusal(this.scanner.problem!));
     if (this.endsEarly()) return this.fail(scanRefusal({ reason: 'not_json' }));
     if (this.phase === 'holding' && (this.scanner.allFound || this.scanner.complete)) {
@@ -144,7 +154,7 @@ export class BodyScan extends Readable {
   private readonly onEnd = (): void => {
     this.sourceEnded = true;
     if (this.phase === 'flowing') {
-      if (this.held.length === 0) this.finish();
+      if (this.heldAt >= this.held.length) this.finish();
     } else if (this.phase === 'holding' || (this.phase === 'decided' && !this.scanner.complete)) {
       this.scanner.end();
       this.fail(scanRefusal(this.scanner.problem ?? { reason: 'not_json' }));
@@ -187,6 +197,7 @@ export class BodyScan extends Readable {
     this.req.off('close', this.onClose);
     this.options.budget.release(this.heldBytes);
     this.held = [];
+    this.heldAt = 0;
     this.heldBytes = 0;
   }
 }

@@ -9,7 +9,7 @@
  */
 import test from 'ava';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { api, createCredential, createOrg, mintToken, startApp, type Org, type TestApp } from '../support/app.js';
 
 interface Seen {
@@ -256,4 +256,23 @@ test('KEYWARD_BUFFER_BUDGET: two bodies that together pass it → one 503 overlo
   const big = `{"pad":"${pad(1024 * 1024)}","model":"gpt-4o"}`;
   t.is((await post(s.url, { 'x-proxy-token': s.unscoped }, big)).status, 200);
   t.is(s.up.seen.at(-1)!.body, big);
+});
+
+test('a body of tiny chunks is charged for each chunk, not only its bytes: 3000 one-byte chunks go over a 256kb budget', async (t) => {
+  const s = await setup(t, { KEYWARD_BUFFER_BUDGET: '256kb' });
+  const body = `{"pad":"${pad(3000)}","model":"gpt-4o"}`;
+  const chunks = [...body].map((ch) => `1\r\n${ch}\r\n`).join('');
+  const raw = `POST /v1/proxy/v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Proxy-Token: ${s.scoped}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}0\r\n\r\n`;
+  const text = await new Promise<string>((resolve) => {
+    const socket = net.connect(s.app.port, '127.0.0.1', () => socket.end(raw));
+    let got = '';
+    socket.on('data', (d) => (got += d));
+    socket.on('close', () => resolve(got));
+    socket.on('error', () => resolve(got));
+  });
+  t.regex(text, /^HTTP\/1\.1 503 /);
+  t.regex(text, /"code":"overloaded"/);
+  t.is(s.up.seen.length, 0);
+  // The same bytes in one piece are far within the budget.
+  t.is((await post(s.url, { 'x-proxy-token': s.scoped }, body)).status, 200);
 });

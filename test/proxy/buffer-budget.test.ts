@@ -25,7 +25,7 @@ test('giving back an eighth of the budget asks for a major collection', async (t
   const b = new BufferBudget(8 * 1024 * 1024);
   const majors: number[] = [];
   const observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) if ((e.detail as { kind?: number } | undefined)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors.push(e.startTime);
+    for (const e of list.getEntries()) if ((e as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors.push(e.startTime);
   });
   observer.observe({ entryTypes: ['gc'] });
   t.teardown(() => observer.disconnect());
