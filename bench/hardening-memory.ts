@@ -173,7 +173,7 @@ async function main(): Promise<void> {
       eight(() => send(port, '/v1/proxy/v1/chat/completions', { 'x-proxy-token': ptok }, lastHead, lastTail, BODY_BYTES, chunked)));
   }
   // The control: a token with no scope streams every body straight through (no scan, nothing held).
-  await run('proxy, no scope, model last (control: plain streaming)', BUDGET_MB + 32, (port, ptok) =>
+  await run('proxy, no scope (control: plain streaming)', BUDGET_MB + 32, (port, ptok) =>
     eight(() => send(port, '/v1/proxy/v1/chat/completions', { 'x-proxy-token': ptok }, lastHead, lastTail, BODY_BYTES, false)), false);
 
   // Model first: does the provider see the body before the caller's last byte? The caller holds its tail until
