@@ -35,6 +35,10 @@ export interface Config {
   freeProxyRequests: number;
   maxTtlMs: number;
   maxBody: number;
+  /** Largest admin API request body (KEYWARD_MAX_ADMIN_BODY): admin bodies are small JSON documents. */
+  maxAdminBody: number;
+  /** Bytes all proxied requests together may hold while a scan decides them (KEYWARD_BUFFER_BUDGET). */
+  bufferBudget: number;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
@@ -219,6 +223,12 @@ export function loadConfig(env: Env = process.env): Config {
   const maxBodyRaw = get('KEYWARD_MAX_BODY') ?? '32mb';
   const maxBody = parseSize(maxBodyRaw);
   if (maxBody === undefined) throw new ConfigError('KEYWARD_MAX_BODY', 'a size such as 512kb or 32mb', maxBodyRaw);
+  const size = (name: string, dflt: string): number => {
+    const raw = get(name) ?? dflt;
+    const n = parseSize(raw);
+    if (n === undefined) throw new ConfigError(name, 'a size such as 64kb or 64mb', raw);
+    return n;
+  };
 
   const dir = (name: string, dflt: string): string => path.resolve(get(name) ?? dflt);
   /** A folder the operator named must exist: a typo would otherwise load the built-ins, or nothing, silently. */
@@ -260,6 +270,8 @@ export function loadConfig(env: Env = process.env): Config {
     freeProxyRequests: int('KEYWARD_FREE_PROXY_REQUESTS', 10_000, 1, 1_000_000_000_000),
     maxTtlMs,
     maxBody,
+    maxAdminBody: size('KEYWARD_MAX_ADMIN_BODY', '64kb'),
+    bufferBudget: size('KEYWARD_BUFFER_BUDGET', '64mb'),
     headersTimeoutMs: int('KEYWARD_HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
     bodyTimeoutMs: int('KEYWARD_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
     upstreamConnectTimeoutMs: int('KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1, 3_600_000),

@@ -63,6 +63,8 @@ export const Errors = {
     new ApiError(429, 'rate_limit', 'too_many_failures', 'Too many failed authentications from this address; try again later.', { 'retry-after': String(retryAfterS) }),
   upstreamUnreachable: () => new ApiError(502, 'upstream', 'upstream_unreachable', 'The provider could not be reached.'),
   upstreamTimeout: () => new ApiError(504, 'upstream', 'upstream_timeout', 'The provider did not answer in time.'),
+  overloaded: () =>
+    new ApiError(503, 'unavailable', 'overloaded', 'The gateway is holding as many request bodies as it may; retry shortly.', { 'retry-after': '1' }),
   unavailable: () => new ApiError(503, 'unavailable', 'unavailable', 'The service is temporarily unavailable; retry shortly.', { 'retry-after': '1' }),
   internal: () => new ApiError(500, 'internal', 'internal', 'Internal error.'),
 };

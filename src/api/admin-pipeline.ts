@@ -66,7 +66,7 @@ export class AdminPipeline {
 
       let raw: Buffer | undefined;
       const body = async () => {
-        raw ??= await readRawBody(req, this.config.maxBody);
+        raw ??= await readRawBody(req, this.config.maxAdminBody);
         return parseJsonBody(raw);
       };
 
@@ -76,7 +76,7 @@ export class AdminPipeline {
         if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
           throw Errors.invalidRequest('`Idempotency-Key` must be 1 to 255 printable characters.', 'Idempotency-Key');
         }
-        raw = await readRawBody(req, this.config.maxBody);
+        raw = await readRawBody(req, this.config.maxAdminBody);
         const scope = `${org ?? 'admin'}|${req.method} ${path}|${key}`;
         // Keyed by a secret of the deployment: a stored hash of a body that carries a key confirms no guess of it.
         const requestHash = await this.secrets.hmac(IDEMPOTENCY_HMAC_KEY, raw);

@@ -101,7 +101,7 @@ export const ERROR_CODES = {
   token_retiring: { status: 403, type: 'permission', when: 'An organisation token that is already retiring (it has an expiry from an earlier rotation) tried to rotate; only a current token may.' },
   not_found: { status: 404, type: 'not_found', when: 'An unknown route or id (another organisation\'s ids answer exactly the same).' },
   idempotency_conflict: { status: 409, type: 'invalid_request', when: 'An Idempotency-Key reused with another body (or while its first request is still running).' },
-  payload_too_large: { status: 413, type: 'invalid_request', when: 'A body over KEYWARD_MAX_BODY.' },
+  payload_too_large: { status: 413, type: 'invalid_request', when: 'A body over KEYWARD_MAX_BODY (admin API: KEYWARD_MAX_ADMIN_BODY).' },
   quota_exceeded: { status: 429, type: 'rate_limit', when: 'The organisation\'s monthly proxy requests (KEYWARD_FREE_PROXY_REQUESTS) are used up; Retry-After counts to the next UTC month.' },
   token_exhausted: { status: 429, type: 'rate_limit', when: 'The proxy token has used all of its `max_requests`.' },
   rate_limited: { status: 429, type: 'rate_limit', when: 'The token\'s `rate_limit` (proxy) or the organisation\'s KEYWARD_ADMIN_RATE (admin API); see Retry-After.' },
@@ -109,6 +109,7 @@ export const ERROR_CODES = {
   internal: { status: 500, type: 'internal', when: 'An unexpected fault; the message is fixed and says nothing more.' },
   upstream_unreachable: { status: 502, type: 'upstream', when: 'The provider cannot be reached.' },
   unavailable: { status: 503, type: 'unavailable', when: 'The store or the key wrapper is down (the quota fails closed), or the instance is shutting down.' },
+  overloaded: { status: 503, type: 'unavailable', when: 'Request bodies held while a token\'s scopes read them would pass KEYWARD_BUFFER_BUDGET; nothing was forwarded or counted.' },
   upstream_timeout: { status: 504, type: 'upstream', when: 'The provider did not connect (KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS) or went silent (KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS).' },
 } as const;
 
@@ -508,14 +509,14 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
   };
 
   const proxyErrors: Record<string, ResponseObject> = {
-    '400': errorResponse(['invalid_request', 'bad_request'], 'Malformed HTTP, or a token limited to `models` with a body that is not JSON with a `model`.', { 'x-keyward-request-id': ref('headers', 'XKeywardRequestId') }),
+    '400': errorResponse(['invalid_request', 'bad_request'], 'Malformed HTTP, or a token limited to `models` with a body that is not a JSON object, or that names `model` twice (a case variant such as `Model` included).', { 'x-keyward-request-id': ref('headers', 'XKeywardRequestId') }),
     '401': errorResponse(['invalid_token'], undefined, { 'x-keyward-request-id': ref('headers', 'XKeywardRequestId') }),
     '403': errorResponse(['path_not_allowed', 'model_not_allowed'], 'Outside the provider\'s allow-list or the token\'s scopes; nothing was sent and nothing counted.', { 'x-keyward-request-id': ref('headers', 'XKeywardRequestId') }),
     '413': errorResponse(['payload_too_large'], 'The body is over KEYWARD_MAX_BODY (by `content-length`, before any upstream byte; a chunked body that grows past it is cut off).', { 'x-keyward-request-id': ref('headers', 'XKeywardRequestId') }),
     '429': errorResponse(['quota_exceeded', 'token_exhausted', 'rate_limited', 'too_many_failures'], undefined, { 'x-keyward-request-id': ref('headers', 'XKeywardRequestId'), ...RETRY_AFTER }),
     '500': errorResponse(['internal']),
     '502': errorResponse(['upstream_unreachable'], undefined, { 'x-keyward-request-id': ref('headers', 'XKeywardRequestId') }),
-    '503': errorResponse(['unavailable'], undefined, { 'x-keyward-request-id': ref('headers', 'XKeywardRequestId'), ...RETRY_AFTER }),
+    '503': errorResponse(['unavailable', 'overloaded'], undefined, { 'x-keyward-request-id': ref('headers', 'XKeywardRequestId'), ...RETRY_AFTER }),
     '504': errorResponse(['upstream_timeout'], undefined, { 'x-keyward-request-id': ref('headers', 'XKeywardRequestId') }),
   };
   // The gateway's own errors carry the x-request-id of the admin API only; proxy errors carry x-keyward-request-id.
@@ -535,7 +536,7 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
     ...(method === 'post'
       ? {
         requestBody: {
-          description: 'The provider\'s own request body, forwarded as is.',
+          description: 'The provider\'s own request body, forwarded as is. For a token limited to `models`, its top-level `model` is found by a streaming scan: the bytes read are held only until `model` is found (or the object closes), then forwarded with the rest streaming behind.',
           required: false,
           content: { 'application/json': { schema: { type: 'object' }, example: { model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] } }, '*/*': { schema: {} } },
         },

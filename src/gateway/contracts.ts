@@ -100,8 +100,6 @@ export interface ProxyContext {
   params?: Record<string, string>;
   /** The model the request names, when a scope needed it. */
   model?: string;
-  /** The request body, when the core had to read it to check a `models` scope; forwarded as is. */
-  body?: Buffer;
   /** Set by the quota plugin: what this organisation has left this month. */
   quotaRemaining?: number;
   /** True once the request was handed to the upstream: it counts against quota. */

@@ -1,7 +1,9 @@
 /**
  * One proxied request, one direction of travel: the auth plugin resolves the
  * token; the core checks the path against the provider's allow-list and the
- * token's scopes, and the body size; the other plugins run; the key is
+ * token's scopes (a `models` scope reads the body's `model` by a streaming
+ * scan that holds only the bytes before it, never by buffering the body), and
+ * the body size; the other plugins run; the key is
  * unwrapped; quota reserves last (so anything that refuses does so before it
  * counts); then the upstream leg streams. After the last byte every plugin's
  * onDone runs; its errors are logged, never sent.
@@ -29,15 +31,22 @@ import { AbuseGuard } from '../vault/abuse-guard.js';
 import { AuditLog } from '../vault/audit-log.js';
 import { Metrics } from '../metrics.js';
 import { clientAddress } from '../http/client-address.js';
+import { BodyScan } from './body-scan.js';
+import { BufferBudget } from './buffer-budget.js';
 
 const PREFIX = '/v1/proxy/';
 /** Core's own key in ProxyContext.state: when the request was handed upstream. */
 const FORWARDED_AT = 'core:forwardedAt';
 /** Refused requests with a body larger than this are answered with `connection: close` instead of drained. */
 const DRAIN_LIMIT = 64 * 1024;
+/** What a `models` scope reads from a body (a spend budget will add the output caps). */
+const MODEL_FIELDS = ['model'] as const;
 
 @injectable()
 export class Gateway implements ProxyHandler {
+  /** Body bytes held by all requests while a scan decides them (KEYWARD_BUFFER_BUDGET). */
+  private readonly budget: BufferBudget;
+
   constructor(
     @inject(Symbols.Config) private readonly config: Config,
     @inject(Symbols.Logger) private readonly log: Logger,
@@ -51,7 +60,9 @@ export class Gateway implements ProxyHandler {
     @inject(AbuseGuard) private readonly guard: AbuseGuard,
     @inject(AuditLog) private readonly audit: AuditLog,
     @inject(Metrics) private readonly metrics: Metrics,
-  ) {}
+  ) {
+    this.budget = new BufferBudget(config.bufferBudget);
+  }
 
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
     const url = req.url ?? '';
@@ -79,6 +90,7 @@ export class Gateway implements ProxyHandler {
     const { req, res } = ctx;
     /** The token bucket taken from, handed back if the request is refused after all (nothing forwarded). */
     let rateTaken: { key: string; perMinute: number } | undefined;
+    let body: BodyScan | undefined;
     try {
       // Authentication first: a valid token is never refused by the address's cool-down.
       try {
@@ -111,7 +123,16 @@ export class Gateway implements ProxyHandler {
 
       // A bodiless read (GET v1/models, GET v1/responses/{id}) names no model unless its path does.
       if (scopes.models && (match.params.model !== undefined || ctx.method === 'POST')) {
-        ctx.model = match.params.model ?? (await this.modelFromBody(ctx));
+        if (match.params.model !== undefined) {
+          ctx.model = match.params.model;
+        } else {
+          // Only a scope that reads the body scans it; every other request streams straight through.
+          body = new BodyScan(req, { fields: MODEL_FIELDS, maxBody: this.config.maxBody, budget: this.budget });
+          const scan = body;
+          res.once('close', () => scan.discard());
+          const model = (await body.decided).get('model');
+          ctx.model = model?.kind === 'string' ? model.value : undefined;
+        }
         if (ctx.model === undefined || !modelAllowed(scopes.models, ctx.model)) throw Errors.modelNotAllowed(ctx.model ?? '(none)');
       }
 
@@ -148,31 +169,28 @@ export class Gateway implements ProxyHandler {
       ctx.state.set(FORWARDED_AT, process.hrtime.bigint());
       const extraHeaders: Record<string, string> = { 'x-keyward-request-id': ctx.requestId };
       if (ctx.quotaRemaining !== undefined) extraHeaders['x-keyward-quota-remaining'] = String(ctx.quotaRemaining);
-      this.upstream.forward({ ctx, provider, key, taps: [new UsageScanner(ctx.usage)], extraHeaders, onFinish: () => void this.done(ctx) });
+      this.upstream.forward({
+        ctx, provider, key, body, taps: [new UsageScanner(ctx.usage)], extraHeaders,
+        onCutOff: () => this.unforward(ctx, rateTaken),
+        onFinish: () => void this.done(ctx),
+      });
     } catch (err) {
       if (rateTaken && !ctx.forwarded) this.rateLimiter.refund(rateTaken.key, rateTaken.perMinute);
+      body?.discard();
       this.refuse(ctx, err);
     }
   }
 
-  /** Reads the body (bounded by KEYWARD_MAX_BODY) for its `model`; the bytes are kept and forwarded unchanged. */
-  private async modelFromBody(ctx: ProxyContext): Promise<string | undefined> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > this.config.maxBody) throw Errors.payloadTooLarge(this.config.maxBody);
-      chunks.push(chunk);
-    }
-    ctx.body = Buffer.concat(chunks);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(ctx.body.toString('utf8'));
-    } catch {
-      throw Errors.invalidRequest('This token is limited to certain models, so the body must be JSON with a `model` field.');
-    }
-    const model = (parsed as { model?: unknown } | null)?.model;
-    return typeof model === 'string' ? model : undefined;
+  /**
+   * The body's scan refused it after forwarding began, before any response: a scope refusal like any other (the
+   * upstream never had a whole request), so it does not count.
+   */
+  private unforward(ctx: ProxyContext, rateTaken: { key: string; perMinute: number } | undefined): void {
+    if (!ctx.forwarded || !ctx.auth) return;
+    ctx.forwarded = false;
+    if (rateTaken) this.rateLimiter.refund(rateTaken.key, rateTaken.perMinute);
+    if (this.chain.quota) this.ledger.refund(ctx.auth.credential.orgId);
+    if (ctx.auth.token.scopes.maxRequests) this.ledger.refundToken(ctx.auth.token.id);
   }
 
   private refuse(ctx: ProxyContext, err: unknown): void {

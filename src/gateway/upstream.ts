@@ -1,7 +1,9 @@
 /**
  * The upstream leg, on http-proxy-3's Node http path with keep-alive agents
  * (its experimental fetch path is never used: its proxyTimeout would cut long
- * streams). A chunked request body streams through a size limiter; the
+ * streams). A chunked request body streams through a size limiter, and a
+ * body a scope reads through its scan (body-scan.ts); either cuts the exchange
+ * off when the body breaks its limit, before the upstream has it whole. The
  * response (selfHandleResponse) streams back through the key masker and any
  * taps (usage reading) in one pass, never buffered.
  * Redirects are passed back, never followed. Connect and idle timeouts come
@@ -17,6 +19,7 @@ import type { Config } from '../config.js';
 import { ApiError, Errors } from '../errors.js';
 import type { Logger } from '../log.js';
 import { sendError } from '../http/reply.js';
+import type { BodyScan } from './body-scan.js';
 import type { ProxyContext } from './contracts.js';
 import { downstreamHeaders, stripKeyParams, upstreamHeaders } from './headers.js';
 import { StreamMasker, maskString } from './masking.js';
@@ -31,10 +34,14 @@ export interface Forward {
   ctx: ProxyContext;
   provider: Provider;
   key: string;
+  /** The body's scan when a scope read it: the held bytes, then the rest, scanned as they pass. */
+  body?: BodyScan;
   /** Readers of the masked response bytes as they pass (usage reading); they never change them. */
   taps: ResponseTap[];
   /** Headers added to the response. */
   extraHeaders: Record<string, string>;
+  /** Called when the body's scan refuses it before any response started: the upstream never had a whole request. */
+  onCutOff?(): void;
   /** Called once when the exchange is over, whatever happened. */
   onFinish(): void;
 }
@@ -42,7 +49,7 @@ export interface Forward {
 interface Flight {
   forward: Forward;
   proxyReq?: http.ClientRequest;
-  /** The caller's body grew past the limit: abort as soon as we can. */
+  /** The caller's body grew past the limit or broke its scan: abort as soon as we can. */
   overflow: boolean;
   /** The upstream's response head arrived. */
   responded?: boolean;
@@ -153,31 +160,45 @@ export class UpstreamProxy {
     const flight: Flight = { forward: f, overflow: false };
     this.flights.set(req, flight);
 
+    // Cut off: the upstream request is destroyed before its body completes; the caller gets the refusal if no
+    // response has started (and the connection closes), else its stream is cut.
+    const cutOff = (err: ApiError, stopReading: () => void, refused: boolean): void => {
+      if (flight.overflow) return;
+      flight.overflow = true;
+      flight.proxyReq?.destroy();
+      stopReading();
+      if (!res.headersSent) {
+        res.setHeader('connection', 'close');
+        ctx.error = err;
+        ctx.status = err.status;
+        if (refused) f.onCutOff?.();
+        sendError(res, err);
+      } else {
+        res.destroy();
+      }
+    };
     // A declared content-length was held to the limit already and Node's parser holds the body to it:
-    // only a chunked body (or one the gateway read) is counted on its way upstream.
-    let limited: Transform | undefined;
-    if (ctx.body !== undefined || req.headers['content-length'] === undefined) {
-      const limiter = new BodyLimiter(this.config.maxBody, () => {
-        if (flight.overflow) return;
-        flight.overflow = true;
-        flight.proxyReq?.destroy();
+    // only a chunked body is counted on its way upstream (a scanned body counts itself).
+    let body: Readable | undefined;
+    if (f.body) {
+      const scan = f.body;
+      // A body a scope reads is refused by its scan (a scope refusal); a body only counted is cut off after forwarding.
+      scan.onViolation((err) => cutOff(err, () => {
+        scan.discard();
+        req.resume();
+      }, true));
+      body = scan;
+    } else if (req.headers['content-length'] === undefined) {
+      const limiter = new BodyLimiter(this.config.maxBody, () => cutOff(Errors.payloadTooLarge(this.config.maxBody), () => {
         req.unpipe(limiter);
         req.resume();
-        const err = Errors.payloadTooLarge(this.config.maxBody);
-        if (!res.headersSent) {
-          res.setHeader('connection', 'close');
-          ctx.error = err;
-          ctx.status = err.status;
-          sendError(res, err);
-        } else {
-          res.destroy();
-        }
-      });
-      if (ctx.body) limiter.end(ctx.body);
-      else req.pipe(limiter);
-      limited = limiter;
+      }, false));
+      req.pipe(limiter);
+      body = limiter;
     }
     res.once('close', () => f.onFinish());
+    // The scan broke before the upstream leg began: refused above, nothing is sent.
+    if (flight.overflow) return;
 
     // http-proxy-3 builds the upstream request from req.url and req.headers, synchronously inside
     // web(). They are swapped for the clean path and headers for that call only, so the caller's
@@ -191,7 +212,7 @@ export class UpstreamProxy {
         target: provider.target,
         agent: provider.target.protocol === 'https:' ? this.agents.https : this.agents.http,
         connectTimeout: this.config.upstreamConnectTimeoutMs,
-        ...(limited ? { buffer: limited } : {}),
+        ...(body ? { buffer: body } : {}),
       }, (err: NodeJS.ErrnoException) => this.onError(err, flight));
     } finally {
       req.url = original.url;

@@ -68,10 +68,12 @@ export class HttpServer {
       maxHeaderSize: 32 * 1024,
     }, (req, res) => this.onRequest(req, res));
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.onClientError(err, socket));
-    // `Expect: 100-continue` with a body over KEYWARD_MAX_BODY: do not invite a body that will be refused
-    // (Node would send 100 Continue before any check); the handler refuses it unread, and the connection closes.
+    // `Expect: 100-continue` with a body over KEYWARD_MAX_BODY (KEYWARD_MAX_ADMIN_BODY off the proxy): do not invite
+    // a body that will be refused (Node would send 100 Continue before any check); the handler refuses it unread,
+    // and the connection closes.
     this.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-      if (Number(req.headers['content-length']) > this.config.maxBody) res.setHeader('connection', 'close');
+      const limit = req.url?.startsWith(PROXY_PREFIX) ? this.config.maxBody : this.config.maxAdminBody;
+      if (Number(req.headers['content-length']) > limit) res.setHeader('connection', 'close');
       else res.writeContinue();
       this.onRequest(req, res);
     });

@@ -107,8 +107,8 @@ test('unknown routes and methods → 404 not_found JSON', async (t) => {
   }
 });
 
-test('a body over KEYWARD_MAX_BODY → 413 payload_too_large, declared or chunked', async (t) => {
-  const app = await startApp(t, { env: { KEYWARD_MAX_BODY: '1kb' } });
+test('an admin body over KEYWARD_MAX_ADMIN_BODY → 413 payload_too_large, declared or chunked', async (t) => {
+  const app = await startApp(t, { env: { KEYWARD_MAX_ADMIN_BODY: '1kb' } });
   const org = await createOrg(app);
   const big = JSON.stringify({ provider: 'openai', api_key: 'sk-' + 'a'.repeat(1100) });
   const declared = await api(app, 'POST', '/v1/credentials', { token: org.token, rawBody: big, headers: { 'content-type': 'application/json' } });
@@ -148,7 +148,7 @@ test('deeply nested JSON → 400 invalid_request, before parsing', async (t) => 
   for (const rawBody of [
     '['.repeat(5000) + ']'.repeat(5000),
     '{"a":'.repeat(1000) + '1' + '}'.repeat(1000),
-    '{"provider":"openai","api_key":"sk-aaaaaaaaaa","x":' + '['.repeat(100_000),
+    '{"provider":"openai","api_key":"sk-aaaaaaaaaa","x":' + '['.repeat(60_000),
   ]) {
     const r = await api(app, 'POST', '/v1/credentials', { token: org.token, rawBody, headers: json });
     t.is(r.status, 400);

@@ -223,7 +223,7 @@ test('a chunked body that outgrows KEYWARD_MAX_BODY after the response began: th
 });
 
 test('bad JSON on every admin endpoint that takes a body → 400 invalid_request, never a 500; oversized → 413', async (t) => {
-  const a = await adversary(t, { env: { KEYWARD_MAX_BODY: '256kb' } });
+  const a = await adversary(t, { env: { KEYWARD_MAX_ADMIN_BODY: '256kb' } });
   const endpoints = [
     ['/v1/credentials', `Bearer ${a.org.token}`], [`/v1/credentials/${a.credentials.openai}/rotate`, `Bearer ${a.org.token}`],
     ['/v1/tokens', `Bearer ${a.org.token}`], ['/v1/orgs/self/token/rotate', `Bearer ${a.org.token}`], ['/v1/orgs', 'Bearer test-admin-token-0123456789abcdef'],

@@ -1,0 +1,203 @@
+/**
+ * A proxied request body that a token's scope reads (its top-level `model`;
+ * the output cap for a spend budget), found by a streaming scan rather than by
+ * buffering the body.
+ *
+ * Promises: the bytes read are held only until the wanted fields are found or
+ * the top-level object closes (`decided`); all bytes held by all requests stay
+ * within the BufferBudget (a request that would pass it is refused with 503
+ * `overloaded` before anything is forwarded); the body is then a Readable that
+ * hands the held chunks (the same Buffers, never copied) and then the rest of
+ * the request, with backpressure, to the upstream leg. The scan keeps watching
+ * the rest as it passes: a duplicate key, bytes that are not JSON, or a body
+ * past KEYWARD_MAX_BODY stop the flow before the offending chunk is passed on,
+ * so the upstream never receives a complete body, and the upstream leg is told
+ * (`onViolation`) to cut the exchange off.
+ */
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+import { Errors, type ApiError } from '../errors.js';
+import type { BufferBudget } from './buffer-budget.js';
+import { JsonFieldScanner, type FieldValue, type ScanProblem } from './json-field-scanner.js';
+
+/**
+ * What one held chunk costs beyond its bytes: the Buffer object and, for a body of tiny chunks (chunked
+ * encoding can make every byte its own chunk), the framing bytes its slice keeps alive. Charged to the budget
+ * so that a body of tiny chunks cannot hold a hundred times what it is charged.
+ */
+export const CHUNK_OVERHEAD = 256;
+
+export interface BodyScanOptions {
+  /** Dotted paths of the top-level object to find, e.g. `model`, `generationConfig.maxOutputTokens`. */
+  fields: readonly string[];
+  /** KEYWARD_MAX_BODY. */
+  maxBody: number;
+  budget: BufferBudget;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** holding → decided (paused until the upstream leg reads) → flowing → ended; or failed / discarded from any. */
+type Phase = 'holding' | 'decided' | 'flowing' | 'ended' | 'failed' | 'discarded';
+
+export function scanRefusal(problem: ScanProblem): ApiError {
+  switch (problem.reason) {
+    case 'duplicate':
+      return Errors.invalidRequest(`The body names \`${problem.field}\` more than once (keys are compared without case: \`${problem.field.replace(/^./, (c) => c.toUpperCase())}\` is the same key).`, problem.field);
+    case 'too_deep':
+      return Errors.invalidRequest(`The JSON body is nested deeper than ${problem.limit} levels.`);
+    default:
+      return Errors.invalidRequest('This token\'s scopes read the request body, so it must be one JSON object.');
+  }
+}
+
+export class BodyScan extends Readable {
+  /** The wanted fields found, once the scan can decide; rejects with the refusal (400, 413, 503) otherwise. */
+  readonly decided: Promise<ReadonlyMap<string, FieldValue>>;
+
+  private phase: Phase = 'holding';
+  private readonly scanner: JsonFieldScanner;
+  private held: Buffer[] = [];
+  /** The next held chunk to hand on. */
+  private heldAt = 0;
+  /** What the held chunks are charged against the budget (their bytes plus CHUNK_OVERHEAD each). */
+  private heldBytes = 0;
+  private total = 0;
+  private readonly declared: number | undefined;
+  private sourceEnded = false;
+  private resolveDecided!: (found: ReadonlyMap<string, FieldValue>) => void;
+  private rejectDecided!: (err: ApiError) => void;
+  /** A violation found after the decision, before the upstream leg asked to hear of one. */
+  private violation: ApiError | undefined;
+  private violationHandler: ((err: ApiError) => void) | undefined;
+
+  constructor(private readonly req: IncomingMessage, private readonly options: BodyScanOptions) {
+    super();
+    this.scanner = new JsonFieldScanner(options.fields);
+    const declared = req.headers['content-length'];
+    this.declared = declared === undefined ? undefined : Number(declared);
+    this.decided = new Promise((resolve, reject) => {
+      this.resolveDecided = resolve;
+      this.rejectDecided = reject;
+    });
+    // The gateway awaits it while holding; a rejection after it stopped listening is not an unhandled one.
+    this.decided.catch(() => {});
+    req.on('data', this.onData);
+    req.on('end', this.onEnd);
+    req.on('error', this.onAbort);
+    req.on('close', this.onClose);
+  }
+
+  /** The upstream leg's cut-off, called once if the rest of the body breaks the scan (at once if it already has). */
+  onViolation(handler: (err: ApiError) => void): void {
+    this.violationHandler = handler;
+    if (this.violation) handler(this.violation);
+  }
+
+  /** Stops reading, drops what is held and gives the budget back. Idempotent; safe in any phase. */
+  discard(): void {
+    this.release();
+    if (this.phase === 'holding') this.rejectDecided(Errors.badRequest('The request was abandoned.'));
+    if (this.phase !== 'ended' && this.phase !== 'failed') this.phase = 'discarded';
+  }
+
+  override _read(): void {
+    if (this.phase === 'decided') this.phase = 'flowing';
+    if (this.phase !== 'flowing') return;
+    while (this.heldAt < this.held.length) {
+      const chunk = this.held[this.heldAt]!;
+      this.held[this.heldAt++] = EMPTY;
+      this.heldBytes -= chunk.length + CHUNK_OVERHEAD;
+      this.options.budget.release(chunk.length + CHUNK_OVERHEAD);
+      if (!this.push(chunk)) return;
+    }
+    this.held = [];
+    this.heldAt = 0;
+    if (this.sourceEnded) this.finish();
+    else this.req.resume();
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    if (this.phase === 'flowing') {
+      this.pass(chunk);
+      return;
+    }
+    if (this.phase !== 'holding' && this.phase !== 'decided') return;
+    this.total += chunk.length;
+    if (this.total > this.options.maxBody) return this.fail(Errors.payloadTooLarge(this.options.maxBody));
+    if (!this.options.budget.take(chunk.length + CHUNK_OVERHEAD)) return this.fail(Errors.overloaded());
+    this.held.push(chunk);
+    this.heldBytes += chunk.length + CHUNK_OVERHEAD;
+    if (!this.scanner.write(chunk)) return this.fail(scanRefusal(this.scanner.problem!));
+    if (this.endsEarly()) return this.fail(scanRefusal({ reason: 'not_json' }));
+    if (this.phase === 'holding' && (this.scanner.allFound || this.scanner.complete)) {
+      this.phase = 'decided';
+      this.req.pause();
+      this.resolveDecided(this.scanner.found);
+    }
+  };
+
+  /** A chunk after the decision: scanned, counted, then handed on (never before it is scanned). */
+  private pass(chunk: Buffer): void {
+    this.total += chunk.length;
+    if (this.total > this.options.maxBody) return this.fail(Errors.payloadTooLarge(this.options.maxBody));
+    if (!this.scanner.write(chunk)) return this.fail(scanRefusal(this.scanner.problem!));
+    if (this.endsEarly()) return this.fail(scanRefusal({ reason: 'not_json' }));
+    if (!this.push(chunk)) this.req.pause();
+  }
+
+  /** The declared length is all here but the object has not closed: the last chunk is withheld. */
+  private endsEarly(): boolean {
+    return this.declared !== undefined && this.total >= this.declared && !this.scanner.complete;
+  }
+
+  private readonly onEnd = (): void => {
+    this.sourceEnded = true;
+    if (this.phase === 'flowing') {
+      if (this.heldAt >= this.held.length) this.finish();
+    } else if (this.phase === 'holding' || (this.phase === 'decided' && !this.scanner.complete)) {
+      this.scanner.end();
+      this.fail(scanRefusal(this.scanner.problem ?? { reason: 'not_json' }));
+    }
+  };
+
+  private finish(): void {
+    if (!this.scanner.end()) return this.fail(scanRefusal(this.scanner.problem!));
+    this.phase = 'ended';
+    this.release();
+    this.push(null);
+  }
+
+  private readonly onAbort = (): void => {
+    this.fail(Errors.badRequest('The request body was not received whole.'));
+  };
+
+  private readonly onClose = (): void => {
+    if (!this.req.complete) this.onAbort();
+  };
+
+  private fail(err: ApiError): void {
+    const phase = this.phase;
+    if (phase === 'ended' || phase === 'failed' || phase === 'discarded') return;
+    this.phase = 'failed';
+    this.release();
+    if (phase === 'holding') {
+      this.rejectDecided(err);
+    } else {
+      this.violation = err;
+      this.violationHandler?.(err);
+    }
+  }
+
+  /** Detaches from the request and gives back every held byte. */
+  private release(): void {
+    this.req.off('data', this.onData);
+    this.req.off('end', this.onEnd);
+    this.req.off('error', this.onAbort);
+    this.req.off('close', this.onClose);
+    this.options.budget.release(this.heldBytes);
+    this.held = [];
+    this.heldAt = 0;
+    this.heldBytes = 0;
+  }
+}

@@ -1,0 +1,395 @@
+/**
+ * An incremental JSON scanner over a request body's bytes that finds named
+ * fields of the top-level object (`model`, `max_tokens`, nested
+ * `generationConfig.maxOutputTokens`) without building the document.
+ *
+ * Promises: it accepts exactly the documents JSON.parse accepts whose top
+ * level is an object; every byte is looked at once, whatever the chunk
+ * boundaries (so it is linear); it never recurses, and nesting is bounded by
+ * MAX_DEPTH; memory is a fixed few kilobytes (a key or value it captures is
+ * cut at a fixed size, other strings are only stepped over). Keys are decoded
+ * (`\u006dodel` is `model`) before they are compared, and only keys of the
+ * top-level object (and of the objects on the way to a nested field) are
+ * fields: a `"model"` inside a string or a nested object is not one.
+ *
+ * A field's key that appears twice in its object, or a case variant of it
+ * (`Model`, `MODEL`), is a problem rather than a value: parsers disagree on
+ * which one wins (most take the last; Go's encoding/json matches keys without
+ * case, Kelvin sign K and long s ſ included), so the scope would check one
+ * value while the provider used another.
+ */
+
+/** A field's value: scalars with their value; objects and arrays by kind only. */
+export type FieldValue =
+  | { readonly kind: 'string'; readonly value: string | undefined } // undefined: longer than CAPTURE_LIMIT bytes
+  | { readonly kind: 'number'; readonly value: number } // NaN: a number longer than NUMBER_LIMIT characters
+  | { readonly kind: 'boolean'; readonly value: boolean }
+  | { readonly kind: 'null' | 'object' | 'array' };
+
+export type ScanProblem =
+  | { readonly reason: 'not_json' }
+  | { readonly reason: 'not_object' }
+  | { readonly reason: 'too_deep'; readonly limit: number }
+  | { readonly reason: 'duplicate'; readonly field: string };
+
+export const MAX_DEPTH = 256;
+/** Raw bytes of a key or string value kept for comparison; a wanted key is short, so any longer key is another key. */
+const CAPTURE_LIMIT = 4096;
+const NUMBER_LIMIT = 512;
+
+// Scanner states.
+const START = 0, VALUE = 1, ARRAY_FIRST = 2, OBJECT_FIRST = 3, KEY = 4, COLON = 5, AFTER_VALUE = 6;
+const STRING = 7, ESCAPE = 8, HEX = 9, LITERAL = 10, DONE = 11, FAILED = 12;
+const N_MINUS = 20, N_ZERO = 21, N_INT = 22, N_DOT = 23, N_FRAC = 24, N_E = 25, N_E_SIGN = 26, N_EXP = 27;
+
+const OBJECT = 1, ARRAY = 2;
+const QUOTE = 0x22, BACKSLASH = 0x5c;
+const LITERALS = { t: Buffer.from('true'), f: Buffer.from('false'), n: Buffer.from('null') };
+const ESCAPES: Record<number, string> = { 0x22: '"', 0x5c: '\\', 0x2f: '/', 0x62: '\b', 0x66: '\f', 0x6e: '\n', 0x72: '\r', 0x74: '\t' };
+
+const isWhitespace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+/** A byte that starts a JSON value other than an object (array, string, number, true, false, null). */
+const startsOtherValue = (c: number): boolean => c === 0x5b || c === QUOTE || c === 0x2d || isDigit(c) || c === 0x74 || c === 0x66 || c === 0x6e;
+
+/** How keys are compared for duplicates: without case, as Go's encoding/json matches them (K→k and ſ→s included). */
+export const foldKey = (key: string): string => key.toLowerCase().replaceAll('ſ', 's');
+
+/** One level of the wanted fields: `model` and `generationConfig` at the root; `maxOutputTokens` below it. */
+interface FieldNode {
+  /** Exact key → the node below it. */
+  readonly children: Map<string, FieldNode>;
+  /** Folded key → the dotted name reported for a duplicate. */
+  readonly folded: Map<string, string>;
+  /** The dotted field this key ends, if one was asked for. */
+  field?: string;
+}
+
+/** An object on the way to a wanted field: which keys matter there and which it has shown. */
+interface Frame {
+  readonly node: FieldNode;
+  readonly seen: Set<string>;
+}
+
+const newNode = (): FieldNode => ({ children: new Map(), folded: new Map() });
+
+export class JsonFieldScanner {
+  /** Wanted fields found so far (dotted name → value); each is final once here. */
+  readonly found = new Map<string, FieldValue>();
+  problem: ScanProblem | undefined;
+
+  private readonly root = newNode();
+  private readonly wanted: number;
+  private state = START;
+  private depth = 0;
+  private readonly kinds = new Uint8Array(MAX_DEPTH + 1);
+  /** Tracked objects by depth; undefined where nothing wanted can be. */
+  private readonly frames: Array<Frame | undefined> = [];
+
+  // The key just read in a tracked object: what its value is to the scanner.
+  private valueField: string | undefined;
+  private valueNode: FieldNode | undefined;
+  /** The wanted field whose scalar value is being read. */
+  private pendingField: string | undefined;
+
+  // The string being read.
+  private stringIsKey = false;
+  private capturing = false;
+  private overlong = false;
+  private readonly bytes = Buffer.allocUnsafe(CAPTURE_LIMIT);
+  private byteCount = 0;
+  private rawCount = 0;
+  private text = '';
+  private hex = 0;
+  private hexDigits = 0;
+
+  // The number or literal being read.
+  private numberText = '';
+  private literal: Buffer = LITERALS.t;
+  private literalAt = 0;
+
+  /** @param fields dotted paths from the top-level object, e.g. `model`, `generationConfig.maxOutputTokens`. */
+  constructor(fields: readonly string[]) {
+    for (const field of new Set(fields)) {
+      let node = this.root;
+      let name = '';
+      for (const key of field.split('.')) {
+        name = name ? `${name}.${key}` : key;
+        let child = node.children.get(key);
+        if (!child) {
+          child = newNode();
+          node.children.set(key, child);
+          node.folded.set(foldKey(key), name);
+        }
+        node = child;
+      }
+      node.field = field;
+    }
+    this.wanted = new Set(fields).size;
+  }
+
+  /** The top-level object has closed (only whitespace may follow). */
+  get complete(): boolean {
+    return this.state === DONE;
+  }
+
+  /** Every wanted field was found. */
+  get allFound(): boolean {
+    return this.found.size === this.wanted;
+  }
+
+  /** Reads the next bytes; false once the body is known to be refused (see `problem`). */
+  write(buf: Uint8Array): boolean {
+    const n = buf.length;
+    let i = 0;
+    while (i < n) {
+      if (this.state === STRING) {
+        // The hot loop: step over plain string bytes, copying them only when this string is wanted.
+        const start = i;
+        let c = 0;
+        while (i < n) {
+          c = buf[i]!;
+          if (c === QUOTE || c === BACKSLASH || c < 0x20) break;
+          i++;
+        }
+        if (this.capturing && i > start) this.capture(buf, start, i);
+        if (i === n) break;
+        i++;
+        if (c === QUOTE) {
+          if (!this.endString()) return false;
+        } else if (c === BACKSLASH) this.state = ESCAPE;
+        else return this.fail({ reason: 'not_json' }); // a raw control character
+        continue;
+      }
+      const c = buf[i]!;
+      switch (this.state) {
+        case START:
+          if (isWhitespace(c)) break;
+          if (c !== 0x7b) return this.fail(startsOtherValue(c) ? { reason: 'not_object' } : { reason: 'not_json' });
+          if (!this.open(OBJECT, this.root)) return false;
+          break;
+        case VALUE:
+        case ARRAY_FIRST:
+          if (isWhitespace(c)) break;
+          if (c === 0x5d && this.state === ARRAY_FIRST) {
+            this.close();
+            break;
+          }
+          if (!this.beginValue(c)) return false;
+          break;
+        case OBJECT_FIRST:
+        case KEY:
+          if (isWhitespace(c)) break;
+          if (c === 0x7d && this.state === OBJECT_FIRST) {
+            this.close();
+            break;
+          }
+          if (c !== QUOTE) return this.fail({ reason: 'not_json' });
+          this.beginString(true, this.frames[this.depth] !== undefined);
+          break;
+        case COLON:
+          if (isWhitespace(c)) break;
+          if (c !== 0x3a) return this.fail({ reason: 'not_json' });
+          this.state = VALUE;
+          break;
+        case AFTER_VALUE:
+          if (isWhitespace(c)) break;
+          if (c === 0x2c) this.state = this.kinds[this.depth] === OBJECT ? KEY : VALUE;
+          else if (c === (this.kinds[this.depth] === OBJECT ? 0x7d : 0x5d)) this.close();
+          else return this.fail({ reason: 'not_json' });
+          break;
+        case ESCAPE: {
+          if (c === 0x75) {
+            this.state = HEX;
+            this.hex = 0;
+            this.hexDigits = 0;
+            break;
+          }
+          const decoded = ESCAPES[c];
+          if (decoded === undefined) return this.fail({ reason: 'not_json' });
+          if (this.capturing) this.captureChar(decoded, 2);
+          this.state = STRING;
+          break;
+        }
+        case HEX: {
+          const v = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
+          if (v < 0) return this.fail({ reason: 'not_json' });
+          this.hex = this.hex * 16 + v;
+          if (++this.hexDigits === 4) {
+            // A UTF-16 code unit: a surrogate pair's two escapes make one character, as in JSON.parse.
+            if (this.capturing) this.captureChar(String.fromCharCode(this.hex), 6);
+            this.state = STRING;
+          }
+          break;
+        }
+        case LITERAL:
+          if (c !== this.literal[this.literalAt]) return this.fail({ reason: 'not_json' });
+          if (++this.literalAt === this.literal.length) {
+            this.record(this.literal === LITERALS.n ? { kind: 'null' } : { kind: 'boolean', value: this.literal === LITERALS.t });
+            this.state = AFTER_VALUE;
+          }
+          break;
+        case DONE:
+          if (!isWhitespace(c)) return this.fail({ reason: 'not_json' });
+          break;
+        case FAILED:
+          return false;
+        default:
+          // A number: its grammar, one byte at a time. A byte that cannot extend it ends it and is read again.
+          if (!this.numberByte(c)) {
+            if (this.problem) return false;
+            continue;
+          }
+      }
+      i++;
+    }
+    return this.problem === undefined;
+  }
+
+  /** The body ended: true when it was one whole JSON object. */
+  end(): boolean {
+    if (this.problem) return false;
+    if (this.state !== DONE) return this.fail({ reason: 'not_json' });
+    return true;
+  }
+
+  private fail(problem: ScanProblem): false {
+    this.problem ??= problem;
+    this.state = FAILED;
+    return false;
+  }
+
+  private open(kind: number, node: FieldNode | undefined): boolean {
+    if (this.depth === MAX_DEPTH) return this.fail({ reason: 'too_deep', limit: MAX_DEPTH });
+    this.depth++;
+    this.kinds[this.depth] = kind;
+    this.frames[this.depth] = node ? { node, seen: new Set() } : undefined;
+    this.state = kind === OBJECT ? OBJECT_FIRST : ARRAY_FIRST;
+    return true;
+  }
+
+  private close(): void {
+    this.frames[this.depth] = undefined;
+    this.depth--;
+    this.state = this.depth === 0 ? DONE : AFTER_VALUE;
+  }
+
+  /** The first byte of a value: what kind it is, and whether it is a wanted field's. */
+  private beginValue(c: number): boolean {
+    const field = this.valueField;
+    const node = this.valueNode;
+    this.valueField = undefined;
+    this.valueNode = undefined;
+    this.pendingField = undefined;
+    if (c === 0x7b || c === 0x5b) {
+      if (field !== undefined) this.record({ kind: c === 0x7b ? 'object' : 'array' }, field);
+      // Only an object on the way to a wanted field is tracked; its keys are compared, others are stepped over.
+      return this.open(c === 0x7b ? OBJECT : ARRAY, c === 0x7b && node && node.children.size > 0 ? node : undefined);
+    }
+    this.pendingField = field;
+    if (c === QUOTE) {
+      this.beginString(false, field !== undefined);
+      return true;
+    }
+    if (c === 0x2d || isDigit(c)) {
+      this.numberText = String.fromCharCode(c);
+      this.state = c === 0x2d ? N_MINUS : c === 0x30 ? N_ZERO : N_INT;
+      return true;
+    }
+    const literal = c === 0x74 ? LITERALS.t : c === 0x66 ? LITERALS.f : c === 0x6e ? LITERALS.n : undefined;
+    if (!literal) return this.fail({ reason: 'not_json' });
+    this.literal = literal;
+    this.literalAt = 1;
+    this.state = LITERAL;
+    return true;
+  }
+
+  private record(value: FieldValue, field = this.pendingField): void {
+    if (field !== undefined && !this.found.has(field)) this.found.set(field, value);
+  }
+
+  /** One byte of a number; false when it is not part of the number (then the number is over, or wrong). */
+  private numberByte(c: number): boolean {
+    let next: number;
+    switch (this.state) {
+      case N_MINUS: next = c === 0x30 ? N_ZERO : isDigit(c) ? N_INT : -1; break;
+      case N_ZERO: next = c === 0x2e ? N_DOT : c === 0x65 || c === 0x45 ? N_E : 0; break;
+      case N_INT: next = isDigit(c) ? N_INT : c === 0x2e ? N_DOT : c === 0x65 || c === 0x45 ? N_E : 0; break;
+      case N_DOT: next = isDigit(c) ? N_FRAC : -1; break;
+      case N_FRAC: next = isDigit(c) ? N_FRAC : c === 0x65 || c === 0x45 ? N_E : 0; break;
+      case N_E: next = c === 0x2b || c === 0x2d ? N_E_SIGN : isDigit(c) ? N_EXP : -1; break;
+      case N_E_SIGN: next = isDigit(c) ? N_EXP : -1; break;
+      default: next = isDigit(c) ? N_EXP : 0; // N_EXP
+    }
+    if (next === -1) {
+      this.fail({ reason: 'not_json' });
+      return false;
+    }
+    if (next === 0) {
+      this.record({ kind: 'number', value: this.numberText.length > NUMBER_LIMIT ? NaN : Number(this.numberText) });
+      this.state = AFTER_VALUE;
+      return false;
+    }
+    if (this.pendingField !== undefined && this.numberText.length <= NUMBER_LIMIT) this.numberText += String.fromCharCode(c);
+    this.state = next;
+    return true;
+  }
+
+  private beginString(isKey: boolean, capture: boolean): void {
+    this.stringIsKey = isKey;
+    this.capturing = capture;
+    this.overlong = false;
+    this.byteCount = 0;
+    this.rawCount = 0;
+    this.text = '';
+    this.state = STRING;
+  }
+
+  private capture(buf: Uint8Array, start: number, end: number): void {
+    const len = end - start;
+    if (this.rawCount + len > CAPTURE_LIMIT) return this.giveUpCapture();
+    this.rawCount += len;
+    this.bytes.set(buf.subarray(start, end), this.byteCount);
+    this.byteCount += len;
+  }
+
+  private captureChar(char: string, rawLength: number): void {
+    if (this.rawCount + rawLength > CAPTURE_LIMIT) return this.giveUpCapture();
+    this.rawCount += rawLength;
+    // Plain bytes so far are UTF-8; an escape is a UTF-16 unit: flush one, then append the other.
+    if (this.byteCount > 0) this.text += this.bytes.toString('utf8', 0, this.byteCount);
+    this.byteCount = 0;
+    this.text += char;
+  }
+
+  private giveUpCapture(): void {
+    this.capturing = false;
+    this.overlong = true;
+    this.text = '';
+    this.byteCount = 0;
+  }
+
+  /** The closing quote: a value is recorded if wanted; a key of a tracked object is compared. False on a duplicate. */
+  private endString(): boolean {
+    const value = this.overlong ? undefined : this.text + (this.byteCount > 0 ? this.bytes.toString('utf8', 0, this.byteCount) : '');
+    this.capturing = false;
+    if (!this.stringIsKey) {
+      this.record({ kind: 'string', value });
+      this.state = AFTER_VALUE;
+      return true;
+    }
+    this.state = COLON;
+    const frame = this.frames[this.depth];
+    if (!frame || value === undefined) return true; // not a tracked object, or a key too long to be a wanted one
+    const folded = foldKey(value);
+    const name = frame.node.folded.get(folded);
+    if (name !== undefined) {
+      if (frame.seen.has(folded)) return this.fail({ reason: 'duplicate', field: name });
+      frame.seen.add(folded);
+    }
+    const child = frame.node.children.get(value);
+    this.valueField = child?.field;
+    this.valueNode = child;
+    return true;
+  }
+}
