@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { performance } from 'node:perf_hooks';
-import { newId, newToken, sha256Hex } from '../src/vault/secrets.js';
+import { newId, newToken, sha256Hex } from '../src/ids.js';
 import { stats, type Stats } from './load.js';
 import { ADMIN_TOKEN, sleep, startFake, startKeyward } from './servers.js';
 

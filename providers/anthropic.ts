@@ -1,5 +1,5 @@
 // Anthropic: https://docs.anthropic.com/en/api. SDK base URL: <gateway>/v1/proxy
-import type { ProviderPlugin } from '../src/gateway/contracts.js';
+import type { ProviderPlugin } from '../src/catalog/provider.js';
 
 export default {
   id: 'anthropic',

@@ -1,5 +1,5 @@
 // Cohere: https://docs.cohere.com/reference
-import type { ProviderPlugin } from '../src/gateway/contracts.js';
+import type { ProviderPlugin } from '../src/catalog/provider.js';
 
 export default {
   id: 'cohere',

@@ -1,5 +1,5 @@
 // DeepSeek: https://api-docs.deepseek.com/api/deepseek-api. Its base URL works with and without /v1
-import type { ProviderPlugin } from '../src/gateway/contracts.js';
+import type { ProviderPlugin } from '../src/catalog/provider.js';
 
 export default {
   id: 'deepseek',

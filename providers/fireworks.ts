@@ -1,5 +1,5 @@
 // Fireworks AI: https://docs.fireworks.ai/api-reference. SDK base URL: <gateway>/v1/proxy/inference/v1
-import type { ProviderPlugin } from '../src/gateway/contracts.js';
+import type { ProviderPlugin } from '../src/catalog/provider.js';
 
 export default {
   id: 'fireworks',

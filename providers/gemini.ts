@@ -1,6 +1,6 @@
 // Google AI (Gemini API): https://ai.google.dev/api. The model is a path segment;
 // `?key=` is how its REST examples pass a key, so it is stripped and accepted as the proxy token.
-import type { ProviderPlugin } from '../src/gateway/contracts.js';
+import type { ProviderPlugin } from '../src/catalog/provider.js';
 
 const versions = ['v1beta', 'v1'] as const;
 const actions = ['generateContent', 'streamGenerateContent', 'countTokens', 'embedContent', 'batchEmbedContents'] as const;

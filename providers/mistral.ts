@@ -1,5 +1,5 @@
 // Mistral AI: https://docs.mistral.ai/api/
-import type { ProviderPlugin } from '../src/gateway/contracts.js';
+import type { ProviderPlugin } from '../src/catalog/provider.js';
 
 export default {
   id: 'mistral',

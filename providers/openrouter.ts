@@ -1,5 +1,5 @@
 // OpenRouter: https://openrouter.ai/docs/api-reference. SDK base URL: <gateway>/v1/proxy/api/v1
-import type { ProviderPlugin } from '../src/gateway/contracts.js';
+import type { ProviderPlugin } from '../src/catalog/provider.js';
 
 export default {
   id: 'openrouter',

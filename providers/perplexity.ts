@@ -1,5 +1,5 @@
 // Perplexity: https://docs.perplexity.ai/api-reference
-import type { ProviderPlugin } from '../src/gateway/contracts.js';
+import type { ProviderPlugin } from '../src/catalog/provider.js';
 
 export default {
   id: 'perplexity',

@@ -1,5 +1,5 @@
 // Together AI: https://docs.together.ai/reference
-import type { ProviderPlugin } from '../src/gateway/contracts.js';
+import type { ProviderPlugin } from '../src/catalog/provider.js';
 
 export default {
   id: 'together',

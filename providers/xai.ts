@@ -1,5 +1,5 @@
 // xAI: https://docs.x.ai/docs/api-reference
-import type { ProviderPlugin } from '../src/gateway/contracts.js';
+import type { ProviderPlugin } from '../src/catalog/provider.js';
 
 export default {
   id: 'xai',

@@ -50,7 +50,7 @@ export interface Config {
   authCooldownS: number;
   /** Audit records are listed and kept this long (KEYWARD_AUDIT_RETENTION_DAYS). */
   auditRetentionDays: number;
-  /** Proxies in front that append to X-Forwarded-For (src/http/client-address.ts); 0 trusts none. */
+  /** Proxies in front that append to X-Forwarded-For (src/controls/client-address.ts); 0 trusts none. */
   trustedProxies: number;
   /** When set, GET /metrics needs `Authorization: Bearer` it. */
   metricsToken: string | undefined;

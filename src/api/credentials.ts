@@ -1,7 +1,7 @@
 /** /v1/credentials: store, list, read, rotate and delete provider keys (org token). */
 import { inject, injectable } from 'tsyringe';
 import { Errors } from '../errors.js';
-import { UsageRecorder } from '../gateway/usage-recorder.js';
+import { UsageRecorder } from '../accounting/usage-recorder.js';
 import { asObject, onlyFields } from '../http/body.js';
 import type { Router } from '../http/router.js';
 import { CredentialService } from '../vault/credential-service.js';

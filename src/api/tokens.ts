@@ -2,13 +2,13 @@
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import { Errors } from '../errors.js';
-import type { ProviderRegistry } from '../gateway/providers.js';
-import { UsageRecorder } from '../gateway/usage-recorder.js';
+import type { ProviderRegistry } from '../catalog/registry.js';
+import { UsageRecorder } from '../accounting/usage-recorder.js';
 import { asObject, onlyFields } from '../http/body.js';
 import type { Router } from '../http/router.js';
 import { Symbols } from '../symbols.js';
 import { CredentialService } from '../vault/credential-service.js';
-import { parseScopes } from '../vault/scopes.js';
+import { parseScopes } from '../catalog/scopes.js';
 import { TokenService } from '../vault/token-service.js';
 import { noQuery, orgOf, pageQuery } from './params.js';
 import { tokenView } from './views.js';

@@ -1,12 +1,12 @@
 /** GET /v1/usage (this month against the free tier) and GET /v1/audit (the organisation's trail). */
 import { inject, injectable } from 'tsyringe';
 import type { Config } from '../config.js';
-import { QuotaLedger } from '../gateway/quota-ledger.js';
-import { UsageRecorder } from '../gateway/usage-recorder.js';
+import { QuotaLedger } from '../accounting/quota-ledger.js';
+import { UsageRecorder } from '../accounting/usage-recorder.js';
 import type { Router } from '../http/router.js';
 import type { CredentialStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
-import { AuditLog } from '../vault/audit-log.js';
+import { AuditLog } from '../controls/audit-log.js';
 import { noQuery, orgOf, pageQuery } from './params.js';
 import { auditView } from './views.js';
 

@@ -13,7 +13,7 @@ export function credentialView(c: CredentialRecord, usage?: UsageCounts) {
     object: 'credential',
     provider: c.provider,
     // Plain fields (OpenAI's `organization`…): stored only under names the provider declares, and a
-    // provider may not declare one of this view's own keys (gateway/providers.ts).
+    // provider may not declare one of this view's own keys (catalog/registry.ts).
     ...(c.fields ?? {}),
     key_hint: c.keyHint,
     created_at: iso(c.createdAt),

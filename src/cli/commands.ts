@@ -6,13 +6,13 @@
  */
 import { pageQuery } from '../api/params.js';
 import { auditView, credentialView, iso, tokenView } from '../api/views.js';
-import { periodOf } from '../gateway/periods.js';
-import { ProviderRegistry } from '../gateway/providers.js';
+import { periodOf } from '../accounting/periods.js';
+import { ProviderRegistry } from '../catalog/registry.js';
 import type { Vault } from '../container.js';
 import { BAD_CURSOR, type OrgRecord, type PageQuery } from '../store/ports.js';
 import { RewrapService } from '../vault/rewrap-service.js';
-import { parseScopes } from '../vault/scopes.js';
-import { isId } from '../vault/secrets.js';
+import { parseScopes } from '../catalog/scopes.js';
+import { isId } from '../ids.js';
 import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.js';
 
 export type OptionName =

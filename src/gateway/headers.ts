@@ -8,15 +8,10 @@
  * plain fields set them.
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
-import type { Provider } from './providers.js';
+import type { Provider } from '../catalog/registry.js';
+import { CREDENTIAL_HEADERS, HOP_BY_HOP } from '../catalog/header-names.js';
 
-export const CREDENTIAL_HEADERS = new Set([
-  'authorization', 'proxy-authorization', 'x-api-key', 'x-goog-api-key', 'api-key', 'x-proxy-token', 'cookie', 'cookie2',
-]);
-
-export const HOP_BY_HOP = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'expect', 'http2-settings',
-]);
+export { CREDENTIAL_HEADERS, HOP_BY_HOP };
 
 /**
  * Account selection: with these a caller could act for another organisation or project the

@@ -23,7 +23,7 @@ import type { BodyScan } from './body-scan.js';
 import type { ProxyContext } from './contracts.js';
 import { downstreamHeaders, stripKeyParams, upstreamHeaders } from './headers.js';
 import { StreamMasker, maskString } from './masking.js';
-import type { Provider } from './providers.js';
+import type { Provider } from '../catalog/registry.js';
 
 export interface ResponseTap {
   scan(chunk: Buffer): void;

@@ -9,13 +9,13 @@ import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
-import type { ProviderRegistry } from '../gateway/providers.js';
+import type { ProviderRegistry } from '../catalog/registry.js';
 import type { Logger } from '../log.js';
 import { UnwrapFailed } from '../kms/key-wrapper.js';
 import { BAD_CURSOR, type ChangeFeed, type CredentialRecord, type CredentialStore, type Page, type PageQuery } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { Envelope, type CredentialRef } from './envelope.js';
-import { newId } from './secrets.js';
+import { newId } from '../ids.js';
 import { CoalescingCache } from './coalescing-cache.js';
 import { TokenService } from './token-service.js';
 

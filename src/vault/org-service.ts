@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
 import type { OrgRecord, OrgStore, OrgTokenRecord } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
-import { isWellFormedToken, newId, newToken, secretEquals, sha256Hex } from './secrets.js';
+import { isWellFormedToken, newId, newToken, secretEquals, sha256Hex } from '../ids.js';
 
 export interface OrgPrincipal {
   org: OrgRecord;

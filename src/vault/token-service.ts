@@ -11,11 +11,17 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { parseDuration } from '../config.js';
 import { Errors } from '../errors.js';
-import type { ResolvedToken } from '../gateway/contracts.js';
 import { BAD_CURSOR, type ChangeFeed, type CredentialStore, type Page, type PageQuery, type TokenRecord, type TokenScopes, type TokenStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { CoalescingCache } from './coalescing-cache.js';
-import { isWellFormedToken, newId, newToken, sha256Hex } from './secrets.js';
+import { isWellFormedToken, newId, newToken, sha256Hex } from '../ids.js';
+
+/** What the auth plugin resolves a proxy token to. */
+export interface ResolvedToken {
+  token: TokenRecord;
+  /** `fields`: the credential's plain fields, so the hot path sends them with no store read. */
+  credential: { id: string; orgId: string; provider: string; fields?: Readonly<Record<string, string>> };
+}
 
 const TOKEN_CACHE_TTL_MS = 60_000;
 const TOKEN_CACHE_MAX = 50_000;

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import test from 'ava';
 import { CredentialService } from '../../src/vault/credential-service.js';
-import { newToken } from '../../src/vault/secrets.js';
+import { newToken } from '../../src/ids.js';
 import { api, createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { monotonicClock, RFC3339_MS_UTC } from '../support/clocks.js';
 

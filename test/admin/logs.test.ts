@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import test from 'ava';
 import { CredentialService } from '../../src/vault/credential-service.js';
-import { newToken, randomBase62 } from '../../src/vault/secrets.js';
+import { newToken, randomBase62 } from '../../src/ids.js';
 import { TokenService } from '../../src/vault/token-service.js';
 import { ADMIN_TOKEN, api, createOrg, startApp } from '../support/app.js';
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { isWellFormedToken } from '../../src/vault/secrets.js';
+import { isWellFormedToken } from '../../src/ids.js';
 import { ADMIN_TOKEN, api, createCredential, createOrg, startApp } from '../support/app.js';
 import { ManualClock, RFC3339_MS_UTC } from '../support/clocks.js';
 

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import test from 'ava';
-import { isWellFormedToken } from '../../src/vault/secrets.js';
+import { isWellFormedToken } from '../../src/ids.js';
 import { api, createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { ManualClock, monotonicClock, RFC3339_MS_UTC } from '../support/clocks.js';
 

@@ -7,8 +7,8 @@
 import test from 'ava';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ProviderRegistry } from '../../src/gateway/providers.js';
-import { matchRoute } from '../../src/gateway/path.js';
+import { ProviderRegistry } from '../../src/catalog/registry.js';
+import { matchRoute } from '../../src/catalog/path.js';
 import { mintToken } from '../support/app.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 import { adversary, call, isError, rawRequest, request, sleep, type Adversary } from './_harness.js';

@@ -7,7 +7,7 @@ import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { isWellFormedToken, randomBase62 } from '../../src/vault/secrets.js';
+import { isWellFormedToken, randomBase62 } from '../../src/ids.js';
 import { api, startApp, tempDir } from '../support/app.js';
 import { cli, cliAll } from '../support/cli.js';
 import { RFC3339_MS_UTC } from '../support/clocks.js';

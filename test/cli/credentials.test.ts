@@ -6,7 +6,7 @@ import 'reflect-metadata';
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { CredentialService } from '../../src/vault/credential-service.js';
-import { randomBase62 } from '../../src/vault/secrets.js';
+import { randomBase62 } from '../../src/ids.js';
 import { api, startApp, tempDir } from '../support/app.js';
 import { cli } from '../support/cli.js';
 

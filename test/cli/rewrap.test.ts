@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config.js';
 import { openVault } from '../../src/container.js';
 import { localKekId } from '../../src/kms/local.js';
 import { createLogger } from '../../src/log.js';
-import { randomBase62 } from '../../src/vault/secrets.js';
+import { randomBase62 } from '../../src/ids.js';
 import { tempDir } from '../support/app.js';
 import { cli } from '../support/cli.js';
 

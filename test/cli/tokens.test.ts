@@ -5,7 +5,7 @@
 import 'reflect-metadata';
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { isWellFormedToken, randomBase62 } from '../../src/vault/secrets.js';
+import { isWellFormedToken, randomBase62 } from '../../src/ids.js';
 import { TokenService } from '../../src/vault/token-service.js';
 import { api, createCredential, createOrg, mintToken, startApp, tempDir } from '../support/app.js';
 import { cli, cliAll } from '../support/cli.js';

@@ -8,7 +8,7 @@ import test from 'ava';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { BAD_CURSOR, type AuditRecord, type AuditStore } from '../../src/store/ports.js';
 import { Symbols } from '../../src/symbols.js';
-import { AuditLog } from '../../src/vault/audit-log.js';
+import { AuditLog } from '../../src/controls/audit-log.js';
 import { ADMIN_TOKEN, api, createOrg, startApp, TEST_ABUSE_LIMITS } from '../support/app.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
 

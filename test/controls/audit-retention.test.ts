@@ -8,7 +8,7 @@ import test from 'ava';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { AuditLog } from '../../src/vault/audit-log.js';
+import { AuditLog } from '../../src/controls/audit-log.js';
 import { api, createOrg, startApp } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';
 

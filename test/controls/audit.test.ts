@@ -63,7 +63,7 @@ test('failed authentications are audited without an organisation and never with 
   const app = await startApp(t);
   await api(app, 'GET', '/v1/credentials', { token: 'otok_guessing_a_token' });
   await fetch(`${app.url}/v1/proxy/v1/models`, { headers: { 'x-proxy-token': 'ptok_guess' } });
-  const store = app.server.container.resolve<any>((await import('../../src/vault/audit-log.js')).AuditLog);
+  const store = app.server.container.resolve<any>((await import('../../src/controls/audit-log.js')).AuditLog);
   const page = await store.list('', { limit: 10 });
   const failed = page.data.filter((e: any) => e.action === 'auth.failed');
   // Refusals are aggregated per (org, action, address, minute): one record, or two across a minute's edge.

@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import type { IncomingMessage } from 'node:http';
-import { addressBucket, clientAddress } from '../../src/http/client-address.js';
+import { addressBucket, clientAddress } from '../../src/controls/client-address.js';
 import { api, createCredential, createOrg, startApp, type TestApp } from '../support/app.js';
 
 function req(socket: string | undefined, ...xff: string[]): IncomingMessage {

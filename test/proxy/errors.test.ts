@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BackendUnavailable } from '../../src/errors.js';
 import { Symbols } from '../../src/symbols.js';
 import type { Store } from '../../src/store/ports.js';
-import { newToken } from '../../src/vault/secrets.js';
+import { newToken } from '../../src/ids.js';
 import { api, createCredential, mintToken, type TestApp } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';
 import { startFakeProvider } from '../support/fake-provider.js';

@@ -6,9 +6,9 @@
  */
 import test from 'ava';
 import { ApiError } from '../../src/errors.js';
-import { compileRoute, matchRoute, normaliseProviderPath, routeAdmitsPrefix, validRoutePattern } from '../../src/gateway/path.js';
-import { validateProvider } from '../../src/gateway/providers.js';
-import { modelAllowed, parseScopes, pathAllowed } from '../../src/vault/scopes.js';
+import { compileRoute, matchRoute, normaliseProviderPath, routeAdmitsPrefix, validRoutePattern } from '../../src/catalog/path.js';
+import { validateProvider } from '../../src/catalog/registry.js';
+import { modelAllowed, parseScopes, pathAllowed } from '../../src/catalog/scopes.js';
 import anthropic from '../../providers/anthropic.js';
 import gemini from '../../providers/gemini.js';
 import openai from '../../providers/openai.js';

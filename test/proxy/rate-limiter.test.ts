@@ -1,6 +1,6 @@
 import test from 'ava';
 import { ApiError } from '../../src/errors.js';
-import { RateLimiter } from '../../src/gateway/rate-limiter.js';
+import { RateLimiter } from '../../src/accounting/rate-limiter.js';
 import { mintToken } from '../support/app.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
 

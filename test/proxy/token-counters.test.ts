@@ -11,7 +11,7 @@ import test from 'ava';
 import http from 'node:http';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.js';
-import { QuotaLedger, TOKEN_IDLE_MS } from '../../src/gateway/quota-ledger.js';
+import { QuotaLedger, TOKEN_IDLE_MS } from '../../src/accounting/quota-ledger.js';
 import { createLogger } from '../../src/log.js';
 import type { LeaseStore, Store } from '../../src/store/ports.js';
 import { Symbols } from '../../src/symbols.js';

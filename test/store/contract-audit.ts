@@ -6,7 +6,7 @@
 import type { TestFn } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { BAD_CURSOR, type AuditRecord } from '../../src/store/ports.js';
-import { newId } from '../../src/vault/secrets.js';
+import { newId } from '../../src/ids.js';
 import type { StoreHarness } from './contract.js';
 
 /** An expiry no test reaches (2096; Firestore Timestamps stop at year 9999). */

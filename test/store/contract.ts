@@ -10,7 +10,7 @@ import { BackendUnavailable } from '../../src/errors.js';
 import {
   BAD_CURSOR, type Change, type CredentialRecord, type IdempotencyRecord, type OrgRecord, type OrgTokenRecord, type SealedKey, type Store, type TokenRecord,
 } from '../../src/store/ports.js';
-import { newId, newToken, sha256Hex } from '../../src/vault/secrets.js';
+import { newId, newToken, sha256Hex } from '../../src/ids.js';
 import { auditContract } from './contract-audit.js';
 
 export interface Backend {

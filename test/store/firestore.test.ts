@@ -1,6 +1,6 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { newId, newToken, sha256Hex } from '../../src/vault/secrets.js';
+import { newId, newToken, sha256Hex } from '../../src/ids.js';
 import { startEmulator } from '../support/firestore-emulator.js';
 import { storeContract } from './contract.js';
 

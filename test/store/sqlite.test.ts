@@ -3,7 +3,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { BAD_CURSOR, type AuditRecord, type Store } from '../../src/store/ports.js';
-import { newId, newToken, sha256Hex } from '../../src/vault/secrets.js';
+import { newId, newToken, sha256Hex } from '../../src/ids.js';
 import { tempDir } from '../support/app.js';
 import { storeContract } from './contract.js';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { ApiError, toApiError } from '../../src/errors.js';
 import { CredentialService } from '../../src/vault/credential-service.js';
-import { randomBase62, sha256Hex } from '../../src/vault/secrets.js';
+import { randomBase62, sha256Hex } from '../../src/ids.js';
 import { TokenService } from '../../src/vault/token-service.js';
 import { api, createCredential, createOrg, mintToken, startApp, tempDir, type TestApp } from '../support/app.js';
 

@@ -12,7 +12,7 @@ import type { Change, TokenRecord } from '../../src/store/ports.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Symbols } from '../../src/symbols.js';
 import { CredentialService } from '../../src/vault/credential-service.js';
-import { sha256Hex } from '../../src/vault/secrets.js';
+import { sha256Hex } from '../../src/ids.js';
 import { TokenService } from '../../src/vault/token-service.js';
 import { api, createCredential, createOrg, mintToken, startApp, type TestApp } from '../support/app.js';
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { isId, isWellFormedToken, newId, newToken } from '../../src/vault/secrets.js';
+import { isId, isWellFormedToken, newId, newToken } from '../../src/ids.js';
 
 test('ids sort in creation order, even thousands within one millisecond', (t) => {
   const ids = Array.from({ length: 5000 }, () => newId('cred'));

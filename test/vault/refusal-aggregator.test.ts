@@ -1,7 +1,7 @@
 /** The refusal aggregator: one record per (org, action, address, minute), ids every instance derives alike, bounded memory without drops. */
 import test from 'ava';
-import { ANY_ADDRESS, RefusalAggregator, refusalId, type AuditEntry } from '../../src/vault/refusal-aggregator.js';
-import { isId } from '../../src/vault/secrets.js';
+import { ANY_ADDRESS, RefusalAggregator, refusalId, type AuditEntry } from '../../src/controls/refusal-aggregator.js';
+import { isId } from '../../src/ids.js';
 
 const MINUTE = 60_000;
 const T0 = Date.UTC(2026, 10, 15, 12, 0, 0);

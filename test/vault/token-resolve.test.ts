@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import test from 'ava';
 import { CredentialService } from '../../src/vault/credential-service.js';
-import { newToken } from '../../src/vault/secrets.js';
+import { newToken } from '../../src/ids.js';
 import { TokenService } from '../../src/vault/token-service.js';
 import { api, createCredential, createOrg, mintToken, startApp, type TestApp } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';

@@ -24,8 +24,8 @@ import type { Logger } from '../log.js';
 import { BAD_CURSOR, type AuditRecord, type AuditStore, type Page, type PageQuery } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { Errors } from '../errors.js';
-import { newId } from './secrets.js';
-import { BackgroundFlush } from '../background-flush.js';
+import { newId } from '../ids.js';
+import { BackgroundFlush } from '../accounting/background-flush.js';
 import { RefusalAggregator, type AuditEntry } from './refusal-aggregator.js';
 
 export type { AuditEntry } from './refusal-aggregator.js';

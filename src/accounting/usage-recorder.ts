@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import type { UsageCounts, UsageDelta, UsageScope, UsageStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { periodOf } from './periods.js';
-import { BackgroundFlush } from '../background-flush.js';
+import { BackgroundFlush } from './background-flush.js';
 
 const FLUSH_MS = 1000;
 

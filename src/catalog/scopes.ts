@@ -5,8 +5,8 @@
  * before quota, so a refusal never counts.
  */
 import { Errors } from '../errors.js';
-import { matchRoute, routeAdmitsPrefix } from '../gateway/path.js';
-import type { Provider } from '../gateway/providers.js';
+import { matchRoute, routeAdmitsPrefix } from './path.js';
+import type { Provider } from './registry.js';
 import type { TokenScopes } from '../store/ports.js';
 
 const MODEL = /^[A-Za-z0-9._:\/@+-]{1,200}\*?$|^\*$/;

@@ -5,7 +5,7 @@
  * backslashes, double encoding, dot segments, empty segments (`//host`), and
  * any character outside the unreserved set. What is matched is what is sent.
  */
-import type { HttpMethod, ProviderRoute } from './contracts.js';
+import type { HttpMethod, ProviderRoute } from './provider.js';
 
 const SEGMENT = /^[A-Za-z0-9._~:-]+$/;
 const RAW = /^[A-Za-z0-9._~:%/-]*$/;

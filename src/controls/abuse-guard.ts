@@ -1,6 +1,6 @@
 /**
  * Abuse controls. Failed authentications are counted per client address
- * (src/http/client-address.ts; IPv6 by its /64) in one-minute windows; past
+ * (src/controls/client-address.ts; IPv6 by its /64) in one-minute windows; past
  * KEYWARD_AUTH_FAILURES the address cools down for KEYWARD_AUTH_COOLDOWN_S:
  * a request from it that fails authentication gets 429 too_many_failures
  * instead of 401, which makes guessing tokens pointless. A request whose token
@@ -11,7 +11,7 @@ import { LRUCache } from 'lru-cache';
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { addressBucket } from '../http/client-address.js';
+import { addressBucket } from './client-address.js';
 import { ApiError, Errors } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Symbols } from '../symbols.js';

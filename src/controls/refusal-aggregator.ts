@@ -14,7 +14,7 @@
  * dropped; `take` reports how many events were folded, for the log.
  */
 import type { AuditRecord } from '../store/ports.js';
-import { derivedId } from './secrets.js';
+import { derivedId } from '../ids.js';
 
 export type AuditEntry = Omit<AuditRecord, 'id' | 'time' | 'count' | 'expireAt'>;
 

@@ -6,8 +6,8 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { CredentialField, HttpMethod, ProviderPlugin } from './contracts.js';
-import { CREDENTIAL_HEADERS, HOP_BY_HOP } from './headers.js';
+import type { CredentialField, HttpMethod, ProviderPlugin } from './provider.js';
+import { CREDENTIAL_HEADERS, HOP_BY_HOP } from './header-names.js';
 import { compileRoute, validRoutePattern, type CompiledRoute } from './path.js';
 
 export interface Provider extends ProviderPlugin {
