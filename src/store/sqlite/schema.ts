@@ -1,12 +1,16 @@
 /**
- * The SQLite store's tables, created if missing (SqliteAudit.migrate adds the
- * audit table's `count` and `expire_at`, SqliteStore.migrate the credentials' `fields`, to a file made before them), and the
- * row mappers of the records the store itself reads.
+ * The SQLite store's tables and their migrations: `createSchema` creates what is
+ * missing and adds the columns that came later (credentials' `fields`, audit's
+ * `count` and `expire_at`) to a file made before them, each in one write
+ * transaction re-checked inside it, so two processes opening the same old file
+ * do not both alter a table.
  */
-import type { CredentialRecord, OrgTokenRecord, TokenRecord } from '../ports.js';
-import type { Row } from './sqlite-sql.js';
+import type { SqliteDb } from './db.js';
 
-export const SCHEMA = `
+/** Records written before retention existed are kept this long (the default KEYWARD_AUDIT_RETENTION_DAYS). */
+const LEGACY_RETENTION_MS = 400 * 86_400_000;
+
+const SCHEMA = `
 CREATE TABLE IF NOT EXISTS orgs (
   id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL
 ) STRICT;
@@ -50,23 +54,30 @@ CREATE TABLE IF NOT EXISTS meta (
 ) STRICT;
 `;
 
-const buf = (v: unknown): Buffer => Buffer.from(v as Uint8Array);
-
-export function toCredential(r: Row): CredentialRecord {
-  return {
-    id: r.id as string, orgId: r.org_id as string, provider: r.provider as string, keyHint: r.key_hint as string,
-    wrappedDek: buf(r.wrapped_dek), kekId: r.kek_id as string, nonce: buf(r.nonce), ciphertext: buf(r.ciphertext),
-    fields: JSON.parse((r.fields as string | undefined) ?? '{}'), createdAt: r.created_at as number, updatedAt: r.updated_at as number,
-  };
+/** Creates the tables if missing, then migrates an older file (see the header). */
+export function createSchema(db: SqliteDb): void {
+  db.exec(SCHEMA);
+  addCredentialFields(db);
+  addAuditRetention(db);
 }
 
-export function toToken(r: Row): TokenRecord {
-  return {
-    id: r.id as string, orgId: r.org_id as string, credentialId: r.credential_id as string, tokenHash: r.token_hash as string,
-    scopes: JSON.parse(r.scopes as string), createdAt: r.created_at as number, expiresAt: r.expires_at as number,
-  };
+function addCredentialFields(db: SqliteDb): void {
+  const hasFields = () => db.all('PRAGMA table_info(credentials)').some((c) => c.name === 'fields');
+  if (hasFields()) return;
+  db.tx(() => {
+    if (!hasFields()) db.exec("ALTER TABLE credentials ADD COLUMN fields TEXT NOT NULL DEFAULT '{}'");
+  });
 }
 
-export function toOrgToken(r: Row): OrgTokenRecord {
-  return { id: r.id as string, orgId: r.org_id as string, tokenHash: r.token_hash as string, createdAt: r.created_at as number, expiresAt: (r.expires_at as number | null) ?? null };
+/** Adds `count` and `expire_at` to an audit table made before they existed (old records: count 1, kept the legacy retention). */
+function addAuditRetention(db: SqliteDb): void {
+  db.tx(() => {
+    const columns = new Set(db.all('PRAGMA table_info(audit)').map((c) => c.name as string));
+    if (!columns.has('count')) db.run('ALTER TABLE audit ADD COLUMN count INTEGER NOT NULL DEFAULT 1');
+    if (!columns.has('expire_at')) {
+      db.run('ALTER TABLE audit ADD COLUMN expire_at INTEGER NOT NULL DEFAULT 0');
+      db.run('UPDATE audit SET expire_at = time + ?', LEGACY_RETENTION_MS);
+    }
+    db.run('CREATE INDEX IF NOT EXISTS audit_expire ON audit(expire_at)');
+  });
 }

@@ -5,22 +5,38 @@
  * claim is retried. The request hash is the caller's (an HMAC of the body).
  */
 import { createHash } from 'node:crypto';
-import type { Firestore as FirestoreClient } from '@google-cloud/firestore';
+import type { DocumentReference } from '@google-cloud/firestore';
 import { BackendUnavailable } from '../../errors.js';
-import type { IdempotencyRecord } from '../ports.js';
-import { Code, errCode } from './firestore-codes.js';
+import type { IdempotencyRecord, IdempotencyStore } from '../ports.js';
+import { Code, errCode, MAX_ROUNDS, type FirestoreDb } from './db.js';
 
-/** Contended claims give up after this many rounds. */
-const MAX_ROUNDS = 200;
+export class FirestoreIdempotency implements IdempotencyStore {
+  constructor(private readonly db: FirestoreDb) {}
 
-export class FirestoreIdempotency {
-  constructor(private readonly db: FirestoreClient) {}
-
-  private doc(scope: string) {
-    return this.db.collection('idempotency').doc(createHash('sha256').update(scope).digest('hex'));
+  private doc(scope: string): DocumentReference {
+    return this.db.idempotency.doc(createHash('sha256').update(scope).digest('hex'));
   }
 
-  async claim(record: IdempotencyRecord, expireBefore: number): Promise<'claimed' | IdempotencyRecord> {
+  claimIdempotency(record: IdempotencyRecord, expireBefore: number): Promise<'claimed' | IdempotencyRecord> {
+    return this.db.guard(() => this.claim(record, expireBefore));
+  }
+
+  completeIdempotency(scope: string, response: { status: number; body: unknown }): Promise<void> {
+    return this.db.guard(async () => {
+      await this.doc(scope).update({ response: JSON.stringify(response) });
+    });
+  }
+
+  /** Frees a claim still running (no response): a completed one stays, to be replayed. */
+  releaseIdempotency(scope: string): Promise<void> {
+    return this.db.guard(async () => {
+      const ref = this.doc(scope);
+      const d = await ref.get();
+      if (d.exists && !d.get('response')) await ref.delete({ lastUpdateTime: d.updateTime! }).catch(() => {});
+    });
+  }
+
+  private async claim(record: IdempotencyRecord, expireBefore: number): Promise<'claimed' | IdempotencyRecord> {
     const ref = this.doc(record.scope);
     for (let round = 0; round < MAX_ROUNDS; round++) {
       try {
@@ -44,15 +60,5 @@ export class FirestoreIdempotency {
       }
     }
     throw new BackendUnavailable('firestore (idempotency contention)');
-  }
-
-  async complete(scope: string, response: { status: number; body: unknown }): Promise<void> {
-    await this.doc(scope).update({ response: JSON.stringify(response) });
-  }
-
-  async release(scope: string): Promise<void> {
-    const ref = this.doc(scope);
-    const d = await ref.get();
-    if (d.exists && !d.get('response')) await ref.delete({ lastUpdateTime: d.updateTime! }).catch(() => {});
   }
 }

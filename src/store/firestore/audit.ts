@@ -13,26 +13,22 @@
  * steady flood costs one batched increment per record per flush. A flush that
  * fails part-way is retried whole, so under store errors a count can be high
  * (at least once, as usage counters are); SQLite's single transaction is exact.
+ * Expired records are deleted by Firestore itself, so `deleteExpiredAudit` has nothing to do.
  */
 import firestorePkg from '@google-cloud/firestore';
-import type { CollectionReference, DocumentData, DocumentSnapshot, Firestore as FirestoreClient, Timestamp as TimestampType } from '@google-cloud/firestore';
+import type { DocumentData, DocumentSnapshot, Timestamp as TimestampType } from '@google-cloud/firestore';
 import { LRUCache } from 'lru-cache';
-import { BAD_CURSOR, type AuditRecord, type Page, type PageQuery } from '../ports.js';
-import { Code, errCode } from './firestore-codes.js';
+import { BAD_CURSOR, type AuditRecord, type AuditStore, type Page, type PageQuery } from '../ports.js';
+import { BATCH_WRITES, Code, errCode, sortKey, type FirestoreDb } from './db.js';
 
 const { FieldValue, Timestamp } = firestorePkg;
 
-/** Firestore allows 500 writes per batch; stay well under it. */
-const BATCH_WRITES = 400;
 /** First writes of new aggregated records run this many at a time. */
 const CREATE_CONCURRENCY = 32;
 /** A page is filled from reads of at least this many documents, so a run of expired ones is skipped in few round trips. */
 const MIN_READ = 50;
 /** Records written before retention existed are listed this long (the default KEYWARD_AUDIT_RETENTION_DAYS); the TTL policy ignores them. */
 const LEGACY_RETENTION_MS = 400 * 86_400_000;
-
-/** The same key as the other lists': fixed-width time, then the id, so string order is (time, id) order. */
-const sortKey = (time: number, id: string): string => `${String(time).padStart(16, '0')}|${id}`;
 
 function toDoc({ expireAt, ...r }: AuditRecord): DocumentData {
   return { ...r, orgId: r.org, sortKey: sortKey(r.time, r.id), expire_at: Timestamp.fromMillis(expireAt) };
@@ -48,31 +44,47 @@ function toAudit(d: DocumentSnapshot): AuditRecord {
   };
 }
 
-export class FirestoreAudit {
-  private readonly audit: CollectionReference;
+export class FirestoreAudit implements AuditStore {
   /** Aggregated record ids known to exist: their next counts are plain increments. */
   private readonly known = new LRUCache<string, true>({ max: 20_000 });
 
-  constructor(private readonly db: FirestoreClient) {
-    this.audit = db.collection('audit');
+  constructor(private readonly db: FirestoreDb) {}
+
+  appendAudit(records: AuditRecord[]): Promise<void> {
+    if (records.length === 0) return Promise.resolve();
+    return this.db.guard(() => this.append(records));
+  }
+
+  addAuditCounts(records: AuditRecord[]): Promise<void> {
+    if (records.length === 0) return Promise.resolve();
+    return this.db.guard(() => this.addCounts(records));
+  }
+
+  listAudit(orgId: string, q: PageQuery, now = Date.now()): Promise<Page<AuditRecord> | typeof BAD_CURSOR> {
+    return this.db.guard(() => this.list(orgId, q, now));
+  }
+
+  /** Firestore deletes expired records itself (a TTL policy on `expire_at`). */
+  async deleteExpiredAudit(): Promise<number> {
+    return 0;
   }
 
   /** set(), not create(): a retry of a write that did land (a timeout) rewrites the same record instead of failing for ever. */
-  async append(records: AuditRecord[]): Promise<void> {
+  private async append(records: AuditRecord[]): Promise<void> {
     for (let i = 0; i < records.length; i += BATCH_WRITES) {
-      const batch = this.db.batch();
-      for (const r of records.slice(i, i + BATCH_WRITES)) batch.set(this.audit.doc(r.id), toDoc(r));
+      const batch = this.db.client.batch();
+      for (const r of records.slice(i, i + BATCH_WRITES)) batch.set(this.db.audit.doc(r.id), toDoc(r));
       await batch.commit();
     }
   }
 
-  async addCounts(records: AuditRecord[]): Promise<void> {
+  private async addCounts(records: AuditRecord[]): Promise<void> {
     const increments = records.filter((r) => this.known.has(r.id));
     const fresh = records.filter((r) => !this.known.has(r.id));
     for (let i = 0; i < fresh.length; i += CREATE_CONCURRENCY) {
       await Promise.all(fresh.slice(i, i + CREATE_CONCURRENCY).map(async (r) => {
         try {
-          await this.audit.doc(r.id).create(toDoc(r));
+          await this.db.audit.doc(r.id).create(toDoc(r));
         } catch (err) {
           if (errCode(err) !== Code.ALREADY_EXISTS) throw err;
           increments.push(r); // another instance wrote it first: add to its count
@@ -82,8 +94,8 @@ export class FirestoreAudit {
     }
     for (let i = 0; i < increments.length; i += BATCH_WRITES) {
       const chunk = increments.slice(i, i + BATCH_WRITES);
-      const batch = this.db.batch();
-      for (const r of chunk) batch.update(this.audit.doc(r.id), { count: FieldValue.increment(r.count) });
+      const batch = this.db.client.batch();
+      for (const r of chunk) batch.update(this.db.audit.doc(r.id), { count: FieldValue.increment(r.count) });
       try {
         await batch.commit();
       } catch (err) {
@@ -95,10 +107,10 @@ export class FirestoreAudit {
   }
 
   /** Newest first; expired records (not yet deleted by the TTL policy) are skipped, reading on until the page is full. */
-  async list(orgId: string, q: PageQuery, now: number): Promise<Page<AuditRecord> | typeof BAD_CURSOR> {
+  private async list(orgId: string, q: PageQuery, now: number): Promise<Page<AuditRecord> | typeof BAD_CURSOR> {
     let after: string | undefined;
     if (q.startingAfter !== undefined) {
-      const cursor = await this.audit.doc(q.startingAfter).get();
+      const cursor = await this.db.audit.doc(q.startingAfter).get();
       if (!cursor.exists || cursor.get('orgId') !== orgId) return BAD_CURSOR;
       after = cursor.get('sortKey') as string;
     }
@@ -106,7 +118,7 @@ export class FirestoreAudit {
     const want = q.limit + 1;
     const read = Math.max(want, MIN_READ);
     for (;;) {
-      let query = this.audit.where('orgId', '==', orgId);
+      let query = this.db.audit.where('orgId', '==', orgId);
       if (after !== undefined) query = query.where('sortKey', '<', after);
       const snap = await query.orderBy('sortKey', 'desc').limit(read).get();
       for (const d of snap.docs) {

@@ -1,0 +1,89 @@
+/**
+ * One adapter as the whole `Store`: a thin composer over one object per port.
+ * Each adapter (sqlite-store.ts, firestore-store.ts) builds its port objects
+ * over one shared connection and hands them here; every port method is passed
+ * through unchanged, so the port objects alone define what the store does.
+ * The composer is what the container registers for `Store` and for every port
+ * symbol (tests replace a method on it to simulate an outage, so services must
+ * reach the ports through it), and what tests and the CLI construct.
+ */
+import type {
+  AuditRecord, AuditStore, Change, ChangeFeed, CredentialRecord, CredentialStore, IdempotencyRecord, IdempotencyStore, LeaseStore, OrgRecord,
+  OrgStore, OrgTokenRecord, PageQuery, SealedKey, SecretStore, Store, StoredSecret, TokenRecord, TokenStore, UsageDelta, UsageScope, UsageStore,
+} from './ports.js';
+
+/** The port objects an adapter is made of. */
+export interface StorePorts {
+  orgs: OrgStore;
+  credentials: CredentialStore;
+  tokens: TokenStore;
+  leases: LeaseStore;
+  usage: UsageStore;
+  changes: ChangeFeed;
+  audit: AuditStore;
+  idempotency: IdempotencyStore;
+  secrets: SecretStore;
+}
+
+export abstract class ComposedStore<P extends StorePorts = StorePorts> implements Store {
+  abstract readonly kind: string;
+
+  protected constructor(protected readonly ports: P) {}
+
+  abstract ping(): Promise<void>;
+  abstract close(): Promise<void>;
+
+  // ---- organisations (OrgStore) ---------------------------------------------
+  createOrg(org: OrgRecord, token: OrgTokenRecord) { return this.ports.orgs.createOrg(org, token); }
+  getOrg(id: string) { return this.ports.orgs.getOrg(id); }
+  findOrgToken(tokenHash: string) { return this.ports.orgs.findOrgToken(tokenHash); }
+  rotateOrgToken(token: OrgTokenRecord, retireAt: number, callerId: string) { return this.ports.orgs.rotateOrgToken(token, retireAt, callerId); }
+
+  // ---- credentials (CredentialStore) ----------------------------------------
+  createCredential(record: CredentialRecord, limit: number) { return this.ports.credentials.createCredential(record, limit); }
+  getCredential(orgId: string, id: string) { return this.ports.credentials.getCredential(orgId, id); }
+  listCredentials(orgId: string, page: PageQuery) { return this.ports.credentials.listCredentials(orgId, page); }
+  countCredentials(orgId: string) { return this.ports.credentials.countCredentials(orgId); }
+  deleteCredential(orgId: string, id: string) { return this.ports.credentials.deleteCredential(orgId, id); }
+  replaceCredentialKey(orgId: string, id: string, sealed: SealedKey, keyHint: string, updatedAt: number) {
+    return this.ports.credentials.replaceCredentialKey(orgId, id, sealed, keyHint, updatedAt);
+  }
+  allCredentials() { return this.ports.credentials.allCredentials(); }
+  rewrapCredential(id: string, expectedWrappedDek: Buffer, wrappedDek: Buffer, kekId: string) {
+    return this.ports.credentials.rewrapCredential(id, expectedWrappedDek, wrappedDek, kekId);
+  }
+
+  // ---- proxy tokens (TokenStore) --------------------------------------------
+  createToken(record: TokenRecord) { return this.ports.tokens.createToken(record); }
+  findTokenByHash(tokenHash: string) { return this.ports.tokens.findTokenByHash(tokenHash); }
+  getToken(orgId: string, id: string) { return this.ports.tokens.getToken(orgId, id); }
+  listTokens(orgId: string, page: PageQuery) { return this.ports.tokens.listTokens(orgId, page); }
+  deleteToken(orgId: string, id: string) { return this.ports.tokens.deleteToken(orgId, id); }
+
+  // ---- leases (LeaseStore) and usage (UsageStore) ---------------------------
+  lease(key: string, limit: number, want: number) { return this.ports.leases.lease(key, limit, want); }
+  release(key: string, units: number) { return this.ports.leases.release(key, units); }
+  leased(key: string) { return this.ports.leases.leased(key); }
+  addUsage(deltas: UsageDelta[]) { return this.ports.usage.addUsage(deltas); }
+  getUsage(scope: UsageScope, id: string, period?: string) { return this.ports.usage.getUsage(scope, id, period); }
+
+  // ---- change feed (ChangeFeed) ---------------------------------------------
+  watch(listener: (change: Change) => void) { return this.ports.changes.watch(listener); }
+  isLive() { return this.ports.changes.isLive(); }
+
+  // ---- audit (AuditStore) ---------------------------------------------------
+  appendAudit(records: AuditRecord[]) { return this.ports.audit.appendAudit(records); }
+  addAuditCounts(records: AuditRecord[]) { return this.ports.audit.addAuditCounts(records); }
+  listAudit(orgId: string, page: PageQuery, now?: number) { return this.ports.audit.listAudit(orgId, page, now); }
+  deleteExpiredAudit(now: number, limit: number) { return this.ports.audit.deleteExpiredAudit(now, limit); }
+
+  // ---- Idempotency-Key records (IdempotencyStore) ---------------------------
+  claimIdempotency(record: IdempotencyRecord, expireBefore: number) { return this.ports.idempotency.claimIdempotency(record, expireBefore); }
+  completeIdempotency(scope: string, response: { status: number; body: unknown }) { return this.ports.idempotency.completeIdempotency(scope, response); }
+  releaseIdempotency(scope: string) { return this.ports.idempotency.releaseIdempotency(scope); }
+
+  // ---- deployment secrets (SecretStore) -------------------------------------
+  createSecretIfAbsent(secret: StoredSecret) { return this.ports.secrets.createSecretIfAbsent(secret); }
+  getSecret(name: string) { return this.ports.secrets.getSecret(name); }
+  rewrapSecret(name: string, expectedWrapped: Buffer, wrapped: Buffer, kekId: string) { return this.ports.secrets.rewrapSecret(name, expectedWrapped, wrapped, kekId); }
+}

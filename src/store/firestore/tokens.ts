@@ -1,0 +1,106 @@
+/**
+ * The Firestore store's proxy tokens: tokens/{sha256 of the token} (O(1)
+ * lookup by hash), with `orgId`, `credentialId` and `sortKey` for the other
+ * reads. A token is created only while its credential exists, without a
+ * transaction (see createToken); a revocation deletes it under an exists
+ * precondition (one deleter wins) in the batch that announces it.
+ * `deleteTokensOf` is the second step of a credential's deletion.
+ */
+import type { DocumentSnapshot, QueryDocumentSnapshot } from '@google-cloud/firestore';
+import { BAD_CURSOR, type Page, type PageQuery, type TokenRecord, type TokenStore } from '../ports.js';
+import type { FirestoreChanges } from './changes.js';
+import { BATCH_WRITES, Code, errCode, pageByOrg, sortKey, type FirestoreDb } from './db.js';
+
+const toToken = (d: DocumentSnapshot): TokenRecord => {
+  const x = d.data()!;
+  return {
+    id: x.id, orgId: x.orgId, credentialId: x.credentialId, tokenHash: x.tokenHash,
+    scopes: JSON.parse(x.scopes), createdAt: x.createdAt, expiresAt: x.expiresAt,
+  };
+};
+
+/**
+ * Deletes every token of a credential of `orgId`, in batches, with no change
+ * per token: the credential's one change (in the batch that deleted it) covers
+ * them all.
+ */
+export async function deleteTokensOf(db: FirestoreDb, credentialId: string, orgId: string): Promise<void> {
+  for (;;) {
+    const snap = await db.tokens.where('credentialId', '==', credentialId).where('orgId', '==', orgId).limit(BATCH_WRITES / 2).get();
+    if (snap.empty) return;
+    const batch = db.client.batch();
+    for (const t of snap.docs) batch.delete(t.ref);
+    await batch.commit();
+  }
+}
+
+export class FirestoreTokens implements TokenStore {
+  constructor(private readonly db: FirestoreDb, private readonly changes: FirestoreChanges) {}
+
+  /**
+   * Without transaction isolation: (1) read the credential, (2) create the
+   * token, (3) read the credential again and roll the token back if it is gone.
+   * If (3) still sees the credential, the token's write precedes the deletion,
+   * which precedes deleteCredential's token query, so that query finds and
+   * deletes it. Either way no token outlives its credential. (Credential ids
+   * are never reused.)
+   */
+  createToken(t: TokenRecord): Promise<'created' | 'no_credential'> {
+    return this.db.guard(async () => {
+      const cred = this.db.credentials.doc(t.credentialId);
+      const before = await cred.get();
+      if (!before.exists || before.get('orgId') !== t.orgId) return 'no_credential' as const;
+      const ref = this.db.tokens.doc(t.tokenHash);
+      await ref.create({
+        id: t.id, orgId: t.orgId, credentialId: t.credentialId, tokenHash: t.tokenHash, scopes: JSON.stringify(t.scopes),
+        createdAt: t.createdAt, expiresAt: t.expiresAt, sortKey: sortKey(t.createdAt, t.id),
+      });
+      if (!(await cred.get()).exists) {
+        await ref.delete();
+        return 'no_credential' as const;
+      }
+      return 'created' as const;
+    });
+  }
+
+  findTokenByHash(tokenHash: string): Promise<TokenRecord | undefined> {
+    return this.db.guard(async () => {
+      const d = await this.db.tokens.doc(tokenHash).get();
+      return d.exists ? toToken(d) : undefined;
+    });
+  }
+
+  getToken(orgId: string, id: string): Promise<TokenRecord | undefined> {
+    return this.db.guard(async () => {
+      const d = await this.byId(id);
+      return d && d.get('orgId') === orgId ? toToken(d) : undefined;
+    });
+  }
+
+  listTokens(orgId: string, q: PageQuery): Promise<Page<TokenRecord> | typeof BAD_CURSOR> {
+    return this.db.guard(() => pageByOrg(this.db.tokens, orgId, q, (id) => this.byId(id), toToken));
+  }
+
+  deleteToken(orgId: string, id: string): Promise<boolean> {
+    return this.db.guard(async () => {
+      const d = await this.byId(id);
+      if (!d || d.get('orgId') !== orgId) return false;
+      const batch = this.db.client.batch();
+      batch.delete(d.ref, { exists: true });
+      this.changes.publish(batch, 'token', id);
+      try {
+        await this.changes.commit(batch);
+        return true;
+      } catch (err) {
+        if (errCode(err) === Code.NOT_FOUND) return false;
+        throw err;
+      }
+    });
+  }
+
+  /** Documents are keyed by hash: a token's id is a query. */
+  private async byId(id: string): Promise<QueryDocumentSnapshot | undefined> {
+    const snap = await this.db.tokens.where('id', '==', id).limit(1).get();
+    return snap.docs[0];
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The SQLite store's one connection, shared by every port (orgs.ts, tokens.ts…):
+ * one file (node:sqlite, no native addon) in WAL mode with synchronous=FULL, so
+ * an acknowledged write survives kill -9 and power loss alike; one statement
+ * cache; one write transaction (BEGIN IMMEDIATE, which also serialises writers
+ * across processes, the CLI included); and one error policy (`guard`): SQLite
+ * I/O, lock and closed-handle errors become BackendUnavailable (a 503, never a
+ * 500). The data dir is made 0700 and the database files 0600 (private-files.ts).
+ */
+import path from 'node:path';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { BackendUnavailable } from '../../errors.js';
+import { ensurePrivateDir, preparePrivateDatabase } from '../../private-files.js';
+import { BAD_CURSOR, type Page, type PageQuery } from '../ports.js';
+
+export type Row = Record<string, SQLInputValue>;
+
+export class SqliteDb {
+  readonly file: string;
+  private readonly db: DatabaseSync;
+  private readonly stmts = new Map<string, StatementSync>();
+
+  constructor(dataDir: string, fileName: string) {
+    ensurePrivateDir(dataDir);
+    this.file = path.join(dataDir, fileName);
+    preparePrivateDatabase(this.file);
+    this.db = new DatabaseSync(this.file, { enableForeignKeyConstraints: true });
+    // busy_timeout first: switching to WAL and creating the schema take locks, and a process
+    // starting beside another on the same file (a second server, the CLI) must wait, not fail.
+    this.db.exec(`
+      PRAGMA busy_timeout = 5000;
+      PRAGMA journal_mode = WAL;
+      PRAGMA synchronous = FULL;
+      PRAGMA secure_delete = ON;
+    `);
+  }
+
+  get isOpen(): boolean {
+    return this.db.isOpen;
+  }
+
+  /** Runs SQL text uncached (schema, migrations, pragmas). */
+  exec(sql: string): void {
+    this.db.exec(sql);
+  }
+
+  private stmt(sql: string): StatementSync {
+    let s = this.stmts.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.stmts.set(sql, s);
+    }
+    return s;
+  }
+
+  one(sql: string, ...params: SQLInputValue[]): Row | undefined {
+    return this.stmt(sql).get(...params) as Row | undefined;
+  }
+
+  all(sql: string, ...params: SQLInputValue[]): Row[] {
+    return this.stmt(sql).all(...params) as Row[];
+  }
+
+  /** Returns the number of rows changed. */
+  run(sql: string, ...params: SQLInputValue[]): number {
+    return Number(this.stmt(sql).run(...params).changes);
+  }
+
+  /** Runs `fn` in one write transaction; SQLite I/O and lock errors become BackendUnavailable. */
+  tx<T>(fn: () => T): T {
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } catch (err) {
+      throw new BackendUnavailable('sqlite', { cause: err });
+    }
+    try {
+      const out = fn();
+      this.db.exec('COMMIT');
+      return out;
+    } catch (err) {
+      try { this.db.exec('ROLLBACK'); } catch { /* already rolled back */ }
+      throw err;
+    }
+  }
+
+  /** Runs one port operation: its result as a promise; an unavailable database (closed, locked, failing I/O) as BackendUnavailable. */
+  guard<T>(fn: () => T): Promise<T> {
+    // Closed (shutdown, or a test taking the store away): cached statements would throw a plain
+    // "statement has been finalized" (ERR_INVALID_STATE), a 500; it is an unavailable store, a 503.
+    if (!this.db.isOpen) return Promise.reject(new BackendUnavailable('sqlite'));
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === 'ERR_SQLITE_ERROR' || (err instanceof Error && /SQLITE_(BUSY|IOERR|CANTOPEN|FULL|READONLY|CORRUPT)|database is locked|not open/i.test(err.message))) {
+        return Promise.reject(new BackendUnavailable('sqlite', { cause: err }));
+      }
+      return Promise.reject(err);
+    }
+  }
+
+  close(): void {
+    if (this.db.isOpen) this.db.close();
+  }
+}
+
+/** One newest-first page of an org's credentials or tokens, keyed by (created_at, id); an unknown cursor is BAD_CURSOR. */
+export function pageByOrg<T>(db: SqliteDb, table: 'credentials' | 'tokens', orgId: string, q: PageQuery, map: (r: Row) => T): Page<T> | typeof BAD_CURSOR {
+  let rows: Row[];
+  if (q.startingAfter !== undefined) {
+    const cursor = db.one(`SELECT created_at, id FROM ${table} WHERE org_id = ? AND id = ?`, orgId, q.startingAfter);
+    if (!cursor) return BAD_CURSOR;
+    rows = db.all(
+      `SELECT * FROM ${table} WHERE org_id = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?`,
+      orgId, cursor.created_at!, cursor.created_at!, cursor.id!, q.limit + 1,
+    );
+  } else {
+    rows = db.all(`SELECT * FROM ${table} WHERE org_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`, orgId, q.limit + 1);
+  }
+  return { data: rows.slice(0, q.limit).map(map), hasMore: rows.length > q.limit };
+}

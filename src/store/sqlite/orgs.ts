@@ -1,0 +1,56 @@
+/**
+ * The SQLite store's organisations and their bearer tokens (`orgs`,
+ * `org_tokens`). An org is created with its first token in one transaction. A
+ * rotation checks the caller's token inside its transaction (a token already
+ * retiring, or gone, rotates nothing), retires every other token of the org,
+ * drops those expired over a day, and announces the org on the change feed.
+ */
+import type { OrgRecord, OrgStore, OrgTokenRecord } from '../ports.js';
+import { publishChange } from './changes.js';
+import type { Row, SqliteDb } from './db.js';
+
+/** Retired org tokens are deleted once they have been expired this long. */
+const DROP_EXPIRED_AFTER_MS = 86_400_000;
+
+const toOrgToken = (r: Row): OrgTokenRecord => ({
+  id: r.id as string, orgId: r.org_id as string, tokenHash: r.token_hash as string, createdAt: r.created_at as number, expiresAt: (r.expires_at as number | null) ?? null,
+});
+
+const INSERT_TOKEN = 'INSERT INTO org_tokens (id, org_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)';
+
+export class SqliteOrgs implements OrgStore {
+  constructor(private readonly db: SqliteDb) {}
+
+  createOrg(org: OrgRecord, token: OrgTokenRecord): Promise<void> {
+    return this.db.guard(() => this.db.tx(() => {
+      this.db.run('INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)', org.id, org.name, org.createdAt);
+      this.db.run(INSERT_TOKEN, token.id, token.orgId, token.tokenHash, token.createdAt, token.expiresAt);
+    }));
+  }
+
+  getOrg(id: string): Promise<OrgRecord | undefined> {
+    return this.db.guard(() => {
+      const r = this.db.one('SELECT * FROM orgs WHERE id = ?', id);
+      return r && { id: r.id as string, name: r.name as string, createdAt: r.created_at as number };
+    });
+  }
+
+  findOrgToken(tokenHash: string): Promise<OrgTokenRecord | undefined> {
+    return this.db.guard(() => {
+      const r = this.db.one('SELECT * FROM org_tokens WHERE token_hash = ?', tokenHash);
+      return r && toOrgToken(r);
+    });
+  }
+
+  rotateOrgToken(token: OrgTokenRecord, retireAt: number, callerId: string): Promise<'rotated' | 'retiring'> {
+    return this.db.guard(() => this.db.tx(() => {
+      const caller = this.db.one('SELECT expires_at FROM org_tokens WHERE id = ? AND org_id = ?', callerId, token.orgId);
+      if (!caller || caller.expires_at !== null) return 'retiring' as const;
+      this.db.run('UPDATE org_tokens SET expires_at = ? WHERE org_id = ? AND (expires_at IS NULL OR expires_at > ?)', retireAt, token.orgId, retireAt);
+      this.db.run(INSERT_TOKEN, token.id, token.orgId, token.tokenHash, token.createdAt, token.expiresAt);
+      this.db.run('DELETE FROM org_tokens WHERE org_id = ? AND expires_at IS NOT NULL AND expires_at < ?', token.orgId, token.createdAt - DROP_EXPIRED_AFTER_MS);
+      publishChange(this.db, 'org', token.orgId);
+      return 'rotated' as const;
+    }));
+  }
+}
