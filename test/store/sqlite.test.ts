@@ -108,3 +108,21 @@ test.serial('sqlite: the feed is not live while its polls fail, and live again (
   t.true(await until(() => reader.isLive() && heard.length > 0, 3000));
   t.deepEqual(heard, [orgId]);
 });
+
+test.serial('sqlite: a listener that throws does not make the next one miss a change', async (t) => {
+  const dir = tempDir(t, 'keyward-store-');
+  const [writer, reader] = [new SqliteStore(dir), new SqliteStore(dir)];
+  t.teardown(() => Promise.all([writer.close(), reader.close()]));
+  const heard: string[] = [];
+  reader.watch(() => {
+    throw new Error('a buggy listener');
+  });
+  reader.watch((c) => heard.push(c.id));
+  const orgId = newId('org');
+  const firstToken = newId('otk');
+  await writer.createOrg({ id: orgId, name: 'acme', createdAt: Date.now() }, { id: firstToken, orgId, tokenHash: sha256Hex(newToken('otok')), createdAt: Date.now(), expiresAt: null });
+  await writer.rotateOrgToken({ id: newId('otk'), orgId, tokenHash: sha256Hex(newToken('otok')), createdAt: Date.now(), expiresAt: null }, Date.now(), firstToken);
+  const start = Date.now();
+  while (heard.length === 0 && Date.now() - start < 3000) await new Promise((r) => setTimeout(r, 20));
+  t.deepEqual(heard, [orgId]);
+});

@@ -74,7 +74,12 @@ export class SqliteChanges implements ChangeFeed {
     for (const r of rows) {
       this.lastSeq = r.seq as number;
       const change = { kind: r.kind as Change['kind'], id: r.id as string };
-      for (const l of this.listeners) l(change);
+      // Every listener hears every change: one that throws must not make the next miss a revocation.
+      for (const l of this.listeners) {
+        try {
+          l(change);
+        } catch { /* a listener's bug must not stop the feed */ }
+      }
     }
   }
 }
