@@ -9,7 +9,8 @@ import { CredentialsApi } from './api/credentials.js';
 import { OrgsApi } from './api/orgs.js';
 import { TokensApi } from './api/tokens.js';
 import { UsageApi } from './api/usage.js';
-import { openApiDocument } from './api/openapi.js';
+import { openApiDocument } from './api/openapi/document.js';
+import { providerSchema } from './api/schemas/credentials.js';
 import { AdminPipeline } from './api/admin-pipeline.js';
 import { AuditLog } from './controls/audit-log.js';
 import { AbuseGuard } from './controls/abuse-guard.js';
@@ -19,6 +20,7 @@ import { pluginConfig, type Config } from './config.js';
 import { ProviderRegistry } from './catalog/registry.js';
 import { QuotaLedger } from './accounting/quota-ledger.js';
 import { UsageRecorder } from './accounting/usage-recorder.js';
+import { UsageSummaries } from './accounting/usage-summary.js';
 import { Router } from './http/router.js';
 import { HttpServer } from './http/server.js';
 import type { KeyWrapper } from './kms/key-wrapper.js';
@@ -98,7 +100,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.KeyWrapper, { useValue: wrapper });
   c.register(Symbols.ProviderRegistry, { useValue: await ProviderRegistry.load(config.providersDir, config.upstreamOverrides) });
   // Services are singletons within this container (tests run several servers in one process).
-  for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets]) c.registerSingleton(cls as never);
+  for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries]) c.registerSingleton(cls as never);
   c.register(RateLimiter, { useValue: new RateLimiter() });
   return c;
 }
@@ -150,8 +152,8 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   c.register(UpstreamProxy, { useValue: upstream });
   c.registerSingleton(Gateway);
 
-  const credentialFields = providers.ids().flatMap((id) => (providers.get(id)!.credentialFields ?? []).map((f) => ({ provider: id, name: f.name, header: f.header, description: f.description })));
-  const openapi = JSON.stringify(openApiDocument({ providers: providers.ids(), keyQueryParams: [...providers.keyQueryParams], credentialFields }));
+  // Generated once from the route table (each route's schemas and docs) and the loaded providers.
+  const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)] }));
   http = new HttpServer(config, log, router, c.resolve(AdminPipeline), c.resolve(Gateway), {
     ready: async () => {
       await Promise.all([store.ping(), wrapper.ping()]);
@@ -207,6 +209,10 @@ export interface Vault {
   credentials: CredentialService;
   tokens: TokenService;
   usage: UsageRecorder;
+  /** The month against the free tier, as GET /v1/usage answers it. */
+  usageSummaries: UsageSummaries;
+  /** The loaded providers (the same registry the services use). */
+  providers: ProviderRegistry;
   audit: AuditLog;
   secrets: DeploymentSecrets;
   envelope: Envelope;
@@ -228,6 +234,8 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
     credentials: c.resolve(CredentialService),
     tokens: c.resolve(TokenService),
     usage,
+    usageSummaries: c.resolve(UsageSummaries),
+    providers: c.resolve<ProviderRegistry>(Symbols.ProviderRegistry),
     secrets: c.resolve(DeploymentSecrets),
     envelope: c.resolve(Envelope),
     store,

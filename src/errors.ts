@@ -2,10 +2,57 @@
  * The one error shape of the contract: status + {type, code, message}. Anything
  * thrown that is not an ApiError becomes a 500 `internal` whose message is fixed,
  * so no stack, argument or secret can leak through an error.
+ * ERROR_CATALOGUE is the one list of the gateway's own codes: `Errors.*` take their
+ * status and type from it, and the OpenAPI document (src/api/openapi/) derives its
+ * `ErrorCode` schema and every error response from it.
  */
-export type ErrorType =
-  | 'invalid_request' | 'authentication' | 'permission' | 'not_found'
-  | 'rate_limit' | 'upstream' | 'unavailable' | 'internal';
+
+/** The `type` of an error: its family (the contract's table). */
+export const ERROR_TYPES = ['invalid_request', 'authentication', 'permission', 'not_found', 'rate_limit', 'upstream', 'unavailable', 'internal'] as const;
+export type ErrorType = (typeof ERROR_TYPES)[number];
+
+export interface CatalogueEntry {
+  status: number;
+  type: ErrorType;
+  /** When the gateway answers it (the OpenAPI document shows this line). */
+  when: string;
+  /** A second status the same code is sent with, where HTTP needs its own (431 for headers over the limit). */
+  also?: { status: number; when: string };
+}
+
+/** Every error code the gateway itself makes: code → status, type and when. */
+export const ERROR_CATALOGUE = {
+  bad_request: {
+    status: 400, type: 'invalid_request', when: 'Malformed HTTP (invalid header bytes, request smuggling forms), answered by the client-error handler on any path.',
+    also: { status: 431, when: 'Request headers over 32 KiB, answered by the client-error handler on any path.' },
+  },
+  invalid_request: { status: 400, type: 'invalid_request', when: 'A bad JSON body, field, query parameter or Idempotency-Key (`param` names it).' },
+  unknown_provider: { status: 400, type: 'invalid_request', when: 'A `provider` that is not loaded on this gateway.' },
+  invalid_ttl: { status: 400, type: 'invalid_request', when: '`ttl` missing, not `^[1-9][0-9]*[smhd]$`, or over KEYWARD_MAX_TTL.' },
+  invalid_scope: { status: 400, type: 'invalid_request', when: 'A token scope that can never match (empty array, a path off the allow-list, 0, negative).' },
+  request_timeout: { status: 408, type: 'invalid_request', when: 'The request headers or body were not received within KEYWARD_HEADERS_TIMEOUT_MS / KEYWARD_BODY_TIMEOUT_MS.' },
+  expectation_failed: { status: 417, type: 'invalid_request', when: 'An `Expect` header other than `100-continue`.' },
+  unauthenticated: { status: 401, type: 'authentication', when: 'An admin route without a valid org token (or, for POST /v1/orgs, the operator\'s admin token); /metrics without KEYWARD_METRICS_TOKEN when one is set.' },
+  invalid_token: { status: 401, type: 'authentication', when: 'A proxy request without a valid proxy token: missing, malformed, unknown, expired, revoked, or its credential deleted.' },
+  limit_exceeded: { status: 403, type: 'permission', when: 'The free tier\'s stored-credential count (KEYWARD_FREE_CREDENTIALS) is reached.' },
+  path_not_allowed: { status: 403, type: 'permission', when: 'A proxy method and path outside the provider\'s allow-list or the token\'s `paths`, or one that tries to leave the origin. Nothing is sent upstream.' },
+  model_not_allowed: { status: 403, type: 'permission', when: 'A proxy request for a model outside the token\'s `models`.' },
+  token_retiring: { status: 403, type: 'permission', when: 'An organisation token that is already retiring (it has an expiry from an earlier rotation) tried to rotate; only a current token may.' },
+  not_found: { status: 404, type: 'not_found', when: 'An unknown route or id (another organisation\'s ids answer exactly the same).' },
+  idempotency_conflict: { status: 409, type: 'invalid_request', when: 'An Idempotency-Key reused with another body (or while its first request is still running).' },
+  payload_too_large: { status: 413, type: 'invalid_request', when: 'A body over KEYWARD_MAX_BODY (admin API: KEYWARD_MAX_ADMIN_BODY).' },
+  quota_exceeded: { status: 429, type: 'rate_limit', when: 'The organisation\'s monthly proxy requests (KEYWARD_FREE_PROXY_REQUESTS) are used up; Retry-After counts to the next UTC month.' },
+  token_exhausted: { status: 429, type: 'rate_limit', when: 'The proxy token has used all of its `max_requests`.' },
+  rate_limited: { status: 429, type: 'rate_limit', when: 'The token\'s `rate_limit` (proxy) or the organisation\'s KEYWARD_ADMIN_RATE (admin API); see Retry-After.' },
+  too_many_failures: { status: 429, type: 'rate_limit', when: 'Too many failed authentications from this IP (KEYWARD_AUTH_FAILURES); cooling down for KEYWARD_AUTH_COOLDOWN_S.' },
+  internal: { status: 500, type: 'internal', when: 'An unexpected fault; the message is fixed and says nothing more.' },
+  upstream_unreachable: { status: 502, type: 'upstream', when: 'The provider cannot be reached.' },
+  unavailable: { status: 503, type: 'unavailable', when: 'The store or the key wrapper is down (the quota fails closed), or the instance is shutting down.' },
+  overloaded: { status: 503, type: 'unavailable', when: 'Request bodies held while a token\'s scopes read them would pass KEYWARD_BUFFER_BUDGET; nothing was forwarded or counted.' },
+  upstream_timeout: { status: 504, type: 'upstream', when: 'The provider did not connect (KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS) or went silent (KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS).' },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
 /** Brands ApiErrors so `instanceof` holds across copies of this module (a plugin built against another copy). */
 const BRAND = Symbol.for('keyward.ApiError');
@@ -36,37 +83,42 @@ export class ApiError extends Error {
   }
 }
 
+/** An error of the catalogue: its status and type come from there (`status` only for a code's `also` status). */
+function fail(code: ErrorCode, message: string, headers: Record<string, string> = {}, param?: string, status?: number): ApiError {
+  const entry: CatalogueEntry = ERROR_CATALOGUE[code];
+  return new ApiError(status ?? entry.status, entry.type, code, message, headers, param);
+}
+
 export const Errors = {
-  badRequest: (message = 'Malformed HTTP request.') => new ApiError(400, 'invalid_request', 'bad_request', message),
-  invalidRequest: (message: string, param?: string) => new ApiError(400, 'invalid_request', 'invalid_request', message, {}, param),
-  unknownProvider: (provider: string) =>
-    new ApiError(400, 'invalid_request', 'unknown_provider', `Unknown provider ${JSON.stringify(provider.slice(0, 64))}.`, {}, 'provider'),
-  invalidTtl: (message: string) => new ApiError(400, 'invalid_request', 'invalid_ttl', message, {}, 'ttl'),
-  invalidScope: (message: string, param: string) => new ApiError(400, 'invalid_request', 'invalid_scope', message, {}, param),
-  unauthenticated: () => new ApiError(401, 'authentication', 'unauthenticated', 'A valid organisation token is required: Authorization: Bearer otok_….', { 'www-authenticate': 'Bearer' }),
-  metricsUnauthenticated: () => new ApiError(401, 'authentication', 'unauthenticated', 'A valid metrics token is required: Authorization: Bearer <KEYWARD_METRICS_TOKEN>.', { 'www-authenticate': 'Bearer' }),
-  invalidToken: () => new ApiError(401, 'authentication', 'invalid_token', 'A valid proxy token is required: X-Proxy-Token: ptok_….'),
-  limitExceeded: (limit: number) =>
-    new ApiError(403, 'permission', 'limit_exceeded', `The free tier allows ${limit} stored credentials per organisation; delete one to store another.`),
-  pathNotAllowed: (message = 'This method and path are not allowed for this provider or token.') => new ApiError(403, 'permission', 'path_not_allowed', message),
-  modelNotAllowed: (model: string) => new ApiError(403, 'permission', 'model_not_allowed', `This token may not use model ${JSON.stringify(model.slice(0, 128))}.`),
-  tokenRetiring: () =>
-    new ApiError(403, 'permission', 'token_retiring', 'This organisation token is being retired by a rotation; only a current token may rotate.'),
-  notFound: (what = 'No such resource.') => new ApiError(404, 'not_found', 'not_found', what),
-  idempotencyConflict: () => new ApiError(409, 'invalid_request', 'idempotency_conflict', 'This Idempotency-Key was used with a different request.'),
-  payloadTooLarge: (limit: number) => new ApiError(413, 'invalid_request', 'payload_too_large', `The request body is larger than ${limit} bytes.`),
+  badRequest: (message = 'Malformed HTTP request.') => fail('bad_request', message),
+  headersTooLarge: () => fail('bad_request', 'The request headers are too large.', {}, undefined, ERROR_CATALOGUE.bad_request.also.status),
+  invalidRequest: (message: string, param?: string) => fail('invalid_request', message, {}, param),
+  unknownProvider: (provider: string) => fail('unknown_provider', `Unknown provider ${JSON.stringify(provider.slice(0, 64))}.`, {}, 'provider'),
+  invalidTtl: (message: string) => fail('invalid_ttl', message, {}, 'ttl'),
+  invalidScope: (message: string, param: string) => fail('invalid_scope', message, {}, param),
+  requestTimeout: () => fail('request_timeout', 'The request was not received in time.'),
+  expectationFailed: () => fail('expectation_failed', 'Only `Expect: 100-continue` is supported.'),
+  unauthenticated: () => fail('unauthenticated', 'A valid organisation token is required: Authorization: Bearer otok_….', { 'www-authenticate': 'Bearer' }),
+  metricsUnauthenticated: () => fail('unauthenticated', 'A valid metrics token is required: Authorization: Bearer <KEYWARD_METRICS_TOKEN>.', { 'www-authenticate': 'Bearer' }),
+  invalidToken: () => fail('invalid_token', 'A valid proxy token is required: X-Proxy-Token: ptok_….'),
+  limitExceeded: (limit: number) => fail('limit_exceeded', `The free tier allows ${limit} stored credentials per organisation; delete one to store another.`),
+  pathNotAllowed: (message = 'This method and path are not allowed for this provider or token.') => fail('path_not_allowed', message),
+  modelNotAllowed: (model: string) => fail('model_not_allowed', `This token may not use model ${JSON.stringify(model.slice(0, 128))}.`),
+  tokenRetiring: () => fail('token_retiring', 'This organisation token is being retired by a rotation; only a current token may rotate.'),
+  notFound: (what = 'No such resource.') => fail('not_found', what),
+  idempotencyConflict: () => fail('idempotency_conflict', 'This Idempotency-Key was used with a different request.'),
+  payloadTooLarge: (limit: number) => fail('payload_too_large', `The request body is larger than ${limit} bytes.`),
   quotaExceeded: (limit: number, retryAfterS: number) =>
-    new ApiError(429, 'rate_limit', 'quota_exceeded', `The free tier allows ${limit} proxy requests per calendar month (UTC).`, { 'retry-after': String(retryAfterS) }),
-  tokenExhausted: () => new ApiError(429, 'rate_limit', 'token_exhausted', 'This token has used all of its max_requests.', { 'retry-after': '86400' }),
-  rateLimited: (retryAfterS: number, message = 'Too many requests; slow down.') => new ApiError(429, 'rate_limit', 'rate_limited', message, { 'retry-after': String(retryAfterS) }),
+    fail('quota_exceeded', `The free tier allows ${limit} proxy requests per calendar month (UTC).`, { 'retry-after': String(retryAfterS) }),
+  tokenExhausted: () => fail('token_exhausted', 'This token has used all of its max_requests.', { 'retry-after': '86400' }),
+  rateLimited: (retryAfterS: number, message = 'Too many requests; slow down.') => fail('rate_limited', message, { 'retry-after': String(retryAfterS) }),
   tooManyFailures: (retryAfterS: number) =>
-    new ApiError(429, 'rate_limit', 'too_many_failures', 'Too many failed authentications from this address; try again later.', { 'retry-after': String(retryAfterS) }),
-  upstreamUnreachable: () => new ApiError(502, 'upstream', 'upstream_unreachable', 'The provider could not be reached.'),
-  upstreamTimeout: () => new ApiError(504, 'upstream', 'upstream_timeout', 'The provider did not answer in time.'),
-  overloaded: () =>
-    new ApiError(503, 'unavailable', 'overloaded', 'The gateway is holding as many request bodies as it may; retry shortly.', { 'retry-after': '1' }),
-  unavailable: () => new ApiError(503, 'unavailable', 'unavailable', 'The service is temporarily unavailable; retry shortly.', { 'retry-after': '1' }),
-  internal: () => new ApiError(500, 'internal', 'internal', 'Internal error.'),
+    fail('too_many_failures', 'Too many failed authentications from this address; try again later.', { 'retry-after': String(retryAfterS) }),
+  upstreamUnreachable: () => fail('upstream_unreachable', 'The provider could not be reached.'),
+  upstreamTimeout: () => fail('upstream_timeout', 'The provider did not answer in time.'),
+  overloaded: () => fail('overloaded', 'The gateway is holding as many request bodies as it may; retry shortly.', { 'retry-after': '1' }),
+  unavailable: () => fail('unavailable', 'The service is temporarily unavailable; retry shortly.', { 'retry-after': '1' }),
+  internal: () => fail('internal', 'Internal error.'),
 };
 
 /** Raised by store and key-wrapper adapters when their backend cannot answer. */

@@ -25,6 +25,7 @@ import { OrgService } from '../vault/org-service.js';
 import { traceFields } from '../trace.js';
 import { Metrics } from '../metrics.js';
 import { clientAddress } from '../controls/client-address.js';
+import { NO_QUERY } from './schemas/query.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -44,7 +45,7 @@ export class AdminPipeline {
     @inject(DeploymentSecrets) private readonly secrets: DeploymentSecrets,
   ) {}
 
-  async handle(route: Route, params: Record<string, string>, query: URLSearchParams, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+  async handle(route: Route, params: Record<string, string>, search: URLSearchParams, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     const started = process.hrtime.bigint();
     const ip = clientAddress(req, this.config.trustedProxies);
     const path = (req.url ?? '').split('?')[0]!;
@@ -64,10 +65,13 @@ export class AdminPipeline {
         }
       }
 
+      // No query parameter is accepted where the route declares none.
+      const query = (route.query ?? NO_QUERY).parse(search);
       let raw: Buffer | undefined;
       const body = async () => {
         raw ??= await readRawBody(req, this.config.maxAdminBody);
-        return parseJsonBody(raw);
+        const value = parseJsonBody(raw);
+        return route.body ? route.body.parse(value) : value;
       };
 
       const key = req.headers['idempotency-key'];

@@ -1,59 +1,88 @@
 /** /v1/credentials: store, list, read, rotate and delete provider keys (org token). */
 import { inject, injectable } from 'tsyringe';
-import { Errors } from '../errors.js';
+import type { TObject } from '@sinclair/typebox';
 import { UsageRecorder } from '../accounting/usage-recorder.js';
-import { asObject, onlyFields } from '../http/body.js';
-import type { Router } from '../http/router.js';
+import type { ProviderRegistry } from '../catalog/registry.js';
+import type { BodyContract, Router } from '../http/router.js';
+import { Symbols } from '../symbols.js';
 import { CredentialService } from '../vault/credential-service.js';
-import { noQuery, orgOf, pageQuery } from './params.js';
-import { credentialView } from './views.js';
+import { orgOf } from './params.js';
+import {
+  CREDENTIAL_ROTATE, CredentialDeleted, credentialCreateContract, credentialCreateSchema, credentialDeclarations, credentialListSchema,
+  credentialViewSchema, type CredentialCreateBody,
+} from './schemas/credentials.js';
+import { PAGE } from './schemas/query.js';
+import { credentialView, listView } from './views.js';
 
 @injectable()
 export class CredentialsApi {
+  /** Built once at start from the loaded providers' declarations. */
+  private readonly create: BodyContract<CredentialCreateBody>;
+  private readonly view: TObject;
+
   constructor(
     @inject(CredentialService) private readonly credentials: CredentialService,
     @inject(UsageRecorder) private readonly usage: UsageRecorder,
-  ) {}
+    @inject(Symbols.ProviderRegistry) providers: ProviderRegistry,
+  ) {
+    const declarations = credentialDeclarations(providers);
+    this.create = credentialCreateContract(credentialCreateSchema(declarations));
+    this.view = credentialViewSchema(providers, declarations);
+  }
 
   register(router: Router): void {
-    router.add('POST', '/v1/credentials', { auth: 'org', action: 'credential.create', idempotent: true }, async (r) => {
+    router.add('POST', '/v1/credentials', {
+      auth: 'org', action: 'credential.create', idempotent: true, body: this.create,
+      operationId: 'createCredential', tag: 'credentials', summary: 'Store a provider key',
+      description: 'Encrypted with a fresh data key; never shown again.',
+      response: { status: 201, schema: this.view, description: 'The stored credential.' },
+      errors: ['unknown_provider', 'limit_exceeded'],
+    }, async (r) => {
       const org = orgOf(r);
-      noQuery(r.query);
-      const input = asObject(await r.body());
-      if (typeof input.provider !== 'string' || input.provider === '') {
-        onlyFields(input, ['provider', 'api_key']);
-        throw Errors.invalidRequest('`provider` is required: a provider id such as "openai".', 'provider');
-      }
-      // Besides `provider` and `api_key`, the fields the provider declares (OpenAI's `organization`, `project`).
+      const input = await r.body();
+      // The service checks the same fields again (its own rules, shared with the CLI).
       const fields = this.credentials.parseFields(input.provider, input, ['provider', 'api_key']);
       const apiKey = this.credentials.validateApiKey(input.api_key);
       return { status: 201, body: credentialView(await this.credentials.create(org.id, input.provider, apiKey, fields)) };
     });
 
-    router.add('GET', '/v1/credentials', { auth: 'org' }, async (r) => {
-      const page = await this.credentials.list(orgOf(r).id, pageQuery(r.query));
-      return { status: 200, body: { object: 'list', data: page.data.map((c) => credentialView(c)), has_more: page.hasMore } };
+    router.add('GET', '/v1/credentials', {
+      auth: 'org', query: PAGE, operationId: 'listCredentials', tag: 'credentials', summary: 'List credentials',
+      response: { status: 200, schema: credentialListSchema(this.view), description: 'A page of credentials, newest first.' },
+    }, async (r) => {
+      const page = await this.credentials.list(orgOf(r).id, r.query);
+      return { status: 200, body: listView(page, (c) => credentialView(c)) };
     });
 
-    router.add('GET', '/v1/credentials/:id', { auth: 'org' }, async (r) => {
-      noQuery(r.query);
+    router.add('GET', '/v1/credentials/:id', {
+      auth: 'org', operationId: 'getCredential', tag: 'credentials', summary: 'Get a credential, with its usage',
+      response: { status: 200, schema: this.view, description: 'The credential with `usage`.' },
+      errors: ['not_found'],
+    }, async (r) => {
       const record = await this.credentials.get(orgOf(r).id, r.params.id!);
       return { status: 200, body: credentialView(record, await this.usage.get('cred', record.id)) };
     });
 
-    router.add('POST', '/v1/credentials/:id/rotate', { auth: 'org', action: 'credential.rotate', idempotent: true }, async (r) => {
+    router.add('POST', '/v1/credentials/:id/rotate', {
+      auth: 'org', action: 'credential.rotate', idempotent: true, body: CREDENTIAL_ROTATE,
+      operationId: 'rotateCredential', tag: 'credentials', summary: 'Replace a credential\'s key in place',
+      description: 'Its tokens keep working, with the new key.',
+      response: { status: 200, schema: this.view, description: 'The credential with its new `key_hint`.' },
+      errors: ['not_found'],
+    }, async (r) => {
       const org = orgOf(r);
-      noQuery(r.query);
-      const input = asObject(await r.body());
-      onlyFields(input, ['api_key']);
-      const apiKey = this.credentials.validateApiKey(input.api_key);
+      const apiKey = this.credentials.validateApiKey((await r.body()).api_key);
       return { status: 200, body: credentialView(await this.credentials.rotate(org.id, r.params.id!, apiKey)) };
     });
 
-    router.add('DELETE', '/v1/credentials/:id', { auth: 'org', action: 'credential.delete' }, async (r) => {
-      noQuery(r.query);
+    router.add('DELETE', '/v1/credentials/:id', {
+      auth: 'org', action: 'credential.delete', operationId: 'deleteCredential', tag: 'credentials', summary: 'Delete a credential and its tokens',
+      description: 'Takes effect at once on this instance, within a second on every other; a second DELETE → 404.',
+      response: { status: 200, schema: CredentialDeleted, description: 'Deleted.' },
+      errors: ['not_found'],
+    }, async (r) => {
       await this.credentials.delete(orgOf(r).id, r.params.id!);
-      return { status: 200, body: { id: r.params.id, object: 'credential', deleted: true } };
+      return { status: 200, body: { id: r.params.id!, object: 'credential' as const, deleted: true as const } };
     });
   }
 }

@@ -1,44 +1,39 @@
 /** POST /v1/orgs (the operator's admin token) and the org token's rotation. */
 import { inject, injectable } from 'tsyringe';
-import { Errors } from '../errors.js';
-import { asObject, onlyFields } from '../http/body.js';
-import type { AdminRequest, Router } from '../http/router.js';
+import type { Router } from '../http/router.js';
 import { OrgService } from '../vault/org-service.js';
-import { noQuery, orgOf } from './params.js';
-import { iso } from './views.js';
+import { orgOf } from './params.js';
+import { ORG_CREATE, ORG_TOKEN_ROTATE, Organization, OrgTokenRotated } from './schemas/orgs.js';
+import { orgView } from './views.js';
 
 @injectable()
 export class OrgsApi {
   constructor(@inject(OrgService) private readonly orgs: OrgService) {}
 
   register(router: Router): void {
-    router.add('POST', '/v1/orgs', { auth: 'admin', action: 'org.create', idempotent: true }, async ({ query, body }) => {
-      noQuery(query);
-      const input = asObject(await body());
-      onlyFields(input, ['name']);
+    router.add('POST', '/v1/orgs', {
+      auth: 'admin', action: 'org.create', idempotent: true, body: ORG_CREATE,
+      operationId: 'createOrg', tag: 'organisations', summary: 'Create an organisation',
+      description: 'With the operator\'s token (`KEYWARD_ADMIN_TOKEN`). Answers the organisation token once. (`npx keyward org create <name>` does the same on the store.)',
+      response: { status: 201, schema: Organization, description: 'The organisation and its token (shown once).' },
+    }, async ({ body }) => {
+      const input = await body();
       const { org, token } = await this.orgs.create(this.orgs.validateName(input.name));
-      return {
-        status: 201,
-        body: { id: org.id, object: 'organization', name: org.name, token, created_at: iso(org.createdAt) },
-        org: org.id,
-        secretFields: ['token'],
-      };
+      return { status: 201, body: orgView(org, token), org: org.id, secretFields: ['token'] };
     });
 
-    router.add('POST', '/v1/orgs/self/token/rotate', { auth: 'org', action: 'org.token_rotate', idempotent: true }, async (r: AdminRequest) => {
+    router.add('POST', '/v1/orgs/self/token/rotate', {
+      auth: 'org', action: 'org.token_rotate', idempotent: true, body: ORG_TOKEN_ROTATE,
+      operationId: 'rotateOrgToken', tag: 'organisations', summary: 'Rotate the calling organisation\'s token',
+      description: 'Answers a new `otok_…` once; the current token keeps working `grace_s` more seconds (a token already retiring never gets longer). Only a token that is not retiring may call this.',
+      response: { status: 200, schema: OrgTokenRotated, description: 'The new organisation token (shown once).' },
+      errors: ['token_retiring'],
+    }, async (r) => {
       const org = orgOf(r);
-      noQuery(r.query);
-      // No body means the defaults; any body must be a JSON object (`null` is not one).
-      const raw = await r.body();
-      const input = raw === undefined ? {} : asObject(raw);
-      onlyFields(input, ['grace_s']);
-      // Omitted means 0; an explicit null is a mistake, not a default (it would end the current token at once).
-      const grace = input.grace_s === undefined ? 0 : input.grace_s;
-      if (typeof grace !== 'number' || !Number.isInteger(grace) || grace < 0 || grace > 30 * 86_400) {
-        throw Errors.invalidRequest('`grace_s` must be an integer number of seconds from 0 to 2592000.', 'grace_s');
-      }
+      // Omitted means 0; an explicit null is refused by the schema (it would end the current token at once).
+      const grace = (await r.body()).grace_s ?? 0;
       const { token, tokenId } = await this.orgs.rotateToken(org.id, r.principal.kind === 'org' ? r.principal.actor : '', grace);
-      return { status: 200, body: { id: org.id, object: 'organization', token, token_id: tokenId }, target: tokenId, secretFields: ['token'] };
+      return { status: 200, body: { id: org.id, object: 'organization' as const, token, token_id: tokenId }, target: tokenId, secretFields: ['token'] };
     });
   }
 }

@@ -1,17 +1,14 @@
 /** /v1/tokens: mint, list, read and revoke proxy tokens (org token). */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
-import { Errors } from '../errors.js';
-import type { ProviderRegistry } from '../catalog/registry.js';
 import { UsageRecorder } from '../accounting/usage-recorder.js';
-import { asObject, onlyFields } from '../http/body.js';
 import type { Router } from '../http/router.js';
 import { Symbols } from '../symbols.js';
-import { CredentialService } from '../vault/credential-service.js';
-import { parseScopes } from '../catalog/scopes.js';
 import { TokenService } from '../vault/token-service.js';
-import { noQuery, orgOf, pageQuery } from './params.js';
-import { tokenView } from './views.js';
+import { orgOf } from './params.js';
+import { PAGE } from './schemas/query.js';
+import { Token, TOKEN_CREATE, TokenCreated, TokenList, TokenRevoked } from './schemas/tokens.js';
+import { listView, mintedTokenView, tokenView } from './views.js';
 
 @injectable()
 export class TokensApi {
@@ -19,45 +16,48 @@ export class TokensApi {
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(TokenService) private readonly tokens: TokenService,
     @inject(UsageRecorder) private readonly usage: UsageRecorder,
-    @inject(CredentialService) private readonly credentials: CredentialService,
-    @inject(Symbols.ProviderRegistry) private readonly providers: ProviderRegistry,
   ) {}
 
   register(router: Router): void {
-    router.add('POST', '/v1/tokens', { auth: 'org', action: 'token.create', idempotent: true }, async (r) => {
+    router.add('POST', '/v1/tokens', {
+      auth: 'org', action: 'token.create', idempotent: true, body: TOKEN_CREATE,
+      operationId: 'createToken', tag: 'tokens', summary: 'Mint a proxy token',
+      description: 'A short-lived `ptok_…` for one credential, with optional scopes. Shown once.',
+      response: { status: 201, schema: TokenCreated, description: 'The token (its value shown once).' },
+      errors: ['invalid_ttl', 'invalid_scope', 'unknown_provider', 'not_found'],
+    }, async (r) => {
       const org = orgOf(r);
-      noQuery(r.query);
-      const input = asObject(await r.body());
-      onlyFields(input, ['credential_id', 'ttl', 'models', 'paths', 'max_requests', 'rate_limit']);
-      if (typeof input.credential_id !== 'string' || input.credential_id === '') {
-        throw Errors.invalidRequest('`credential_id` is required: the id of a stored credential.', 'credential_id');
-      }
-      const ttlMs = this.tokens.parseTtl(input.ttl);
-      const credential = await this.credentials.get(org.id, input.credential_id);
-      const provider = this.providers.get(credential.provider);
-      if (!provider) throw Errors.unknownProvider(credential.provider);
-      const scopes = parseScopes(input, provider);
-      const { record, token } = await this.tokens.mint(org.id, input.credential_id, ttlMs, scopes);
-      const { id, object, ...rest } = tokenView(record, this.clock.now());
-      return { status: 201, body: { id, object, token, ...rest }, secretFields: ['token'] };
+      const { credential_id: credentialId, ttl, ...scopes } = await r.body();
+      const { record, token } = await this.tokens.mintFor(org.id, { credentialId, ttl, scopes });
+      return { status: 201, body: mintedTokenView(record, token, this.clock.now()), secretFields: ['token'] };
     });
 
-    router.add('GET', '/v1/tokens', { auth: 'org' }, async (r) => {
-      const page = await this.tokens.list(orgOf(r).id, pageQuery(r.query));
+    router.add('GET', '/v1/tokens', {
+      auth: 'org', query: PAGE, operationId: 'listTokens', tag: 'tokens', summary: 'List proxy tokens',
+      response: { status: 200, schema: TokenList, description: 'A page of tokens, newest first (never a token value).' },
+    }, async (r) => {
+      const page = await this.tokens.list(orgOf(r).id, r.query);
       const now = this.clock.now();
-      return { status: 200, body: { object: 'list', data: page.data.map((t) => tokenView(t, now)), has_more: page.hasMore } };
+      return { status: 200, body: listView(page, (t) => tokenView(t, now)) };
     });
 
-    router.add('GET', '/v1/tokens/:id', { auth: 'org' }, async (r) => {
-      noQuery(r.query);
+    router.add('GET', '/v1/tokens/:id', {
+      auth: 'org', operationId: 'getToken', tag: 'tokens', summary: 'Get a proxy token, with its usage',
+      response: { status: 200, schema: Token, description: 'The token with `usage`.' },
+      errors: ['not_found'],
+    }, async (r) => {
       const record = await this.tokens.get(orgOf(r).id, r.params.id!);
       return { status: 200, body: tokenView(record, this.clock.now(), await this.usage.get('tok', record.id)) };
     });
 
-    router.add('DELETE', '/v1/tokens/:id', { auth: 'org', action: 'token.revoke' }, async (r) => {
-      noQuery(r.query);
+    router.add('DELETE', '/v1/tokens/:id', {
+      auth: 'org', action: 'token.revoke', operationId: 'revokeToken', tag: 'tokens', summary: 'Revoke a proxy token',
+      description: 'Takes effect at once on this instance, within a second on every other; later GET or DELETE → 404.',
+      response: { status: 200, schema: TokenRevoked, description: 'Revoked.' },
+      errors: ['not_found'],
+    }, async (r) => {
       await this.tokens.revoke(orgOf(r).id, r.params.id!);
-      return { status: 200, body: { id: r.params.id, object: 'token', revoked: true } };
+      return { status: 200, body: { id: r.params.id!, object: 'token' as const, revoked: true as const } };
     });
   }
 }

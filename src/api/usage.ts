@@ -1,46 +1,32 @@
 /** GET /v1/usage (this month against the free tier) and GET /v1/audit (the organisation's trail). */
 import { inject, injectable } from 'tsyringe';
-import type { Config } from '../config.js';
-import { QuotaLedger } from '../accounting/quota-ledger.js';
-import { UsageRecorder } from '../accounting/usage-recorder.js';
+import { UsageSummaries } from '../accounting/usage-summary.js';
 import type { Router } from '../http/router.js';
-import type { CredentialStore } from '../store/ports.js';
-import { Symbols } from '../symbols.js';
 import { AuditLog } from '../controls/audit-log.js';
-import { noQuery, orgOf, pageQuery } from './params.js';
-import { auditView } from './views.js';
+import { orgOf } from './params.js';
+import { PAGE } from './schemas/query.js';
+import { AuditList, Usage } from './schemas/usage.js';
+import { auditView, listView, usageSummaryView } from './views.js';
 
 @injectable()
 export class UsageApi {
   constructor(
-    @inject(Symbols.Config) private readonly config: Config,
-    @inject(Symbols.CredentialStore) private readonly credentials: CredentialStore,
-    @inject(UsageRecorder) private readonly usage: UsageRecorder,
-    @inject(QuotaLedger) private readonly quota: QuotaLedger,
+    @inject(UsageSummaries) private readonly summaries: UsageSummaries,
     @inject(AuditLog) private readonly audit: AuditLog,
   ) {}
 
   register(router: Router): void {
-    router.add('GET', '/v1/usage', { auth: 'org' }, async (r) => {
-      const org = orgOf(r);
-      noQuery(r.query);
-      const period = this.quota.currentPeriod();
-      const [month, stored] = await Promise.all([this.usage.get('org', org.id, period), this.credentials.countCredentials(org.id)]);
-      return {
-        status: 200,
-        body: {
-          object: 'usage',
-          period,
-          proxy_requests: { used: Math.min(month.requests, this.config.freeProxyRequests), limit: this.config.freeProxyRequests },
-          credentials: { used: stored, limit: this.config.freeCredentials },
-          tokens: { input: month.inputTokens, output: month.outputTokens },
-        },
-      };
-    });
+    router.add('GET', '/v1/usage', {
+      auth: 'org', operationId: 'getUsage', tag: 'usage', summary: 'This month\'s usage against the free tier',
+      response: { status: 200, schema: Usage, description: 'Usage.' },
+    }, async (r) => ({ status: 200, body: usageSummaryView(await this.summaries.of(orgOf(r).id)) }));
 
-    router.add('GET', '/v1/audit', { auth: 'org' }, async (r) => {
-      const page = await this.audit.list(orgOf(r).id, pageQuery(r.query));
-      return { status: 200, body: { object: 'list', data: page.data.map(auditView), has_more: page.hasMore } };
+    router.add('GET', '/v1/audit', {
+      auth: 'org', query: PAGE, operationId: 'listAuditEvents', tag: 'usage', summary: 'The organisation\'s audit trail',
+      response: { status: 200, schema: AuditList, description: 'A page of audit events, newest first.' },
+    }, async (r) => {
+      const page = await this.audit.list(orgOf(r).id, r.query);
+      return { status: 200, body: listView(page, auditView) };
     });
   }
 }

@@ -9,9 +9,10 @@ import { matchRoute, routeAdmitsPrefix } from './path.js';
 import type { Provider } from './registry.js';
 import type { TokenScopes } from '../store/ports.js';
 
-const MODEL = /^[A-Za-z0-9._:\/@+-]{1,200}\*?$|^\*$/;
-const PATH_PATTERN = /^[A-Za-z0-9._~:{}\/-]{1,512}\*?$/;
-const MAX_ITEMS = 100;
+/** Exported so the admin API's token schema (src/api/schemas/tokens.ts) states the same grammar. */
+export const MODEL = /^[A-Za-z0-9._:\/@+-]{1,200}\*?$|^\*$/;
+export const PATH_PATTERN = /^[A-Za-z0-9._~:{}\/-]{1,512}\*?$/;
+export const MAX_ITEMS = 100;
 
 function list(value: unknown, param: string, check: (s: string) => boolean, what: string): string[] {
   if (!Array.isArray(value) || value.length === 0 || value.length > MAX_ITEMS) {

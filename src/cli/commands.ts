@@ -5,13 +5,10 @@
  * reach running servers through the store's change feed within a second.
  */
 import { pageQuery } from '../api/params.js';
-import { auditView, credentialView, iso, tokenView } from '../api/views.js';
-import { periodOf } from '../accounting/periods.js';
-import { ProviderRegistry } from '../catalog/registry.js';
+import { auditView, credentialView, mintedTokenView, orgView, tokenView, usageSummaryView } from '../api/views.js';
 import type { Vault } from '../container.js';
-import { BAD_CURSOR, type OrgRecord, type PageQuery } from '../store/ports.js';
+import type { OrgRecord, PageQuery } from '../store/ports.js';
 import { RewrapService } from '../vault/rewrap-service.js';
-import { parseScopes } from '../catalog/scopes.js';
 import { isId } from '../ids.js';
 import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.js';
 
@@ -114,7 +111,8 @@ export const COMMANDS: Command[] = [
       const vault = await ctx.vault();
       const { org, token } = await vault.orgs.create(vault.orgs.validateName(ctx.args[0]));
       await audited(vault, org.id, 'org.create', org.id);
-      const json = { id: org.id, name: org.name, token, created_at: iso(org.createdAt) };
+      // The API's view without its `object` (the CLI's JSON is {id, name, token, created_at}).
+      const { object: _, ...json } = orgView(org, token);
       emit(ctx, json, `${fields([['id', org.id], ['name', org.name], ['token', token], ['created_at', json.created_at]])}\n${SHOWN_ONCE}`);
     },
   },
@@ -156,8 +154,7 @@ export const COMMANDS: Command[] = [
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
       const provider = required(ctx, 'provider');
-      const registry = await providers(vault);
-      if (!registry.get(provider)) throw new UsageError(`unknown provider ${JSON.stringify(provider.slice(0, 40))}; known: ${registry.ids().join(', ')}`);
+      if (!vault.providers.get(provider)) throw new UsageError(`unknown provider ${JSON.stringify(provider.slice(0, 40))}; known: ${vault.providers.ids().join(', ')}`);
       const apiKey = vault.credentials.validateApiKey(await readSecret(ctx.io, `${provider} API key (not echoed): `));
       const c = credentialView(await vault.credentials.create(org.id, provider, apiKey));
       await audited(vault, org.id, 'credential.create', c.id);
@@ -233,25 +230,21 @@ export const COMMANDS: Command[] = [
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
       const credentialId = required(ctx, 'credential');
-      const ttlMs = vault.tokens.parseTtl(one(ctx, 'ttl') ?? '15m');
-      const credential = await vault.credentials.get(org.id, credentialId);
-      const provider = (await providers(vault)).get(credential.provider);
-      if (!provider) throw new Error(`credential ${credential.id} names provider ${credential.provider}, which is not loaded`);
-      const body: Record<string, unknown> = {};
+      // The flags as the API's body fields; the token service checks them as it checks the API's.
+      const scopes: Record<string, unknown> = {};
       const list = (name: OptionName) => ctx.options[name] === undefined ? undefined : ([] as string[]).concat(ctx.options[name]!);
       const int = (name: OptionName) => {
         const v = one(ctx, name);
         return v === undefined ? undefined : /^-?[0-9]+$/.test(v) ? Number(v) : v;
       };
-      if (list('model')) body.models = list('model');
-      if (list('path')) body.paths = list('path');
-      if (int('max-requests') !== undefined) body.max_requests = int('max-requests');
-      if (int('rate-limit') !== undefined) body.rate_limit = int('rate-limit');
-      const scopes = parseScopes(body, provider);
-      const { record, token } = await vault.tokens.mint(org.id, credential.id, ttlMs, scopes);
+      if (list('model')) scopes.models = list('model');
+      if (list('path')) scopes.paths = list('path');
+      if (int('max-requests') !== undefined) scopes.max_requests = int('max-requests');
+      if (int('rate-limit') !== undefined) scopes.rate_limit = int('rate-limit');
+      const { record, token } = await vault.tokens.mintFor(org.id, { credentialId, ttl: one(ctx, 'ttl') ?? '15m', scopes });
       await audited(vault, org.id, 'token.create', record.id);
-      const { id, object, ...rest } = tokenView(record, Date.now());
-      emit(ctx, { id, object, token, ...rest }, `${fields([['id', id], ['token', token], ['credential_id', rest.credential_id], ['expires_at', rest.expires_at]])}\n${SHOWN_ONCE}`);
+      const view = mintedTokenView(record, token, Date.now());
+      emit(ctx, view, `${fields([['id', view.id], ['token', token], ['credential_id', view.credential_id], ['expires_at', view.expires_at]])}\n${SHOWN_ONCE}`);
     },
   },
   {
@@ -274,21 +267,14 @@ export const COMMANDS: Command[] = [
     summary: 'this month\'s proxied requests and stored credentials against the free tier',
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
-      const period = periodOf(Date.now());
-      const [month, stored] = await Promise.all([vault.usage.get('org', org.id, period), vault.store.countCredentials(org.id)]);
-      const { freeProxyRequests, freeCredentials } = vault.config;
-      const json = {
-        period,
-        proxy_requests: { used: Math.min(month.requests, freeProxyRequests), limit: freeProxyRequests },
-        credentials: { used: stored, limit: freeCredentials },
-        tokens: { input: month.inputTokens, output: month.outputTokens },
-      };
+      // The same summary as GET /v1/usage (without its `object`).
+      const { object: _, ...json } = usageSummaryView(await vault.usageSummaries.of(org.id));
       emit(ctx, json, fields([
-        ['period', period],
-        ['proxy requests', `${json.proxy_requests.used} of ${freeProxyRequests}`],
-        ['credentials', `${stored} of ${freeCredentials}`],
-        ['input tokens', month.inputTokens],
-        ['output tokens', month.outputTokens],
+        ['period', json.period],
+        ['proxy requests', `${json.proxy_requests.used} of ${json.proxy_requests.limit}`],
+        ['credentials', `${json.credentials.used} of ${json.credentials.limit}`],
+        ['input tokens', json.tokens.input],
+        ['output tokens', json.tokens.output],
       ]));
     },
   },
@@ -299,8 +285,8 @@ export const COMMANDS: Command[] = [
     summary: 'an organisation\'s audit trail, newest first: admin actions, failed authentications, quota refusals',
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
-      const p = await vault.store.listAudit(org.id, page(ctx));
-      if (p === BAD_CURSOR) throw new UsageError('--starting-after names no audit record of this organisation');
+      // The audit log's own listing (pending refusal counts flushed, retention applied), as GET /v1/audit.
+      const p = await vault.audit.list(org.id, page(ctx));
       const data = p.data.map(auditView);
       const rows = data.map((e) => [e.time, e.action, e.outcome, e.actor, e.target, e.ip, String(e.count)]);
       const more = p.hasMore ? `\n(more: --starting-after ${data[data.length - 1]!.id})` : '';
@@ -346,9 +332,4 @@ export class RewrapIncomplete extends Error {
     super(`${count} credential${count === 1 ? '' : 's'} could not be rewrapped`);
     this.name = 'RewrapIncomplete';
   }
-}
-
-let registry: Promise<ProviderRegistry> | undefined;
-function providers(vault: Vault): Promise<ProviderRegistry> {
-  return (registry ??= ProviderRegistry.load(vault.config.providersDir, vault.config.upstreamOverrides));
 }

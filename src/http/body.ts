@@ -98,16 +98,3 @@ export function nestingDepth(text: string): number {
   }
   return max;
 }
-
-/** A JSON object body, or 400. */
-export function asObject(body: unknown): Record<string, unknown> {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw Errors.invalidRequest('The request body must be a JSON object.');
-  return body as Record<string, unknown>;
-}
-
-/** Refuses fields the endpoint does not know (typos like `tll` fail loudly, as Stripe's API does). */
-export function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
-  for (const k of Object.keys(body)) {
-    if (!allowed.includes(k)) throw Errors.invalidRequest(`Unknown field ${JSON.stringify(k.slice(0, 64))}.`, k.slice(0, 64));
-  }
-}

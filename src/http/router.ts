@@ -1,10 +1,15 @@
 /**
  * The admin API's routes: `/v1/credentials/:id` style patterns, each declaring
  * who may call it (`org` token, the operator's `admin` token, or `none`),
- * whether it is idempotent-capable (POSTs), and the audit action it performs.
+ * whether it is idempotent-capable (POSTs), the audit action it performs, and
+ * its wire shapes: the body and query schemas it is validated against and the
+ * response it documents. One registration is handler + validation + docs: the
+ * OpenAPI document (src/api/openapi/) is generated from this table.
  * Handlers are thin and return a Reply; the AdminPipeline does the rest.
  */
 import type { IncomingMessage } from 'node:http';
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { ErrorCode } from '../errors.js';
 import type { OrgRecord } from '../store/ports.js';
 
 export type Principal =
@@ -12,20 +17,37 @@ export type Principal =
   | { kind: 'admin'; actor: 'admin' }
   | { kind: 'none' };
 
-export interface AdminRequest {
+/** A body schema and the checker compiled from it once at start (src/api/schemas/validate.ts). */
+export interface BodyContract<T> {
+  readonly schema: TSchema;
+  /** May be left out (an empty body means `{}`). */
+  readonly optional?: boolean;
+  /** The body as the schema says, or 400 naming the field at fault. */
+  parse(value: unknown): T;
+}
+
+/** The query parameters' schema (a flat object) and its compiled checker. */
+export interface QueryContract<T> {
+  readonly schema: TSchema;
+  parse(query: URLSearchParams): T;
+}
+
+export interface AdminRequest<B = unknown, Q = unknown> {
   req: IncomingMessage;
   params: Record<string, string>;
-  query: URLSearchParams;
+  /** The query parameters, checked against the route's query schema (none allowed without one). */
+  query: Q;
   requestId: string;
   ip: string;
   principal: Principal;
-  /** The JSON body, read once within KEYWARD_MAX_BODY (undefined when empty). */
-  body(): Promise<unknown>;
+  /** The JSON body, read once within KEYWARD_MAX_BODY and checked against the route's body schema. */
+  body(): Promise<B>;
 }
 
-export interface Reply {
+export interface Reply<T = unknown> {
   status: number;
-  body: unknown;
+  /** Typed by the route's response schema: a view that drifts from the documented shape does not compile. */
+  body: T;
   /** The audit record's target, when it is not the path's or the reply's `id`. */
   target?: string;
   /** The organisation an `admin` action concerns (the one it created). */
@@ -34,14 +56,26 @@ export interface Reply {
   secretFields?: string[];
 }
 
-export type Handler = (r: AdminRequest) => Promise<Reply>;
+/** `any` by default: the route table holds handlers of every body and query type. */
+export type Handler<B = any, Q = any, R = unknown> = (r: AdminRequest<B, Q>) => Promise<Reply<R>>;
 
-export interface RouteSpec {
+export interface RouteSpec<B = unknown, Q = unknown, R extends TSchema = TSchema> {
   auth: 'org' | 'admin' | 'none';
   /** Audit action, e.g. `credential.create`; reads are not audited. */
   action?: string;
   /** Honours an Idempotency-Key header (Stripe's semantics). */
   idempotent?: boolean;
+  body?: BodyContract<B>;
+  query?: QueryContract<Q>;
+  /** The OpenAPI operation: its id, tag, one-line summary and more when needed. */
+  operationId: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  /** The success response: status, schema and one line. */
+  response: { status: number; schema: R; description: string };
+  /** Codes this route answers beyond those every admin route can (invalid_request, unauthenticated, rate_limited…). */
+  errors?: ErrorCode[];
 }
 
 export interface Route extends RouteSpec {
@@ -51,16 +85,24 @@ export interface Route extends RouteSpec {
   handler: Handler;
 }
 
+/** What a `:name` segment of a route matches (an id). */
+export const PATH_PARAM = /^[A-Za-z0-9_]{1,64}$/;
+
 export class Router {
   private readonly routes: Route[] = [];
 
-  add(method: string, pattern: string, spec: RouteSpec, handler: Handler): void {
-    this.routes.push({ ...spec, method, pattern, segments: pattern.split('/').filter(Boolean), handler });
+  add<B = undefined, Q = Record<string, never>, R extends TSchema = TSchema>(method: string, pattern: string, spec: RouteSpec<B, Q, R>, handler: Handler<B, Q, NoInfer<Static<R>>>): void {
+    this.routes.push({ ...(spec as unknown as RouteSpec), method, pattern, segments: pattern.split('/').filter(Boolean), handler: handler as Handler });
   }
 
   /** Every registered method + pattern (the OpenAPI test checks each is documented). */
   list(): Array<{ method: string; pattern: string }> {
     return this.routes.map((r) => ({ method: r.method, pattern: r.pattern }));
+  }
+
+  /** Every route with its spec: what the OpenAPI document is generated from. */
+  all(): readonly Route[] {
+    return this.routes;
   }
 
   match(method: string, path: string): { route: Route; params: Record<string, string> } | undefined {
@@ -73,7 +115,7 @@ export class Router {
       for (let i = 0; i < parts.length && ok; i++) {
         const seg = r.segments[i]!;
         if (seg.startsWith(':')) {
-          if (!/^[A-Za-z0-9_]{1,64}$/.test(parts[i]!)) ok = false;
+          if (!PATH_PARAM.test(parts[i]!)) ok = false;
           else params[seg.slice(1)] = parts[i]!;
         } else if (seg !== parts[i]) ok = false;
       }

@@ -81,7 +81,7 @@ export class HttpServer {
     this.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
       req.resume();
       res.setHeader('connection', 'close');
-      sendError(res, new ApiError(417, 'invalid_request', 'expectation_failed', 'Only `Expect: 100-continue` is supported.'), { 'x-request-id': newRequestId() });
+      sendError(res, Errors.expectationFailed(), { 'x-request-id': newRequestId() });
     });
   }
 
@@ -209,9 +209,9 @@ export class HttpServer {
     const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT';
     const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
     const response = timedOut
-      ? rawErrorResponse(408, 'Request Timeout', new ApiError(408, 'invalid_request', 'request_timeout', 'The request was not received in time.'))
+      ? rawErrorResponse(408, 'Request Timeout', Errors.requestTimeout())
       : tooLarge
-        ? rawErrorResponse(431, 'Request Header Fields Too Large', new ApiError(431, 'invalid_request', 'bad_request', 'The request headers are too large.'))
+        ? rawErrorResponse(431, 'Request Header Fields Too Large', Errors.headersTooLarge())
         : rawErrorResponse(400, 'Bad Request', Errors.badRequest());
     this.log.debug({ code: err.code }, 'malformed request refused');
     socket.end(response);

@@ -17,7 +17,7 @@ export interface OrgPrincipal {
   tokenId: string;
 }
 
-const NAME = /^[\p{L}\p{N}][\p{L}\p{N} ._'&()-]{0,99}$/u;
+export const ORG_NAME = /^[\p{L}\p{N}][\p{L}\p{N} ._'&()-]{0,99}$/u;
 
 @injectable()
 export class OrgService {
@@ -28,7 +28,7 @@ export class OrgService {
   ) {}
 
   validateName(name: unknown): string {
-    if (typeof name !== 'string' || !NAME.test(name.trim()) || name.trim() !== name) {
+    if (typeof name !== 'string' || !ORG_NAME.test(name.trim()) || name.trim() !== name) {
       throw Errors.invalidRequest('`name` must be 1 to 100 letters, digits, spaces or ._\'&()- and start with a letter or digit.', 'name');
     }
     return name;

@@ -11,6 +11,8 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { parseDuration } from '../config.js';
 import { Errors } from '../errors.js';
+import type { ProviderRegistry } from '../catalog/registry.js';
+import { parseScopes } from '../catalog/scopes.js';
 import { BAD_CURSOR, type ChangeFeed, type CredentialStore, type Page, type PageQuery, type TokenRecord, type TokenScopes, type TokenStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { CoalescingCache } from './coalescing-cache.js';
@@ -26,10 +28,11 @@ export interface ResolvedToken {
 const TOKEN_CACHE_TTL_MS = 60_000;
 const TOKEN_CACHE_MAX = 50_000;
 
+/** A token as the API's body and the CLI's flags ask for it: unchecked ttl and scopes (`models`, `paths`, `max_requests`, `rate_limit`). */
 export interface MintRequest {
   credentialId: string;
-  ttl: string;
-  scopes: TokenScopes;
+  ttl: unknown;
+  scopes: Record<string, unknown>;
 }
 
 @injectable()
@@ -43,6 +46,7 @@ export class TokenService {
     @inject(Symbols.CredentialStore) private readonly credentials: CredentialStore,
     @inject(Symbols.ChangeFeed) feed: ChangeFeed,
     @inject(Symbols.Clock) private readonly clock: Clock,
+    @inject(Symbols.ProviderRegistry) private readonly providers: ProviderRegistry,
   ) {
     this.cache = new CoalescingCache<ResolvedToken>({
       max: TOKEN_CACHE_MAX,
@@ -63,6 +67,19 @@ export class TokenService {
     if (ms === undefined) throw Errors.invalidTtl('`ttl` must be a positive integer without leading zeros and one unit of s, m, h, d, such as "15m".');
     if (ms > this.config.maxTtlMs) throw Errors.invalidTtl(`\`ttl\` may be at most ${this.config.maxTtlMs / 1000} seconds (KEYWARD_MAX_TTL).`);
     return ms;
+  }
+
+  /**
+   * Mints for the API and the CLI alike: the ttl grammar and bound, then the credential (404), then the
+   * scopes against the credential's provider (a path scope must be reachable on its routes).
+   */
+  async mintFor(orgId: string, request: MintRequest): Promise<{ record: TokenRecord; token: string }> {
+    const ttlMs = this.parseTtl(request.ttl);
+    const credential = await this.credentials.getCredential(orgId, request.credentialId);
+    if (!credential) throw Errors.notFound('No such credential.');
+    const provider = this.providers.get(credential.provider);
+    if (!provider) throw Errors.unknownProvider(credential.provider);
+    return this.mint(orgId, credential.id, ttlMs, parseScopes(request.scopes, provider));
   }
 
   async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes): Promise<{ record: TokenRecord; token: string }> {

@@ -1,0 +1,37 @@
+/** Organisations: POST /v1/orgs and the org token's rotation. */
+import { Type } from '@sinclair/typebox';
+import { ORG_NAME } from '../../vault/org-service.js';
+import { IdOf, named, SecretOf, Time } from './common.js';
+import { bodyContract, rule } from './validate.js';
+
+export const OrgCreate = named('OrgCreate', Type.Object({
+  name: rule(Type.RegExp(ORG_NAME, {
+    minLength: 1,
+    maxLength: 100,
+    description: 'Letters, digits, spaces or `._\'&()-`, starting with a letter or digit and not ending with a space (the org service checks the last).',
+  }), '1 to 100 letters, digits, spaces or ._\'&()- and start with a letter or digit'),
+}, { additionalProperties: false, examples: [{ name: 'acme' }] }));
+
+export const Organization = named('Organization', Type.Object({
+  id: IdOf('org', 'The organisation\'s id.'),
+  object: Type.Literal('organization'),
+  name: Type.String(),
+  token: Type.Optional(SecretOf('otok', 'The organisation token: `Authorization: Bearer otok_…` on the admin API. Shown once.')),
+  created_at: Time,
+}, { additionalProperties: false, description: 'A new organisation. `token` is shown here once and never again (absent from an idempotent replay).' }));
+
+export const OrgTokenRotate = named('OrgTokenRotate', Type.Object({
+  grace_s: Type.Optional(rule(Type.Integer({ minimum: 0, maximum: 2_592_000, default: 0, description: 'Seconds the current token keeps working (a token already retiring never gets longer).' }),
+    'an integer number of seconds from 0 to 2592000')),
+}, { additionalProperties: false, examples: [{ grace_s: 300 }] }));
+
+export const OrgTokenRotated = named('OrgTokenRotated', Type.Object({
+  id: IdOf('org', 'The organisation\'s id.'),
+  object: Type.Literal('organization'),
+  token: Type.Optional(SecretOf('otok', 'The new organisation token. Shown once.')),
+  token_id: IdOf('otk', 'The new token\'s id (the `actor` in audit events).'),
+}, { additionalProperties: false, description: 'The new organisation token, shown once (absent from an idempotent replay).' }));
+
+export const ORG_CREATE = bodyContract(OrgCreate);
+/** No body means the defaults; a body that is present must be an object (`null` is not one). */
+export const ORG_TOKEN_ROTATE = bodyContract(OrgTokenRotate, { optional: true });

@@ -1,0 +1,82 @@
+/**
+ * Proxy tokens: POST /v1/tokens (ttl and scopes), the token view, lists and revocation.
+ * What a schema cannot say stays with the services and is named in the descriptions: the ttl's
+ * upper bound (KEYWARD_MAX_TTL, TokenService.parseTtl) and each path scope's reachability on the
+ * credential's provider (catalog/scopes.ts parseScopes), both answering 400 as the schema does.
+ */
+import { Type } from '@sinclair/typebox';
+import { MAX_ITEMS, MODEL, PATH_PATTERN } from '../../catalog/scopes.js';
+import { IdOf, listOf, named, SecretOf, Time } from './common.js';
+import { UsageCounts } from './usage.js';
+import { bodyContract, rule } from './validate.js';
+
+export const Ttl = named('Ttl', rule(Type.String({
+  pattern: '^[1-9][0-9]*[smhd]$',
+  description: 'A positive integer without leading zeros and one unit of `s m h d`, at most KEYWARD_MAX_TTL (default `30d`; the token service checks the bound).',
+  examples: ['30s', '15m', '12h', '7d'],
+}), 'a positive integer without leading zeros and one unit of s, m, h, d, such as "15m"', 'invalid_ttl'));
+
+export const ModelsScope = named('ModelsScope', rule(Type.Array(Type.String({ pattern: MODEL.source }), {
+  minItems: 1,
+  maxItems: MAX_ITEMS,
+  description: 'Exact model names or `prefix*` (duplicates are dropped), checked against the body\'s `model` (or Gemini\'s path segment); else 403 `model_not_allowed`.',
+  examples: [['gpt-4o-mini', 'claude-3-5-*']],
+}), `a non-empty array of at most ${MAX_ITEMS} model names or prefix* patterns`, 'invalid_scope'));
+
+export const PathsScope = named('PathsScope', rule(Type.Array(Type.String({ pattern: PATH_PATTERN.source }), {
+  minItems: 1,
+  maxItems: MAX_ITEMS,
+  description: [
+    'Provider path patterns (as in its allow-list, or `prefix*`; duplicates are dropped). At mint each must reach a route on the credential\'s provider, without `..` or `//` (else 400 `invalid_scope`); a request outside them → 403 `path_not_allowed`.',
+    'A route that reads or changes what the whole provider account shares (batches, stored responses, files, balance…) is reached only when a pattern names it exactly (its pattern, or one concrete path of it), never by `prefix*` nor without `paths`.',
+  ].join(' '),
+  examples: [['v1/chat/completions']],
+}), `a non-empty array of at most ${MAX_ITEMS} path patterns`, 'invalid_scope'));
+
+export const MaxRequestsScope = named('MaxRequestsScope', rule(Type.Integer({
+  minimum: 1, maximum: 1_000_000_000, description: 'Lifetime request cap, exact under concurrency; then 429 `token_exhausted`.',
+}), 'a positive integer of at most 1000000000', 'invalid_scope'));
+
+export const RateLimitScope = named('RateLimitScope', rule(Type.Integer({
+  minimum: 1, maximum: 1_000_000, description: 'Requests per minute (token bucket, per instance); then 429 `rate_limited`.',
+}), 'a positive integer of at most 1000000', 'invalid_scope'));
+
+export const TokenCreate = named('TokenCreate', Type.Object({
+  credential_id: rule(Type.String({ minLength: 1, description: 'A stored credential of this organisation (else 404).' }), 'the id of a stored credential'),
+  ttl: Ttl,
+  models: Type.Optional(ModelsScope),
+  paths: Type.Optional(PathsScope),
+  max_requests: Type.Optional(MaxRequestsScope),
+  rate_limit: Type.Optional(RateLimitScope),
+}, { additionalProperties: false, examples: [{ credential_id: 'cred_4kT9bQ2mXw7Zr1sVc8NpL3aY', ttl: '15m', models: ['gpt-4o-mini'], max_requests: 100 }] }));
+
+const tokenProperties = {
+  id: IdOf('tok', 'The token\'s id (not the secret).'),
+  object: Type.Literal('token'),
+  credential_id: IdOf('cred', 'The credential whose key the token uses.'),
+  status: Type.Union([Type.Literal('active'), Type.Literal('expired')], { description: '`active` while now < `expires_at`.' }),
+  created_at: Time,
+  expires_at: Time,
+  models: Type.Optional(ModelsScope),
+  paths: Type.Optional(PathsScope),
+  max_requests: Type.Optional(MaxRequestsScope),
+  rate_limit: Type.Optional(RateLimitScope),
+};
+
+export const Token = named('Token', Type.Object({ ...tokenProperties, usage: Type.Optional(UsageCounts) }, {
+  additionalProperties: false,
+  description: 'A proxy token (never its value). Scope fields appear when set; `usage` on GET /v1/tokens/{id} only.',
+}));
+
+export const TokenCreated = named('TokenCreated', Type.Object({
+  ...tokenProperties,
+  token: Type.Optional(SecretOf('ptok', 'The proxy token: `X-Proxy-Token: ptok_…` (or an SDK\'s `apiKey`). Shown once.')),
+}, { additionalProperties: false, description: 'A new proxy token. `token` is shown here once and never again (absent from an idempotent replay).' }));
+
+export const TokenList = listOf('TokenList', Token, 'Proxy tokens.');
+
+export const TokenRevoked = named('TokenRevoked', Type.Object({
+  id: Type.String(), object: Type.Literal('token'), revoked: Type.Literal(true),
+}, { additionalProperties: false }));
+
+export const TOKEN_CREATE = bodyContract(TokenCreate);

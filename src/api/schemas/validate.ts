@@ -1,0 +1,126 @@
+/**
+ * Request validation derived from the wire schemas. Each schema is compiled once, when its contract
+ * is built at start (TypeCompiler), so a good request costs one compiled check. Only a refused one is
+ * looked at again, field by field in the schema's order, to name the field at fault (`param`): an
+ * unknown field first (typos like `tll` fail loudly, as Stripe's API does), then a missing or
+ * mistyped one, with the code and wording its schema carries (`rule`): invalid_request unless the
+ * field says invalid_ttl or invalid_scope. Messages name fields, never echo values (a value may be a key).
+ */
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { Errors, type ApiError } from '../../errors.js';
+import type { BodyContract, QueryContract } from '../../http/router.js';
+
+const FIELD_RULE = Symbol.for('keyward.fieldRule');
+
+export interface FieldRule {
+  /** Completes "`name` must be …" and "`name` is required: …". */
+  must: string;
+  /** The code a refusal of this field answers with (invalid_request by default). */
+  code?: 'invalid_ttl' | 'invalid_scope';
+}
+
+/** Attaches to a field's schema how a refusal of it is worded and coded. */
+export function rule<T extends TSchema>(schema: T, must: string, code?: FieldRule['code']): T {
+  return Object.assign(schema, { [FIELD_RULE]: { must, code } satisfies FieldRule });
+}
+
+export function ruleOf(schema: TSchema): FieldRule | undefined {
+  return (schema as { [FIELD_RULE]?: FieldRule })[FIELD_RULE];
+}
+
+interface Field {
+  name: string;
+  schema: TSchema;
+  required: boolean;
+  check: TypeCheck<TSchema>;
+}
+
+function fieldsOf(schema: TObject): Field[] {
+  const required = new Set(schema.required ?? []);
+  return Object.entries(schema.properties).map(([name, s]) => ({ name, schema: s, required: required.has(name), check: TypeCompiler.Compile(s) }));
+}
+
+function refuse(field: Field, missing: boolean): ApiError {
+  const r = ruleOf(field.schema) ?? { must: 'as the schema says' };
+  const message = missing ? `\`${field.name}\` is required: ${r.must}.` : `\`${field.name}\` must be ${r.must}.`;
+  if (r.code === 'invalid_ttl') return Errors.invalidTtl(message);
+  if (r.code === 'invalid_scope') return Errors.invalidScope(message, field.name);
+  return Errors.invalidRequest(message, field.name);
+}
+
+/** A JSON object body, or 400. */
+export function asObject(value: unknown): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw Errors.invalidRequest('The request body must be a JSON object.');
+  return value as Record<string, unknown>;
+}
+
+/** The first unknown field (an own key the schema does not declare; `__proto__` and `constructor` included). */
+function unknownField(input: Record<string, unknown>, fields: readonly Field[]): string | undefined {
+  return Object.keys(input).find((k) => !fields.some((f) => f.name === k));
+}
+
+export interface BodyOptions {
+  /** An empty body means `{}` (a body that is present must still be an object). */
+  optional?: boolean;
+  /** Appended to "Unknown field "x"": what the endpoint takes instead, e.g. ` for provider openai (it takes …)`. */
+  unknownHint?: string;
+}
+
+/** A body contract from an object schema: the compiled check, and on refusal the field at fault. */
+export function bodyContract<T extends TObject>(schema: T, options: BodyOptions = {}): BodyContract<Static<T>> {
+  const whole = TypeCompiler.Compile(schema);
+  const fields = fieldsOf(schema);
+  return {
+    schema,
+    ...(options.optional ? { optional: true } : {}),
+    parse(value: unknown): Static<T> {
+      const input = value === undefined && options.optional ? {} : asObject(value);
+      if (whole.Check(input)) return input;
+      const extra = unknownField(input, fields);
+      if (extra !== undefined) throw Errors.invalidRequest(`Unknown field ${JSON.stringify(extra.slice(0, 64))}${options.unknownHint ?? ''}.`, extra.slice(0, 64));
+      for (const f of fields) {
+        const v = Object.hasOwn(input, f.name) ? input[f.name] : undefined;
+        if (v === undefined) {
+          if (f.required) throw refuse(f, true);
+        } else if (!f.check.Check(v)) {
+          throw refuse(f, false);
+        }
+      }
+      // Every field passes on its own: only a whole-object rule can be left (none is used today).
+      throw Errors.invalidRequest('The request body does not match its schema.');
+    },
+  };
+}
+
+/** Digits only, no sign, no leading zero, no exponent: how an integer query parameter is written. */
+const QUERY_INTEGER = /^(0|[1-9][0-9]{0,15})$/;
+
+/**
+ * A query contract from a flat object schema: unknown parameters refused by name, integers read from
+ * their decimal form, absent ones given the schema's `default`; `map` shapes the result for the service.
+ */
+export function queryContract<T extends TObject, R = Static<T>>(schema: T, map: (q: Static<T>) => R = (q) => q as unknown as R): QueryContract<R> {
+  const fields = fieldsOf(schema);
+  return {
+    schema,
+    parse(query: URLSearchParams): R {
+      for (const k of query.keys()) {
+        if (!fields.some((f) => f.name === k)) throw Errors.invalidRequest(`Unknown query parameter ${JSON.stringify(k.slice(0, 64))}.`, k.slice(0, 64));
+      }
+      const out: Record<string, unknown> = {};
+      for (const f of fields) {
+        const raw = query.get(f.name);
+        if (raw === null) {
+          if (f.schema.default !== undefined) out[f.name] = f.schema.default;
+          else if (f.required) throw refuse(f, true);
+          continue;
+        }
+        const value = f.schema.type === 'integer' ? (QUERY_INTEGER.test(raw) ? Number(raw) : Number.NaN) : raw;
+        if (!f.check.Check(value)) throw refuse(f, false);
+        out[f.name] = value;
+      }
+      return map(out as Static<T>);
+    },
+  };
+}
