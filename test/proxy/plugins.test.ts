@@ -207,8 +207,8 @@ test.serial('auth runs first and quota last whatever order KEYWARD_PLUGINS lists
   const anon = await post(refused.url, {});
   t.is(anon.status, 401, 'auth, listed fourth, still ran first');
   const probes = refused.app.logs.filter((l) => l.message === 'probe').map((l) => (l as any).probe);
-  t.deepEqual(probes.filter((p) => p.hook === 'onRequest'), [{ hook: 'onRequest', auth: true, quota: false, forwarded: false }], 'the probe ran once (not for the 401), after auth, before quota');
-  t.deepEqual(probes.filter((p) => p.hook === 'onDone').map((p) => p.status).sort(), [401, 403], 'onDone runs for refusals too');
+  t.deepEqual(probes.filter((p) => p.hook === 'access'), [{ hook: 'access', auth: true, quota: false, forwarded: false, raw: false }], 'the probe ran once (not for the 401), after auth, before quota, without req/res');
+  t.deepEqual(probes.filter((p) => p.hook === 'log').map((p) => p.status).sort(), [401, 403], 'log runs for refusals too');
 
   const allowed = await gateway(t, { ips: '127.0.0.1', env });
   const ok = await post(allowed.url, { 'x-proxy-token': allowed.token });
@@ -217,8 +217,8 @@ test.serial('auth runs first and quota last whatever order KEYWARD_PLUGINS lists
   t.is(await used(allowed), 1);
   const okProbes = allowed.app.logs.filter((l) => l.message === 'probe').map((l) => (l as any).probe);
   t.deepEqual(okProbes, [
-    { hook: 'onRequest', auth: true, quota: false, forwarded: false },
-    { hook: 'onDone', status: 200, forwarded: true },
+    { hook: 'access', auth: true, quota: false, forwarded: false, raw: false },
+    { hook: 'log', status: 200, forwarded: true },
   ]);
 });
 
@@ -301,7 +301,7 @@ test.serial('plugins are handed no secret: host.config holds neither the admin t
   t.false('metricsToken' in pluginConfig({ ...s.app.config, metricsToken: 'later-secret' } as Config));
 });
 
-test('a plugin whose onDone throws (or rejects) does not affect the response, nor the plugins after it', async (t) => {
+test('a plugin whose log hook throws (or rejects) does not affect the response, nor the plugins after it', async (t) => {
   const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['explode']), KEYWARD_PLUGINS: 'auth,explode,logging,quota' } });
   for (let i = 0; i < 4; i++) {
     const stream = i % 2 === 1;
@@ -310,19 +310,19 @@ test('a plugin whose onDone throws (or rejects) does not affect the response, no
     if (stream) t.true(r.text.endsWith('data: [DONE]\n\n'));
     else t.is(r.body.object, 'chat.completion');
   }
-  // A refusal's onDone explodes too, and the refusal still arrives intact.
+  // A refusal's log hook explodes too, and the refusal still arrives intact.
   const refused = await post(s.url, {});
   t.is(refused.status, 401);
   t.is(refused.body.error.code, 'invalid_token');
   await new Promise((r) => setTimeout(r, 100));
-  const failures = s.app.logs.filter((l) => l.message === 'plugin onDone failed');
+  const failures = s.app.logs.filter((l) => l.message === 'plugin log failed');
   t.is(failures.length, 5);
   t.true(failures.every((l) => l.plugin === 'explode'));
   t.is(s.app.logs.filter((l) => l.message === 'proxy request').length, 5, 'logging, after explode, ran every time');
   t.is(await used(s), 4);
 });
 
-test('a plugin whose onRequest throws a plain Error refuses with 500 internal, never forwards and never leaks its message', async (t) => {
+test('a plugin whose access throws a plain Error refuses with 500 internal, never forwards and never leaks its message', async (t) => {
   const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['crash']), KEYWARD_PLUGINS: 'auth,crash,quota,logging' } });
   const r = await post(s.url, { 'x-proxy-token': s.token });
   t.is(r.status, 500);
