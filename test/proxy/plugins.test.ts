@@ -282,15 +282,20 @@ test.serial('a plugin file named auth or quota in KEYWARD_PLUGINS_DIR stops star
 test.serial('plugins are handed no secret: host.config holds neither the admin token nor the local keys', async (t) => {
   const kek = randomBytes(32);
   const previous = randomBytes(32);
+  // A plugin's own settings may hold a secret of its own: it reaches that plugin's create, never the shared host.
+  const pluginSecret = `plugin-secret-${randomBytes(8).toString('hex')}`;
+  const settings = path.join(tempDir(t), 'plugins.json');
+  writeFileSync(settings, JSON.stringify({ hostprobe: { upstream_key: pluginSecret } }));
   const s = await gateway(t, {
-    env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['hostprobe']), KEYWARD_PLUGINS: 'auth,hostprobe,quota,logging', KEYWARD_LOCAL_KEK: kek.toString('base64'), KEYWARD_LOCAL_KEK_PREVIOUS: previous.toString('base64') },
+    env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['hostprobe']), KEYWARD_PLUGINS: 'auth,hostprobe,quota,logging', KEYWARD_LOCAL_KEK: kek.toString('base64'), KEYWARD_LOCAL_KEK_PREVIOUS: previous.toString('base64'), KEYWARD_PLUGIN_CONFIG: settings },
   });
   const host = (globalThis as any).keywardProbedHost;
   t.truthy(host);
   const config = host.config as Record<string, unknown>;
   for (const secret of ['adminToken', 'localKek', 'localKekPrevious']) t.false(secret in config, secret);
   const seen = JSON.stringify(host, (_k, v) => (Buffer.isBuffer(v) ? v.toString('base64') : v));
-  for (const value of [ADMIN_TOKEN, kek.toString('base64'), previous.toString('base64'), kek.toString('hex')]) t.false(seen.includes(value));
+  for (const value of [ADMIN_TOKEN, kek.toString('base64'), previous.toString('base64'), kek.toString('hex'), pluginSecret]) t.false(seen.includes(value));
+  t.false('pluginSettings' in config);
   t.false(Object.values(config).some((v) => Buffer.isBuffer(v) || v instanceof Uint8Array), 'no key material of any kind');
   // What a plugin does need is there (logging reads gcpProject), as a frozen copy.
   t.is(config.freeProxyRequests, s.app.config.freeProxyRequests);
