@@ -29,10 +29,13 @@ export interface CoreStage extends ProxyStage<RequestContext> {
 /** Headers a stage may not set: they frame the response or are the core's own. */
 const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'x-keyward-request-id']);
 
+/** What the shared head points at between calls: a stage that kept it and writes later gets a TypeError. */
+const NO_HEADERS: Record<string, string> = Object.freeze({});
+
 /** The head handed to responseHead hooks: one per pipeline, reused (the hooks are synchronous). */
 class Head implements ResponseHead {
   status = 0;
-  headers: Record<string, string> = {};
+  headers = NO_HEADERS;
 
   setHeader(name: string, value: string): void {
     validateHeaderName(name);
@@ -106,7 +109,7 @@ export class Pipeline {
         this.log.warn({ err, plugin: stage.name, request_id: ctx.requestId }, 'plugin responseHead failed');
       }
     }
-    head.headers = {};
+    head.headers = NO_HEADERS;
   }
 
   /** After the last byte: every stage's log hook, whatever happened to the request. */
