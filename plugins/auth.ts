@@ -3,10 +3,12 @@
  * and wins when present; otherwise a `ptok_` is taken from where the providers'
  * own SDKs put a key (Authorization: Bearer, x-api-key, x-goog-api-key, or a
  * declared query parameter such as Gemini's `?key=`), so official SDKs work
- * with apiKey = ptok_…. Every refusal is the same 401 invalid_token.
+ * with apiKey = ptok_…. Every refusal is the same 401 invalid_token (the abuse
+ * stage, at 1000, counts it against the caller's address). Priority 900: the
+ * first stage that checks anything.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { Errors, type MiddlewarePlugin, type PluginHost, type ProxyContext } from '../src/gateway/contracts.js';
+import { Errors, type PluginHost, type PluginModule, type ProxyContext } from '../src/gateway/contracts.js';
 
 const PREFIX = 'ptok_';
 
@@ -46,16 +48,20 @@ export function presentedToken(headers: IncomingHttpHeaders, query: string, quer
   return undefined;
 }
 
-export default class AuthPlugin implements MiddlewarePlugin {
-  readonly name = 'auth';
+const auth: PluginModule<ProxyContext> = {
+  name: 'auth',
+  priority: 900,
+  create(host: PluginHost) {
+    return {
+      async access(ctx: ProxyContext): Promise<void> {
+        const presented = presentedToken(ctx.headers, ctx.query, host.providers.keyQueryParams, ctx.headersDistinct);
+        if (!presented) throw Errors.invalidToken();
+        const resolved = await host.tokens.resolve(presented);
+        if (!resolved) throw Errors.invalidToken();
+        ctx.auth = resolved;
+      },
+    };
+  },
+};
 
-  constructor(private readonly host: PluginHost) {}
-
-  async onRequest(ctx: ProxyContext): Promise<void> {
-    const presented = presentedToken(ctx.req.headers, ctx.query, this.host.providers.keyQueryParams, ctx.req.headersDistinct);
-    if (!presented) throw Errors.invalidToken();
-    const resolved = await this.host.tokens.resolve(presented);
-    if (!resolved) throw Errors.invalidToken();
-    ctx.auth = resolved;
-  }
-}
+export default auth;

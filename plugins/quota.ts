@@ -1,22 +1,38 @@
 /**
  * quota: the free tier's proxy requests per organisation per calendar month
- * (KEYWARD_FREE_PROXY_REQUESTS). The core runs it last, right before the
- * request is forwarded, so a request counts exactly when it is sent upstream.
- * Units are leased in blocks, so this costs no store round trip at steady state.
+ * (KEYWARD_FREE_PROXY_REQUESTS). Priority 100, the last stage, right before the
+ * request is forwarded, so whatever refuses does so before it counts; a request
+ * never forwarded after all (caller gone, body cut off) gets its unit back.
+ * Units are leased in blocks, so this costs no store round trip at steady
+ * state. A refusal is audited (`quota.refused`); every response after a
+ * reservation carries x-keyward-quota-remaining.
  */
-import { Errors, type MiddlewarePlugin, type PluginHost, type ProxyContext } from '../src/gateway/contracts.js';
+import { Errors, GatewayError, type PluginHost, type PluginModule, type ProxyContext } from '../src/gateway/contracts.js';
 
-export default class QuotaPlugin implements MiddlewarePlugin {
-  readonly name = 'quota';
+const quota: PluginModule<ProxyContext> = {
+  name: 'quota',
+  priority: 100,
+  create(host: PluginHost) {
+    return {
+      async access(ctx: ProxyContext): Promise<void> {
+        if (!ctx.auth) throw Errors.invalidToken();
+        try {
+          ctx.quotaRemaining = await host.quota.reserve(ctx.auth.credential.orgId);
+        } catch (err) {
+          if (err instanceof GatewayError && err.code === 'quota_exceeded') host.audit.refused(ctx, 'quota.refused');
+          throw err;
+        }
+      },
+      undo(ctx: ProxyContext): void {
+        host.quota.refund(ctx.auth!.credential.orgId);
+        ctx.quotaRemaining = undefined;
+      },
+      responseHead(ctx, head): void {
+        if (ctx.quotaRemaining !== undefined) head.setHeader('x-keyward-quota-remaining', String(ctx.quotaRemaining));
+      },
+      close: () => host.quota.releaseAll(),
+    };
+  },
+};
 
-  constructor(private readonly host: PluginHost) {}
-
-  async onRequest(ctx: ProxyContext): Promise<void> {
-    if (!ctx.auth) throw Errors.invalidToken();
-    ctx.quotaRemaining = await this.host.quota.reserve(ctx.auth.credential.orgId);
-  }
-
-  async close(): Promise<void> {
-    await this.host.quota.releaseAll();
-  }
-}
+export default quota;

@@ -3,7 +3,7 @@
  * parsed here and nowhere else; a bad value stops start-up with one line naming
  * the variable and what it accepts.
  */
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,6 +31,8 @@ export interface Config {
   /** The package's own built plugins: searched after pluginsDir, so a team's folder only needs its own files. */
   builtinPluginsDir: string;
   plugins: readonly string[];
+  /** KEYWARD_PLUGIN_CONFIG's file: plugin name → its settings (checked against its configSchema when it loads). Never in PluginConfig. */
+  pluginSettings: Readonly<Record<string, unknown>>;
   freeCredentials: number;
   freeProxyRequests: number;
   maxTtlMs: number;
@@ -115,6 +117,22 @@ type Env = Record<string, string | undefined>;
 /** A URL as it may be echoed in an error: userinfo (a password) and query (a key) replaced, even when it does not parse. */
 export function redactUrl(raw: string): string {
   return raw.replace(/^(.*?\/\/)?[^]*@/, (_m, scheme: string | undefined) => `${scheme ?? ''}<redacted>@`).replace(/[?#][^]*$/, '?<redacted>');
+}
+
+/** KEYWARD_PLUGIN_CONFIG: a JSON file holding one object, plugin name → that plugin's settings. Its content is never echoed (it may hold secrets). */
+function readPluginSettings(file: string | undefined): Readonly<Record<string, unknown>> {
+  if (file === undefined) return Object.freeze({});
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path.resolve(file), 'utf8'));
+  } catch (err) {
+    const why = err instanceof SyntaxError ? 'not JSON' : ((err as NodeJS.ErrnoException).code ?? 'unreadable');
+    throw new ConfigError('KEYWARD_PLUGIN_CONFIG', `a readable JSON file (${why})`, file);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError('KEYWARD_PLUGIN_CONFIG', 'a JSON file holding one object keyed by plugin name', file);
+  }
+  return Object.freeze(parsed as Record<string, unknown>);
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -217,6 +235,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('KEYWARD_QUOTA', '`off` only with a KEYWARD_PLUGINS that leaves quota out', quota);
   }
 
+  const pluginSettings = readPluginSettings(get('KEYWARD_PLUGIN_CONFIG'));
+
   const maxTtlRaw = get('KEYWARD_MAX_TTL') ?? '30d';
   const maxTtlMs = parseDuration(maxTtlRaw);
   if (maxTtlMs === undefined) throw new ConfigError('KEYWARD_MAX_TTL', 'a duration such as 15m, 12h or 30d', maxTtlRaw);
@@ -266,6 +286,7 @@ export function loadConfig(env: Env = process.env): Config {
     pluginsDir: existingDir('KEYWARD_PLUGINS_DIR', path.join(packageDist, 'plugins')),
     builtinPluginsDir: path.join(packageDist, 'plugins'),
     plugins: Object.freeze(plugins),
+    pluginSettings,
     freeCredentials: int('KEYWARD_FREE_CREDENTIALS', 10, 1, 1_000_000),
     freeProxyRequests: int('KEYWARD_FREE_PROXY_REQUESTS', 10_000, 1, 1_000_000_000_000),
     maxTtlMs,

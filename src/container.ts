@@ -36,7 +36,9 @@ import { TokenService } from './vault/token-service.js';
 import { ApiError, Errors } from './errors.js';
 import type { PluginHost } from './gateway/contracts.js';
 import { Gateway } from './gateway/gateway.js';
-import { MiddlewareChain } from './gateway/plugin-loader.js';
+import { loadPlugins } from './gateway/plugin-loader.js';
+import { Pipeline } from './gateway/pipeline.js';
+import { pipelineStages } from './gateway/stages/index.js';
 import { UpstreamProxy } from './gateway/upstream.js';
 import { RateLimiter } from './accounting/rate-limiter.js';
 import { bearer } from './vault/org-service.js';
@@ -143,11 +145,15 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     logger: log,
     tokens: { resolve: (presented) => tokens.resolve(presented) },
     providers: { keyQueryParams: providers.keyQueryParams },
-    quota: { reserve: (orgId) => ledger.reserve(orgId), releaseAll: () => ledger.releaseAll() },
+    quota: { reserve: (orgId) => ledger.reserve(orgId), refund: (orgId) => ledger.refund(orgId), releaseAll: () => ledger.releaseAll() },
+    audit: {
+      refused: (ctx, action) => audit.record({ requestId: ctx.requestId, org: ctx.orgId ?? '', actor: ctx.tokenId ?? 'anonymous', action, target: ctx.credentialId ?? '', outcome: 'denied', ip: ctx.ip }),
+    },
   };
-  const chain = await MiddlewareChain.load(config.plugins, { dir: config.pluginsDir, builtinDir: config.builtinPluginsDir }, host);
-  if (!chain.quota) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');
-  c.register(Symbols.MiddlewareChain, { useValue: chain });
+  const plugins = await loadPlugins(config, host, log);
+  const pipeline = new Pipeline(pipelineStages({ config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger }, plugins), log);
+  if (!pipeline.has('quota')) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');
+  c.register(Symbols.Pipeline, { useValue: pipeline });
   const upstream = new UpstreamProxy(config, log, providers.keyQueryParams);
   c.register(UpstreamProxy, { useValue: upstream });
   c.registerSingleton(Gateway);
@@ -184,13 +190,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     router,
     shutdown: () => (closing ??= (async () => {
       // Leased quota goes back first (the quota plugin's close): another instance may need it while we drain.
-      for (const plugin of chain.all) {
-        try {
-          await plugin.close?.();
-        } catch (err) {
-          log.warn({ err, plugin: plugin.name }, 'plugin close failed');
-        }
-      }
+      await pipeline.close();
       await server.drain(config.drainS * 1000);
       await ledger.releaseAll();
       upstream.close();

@@ -20,5 +20,5 @@ export const Symbols = {
   SecretStore: Symbol('SecretStore'),
   KeyWrapper: Symbol('KeyWrapper'),
   ProviderRegistry: Symbol('ProviderRegistry'),
-  MiddlewareChain: Symbol('MiddlewareChain'),
+  Pipeline: Symbol('Pipeline'),
 } as const;

@@ -1,69 +1,146 @@
 /**
- * The two plugin contracts. A provider is one declarative object (providers/*.ts);
- * a middleware is one file exporting a class or factory with two hooks
- * (plugins/*.ts), like Kong's access and log phases: `onRequest` may refuse by
- * throwing a GatewayError before anything is sent upstream; `onDone` runs after
- * the last byte and can never affect the response. Plugins see services only
- * through PluginHost, never the container.
+ * The two plugin contracts, for plugin authors. A provider is one declarative
+ * object (providers/*.ts). A middleware is a stage of one ordered pipeline
+ * (Kong's PRIORITY: higher runs first; Envoy's two directions):
+ *
+ *   abuse 1000 · auth 900 · route 800 · scopes 700 · body 600 · models 550 ·
+ *   operator plugins 500..300 · rate 250 · max_requests 150 · quota 100
+ *
+ * `access` runs in that order and may refuse by throwing a GatewayError before
+ * anything is sent upstream; when a later stage refuses, or the caller leaves
+ * before the request is forwarded, every stage whose access completed runs its
+ * `undo` in reverse order (give back what you took: nothing unforwarded
+ * counts). `responseHead` adds headers before the first byte goes back, on a
+ * proxied response and on a refusal alike; `log` runs after the last byte and
+ * can never change the response. Stages see a read-only view of the request
+ * (RequestView), never the raw req/res, and services only through PluginHost.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { TSchema, Type } from '@sinclair/typebox';
 import type { PluginConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { ApiError, Errors } from '../errors.js';
+import type { FieldValue } from './json-field-scanner.js';
 
 export { ApiError as GatewayError, Errors };
 
 export type { CredentialField, HttpMethod, ProviderPlugin, ProviderRoute } from '../catalog/provider.js';
 export type { ResolvedToken } from '../vault/token-service.js';
+export type { FieldValue } from './json-field-scanner.js';
 import type { ProviderPlugin } from '../catalog/provider.js';
 import type { ResolvedToken } from '../vault/token-service.js';
 
-
-export interface ProxyContext {
+/** What a stage sees of one request. The same object all the way through; only `state` is a plugin's to write. */
+export interface RequestView {
   readonly requestId: string;
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
   readonly method: string;
-  /** The provider path, decoded and normalised, without a leading slash. */
+  /** The provider path, decoded and normalised, without a leading slash ('' when it does not normalise). */
   readonly path: string;
   /** The query string without `?`, before credential parameters are removed. */
   readonly query: string;
+  /** The caller's headers, as they arrived (credential headers included: never log them). */
+  readonly headers: Readonly<IncomingHttpHeaders>;
   /** The client address: X-Forwarded-For as far as KEYWARD_TRUSTED_PROXIES trusts it, else the socket's. */
   readonly ip: string;
   /** process.hrtime.bigint() when the request arrived. */
   readonly startedAt: bigint;
-  /** Set by the auth plugin. */
-  auth?: ResolvedToken;
-  /** Set by the core from the credential's provider. */
-  provider?: ProviderPlugin;
-  /** Path parameters of the matched route, e.g. { model: 'gemini-2.0-flash' }. */
-  params?: Record<string, string>;
-  /** The model the request names, when a scope needed it. */
-  model?: string;
-  /** Set by the quota plugin: what this organisation has left this month. */
-  quotaRemaining?: number;
+  /** From auth (900) on: the resolved token's organisation, credential, token and provider ids. */
+  readonly orgId: string | undefined;
+  readonly credentialId: string | undefined;
+  readonly tokenId: string | undefined;
+  readonly providerId: string | undefined;
+  /** From route (800) on: path parameters of the matched route, e.g. { model: 'gemini-2.0-flash' }. */
+  readonly params: Readonly<Record<string, string>> | undefined;
+  /** The model the request names: its path's `{model}` (from route), else the body's `model` once a stage declared it in `body.fields`. */
+  readonly model: string | undefined;
+  /** The body fields the stages declared (`body.fields`), when the body stage read them for this request. */
+  readonly bodyFields: ReadonlyMap<string, FieldValue> | undefined;
+  /** Set by the quota stage: what this organisation has left this month. */
+  readonly quotaRemaining: number | undefined;
   /** True once the request was handed to the upstream: it counts against quota. */
-  forwarded: boolean;
+  readonly forwarded: boolean;
   /** The status sent to the caller (the provider's, or the gateway's own). */
-  status?: number;
+  readonly status: number | undefined;
   /** The gateway's refusal or upstream fault, if any. */
-  error?: ApiError;
+  readonly error: ApiError | undefined;
   /** Response bytes sent to the caller. */
-  bytesOut: number;
+  readonly bytesOut: number;
   /** Milliseconds from arrival to the first upstream response byte. */
-  ttfbMs?: number;
+  readonly ttfbMs: number | undefined;
   /** Token counts read from the provider's `usage` as the bytes passed. */
-  usage: { inputTokens: number; outputTokens: number };
+  readonly usage: { readonly inputTokens: number; readonly outputTokens: number };
   /** Per-request scratch space for plugins, keyed by plugin name. */
   readonly state: Map<string, unknown>;
 }
 
-export interface MiddlewarePlugin {
+/** The core's own context: what the built-in stages (auth, quota, …) and the upstream leg write. */
+export interface ProxyContext extends RequestView {
+  /** Set by the auth stage. */
+  auth?: ResolvedToken;
+  /** Set by the route stage from the credential's provider. */
+  provider?: ProviderPlugin;
+  params: Readonly<Record<string, string>> | undefined;
+  model: string | undefined;
+  bodyFields: ReadonlyMap<string, FieldValue> | undefined;
+  quotaRemaining: number | undefined;
+  forwarded: boolean;
+  status: number | undefined;
+  error: ApiError | undefined;
+  bytesOut: number;
+  ttfbMs: number | undefined;
+  usage: { inputTokens: number; outputTokens: number };
+  /** Node's per-name arrays of the caller's headers (a repeated credential header is ambiguous). */
+  readonly headersDistinct: NodeJS.Dict<string[]>;
+}
+
+/** The response head about to go out; valid only during the responseHead call. */
+export interface ResponseHead {
+  /** The provider's status, or the gateway's refusal's. */
+  readonly status: number;
+  /** Adds a response header. Framing headers (content-length, transfer-encoding, connection) and x-keyward-request-id are refused. */
+  setHeader(name: string, value: string): void;
+}
+
+/** A stage that needs body fields: the body stage (600) reads them by a bounded streaming scan before this stage's access. */
+export interface BodyNeed<Ctx extends RequestView = RequestView> {
+  /** Dotted paths into the top-level JSON object: `model`, `generationConfig.maxOutputTokens`. */
+  readonly fields: readonly string[];
+  /** Whether this request needs them (default: whenever the request carries a body). A body that is not one JSON object is then refused with 400. */
+  when?(ctx: Ctx): boolean;
+}
+
+/** One stage of the pipeline. Built-in stages implement it directly; a plugin file's `create` returns its hooks. */
+export interface ProxyStage<Ctx extends RequestView = RequestView> {
   readonly name: string;
-  onRequest?(ctx: ProxyContext): void | Promise<void>;
-  onDone?(ctx: ProxyContext): void | Promise<void>;
-  /** Called on shutdown before the store closes (the quota plugin hands leases back here). */
+  /** Higher runs first. Operator plugins: 300..500. */
+  readonly priority: number;
+  readonly body?: BodyNeed<Ctx>;
+  /** May refuse by throwing a GatewayError; runs in priority order. */
+  access?(ctx: Ctx): void | Promise<void>;
+  /** A later stage refused, or the caller left before forwarding: give back what access took (reverse order). */
+  undo?(ctx: Ctx): void;
+  /** Before the first byte goes back (a proxied response, a refusal, an upstream fault): add headers. */
+  responseHead?(ctx: Ctx, head: ResponseHead): void;
+  /** After the last byte, for every request (refused ones too); can never change the response; errors are logged. */
+  log?(ctx: Ctx): void | Promise<void>;
+  /** On shutdown, before the store closes (quota hands leases back here). */
   close?(): void | Promise<void>;
+}
+
+/** What a plugin's `create` returns: its hooks (name, priority and body come from the module). */
+export type StageHooks<Ctx extends RequestView = RequestView> = Pick<ProxyStage<Ctx>, 'access' | 'undo' | 'responseHead' | 'log' | 'close'>;
+
+/**
+ * A middleware file's default export. `configSchema` (a TypeBox schema, or a function of TypeBox's `Type`
+ * for a file that cannot import it) validates the plugin's section of the KEYWARD_PLUGIN_CONFIG file at
+ * start-up; `create` gets that section (defaults applied) and may throw to stop start-up.
+ */
+export interface PluginModule<Ctx extends RequestView = RequestView, Settings = unknown> {
+  readonly name: string;
+  readonly priority: number;
+  readonly body?: BodyNeed<Ctx>;
+  readonly configSchema?: TSchema | ((type: typeof Type) => TSchema);
+  create(host: PluginHost, config: Settings): StageHooks<Ctx> | Promise<StageHooks<Ctx>>;
 }
 
 /** Services a middleware may use. */
@@ -72,7 +149,7 @@ export interface PluginHost {
   readonly errors: typeof Errors;
   /** Build any other refusal: `new host.GatewayError(403, 'permission', 'ip_not_allowed', '…')`. */
   readonly GatewayError: typeof ApiError;
-  /** The settings, without any secret (no admin token, no local keys). */
+  /** The settings, without any secret (no admin token, no local keys, no other plugin's configuration). */
   readonly config: PluginConfig;
   readonly logger: Logger;
   readonly tokens: {
@@ -86,12 +163,29 @@ export interface PluginHost {
   readonly quota: {
     /** Takes one unit of the organisation's monthly quota; throws 429 quota_exceeded when none is left. */
     reserve(orgId: string): Promise<number>;
+    /** Gives back a unit `reserve` took for a request that was never forwarded. */
+    refund(orgId: string): void;
     /** Hands every leased, unused unit back to the store. */
     releaseAll(): Promise<void>;
   };
+  readonly audit: {
+    /** Records a refusal of this request (aggregated per organisation, action, address and minute; ids only). */
+    refused(ctx: RequestView, action: string): void;
+  };
 }
 
-/** A middleware file's default export: a class or a factory. */
+/**
+ * @deprecated The first form of a middleware: a class, factory or object with `onRequest` (run as
+ * `access` at priority 400) and `onDone` (run as `log`). Still loaded, with a warning at start-up.
+ */
+export interface MiddlewarePlugin {
+  readonly name: string;
+  onRequest?(ctx: RequestView): void | Promise<void>;
+  onDone?(ctx: RequestView): void | Promise<void>;
+  close?(): void | Promise<void>;
+}
+
+/** @deprecated See MiddlewarePlugin. */
 export type MiddlewareFactory =
   | (new (host: PluginHost) => MiddlewarePlugin)
   | ((host: PluginHost) => MiddlewarePlugin | Promise<MiddlewarePlugin>);

@@ -1,29 +1,56 @@
 /**
  * Loads the middleware plugins KEYWARD_PLUGINS names: a compiled file in the
- * plugins folder, else an npm module. Each is constructed once at start with
- * the PluginHost; a constructor that rejects its config stops start-up (as
- * Traefik's middlewares do), never a request. `auth` and `quota` are the
- * package's own: a file of that name in KEYWARD_PLUGINS_DIR would silently
- * replace authentication or metering, so it stops start-up instead.
+ * plugins folder, else an npm module. Each becomes a pipeline stage once, at
+ * start; anything wrong stops start-up with one line naming the plugin and its
+ * file, never a request (as Traefik's middlewares do): a priority outside
+ * 300..500 (an operator plugin may not run before auth or the core's checks,
+ * nor after the rate limit or quota), its KEYWARD_PLUGIN_CONFIG section failing
+ * its TypeBox `configSchema` (naming the field), a `create` that throws.
+ *
+ * `auth` and `quota` are the package's own: only the package folder provides
+ * them, and a file of that name in KEYWARD_PLUGINS_DIR (which would silently
+ * replace authentication or metering) stops start-up instead.
+ *
+ * The first form (onRequest/onDone) is still loaded, deprecated: operators'
+ * existing plugins keep working (onRequest as access at 400, onDone as log),
+ * with a warning at start-up.
  */
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { MiddlewarePlugin, PluginHost } from './contracts.js';
+import { KindGuard, Type, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { MiddlewarePlugin, PluginHost, PluginModule, StageHooks } from './contracts.js';
+import type { CoreStage } from './pipeline.js';
 
 export class PluginLoadError extends Error {
-  constructor(name: string, problem: string) {
-    super(`plugin ${name}: ${problem}`);
+  constructor(name: string, problem: string, source?: string) {
+    super(`plugin ${name}${source ? ` (${source})` : ''}: ${problem}`);
     this.name = 'PluginLoadError';
   }
 }
 
-async function importPlugin(name: string, dirs: readonly string[], npm: boolean): Promise<unknown> {
+/** Where operator plugins may sit: after the core's checks (body 600), before the rate limit (250). */
+export const OPERATOR_PRIORITIES = { min: 300, max: 500 } as const;
+/** Where a first-form plugin's onRequest runs. */
+export const LEGACY_PRIORITY = 400;
+
+const HOOKS = ['access', 'undo', 'responseHead', 'log', 'close'] as const;
+
+interface Found {
+  exported: unknown;
+  /** The file, or the npm module's name: what error messages point at. */
+  source: string;
+}
+
+async function importPlugin(name: string, dirs: readonly string[], npm: boolean): Promise<Found> {
   for (const dir of dirs) {
     for (const ext of ['.js', '.mjs']) {
       const file = path.join(dir, name + ext);
-      if (existsSync(file)) return (await import(pathToFileURL(file).href)).default;
+      if (existsSync(file)) return { exported: (await import(pathToFileURL(file).href)).default, source: file };
     }
   }
   if (!npm) throw new PluginLoadError(name, `the built-in ${name}.js is missing from ${dirs.join(' or ')}`);
@@ -33,17 +60,69 @@ async function importPlugin(name: string, dirs: readonly string[], npm: boolean)
     specifier = pathToFileURL(createRequire(path.join(process.cwd(), 'noop.js')).resolve(name)).href;
   } catch { /* fall back to resolving from Keyward's own node_modules */ }
   try {
-    return (await import(specifier)).default;
+    return { exported: (await import(specifier)).default, source: specifier };
   } catch (err) {
     throw new PluginLoadError(name, `KEYWARD_PLUGINS names it, but there is no ${name}.js in ${dirs.join(' or ')} and no npm module of that name (${(err as Error).message.split('\n')[0]})`);
   }
 }
 
 const isClass = (fn: Function): boolean => /^class[\s{]/.test(Function.prototype.toString.call(fn));
+const isModule = (x: unknown): x is PluginModule => typeof x === 'object' && x !== null && typeof (x as PluginModule).create === 'function';
 
-/** `npm`: whether a name found in no folder may be an npm module (never for auth and quota). */
-export async function loadPlugin(name: string, dirs: readonly string[], host: PluginHost, npm = true): Promise<MiddlewarePlugin> {
-  const exported = await importPlugin(name, dirs, npm);
+/** The plugin's section of KEYWARD_PLUGIN_CONFIG, defaults applied and checked against its schema. */
+function settingsFor(name: string, source: string, mod: PluginModule, section: unknown): unknown {
+  if (mod.configSchema === undefined) return section ?? {};
+  const schema: unknown = typeof mod.configSchema === 'function' ? mod.configSchema(Type) : mod.configSchema;
+  if (!KindGuard.IsSchema(schema)) throw new PluginLoadError(name, '`configSchema` must be a TypeBox schema, or a function of TypeBox\'s Type returning one', source);
+  const settings = Value.Default(schema as TSchema, Value.Clone(section ?? {}));
+  const problem = Value.Errors(schema as TSchema, settings).First();
+  // The path and TypeBox's message only, never the value: a plugin's settings may hold a secret.
+  if (problem) throw new PluginLoadError(name, `KEYWARD_PLUGIN_CONFIG ${JSON.stringify(name)}${problem.path || '/'}: ${problem.message}`, source);
+  return settings;
+}
+
+function checkBody(name: string, source: string, body: unknown): void {
+  if (body === undefined) return;
+  const b = body as { fields?: unknown; when?: unknown };
+  const fields = Array.isArray(b?.fields) ? b.fields : [];
+  if (fields.length === 0 || !fields.every((f) => typeof f === 'string' && /^[^.\s]+(\.[^.\s]+)*$/.test(f))) {
+    throw new PluginLoadError(name, '`body.fields` must list dotted field names such as "model" or "generationConfig.maxOutputTokens"', source);
+  }
+  if (b.when !== undefined && typeof b.when !== 'function') throw new PluginLoadError(name, '`body.when` must be a function', source);
+}
+
+/** A plugin of the module form: checked, configured, created. `core`: auth or quota (any priority). */
+async function moduleStage(name: string, { exported, source }: Found, host: PluginHost, section: unknown, core: boolean): Promise<CoreStage> {
+  const mod = exported as PluginModule;
+  if (typeof mod.name !== 'string' || mod.name === '') throw new PluginLoadError(name, '`name` must be a non-empty string', source);
+  if (typeof mod.priority !== 'number' || !Number.isFinite(mod.priority)) throw new PluginLoadError(name, '`priority` must be a number', source);
+  if (!core && (mod.priority < OPERATOR_PRIORITIES.min || mod.priority > OPERATOR_PRIORITIES.max)) {
+    throw new PluginLoadError(name, `priority ${mod.priority} is outside ${OPERATOR_PRIORITIES.min}..${OPERATOR_PRIORITIES.max} (a plugin runs after auth and the core's checks, and before the rate limit and quota)`, source);
+  }
+  checkBody(name, source, mod.body);
+  const settings = settingsFor(name, source, mod, section);
+  let hooks: StageHooks;
+  try {
+    hooks = await mod.create(host, settings);
+  } catch (err) {
+    throw new PluginLoadError(name, `refused to start: ${(err as Error).message}`, source);
+  }
+  if (!hooks || typeof hooks !== 'object') throw new PluginLoadError(name, '`create` must return an object of hooks', source);
+  const stage: { -readonly [K in keyof CoreStage]: CoreStage[K] } = { name: mod.name, priority: mod.priority };
+  if (mod.body) stage.body = mod.body;
+  for (const hook of HOOKS) {
+    const fn = hooks[hook] as unknown;
+    if (fn === undefined) continue;
+    if (typeof fn !== 'function') throw new PluginLoadError(name, `\`${hook}\` must be a function`, source);
+    // Bound once, here: a class instance's hooks keep their `this`, with no closure per request.
+    (stage as Record<string, unknown>)[hook] = fn.bind(hooks);
+  }
+  if (!stage.access && !stage.responseHead && !stage.log) throw new PluginLoadError(name, 'a plugin needs an access, responseHead or log hook', source);
+  return stage;
+}
+
+/** A plugin of the first form (a class, factory or object with onRequest/onDone), adapted. */
+async function legacyStage(name: string, { exported, source }: Found, host: PluginHost): Promise<CoreStage> {
   let plugin: unknown;
   try {
     if (typeof exported === 'function') {
@@ -52,16 +131,22 @@ export async function loadPlugin(name: string, dirs: readonly string[], host: Pl
       plugin = exported;
     }
   } catch (err) {
-    throw new PluginLoadError(name, `refused to start: ${(err as Error).message}`);
+    throw new PluginLoadError(name, `refused to start: ${(err as Error).message}`, source);
   }
   const p = plugin as Partial<MiddlewarePlugin> | undefined;
-  if (!p || typeof p !== 'object') throw new PluginLoadError(name, 'the default export must be a class, a factory or a plugin object');
-  if (typeof p.name !== 'string' || p.name === '') throw new PluginLoadError(name, '`name` must be a non-empty string');
+  if (!p || typeof p !== 'object') throw new PluginLoadError(name, 'the default export must be a plugin module ({ name, priority, create }), or a class, factory or object of the first form', source);
+  if (typeof p.name !== 'string' || p.name === '') throw new PluginLoadError(name, '`name` must be a non-empty string', source);
   for (const hook of ['onRequest', 'onDone', 'close'] as const) {
-    if (p[hook] !== undefined && typeof p[hook] !== 'function') throw new PluginLoadError(name, `\`${hook}\` must be a function`);
+    if (p[hook] !== undefined && typeof p[hook] !== 'function') throw new PluginLoadError(name, `\`${hook}\` must be a function`, source);
   }
-  if (!p.onRequest && !p.onDone) throw new PluginLoadError(name, 'a plugin needs an onRequest or an onDone hook');
-  return p as MiddlewarePlugin;
+  if (!p.onRequest && !p.onDone) throw new PluginLoadError(name, 'a plugin needs an onRequest or an onDone hook', source);
+  return {
+    name: p.name,
+    priority: LEGACY_PRIORITY,
+    ...(p.onRequest ? { access: p.onRequest.bind(p) } : {}),
+    ...(p.onDone ? { log: p.onDone.bind(p) } : {}),
+    ...(p.close ? { close: p.close.bind(p) } : {}),
+  };
 }
 
 /** Plugins only the package's own folder may provide. */
@@ -98,29 +183,32 @@ function refuseCoreNames(dirs: PluginDirs): void {
   }
 }
 
-/** The configured plugins in the order the core runs their request hooks: auth, the others as listed, quota. */
-export class MiddlewareChain {
-  constructor(
-    readonly auth: MiddlewarePlugin,
-    readonly middle: readonly MiddlewarePlugin[],
-    readonly quota: MiddlewarePlugin | undefined,
-  ) {}
-
-  get all(): MiddlewarePlugin[] {
-    return [this.auth, ...this.middle, ...(this.quota ? [this.quota] : [])];
+/**
+ * The configured plugins as stages, in KEYWARD_PLUGINS order (the Pipeline sorts by priority; that order
+ * breaks ties). Other plugins are looked up in the configured folder first, then the package's; auth and
+ * quota only in the package's.
+ */
+export async function loadPlugins(config: Pick<Config, 'plugins' | 'pluginsDir' | 'builtinPluginsDir' | 'pluginSettings'>, host: PluginHost, log: Logger): Promise<CoreStage[]> {
+  const names = config.plugins;
+  if (!names.includes('auth')) throw new PluginLoadError('auth', 'KEYWARD_PLUGINS must include auth: the proxy never runs unauthenticated');
+  for (const configured of Object.keys(config.pluginSettings)) {
+    if (!names.includes(configured)) throw new PluginLoadError(configured, 'KEYWARD_PLUGIN_CONFIG configures it, but KEYWARD_PLUGINS does not list it');
   }
-
-  /** Other plugins are looked up in the configured folder first, then the package's; auth and quota only in the package's. */
-  static async load(names: readonly string[], dirs: PluginDirs, host: PluginHost): Promise<MiddlewareChain> {
-    if (!names.includes('auth')) throw new PluginLoadError('auth', 'KEYWARD_PLUGINS must include auth: the proxy never runs unauthenticated');
-    refuseCoreNames(dirs);
-    const searched = [...new Set([dirs.dir, dirs.builtinDir])];
-    const loaded = new Map<string, MiddlewarePlugin>();
-    for (const n of names) {
-      const core = (CORE_PLUGINS as readonly string[]).includes(n);
-      loaded.set(n, await loadPlugin(n, core ? [dirs.builtinDir] : searched, host, !core));
+  const dirs = { dir: config.pluginsDir, builtinDir: config.builtinPluginsDir };
+  refuseCoreNames(dirs);
+  const searched = [...new Set([dirs.dir, dirs.builtinDir])];
+  const stages: CoreStage[] = [];
+  for (const name of names) {
+    const core = (CORE_PLUGINS as readonly string[]).includes(name);
+    const found = await importPlugin(name, core ? [dirs.builtinDir] : searched, !core);
+    const section = config.pluginSettings[name];
+    if (isModule(found.exported)) {
+      stages.push(await moduleStage(name, found, host, section, core));
+      continue;
     }
-    const middle = names.filter((n) => n !== 'auth' && n !== 'quota').map((n) => loaded.get(n)!);
-    return new MiddlewareChain(loaded.get('auth')!, middle, loaded.get('quota'));
+    if (section !== undefined) throw new PluginLoadError(name, 'KEYWARD_PLUGIN_CONFIG configures it, but it has the first (onRequest/onDone) form, which takes no configuration', found.source);
+    stages.push(await legacyStage(name, found, host));
+    log.warn({ plugin: name, file: found.source }, `plugin ${name} has the deprecated onRequest/onDone form: it runs as access at priority ${LEGACY_PRIORITY} and log (see README, "Middleware plugins")`);
   }
+  return stages;
 }

@@ -32,14 +32,17 @@ export interface ResponseTap {
 /** What the gateway hands the upstream leg for one request. */
 export interface Forward {
   ctx: ProxyContext;
+  /** The caller's request and response (the context does not expose them). */
+  req: IncomingMessage;
+  res: ServerResponse;
   provider: Provider;
   key: string;
   /** The body's scan when a scope read it: the held bytes, then the rest, scanned as they pass. */
   body?: BodyScan;
   /** Readers of the masked response bytes as they pass (usage reading); they never change them. */
   taps: ResponseTap[];
-  /** Headers added to the response. */
-  extraHeaders: Record<string, string>;
+  /** Headers added to a response head (proxied, or an upstream fault) about to go out with `status`. */
+  responseHeaders(ctx: ProxyContext, status: number): Record<string, string>;
   /** Called when the body's scan refuses it before any response started: the upstream never had a whole request. */
   onCutOff?(): void;
   /** Called once when the exchange is over, whatever happened. */
@@ -155,8 +158,7 @@ export class UpstreamProxy {
   }
 
   forward(f: Forward): void {
-    const { ctx, provider, key } = f;
-    const { req, res } = ctx;
+    const { ctx, provider, key, req, res } = f;
     const flight: Flight = { forward: f, overflow: false };
     this.flights.set(req, flight);
 
@@ -237,13 +239,13 @@ export class UpstreamProxy {
   }
 
   private onProxyRes(proxyRes: IncomingMessage, flight: Flight): void {
-    const { res } = flight.forward.ctx;
+    const { res } = flight.forward;
     if (flight.overflow) {
       proxyRes.resume();
       return;
     }
     flight.responded = true;
-    const { ctx, key, taps, extraHeaders } = flight.forward;
+    const { ctx, key, taps } = flight.forward;
     ctx.ttfbMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
     const status = proxyRes.statusCode ?? 0;
     const encoding = proxyRes.headers['content-encoding'];
@@ -255,7 +257,8 @@ export class UpstreamProxy {
       return;
     }
     const headers = downstreamHeaders(proxyRes.rawHeaders, (v) => maskString(v, key), decoder !== undefined);
-    for (const [name, value] of Object.entries(extraHeaders)) headers.push(name, value);
+    const extraHeaders = flight.forward.responseHeaders(ctx, status);
+    for (const name in extraHeaders) headers.push(name, extraHeaders[name]!);
     try {
       // The parser lets through statuses writeHead refuses (`HTTP/1.1 099`): a bad gateway, not a throw
       // out of an event handler that would leave the caller waiting forever.
@@ -284,8 +287,7 @@ export class UpstreamProxy {
   }
 
   private onError(err: NodeJS.ErrnoException, flight: Flight): void {
-    const { ctx } = flight.forward;
-    const { res } = ctx;
+    const { ctx, res } = flight.forward;
     if (flight.overflow || res.destroyed || res.writableEnded) return;
     if (res.headersSent) {
       // Mid-stream: the caller's stream ends with an error (no clean chunked terminator).
@@ -301,7 +303,7 @@ export class UpstreamProxy {
     }
     ctx.error = apiError;
     ctx.status = apiError.status;
-    sendError(res, apiError, flight.forward.extraHeaders);
+    sendError(res, apiError, flight.forward.responseHeaders(ctx, apiError.status));
   }
 
   close(): void {

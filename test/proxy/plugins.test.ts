@@ -207,8 +207,8 @@ test.serial('auth runs first and quota last whatever order KEYWARD_PLUGINS lists
   const anon = await post(refused.url, {});
   t.is(anon.status, 401, 'auth, listed fourth, still ran first');
   const probes = refused.app.logs.filter((l) => l.message === 'probe').map((l) => (l as any).probe);
-  t.deepEqual(probes.filter((p) => p.hook === 'onRequest'), [{ hook: 'onRequest', auth: true, quota: false, forwarded: false }], 'the probe ran once (not for the 401), after auth, before quota');
-  t.deepEqual(probes.filter((p) => p.hook === 'onDone').map((p) => p.status).sort(), [401, 403], 'onDone runs for refusals too');
+  t.deepEqual(probes.filter((p) => p.hook === 'access'), [{ hook: 'access', auth: true, quota: false, forwarded: false, raw: false }], 'the probe ran once (not for the 401), after auth, before quota, without req/res');
+  t.deepEqual(probes.filter((p) => p.hook === 'log').map((p) => p.status).sort(), [401, 403], 'log runs for refusals too');
 
   const allowed = await gateway(t, { ips: '127.0.0.1', env });
   const ok = await post(allowed.url, { 'x-proxy-token': allowed.token });
@@ -217,8 +217,8 @@ test.serial('auth runs first and quota last whatever order KEYWARD_PLUGINS lists
   t.is(await used(allowed), 1);
   const okProbes = allowed.app.logs.filter((l) => l.message === 'probe').map((l) => (l as any).probe);
   t.deepEqual(okProbes, [
-    { hook: 'onRequest', auth: true, quota: false, forwarded: false },
-    { hook: 'onDone', status: 200, forwarded: true },
+    { hook: 'access', auth: true, quota: false, forwarded: false, raw: false },
+    { hook: 'log', status: 200, forwarded: true },
   ]);
 });
 
@@ -282,15 +282,20 @@ test.serial('a plugin file named auth or quota in KEYWARD_PLUGINS_DIR stops star
 test.serial('plugins are handed no secret: host.config holds neither the admin token nor the local keys', async (t) => {
   const kek = randomBytes(32);
   const previous = randomBytes(32);
+  // A plugin's own settings may hold a secret of its own: it reaches that plugin's create, never the shared host.
+  const pluginSecret = `plugin-secret-${randomBytes(8).toString('hex')}`;
+  const settings = path.join(tempDir(t), 'plugins.json');
+  writeFileSync(settings, JSON.stringify({ hostprobe: { upstream_key: pluginSecret } }));
   const s = await gateway(t, {
-    env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['hostprobe']), KEYWARD_PLUGINS: 'auth,hostprobe,quota,logging', KEYWARD_LOCAL_KEK: kek.toString('base64'), KEYWARD_LOCAL_KEK_PREVIOUS: previous.toString('base64') },
+    env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['hostprobe']), KEYWARD_PLUGINS: 'auth,hostprobe,quota,logging', KEYWARD_LOCAL_KEK: kek.toString('base64'), KEYWARD_LOCAL_KEK_PREVIOUS: previous.toString('base64'), KEYWARD_PLUGIN_CONFIG: settings },
   });
   const host = (globalThis as any).keywardProbedHost;
   t.truthy(host);
   const config = host.config as Record<string, unknown>;
   for (const secret of ['adminToken', 'localKek', 'localKekPrevious']) t.false(secret in config, secret);
   const seen = JSON.stringify(host, (_k, v) => (Buffer.isBuffer(v) ? v.toString('base64') : v));
-  for (const value of [ADMIN_TOKEN, kek.toString('base64'), previous.toString('base64'), kek.toString('hex')]) t.false(seen.includes(value));
+  for (const value of [ADMIN_TOKEN, kek.toString('base64'), previous.toString('base64'), kek.toString('hex'), pluginSecret]) t.false(seen.includes(value));
+  t.false('pluginSettings' in config);
   t.false(Object.values(config).some((v) => Buffer.isBuffer(v) || v instanceof Uint8Array), 'no key material of any kind');
   // What a plugin does need is there (logging reads gcpProject), as a frozen copy.
   t.is(config.freeProxyRequests, s.app.config.freeProxyRequests);
@@ -301,7 +306,7 @@ test.serial('plugins are handed no secret: host.config holds neither the admin t
   t.false('metricsToken' in pluginConfig({ ...s.app.config, metricsToken: 'later-secret' } as Config));
 });
 
-test('a plugin whose onDone throws (or rejects) does not affect the response, nor the plugins after it', async (t) => {
+test('a plugin whose log hook throws (or rejects) does not affect the response, nor the plugins after it', async (t) => {
   const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['explode']), KEYWARD_PLUGINS: 'auth,explode,logging,quota' } });
   for (let i = 0; i < 4; i++) {
     const stream = i % 2 === 1;
@@ -310,19 +315,19 @@ test('a plugin whose onDone throws (or rejects) does not affect the response, no
     if (stream) t.true(r.text.endsWith('data: [DONE]\n\n'));
     else t.is(r.body.object, 'chat.completion');
   }
-  // A refusal's onDone explodes too, and the refusal still arrives intact.
+  // A refusal's log hook explodes too, and the refusal still arrives intact.
   const refused = await post(s.url, {});
   t.is(refused.status, 401);
   t.is(refused.body.error.code, 'invalid_token');
   await new Promise((r) => setTimeout(r, 100));
-  const failures = s.app.logs.filter((l) => l.message === 'plugin onDone failed');
+  const failures = s.app.logs.filter((l) => l.message === 'plugin log failed');
   t.is(failures.length, 5);
   t.true(failures.every((l) => l.plugin === 'explode'));
   t.is(s.app.logs.filter((l) => l.message === 'proxy request').length, 5, 'logging, after explode, ran every time');
   t.is(await used(s), 4);
 });
 
-test('a plugin whose onRequest throws a plain Error refuses with 500 internal, never forwards and never leaks its message', async (t) => {
+test('a plugin whose access throws a plain Error refuses with 500 internal, never forwards and never leaks its message', async (t) => {
   const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['crash']), KEYWARD_PLUGINS: 'auth,crash,quota,logging' } });
   const r = await post(s.url, { 'x-proxy-token': s.token });
   t.is(r.status, 500);

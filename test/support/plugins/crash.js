@@ -1,9 +1,13 @@
-// A middleware whose onRequest throws a plain Error (not a GatewayError): the
+// A middleware whose access throws a plain Error (not a GatewayError): the
 // request is refused with the contract's 500 and never forwarded.
-export default class CrashPlugin {
-  name = 'crash';
-
-  onRequest() {
-    throw new Error('secret-looking detail that must not reach the caller');
-  }
-}
+export default {
+  name: 'crash',
+  priority: 400,
+  create() {
+    return {
+      access() {
+        throw new Error('secret-looking detail that must not reach the caller');
+      },
+    };
+  },
+};

@@ -1,12 +1,16 @@
-// A middleware whose onDone throws (synchronously on odd calls, a rejection on even ones):
+// A middleware whose log hook throws (synchronously on odd calls, a rejection on even ones):
 // the response must not notice.
-export default class ExplodePlugin {
-  name = 'explode';
-  calls = 0;
-
-  onDone() {
-    this.calls++;
-    if (this.calls % 2 === 1) throw new Error('onDone exploded (sync)');
-    return Promise.reject(new Error('onDone exploded (async)'));
-  }
-}
+export default {
+  name: 'explode',
+  priority: 400,
+  create() {
+    let calls = 0;
+    return {
+      log() {
+        calls++;
+        if (calls % 2 === 1) throw new Error('log exploded (sync)');
+        return Promise.reject(new Error('log exploded (async)'));
+      },
+    };
+  },
+};

@@ -1,0 +1,97 @@
+/**
+ * The one context object of a proxied request. Stages get it typed as the
+ * read-only RequestView (plugins) or ProxyContext (built-ins); the raw
+ * req/res are true private fields, so a plugin cannot reach them even from
+ * plain JavaScript: only the core (gateway, body stage) gets them, through
+ * requestOf/responseOf. Ids are getters over the resolved token, and the
+ * plugins' state map is made on first use, so a request costs one object here.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ApiError } from '../errors.js';
+import type { Provider } from '../catalog/registry.js';
+import type { CompiledRoute } from '../catalog/path.js';
+import type { ResolvedToken } from '../vault/token-service.js';
+import type { BodyScan } from './body-scan.js';
+import type { ProxyContext } from './contracts.js';
+import type { FieldValue } from './json-field-scanner.js';
+
+/** The caller's request, for the core only. */
+export let requestOf!: (ctx: RequestContext) => IncomingMessage;
+/** The response to the caller, for the core only. */
+export let responseOf!: (ctx: RequestContext) => ServerResponse;
+
+export class RequestContext implements ProxyContext {
+  readonly #req: IncomingMessage;
+  readonly #res: ServerResponse;
+  #state: Map<string, unknown> | undefined;
+
+  readonly method: string;
+  readonly startedAt = process.hrtime.bigint();
+  auth: ResolvedToken | undefined = undefined;
+  provider: Provider | undefined = undefined;
+  /** The matched route of the provider's allow-list (route stage). */
+  route: CompiledRoute | undefined = undefined;
+  params: Readonly<Record<string, string>> | undefined = undefined;
+  model: string | undefined = undefined;
+  bodyFields: ReadonlyMap<string, FieldValue> | undefined = undefined;
+  quotaRemaining: number | undefined = undefined;
+  forwarded = false;
+  status: number | undefined = undefined;
+  error: ApiError | undefined = undefined;
+  bytesOut = 0;
+  ttfbMs: number | undefined = undefined;
+  usage = { inputTokens: 0, outputTokens: 0 };
+
+  /** Pipeline bookkeeping: how many of its request-phase stages completed their access. */
+  passed = 0;
+  /** The body stage's scan, handed to the upstream leg (the held bytes, then the rest). */
+  bodyScan: BodyScan | undefined = undefined;
+  /** process.hrtime.bigint() when the request was handed upstream. */
+  forwardedAt = 0n;
+
+  constructor(
+    req: IncomingMessage,
+    res: ServerResponse,
+    readonly requestId: string,
+    readonly path: string,
+    readonly query: string,
+    readonly ip: string,
+  ) {
+    this.#req = req;
+    this.#res = res;
+    this.method = req.method ?? 'GET';
+  }
+
+  static {
+    requestOf = (ctx) => ctx.#req;
+    responseOf = (ctx) => ctx.#res;
+  }
+
+  get headers(): IncomingMessage['headers'] {
+    return this.#req.headers;
+  }
+
+  get headersDistinct(): NodeJS.Dict<string[]> {
+    return this.#req.headersDistinct;
+  }
+
+  get orgId(): string | undefined {
+    return this.auth?.credential.orgId;
+  }
+
+  get credentialId(): string | undefined {
+    return this.auth?.credential.id;
+  }
+
+  get tokenId(): string | undefined {
+    return this.auth?.token.id;
+  }
+
+  get providerId(): string | undefined {
+    return this.auth?.credential.provider;
+  }
+
+  get state(): Map<string, unknown> {
+    return (this.#state ??= new Map());
+  }
+}

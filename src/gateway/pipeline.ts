@@ -1,0 +1,152 @@
+/**
+ * The ordered pipeline of stages (contracts.ts): sorted once at start by
+ * priority, higher first, ties in the order given (KEYWARD_PLUGINS order),
+ * with each phase's hooks picked out once, so a request walks short arrays
+ * and allocates nothing here.
+ *
+ * Promises: `access` runs the stages in order; when one refuses, every stage
+ * before it that completed runs `refused` (built-ins only: may replace the
+ * refusal) and `undo` in reverse order, and the refusal is rethrown. `undo`
+ * (caller gone, body cut off, key not unwrapped) does the same for whatever
+ * completed, once. A stage's failing `undo`, `responseHead` or `log` is logged
+ * and never reaches the caller or the stages after it.
+ */
+import { validateHeaderName, validateHeaderValue } from 'node:http';
+import type { Logger } from '../log.js';
+import type { ProxyStage, ResponseHead } from './contracts.js';
+import type { RequestContext } from './context.js';
+
+/** A stage as the core holds it: a built-in, or a plugin's hooks under its module's name and priority. */
+export interface CoreStage extends ProxyStage<RequestContext> {
+  /**
+   * Built-in stages only: a later stage refused with `err` (the request is not going ahead). Returns the
+   * refusal to send instead, or undefined to keep it. The abuse stage turns a failed authentication from a
+   * cooling address into 429 here, so authentication still runs first and a valid token is never refused.
+   */
+  refused?(ctx: RequestContext, err: unknown): unknown;
+}
+
+/** Headers a stage may not set: they frame the response or are the core's own. */
+const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'x-keyward-request-id']);
+
+/** What the shared head points at between calls: a stage that kept it and writes later gets a TypeError. */
+const NO_HEADERS: Record<string, string> = Object.freeze({});
+
+/** The head handed to responseHead hooks: one per pipeline, reused (the hooks are synchronous). */
+class Head implements ResponseHead {
+  status = 0;
+  headers = NO_HEADERS;
+
+  setHeader(name: string, value: string): void {
+    validateHeaderName(name);
+    validateHeaderValue(name, value);
+    const lower = name.toLowerCase();
+    if (RESERVED_HEADERS.has(lower)) throw new TypeError(`a stage may not set ${lower}`);
+    this.headers[lower] = value;
+  }
+}
+
+export class Pipeline {
+  /** Every stage, in the order access runs. */
+  readonly stages: readonly CoreStage[];
+  /** Stages with access, undo or refused: the ones a request passes through before forwarding. */
+  private readonly requestPhase: readonly CoreStage[];
+  private readonly heads: readonly CoreStage[];
+  private readonly logs: readonly CoreStage[];
+  private readonly closers: readonly CoreStage[];
+  private readonly head = new Head();
+
+  constructor(stages: readonly CoreStage[], private readonly log: Logger) {
+    const names = new Set<string>();
+    for (const s of stages) {
+      if (names.has(s.name)) throw new Error(`two pipeline stages are named ${JSON.stringify(s.name)}`);
+      names.add(s.name);
+    }
+    // Array.prototype.sort is stable: equal priorities keep the order given.
+    this.stages = [...stages].sort((a, b) => b.priority - a.priority);
+    this.requestPhase = this.stages.filter((s) => s.access || s.undo || s.refused);
+    this.heads = this.stages.filter((s) => s.responseHead);
+    this.logs = this.stages.filter((s) => s.log);
+    this.closers = this.stages.filter((s) => s.close);
+  }
+
+  has(name: string): boolean {
+    return this.stages.some((s) => s.name === name);
+  }
+
+  /** Runs every stage's access in order; a refusal is rethrown after the completed stages undid theirs. */
+  async access(ctx: RequestContext): Promise<void> {
+    const stages = this.requestPhase;
+    for (let i = 0; i < stages.length; i++) {
+      const stage = stages[i]!;
+      if (stage.access) {
+        try {
+          // A synchronous access costs no microtask turn.
+          const pending = stage.access(ctx);
+          if (pending !== undefined) await pending;
+        } catch (err) {
+          throw this.unwind(ctx, true, err);
+        }
+      }
+      ctx.passed = i + 1;
+    }
+  }
+
+  /** Gives back what every completed stage took, in reverse order; the request is not (or no longer) forwarded. */
+  undo(ctx: RequestContext): void {
+    this.unwind(ctx, false, undefined);
+  }
+
+  /** Adds the stages' headers to `headers`, for a response head with `status` about to go out. */
+  responseHead(ctx: RequestContext, status: number, headers: Record<string, string>): void {
+    const head = this.head;
+    head.status = status;
+    head.headers = headers;
+    for (const stage of this.heads) {
+      try {
+        stage.responseHead!(ctx, head);
+      } catch (err) {
+        this.log.warn({ err, plugin: stage.name, request_id: ctx.requestId }, 'plugin responseHead failed');
+      }
+    }
+    head.headers = NO_HEADERS;
+  }
+
+  /** After the last byte: every stage's log hook, whatever happened to the request. */
+  async logAll(ctx: RequestContext): Promise<void> {
+    for (const stage of this.logs) {
+      try {
+        const pending = stage.log!(ctx);
+        if (pending !== undefined) await pending;
+      } catch (err) {
+        this.log.warn({ err, plugin: stage.name, request_id: ctx.requestId }, 'plugin log failed');
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const stage of this.closers) {
+      try {
+        await stage.close!();
+      } catch (err) {
+        this.log.warn({ err, plugin: stage.name }, 'plugin close failed');
+      }
+    }
+  }
+
+  /** Reverse order over the completed stages: `refused` (for a refusal) then `undo`. Returns the refusal to send. */
+  private unwind(ctx: RequestContext, refusing: boolean, err: unknown): unknown {
+    const stages = this.requestPhase;
+    for (let i = ctx.passed - 1; i >= 0; i--) {
+      const stage = stages[i]!;
+      try {
+        if (refusing && stage.refused) err = stage.refused(ctx, err) ?? err;
+        stage.undo?.(ctx);
+      } catch (e) {
+        this.log.warn({ err: e, plugin: stage.name, request_id: ctx.requestId }, 'plugin undo failed');
+      }
+    }
+    ctx.passed = 0;
+    return err;
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The built-in stages and where they sit; the plugins loaded from KEYWARD_PLUGINS
+ * (auth 900 and quota 100 among them) are slotted in by priority:
+ *
+ *   abuse 1000 · auth 900 · route 800 · scopes 700 · body 600 · models 550 ·
+ *   operator plugins 500..300 · rate 250 · max_requests 150 · quota 100
+ */
+import type { Config } from '../../config.js';
+import type { ProviderRegistry } from '../../catalog/registry.js';
+import type { RateLimiter } from '../../accounting/rate-limiter.js';
+import type { QuotaLedger } from '../../accounting/quota-ledger.js';
+import type { AbuseGuard } from '../../controls/abuse-guard.js';
+import { BufferBudget } from '../buffer-budget.js';
+import type { CoreStage } from '../pipeline.js';
+import { AbuseStage } from './abuse.js';
+import { BodyStage } from './body.js';
+import { MaxRequestsStage } from './max-requests.js';
+import { ModelsStage } from './models.js';
+import { RateStage } from './rate.js';
+import { RouteStage } from './route.js';
+import { ScopesStage } from './scopes.js';
+
+export interface CoreServices {
+  config: Config;
+  providers: ProviderRegistry;
+  guard: AbuseGuard;
+  limiter: RateLimiter;
+  ledger: QuotaLedger;
+}
+
+/** The built-ins followed by `plugins` (in KEYWARD_PLUGINS order): the Pipeline sorts them. */
+export function pipelineStages(services: CoreServices, plugins: readonly CoreStage[]): CoreStage[] {
+  const models = new ModelsStage();
+  const bodyConsumers = [models, ...plugins].filter((s) => s.body !== undefined);
+  // Body bytes held by all requests while a scan decides them (KEYWARD_BUFFER_BUDGET).
+  const budget = new BufferBudget(services.config.bufferBudget);
+  return [
+    new AbuseStage(services.guard),
+    new RouteStage(services.providers),
+    new ScopesStage(),
+    new BodyStage(bodyConsumers, services.config.maxBody, budget),
+    models,
+    new RateStage(services.limiter),
+    new MaxRequestsStage(services.ledger),
+    ...plugins,
+  ];
+}

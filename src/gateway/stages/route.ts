@@ -1,0 +1,33 @@
+/**
+ * route (800): the credential's provider, and the request's method and
+ * normalised path on that provider's allow-list (403 path_not_allowed, nothing
+ * sent). A path that did not normalise (it could leave the provider's origin)
+ * reaches here as ''. Sets ctx.provider, ctx.route, ctx.params, and ctx.model
+ * when the route's path names one.
+ */
+import { Errors } from '../../errors.js';
+import { matchRoute } from '../../catalog/path.js';
+import type { ProviderRegistry } from '../../catalog/registry.js';
+import type { RequestContext } from '../context.js';
+import type { CoreStage } from '../pipeline.js';
+
+export class RouteStage implements CoreStage {
+  readonly name = 'route';
+  readonly priority = 800;
+
+  constructor(private readonly providers: ProviderRegistry) {}
+
+  access(ctx: RequestContext): void {
+    const auth = ctx.auth;
+    if (!auth) throw Errors.invalidToken();
+    const provider = this.providers.get(auth.credential.provider);
+    if (!provider) throw Errors.pathNotAllowed(`The provider ${JSON.stringify(auth.credential.provider)} is not loaded on this gateway.`);
+    ctx.provider = provider;
+    if (ctx.path === '') throw Errors.pathNotAllowed();
+    const match = matchRoute(provider.routes, ctx.method, ctx.path);
+    if (!match) throw Errors.pathNotAllowed(`${ctx.method} /${ctx.path} is not on the ${provider.id} allow-list.`);
+    ctx.route = match.route;
+    ctx.params = match.params;
+    if (match.params.model !== undefined) ctx.model = match.params.model;
+  }
+}
