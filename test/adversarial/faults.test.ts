@@ -61,7 +61,14 @@ test('upstream refused → 502, silent → 504 after the idle timeout, both as J
   const took = Date.now() - started;
   isError(t, hung, 504, 'upstream_timeout', 'hang');
   t.true(took >= 380 && took < 5000, `504 after ${took} ms`);
-  t.is((await call(a.w, a.proxyUrl('v1/models'), { headers: { 'x-proxy-token': a.tokens.openai.token } })).status, 200);
+  // The gateway lives: an ordinary request still succeeds. The 400 ms idle timeout also applies to it, and a
+  // loaded machine can stall the fake that long, so a 504 (and only a 504) is tried again.
+  let alive = 0;
+  for (let i = 0; i < 5 && alive !== 200; i++) {
+    alive = (await call(a.w, a.proxyUrl('v1/models'), { headers: { 'x-proxy-token': a.tokens.openai.token } })).status;
+    if (alive !== 504) break;
+  }
+  t.is(alive, 200);
   t.false(a.app.logs.some((l) => l.message === 'proxy request failed'), 'no unexpected error path');
   a.assertNoLeaks(t);
 });
