@@ -140,17 +140,17 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     config: pluginConfig(config),
     logger: log,
     tokens: { resolve: (presented) => tokens.resolve(presented) },
-    providers: { keyQueryParams: providers.keyQueryParams },
+    providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers },
     quota: { reserve: (orgId) => ledger.reserve(orgId), releaseAll: () => ledger.releaseAll() },
   };
   const chain = await MiddlewareChain.load(config.plugins, { dir: config.pluginsDir, builtinDir: config.builtinPluginsDir }, host);
   if (!chain.quota) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');
   c.register(Symbols.MiddlewareChain, { useValue: chain });
-  const upstream = new UpstreamProxy(config, log, providers.keyQueryParams);
+  const upstream = new UpstreamProxy(config, log, providers);
   c.register(UpstreamProxy, { useValue: upstream });
   c.registerSingleton(Gateway);
 
-  const credentialFields = providers.ids().flatMap((id) => (providers.get(id)!.credentialFields ?? []).map((f) => ({ provider: id, name: f.name, header: f.header, description: f.description })));
+  const credentialFields = providers.ids().flatMap((id) => providers.get(id)!.fields.flatMap((f) => (f.header ? [{ provider: id, name: f.name, header: f.header, description: f.description }] : [])));
   const openapi = JSON.stringify(openApiDocument({ providers: providers.ids(), keyQueryParams: [...providers.keyQueryParams], credentialFields }));
   http = new HttpServer(config, log, router, c.resolve(AdminPipeline), c.resolve(Gateway), {
     ready: async () => {

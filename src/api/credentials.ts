@@ -24,10 +24,9 @@ export class CredentialsApi {
         onlyFields(input, ['provider', 'api_key']);
         throw Errors.invalidRequest('`provider` is required: a provider id such as "openai".', 'provider');
       }
-      // Besides `provider` and `api_key`, the fields the provider declares (OpenAI's `organization`, `project`).
-      const fields = this.credentials.parseFields(input.provider, input, ['provider', 'api_key']);
-      const apiKey = this.credentials.validateApiKey(input.api_key);
-      return { status: 201, body: credentialView(await this.credentials.create(org.id, input.provider, apiKey, fields)) };
+      // Besides `provider`, the fields the provider declares: `api_key` for a key-based one, OpenAI's `organization`…
+      const values = this.credentials.parseCredentialInput(input.provider, input);
+      return { status: 201, body: credentialView(await this.credentials.create(org.id, input.provider, values.secrets, values.plain)) };
     });
 
     router.add('GET', '/v1/credentials', { auth: 'org' }, async (r) => {
@@ -44,10 +43,9 @@ export class CredentialsApi {
     router.add('POST', '/v1/credentials/:id/rotate', { auth: 'org', action: 'credential.rotate', idempotent: true }, async (r) => {
       const org = orgOf(r);
       noQuery(r.query);
+      // The provider's secret fields (`api_key` for a key-based one); plain fields are fixed at creation.
       const input = asObject(await r.body());
-      onlyFields(input, ['api_key']);
-      const apiKey = this.credentials.validateApiKey(input.api_key);
-      return { status: 200, body: credentialView(await this.credentials.rotate(org.id, r.params.id!, apiKey)) };
+      return { status: 200, body: credentialView(await this.credentials.rotate(org.id, r.params.id!, input)) };
     });
 
     router.add('DELETE', '/v1/credentials/:id', { auth: 'org', action: 'credential.delete' }, async (r) => {

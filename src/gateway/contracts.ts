@@ -14,6 +14,8 @@ import { ApiError, Errors } from '../errors.js';
 export { ApiError as GatewayError, Errors };
 
 export type { CredentialField, HttpMethod, ProviderPlugin, ProviderRoute } from '../catalog/provider.js';
+export type { TokenCarriers } from '../catalog/registry.js';
+import type { TokenCarriers } from '../catalog/registry.js';
 export type { ResolvedToken } from '../vault/token-service.js';
 import type { ProviderPlugin } from '../catalog/provider.js';
 import type { ResolvedToken } from '../vault/token-service.js';
@@ -53,7 +55,7 @@ export interface ProxyContext {
   /** Milliseconds from arrival to the first upstream response byte. */
   ttfbMs?: number;
   /** Token counts read from the provider's `usage` as the bytes passed. */
-  usage: { inputTokens: number; outputTokens: number };
+  usage: { inputTokens: number; outputTokens: number; cachedInputTokens?: number };
   /** Per-request scratch space for plugins, keyed by plugin name. */
   readonly state: Map<string, unknown>;
 }
@@ -82,6 +84,8 @@ export interface PluginHost {
   readonly providers: {
     /** Every query parameter any provider declares as a key carrier. */
     readonly keyQueryParams: readonly string[];
+    /** Where a proxy token may be presented besides X-Proxy-Token: every loaded provider's `tokenIn`. */
+    readonly tokenIn: TokenCarriers;
   };
   readonly quota: {
     /** Takes one unit of the organisation's monthly quota; throws 429 quota_exceeded when none is left. */

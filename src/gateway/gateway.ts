@@ -22,7 +22,6 @@ import { matchRoute, normaliseProviderPath } from '../catalog/path.js';
 import type { MiddlewareChain } from './plugin-loader.js';
 import type { ProviderRegistry } from '../catalog/registry.js';
 import { UpstreamProxy } from './upstream.js';
-import { UsageScanner } from './usage-scanner.js';
 import { UsageRecorder } from '../accounting/usage-recorder.js';
 import { QuotaLedger } from '../accounting/quota-ledger.js';
 import { RateLimiter } from '../accounting/rate-limiter.js';
@@ -143,7 +142,8 @@ export class Gateway implements ProxyHandler {
         rateTaken = { key: `tok:${auth.token.id}`, perMinute: scopes.rateLimit };
       }
 
-      const key = await this.credentials.keyFor(auth.credential);
+      // Every secret and plain field of the credential: the provider's signer decides what goes upstream.
+      const credential = await this.credentials.secretsFor(auth.credential);
 
       if (scopes.maxRequests) await this.ledger.reserveToken(auth.token.id, scopes.maxRequests, auth.token.expiresAt);
       try {
@@ -170,7 +170,7 @@ export class Gateway implements ProxyHandler {
       const extraHeaders: Record<string, string> = { 'x-keyward-request-id': ctx.requestId };
       if (ctx.quotaRemaining !== undefined) extraHeaders['x-keyward-quota-remaining'] = String(ctx.quotaRemaining);
       this.upstream.forward({
-        ctx, provider, key, body, taps: [new UsageScanner(ctx.usage)], extraHeaders,
+        ctx, provider, credential, body, budget: this.budget, extraHeaders,
         onCutOff: () => this.unforward(ctx, rateTaken),
         onFinish: () => void this.done(ctx),
       });
