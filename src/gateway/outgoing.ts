@@ -119,16 +119,16 @@ export function readWhole(source: Readable | IncomingMessage, declared: number |
   function onEnd(): void {
     if (settled) return;
     if (one && total !== one.length) return fail(Errors.badRequest('The request body was not received whole.'));
-    let body = one;
+    let body = one ?? (chunks.length === 1 ? chunks[0]! : undefined);
     if (!body) {
       // The joined copy is charged before the chunks are given back: the sum held never passes the budget.
       const chunkCharge = charged;
       if (!take(total)) return fail(Errors.overloaded());
-      body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
-      chunks.length = 0;
+      body = Buffer.concat(chunks, total);
       budget?.release(chunkCharge);
       charged -= chunkCharge;
     }
+    chunks.length = 0;
     settled = true;
     detach();
     resolve(body);
