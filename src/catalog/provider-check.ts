@@ -51,8 +51,10 @@ const FIRST_FORM: Record<string, string> = {
   credentialFields: '`credential: { fields: { name: { header } } }`',
 };
 
+/** Framing headers: naming one as a key carrier would strip it from every request. */
+const FRAMING = new Set(['content-length', 'content-type', 'content-encoding', 'accept-encoding', 'accept']);
 /** A header a provider may not claim as where its key travels or is presented. */
-const unusableKeyHeader = (h: string): boolean => !HEADER.test(h) || HOP_BY_HOP.has(h) || h.startsWith('x-keyward-') || h.startsWith('x-forwarded-') || h === 'x-proxy-token';
+const unusableKeyHeader = (h: string): boolean => !HEADER.test(h) || HOP_BY_HOP.has(h) || FRAMING.has(h) || h.startsWith('x-keyward-') || h.startsWith('x-forwarded-') || h === 'x-proxy-token';
 
 export function validateProvider(file: string, p: unknown, override?: string): Provider {
   const fail = (problem: string): never => {
@@ -134,7 +136,7 @@ function validateAuth(value: unknown, fields: readonly Omit<DeclaredField, 'wire
   };
   switch (a!.kind) {
     case 'header':
-      if (typeof a!.header !== 'string' || unusableKeyHeader(a!.header)) fail('`auth.header` must be a lower-case header name that is not hop-by-hop, forwarding, x-keyward-* or x-proxy-token');
+      if (typeof a!.header !== 'string' || unusableKeyHeader(a!.header)) fail('`auth.header` must be a lower-case header name that is not hop-by-hop, framing, forwarding, x-keyward-* or x-proxy-token');
       if (a!.format !== undefined && typeof a!.format !== 'function') fail('`auth.format` must be a function of the secret');
       secretField();
       break;
@@ -171,7 +173,7 @@ function validateTokenIn(value: unknown, auth: ProviderAuth, fail: (problem: str
       if (!PARAM_NAME.test(t.query) || Object.keys(t).length !== 1) fail(`\`tokenIn\` { query: ${JSON.stringify(t.query)} } must name one query parameter`);
       continue;
     }
-    if (typeof t.header !== 'string' || unusableKeyHeader(t.header)) fail('each `tokenIn` entry must be { header } (a lower-case name that is not hop-by-hop, forwarding, x-keyward-* or x-proxy-token) or { query }');
+    if (typeof t.header !== 'string' || unusableKeyHeader(t.header)) fail('each `tokenIn` entry must be { header } (a lower-case name that is not hop-by-hop, framing, forwarding, x-keyward-* or x-proxy-token) or { query }');
     if (t.scheme !== undefined && (typeof t.scheme !== 'string' || !/^[A-Za-z0-9-]{1,40}$/.test(t.scheme))) fail(`\`tokenIn\` ${t.header}: \`scheme\` must be a word such as Bearer`);
     if (t.pattern !== undefined) {
       const p = t.pattern;

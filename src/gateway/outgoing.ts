@@ -11,7 +11,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Errors, type ApiError } from '../errors.js';
-import type { CredentialSecrets, OutgoingRequest } from '../catalog/provider.js';
+import type { CredentialSecrets, OutgoingRequest, Signer } from '../catalog/provider.js';
 import type { Provider } from '../catalog/registry.js';
 import type { BufferBudget } from './buffer-budget.js';
 import { CHUNK_OVERHEAD } from './body-scan.js';
@@ -153,4 +153,18 @@ export function readWhole(source: Readable | IncomingMessage, declared: number |
     },
     release: giveBack,
   };
+}
+
+/**
+ * Waits for the whole body, then signs: the signer sees the exact bytes, and content-length says how many
+ * (`framed`: the caller sent a body, even an empty one). Returns the bytes to send; the query as signed is
+ * written back to `request`.
+ */
+export async function signOverBody(signer: Signer, request: OutgoingRequest, credential: CredentialSecrets, whole: WholeBody, framed: boolean): Promise<Buffer> {
+  const bytes = await whole.done;
+  const signed: OutgoingRequest = { ...request, body: bytes };
+  if (bytes.length > 0 || framed) signed.headers['content-length'] = String(bytes.length);
+  await signer.sign(signed, credential);
+  request.query = signed.query;
+  return bytes;
 }

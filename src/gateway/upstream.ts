@@ -27,7 +27,7 @@ import { StreamMasker, maskString } from './masking.js';
 import type { Provider, ProviderRegistry } from '../catalog/registry.js';
 import type { CredentialSecrets, OutgoingRequest, Signer, UsageReader, UsageReaderFactory, UsageResponse } from '../catalog/provider.js';
 import type { BufferBudget } from './buffer-budget.js';
-import { credentialWire, outgoingRequest, readWhole, type CredentialWire, type WholeBody } from './outgoing.js';
+import { credentialWire, outgoingRequest, readWhole, signOverBody, type CredentialWire, type WholeBody } from './outgoing.js';
 import { signerFor } from './signers/index.js';
 import { applyUsage, guardedReader, usageReaderFactory } from './usage-scanner.js';
 import { BodyLimiter, decoderFor, relay, type ResponseTap } from './relay.js';
@@ -212,11 +212,7 @@ export class UpstreamProxy {
     flight.whole = whole;
     let bytes: Buffer;
     try {
-      bytes = await whole.done;
-      const signed: OutgoingRequest = { ...request, body: bytes };
-      if (bytes.length > 0 || declared !== undefined || req.headers['transfer-encoding'] !== undefined) signed.headers['content-length'] = String(bytes.length);
-      await signer.sign(signed, flight.forward.credential);
-      request.query = signed.query;
+      bytes = await signOverBody(signer, request, flight.forward.credential, whole, declared !== undefined || req.headers['transfer-encoding'] !== undefined);
     } catch (err) {
       this.refuseUnsent(flight, err);
       return;
@@ -233,6 +229,7 @@ export class UpstreamProxy {
     if (flight.overflow || flight.sent) return;
     flight.overflow = true;
     flight.whole?.abort();
+    flight.forward.body?.discard();
     let apiError: ApiError;
     if (err instanceof ApiError) {
       apiError = err;

@@ -242,3 +242,17 @@ test('the body a signer reads stays within KEYWARD_MAX_BODY (413) and the buffer
   // The budget was given back: a body that fits goes through again.
   t.is((await send(budgeted.url, { headers: budgeted.auth, body: sized(2500) })).status, 200);
 });
+
+test('a provider that takes its key in a query parameter: the caller\'s token there is accepted and replaced by the stored key', async (t) => {
+  const fake = await startFakeProvider();
+  t.teardown(() => fake.close());
+  const source = "export default { id: 'querykey', upstream: 'https://api.querykey.test', auth: { kind: 'query', param: 'api-key' }, routes: [{ method: 'GET', path: 'v1/models' }] };";
+  const app = await startApp(t, { env: { KEYWARD_PROVIDERS_DIR: providersDir(t, [], { 'querykey.js': source }), KEYWARD_UPSTREAM_QUERYKEY: fake.url } });
+  const org = await createOrg(app);
+  const key = 'query-secret-key+/=0123456';
+  const tok = await mintToken(app, org, await createCredential(app, org, 'querykey', key));
+  const r = await send(`${app.url}/v1/proxy/v1/models?x=1&api-key=${tok.token}`, { method: 'GET' });
+  t.is(r.status, 200, r.text);
+  t.is(fake.received.at(-1)!.url, `/v1/models?x=1&api-key=${encodeURIComponent(key)}`, 'exactly one key parameter upstream: the stored one');
+  t.false(r.text.includes(key));
+});

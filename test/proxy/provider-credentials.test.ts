@@ -114,6 +114,42 @@ test('unit: the template\'s origin per credential, and what a template may not d
   }
 });
 
+test('unit: a malformed declaration of fields, auth, tokenIn or usage is refused naming the field', (t) => {
+  const base = { id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: 'v1/x' }] };
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{ keyHeader: 'x-key' }, /`keyHeader` is the first form.*auth: \{ kind: 'header', header \}/],
+    [{ rutes: [] }, /unknown key `rutes`/],
+    [{ auth: { kind: 'header', header: 'content-type' } }, /`auth.header`/],
+    [{ auth: { kind: 'cookie' } }, /`auth.kind` must be header, query or signer/],
+    [{ auth: { kind: 'signer', signer: { sign() {} } } }, /`auth.signer` must be \{ needsBody/],
+    [{ auth: { kind: 'header', header: 'x-key', field: 'nope' } }, /`auth.field`/],
+    [{ tokenIn: [{ header: 'x-key', pattern: /ptok_\S+/ }] }, /first group is the key/],
+    [{ tokenIn: [{ header: 'accept' }] }, /`tokenIn` entry/],
+    [{ usage: 'bedrock' }, /`usage` must be one of openai, anthropic, gemini or a reader factory/],
+    [{ credential: { fields: { region: {} } } }, /at least one secret/],
+    [{ credential: { fields: { a_key: { secret: true }, b_key: { secret: true } } } }, /several secrets.*`main: true`/],
+    [{ credential: { fields: { api_key: { secret: false } } } }, /`api_key`.*secret: true/],
+    [{ credential: { fields: { api_key: { secret: true }, org: { header: 'authorization' } } } }, /credential field "org": `header`/],
+    [{ credential: { fields: { api_key: { secret: true, header: 'x-secret' } } } }, /secret field is never sent as a header/],
+    [{ credential: { fields: { api_key: { secret: true, pattern: /x/g } } } }, /`pattern` must be a RegExp without the g or y flag/],
+    [{ credential: { fields: { key_hint: { secret: true } } } }, /credential field "key_hint"/],
+    [{ routes: [], allow: [{ method: 'POST', path: 'v1/x' }] }, /not both/],
+    [{ prices: { 'm*': { input: -1, output: 2 } } }, /price of "m\*": `input`/],
+  ];
+  for (const [change, message] of cases) {
+    const err = t.throws(() => validateProvider('broken.js', { ...base, ...change }), undefined, JSON.stringify(Object.keys(change)));
+    t.regex(err?.message ?? '', /^provider broken\.js: /);
+    t.regex(err?.message ?? '', message);
+  }
+  // `allow`, the first name of `routes`, is still read; defaults are filled in.
+  const p = validateProvider('fine.js', { id: 'fine', upstream: 'https://api.fine.test/v2/', auth: { kind: 'query', param: 'key' }, allow: [{ method: 'GET', path: 'models' }] });
+  t.is(p.target?.href, 'https://api.fine.test/v2');
+  t.deepEqual(p.tokenIn, [{ query: 'key' }]);
+  t.is(p.usage, 'openai');
+  t.is(p.mainSecret, 'api_key');
+  t.deepEqual(p.routes.map((r) => r.path), ['models']);
+});
+
 test('a template naming a secret field, or a field without a strict pattern, stops start-up naming the file', async (t) => {
   const source = (field: string) => `export default { id: 'broken', upstream: 'https://{region}.broken.test', credential: { fields: { api_key: { secret: true, main: true }, region: ${field} } }, auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: 'v1/x' }] };`;
   for (const [file, field] of [['secret-param.js', "{ secret: true, pattern: /^[a-z]+$/ }"], ['loose-param.js', '{}'], ['wide-param.js', '{ pattern: /^[^/]*$/ }']]) {
