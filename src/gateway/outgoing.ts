@@ -20,6 +20,10 @@ import { CHUNK_OVERHEAD } from './body-scan.js';
 export interface CredentialWire {
   /** Origin and base path, without a trailing slash. */
   readonly target: URL;
+  /** The target's origin, host and base path (`''` or `/v2`) as strings, read once: a URL's getters cost on every call. */
+  readonly origin: string;
+  readonly host: string;
+  readonly basePath: string;
   /** Every secret, for masking header values and reason phrases. */
   readonly maskStrings: readonly string[];
   /** The same as bytes, for masking bodies. */
@@ -38,16 +42,16 @@ export function credentialWire(provider: Provider, credential: CredentialSecrets
     target = provider.template.origin(credential.plain);
   }
   const maskStrings = Object.values(credential.secrets).filter((s) => s.length > 0);
-  wire = Object.freeze({ target, maskStrings, maskBytes: maskStrings.map((s) => Buffer.from(s, 'utf8')) });
+  const basePath = target.pathname === '/' ? '' : target.pathname;
+  wire = Object.freeze({ target, origin: target.origin, host: target.host, basePath, maskStrings, maskBytes: maskStrings.map((s) => Buffer.from(s, 'utf8')) });
   wires.set(credential, wire);
   return wire;
 }
 
 /** The request a signer sees: `providerPath` without its leading slash, `query` without `?`. */
-export function outgoingRequest(method: string, target: URL, providerPath: string, query: string, headers: Record<string, string | string[]>): OutgoingRequest {
-  const base = target.pathname === '/' ? '' : target.pathname;
-  headers.host = target.host;
-  return { method, origin: target.origin, path: `${base}/${providerPath}`, query, headers };
+export function outgoingRequest(method: string, wire: CredentialWire, providerPath: string, query: string, headers: Record<string, string | string[]>): OutgoingRequest {
+  headers.host = wire.host;
+  return { method, origin: wire.origin, path: `${wire.basePath}/${providerPath}`, query, headers };
 }
 
 /** A body being read whole for a signer. */

@@ -178,7 +178,7 @@ export class UpstreamProxy {
     try {
       flight.wire = credentialWire(provider, credential);
       // The query with every key-carrying parameter removed; the headers after hygiene, without a credential.
-      request = outgoingRequest(ctx.method, flight.wire.target, ctx.path, stripKeyParams(ctx.query, this.providers.keyQueryParams),
+      request = outgoingRequest(ctx.method, flight.wire, ctx.path, stripKeyParams(ctx.query, this.providers.keyQueryParams),
         upstreamHeaders(req.headers, provider, this.providers, credential.plain));
     } catch (err) {
       this.refuseUnsent(flight, err);

@@ -23,37 +23,42 @@ interface UsageKeys {
   cached: readonly string[];
 }
 
-const OPENAI: UsageKeys = { input: ['prompt_tokens', 'input_tokens'], output: ['completion_tokens', 'output_tokens'], cached: ['cached_tokens'] };
-const ANTHROPIC: UsageKeys = { input: ['input_tokens'], output: ['output_tokens'], cached: ['cache_read_input_tokens'] };
-const GEMINI: UsageKeys = {
-  input: ['promptTokenCount', ...OPENAI.input],
-  output: ['candidatesTokenCount', ...OPENAI.output],
-  cached: ['cachedContentTokenCount', ...OPENAI.cached],
-};
-/** Every shape's keys (the reader's default). */
-const ANY: UsageKeys = {
-  input: [...new Set([...GEMINI.input, ...ANTHROPIC.input])],
-  output: [...new Set([...GEMINI.output, ...ANTHROPIC.output])],
-  cached: [...new Set([...GEMINI.cached, ...ANTHROPIC.cached])],
-};
-
 const keyRegex = (keys: readonly string[]): RegExp => new RegExp(`"(?:${keys.join('|')})"\\s*:\\s*(\\d{1,12})`, 'g');
+
+/** A shape's keys as regexes (global: matchAll works on a copy, so one compiled set serves every response). */
+interface CompiledKeys {
+  input: RegExp;
+  output: RegExp;
+  cached: RegExp;
+}
+
+const compile = (keys: UsageKeys): CompiledKeys => ({ input: keyRegex(keys.input), output: keyRegex(keys.output), cached: keyRegex(keys.cached) });
+
+const OPENAI_KEYS: UsageKeys = { input: ['prompt_tokens', 'input_tokens'], output: ['completion_tokens', 'output_tokens'], cached: ['cached_tokens'] };
+const ANTHROPIC_KEYS: UsageKeys = { input: ['input_tokens'], output: ['output_tokens'], cached: ['cache_read_input_tokens'] };
+const GEMINI_KEYS: UsageKeys = {
+  input: ['promptTokenCount', ...OPENAI_KEYS.input],
+  output: ['candidatesTokenCount', ...OPENAI_KEYS.output],
+  cached: ['cachedContentTokenCount', ...OPENAI_KEYS.cached],
+};
+const OPENAI = compile(OPENAI_KEYS);
+const ANTHROPIC = compile(ANTHROPIC_KEYS);
+const GEMINI = compile(GEMINI_KEYS);
+/** Every shape's keys (the reader's default). */
+const ANY = compile({
+  input: [...new Set([...GEMINI_KEYS.input, ...ANTHROPIC_KEYS.input])],
+  output: [...new Set([...GEMINI_KEYS.output, ...ANTHROPIC_KEYS.output])],
+  cached: [...new Set([...GEMINI_KEYS.cached, ...ANTHROPIC_KEYS.cached])],
+});
 
 export type TokenCounts = TokenUsage;
 
 /** The usage reading of one response, without stream machinery (the upstream leg's relay calls it per chunk). */
 export class UsageScanner implements UsageReader {
   private tail: Buffer = Buffer.alloc(0);
-  private readonly input: RegExp;
-  private readonly output: RegExp;
-  private readonly cached: RegExp;
 
-  /** `counts` is updated in place as the bytes pass. */
-  constructor(private readonly counts: TokenUsage = { inputTokens: 0, outputTokens: 0 }, keys: UsageKeys = ANY) {
-    this.input = keyRegex(keys.input);
-    this.output = keyRegex(keys.output);
-    this.cached = keyRegex(keys.cached);
-  }
+  /** `counts` is updated in place as the bytes pass; `shape`: the keys, compiled once per shape (never per response). */
+  constructor(private readonly counts: TokenUsage = { inputTokens: 0, outputTokens: 0 }, private readonly shape: CompiledKeys = ANY) {}
 
   scan(chunk: Buffer): void {
     // Every key holds "oken" (…_tokens, …TokenCount). Most chunks of a stream hold none, and the
@@ -76,16 +81,16 @@ export class UsageScanner implements UsageReader {
       for (const m of text.matchAll(re)) found = m[1];
       return found;
     };
-    const input = last(this.input);
+    const input = last(this.shape.input);
     if (input !== undefined) this.counts.inputTokens = Number(input);
-    const output = last(this.output);
+    const output = last(this.shape.output);
     if (output !== undefined) this.counts.outputTokens = Number(output);
-    const cached = last(this.cached);
+    const cached = last(this.shape.cached);
     if (cached !== undefined) this.counts.cachedInputTokens = Number(cached);
   }
 }
 
-const builtIn = (keys: UsageKeys): UsageReaderFactory => () => new UsageScanner({ inputTokens: 0, outputTokens: 0 }, keys);
+const builtIn = (shape: CompiledKeys): UsageReaderFactory => () => new UsageScanner({ inputTokens: 0, outputTokens: 0 }, shape);
 
 export const BUILT_IN_READERS: Readonly<Record<UsageShape, UsageReaderFactory>> = Object.freeze({
   openai: builtIn(OPENAI),
