@@ -5,11 +5,14 @@ export default {
   id: 'anthropic',
   name: 'Anthropic',
   upstream: 'https://api.anthropic.com',
-  keyHeader: 'x-api-key',
+  auth: { kind: 'header', header: 'x-api-key' },
+  // Its SDKs send x-api-key, or Authorization: Bearer when given an auth token.
+  tokenIn: [{ header: 'x-api-key' }, { header: 'authorization', scheme: 'Bearer' }],
+  usage: 'anthropic',
   headers: { 'anthropic-version': '2023-06-01' },
   // Message batches belong to the workspace, not to whoever made them: listing, reading results,
   // cancelling or deleting one reaches every holder's batches, and a new one joins that list.
-  allow: [
+  routes: [
     { method: 'POST', path: 'v1/messages' },
     { method: 'POST', path: 'v1/messages/count_tokens' },
     { method: 'POST', path: 'v1/messages/batches', account: true },

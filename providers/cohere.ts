@@ -5,9 +5,11 @@ export default {
   id: 'cohere',
   name: 'Cohere',
   upstream: 'https://api.cohere.com',
-  keyHeader: 'authorization',
+  auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
+  tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
+  usage: 'openai',
   // No account-wide route (datasets, fine-tunes, connectors, embed jobs) is listed.
-  allow: [
+  routes: [
     { method: 'POST', path: 'v2/chat' },
     { method: 'POST', path: 'v2/embed' },
     { method: 'POST', path: 'v2/rerank' },

@@ -5,9 +5,11 @@ export default {
   id: 'deepseek',
   name: 'DeepSeek',
   upstream: 'https://api.deepseek.com',
-  keyHeader: 'authorization',
+  auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
+  tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
+  usage: 'openai',
   // The balance is the account's.
-  allow: [
+  routes: [
     { method: 'POST', path: 'chat/completions' },
     { method: 'POST', path: 'v1/chat/completions' },
     { method: 'POST', path: 'beta/completions' },

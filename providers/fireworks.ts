@@ -5,9 +5,11 @@ export default {
   id: 'fireworks',
   name: 'Fireworks AI',
   upstream: 'https://api.fireworks.ai',
-  keyHeader: 'authorization',
+  auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
+  tokenIn: [{ header: 'authorization', scheme: 'Bearer' }, { header: 'x-api-key' }], // its Anthropic-compatible route's SDKs use x-api-key
+  usage: 'openai',
   // Inference only: no account-wide route (datasets, fine-tuning, deployments) is listed.
-  allow: [
+  routes: [
     { method: 'POST', path: 'inference/v1/chat/completions' },
     { method: 'POST', path: 'inference/v1/completions' },
     { method: 'POST', path: 'inference/v1/embeddings' },

@@ -9,13 +9,20 @@ export default {
   id: 'gemini',
   name: 'Google Gemini',
   upstream: 'https://generativelanguage.googleapis.com',
-  keyHeader: 'x-goog-api-key',
-  // The Google Cloud project billed and quota-checked: the organisation's choice, never the caller's.
-  credentialFields: [{ name: 'project', kind: 'plain', header: 'x-goog-user-project', description: 'Google Cloud project id for quota and billing' }],
+  credential: {
+    fields: {
+      api_key: { secret: true, main: true },
+      // The Google Cloud project billed and quota-checked: the organisation's choice, never the caller's.
+      project: { optional: true, header: 'x-goog-user-project', description: 'Google Cloud project id for quota and billing' },
+    },
+  },
+  auth: { kind: 'header', header: 'x-goog-api-key' },
   // `access_token` is how Google APIs take an OAuth token in the query: a credential too, so never forwarded.
-  keyQueryParams: ['key', 'access_token'],
+  tokenIn: [{ header: 'x-goog-api-key' }, { query: 'key' }, { query: 'access_token' }],
+  // Its own shape, and the OpenAI-compatible surface's.
+  usage: 'gemini',
   // No account-wide route is listed (files, cached contents, tuned models and batches are not).
-  allow: [
+  routes: [
     ...versions.flatMap((v) => [
       ...actions.map((a) => ({ method: 'POST' as const, path: `${v}/models/{model}:${a}` })),
       { method: 'GET' as const, path: `${v}/models` },

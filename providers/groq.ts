@@ -5,9 +5,11 @@ export default {
   id: 'groq',
   name: 'Groq',
   upstream: 'https://api.groq.com',
-  keyHeader: 'authorization',
+  auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
+  tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
+  usage: 'openai',
   // No account-wide route (batches, files) is listed; Groq's responses are not stored.
-  allow: [
+  routes: [
     { method: 'POST', path: 'openai/v1/chat/completions' },
     { method: 'POST', path: 'openai/v1/responses' },
     { method: 'POST', path: 'openai/v1/embeddings' },

@@ -5,10 +5,12 @@ export default {
   id: 'mistral',
   name: 'Mistral AI',
   upstream: 'https://api.mistral.ai',
-  keyHeader: 'authorization',
+  auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
+  tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
+  usage: 'openai',
   // Agents are the workspace's stored objects (instructions, document libraries): running one by
   // `agent_id` reads what another member set up, so it is `account`.
-  allow: [
+  routes: [
     { method: 'POST', path: 'v1/chat/completions' },
     { method: 'POST', path: 'v1/fim/completions' },
     { method: 'POST', path: 'v1/agents/completions', account: true },

@@ -5,15 +5,20 @@ export default {
   id: 'openai',
   name: 'OpenAI',
   upstream: 'https://api.openai.com',
-  keyHeader: 'authorization',
-  // Which organisation and project a multi-org key acts for: the organisation's choice, never the caller's.
-  credentialFields: [
-    { name: 'organization', kind: 'plain', header: 'openai-organization', description: 'OpenAI organisation id, org-…' },
-    { name: 'project', kind: 'plain', header: 'openai-project', description: 'OpenAI project id, proj_…' },
-  ],
+  credential: {
+    fields: {
+      api_key: { secret: true, main: true },
+      // Which organisation and project a multi-org key acts for: the organisation's choice, never the caller's.
+      organization: { optional: true, header: 'openai-organization', description: 'OpenAI organisation id, org-…' },
+      project: { optional: true, header: 'openai-project', description: 'OpenAI project id, proj_…' },
+    },
+  },
+  auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
+  tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
+  usage: 'openai',
   // Stored responses (and their input items) are readable, cancellable and deletable by id by anyone on
   // the project: `account`. POST v1/responses may store one (`store`), but creating is every chat's path.
-  allow: [
+  routes: [
     { method: 'POST', path: 'v1/chat/completions' },
     { method: 'POST', path: 'v1/completions' },
     { method: 'POST', path: 'v1/responses' },

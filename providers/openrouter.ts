@@ -5,10 +5,12 @@ export default {
   id: 'openrouter',
   name: 'OpenRouter',
   upstream: 'https://openrouter.ai',
-  keyHeader: 'authorization',
+  auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
+  tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
+  usage: 'openai',
   // `key` shows the key's credit and limits; `generation?id=` any generation's cost and metadata on
   // the account: both `account`.
-  allow: [
+  routes: [
     { method: 'POST', path: 'api/v1/chat/completions' },
     { method: 'POST', path: 'api/v1/completions' },
     { method: 'POST', path: 'api/v1/responses' },

@@ -5,9 +5,11 @@ export default {
   id: 'perplexity',
   name: 'Perplexity',
   upstream: 'https://api.perplexity.ai',
-  keyHeader: 'authorization',
+  auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
+  tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
+  usage: 'openai',
   // Async jobs are the account's: the list shows everyone's, and a result is readable by id.
-  allow: [
+  routes: [
     { method: 'POST', path: 'chat/completions' },
     { method: 'POST', path: 'v1/chat/completions' },
     { method: 'POST', path: 'async/chat/completions', account: true },

@@ -5,9 +5,11 @@ export default {
   id: 'together',
   name: 'Together AI',
   upstream: 'https://api.together.xyz',
-  keyHeader: 'authorization',
+  auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
+  tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
+  usage: 'openai',
   // No account-wide route (files, fine-tunes, batches, endpoints) is listed.
-  allow: [
+  routes: [
     { method: 'POST', path: 'v1/chat/completions' },
     { method: 'POST', path: 'v1/completions' },
     { method: 'POST', path: 'v1/embeddings' },

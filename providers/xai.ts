@@ -5,9 +5,11 @@ export default {
   id: 'xai',
   name: 'xAI',
   upstream: 'https://api.x.ai',
-  keyHeader: 'authorization',
+  auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
+  tokenIn: [{ header: 'authorization', scheme: 'Bearer' }, { header: 'x-api-key' }], // its Anthropic-compatible route's SDKs use x-api-key
+  usage: 'openai',
   // Stored responses are the team's, readable and deletable by id by any of its keys: `account`.
-  allow: [
+  routes: [
     { method: 'POST', path: 'v1/chat/completions' },
     { method: 'POST', path: 'v1/responses' },
     { method: 'GET', path: 'v1/responses/{id}', account: true },

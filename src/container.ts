@@ -39,6 +39,7 @@ import { Gateway } from './gateway/gateway.js';
 import { loadPlugins } from './gateway/plugin-loader.js';
 import { Pipeline } from './gateway/pipeline.js';
 import { pipelineStages } from './gateway/stages/index.js';
+import { BufferBudget } from './gateway/buffer-budget.js';
 import { UpstreamProxy } from './gateway/upstream.js';
 import { RateLimiter } from './accounting/rate-limiter.js';
 import { bearer } from './vault/org-service.js';
@@ -144,17 +145,19 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     config: pluginConfig(config),
     logger: log,
     tokens: { resolve: (presented) => tokens.resolve(presented) },
-    providers: { keyQueryParams: providers.keyQueryParams },
+    providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers },
     quota: { reserve: (orgId) => ledger.reserve(orgId), refund: (orgId) => ledger.refund(orgId), releaseAll: () => ledger.releaseAll() },
     audit: {
       refused: (ctx, action) => audit.record({ requestId: ctx.requestId, org: ctx.orgId ?? '', actor: ctx.tokenId ?? 'anonymous', action, target: ctx.credentialId ?? '', outcome: 'denied', ip: ctx.ip }),
     },
   };
   const plugins = await loadPlugins(config, host, log);
-  const pipeline = new Pipeline(pipelineStages({ config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger }, plugins), log);
+  const budget = new BufferBudget(config.bufferBudget);
+  c.register(BufferBudget, { useValue: budget });
+  const pipeline = new Pipeline(pipelineStages({ config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, budget }, plugins), log);
   if (!pipeline.has('quota')) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');
   c.register(Symbols.Pipeline, { useValue: pipeline });
-  const upstream = new UpstreamProxy(config, log, providers.keyQueryParams);
+  const upstream = new UpstreamProxy(config, log, providers);
   c.register(UpstreamProxy, { useValue: upstream });
   c.registerSingleton(Gateway);
 

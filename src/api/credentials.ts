@@ -8,7 +8,7 @@ import { Symbols } from '../symbols.js';
 import { CredentialService } from '../vault/credential-service.js';
 import { orgOf } from './params.js';
 import {
-  CREDENTIAL_ROTATE, CredentialDeleted, credentialCreateContract, credentialCreateSchema, credentialDeclarations, credentialListSchema,
+  credentialRotateContract, CredentialDeleted, credentialCreateContract, credentialCreateSchema, credentialDeclarations, credentialListSchema,
   credentialViewSchema, type CredentialCreateBody,
 } from './schemas/credentials.js';
 import { PAGE } from './schemas/query.js';
@@ -19,6 +19,7 @@ export class CredentialsApi {
   /** Built once at start from the loaded providers' declarations. */
   private readonly create: BodyContract<CredentialCreateBody>;
   private readonly view: TObject;
+  private readonly rotateBody: BodyContract<Record<string, string>>;
 
   constructor(
     @inject(CredentialService) private readonly credentials: CredentialService,
@@ -27,6 +28,7 @@ export class CredentialsApi {
   ) {
     const declarations = credentialDeclarations(providers);
     this.create = credentialCreateContract(credentialCreateSchema(declarations));
+    this.rotateBody = credentialRotateContract(declarations);
     this.view = credentialViewSchema(providers, declarations);
   }
 
@@ -40,10 +42,9 @@ export class CredentialsApi {
     }, async (r) => {
       const org = orgOf(r);
       const input = await r.body();
-      // The service checks the same fields again (its own rules, shared with the CLI).
-      const fields = this.credentials.parseFields(input.provider, input, ['provider', 'api_key']);
-      const apiKey = this.credentials.validateApiKey(input.api_key);
-      return { status: 201, body: credentialView(await this.credentials.create(org.id, input.provider, apiKey, fields)) };
+      // The provider's own rules have the last word on each field (shared with the CLI).
+      const values = this.credentials.parseCredentialInput(input.provider, input);
+      return { status: 201, body: credentialView(await this.credentials.create(org.id, input.provider, values.secrets, values.plain)) };
     });
 
     router.add('GET', '/v1/credentials', {
@@ -64,15 +65,15 @@ export class CredentialsApi {
     });
 
     router.add('POST', '/v1/credentials/:id/rotate', {
-      auth: 'org', action: 'credential.rotate', idempotent: true, body: CREDENTIAL_ROTATE,
+      auth: 'org', action: 'credential.rotate', idempotent: true, body: this.rotateBody,
       operationId: 'rotateCredential', tag: 'credentials', summary: 'Replace a credential\'s key in place',
       description: 'Its tokens keep working, with the new key.',
       response: { status: 200, schema: this.view, description: 'The credential with its new `key_hint`.' },
       errors: ['not_found'],
     }, async (r) => {
       const org = orgOf(r);
-      const apiKey = this.credentials.validateApiKey((await r.body()).api_key);
-      return { status: 200, body: credentialView(await this.credentials.rotate(org.id, r.params.id!, apiKey)) };
+      // The provider's secret fields (`api_key` for a key-based one); plain fields are fixed at creation.
+      return { status: 200, body: credentialView(await this.credentials.rotate(org.id, r.params.id!, await r.body())) };
     });
 
     router.add('DELETE', '/v1/credentials/:id', {

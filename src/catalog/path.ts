@@ -30,6 +30,8 @@ export function normaliseProviderPath(raw: string): string | undefined {
 
 export interface CompiledRoute {
   method: HttpMethod;
+  /** The declared pattern (ProviderRoute.path); `pattern` is the same string. */
+  path: string;
   pattern: string;
   regex: RegExp;
   params: string[];
@@ -56,7 +58,7 @@ export function compileRoute(route: ProviderRoute): CompiledRoute {
       return escapeRegex(part);
     })
     .join('');
-  return { method: route.method, pattern: route.path, regex: new RegExp(`^${source}$`), params, account: route.account === true };
+  return { method: route.method, path: route.path, pattern: route.path, regex: new RegExp(`^${source}$`), params, account: route.account === true };
 }
 
 /**

@@ -1,8 +1,17 @@
 /**
- * The provider contract: what a provider file (providers/*.ts) declares. A provider is
- * one declarative object: its upstream, how the key travels, its allowed routes and the
- * fields its credentials carry. Validated once at start by the registry (registry.ts).
+ * The provider contract: what a provider file (providers/*.ts, or a .js in
+ * KEYWARD_PROVIDERS_DIR) declares. A provider is one declarative object: the
+ * fields its credentials carry (secret or plain), where its API lives (an origin,
+ * or a template filled from validated plain fields), how a request authenticates
+ * upstream (a header, a query parameter, or a signer), where its SDKs put a key,
+ * how its responses report usage, and its allowed routes. Validated once at start
+ * (registry.ts): a malformed file stops start-up naming the file and the field.
+ *
+ * A new way to authenticate is a Signer (a built-in one in src/gateway/signers/,
+ * named by string, or an object the provider file brings); a new usage shape is a
+ * UsageReaderFactory. Neither needs an edit anywhere else.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
@@ -26,19 +35,117 @@ export interface ProviderRoute {
 }
 
 /**
- * A field of a credential besides `api_key`, declared by the provider. Plain fields only
- * for now: stored in clear with the record, returned in its view, validated (printable
- * ASCII, no spaces, at most 200 characters), and sent upstream in `header`, such as
- * OpenAI's `organization` → `openai-organization`. The caller can never set that header.
+ * One field of a credential, as `POST /v1/credentials` takes it. Secret fields are sealed
+ * together in the envelope and never returned; plain fields are stored in clear, returned
+ * in the credential's view, and may be sent upstream (`header`) or fill the upstream
+ * template. Every value is a string.
  */
 export interface CredentialField {
-  /** The field's name in `POST /v1/credentials` and the credential's view, e.g. `organization`. */
-  name: string;
-  kind: 'plain';
-  /** The upstream header the value is sent in. */
-  header: string;
-  /** One line for the OpenAPI document. */
+  /** Sealed, never returned, masked wherever an upstream echoes it. */
+  secret?: boolean;
+  /** The secret whose last 4 characters make `key_hint` (one per provider). */
+  main?: boolean;
+  /** May be left out of `POST /v1/credentials`. */
+  optional?: boolean;
+  /**
+   * What a value must match. Default: printable ASCII without spaces (and at least 8
+   * characters for a secret). A field used in the `upstream` template must declare one
+   * that is anchored (`^…$`) and refuses `/ @ : ? # %`, spaces and line breaks.
+   */
+  pattern?: RegExp;
+  /** Default 4096 for a secret, 200 for a plain field. */
+  maxLength?: number;
+  /** A plain field sent upstream in this header, e.g. OpenAI's organization → `openai-organization`. The caller's copy never is. */
+  header?: string;
+  /** One line for the API document. */
   description?: string;
+}
+
+/** A credential's values as the proxy uses them: sealed secret fields and plain fields, by name. */
+export interface CredentialSecrets {
+  readonly secrets: Readonly<Record<string, string>>;
+  readonly plain: Readonly<Record<string, string>>;
+}
+
+export interface CredentialSpec {
+  /** By field name (lower-case letters, digits and `_`). Default: `{ api_key: { secret: true, main: true } }`. */
+  fields: Readonly<Record<string, CredentialField>>;
+  /**
+   * A rule across fields, checked at create and rotate after each field passed its own
+   * (e.g. Bedrock: either the AWS key pair or an API key). Returns the problem, or undefined.
+   */
+  check?(credential: CredentialSecrets): { field: string; message: string } | undefined;
+}
+
+/** The request a signer sees just before it goes upstream. Header names are lower-case. */
+export interface OutgoingRequest {
+  readonly method: string;
+  /** The origin it goes to, e.g. `https://api.acme.example` (after the template or KEYWARD_UPSTREAM_<ID>). */
+  readonly origin: string;
+  /** The path as sent, base path included, starting with `/`. */
+  readonly path: string;
+  /** The query string as sent, without `?` (the caller's, key parameters removed). A signer may add to it. */
+  query: string;
+  /** The headers as sent, `host` included. A signer sets, replaces or removes its own. */
+  readonly headers: Record<string, string | string[]>;
+  /** The exact body bytes sent (with a matching content-length): present only for a signer that needs them. */
+  readonly body?: Buffer;
+}
+
+/** Authenticates one upstream request from the credential's values. */
+export interface Signer {
+  /** True: the gateway reads the whole body first (bounded by KEYWARD_MAX_BODY and the buffer budget). */
+  readonly needsBody: boolean;
+  /** Throwing refuses the request (an ApiError as it is; anything else as 502 upstream_unreachable). */
+  sign(request: OutgoingRequest, credential: CredentialSecrets): void | Promise<void>;
+}
+
+export type ProviderAuth =
+  /** The secret in a header; `format` default: `Bearer <key>` for `authorization`, the bare key otherwise. */
+  | { kind: 'header'; header: string; format?: (secret: string) => string; field?: string }
+  /** The secret in a query parameter. */
+  | { kind: 'query'; param: string; field?: string }
+  /** A signer object the file brings, or the name of a built-in one (src/gateway/signers/) with its options. */
+  | { kind: 'signer'; signer: Signer | string; options?: Readonly<Record<string, unknown>> };
+
+/**
+ * Where a provider's SDKs put a key. The gateway accepts a proxy token there (besides
+ * `X-Proxy-Token`) and strips every such header or parameter, whatever the provider.
+ * `scheme`: the value is `<scheme> <key>`; `pattern`: its first group is the key.
+ */
+export type TokenPlacement = { header: string; scheme?: string; pattern?: RegExp } | { query: string };
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Input tokens served from the provider's cache (priced lower). */
+  cachedInputTokens?: number;
+}
+
+/** Reads one response's usage from its bytes as they pass (after masking); never changes them. */
+export interface UsageReader {
+  scan(chunk: Buffer): void;
+  /** Called once when the response is over (whole or cut): what was read, if anything. */
+  end(): TokenUsage | undefined;
+}
+
+export interface UsageResponse {
+  status: number;
+  headers: Readonly<IncomingHttpHeaders>;
+  /** The provider path requested, without a leading slash. */
+  path: string;
+}
+
+export type UsageShape = 'openai' | 'anthropic' | 'gemini';
+export type UsageReaderFactory = (response: UsageResponse) => UsageReader;
+
+/** USD per million tokens, for a model name or a `prefix*` (the spend-budget issue fills these in). */
+export interface ModelPrice {
+  input: number;
+  output: number;
+  cachedInput?: number;
+  /** The model's largest output, for reserving before the response is known. */
+  maxOutput?: number;
 }
 
 export interface ProviderPlugin {
@@ -46,18 +153,24 @@ export interface ProviderPlugin {
   id: string;
   /** Human name for listings. */
   name?: string;
-  /** Origin (and optional base path) of the provider's API, e.g. `https://api.anthropic.com`. */
+  /**
+   * Origin (and optional base path) of the provider's API, https, e.g. `https://api.anthropic.com`;
+   * or a template whose `{field}` parameters are plain fields with a strict `pattern`, e.g.
+   * `https://{resource}.openai.azure.com`. KEYWARD_UPSTREAM_<ID> replaces the whole origin.
+   */
   upstream: string;
-  /** Header that carries the key upstream, e.g. `x-api-key`. */
-  keyHeader: string;
-  /** Formats the key for `keyHeader`; default `Bearer <key>` for `authorization`, the bare key otherwise. */
-  formatKey?: (key: string) => string;
+  /** The credential's fields; default one secret `api_key`. */
+  credential?: CredentialSpec;
+  /** How a request authenticates upstream. */
+  auth: ProviderAuth;
+  /** Where the provider's SDKs put a key. Default: the `auth` header or parameter. */
+  tokenIn?: readonly TokenPlacement[];
+  /** How its responses report usage. Default `openai`. */
+  usage?: UsageShape | UsageReaderFactory;
+  /** Allowed method + path patterns, from the provider's API reference. (`allow`, the first name, is still read.) */
+  routes: readonly ProviderRoute[];
   /** Defaults sent upstream unless the caller sets them, e.g. `anthropic-version`. */
-  headers?: Record<string, string>;
-  /** Query parameters that carry a key on this provider's API (Gemini's `key`): stripped, and accepted as the proxy token. */
-  keyQueryParams?: string[];
-  /** Allowed method + path patterns, from the provider's API reference. */
-  allow: ProviderRoute[];
-  /** Fields a credential of this provider may carry besides `api_key`. */
-  credentialFields?: CredentialField[];
+  headers?: Readonly<Record<string, string>>;
+  /** Prices by model name or `prefix*`. */
+  prices?: Readonly<Record<string, ModelPrice>>;
 }

@@ -1,105 +1,44 @@
 /**
  * ProviderRegistry: every provider plugin file in the providers folder, loaded
  * and validated once at start (a malformed file stops start-up naming the file
- * and the field), with KEYWARD_UPSTREAM_<ID> origin overrides applied.
+ * and the field, provider-check.ts), with KEYWARD_UPSTREAM_<ID> origin overrides
+ * applied. It also holds what the gateway derives from all providers at once:
+ * where a key may be presented (the auth plugin's token discovery) and every
+ * header and query parameter that can carry one (stripped from every request,
+ * whatever its provider).
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { CredentialField, HttpMethod, ProviderPlugin } from './provider.js';
-import { CREDENTIAL_HEADERS, HOP_BY_HOP } from './header-names.js';
-import { compileRoute, validRoutePattern, type CompiledRoute } from './path.js';
+import { CREDENTIAL_HEADERS } from './header-names.js';
+import { ProviderLoadError, validateProvider, type Provider } from './provider-check.js';
 
-export interface Provider extends ProviderPlugin {
-  /** The origin requests go to (after any override), without a trailing slash. */
-  readonly target: URL;
-  readonly routes: readonly CompiledRoute[];
-  readonly keyHeader: string;
+export { ProviderLoadError, validateProvider, type Provider };
+
+/** A header a proxy token may be presented in; `pattern`'s first group is the token (none: the whole value). */
+export interface HeaderCarrier {
+  readonly header: string;
+  readonly pattern?: RegExp;
 }
 
-export class ProviderLoadError extends Error {
-  constructor(file: string, problem: string) {
-    super(`provider ${path.basename(file)}: ${problem}`);
-    this.name = 'ProviderLoadError';
-  }
+/** Where a caller may present a proxy token, over every loaded provider (`X-Proxy-Token` is always accepted besides). */
+export interface TokenCarriers {
+  readonly headers: readonly HeaderCarrier[];
+  /** Each carrier header once: a request that repeats one is ambiguous. */
+  readonly headerNames: readonly string[];
+  readonly query: readonly string[];
 }
 
-const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'DELETE'];
-const HEADER = /^[a-z0-9-]+$/;
-
-export function validateProvider(file: string, p: unknown, override?: string): Provider {
-  const fail = (problem: string): never => {
-    throw new ProviderLoadError(file, problem);
-  };
-  if (!p || typeof p !== 'object') return fail('the default export must be a provider object');
-  const o = p as Record<string, unknown>;
-  if (typeof o.id !== 'string' || !/^[a-z0-9][a-z0-9-]{0,39}$/.test(o.id)) fail('`id` must be lower-case letters, digits and dashes');
-  if (typeof o.upstream !== 'string') fail('`upstream` must be an https origin');
-  let target: URL;
-  try {
-    target = new URL(override ?? (o.upstream as string));
-  } catch {
-    return fail('`upstream` must be an https origin');
-  }
-  if (!['http:', 'https:'].includes(target.protocol) || target.username || target.search) fail('`upstream` must be an https origin');
-  if (override === undefined && target.protocol !== 'https:') fail('`upstream` must use https');
-  if (typeof o.keyHeader !== 'string' || !HEADER.test(o.keyHeader)) fail('`keyHeader` must be a lower-case header name');
-  if (o.formatKey !== undefined && typeof o.formatKey !== 'function') fail('`formatKey` must be a function');
-  if (o.headers !== undefined) {
-    if (typeof o.headers !== 'object' || o.headers === null) fail('`headers` must be an object of strings');
-    for (const [k, v] of Object.entries(o.headers as object)) {
-      if (!HEADER.test(k) || typeof v !== 'string') fail(`header ${JSON.stringify(k)} must be a lower-case name with a string value`);
-    }
-  }
-  if (o.keyQueryParams !== undefined && (!Array.isArray(o.keyQueryParams) || !o.keyQueryParams.every((q) => typeof q === 'string' && /^[A-Za-z0-9_-]+$/.test(q)))) {
-    fail('`keyQueryParams` must be an array of parameter names');
-  }
-  if (!Array.isArray(o.allow) || o.allow.length === 0) fail('`allow` must be a non-empty array of { method, path }');
-  for (const r of o.allow as unknown[]) {
-    const route = r as Record<string, unknown>;
-    if (!route || !METHODS.includes(route.method as HttpMethod)) fail(`each route's method must be one of ${METHODS.join(', ')}`);
-    if (typeof route.path !== 'string' || !validRoutePattern(route.path)) fail(`route path ${JSON.stringify(route.path)} is not a valid pattern`);
-    if (route.account !== undefined && typeof route.account !== 'boolean') fail(`route ${JSON.stringify(route.path)}: \`account\` must be true or false`);
-  }
-  if (o.credentialFields !== undefined) validateCredentialFields(o.credentialFields, o.keyHeader as string, fail);
-  const pathname = target.pathname.replace(/\/+$/, '');
-  const cleanTarget = new URL(target.origin + pathname);
-  return Object.freeze({
-    ...(o as unknown as ProviderPlugin),
-    target: cleanTarget,
-    routes: Object.freeze((o.allow as ProviderPlugin['allow']).map(compileRoute)),
-  }) as Provider;
-}
-
-/** Names a credential view or body already uses: a field may not shadow them. */
-const RESERVED_FIELDS = new Set(['id', 'object', 'provider', 'api_key', 'key_hint', 'created_at', 'updated_at', 'usage', 'deleted']);
-
-function validateCredentialFields(value: unknown, keyHeader: string, fail: (problem: string) => never): void {
-  if (!Array.isArray(value)) fail('`credentialFields` must be an array of { name, kind, header }');
-  const names = new Set<string>();
-  const headers = new Set<string>();
-  for (const f of value as unknown[]) {
-    const field = (f ?? {}) as Partial<CredentialField>;
-    const name = field.name;
-    if (typeof name !== 'string' || !/^[a-z][a-z0-9_]{0,39}$/.test(name) || RESERVED_FIELDS.has(name)) {
-      fail(`credential field ${JSON.stringify(name)}: \`name\` must be lower-case letters, digits and _ and not one of ${[...RESERVED_FIELDS].join(', ')}`);
-    }
-    if (names.has(name!)) fail(`credential field ${JSON.stringify(name)} is declared twice`);
-    names.add(name!);
-    if (field.kind !== 'plain') fail(`credential field ${JSON.stringify(name)}: \`kind\` must be "plain" (secret fields are not supported yet)`);
-    const header = field.header;
-    // The field's header carries the organisation's value, never a credential or a framing header.
-    if (typeof header !== 'string' || !HEADER.test(header) || header === keyHeader || CREDENTIAL_HEADERS.has(header) || HOP_BY_HOP.has(header)
-      || header.startsWith('x-forwarded-') || header.startsWith('x-keyward-') || headers.has(header)) {
-      fail(`credential field ${JSON.stringify(name)}: \`header\` must be a lower-case header name of its own, not a credential, hop-by-hop or forwarding header`);
-    }
-    headers.add(header!);
-    if (field.description !== undefined && typeof field.description !== 'string') fail(`credential field ${JSON.stringify(name)}: \`description\` must be a string`);
-  }
-}
+const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export class ProviderRegistry {
+  /** Every query parameter any provider names as a key carrier (tokenIn, or its query auth): stripped from every request. */
   readonly keyQueryParams: readonly string[];
+  /** Every header that can carry a key: the fixed credential headers plus every provider's tokenIn and auth header. */
+  readonly keyHeaders: ReadonlySet<string>;
+  /** Every header a plain credential field sets: never taken from the caller. */
+  readonly fieldHeaders: ReadonlySet<string>;
+  readonly tokenCarriers: TokenCarriers;
   private readonly byId: ReadonlyMap<string, Provider>;
 
   constructor(providers: readonly Provider[]) {
@@ -109,7 +48,32 @@ export class ProviderRegistry {
       map.set(p.id, p);
     }
     this.byId = map;
-    this.keyQueryParams = Object.freeze([...new Set(providers.flatMap((p) => p.keyQueryParams ?? []))]);
+    const placements = providers.flatMap((p) => p.tokenIn);
+    const query = new Set<string>();
+    const carriers = new Map<string, HeaderCarrier>();
+    const keyHeaders = new Set(CREDENTIAL_HEADERS);
+    for (const t of placements) {
+      if ('query' in t) {
+        query.add(t.query);
+        continue;
+      }
+      keyHeaders.add(t.header);
+      const pattern = t.pattern ?? (t.scheme ? new RegExp(`^${escapeRegex(t.scheme)} (\\S+)$`, 'i') : undefined);
+      carriers.set(`${t.header} ${pattern ? `${pattern.source}/${pattern.flags}` : ''}`, Object.freeze({ header: t.header, ...(pattern ? { pattern } : {}) }));
+    }
+    for (const p of providers) {
+      if (p.auth.kind === 'header') keyHeaders.add(p.auth.header);
+      if (p.auth.kind === 'query') query.add(p.auth.param);
+    }
+    this.keyQueryParams = Object.freeze([...query].sort());
+    this.keyHeaders = keyHeaders;
+    this.fieldHeaders = new Set(providers.flatMap((p) => p.fields.flatMap((f) => (f.header ? [f.header] : []))));
+    const headers = [...carriers.values()].sort((a, b) => (a.header < b.header ? -1 : a.header > b.header ? 1 : 0));
+    this.tokenCarriers = Object.freeze({
+      headers: Object.freeze(headers),
+      headerNames: Object.freeze([...new Set(headers.map((h) => h.header))]),
+      query: Object.freeze(placements.flatMap((t) => ('query' in t ? [t.query] : [])).filter((q, i, all) => all.indexOf(q) === i).sort()),
+    });
   }
 
   get(id: string): Provider | undefined {

@@ -25,6 +25,8 @@ import type { FieldValue } from './json-field-scanner.js';
 export { ApiError as GatewayError, Errors };
 
 export type { CredentialField, HttpMethod, ProviderPlugin, ProviderRoute } from '../catalog/provider.js';
+export type { TokenCarriers } from '../catalog/registry.js';
+import type { TokenCarriers } from '../catalog/registry.js';
 export type { ResolvedToken } from '../vault/token-service.js';
 export type { FieldValue } from './json-field-scanner.js';
 import type { ProviderPlugin } from '../catalog/provider.js';
@@ -68,7 +70,7 @@ export interface RequestView {
   /** Milliseconds from arrival to the first upstream response byte. */
   readonly ttfbMs: number | undefined;
   /** Token counts read from the provider's `usage` as the bytes passed. */
-  readonly usage: { readonly inputTokens: number; readonly outputTokens: number };
+  readonly usage: { readonly inputTokens: number; readonly outputTokens: number; readonly cachedInputTokens?: number };
   /** Per-request scratch space for plugins, keyed by plugin name. */
   readonly state: Map<string, unknown>;
 }
@@ -159,6 +161,8 @@ export interface PluginHost {
   readonly providers: {
     /** Every query parameter any provider declares as a key carrier. */
     readonly keyQueryParams: readonly string[];
+    /** Where a proxy token may be presented besides X-Proxy-Token: every loaded provider's `tokenIn`. */
+    readonly tokenIn: TokenCarriers;
   };
   readonly quota: {
     /** Takes one unit of the organisation's monthly quota; throws 429 quota_exceeded when none is left. */

@@ -22,7 +22,7 @@ import { RequestContext } from './context.js';
 import { normaliseProviderPath } from '../catalog/path.js';
 import type { Pipeline } from './pipeline.js';
 import { UpstreamProxy } from './upstream.js';
-import { UsageScanner } from './usage-scanner.js';
+import { BufferBudget } from './buffer-budget.js';
 import { UsageRecorder } from '../accounting/usage-recorder.js';
 import { Metrics } from '../metrics.js';
 import { clientAddress } from '../controls/client-address.js';
@@ -41,6 +41,7 @@ export class Gateway implements ProxyHandler {
     @inject(UpstreamProxy) private readonly upstream: UpstreamProxy,
     @inject(UsageRecorder) private readonly usage: UsageRecorder,
     @inject(Metrics) private readonly metrics: Metrics,
+    @inject(BufferBudget) private readonly budget: BufferBudget,
   ) {}
 
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
@@ -65,7 +66,8 @@ export class Gateway implements ProxyHandler {
 
   /** Unwraps the credential's key and hands the request to the upstream leg. */
   private async forward(ctx: RequestContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const key = await this.credentials.keyFor(ctx.auth!.credential);
+    // Every secret and plain field of the credential: the provider's signer decides what goes upstream.
+    const credential = await this.credentials.secretsFor(ctx.auth!.credential);
     if (res.destroyed) {
       // The caller left while we checked: nothing is forwarded, so nothing counts.
       this.pipeline.undo(ctx);
@@ -76,7 +78,7 @@ export class Gateway implements ProxyHandler {
     ctx.forwarded = true;
     ctx.forwardedAt = process.hrtime.bigint();
     this.upstream.forward({
-      ctx, req, res, provider: ctx.provider!, key, body: ctx.bodyScan, taps: [new UsageScanner(ctx.usage)], responseHeaders: this.responseHeaders,
+      ctx, req, res, provider: ctx.provider!, credential, body: ctx.bodyScan, budget: this.budget, responseHeaders: this.responseHeaders,
       onCutOff: () => this.unforward(ctx),
       onFinish: () => void this.done(ctx),
     });

@@ -1,13 +1,14 @@
 /**
  * What crosses the gateway in headers. Upstream gets exactly one credential:
  * every header or query parameter that could carry the caller's (or anyone's)
- * credential is removed, with hop-by-hop headers (and those named in
- * `Connection`) and the caller's Forwarded / X-Forwarded-*; then the stored key
- * is set in the provider's header. Headers that pick which account, organisation
- * or project a key acts for are never the caller's: only the credential's own
- * plain fields set them.
+ * credential is removed (the fixed credential headers and every key carrier any
+ * loaded provider names), with hop-by-hop headers (and those named in
+ * `Connection`) and the caller's Forwarded / X-Forwarded-*; then the provider's
+ * signer sets the stored credential (signers/). Headers that pick which account,
+ * organisation or project a key acts for are never the caller's: only the
+ * credential's own plain fields set them.
  */
-import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Provider } from '../catalog/registry.js';
 import { CREDENTIAL_HEADERS, HOP_BY_HOP } from '../catalog/header-names.js';
 
@@ -34,28 +35,36 @@ function namedInConnection(headers: IncomingHttpHeaders): Set<string> {
   return named;
 }
 
-/** `fields`: the credential's plain fields; each one the provider declares is sent in its header. */
-export function upstreamHeaders(incoming: IncomingHttpHeaders, provider: Provider, key: string, fields?: Readonly<Record<string, string>>): OutgoingHttpHeaders {
+/** What every request loses, whatever its provider: derived once from all loaded providers (ProviderRegistry). */
+export interface StrippedHeaders {
+  /** Every header that can carry a key. */
+  readonly keyHeaders: ReadonlySet<string>;
+  /** Every header a credential's plain field sets. */
+  readonly fieldHeaders: ReadonlySet<string>;
+}
+
+/**
+ * The caller's headers as they may go upstream, the provider's defaults and the credential's plain-field
+ * headers (`plain`: its plain fields), with `accept-encoding: identity`; no credential yet (the signer's part).
+ */
+export function upstreamHeaders(incoming: IncomingHttpHeaders, provider: Provider, stripped: StrippedHeaders, plain: Readonly<Record<string, string>>): Record<string, string | string[]> {
   const named = namedInConnection(incoming);
-  const declared = provider.credentialFields ?? [];
-  const out: OutgoingHttpHeaders = {};
+  const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(incoming)) {
     if (value === undefined) continue;
-    if (CREDENTIAL_HEADERS.has(name) || HOP_BY_HOP.has(name) || CLIENT_IDENTITY.has(name) || METHOD_OVERRIDE.has(name) || named.has(name)) continue;
-    if (name.startsWith('x-forwarded-') || name === provider.keyHeader || name.startsWith('x-keyward-')) continue;
-    if (ACCOUNT_SELECTION_HEADERS.has(name) || declared.some((f) => f.header === name)) continue;
+    if (stripped.keyHeaders.has(name) || HOP_BY_HOP.has(name) || CLIENT_IDENTITY.has(name) || METHOD_OVERRIDE.has(name) || named.has(name)) continue;
+    if (name.startsWith('x-forwarded-') || name.startsWith('x-keyward-')) continue;
+    if (ACCOUNT_SELECTION_HEADERS.has(name) || stripped.fieldHeaders.has(name)) continue;
     out[name] = value;
   }
-  for (const [name, value] of Object.entries(provider.headers ?? {})) {
+  for (const [name, value] of Object.entries(provider.headers)) {
     if (out[name] === undefined) out[name] = value;
   }
-  for (const f of declared) {
-    const value = fields?.[f.name];
-    if (typeof value === 'string' && Object.hasOwn(fields!, f.name)) out[f.header] = value;
+  for (const f of provider.fields) {
+    if (f.header && Object.hasOwn(plain, f.name)) out[f.header] = plain[f.name]!;
   }
   // Identity encoding, so the key-masking scan sees the bytes as they are.
   out['accept-encoding'] = 'identity';
-  out[provider.keyHeader] = provider.formatKey ? provider.formatKey(key) : provider.keyHeader === 'authorization' ? `Bearer ${key}` : key;
   return out;
 }
 

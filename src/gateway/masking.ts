@@ -1,34 +1,61 @@
 /**
- * Masks the stored key where an upstream echoes it: its exact bytes become `*`
- * of the same length (so content-length stays true), across chunk edges. Only
- * the longest chunk tail that could begin the key is held back (usually
- * nothing), so streamed events are never delayed.
+ * Masks a credential's secrets where an upstream echoes them: the exact bytes of
+ * every secret field become `*` of the same length (so content-length stays
+ * true), across chunk edges. Only the longest chunk tail that could begin one of
+ * them is held back (usually nothing), so streamed events are never delayed.
  */
 const STAR = 0x2a;
 
-/** The masking state of one response, without stream machinery (the upstream leg's relay calls it per chunk). */
+/**
+ * The masking state of one response, without stream machinery (the upstream leg's relay calls it per chunk).
+ * Occurrences are found in the bytes as the upstream sent them, for every secret at once, so secrets that
+ * overlap (one's end is another's start) are each masked whole.
+ */
 export class StreamMasker {
+  /** Held-back bytes, as the upstream sent them. */
   private carry: Buffer | undefined;
+  /** How many bytes at the start of `carry` end an occurrence already found: masked whatever follows. */
+  private owed = 0;
+  private readonly keys: readonly Buffer[];
 
-  constructor(private readonly key: Buffer) {}
+  /** `keys`: every secret's bytes (empty ones are ignored). */
+  constructor(keys: Buffer | readonly Buffer[]) {
+    this.keys = (Buffer.isBuffer(keys) ? [keys] : keys).filter((k) => k.length > 0);
+  }
 
   /** What can be sent now, masked; undefined when everything is held back for the next chunk. */
   push(chunk: Buffer): Buffer | undefined {
-    let data = this.carry ? Buffer.concat([this.carry, chunk]) : chunk;
-    this.carry = undefined;
-    data = maskAll(data, this.key);
-    const hold = partialKeyAtEnd(data, this.key);
-    if (hold > 0) {
-      this.carry = Buffer.from(data.subarray(data.length - hold));
-      data = data.subarray(0, data.length - hold);
+    const data = this.carry ? Buffer.concat([this.carry, chunk]) : chunk;
+    let out: Buffer | undefined;
+    let maskedTo = 0;
+    if (this.owed > 0) {
+      // Never write into a buffer someone else may still hold.
+      out = Buffer.from(data);
+      out.fill(STAR, 0, this.owed);
+      maskedTo = this.owed;
     }
-    return data.length > 0 ? data : undefined;
+    let hold = 0;
+    for (const key of this.keys) {
+      for (let at = data.indexOf(key); at !== -1; at = data.indexOf(key, at + 1)) {
+        out ??= Buffer.from(data);
+        out.fill(STAR, at, at + key.length);
+        maskedTo = Math.max(maskedTo, at + key.length);
+      }
+      hold = Math.max(hold, partialKeyAtEnd(data, key));
+    }
+    const send = data.length - hold;
+    this.carry = hold > 0 ? Buffer.from(data.subarray(send)) : undefined;
+    this.owed = Math.max(0, maskedTo - send);
+    const masked = (out ?? data).subarray(0, send);
+    return masked.length > 0 ? masked : undefined;
   }
 
   /** What was held back, at the end of the body. */
   end(): Buffer | undefined {
     const rest = this.carry;
+    if (rest && this.owed > 0) rest.fill(STAR, 0, this.owed);
     this.carry = undefined;
+    this.owed = 0;
     return rest;
   }
 }
@@ -59,6 +86,16 @@ export function partialKeyAtEnd(data: Buffer, key: Buffer): number {
   return 0;
 }
 
-export function maskString(value: string, key: string): string {
-  return value.includes(key) ? value.split(key).join('*'.repeat(key.length)) : value;
+/** `value` with every occurrence of each key (or of the one key) replaced by stars, found in the original text. */
+export function maskString(value: string, keys: string | readonly string[]): string {
+  let chars: string[] | undefined;
+  for (const key of typeof keys === 'string' ? [keys] : keys) {
+    if (key === '') continue;
+    for (let at = value.indexOf(key); at !== -1; at = value.indexOf(key, at + 1)) {
+      // UTF-16 code units, as indexOf counts them.
+      chars ??= value.split('');
+      for (let i = at; i < at + key.length; i++) chars[i] = '*';
+    }
+  }
+  return chars ? chars.join('') : value;
 }

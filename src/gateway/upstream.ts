@@ -1,19 +1,20 @@
 /**
  * The upstream leg, on http-proxy-3's Node http path with keep-alive agents
  * (its experimental fetch path is never used: its proxyTimeout would cut long
- * streams). A chunked request body streams through a size limiter, and a
+ * streams). The request is built from the provider's declaration (outgoing.ts:
+ * origin, hygiene, then its signer, which reads the body whole first only if it
+ * says it needs it). A chunked request body streams through a size limiter, and a
  * body a scope reads through its scan (body-scan.ts); either cuts the exchange
  * off when the body breaks its limit, before the upstream has it whole. The
- * response (selfHandleResponse) streams back through the key masker and any
- * taps (usage reading) in one pass, never buffered.
+ * response (selfHandleResponse) streams back through the masker of every secret
+ * of the credential and the provider's usage reader in one pass, never buffered.
  * Redirects are passed back, never followed. Connect and idle timeouts come
  * from the config; neither caps a stream's length. A caller who disconnects
  * aborts the upstream request.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import zlib from 'node:zlib';
+import { Readable } from 'node:stream';
 import { ProxyServer } from 'http-proxy-3';
 import type { Config } from '../config.js';
 import { ApiError, Errors } from '../errors.js';
@@ -23,11 +24,15 @@ import type { BodyScan } from './body-scan.js';
 import type { ProxyContext } from './contracts.js';
 import { downstreamHeaders, stripKeyParams, upstreamHeaders } from './headers.js';
 import { StreamMasker, maskString } from './masking.js';
-import type { Provider } from '../catalog/registry.js';
+import type { Provider, ProviderRegistry } from '../catalog/registry.js';
+import type { CredentialSecrets, OutgoingRequest, Signer, UsageReader, UsageReaderFactory, UsageResponse } from '../catalog/provider.js';
+import type { BufferBudget } from './buffer-budget.js';
+import { credentialWire, outgoingRequest, readWhole, signOverBody, type CredentialWire, type WholeBody } from './outgoing.js';
+import { signerFor } from './signers/index.js';
+import { applyUsage, guardedReader, usageReaderFactory } from './usage-scanner.js';
+import { BodyLimiter, decoderFor, relay, type ResponseTap } from './relay.js';
 
-export interface ResponseTap {
-  scan(chunk: Buffer): void;
-}
+export type { ResponseTap };
 
 /** What the gateway hands the upstream leg for one request. */
 export interface Forward {
@@ -36,11 +41,14 @@ export interface Forward {
   req: IncomingMessage;
   res: ServerResponse;
   provider: Provider;
-  key: string;
+  /** The credential's secret and plain values (CredentialService.secretsFor). */
+  credential: CredentialSecrets;
   /** The body's scan when a scope read it: the held bytes, then the rest, scanned as they pass. */
   body?: BodyScan;
-  /** Readers of the masked response bytes as they pass (usage reading); they never change them. */
-  taps: ResponseTap[];
+  /** The process-wide budget a body read whole for a signer is charged to. */
+  budget?: BufferBudget;
+  /** Readers of the masked response bytes as they pass, besides the provider's usage reader; they never change them. */
+  taps?: ResponseTap[];
   /** Headers added to a response head (proxied, or an upstream fault) about to go out with `status`. */
   responseHeaders(ctx: ProxyContext, status: number): Record<string, string>;
   /** Called when the body's scan refuses it before any response started: the upstream never had a whole request. */
@@ -51,11 +59,24 @@ export interface Forward {
 
 interface Flight {
   forward: Forward;
+  wire?: CredentialWire;
   proxyReq?: http.ClientRequest;
   /** The caller's body grew past the limit or broke its scan: abort as soon as we can. */
   overflow: boolean;
+  /** Handed to http-proxy-3 (a signer may make us wait before it). */
+  sent?: boolean;
+  /** The body being read whole for a signer. */
+  whole?: WholeBody;
   /** The upstream's response head arrived. */
   responded?: boolean;
+  /** This response's usage reader. */
+  usage?: UsageReader;
+}
+
+/** What the upstream leg runs for one provider, worked out once at start. */
+interface ProviderRuntime {
+  signer: Signer;
+  usage: UsageReaderFactory;
 }
 
 const UPSTREAM_ERRORS_502 = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EPROTO', 'HPE_INVALID_CONSTANT']);
@@ -64,80 +85,24 @@ class IdleTimeout extends Error {
   readonly code = 'EIDLE_TIMEOUT';
 }
 
-/** Counts request body bytes; past the limit it stops the flow and reports once. */
-class BodyLimiter extends Transform {
-  private seen = 0;
-  constructor(private readonly limit: number, private readonly onOverflow: () => void) {
-    super();
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.seen += chunk.length;
-    if (this.seen > this.limit) {
-      this.onOverflow();
-      done();
-      return;
-    }
-    done(null, chunk);
-  }
-}
-
-/**
- * The response body, upstream to caller: masked, read by the taps and counted in one pass, with
- * backpressure. Plain listeners rather than stream.pipeline over a Transform chain: per response,
- * pipeline builds an AbortController and, on completion, an AbortError and a premature-close error
- * (stack traces included), which cost more than everything else on this leg.
- */
-function relay(source: Readable, complete: () => boolean, res: ServerResponse, masker: StreamMasker, taps: ResponseTap[], ctx: ProxyContext): void {
-  const send = (chunk: Buffer | undefined): void => {
-    if (chunk === undefined || res.destroyed) return;
-    for (const tap of taps) tap.scan(chunk);
-    ctx.bytesOut += chunk.length;
-    if (!res.write(chunk)) source.pause();
-  };
-  res.on('drain', () => source.resume());
-  source.on('data', (chunk: Buffer) => send(masker.push(chunk)));
-  source.on('end', () => {
-    send(masker.end());
-    if (!res.destroyed) res.end();
-  });
-  // An upstream that dies mid-body ('aborted', ECONNRESET): the caller's stream ends with an error,
-  // never a clean end. A caller who leaves stops the upstream response.
-  source.on('error', () => {});
-  source.on('close', () => {
-    if (!complete() && !res.destroyed) res.destroy();
-  });
-  res.on('close', () => {
-    if (!complete()) source.destroy();
-  });
-}
-
-/**
- * Upstream is asked for identity encoding so the key can be seen; one that compresses anyway is
- * decompressed here (the caller gets identity bytes), so masking never goes blind.
- */
-/** A decompressor for `encoding`; undefined for identity; null for one the gateway cannot undo. */
-function decoderFor(encoding: string | undefined): Transform | undefined | null {
-  switch (encoding?.trim().toLowerCase()) {
-    case undefined: case '': case 'identity': return undefined;
-    case 'gzip': case 'x-gzip': return zlib.createGunzip();
-    case 'deflate': return zlib.createInflate();
-    case 'br': return zlib.createBrotliDecompress();
-    case 'zstd': return (zlib as unknown as { createZstdDecompress?: () => Transform }).createZstdDecompress?.() ?? null;
-    default: return null;
-  }
-}
-
 export class UpstreamProxy {
   private readonly agents: { http: http.Agent; https: https.Agent };
   private readonly proxy: ProxyServer;
   /** The flight of each request in the air: http-proxy-3's events name the request, not our context. */
   private readonly flights = new WeakMap<IncomingMessage, Flight>();
 
+  private readonly runtimes = new Map<string, ProviderRuntime>();
+
   /**
-   * @param keyQueryParams every key-carrying query parameter any provider declares: all are stripped
-   * whatever the provider, since any of them may hold the caller's token.
+   * Every provider's signer and usage reader are resolved here, at start: an unknown built-in signer stops
+   * start-up naming the provider file. Every key-carrying header and query parameter any provider names is
+   * stripped whatever the provider, since any of them may hold the caller's token.
    */
-  constructor(private readonly config: Config, private readonly log: Logger, private readonly keyQueryParams: readonly string[]) {
+  constructor(private readonly config: Config, private readonly log: Logger, private readonly providers: ProviderRegistry) {
+    for (const id of providers.ids()) {
+      const p = providers.get(id)!;
+      this.runtimes.set(id, { signer: signerFor(p), usage: usageReaderFactory(p) });
+    }
     const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 1024, maxFreeSockets: 256, scheduling: 'lifo' as const };
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
     // xfwd off (the gateway adds no X-Forwarded-*), Host set to the upstream's, redirects never followed,
@@ -158,7 +123,8 @@ export class UpstreamProxy {
   }
 
   forward(f: Forward): void {
-    const { ctx, provider, key, req, res } = f;
+    const { ctx, provider, credential, req, res } = f;
+    const runtime = this.runtimes.get(provider.id)!;
     const flight: Flight = { forward: f, overflow: false };
     this.flights.set(req, flight);
 
@@ -168,6 +134,7 @@ export class UpstreamProxy {
       if (flight.overflow) return;
       flight.overflow = true;
       flight.proxyReq?.destroy();
+      flight.whole?.abort();
       stopReading();
       if (!res.headersSent) {
         res.setHeader('connection', 'close');
@@ -180,7 +147,8 @@ export class UpstreamProxy {
       }
     };
     // A declared content-length was held to the limit already and Node's parser holds the body to it:
-    // only a chunked body is counted on its way upstream (a scanned body counts itself).
+    // only a chunked body is counted on its way upstream (a scanned body counts itself; a body read whole for
+    // the signer is counted as it is read).
     let body: Readable | undefined;
     if (f.body) {
       const scan = f.body;
@@ -190,7 +158,7 @@ export class UpstreamProxy {
         req.resume();
       }, true));
       body = scan;
-    } else if (req.headers['content-length'] === undefined) {
+    } else if (req.headers['content-length'] === undefined && !runtime.signer.needsBody) {
       const limiter = new BodyLimiter(this.config.maxBody, () => cutOff(Errors.payloadTooLarge(this.config.maxBody), () => {
         req.unpipe(limiter);
         req.resume();
@@ -198,21 +166,107 @@ export class UpstreamProxy {
       req.pipe(limiter);
       body = limiter;
     }
-    res.once('close', () => f.onFinish());
+    res.once('close', () => {
+      // The caller left while a signer worked: nothing was sent, so nothing counts.
+      if (!flight.sent && !flight.overflow) f.onCutOff?.();
+      flight.whole?.abort();
+      this.endUsage(flight);
+      f.onFinish();
+    });
     // The scan broke before the upstream leg began: refused above, nothing is sent.
     if (flight.overflow) return;
 
+    let request: OutgoingRequest;
+    try {
+      flight.wire = credentialWire(provider, credential);
+      // The query with every key-carrying parameter removed; the headers after hygiene, without a credential.
+      request = outgoingRequest(ctx.method, flight.wire, ctx.path, stripKeyParams(ctx.query, this.providers.keyQueryParams),
+        upstreamHeaders(req.headers, provider, this.providers, credential.plain));
+    } catch (err) {
+      this.refuseUnsent(flight, err);
+      return;
+    }
+    if (runtime.signer.needsBody) {
+      void this.signWithBody(flight, runtime.signer, request, body ?? req);
+      return;
+    }
+    let signed: void | Promise<void>;
+    try {
+      signed = runtime.signer.sign(request, credential);
+    } catch (err) {
+      this.refuseUnsent(flight, err);
+      return;
+    }
+    // A header or query signer is synchronous: the request goes out in this same turn.
+    if (signed && typeof (signed as Promise<void>).then === 'function') {
+      (signed as Promise<void>).then(() => this.send(flight, request, body), (err: unknown) => this.refuseUnsent(flight, err));
+    } else {
+      this.send(flight, request, body);
+    }
+  }
+
+  /** Reads the body whole, hands the signer the exact bytes, and sends exactly those with their length. */
+  private async signWithBody(flight: Flight, signer: Signer, request: OutgoingRequest, source: Readable | IncomingMessage): Promise<void> {
+    const { req } = flight.forward;
+    const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+    const whole = readWhole(source, declared, this.config.maxBody, flight.forward.budget);
+    flight.whole = whole;
+    let bytes: Buffer;
+    try {
+      bytes = await signOverBody(signer, request, flight.forward.credential, whole, declared !== undefined || req.headers['transfer-encoding'] !== undefined);
+    } catch (err) {
+      this.refuseUnsent(flight, err);
+      return;
+    }
+    const sent = Readable.from(bytes.length > 0 ? [bytes] : [], { objectMode: false });
+    sent.once('end', () => whole.release());
+    this.send(flight, request, sent);
+  }
+
+  /** Nothing reached the upstream: the caller gets the refusal (a non-ApiError from a signer is a 502), and it does not count. */
+  private refuseUnsent(flight: Flight, err: unknown): void {
+    const { ctx, onCutOff, req, res } = flight.forward;
+    if (flight.overflow || flight.sent) return;
+    flight.overflow = true;
+    flight.whole?.abort();
+    flight.forward.body?.discard();
+    let apiError: ApiError;
+    if (err instanceof ApiError) {
+      apiError = err;
+    } else {
+      // A signer is provider code: its message may hold a secret, so only its masked first line is logged.
+      const message = maskString(String((err as Error)?.message ?? err).split('\n')[0]!.slice(0, 200), flight.wire?.maskStrings ?? []);
+      this.log.warn({ request_id: ctx.requestId, provider: flight.forward.provider.id, err: message }, 'provider signer failed');
+      apiError = Errors.upstreamUnreachable();
+    }
+    if (res.destroyed || res.headersSent) {
+      res.destroy();
+      return;
+    }
+    ctx.error = apiError;
+    ctx.status = apiError.status;
+    onCutOff?.();
+    if (!req.readableEnded) res.setHeader('connection', 'close');
+    req.resume();
+    sendError(res, apiError);
+  }
+
+  private send(flight: Flight, request: OutgoingRequest, body: Readable | undefined): void {
+    const { ctx, req, res } = flight.forward;
+    // The caller left while a signer worked, or the body broke its limit meanwhile.
+    if (flight.overflow || res.destroyed) return;
+    flight.sent = true;
+    const target = flight.wire!.target;
     // http-proxy-3 builds the upstream request from req.url and req.headers, synchronously inside
     // web(). They are swapped for the clean path and headers for that call only, so the caller's
     // request object stays as it arrived (a plugin's onDone never finds the stored key in it).
-    const query = stripKeyParams(ctx.query, this.keyQueryParams);
     const original = { url: req.url, headers: req.headers };
-    req.url = `/${ctx.path}${query ? `?${query}` : ''}`;
-    req.headers = upstreamHeaders(req.headers, provider, key, ctx.auth?.credential.fields) as typeof req.headers;
+    req.url = `/${ctx.path}${request.query ? `?${request.query}` : ''}`;
+    req.headers = request.headers as typeof req.headers;
     try {
       this.proxy.web(req, res, {
-        target: provider.target,
-        agent: provider.target.protocol === 'https:' ? this.agents.https : this.agents.http,
+        target,
+        agent: target.protocol === 'https:' ? this.agents.https : this.agents.http,
         connectTimeout: this.config.upstreamConnectTimeoutMs,
         ...(body ? { buffer: body } : {}),
       }, (err: NodeJS.ErrnoException) => this.onError(err, flight));
@@ -220,6 +274,18 @@ export class UpstreamProxy {
       req.url = original.url;
       req.headers = original.headers;
     }
+  }
+
+  /** The response is over (whole or cut): what the provider's reader found goes into the request's usage. */
+  private endUsage(flight: Flight): void {
+    const reader = flight.usage;
+    flight.usage = undefined;
+    if (reader) applyUsage(flight.forward.ctx.usage, reader, (err) => this.usageFailed(flight, err));
+  }
+
+  private usageFailed(flight: Flight, err: unknown): void {
+    flight.usage = undefined;
+    this.log.warn({ provider: flight.forward.provider.id, err: String((err as Error)?.message).slice(0, 200) }, 'usage reader failed');
   }
 
   private watch(proxyReq: http.ClientRequest, flight: Flight): void {
@@ -245,7 +311,8 @@ export class UpstreamProxy {
       return;
     }
     flight.responded = true;
-    const { ctx, key, taps } = flight.forward;
+    const { ctx, provider } = flight.forward;
+    const masks = flight.wire!;
     ctx.ttfbMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
     const status = proxyRes.statusCode ?? 0;
     const encoding = proxyRes.headers['content-encoding'];
@@ -256,7 +323,7 @@ export class UpstreamProxy {
       this.onError(Object.assign(new Error(`upstream content-encoding ${String(encoding).slice(0, 32)}`), { code: 'EPROTO' }), flight);
       return;
     }
-    const headers = downstreamHeaders(proxyRes.rawHeaders, (v) => maskString(v, key), decoder !== undefined);
+    const headers = downstreamHeaders(proxyRes.rawHeaders, (v) => maskString(v, masks.maskStrings), decoder !== undefined);
     const extraHeaders = flight.forward.responseHeaders(ctx, status);
     for (const name in extraHeaders) headers.push(name, extraHeaders[name]!);
     try {
@@ -264,7 +331,7 @@ export class UpstreamProxy {
       // out of an event handler that would leave the caller waiting forever.
       if (status < 100 || status > 999) throw Object.assign(new Error(`upstream status ${status}`), { code: 'EPROTO' });
       // The reason phrase is upstream text too: masked like headers and body.
-      res.writeHead(status, maskString(proxyRes.statusMessage ?? '', key), headers);
+      res.writeHead(status, maskString(proxyRes.statusMessage ?? '', masks.maskStrings), headers);
     } catch (err) {
       proxyRes.destroy();
       this.onError(err as NodeJS.ErrnoException, flight);
@@ -273,7 +340,8 @@ export class UpstreamProxy {
     ctx.status = status;
     // Flush headers now: a stream's caller should see the status before the first event.
     res.flushHeaders();
-    const masker = new StreamMasker(Buffer.from(key, 'utf8'));
+    const masker = new StreamMasker(masks.maskBytes);
+    const taps = this.responseTaps(flight, { status, headers: proxyRes.headers, path: ctx.path }, typeof provider.usage === 'function');
     if (decoder) {
       proxyRes.on('error', () => {});
       proxyRes.on('close', () => {
@@ -284,6 +352,19 @@ export class UpstreamProxy {
     } else {
       relay(proxyRes, () => proxyRes.complete, res, masker, taps, ctx);
     }
+  }
+
+  /** The provider's usage reader for this response (a provider file's own one guarded: it can never break the relay), then any others. */
+  private responseTaps(flight: Flight, response: UsageResponse, foreign: boolean): ResponseTap[] {
+    const others = flight.forward.taps ?? [];
+    try {
+      const reader = this.runtimes.get(flight.forward.provider.id)!.usage(response);
+      flight.usage = foreign ? guardedReader(reader, (err) => this.usageFailed(flight, err)) : reader;
+    } catch (err) {
+      this.usageFailed(flight, err);
+      return others;
+    }
+    return others.length === 0 ? [flight.usage] : [flight.usage, ...others];
   }
 
   private onError(err: NodeJS.ErrnoException, flight: Flight): void {

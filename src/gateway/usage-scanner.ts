@@ -1,26 +1,64 @@
 /**
- * Reads token counts from the provider's `usage` as the bytes pass, without
- * parsing the body: OpenAI (`prompt_tokens`/`completion_tokens`, and the
- * Responses API's `input_tokens`/`output_tokens`), Anthropic (`input_tokens`
- * in message_start, cumulative `output_tokens` in message_delta) and Gemini
- * (`promptTokenCount`/`candidatesTokenCount`, cumulative per chunk). The last
- * value seen wins, which is each shape's final count. It only reads the bytes.
+ * The built-in usage readers (a provider's `usage: 'openai' | 'anthropic' |
+ * 'gemini'`): each reads token counts from the response as the bytes pass,
+ * without parsing the body, by the keys its shape uses. OpenAI
+ * (`prompt_tokens`/`completion_tokens`, and the Responses API's
+ * `input_tokens`/`output_tokens`; cached: `cached_tokens`), Anthropic
+ * (`input_tokens` in message_start, cumulative `output_tokens` in
+ * message_delta; cached: `cache_read_input_tokens`) and Gemini
+ * (`promptTokenCount`/`candidatesTokenCount`, cumulative per chunk; cached:
+ * `cachedContentTokenCount`; plus the OpenAI keys of its OpenAI-compatible
+ * surface). The last value seen wins, which is each shape's final count. A
+ * provider file may instead bring its own reader factory.
  */
-const INPUT = /"(?:prompt_tokens|input_tokens|promptTokenCount)"\s*:\s*(\d{1,12})/g;
-const OUTPUT = /"(?:completion_tokens|output_tokens|candidatesTokenCount)"\s*:\s*(\d{1,12})/g;
+import type { TokenUsage, UsageReader, UsageReaderFactory, UsageShape } from '../catalog/provider.js';
+import type { Provider } from '../catalog/registry.js';
+
 /** Enough of the previous chunk to complete a key and number cut at the edge. */
 const OVERLAP = 48;
 
-export interface TokenCounts {
-  inputTokens: number;
-  outputTokens: number;
+interface UsageKeys {
+  input: readonly string[];
+  output: readonly string[];
+  cached: readonly string[];
 }
 
+const keyRegex = (keys: readonly string[]): RegExp => new RegExp(`"(?:${keys.join('|')})"\\s*:\\s*(\\d{1,12})`, 'g');
+
+/** A shape's keys as regexes (global: matchAll works on a copy, so one compiled set serves every response). */
+interface CompiledKeys {
+  input: RegExp;
+  output: RegExp;
+  cached: RegExp;
+}
+
+const compile = (keys: UsageKeys): CompiledKeys => ({ input: keyRegex(keys.input), output: keyRegex(keys.output), cached: keyRegex(keys.cached) });
+
+const OPENAI_KEYS: UsageKeys = { input: ['prompt_tokens', 'input_tokens'], output: ['completion_tokens', 'output_tokens'], cached: ['cached_tokens'] };
+const ANTHROPIC_KEYS: UsageKeys = { input: ['input_tokens'], output: ['output_tokens'], cached: ['cache_read_input_tokens'] };
+const GEMINI_KEYS: UsageKeys = {
+  input: ['promptTokenCount', ...OPENAI_KEYS.input],
+  output: ['candidatesTokenCount', ...OPENAI_KEYS.output],
+  cached: ['cachedContentTokenCount', ...OPENAI_KEYS.cached],
+};
+const OPENAI = compile(OPENAI_KEYS);
+const ANTHROPIC = compile(ANTHROPIC_KEYS);
+const GEMINI = compile(GEMINI_KEYS);
+/** Every shape's keys (the reader's default). */
+const ANY = compile({
+  input: [...new Set([...GEMINI_KEYS.input, ...ANTHROPIC_KEYS.input])],
+  output: [...new Set([...GEMINI_KEYS.output, ...ANTHROPIC_KEYS.output])],
+  cached: [...new Set([...GEMINI_KEYS.cached, ...ANTHROPIC_KEYS.cached])],
+});
+
+export type TokenCounts = TokenUsage;
+
 /** The usage reading of one response, without stream machinery (the upstream leg's relay calls it per chunk). */
-export class UsageScanner {
+export class UsageScanner implements UsageReader {
   private tail: Buffer = Buffer.alloc(0);
 
-  constructor(private readonly counts: TokenCounts) {}
+  /** `counts` is updated in place as the bytes pass; `shape`: the keys, compiled once per shape (never per response). */
+  constructor(private readonly counts: TokenUsage = { inputTokens: 0, outputTokens: 0 }, private readonly shape: CompiledKeys = ANY) {}
 
   scan(chunk: Buffer): void {
     // Every key holds "oken" (…_tokens, …TokenCount). Most chunks of a stream hold none, and the
@@ -33,12 +71,71 @@ export class UsageScanner {
     this.tail = Buffer.from(chunk.length >= OVERLAP ? chunk.subarray(chunk.length - OVERLAP) : Buffer.concat([this.tail, chunk]).subarray(-OVERLAP));
   }
 
-  private match(text: string): void {
-    let last: string | undefined;
-    for (const m of text.matchAll(INPUT)) last = m[1];
-    if (last !== undefined) this.counts.inputTokens = Number(last);
-    last = undefined;
-    for (const m of text.matchAll(OUTPUT)) last = m[1];
-    if (last !== undefined) this.counts.outputTokens = Number(last);
+  end(): TokenUsage {
+    return this.counts;
   }
+
+  private match(text: string): void {
+    const last = (re: RegExp): string | undefined => {
+      let found: string | undefined;
+      for (const m of text.matchAll(re)) found = m[1];
+      return found;
+    };
+    const input = last(this.shape.input);
+    if (input !== undefined) this.counts.inputTokens = Number(input);
+    const output = last(this.shape.output);
+    if (output !== undefined) this.counts.outputTokens = Number(output);
+    const cached = last(this.shape.cached);
+    if (cached !== undefined) this.counts.cachedInputTokens = Number(cached);
+  }
+}
+
+const builtIn = (shape: CompiledKeys): UsageReaderFactory => () => new UsageScanner({ inputTokens: 0, outputTokens: 0 }, shape);
+
+export const BUILT_IN_READERS: Readonly<Record<UsageShape, UsageReaderFactory>> = Object.freeze({
+  openai: builtIn(OPENAI),
+  anthropic: builtIn(ANTHROPIC),
+  gemini: builtIn(GEMINI),
+});
+
+/** The reader factory a provider declares: its own, or the built-in one it names. */
+export function usageReaderFactory(provider: Provider): UsageReaderFactory {
+  return typeof provider.usage === 'function' ? provider.usage : BUILT_IN_READERS[provider.usage];
+}
+
+/** A provider file's own reader, guarded: a throw disables it (reported once through `onFail`) and never reaches the relay. */
+export function guardedReader(reader: UsageReader, onFail: (err: unknown) => void): UsageReader {
+  let failed = false;
+  return {
+    scan(chunk) {
+      if (failed) return;
+      try {
+        reader.scan(chunk);
+      } catch (err) {
+        failed = true;
+        onFail(err);
+      }
+    },
+    end() {
+      return failed ? undefined : reader.end();
+    },
+  };
+}
+
+const count = (n: unknown): number | undefined => (typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : undefined);
+
+/** Ends `reader` and copies its counts into `usage`; anything that is not a count is ignored, a throw reported. */
+export function applyUsage(usage: TokenUsage, reader: UsageReader, onFail: (err: unknown) => void): void {
+  let counts: TokenUsage | undefined;
+  try {
+    counts = reader.end();
+  } catch (err) {
+    onFail(err);
+    return;
+  }
+  if (!counts) return;
+  usage.inputTokens = count(counts.inputTokens) ?? usage.inputTokens;
+  usage.outputTokens = count(counts.outputTokens) ?? usage.outputTokens;
+  const cached = count(counts.cachedInputTokens);
+  if (cached !== undefined) usage.cachedInputTokens = cached;
 }

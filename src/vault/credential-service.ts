@@ -1,15 +1,20 @@
 /**
- * Stored provider keys: create (sealed, within the free-tier count), list, get,
- * delete (its tokens with it), rotate in place, and `keyFor`, the proxy's
- * decrypted-key lookup: a bounded LRU with a short TTL in front of store + KMS,
- * with concurrent misses coalesced, dropped at once on local changes and
- * within a second on changes made elsewhere (the store's change feed).
+ * Stored provider credentials: create (every secret field sealed together, the
+ * plain fields in clear, within the free-tier count), list, get, delete (its
+ * tokens with it), rotate the secrets in place, and `secretsFor`, the proxy's
+ * decrypted-credential lookup: a bounded LRU with a short TTL in front of
+ * store + KMS, with concurrent misses coalesced, dropped at once on local
+ * changes and within a second on changes made elsewhere (the store's change feed).
+ * Which fields a credential takes is its provider's declaration (catalog).
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
-import type { ProviderRegistry } from '../catalog/registry.js';
+import type { Provider, ProviderRegistry } from '../catalog/registry.js';
+import type { CredentialSecrets } from '../catalog/provider.js';
+import { keyHint, parseCredentialInput, parseRotateInput } from '../catalog/credential-fields.js';
+import { SecretsFormatError, decodeSecrets, encodeSecrets } from './secret-encoding.js';
 import type { Logger } from '../log.js';
 import { UnwrapFailed } from '../kms/key-wrapper.js';
 import { BAD_CURSOR, type ChangeFeed, type CredentialRecord, type CredentialStore, type Page, type PageQuery } from '../store/ports.js';
@@ -24,15 +29,11 @@ const KEY_CACHE_MAX = 10_000;
 
 /** Printable ASCII without spaces: a key goes into an HTTP header, so CR/LF can never be smuggled in. */
 const API_KEY = /^[\x21-\x7e]{8,4096}$/;
-/** A plain credential field's value: it is sent in a header too, so the same rule, shorter. */
-const PLAIN_FIELD = /^[\x21-\x7e]{1,200}$/;
-
-export const keyHint = (apiKey: string): string => `…${apiKey.slice(-4)}`;
 
 @injectable()
 export class CredentialService {
-  /** Decrypted keys by credential id; its hits and misses are exported as metrics. */
-  readonly keys: CoalescingCache<string>;
+  /** Decrypted credentials (secret and plain values) by credential id; its hits and misses are exported as metrics. */
+  readonly keys: CoalescingCache<CredentialSecrets>;
 
   constructor(
     @inject(Symbols.Config) private readonly config: Config,
@@ -45,7 +46,7 @@ export class CredentialService {
     @inject(TokenService) private readonly tokens: TokenService,
   ) {
     // While the feed is down a decrypted key is trusted one second at most (a rotation elsewhere must land).
-    this.keys = new CoalescingCache<string>({ max: KEY_CACHE_MAX, ttlMs: KEY_CACHE_TTL_MS, isLive: () => feed.isLive() });
+    this.keys = new CoalescingCache<CredentialSecrets>({ max: KEY_CACHE_MAX, ttlMs: KEY_CACHE_TTL_MS, isLive: () => feed.isLive() });
     feed.watch((c) => {
       if (c.kind === 'credential') this.forget(c.id);
     });
@@ -59,35 +60,25 @@ export class CredentialService {
   }
 
   /**
-   * The plain fields `provider` declares, read from a create body: every key of `input` other
-   * than `common` must be one of them (else 400 naming it). Unknown provider → 400 unknown_provider.
+   * A create body → the credential's secret and plain values, as `provider` declares its fields: every key
+   * other than `provider` must be one (else 400 naming it), every field not optional must be there.
+   * Unknown provider → 400 unknown_provider.
    */
-  parseFields(provider: string, input: Record<string, unknown>, common: readonly string[]): Record<string, string> {
-    const p = this.providers.get(provider);
-    if (!p) throw Errors.unknownProvider(provider);
-    const declared = p.credentialFields ?? [];
-    const fields: Record<string, string> = {};
-    for (const [name, value] of Object.entries(input)) {
-      if (common.includes(name)) continue;
-      // A list, not a keyed lookup: a body's `constructor` or `__proto__` finds nothing.
-      if (!declared.some((f) => f.name === name)) {
-        const accepted = [...common, ...declared.map((f) => f.name)].join(', ');
-        throw Errors.invalidRequest(`Unknown field ${JSON.stringify(name.slice(0, 64))} for provider ${provider} (it takes ${accepted}).`, name.slice(0, 64));
-      }
-      if (typeof value !== 'string' || !PLAIN_FIELD.test(value)) {
-        throw Errors.invalidRequest(`\`${name}\` must be a string of 1 to 200 printable characters without spaces.`, name);
-      }
-      fields[name] = value;
-    }
-    return fields;
+  parseCredentialInput(provider: string, body: Readonly<Record<string, unknown>>): CredentialSecrets {
+    return parseCredentialInput(this.provider(provider), body, ['provider']);
   }
 
-  async create(orgId: string, provider: string, apiKey: string, fields: Record<string, string> = {}): Promise<CredentialRecord> {
-    if (!this.providers.get(provider)) throw Errors.unknownProvider(provider);
+  /**
+   * `secrets`: the secret fields, or (a key-based provider, the CLI) the main secret alone; `plain`: the plain
+   * fields. Checked against the provider's declaration whoever calls.
+   */
+  async create(orgId: string, provider: string, secrets: string | Readonly<Record<string, string>>, plain: Readonly<Record<string, string>> = {}): Promise<CredentialRecord> {
+    const p = this.provider(provider);
+    const values = parseCredentialInput(p, { ...plain, ...(typeof secrets === 'string' ? { [p.mainSecret]: secrets } : secrets) });
     const now = this.clock.now();
     const ref: CredentialRef = { orgId, id: newId('cred'), provider };
-    const sealed = await this.envelope.seal(ref, apiKey);
-    const record: CredentialRecord = { ...ref, ...sealed, keyHint: keyHint(apiKey), fields, createdAt: now, updatedAt: now };
+    const sealed = await this.envelope.seal(ref, encodeSecrets(values.secrets));
+    const record: CredentialRecord = { ...ref, ...sealed, keyHint: keyHint(p, values.secrets), fields: { ...values.plain }, createdAt: now, updatedAt: now };
     const outcome = await this.store.createCredential(record, this.config.freeCredentials);
     if (outcome === 'limit') throw Errors.limitExceeded(this.config.freeCredentials);
     return record;
@@ -112,36 +103,55 @@ export class CredentialService {
     this.tokens.forgetCredential(id);
   }
 
-  /** Replaces the key in place: same id, its tokens keep working with the new key at once. */
-  async rotate(orgId: string, id: string, apiKey: string): Promise<CredentialRecord> {
+  /**
+   * Replaces the secrets in place: same id, its tokens keep working with the new ones at once. `input`: a
+   * rotate body (the secret fields; plain fields are fixed at creation), or the main secret alone.
+   */
+  async rotate(orgId: string, id: string, input: string | Readonly<Record<string, unknown>>): Promise<CredentialRecord> {
     const current = await this.get(orgId, id);
-    const sealed = await this.envelope.seal(current, apiKey);
+    const p = this.provider(current.provider);
+    const secrets = parseRotateInput(p, typeof input === 'string' ? { [p.mainSecret]: input } : input, current.fields ?? {});
+    const sealed = await this.envelope.seal(current, encodeSecrets(secrets));
     const now = this.clock.now();
-    if (!(await this.store.replaceCredentialKey(orgId, id, sealed, keyHint(apiKey), now))) throw Errors.notFound('No such credential.');
+    const hint = keyHint(p, secrets);
+    if (!(await this.store.replaceCredentialKey(orgId, id, sealed, hint, now))) throw Errors.notFound('No such credential.');
     this.forget(id);
-    return { ...current, ...sealed, keyHint: keyHint(apiKey), updatedAt: now };
+    return { ...current, ...sealed, keyHint: hint, updatedAt: now };
   }
 
-  /** The plaintext key for the proxy. Fails closed: a record that does not open is never served. */
-  async keyFor(ref: CredentialRef): Promise<string> {
+  /** The credential's secret and plain values for the proxy. Fails closed: a record that does not open is never served. */
+  async secretsFor(ref: CredentialRef): Promise<CredentialSecrets> {
     return (await this.keys.get(ref.id, () => this.load(ref)))!;
   }
 
-  private async load(ref: CredentialRef): Promise<string> {
+  /** The main secret alone (a key-based provider's `api_key`). */
+  async keyFor(ref: CredentialRef): Promise<string> {
+    const { secrets } = await this.secretsFor(ref);
+    const main = this.providers.get(ref.provider)?.mainSecret ?? 'api_key';
+    return secrets[main] ?? Object.values(secrets)[0]!;
+  }
+
+  private async load(ref: CredentialRef): Promise<CredentialSecrets> {
     const record = await this.store.getCredential(ref.orgId, ref.id);
     // Deleted between token resolution and here: the token is dead too.
     if (!record || record.provider !== ref.provider) throw Errors.invalidToken();
-    let key: string;
+    let secrets: Record<string, string>;
     try {
-      key = await this.envelope.open(record, record);
+      secrets = decodeSecrets(await this.envelope.open(record, record));
     } catch (err) {
-      if (err instanceof UnwrapFailed) {
+      if (err instanceof UnwrapFailed || err instanceof SecretsFormatError) {
         this.log.error({ credential: ref.id, org: ref.orgId }, 'credential failed its integrity check; refusing to use it');
         throw Errors.unavailable();
       }
       throw err;
     }
-    return key;
+    return Object.freeze({ secrets: Object.freeze(secrets), plain: Object.freeze({ ...(record.fields ?? {}) }) });
+  }
+
+  private provider(id: string): Provider {
+    const p = this.providers.get(id);
+    if (!p) throw Errors.unknownProvider(id);
+    return p;
   }
 
   private forget(id: string): void {

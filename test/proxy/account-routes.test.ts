@@ -50,13 +50,13 @@ test('the account-wide routes of every provider file are exactly the pinned list
   const found: Record<string, string[]> = {};
   for (const f of readdirSync(BUILT_PROVIDERS).filter((f) => f.endsWith('.js'))) {
     const p = (await import(pathToFileURL(path.join(BUILT_PROVIDERS, f)).href)).default as ProviderPlugin;
-    found[p.id] = p.allow.filter((r) => r.account).map((r) => `${r.method} ${r.path}`).sort();
+    found[p.id] = p.routes.filter((r) => r.account).map((r) => `${r.method} ${r.path}`).sort();
   }
   t.deepEqual(found, ACCOUNT_ROUTES);
 });
 
 test('a provider file whose `account` is not a boolean stops start-up naming the route', (t) => {
-  const base = { id: 'broken', upstream: 'https://api.broken.test', keyHeader: 'x-key' };
+  const base = { id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' } };
   const err = t.throws(() => validateProvider('broken.js', { ...base, allow: [{ method: 'GET', path: 'v1/jobs', account: 'yes' }] }));
   t.regex(err?.message ?? '', /broken\.js.*v1\/jobs.*`account`/);
   const ok = validateProvider('fine.js', { ...base, allow: [{ method: 'GET', path: 'v1/jobs', account: true }, { method: 'POST', path: 'v1/run' }] });

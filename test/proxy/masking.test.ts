@@ -1,7 +1,7 @@
 import test from 'ava';
 import { randomInt } from 'node:crypto';
 import http from 'node:http';
-import { StreamMasker, maskAll, partialKeyAtEnd } from '../../src/gateway/masking.js';
+import { StreamMasker, maskAll, maskString, partialKeyAtEnd } from '../../src/gateway/masking.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
 
 async function runMasker(key: string, pieces: Buffer[]): Promise<{ out: string; emitted: number[] }> {
@@ -31,6 +31,30 @@ test('unit: the masker replaces the key across every possible chunking and keeps
     const { out } = await runMasker(key, pieces);
     t.is(out, expected);
     t.is(out.length, text.length);
+  }
+});
+
+test('unit: every secret of a credential is masked, across every chunking, even where two overlap', (t) => {
+  // The end of one secret is the start of the other: masking one first must not hide the other from the scan.
+  const id = 'kid_ABCDEF01';
+  const secret = 'EF01-secret-xyz';
+  const text = `x ${id}-secret-xyz y ${secret} z ${id} ${'kid_ABC'} EF01-sec ${secret}${id}`;
+  const expected = text.replace(/kid_ABCDEF01-secret-xyz/, '*'.repeat(id.length + 11))
+    .split(secret).join('*'.repeat(secret.length)).split(id).join('*'.repeat(id.length));
+  t.is(maskString(text, [id, secret]), expected);
+  t.is(maskString(text, [secret, id]), expected);
+  for (let trial = 0; trial < 300; trial++) {
+    const m = new StreamMasker([Buffer.from(id), Buffer.from(secret)]);
+    const out: Buffer[] = [];
+    for (let at = 0; at < text.length;) {
+      const n = randomInt(1, 7);
+      const chunk = m.push(Buffer.from(text.slice(at, at + n)));
+      if (chunk) out.push(chunk);
+      at += n;
+    }
+    const rest = m.end();
+    if (rest) out.push(rest);
+    t.is(Buffer.concat(out).toString(), expected);
   }
 });
 

@@ -138,12 +138,13 @@ test('an added provider file works with no code change: its key header, defaults
 
 test('a malformed provider file stops start-up with an error naming the file', async (t) => {
   const variants: Record<string, string> = {
-    'no-key-header.js': "export default { id: 'broken', upstream: 'https://api.broken.test', allow: [{ method: 'POST', path: 'v1/x' }] };",
-    'plain-http.js': "export default { id: 'broken', upstream: 'http://api.broken.test', keyHeader: 'x-key', allow: [{ method: 'POST', path: 'v1/x' }] };",
-    'bad-route.js': "export default { id: 'broken', upstream: 'https://api.broken.test', keyHeader: 'x-key', allow: [{ method: 'POST', path: '../admin' }] };",
-    'bad-method.js': "export default { id: 'broken', upstream: 'https://api.broken.test', keyHeader: 'x-key', allow: [{ method: 'PUT', path: 'v1/x' }] };",
-    'empty-allow.js': "export default { id: 'broken', upstream: 'https://api.broken.test', keyHeader: 'x-key', allow: [] };",
-    'bad-id.js': "export default { id: 'Broken Provider', upstream: 'https://api.broken.test', keyHeader: 'x-key', allow: [{ method: 'POST', path: 'v1/x' }] };",
+    'no-auth.js': "export default { id: 'broken', upstream: 'https://api.broken.test', routes: [{ method: 'POST', path: 'v1/x' }] };",
+    'first-form.js': "export default { id: 'broken', upstream: 'https://api.broken.test', keyHeader: 'x-key', allow: [{ method: 'POST', path: 'v1/x' }] };",
+    'plain-http.js': "export default { id: 'broken', upstream: 'http://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: 'v1/x' }] };",
+    'bad-route.js': "export default { id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: '../admin' }] };",
+    'bad-method.js': "export default { id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'PUT', path: 'v1/x' }] };",
+    'empty-allow.js': "export default { id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [] };",
+    'bad-id.js': "export default { id: 'Broken Provider', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: 'v1/x' }] };",
     'no-default.js': "export const provider = { id: 'broken' };",
     'syntax-error.js': 'export default { id: ',
   };
@@ -154,7 +155,7 @@ test('a malformed provider file stops start-up with an error naming the file', a
     t.regex(err?.message ?? '', /^provider /, file);
   }
   // Two files claiming one id.
-  const dup = providersDir(t, { 'openai-again.js': "export default { id: 'openai', upstream: 'https://api.openai.com', keyHeader: 'authorization', allow: [{ method: 'POST', path: 'v1/x' }] };" });
+  const dup = providersDir(t, { 'openai-again.js': "export default { id: 'openai', upstream: 'https://api.openai.com', auth: { kind: 'header', header: 'authorization' }, routes: [{ method: 'POST', path: 'v1/x' }] };" });
   const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PROVIDERS_DIR: dup } }));
   t.regex(err?.message ?? '', /two provider files declare id "openai"/);
 });
@@ -165,7 +166,7 @@ test('the built server exits non-zero at start-up on a malformed provider file, 
   const err = await t.throwsAsync(started);
   t.regex(err?.message ?? '', /server exited with 1/);
   t.regex(err?.message ?? '', /zz-broken\.js/);
-  t.regex(err?.message ?? '', /keyHeader/);
+  t.regex(err?.message ?? '', /`auth` is required/);
 });
 
 test.serial('an added middleware file works with no code change: an IP allow-list that lets 127.0.0.1 through', async (t) => {

@@ -25,25 +25,26 @@ export interface CredentialFieldDeclaration {
   description: string;
 }
 
-const API_KEY = { pattern: '^[\\x21-\\x7e]{8,4096}$', must: 'a string of 8 to 4096 printable characters without spaces' };
-const PLAIN = { pattern: '^[\\x21-\\x7e]{1,200}$', must: 'a string of 1 to 200 printable characters without spaces' };
 
 /**
- * What each loaded provider's credentials carry, by provider id: today `api_key` (every provider's one
- * secret) and the plain `credentialFields` it declares. The create body, the view and the document
- * follow from this; it is the one place to point at richer declarations (secret fields, own patterns).
+ * What each loaded provider's credentials carry, by provider id, from its declaration
+ * (`credential.fields`: secret fields sealed and never shown, plain ones shown and maybe sent
+ * upstream). The create body, the view and the document follow from this. The credential
+ * service checks the same fields again with the provider's own rules (catalog/credential-fields.ts):
+ * the schema says what a field is; the service is the last word on a value.
  */
 export function credentialDeclarations(registry: ProviderRegistry): Map<string, CredentialFieldDeclaration[]> {
-  return new Map(registry.ids().map((id) => [id, [
-    { name: 'api_key', secret: true, optional: false, ...API_KEY, description: 'The provider key. Stored encrypted, never shown again.' },
-    ...(registry.get(id)!.credentialFields ?? []).map((f) => ({
-      name: f.name,
-      secret: false,
-      optional: true,
-      ...PLAIN,
-      description: `${f.description ?? 'A plain credential field'}: set by the organisation and sent upstream as \`${f.header}\` (the caller's own copy of that header never is).`,
-    })),
-  ]]));
+  return new Map(registry.ids().map((id) => [id, registry.get(id)!.fields.map((f) => {
+    // A flag-free declared pattern is also a JSON Schema (ECMA-262) pattern; otherwise the service's check alone.
+    const declared = f.pattern && f.pattern.flags === '' ? f.pattern.source : undefined;
+    const pattern = declared ?? (f.secret ? `^[\\x21-\\x7e]{8,${f.maxLength}}$` : `^[\\s\\S]{1,${f.maxLength}}$`);
+    const must = declared ? `a string matching ${declared}` : f.secret ? `a string of 8 to ${f.maxLength} printable characters without spaces` : `a string of at most ${f.maxLength} characters`;
+    const upstream = f.header ? ` Sent upstream as \`${f.header}\` (the caller's own copy of that header never is).` : '';
+    const description = f.secret
+      ? `${f.description ?? 'A secret of the provider\'s credential'}. Stored encrypted, never shown again.`
+      : `${f.description ?? 'A plain credential field'}: set by the organisation, shown in the credential.${upstream}`;
+    return { name: f.name, secret: f.secret, optional: f.optional, pattern, must, description };
+  })]));
 }
 
 const fieldSchema = (f: CredentialFieldDeclaration): TSchema => {
@@ -92,11 +93,20 @@ export function credentialCreateContract(schema: TSchema): BodyContract<Credenti
   };
 }
 
-export const CredentialRotate = named('CredentialRotate', Type.Object({
-  api_key: rule(Type.String({ pattern: API_KEY.pattern, writeOnly: true, description: 'The new provider key; its tokens keep working with it at once.' }), API_KEY.must),
-}, { additionalProperties: false, examples: [{ api_key: 'sk-…' }] }));
-
-export const CREDENTIAL_ROTATE = bodyContract(CredentialRotate);
+/**
+ * POST /v1/credentials/:id/rotate: the credential's secret fields, every one its provider requires
+ * (`api_key` for a key-based provider). The route does not know the provider before it loads the
+ * credential, so the schema takes any declared secret field and the service checks them against
+ * the credential's own provider. Plain fields are fixed at creation.
+ */
+export function credentialRotateContract(declarations: Map<string, CredentialFieldDeclaration[]>): BodyContract<Record<string, string>> {
+  const secrets = new Map<string, string[]>();
+  for (const [provider, fields] of declarations) for (const f of fields) if (f.secret) secrets.set(f.name, [...(secrets.get(f.name) ?? []), provider]);
+  const schema = named('CredentialRotate', Type.Object(Object.fromEntries([...secrets].sort(([a], [b]) => a.localeCompare(b)).map(([name, providers]) => [
+    name, Type.Optional(Type.String({ writeOnly: true, minLength: 1, maxLength: 65536, description: `A new secret (${providers.join(', ')}); its tokens keep working with it at once.` })),
+  ])), { additionalProperties: false, examples: [{ api_key: 'sk-…' }] }));
+  return bodyContract(schema) as BodyContract<Record<string, string>>;
+}
 
 /** The loaded providers (the `provider` of a credential). */
 export const providerSchema = (registry: ProviderRegistry) =>
@@ -121,7 +131,6 @@ export function credentialViewSchema(registry: ProviderRegistry, declarations: M
     for (const f of fields) if (!f.secret) plain.set(f.name, [...(plain.get(f.name) ?? []), `${provider}: ${f.description}`]);
   }
   const fields = Object.fromEntries([...plain].sort(([a], [b]) => a.localeCompare(b)).map(([name, uses]) => [name, Type.Optional(Type.String({
-    pattern: PLAIN.pattern,
     description: `A plain credential field, only for the providers that declare it (any other → 400 \`invalid_request\`). ${uses.join('; ')}`,
   }))]));
   return named('Credential', Type.Object({ ...CredentialViewBase.properties, provider: providerSchema(registry), ...fields }, {

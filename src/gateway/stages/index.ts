@@ -10,7 +10,7 @@ import type { ProviderRegistry } from '../../catalog/registry.js';
 import type { RateLimiter } from '../../accounting/rate-limiter.js';
 import type { QuotaLedger } from '../../accounting/quota-ledger.js';
 import type { AbuseGuard } from '../../controls/abuse-guard.js';
-import { BufferBudget } from '../buffer-budget.js';
+import type { BufferBudget } from '../buffer-budget.js';
 import type { CoreStage } from '../pipeline.js';
 import { AbuseStage } from './abuse.js';
 import { BodyStage } from './body.js';
@@ -26,19 +26,19 @@ export interface CoreServices {
   guard: AbuseGuard;
   limiter: RateLimiter;
   ledger: QuotaLedger;
+  /** Body bytes held by all requests at once (KEYWARD_BUFFER_BUDGET): one per process, shared with the upstream leg's signers. */
+  budget: BufferBudget;
 }
 
 /** The built-ins followed by `plugins` (in KEYWARD_PLUGINS order): the Pipeline sorts them. */
 export function pipelineStages(services: CoreServices, plugins: readonly CoreStage[]): CoreStage[] {
   const models = new ModelsStage();
   const bodyConsumers = [models, ...plugins].filter((s) => s.body !== undefined);
-  // Body bytes held by all requests while a scan decides them (KEYWARD_BUFFER_BUDGET).
-  const budget = new BufferBudget(services.config.bufferBudget);
   return [
     new AbuseStage(services.guard),
     new RouteStage(services.providers),
     new ScopesStage(),
-    new BodyStage(bodyConsumers, services.config.maxBody, budget),
+    new BodyStage(bodyConsumers, services.config.maxBody, services.budget),
     models,
     new RateStage(services.limiter),
     new MaxRequestsStage(services.ledger),

@@ -4,9 +4,9 @@ export default {
   id: 'acme',
   name: 'Acme AI',
   upstream: 'https://api.acme.test',
-  keyHeader: 'x-acme-key',
+  auth: { kind: 'header', header: 'x-acme-key' },
   headers: { 'acme-version': '2026-01-01' },
-  allow: [
+  routes: [
     { method: 'POST', path: 'v1/generate' },
     { method: 'GET', path: 'v1/models/{model}' },
   ],

@@ -1,0 +1,213 @@
+/**
+ * Validates one provider file's default export against the contract
+ * (provider.ts) and normalises it: defaults filled in, routes compiled, the
+ * upstream template compiled, the fields that reach the wire marked. Anything
+ * malformed throws ProviderLoadError naming the file and the field, so a bad
+ * file stops start-up instead of misrouting a request or a key.
+ */
+import path from 'node:path';
+import { compileRoute, validRoutePattern, type CompiledRoute } from './path.js';
+import { DEFAULT_CREDENTIAL, declareFields, type CredentialRules, type DeclaredField } from './credential-fields.js';
+import { HOP_BY_HOP } from './header-names.js';
+import { compileTemplate, isTemplate, type UpstreamTemplate } from './upstream-template.js';
+import type { CredentialSpec, HttpMethod, ProviderAuth, ProviderPlugin, ProviderRoute, TokenPlacement, UsageReaderFactory, UsageShape } from './provider.js';
+
+/** A validated provider; it is also the CredentialRules its credentials are checked against. */
+export interface Provider extends ProviderPlugin {
+  /** The file it came from (its base name), for start-up errors found later (an unknown built-in signer). */
+  readonly file: string;
+  /** The origin requests go to, without a trailing slash (the declared one or KEYWARD_UPSTREAM_<ID>); absent when a template gives each credential its own. */
+  readonly target?: URL;
+  /** The declared template, when `upstream` has parameters (checked at credential create even when overridden). */
+  readonly template?: UpstreamTemplate;
+  readonly routes: readonly CompiledRoute[];
+  readonly credential: CredentialSpec;
+  readonly fields: readonly DeclaredField[];
+  /** The secret `key_hint` is taken from. */
+  readonly mainSecret: string;
+  readonly templateProblem?: CredentialRules['templateProblem'];
+  readonly tokenIn: readonly TokenPlacement[];
+  readonly usage: UsageShape | UsageReaderFactory;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export class ProviderLoadError extends Error {
+  constructor(file: string, problem: string) {
+    super(`provider ${path.basename(file)}: ${problem}`);
+    this.name = 'ProviderLoadError';
+  }
+}
+
+const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'DELETE'];
+const HEADER = /^[a-z0-9-]+$/;
+const PARAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini'];
+const KNOWN_KEYS = new Set(['id', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices']);
+/** The first form's keys, and what replaced each. */
+const FIRST_FORM: Record<string, string> = {
+  keyHeader: "`auth: { kind: 'header', header }`",
+  formatKey: "`auth: { kind: 'header', header, format }`",
+  keyQueryParams: '`tokenIn: [{ query }]`',
+  credentialFields: '`credential: { fields: { name: { header } } }`',
+};
+
+/** Framing headers: naming one as a key carrier would strip it from every request. */
+const FRAMING = new Set(['content-length', 'content-type', 'content-encoding', 'accept-encoding', 'accept']);
+/** A header a provider may not claim as where its key travels or is presented. */
+const unusableKeyHeader = (h: string): boolean => !HEADER.test(h) || HOP_BY_HOP.has(h) || FRAMING.has(h) || h.startsWith('x-keyward-') || h.startsWith('x-forwarded-') || h === 'x-proxy-token';
+
+export function validateProvider(file: string, p: unknown, override?: string): Provider {
+  const fail = (problem: string): never => {
+    throw new ProviderLoadError(file, problem);
+  };
+  if (!p || typeof p !== 'object') return fail('the default export must be a provider object');
+  const o = p as Record<string, unknown>;
+  if (typeof o.id !== 'string' || !/^[a-z0-9][a-z0-9-]{0,39}$/.test(o.id)) fail('`id` must be lower-case letters, digits and dashes');
+  for (const [old, now] of Object.entries(FIRST_FORM)) if (old in o) fail(`\`${old}\` is the first form of the provider contract: declare ${now} instead`);
+  for (const k of Object.keys(o)) if (!KNOWN_KEYS.has(k)) fail(`unknown key \`${k}\` (a provider declares ${[...KNOWN_KEYS].join(', ')})`);
+  if (o.name !== undefined && typeof o.name !== 'string') fail('`name` must be a string');
+
+  // The credential first: the template and the auth name its fields.
+  const { fields: declared, mainSecret } = declareFields(o.credential ?? DEFAULT_CREDENTIAL, fail);
+  const credential = (o.credential ?? DEFAULT_CREDENTIAL) as CredentialSpec;
+
+  if (typeof o.upstream !== 'string') fail('`upstream` must be an https origin or a template such as https://{resource}.example.com');
+  const validOrigin = (value: string, overridden: boolean): URL => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      return fail('`upstream` must be an https origin');
+    }
+    if (!['http:', 'https:'].includes(url.protocol) || url.username || url.password || url.search || url.hash || value.includes('#')) fail('`upstream` must be an https origin');
+    if (!overridden && url.protocol !== 'https:') fail('`upstream` must use https');
+    return new URL(url.origin + url.pathname.replace(/\/+$/, ''));
+  };
+  const upstream = o.upstream as string;
+  const template = isTemplate(upstream) ? compileTemplate(upstream, declared, (u) => validOrigin(u, false), fail) : undefined;
+  const target = override !== undefined ? validOrigin(override, true) : template ? undefined : validOrigin(upstream, false);
+
+  const auth = validateAuth(o.auth, declared, mainSecret, fail);
+  const plainHeaders = new Set(declared.flatMap((f) => (f.header ? [f.header] : [])));
+  if (auth.kind === 'header' && plainHeaders.has(auth.header)) fail(`\`auth.header\` ${auth.header} is also a credential field's header`);
+  const tokenIn = validateTokenIn(o.tokenIn, auth, fail);
+
+  // Fields whose values reach a header, a URL or the origin must be printable without spaces.
+  const wire = new Set([...(template?.params ?? []), ...declared.filter((f) => f.header).map((f) => f.name)]);
+  if (auth.kind !== 'signer') wire.add(auth.field ?? mainSecret);
+  const fields = declared.map((f) => Object.freeze({ ...f, wire: wire.has(f.name) }));
+
+  if (o.usage !== undefined && typeof o.usage !== 'function' && !USAGE_SHAPES.includes(o.usage as UsageShape)) {
+    fail(`\`usage\` must be one of ${USAGE_SHAPES.join(', ')} or a reader factory function`);
+  }
+  const routes = validateRoutes(o.routes ?? o.allow, o.routes !== undefined && o.allow !== undefined, fail);
+  const headers = (o.headers ?? {}) as Record<string, unknown>;
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) fail('`headers` must be an object of strings');
+  for (const [k, v] of Object.entries(headers)) {
+    if (!HEADER.test(k) || typeof v !== 'string' || !/^[\t\x20-\x7e]*$/.test(v)) fail(`header ${JSON.stringify(k)} must be a lower-case name with a printable string value`);
+  }
+  validatePrices(o.prices, fail);
+
+  return Object.freeze({
+    ...(o as unknown as ProviderPlugin),
+    file: path.basename(file),
+    ...(target ? { target } : {}),
+    ...(template ? { template, templateProblem: template.problem } : {}),
+    credential,
+    fields: Object.freeze(fields),
+    mainSecret,
+    auth,
+    tokenIn,
+    usage: (o.usage ?? 'openai') as UsageShape | UsageReaderFactory,
+    routes: Object.freeze(routes.map(compileRoute)),
+    headers: Object.freeze({ ...(headers as Record<string, string>) }),
+  });
+}
+
+function validateAuth(value: unknown, fields: readonly Omit<DeclaredField, 'wire'>[], mainSecret: string, fail: (problem: string) => never): ProviderAuth {
+  const a = value as Record<string, unknown> | undefined;
+  if (!a || typeof a !== 'object') {
+    fail("`auth` is required: how the key travels upstream, e.g. { kind: 'header', header: 'x-api-key' } (the first form's `keyHeader` is now this)");
+  }
+  const secretField = (): void => {
+    const name = a!.field ?? mainSecret;
+    const f = fields.find((d) => d.name === name);
+    if (!f || !f.secret || f.optional) fail(`\`auth.field\` must name a secret credential field that is not optional (${String(name)} is not)`);
+  };
+  switch (a!.kind) {
+    case 'header':
+      if (typeof a!.header !== 'string' || unusableKeyHeader(a!.header)) fail('`auth.header` must be a lower-case header name that is not hop-by-hop, framing, forwarding, x-keyward-* or x-proxy-token');
+      if (a!.format !== undefined && typeof a!.format !== 'function') fail('`auth.format` must be a function of the secret');
+      secretField();
+      break;
+    case 'query':
+      if (typeof a!.param !== 'string' || !PARAM_NAME.test(a!.param)) fail('`auth.param` must be a query parameter name');
+      secretField();
+      break;
+    case 'signer': {
+      const s = a!.signer as { needsBody?: unknown; sign?: unknown } | string | undefined;
+      if (typeof s === 'string') {
+        if (!/^[a-z0-9-]{1,40}$/.test(s)) fail('`auth.signer` must be a signer object or the name of a built-in signer');
+      } else if (!s || typeof s !== 'object' || typeof s.needsBody !== 'boolean' || typeof s.sign !== 'function') {
+        fail('`auth.signer` must be { needsBody: boolean, sign(request, credential) } or the name of a built-in signer');
+      }
+      if (a!.options !== undefined && (typeof a!.options !== 'object' || a!.options === null)) fail('`auth.options` must be an object');
+      break;
+    }
+    default:
+      fail('`auth.kind` must be header, query or signer');
+  }
+  return Object.freeze({ ...a }) as ProviderAuth;
+}
+
+function validateTokenIn(value: unknown, auth: ProviderAuth, fail: (problem: string) => never): readonly TokenPlacement[] {
+  if (value === undefined) {
+    if (auth.kind === 'header') return Object.freeze([auth.header === 'authorization' ? { header: auth.header, scheme: 'Bearer' } : { header: auth.header }]);
+    if (auth.kind === 'query') return Object.freeze([{ query: auth.param }]);
+    return Object.freeze([]);
+  }
+  if (!Array.isArray(value)) fail('`tokenIn` must be an array of { header, scheme?, pattern? } or { query }');
+  for (const raw of value as unknown[]) {
+    const t = (raw ?? {}) as Record<string, unknown>;
+    if (typeof t.query === 'string') {
+      if (!PARAM_NAME.test(t.query) || Object.keys(t).length !== 1) fail(`\`tokenIn\` { query: ${JSON.stringify(t.query)} } must name one query parameter`);
+      continue;
+    }
+    if (typeof t.header !== 'string' || unusableKeyHeader(t.header)) fail('each `tokenIn` entry must be { header } (a lower-case name that is not hop-by-hop, framing, forwarding, x-keyward-* or x-proxy-token) or { query }');
+    if (t.scheme !== undefined && (typeof t.scheme !== 'string' || !/^[A-Za-z0-9-]{1,40}$/.test(t.scheme))) fail(`\`tokenIn\` ${t.header}: \`scheme\` must be a word such as Bearer`);
+    if (t.pattern !== undefined) {
+      const p = t.pattern;
+      if (!(p instanceof RegExp) || p.global || p.sticky || (new RegExp(`${p.source}|`).exec('')?.length ?? 0) < 2) fail(`\`tokenIn\` ${t.header}: \`pattern\` must be a RegExp (no g or y flag) whose first group is the key`);
+      if (t.scheme !== undefined) fail(`\`tokenIn\` ${t.header}: give \`scheme\` or \`pattern\`, not both`);
+    }
+    for (const k of Object.keys(t)) if (!['header', 'scheme', 'pattern'].includes(k)) fail(`\`tokenIn\` ${t.header}: unknown key \`${k}\``);
+  }
+  return Object.freeze((value as TokenPlacement[]).map((t) => Object.freeze({ ...t })));
+}
+
+function validateRoutes(value: unknown, both: boolean, fail: (problem: string) => never): ProviderRoute[] {
+  if (both) fail('declare `routes` (or `allow`, its first name), not both');
+  if (!Array.isArray(value) || value.length === 0) fail('`routes` must be a non-empty array of { method, path }');
+  for (const r of value as unknown[]) {
+    const route = (r ?? {}) as Record<string, unknown>;
+    if (!METHODS.includes(route.method as HttpMethod)) fail(`each route's method must be one of ${METHODS.join(', ')}`);
+    if (typeof route.path !== 'string' || !validRoutePattern(route.path)) fail(`route path ${JSON.stringify(route.path)} is not a valid pattern`);
+    if (route.account !== undefined && typeof route.account !== 'boolean') fail(`route ${JSON.stringify(route.path)}: \`account\` must be true or false`);
+  }
+  return value as ProviderRoute[];
+}
+
+function validatePrices(value: unknown, fail: (problem: string) => never): void {
+  if (value === undefined) return;
+  if (!value || typeof value !== 'object' || Array.isArray(value)) fail('`prices` must be an object of { input, output, cachedInput?, maxOutput? } by model');
+  for (const [model, raw] of Object.entries(value as object)) {
+    const price = (raw ?? {}) as Record<string, unknown>;
+    for (const k of ['input', 'output', 'cachedInput', 'maxOutput']) {
+      const v = price[k];
+      const required = k === 'input' || k === 'output';
+      if ((v === undefined && required) || (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))) {
+        fail(`price of ${JSON.stringify(model)}: \`${k}\` must be a number ≥ 0`);
+      }
+    }
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * Turns a provider's `auth` into the Signer the upstream leg runs, once per
+ * provider at start: `header` and `query` are built in; `signer` is the file's
+ * own object, or the name of a built-in signer module of this folder (later:
+ * `sigv4`, `google-oauth`), whose factory checks its options and may refuse
+ * them. An unknown name stops start-up naming the provider file.
+ */
+import type { Signer } from '../../catalog/provider.js';
+import { ProviderLoadError, type Provider } from '../../catalog/registry.js';
+import { headerSigner } from './header.js';
+import { querySigner } from './query.js';
+
+/** A built-in signer module: its options from the provider file → a signer, or a thrown Error naming the bad option. */
+export type SignerFactory = (options: Readonly<Record<string, unknown>>, provider: Provider) => Signer;
+
+/**
+ * Built-in signers by name (`auth: { kind: 'signer', signer: '<name>', options }`): a later issue adds
+ * `sigv4` (AWS, over the final request and its body hash) and `google-oauth` (a minted, cached token).
+ */
+const BUILT_IN: Readonly<Record<string, SignerFactory>> = Object.freeze({});
+
+export function signerFor(provider: Provider): Signer {
+  const auth = provider.auth;
+  switch (auth.kind) {
+    case 'header':
+      return headerSigner(auth, provider.mainSecret);
+    case 'query':
+      return querySigner(auth, provider.mainSecret);
+    case 'signer': {
+      if (typeof auth.signer !== 'string') return auth.signer;
+      const factory = Object.hasOwn(BUILT_IN, auth.signer) ? BUILT_IN[auth.signer] : undefined;
+      if (!factory) throw new ProviderLoadError(provider.file, `\`auth.signer\` ${JSON.stringify(auth.signer)} is no built-in signer (built in: ${Object.keys(BUILT_IN).join(', ') || 'none yet'})`);
+      try {
+        return factory(auth.options ?? {}, provider);
+      } catch (err) {
+        throw new ProviderLoadError(provider.file, `\`auth.options\`: ${(err as Error).message}`);
+      }
+    }
+  }
+}
