@@ -37,8 +37,8 @@ export function credentialDeclarations(registry: ProviderRegistry): Map<string, 
   return new Map(registry.ids().map((id) => [id, registry.get(id)!.fields.map((f) => {
     // A flag-free declared pattern is also a JSON Schema (ECMA-262) pattern; otherwise the service's check alone.
     const declared = f.pattern && f.pattern.flags === '' ? f.pattern.source : undefined;
-    const pattern = declared ?? (f.secret ? `^[\\x21-\\x7e]{8,${f.maxLength}}$` : `^[\\s\\S]{1,${f.maxLength}}$`);
-    const must = declared ? `a string matching ${declared}` : f.secret ? `a string of 8 to ${f.maxLength} printable characters without spaces` : `a string of at most ${f.maxLength} characters`;
+    const pattern = declared ?? `^[\\x21-\\x7e]{${f.secret ? 8 : 1},${f.maxLength}}$`;
+    const must = declared ? `a string matching ${declared}` : f.secret ? `a string of 8 to ${f.maxLength} printable characters without spaces` : `a string of 1 to ${f.maxLength} printable characters without spaces`;
     const upstream = f.header ? ` Sent upstream as \`${f.header}\` (the caller's own copy of that header never is).` : '';
     const description = f.secret
       ? `${f.description ?? 'A secret of the provider\'s credential'}. Stored encrypted, never shown again.`
