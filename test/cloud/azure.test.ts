@@ -214,3 +214,21 @@ test('scopes: the deployment is the model a token is scoped to; stored responses
   t.is(f.fake.received.length, 1, 'only the allowed call reached Azure');
   cleanUpstream(t, f);
 });
+
+test.serial('AzureOpenAI from the environment alone: AZURE_OPENAI_ENDPOINT + AZURE_OPENAI_API_KEY (as the README says)', async (t) => {
+  const f = await azureFixture(t);
+  const names = ['AZURE_OPENAI_ENDPOINT', 'AZURE_OPENAI_API_KEY', 'OPENAI_API_VERSION', 'OPENAI_BASE_URL'] as const;
+  const saved = names.map((n) => process.env[n]);
+  Object.assign(process.env, { AZURE_OPENAI_ENDPOINT: `${f.app.url}/v1/proxy`, AZURE_OPENAI_API_KEY: f.token.token, OPENAI_API_VERSION: API_VERSION });
+  delete process.env.OPENAI_BASE_URL;
+  let client: AzureOpenAI;
+  try {
+    client = new AzureOpenAI({ deployment: 'my-gpt4o', maxRetries: 0 }); // the constructor reads the environment
+  } finally {
+    names.forEach((n, i) => (saved[i] === undefined ? delete process.env[n] : (process.env[n] = saved[i])));
+  }
+  const chat = await client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] });
+  t.is(chat.choices[0]!.message.content, PIECES.join(''));
+  t.is(f.fake.received.at(-1)!.url, `/openai/deployments/my-gpt4o/chat/completions?api-version=${API_VERSION}`);
+  cleanUpstream(t, f);
+});
