@@ -1,0 +1,54 @@
+// Azure OpenAI: https://learn.microsoft.com/azure/ai-services/openai/reference. The credential is the
+// resource name (its `https://{resource}.openai.azure.com` endpoint) and one of its keys, sent as `api-key`.
+// SDK: `new AzureOpenAI({ endpoint: <gateway>/v1/proxy, apiKey: 'ptok_…', apiVersion, deployment })`
+// (environment: AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY), or the plain `OpenAI` client with
+// `baseURL: <gateway>/v1/proxy/openai/v1/` on the version-less surface.
+import type { ProviderPlugin } from '../src/catalog/provider.js';
+
+// Stored responses (and their input items) are readable, cancellable and deletable by id by anyone
+// holding a key of the resource: `account`. Creating one is every chat's path.
+const storedResponses = (base: string) => [
+  { method: 'GET', path: `${base}/responses/{id}`, account: true },
+  { method: 'DELETE', path: `${base}/responses/{id}`, account: true },
+  { method: 'POST', path: `${base}/responses/{id}/cancel`, account: true },
+  { method: 'GET', path: `${base}/responses/{id}/input_items`, account: true },
+] as const;
+
+export default {
+  id: 'azure',
+  name: 'Azure OpenAI',
+  upstream: 'https://{resource}.openai.azure.com',
+  credential: {
+    fields: {
+      api_key: { secret: true, main: true, description: 'One of the resource\'s two keys (Keys and Endpoint)' },
+      // One DNS label: the template keeps its host, so no value can point the key at another origin.
+      resource: {
+        pattern: /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/,
+        maxLength: 63,
+        description: 'The Azure OpenAI resource name: the `my-res` of https://my-res.openai.azure.com',
+      },
+    },
+  },
+  auth: { kind: 'header', header: 'api-key' }, // the bare key
+  // AzureOpenAI sends `api-key`; with `azureADTokenProvider`, and the plain OpenAI client on openai/v1/, Bearer.
+  tokenIn: [{ header: 'api-key' }, { header: 'authorization', scheme: 'Bearer' }],
+  usage: 'openai',
+  // `api-version` (a query parameter every AzureOpenAI call carries) is passed through as sent.
+  // The deployment is what Azure runs (the body's `model` is ignored on that surface), so it is
+  // the `{model}` a token's `models` scope is checked against. The SDK's responses.create goes
+  // to openai/responses, not under a deployment; there and on openai/v1/ the body's `model`
+  // names the deployment.
+  routes: [
+    { method: 'POST', path: 'openai/deployments/{model}/chat/completions' },
+    { method: 'POST', path: 'openai/deployments/{model}/completions' },
+    { method: 'POST', path: 'openai/deployments/{model}/embeddings' },
+    { method: 'POST', path: 'openai/deployments/{model}/responses' },
+    { method: 'POST', path: 'openai/responses' },
+    ...storedResponses('openai'),
+    { method: 'POST', path: 'openai/v1/chat/completions' },
+    { method: 'POST', path: 'openai/v1/responses' },
+    ...storedResponses('openai/v1'),
+    { method: 'POST', path: 'openai/v1/embeddings' },
+    { method: 'GET', path: 'openai/v1/models' },
+  ],
+} satisfies ProviderPlugin;
