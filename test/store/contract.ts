@@ -651,7 +651,6 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
       return false;
     };
     t.true(await answers());
-    await t.notThrowsAsync(store.ping());
     t.is(typeof store.kind, 'string');
     if (!backend.outage) return;
     await backend.outage.break();
