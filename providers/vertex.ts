@@ -26,6 +26,8 @@ export function serviceAccountProblem(json: string): string | undefined {
   if (typeof o.client_email !== 'string' || !/^[^\s@]{1,100}@[A-Za-z0-9.-]{1,200}$/.test(o.client_email)) return '`service_account` needs a `client_email`.';
   if (typeof o.private_key_id !== 'string' || !/^[A-Za-z0-9_-]{1,100}$/.test(o.private_key_id)) return '`service_account` needs a `private_key_id`.';
   if (typeof o.private_key !== 'string' || !o.private_key.includes('-----BEGIN PRIVATE KEY-----')) return '`service_account` needs a PKCS#8 `private_key` (-----BEGIN PRIVATE KEY-----).';
+  // Tokens are minted at Google's endpoint (or KEYWARD_GOOGLE_TOKEN_URI), never at a URL a key names.
+  if (o.token_uri !== undefined && o.token_uri !== 'https://oauth2.googleapis.com/token') return '`service_account`\'s token_uri must be https://oauth2.googleapis.com/token.';
   return undefined;
 }
 
