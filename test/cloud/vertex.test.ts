@@ -79,7 +79,7 @@ test('a project or location other than the credential\'s is 403 path_not_allowed
   ]) {
     const r = await post(f.proxyUrl(path), f.tokens.sa.token);
     t.is(r.status, 403, path);
-    t.is((await r.json()).error.code, 'path_not_allowed', path);
+    t.is(((await r.json()) as { error: { code: string } }).error.code, 'path_not_allowed', path);
   }
   t.is(f.vertex.received.length, 0);
   t.is(f.google.mints, 0);
@@ -116,7 +116,7 @@ test('Anthropic count-tokens:rawPredict: a models-scoped token is checked agains
   t.deepEqual(await ok.json(), { input_tokens: 11 });
   const no = await post(f.proxyUrl(path), token.token, JSON.stringify({ model: 'claude-opus-4@20250514', messages: [] }));
   t.is(no.status, 403);
-  t.is((await no.json()).error.code, 'model_not_allowed');
+  t.is(((await no.json()) as { error: { code: string } }).error.code, 'model_not_allowed');
   t.is(f.vertex.received.length, 1);
 });
 
