@@ -5,8 +5,8 @@
  * `ambient: "true"`, from the metadata server. The key's own `token_uri` is
  * never followed: tokens come from KEYWARD_GOOGLE_TOKEN_URI (default Google's).
  * Needs no body. A cached token signs synchronously; only a (shared) mint waits.
- * What it masks besides the stored key: the private key as text and as a JSON
- * string, and the access tokens recently minted for that credential.
+ * What it masks besides the stored key: the private key as text, as a JSON
+ * string and line by line, and the access tokens recently minted for that credential.
  */
 import type { CredentialSecrets, OutgoingRequest, Signer } from '../../catalog/provider.js';
 import { CachedToken, TokenCaches, mintFromMetadata, mintFromServiceAccount, type ServiceAccountKey } from './google-token.js';
@@ -22,6 +22,16 @@ interface CredentialAuth {
   cache: CachedToken;
   /** The private key's text forms (empty for ambient). */
   keyMasks: readonly string[];
+}
+
+/**
+ * The private key's text forms to mask: the PEM, its JSON-escaped form, and each base64 line of
+ * its body on its own, so a copy escaped or re-wrapped any other way is still masked line by line.
+ */
+function keyForms(pem: unknown): string[] {
+  if (typeof pem !== 'string' || pem.length === 0) return [];
+  const lines = pem.split(/\r?\n/).filter((l) => l.length >= 16 && !l.startsWith('-----'));
+  return [pem, JSON.stringify(pem).slice(1, -1), ...lines];
 }
 
 export interface GoogleOAuthSigner extends Signer {
@@ -51,7 +61,7 @@ export function googleOAuthSigner(settings: GoogleOAuthSettings): GoogleOAuthSig
       const key = { client_email: sa.client_email, private_key_id: sa.private_key_id, private_key: sa.private_key };
       auth = {
         cache: caches.for(`sa ${settings.tokenUri} ${json}`, () => mintFromServiceAccount(key, settings.tokenUri)),
-        keyMasks: [key.private_key, JSON.stringify(key.private_key).slice(1, -1)].filter((s) => typeof s === 'string' && s.length > 0),
+        keyMasks: keyForms(key.private_key),
       };
     }
     byCredential.set(credential, auth);

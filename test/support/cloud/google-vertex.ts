@@ -46,7 +46,9 @@ export async function startFakeVertex(issued: IssuedTokens): Promise<FakeVertex>
       return;
     }
     const echo = state.echo.join(' ');
-    const extra = echo ? { 'x-echo': echo.replace(/\n/g, ' ') } : {};
+    // A header cannot hold a line break: only the one-line strings go there.
+    const oneLine = state.echo.filter((e) => !e.includes('\n')).join(' ');
+    const extra = oneLine ? { 'x-echo': oneLine } : {};
     const url = new URL(req.url ?? '/', 'http://x');
     const action = /:([A-Za-z]+)$/.exec(url.pathname)?.[1];
     const usage = (n: number) => ({ promptTokenCount: 7, candidatesTokenCount: n, totalTokenCount: 7 + n });
