@@ -7,8 +7,9 @@
  */
 import type { HttpMethod, ProviderRoute } from './provider.js';
 
-// `@` (a sub-delimiter, legal in a path segment) is in Vertex model versions: `claude-sonnet-4@20250514`.
-const SEGMENT = /^[A-Za-z0-9._~:@-]+$/;
+// `@` (a sub-delimiter, legal in a path segment) is in Vertex model versions: `claude-sonnet-4@20250514`;
+// never first in a segment, so nothing reads like `user@host`.
+const SEGMENT = /^[A-Za-z0-9._~:-][A-Za-z0-9._~:@-]*$/;
 const RAW = /^[A-Za-z0-9._~:@%/-]*$/;
 
 /** `raw` is the request path after `/v1/proxy/` and before `?`. Returns the clean path, or undefined to refuse. */

@@ -56,6 +56,7 @@ test('path: `@` is allowed in a segment (Vertex model versions), encoded or not'
   t.is(normaliseProviderPath('v1/models/claude-sonnet-4@20250514:rawPredict'), 'v1/models/claude-sonnet-4@20250514:rawPredict');
   t.is(normaliseProviderPath('v1/models/claude-sonnet-4%4020250514:rawPredict'), 'v1/models/claude-sonnet-4@20250514:rawPredict');
   t.is(normaliseProviderPath('v1/models/a%2Fb'), undefined);
+  t.is(normaliseProviderPath('v1/@evil'), undefined, 'never first in a segment');
 });
 
 test('pinsPath: only a required plain field may pin a path parameter', (t) => {
