@@ -56,6 +56,10 @@ export interface Config {
   trustedProxies: number;
   /** When set, GET /metrics needs `Authorization: Bearer` it. */
   metricsToken: string | undefined;
+  /** KEYWARD_GOOGLE_TOKEN_URI: where Google access tokens are minted (default Google's); a service-account key's own token_uri is never used. */
+  googleTokenUri: string;
+  /** The metadata server for ambient Google credentials: GCE_METADATA_IP, else GCE_METADATA_HOST (host[:port] or an http(s) URL whose path is ignored), else 169.254.169.254. */
+  gceMetadataHost: string;
   /** KEYWARD_QUOTA: `off` is the operator saying, on purpose, that KEYWARD_PLUGINS leaves quota out. */
   quota: 'on' | 'off';
 }
@@ -217,6 +221,9 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamOverrides[m[1]!.toLowerCase().replace(/_/g, '-')] = origin(name, value);
   }
 
+  const googleTokenUri = tokenEndpoint('KEYWARD_GOOGLE_TOKEN_URI', get('KEYWARD_GOOGLE_TOKEN_URI'));
+  const gceMetadataHost = metadataHost(get('GCE_METADATA_IP') ?? get('GCE_METADATA_HOST'));
+
   const plugins = (get('KEYWARD_PLUGINS') ?? 'auth,quota,logging').split(',').map((s) => s.trim()).filter(Boolean);
   for (const p of plugins) {
     if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/i.test(p)) {
@@ -306,5 +313,35 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken,
     quota,
     auditRetentionDays: int('KEYWARD_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
+    googleTokenUri,
+    gceMetadataHost,
   });
+}
+
+/** An http(s) origin and path (no user, password, query or fragment): Google's token endpoint by default. */
+function tokenEndpoint(name: string, raw: string | undefined): string {
+  if (raw === undefined || raw === '') return 'https://oauth2.googleapis.com/token';
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
+    throw new ConfigError(name, 'an http(s) URL such as https://oauth2.googleapis.com/token (no user, password or query)', redactUrl(raw));
+  }
+  return url.origin + url.pathname;
+}
+
+/** As gcp-metadata reads it: `host[:port]`, or an http(s) URL whose path is ignored; the origin only. */
+function metadataHost(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return 'http://169.254.169.254';
+  let url: URL | undefined;
+  try {
+    url = new URL(/^https?:\/\//.test(raw) ? raw : `http://${raw}`);
+  } catch {
+    url = undefined;
+  }
+  if (!url || url.username || url.password) throw new ConfigError('GCE_METADATA_HOST', 'host[:port] or an http(s) URL', redactUrl(raw));
+  return url.origin;
 }

@@ -23,6 +23,8 @@ export interface DeclaredField {
   readonly maxLength: number;
   readonly header?: string;
   readonly description?: string;
+  /** Routes' `{<name>}` parameter must equal this plain field's value (CredentialField.pinsPath). */
+  readonly pinsPath?: boolean;
   /** The value is sent in a header, a query string or the origin (see the file comment). */
   readonly wire: boolean;
 }
@@ -47,7 +49,7 @@ const HEADER = /^[a-z0-9-]+$/;
 /** Printable ASCII without spaces: what may go into a header or a URL. */
 const WIRE = /^[\x21-\x7e]+$/;
 const DEFAULT_SECRET = /^[\x21-\x7e]{8,}$/;
-const KEYS = new Set(['secret', 'main', 'optional', 'pattern', 'maxLength', 'header', 'description']);
+const KEYS = new Set(['secret', 'main', 'optional', 'pattern', 'maxLength', 'header', 'description', 'pinsPath']);
 
 /** Header names a plain field may not send: a credential, framing or forwarding header. */
 export function reservedHeader(header: string): boolean {
@@ -69,12 +71,13 @@ export function declareFields(spec: unknown, fail: (problem: string) => never): 
     const f = raw as CredentialField;
     if (!f || typeof f !== 'object') fail(`${at} must be an object`);
     for (const k of Object.keys(f)) if (!KEYS.has(k)) fail(`${at}: unknown key \`${k}\` (it takes ${[...KEYS].join(', ')})`);
-    for (const k of ['secret', 'main', 'optional'] as const) if (f[k] !== undefined && typeof f[k] !== 'boolean') fail(`${at}: \`${k}\` must be true or false`);
+    for (const k of ['secret', 'main', 'optional', 'pinsPath'] as const) if (f[k] !== undefined && typeof f[k] !== 'boolean') fail(`${at}: \`${k}\` must be true or false`);
     const secret = f.secret === true;
     if (name === 'api_key' && !secret) fail(`${at}: \`api_key\` is the key-based providers' secret: it must be \`secret: true\``);
     if (f.pattern !== undefined && (!(f.pattern instanceof RegExp) || f.pattern.global || f.pattern.sticky)) fail(`${at}: \`pattern\` must be a RegExp without the g or y flag`);
     if (f.maxLength !== undefined && (!Number.isInteger(f.maxLength) || f.maxLength < 1 || f.maxLength > 65_536)) fail(`${at}: \`maxLength\` must be an integer from 1 to 65536`);
     if (f.description !== undefined && typeof f.description !== 'string') fail(`${at}: \`description\` must be a string`);
+    if (f.pinsPath && (secret || f.optional)) fail(`${at}: only a required plain field can pin a path parameter (\`pinsPath\`)`);
     if (f.main) {
       if (!secret) fail(`${at}: only a secret field can be \`main\``);
       if (main !== undefined) fail(`${at}: only one field can be \`main\` (${main} is already)`);
@@ -91,6 +94,7 @@ export function declareFields(spec: unknown, fail: (problem: string) => never): 
     fields.push(Object.freeze({
       name, secret, optional: f.optional === true, maxLength: f.maxLength ?? (secret ? 4096 : 200),
       ...(f.pattern ? { pattern: f.pattern } : {}), ...(f.header ? { header: f.header } : {}), ...(f.description ? { description: f.description } : {}),
+      ...(f.pinsPath ? { pinsPath: true } : {}),
     }));
   }
   const secrets = fields.filter((f) => f.secret);

@@ -7,8 +7,10 @@
  */
 import type { HttpMethod, ProviderRoute } from './provider.js';
 
-const SEGMENT = /^[A-Za-z0-9._~:-]+$/;
-const RAW = /^[A-Za-z0-9._~:%/-]*$/;
+// `@` (a sub-delimiter, legal in a path segment) is in Vertex model versions: `claude-sonnet-4@20250514`;
+// never first in a segment, so nothing reads like `user@host`.
+const SEGMENT = /^[A-Za-z0-9._~:-][A-Za-z0-9._~:@-]*$/;
+const RAW = /^[A-Za-z0-9._~:@%/-]*$/;
 
 /** `raw` is the request path after `/v1/proxy/` and before `?`. Returns the clean path, or undefined to refuse. */
 export function normaliseProviderPath(raw: string): string | undefined {
@@ -42,7 +44,7 @@ export interface CompiledRoute {
 const PARAM = /\{([A-Za-z][A-Za-z0-9_]*)\}/g;
 /** What a `{name}` matches: one segment of unreserved characters, never starting with a dot. */
 const PARAM_FIRST = '[A-Za-z0-9_~-]';
-const PARAM_VALUE = `${PARAM_FIRST}[A-Za-z0-9._~-]*`;
+const PARAM_VALUE = `${PARAM_FIRST}[A-Za-z0-9._~@-]*`;
 const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export function compileRoute(route: ProviderRoute): CompiledRoute {

@@ -59,6 +59,12 @@ export interface CredentialField {
   header?: string;
   /** One line for the API document. */
   description?: string;
+  /**
+   * A plain field that pins a route parameter of the same name: a request whose path has
+   * `{<field>}` with another value is refused (403 path_not_allowed, nothing sent), e.g. a
+   * Vertex path's `{project}` and `{location}` must be the credential's own.
+   */
+  pinsPath?: boolean;
 }
 
 /** A credential's values as the proxy uses them: sealed secret fields and plain fields, by name. */
@@ -98,6 +104,11 @@ export interface Signer {
   readonly needsBody: boolean;
   /** Throwing refuses the request (an ApiError as it is; anything else as 502 upstream_unreachable). */
   sign(request: OutgoingRequest, credential: CredentialSecrets): void | Promise<void>;
+  /**
+   * Further values to mask in this credential's responses besides its secret fields, asked per
+   * response (e.g. a minted access token, or a private key inside a JSON secret).
+   */
+  masks?(credential: CredentialSecrets): readonly string[];
 }
 
 export type ProviderAuth =

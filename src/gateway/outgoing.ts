@@ -48,6 +48,13 @@ export function credentialWire(provider: Provider, credential: CredentialSecrets
   return wire;
 }
 
+/** The credential's masks plus what its signer masks now (a minted token): the wire's own when it adds none. */
+export function withSignerMasks(wire: CredentialWire, extra: readonly string[] | undefined): Pick<CredentialWire, 'maskStrings' | 'maskBytes'> {
+  if (!extra || extra.length === 0) return wire;
+  const strings = extra.filter((s) => s.length > 0);
+  return { maskStrings: [...wire.maskStrings, ...strings], maskBytes: [...wire.maskBytes, ...strings.map((s) => Buffer.from(s, 'utf8'))] };
+}
+
 /** The request a signer sees: `providerPath` without its leading slash, `query` without `?`. */
 export function outgoingRequest(method: string, wire: CredentialWire, providerPath: string, query: string, headers: Record<string, string | string[]>): OutgoingRequest {
   headers.host = wire.host;

@@ -27,7 +27,7 @@ import { StreamMasker, maskString } from './masking.js';
 import type { Provider, ProviderRegistry } from '../catalog/registry.js';
 import type { CredentialSecrets, OutgoingRequest, Signer, UsageReader, UsageReaderFactory, UsageResponse } from '../catalog/provider.js';
 import type { BufferBudget } from './buffer-budget.js';
-import { credentialWire, outgoingRequest, readWhole, signOverBody, type CredentialWire, type WholeBody } from './outgoing.js';
+import { credentialWire, outgoingRequest, readWhole, signOverBody, withSignerMasks, type CredentialWire, type WholeBody } from './outgoing.js';
 import { signerFor } from './signers/index.js';
 import { applyUsage, guardedReader, usageReaderFactory } from './usage-scanner.js';
 import { BodyLimiter, decoderFor, relay, type ResponseTap } from './relay.js';
@@ -101,7 +101,7 @@ export class UpstreamProxy {
   constructor(private readonly config: Config, private readonly log: Logger, private readonly providers: ProviderRegistry) {
     for (const id of providers.ids()) {
       const p = providers.get(id)!;
-      this.runtimes.set(id, { signer: signerFor(p), usage: usageReaderFactory(p) });
+      this.runtimes.set(id, { signer: signerFor(p, { google: { tokenUri: config.googleTokenUri, metadataOrigin: config.gceMetadataHost } }), usage: usageReaderFactory(p) });
     }
     const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 1024, maxFreeSockets: 256, scheduling: 'lifo' as const };
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
@@ -312,7 +312,7 @@ export class UpstreamProxy {
     }
     flight.responded = true;
     const { ctx, provider } = flight.forward;
-    const masks = flight.wire!;
+    const masks = withSignerMasks(flight.wire!, this.runtimes.get(provider.id)?.signer.masks?.(flight.forward.credential));
     ctx.ttfbMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
     const status = proxyRes.statusCode ?? 0;
     const encoding = proxyRes.headers['content-encoding'];

@@ -53,6 +53,8 @@ const ACCOUNT_ROUTES: Record<string, string[]> = {
   openrouter: ['GET api/v1/generation', 'GET api/v1/key'],
   perplexity: ['GET async/chat/completions', 'GET async/chat/completions/{id}', 'POST async/chat/completions'],
   together: [],
+  // Vertex lists only model calls under the credential's own project and location (no batch or tuning jobs).
+  vertex: [],
   xai: ['DELETE v1/responses/{id}', 'GET v1/responses/{id}'],
 };
 

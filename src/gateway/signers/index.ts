@@ -7,19 +7,29 @@
  */
 import type { Signer } from '../../catalog/provider.js';
 import { ProviderLoadError, type Provider } from '../../catalog/registry.js';
+import { googleOAuthSigner, type GoogleOAuthSettings } from './google-oauth.js';
 import { headerSigner } from './header.js';
 import { querySigner } from './query.js';
 
+/** What built-in signers take from the gateway's config (not from a provider file). */
+export interface SignerSettings {
+  google?: GoogleOAuthSettings;
+}
+
 /** A built-in signer module: its options from the provider file → a signer, or a thrown Error naming the bad option. */
-export type SignerFactory = (options: Readonly<Record<string, unknown>>, provider: Provider) => Signer;
+export type SignerFactory = (options: Readonly<Record<string, unknown>>, provider: Provider, settings: SignerSettings) => Signer;
 
 /**
  * Built-in signers by name (`auth: { kind: 'signer', signer: '<name>', options }`): a later issue adds
  * `sigv4` (AWS, over the final request and its body hash) and `google-oauth` (a minted, cached token).
  */
-const BUILT_IN: Readonly<Record<string, SignerFactory>> = Object.freeze({});
+const BUILT_IN: Readonly<Record<string, SignerFactory>> = Object.freeze({
+  // Vertex AI: a Google access token minted from the credential's service account, or the metadata server's.
+  'google-oauth': (_options, _provider, settings) =>
+    googleOAuthSigner(settings.google ?? { tokenUri: 'https://oauth2.googleapis.com/token', metadataOrigin: 'http://169.254.169.254' }),
+});
 
-export function signerFor(provider: Provider): Signer {
+export function signerFor(provider: Provider, settings: SignerSettings = {}): Signer {
   const auth = provider.auth;
   switch (auth.kind) {
     case 'header':
@@ -31,7 +41,7 @@ export function signerFor(provider: Provider): Signer {
       const factory = Object.hasOwn(BUILT_IN, auth.signer) ? BUILT_IN[auth.signer] : undefined;
       if (!factory) throw new ProviderLoadError(provider.file, `\`auth.signer\` ${JSON.stringify(auth.signer)} is no built-in signer (built in: ${Object.keys(BUILT_IN).join(', ') || 'none yet'})`);
       try {
-        return factory(auth.options ?? {}, provider);
+        return factory(auth.options ?? {}, provider, settings);
       } catch (err) {
         throw new ProviderLoadError(provider.file, `\`auth.options\`: ${(err as Error).message}`);
       }

@@ -3,7 +3,8 @@
  * normalised path on that provider's allow-list (403 path_not_allowed, nothing
  * sent). A path that did not normalise (it could leave the provider's origin)
  * reaches here as ''. Sets ctx.provider, ctx.route, ctx.params, and ctx.model
- * when the route's path names one.
+ * when the route's path names one. A path parameter a plain field pins
+ * (`pinsPath`) must equal the credential's value.
  */
 import { Errors } from '../../errors.js';
 import { matchRoute } from '../../catalog/path.js';
@@ -26,6 +27,13 @@ export class RouteStage implements CoreStage {
     if (ctx.path === '') throw Errors.pathNotAllowed();
     const match = matchRoute(provider.routes, ctx.method, ctx.path);
     if (!match) throw Errors.pathNotAllowed(`${ctx.method} /${ctx.path} is not on the ${provider.id} allow-list.`);
+    // A plain field that pins a path parameter (Vertex's project and location): the path names the credential's own, or nothing is sent.
+    for (const f of provider.fields) {
+      if (!f.pinsPath || match.params[f.name] === undefined) continue;
+      if (match.params[f.name] !== auth.credential.fields?.[f.name]) {
+        throw Errors.pathNotAllowed(`The path's {${f.name}} must be this credential's ${f.name}.`);
+      }
+    }
     ctx.route = match.route;
     ctx.params = match.params;
     if (match.params.model !== undefined) ctx.model = match.params.model;

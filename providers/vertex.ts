@@ -1,0 +1,84 @@
+// Google Vertex AI: https://cloud.google.com/vertex-ai/docs/reference/rest. Gemini (generateContent and
+// friends), partner models such as Anthropic's (rawPredict / streamRawPredict), and the OpenAI-compatible
+// chat endpoint, under `v1/` and `v1beta1/` (@google/genai's default). Upstream it authenticates with an
+// OAuth access token the gateway mints itself (the `google-oauth` signer): from the stored service-account
+// key (JWT grant), or, with `ambient: "true"`, from the metadata server of the machine Keyward runs on.
+// Clients: AnthropicVertex with baseURL `<gateway>/v1/proxy/v1` and an authClient sending `Bearer ptok_…`;
+// GoogleGenAI `{vertexai:true, project, location, httpOptions:{baseUrl:'<gateway>/v1/proxy'}}` with an
+// authClient, or `apiKey: 'ptok_…'` (sent as x-goog-api-key).
+import type { CredentialSecrets, ProviderPlugin, ProviderRoute } from '../src/catalog/provider.js';
+
+const versions = ['v1', 'v1beta1'] as const;
+const modelActions = ['generateContent', 'streamGenerateContent', 'countTokens', 'rawPredict', 'streamRawPredict'] as const;
+const base = 'projects/{project}/locations/{location}';
+
+/** A service-account key as Google issues it: the fields the JWT grant needs, or the problem. */
+export function serviceAccountProblem(json: string): string | undefined {
+  let sa: unknown;
+  try {
+    sa = JSON.parse(json);
+  } catch {
+    return '`service_account` must be the service account\'s JSON key file.';
+  }
+  const o = sa as Record<string, unknown>;
+  if (!o || typeof o !== 'object' || Array.isArray(o)) return '`service_account` must be a JSON object.';
+  if (o.type !== 'service_account') return '`service_account` must have "type": "service_account".';
+  if (typeof o.client_email !== 'string' || !/^[^\s@]{1,100}@[A-Za-z0-9.-]{1,200}$/.test(o.client_email)) return '`service_account` needs a `client_email`.';
+  if (typeof o.private_key_id !== 'string' || !/^[A-Za-z0-9_-]{1,100}$/.test(o.private_key_id)) return '`service_account` needs a `private_key_id`.';
+  if (typeof o.private_key !== 'string' || !o.private_key.includes('-----BEGIN PRIVATE KEY-----')) return '`service_account` needs a PKCS#8 `private_key` (-----BEGIN PRIVATE KEY-----).';
+  // Tokens are minted at Google's endpoint (or KEYWARD_GOOGLE_TOKEN_URI), never at a URL a key names.
+  if (o.token_uri !== undefined && o.token_uri !== 'https://oauth2.googleapis.com/token') return '`service_account`\'s token_uri must be https://oauth2.googleapis.com/token.';
+  return undefined;
+}
+
+/** Either a stored service-account key, or `ambient: "true"` (the gateway's own identity): exactly one. */
+function check(c: CredentialSecrets): { field: string; message: string } | undefined {
+  const key = c.secrets.service_account;
+  const ambient = c.plain.ambient;
+  if (key !== undefined && ambient !== undefined) return { field: 'ambient', message: 'Give either `service_account` or `ambient: "true"`, not both.' };
+  if (key === undefined && ambient === undefined) return { field: 'service_account', message: 'Give `service_account` (the JSON key), or `ambient: "true"` to use the gateway\'s own Google identity.' };
+  if (key !== undefined) {
+    const problem = serviceAccountProblem(key);
+    return problem ? { field: 'service_account', message: problem } : undefined;
+  }
+  return undefined;
+}
+
+const routes: ProviderRoute[] = versions.flatMap((v) => [
+  // Anthropic's count_tokens on Vertex: a fixed "model" in the path, the real model in the body (read for the models scope).
+  { method: 'POST' as const, path: `${v}/${base}/publishers/{publisher}/models/count-tokens:rawPredict` },
+  ...modelActions.map((a) => ({ method: 'POST' as const, path: `${v}/${base}/publishers/{publisher}/models/{model}:${a}` })),
+  { method: 'POST' as const, path: `${v}/${base}/endpoints/openapi/chat/completions` },
+]);
+
+export default {
+  id: 'vertex',
+  name: 'Google Vertex AI',
+  // Regional endpoints only: the `global` location lives on another host (aiplatform.googleapis.com), which
+  // this template cannot express, so `location` refuses it.
+  upstream: 'https://{location}-aiplatform.googleapis.com',
+  credential: {
+    fields: {
+      service_account: {
+        secret: true,
+        main: true,
+        optional: true,
+        // A JSON key file: spaces and line breaks allowed; `check` parses it.
+        pattern: /^\s*\{[\s\S]*\}\s*$/,
+        maxLength: 16_384,
+        description: 'The service account\'s JSON key (type service_account). Its token_uri is not used: tokens come from https://oauth2.googleapis.com/token.',
+      },
+      project: { pattern: /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/, pinsPath: true, description: 'Google Cloud project id: the only project a request\'s path may name' },
+      location: { pattern: /^[a-z]+-[a-z]+\d+$/, pinsPath: true, description: 'Vertex region, e.g. us-central1 (global is not supported): the only location a request\'s path may name' },
+      // Fields are strings: a flag is the string "true".
+      ambient: { optional: true, pattern: /^true$/, description: '"true": use the gateway\'s own Google identity (metadata server) instead of a stored key' },
+    },
+    check,
+  },
+  auth: { kind: 'signer', signer: 'google-oauth' },
+  // Bearer from AnthropicVertex / GoogleGenAI authClient / OpenAI; x-goog-api-key from GoogleGenAI's apiKey; `key`/`access_token` query forms are credentials too.
+  tokenIn: [{ header: 'authorization', scheme: 'Bearer' }, { header: 'x-goog-api-key' }, { query: 'key' }, { query: 'access_token' }],
+  // Gemini's usageMetadata; its keys include input_tokens/output_tokens, which Anthropic's rawPredict responses use too.
+  usage: 'gemini',
+  routes,
+} satisfies ProviderPlugin;
