@@ -60,6 +60,12 @@ export interface Config {
   googleTokenUri: string;
   /** The metadata server for ambient Google credentials: GCE_METADATA_IP, else GCE_METADATA_HOST (host[:port] or an http(s) URL whose path is ignored), else 169.254.169.254. */
   gceMetadataHost: string;
+  /**
+   * KEYWARD_AMBIENT_PROJECTS: the Google Cloud projects in which an organisation's `ambient` Vertex credential may act
+   * with the gateway's own service account. Empty (the default): none may, since any organisation could otherwise
+   * spend in every project that identity reaches.
+   */
+  ambientProjects: readonly string[];
   /** KEYWARD_QUOTA: `off` is the operator saying, on purpose, that KEYWARD_PLUGINS leaves quota out. */
   quota: 'on' | 'off';
 }
@@ -223,6 +229,10 @@ export function loadConfig(env: Env = process.env): Config {
 
   const googleTokenUri = tokenEndpoint('KEYWARD_GOOGLE_TOKEN_URI', get('KEYWARD_GOOGLE_TOKEN_URI'));
   const gceMetadataHost = metadataHost(get('GCE_METADATA_IP') ?? get('GCE_METADATA_HOST'));
+  const ambientProjects = (get('KEYWARD_AMBIENT_PROJECTS') ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+  for (const p of ambientProjects) {
+    if (!/^[a-z][a-z0-9-]{4,28}[a-z0-9]$/.test(p)) throw new ConfigError('KEYWARD_AMBIENT_PROJECTS', 'a comma-separated list of Google Cloud project ids', p);
+  }
 
   const plugins = (get('KEYWARD_PLUGINS') ?? 'auth,quota,logging').split(',').map((s) => s.trim()).filter(Boolean);
   for (const p of plugins) {
@@ -315,6 +325,7 @@ export function loadConfig(env: Env = process.env): Config {
     auditRetentionDays: int('KEYWARD_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
     googleTokenUri,
     gceMetadataHost,
+    ambientProjects: Object.freeze(ambientProjects),
   });
 }
 

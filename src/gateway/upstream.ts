@@ -101,7 +101,7 @@ export class UpstreamProxy {
   constructor(private readonly config: Config, private readonly log: Logger, private readonly providers: ProviderRegistry) {
     for (const id of providers.ids()) {
       const p = providers.get(id)!;
-      this.runtimes.set(id, { signer: signerFor(p, { google: { tokenUri: config.googleTokenUri, metadataOrigin: config.gceMetadataHost } }), usage: usageReaderFactory(p) });
+      this.runtimes.set(id, { signer: signerFor(p, { google: { tokenUri: config.googleTokenUri, metadataOrigin: config.gceMetadataHost, ambientProjects: config.ambientProjects } }), usage: usageReaderFactory(p) });
     }
     const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 1024, maxFreeSockets: 256, scheduling: 'lifo' as const };
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };

@@ -57,6 +57,18 @@ test('ambient: the metadata server\'s token, with no secret stored; its answer m
   t.is(view.body.ambient, 'true');
 });
 
+test('ambient: only in a project the operator allowed (KEYWARD_AMBIENT_PROJECTS); elsewhere 403, no token asked for, nothing forwarded', async (t) => {
+  // The default: no project, so an organisation cannot spend with the gateway's own identity wherever it reaches.
+  const f = await vertexFixture(t, { KEYWARD_AMBIENT_PROJECTS: '' });
+  const r = await post(f.proxyUrl(f.geminiPath('generateContent')), f.tokens.ambient.token);
+  t.is(r.status, 403);
+  t.is(((await r.json()) as { error: { code: string } }).error.code, 'path_not_allowed');
+  t.is(f.google.metadataMints, 0);
+  t.is(f.vertex.received.length, 0);
+  // A service-account credential is unaffected: it acts as its own identity.
+  t.is((await post(f.proxyUrl(f.geminiPath('generateContent')), f.tokens.sa.token)).status, 200);
+});
+
 test('ambient: a metadata answer without Metadata-Flavor: Google is refused (502, nothing forwarded)', async (t) => {
   const http = await import('node:http');
   const impostor = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"access_token":"ya29.fake","expires_in":3599}'));

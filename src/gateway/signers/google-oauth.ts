@@ -9,6 +9,7 @@
  * string and line by line, and the access tokens recently minted for that credential.
  */
 import type { CredentialSecrets, OutgoingRequest, Signer } from '../../catalog/provider.js';
+import { Errors } from '../../errors.js';
 import { CachedToken, TokenCaches, mintFromMetadata, mintFromServiceAccount, type ServiceAccountKey } from './google-token.js';
 
 export interface GoogleOAuthSettings {
@@ -16,6 +17,8 @@ export interface GoogleOAuthSettings {
   tokenUri: string;
   /** The metadata server's origin for ambient credentials (Config.gceMetadataHost). */
   metadataOrigin: string;
+  /** Projects an ambient credential may act in with the gateway's own identity (Config.ambientProjects); default none. */
+  ambientProjects?: readonly string[];
 }
 
 interface CredentialAuth {
@@ -50,6 +53,11 @@ export function googleOAuthSigner(settings: GoogleOAuthSettings): GoogleOAuthSig
     const json = credential.secrets.service_account;
     if (json === undefined) {
       if (credential.plain.ambient !== 'true') throw new Error('the credential has neither a service account key nor ambient: "true"');
+      // The gateway's own identity spends where the operator said it may, never where any organisation asks.
+      const project = credential.plain.project ?? '';
+      if (!(settings.ambientProjects ?? []).includes(project)) {
+        throw Errors.pathNotAllowed(`This gateway does not let ambient credentials act in project ${JSON.stringify(project)} (the operator's KEYWARD_AMBIENT_PROJECTS).`);
+      }
       auth = { cache: caches.for(`ambient ${settings.metadataOrigin}`, () => mintFromMetadata(settings.metadataOrigin)), keyMasks: [] };
     } else {
       let sa: ServiceAccountKey;

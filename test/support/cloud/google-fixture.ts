@@ -32,7 +32,7 @@ export async function vertexFixture(t: ExecutionContext, env: Record<string, str
   const vertex = await startFakeVertex(issued);
   t.teardown(() => vertex.close());
   const app = await startApp(t, {
-    env: { KEYWARD_UPSTREAM_VERTEX: vertex.url, KEYWARD_GOOGLE_TOKEN_URI: google.tokenUri, GCE_METADATA_HOST: google.metadataHost, ...env },
+    env: { KEYWARD_UPSTREAM_VERTEX: vertex.url, KEYWARD_GOOGLE_TOKEN_URI: google.tokenUri, GCE_METADATA_HOST: google.metadataHost, KEYWARD_AMBIENT_PROJECTS: PROJECT, ...env },
   });
   const org = await createOrg(app);
   const create = async (body: Record<string, unknown>): Promise<string> => {
