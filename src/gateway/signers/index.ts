@@ -9,6 +9,7 @@ import type { Signer } from '../../catalog/provider.js';
 import { ProviderLoadError, type Provider } from '../../catalog/registry.js';
 import { headerSigner } from './header.js';
 import { querySigner } from './query.js';
+import { sigv4Signer } from './sigv4.js';
 
 /** A built-in signer module: its options from the provider file → a signer, or a thrown Error naming the bad option. */
 export type SignerFactory = (options: Readonly<Record<string, unknown>>, provider: Provider) => Signer;
@@ -17,7 +18,9 @@ export type SignerFactory = (options: Readonly<Record<string, unknown>>, provide
  * Built-in signers by name (`auth: { kind: 'signer', signer: '<name>', options }`): a later issue adds
  * `sigv4` (AWS, over the final request and its body hash) and `google-oauth` (a minted, cached token).
  */
-const BUILT_IN: Readonly<Record<string, SignerFactory>> = Object.freeze({});
+const BUILT_IN: Readonly<Record<string, SignerFactory>> = Object.freeze({
+  sigv4: sigv4Signer,
+});
 
 export function signerFor(provider: Provider): Signer {
   const auth = provider.auth;

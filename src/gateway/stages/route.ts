@@ -28,6 +28,7 @@ export class RouteStage implements CoreStage {
     if (!match) throw Errors.pathNotAllowed(`${ctx.method} /${ctx.path} is not on the ${provider.id} allow-list.`);
     ctx.route = match.route;
     ctx.params = match.params;
-    if (match.params.model !== undefined) ctx.model = match.params.model;
+    // A resource id (a Bedrock ARN) arrives with its `/` encoded; scopes and prices see the id itself.
+    if (match.params.model !== undefined) ctx.model = match.params.model.replaceAll('%2F', '/');
   }
 }
