@@ -28,6 +28,7 @@ const ACCOUNT_ROUTES: Record<string, string[]> = {
     'POST v1/messages/batches',
     'POST v1/messages/batches/{id}/cancel',
   ],
+  bedrock: [],
   cohere: [],
   deepseek: ['GET user/balance'],
   fireworks: [],
