@@ -21,7 +21,7 @@ const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connectio
 
 /**
  * What the shared handler reads of an HTTP/1.1 response, on an HTTP/2 one: `destroyed` (the
- * stream's), `writeHead` without a reason phrase, and `setHeader` ignoring connection-specific headers (`connection: close` after a
+ * stream's), `writeHead` without a reason phrase, and `writeHead`/`setHeader` ignoring connection-specific headers (`connection: close` after a
  * refusal means nothing on a multiplexed connection; the stream ends on its own).
  */
 function compatResponse(res: http2.Http2ServerResponse): http.ServerResponse {
@@ -30,7 +30,14 @@ function compatResponse(res: http2.Http2ServerResponse): http.ServerResponse {
   res.setHeader = (name: string, value: number | string | readonly string[]) => (CONNECTION_HEADERS.has(name.toLowerCase()) ? res : setHeader(name, value));
   // HTTP/2 has no reason phrase: the HTTP/1.1 code's status message is dropped (Node would warn).
   const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => http2.Http2ServerResponse;
-  (res as { writeHead: unknown }).writeHead = (status: number, ...rest: unknown[]) => writeHead(status, ...(typeof rest[0] === 'string' ? rest.slice(1) : rest));
+  (res as { writeHead: unknown }).writeHead = (status: number, ...rest: unknown[]) => {
+    const args = typeof rest[0] === 'string' ? rest.slice(1) : rest;
+    const headers = args[0];
+    if (headers && typeof headers === 'object' && !Array.isArray(headers)) {
+      args[0] = Object.fromEntries(Object.entries(headers).filter(([name]) => !CONNECTION_HEADERS.has(name.toLowerCase())));
+    }
+    return writeHead(status, ...args);
+  };
   return res as unknown as http.ServerResponse;
 }
 

@@ -85,6 +85,10 @@ test('HTTP/2 is bounded: an oversized header list is not served, every session a
   t.is(ok.status, 200, ok.text);
   t.false(Object.keys(s.fake.received.at(-1)!.headers).some((h) => h.startsWith(':')), 'no pseudo-header upstream');
 
+  // Refusals over HTTP/2 are the contract's JSON, including those that would close an HTTP/1.1 connection.
+  const refused = await request({ ':path': `/v1/proxy/model/${MODEL}/converse`, authorization: 'Bearer ptok_not_a_token' }, 'x'.repeat(100 * 1024));
+  t.is(refused.status, 401, refused.text);
+  t.is(JSON.parse(refused.text).error.code, 'invalid_token');
   const big = await request({ ':path': `/v1/proxy/model/${MODEL}/converse`, authorization: `Bearer ${tok.token}`, 'x-big': 'a'.repeat(40 * 1024) });
   t.not(big.status, 200, 'a header list over 32 KiB is not served');
 
