@@ -4,6 +4,10 @@
  * the provider's parser is refused rather than repaired: encoded slashes or
  * backslashes, double encoding, dot segments, empty segments (`//host`), and
  * any character outside the unreserved set. What is matched is what is sent.
+ * One exception, narrow: a cloud resource id (a Bedrock inference-profile ARN)
+ * carries `/` encoded as `%2F` inside one segment; normaliseResourcePath keeps
+ * that `%2F` as it is, and only a route parameter declared in `resourceParams`
+ * admits it (every other route still refuses such a path).
  */
 import type { HttpMethod, ProviderRoute } from './provider.js';
 
@@ -30,6 +34,29 @@ export function normaliseProviderPath(raw: string): string | undefined {
   return segments.join('/');
 }
 
+/**
+ * Like normaliseProviderPath, but a segment may hold encoded slashes (`%2F`, any case): each
+ * piece between them is checked as a segment of its own (no dot pieces, nothing empty), and the
+ * slash stays encoded (`%2F`) in the result. Undefined: refused.
+ */
+export function normaliseResourcePath(raw: string): string | undefined {
+  if (raw.length === 0 || raw.length > 2048 || !RAW.test(raw)) return undefined;
+  const out: string[] = [];
+  for (const rawSegment of raw.split('/')) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(rawSegment);
+    } catch {
+      return undefined;
+    }
+    if (decoded.includes('%')) return undefined;
+    const pieces = decoded.split('/');
+    for (const s of pieces) if (!SEGMENT.test(s) || s === '.' || s === '..') return undefined;
+    out.push(pieces.join('%2F'));
+  }
+  return out.join('/');
+}
+
 export interface CompiledRoute {
   method: HttpMethod;
   /** The declared pattern (ProviderRoute.path); `pattern` is the same string. */
@@ -39,28 +66,33 @@ export interface CompiledRoute {
   params: string[];
   /** The route reads or changes what the whole provider account shares (ProviderRoute.account). */
   account: boolean;
+  /** Parameters that take a resource id (ProviderRoute.resourceParams): `:` and `%2F` admitted. */
+  resourceParams: readonly string[];
 }
 
 const PARAM = /\{([A-Za-z][A-Za-z0-9_]*)\}/g;
 /** What a `{name}` matches: one segment of unreserved characters, never starting with a dot. */
 const PARAM_FIRST = '[A-Za-z0-9_~-]';
 const PARAM_VALUE = `${PARAM_FIRST}[A-Za-z0-9._~@-]*`;
+/** A resource parameter: also `:` and encoded slashes (each piece was checked by normaliseResourcePath). */
+const RESOURCE_VALUE = `${PARAM_FIRST}(?:[A-Za-z0-9._~:-]|%2F)*`;
 const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export function compileRoute(route: ProviderRoute): CompiledRoute {
   const params: string[] = [];
+  const resourceParams = route.resourceParams ?? [];
   const source = route.path
     .split(/(\{[A-Za-z][A-Za-z0-9_]*\})/)
     .map((part) => {
       const m = /^\{([A-Za-z][A-Za-z0-9_]*)\}$/.exec(part);
       if (m) {
         params.push(m[1]!);
-        return `(${PARAM_VALUE})`;
+        return `(${resourceParams.includes(m[1]!) ? RESOURCE_VALUE : PARAM_VALUE})`;
       }
       return escapeRegex(part);
     })
     .join('');
-  return { method: route.method, path: route.path, pattern: route.path, regex: new RegExp(`^${source}$`), params, account: route.account === true };
+  return { method: route.method, path: route.path, pattern: route.path, regex: new RegExp(`^${source}$`), params, account: route.account === true, resourceParams: Object.freeze([...resourceParams]) };
 }
 
 /**
@@ -72,7 +104,8 @@ export function routeAdmitsPrefix(route: CompiledRoute, prefix: string): boolean
   let tail = '';
   for (const part of route.pattern.split(/(\{[A-Za-z][A-Za-z0-9_]*\})/).reverse()) {
     if (part === '') continue;
-    if (/^\{[A-Za-z][A-Za-z0-9_]*\}$/.test(part)) tail = `${PARAM_VALUE}${opt(tail)}`;
+    const param = /^\{([A-Za-z][A-Za-z0-9_]*)\}$/.exec(part)?.[1];
+    if (param !== undefined) tail = `${route.resourceParams?.includes(param) ? RESOURCE_VALUE : PARAM_VALUE}${opt(tail)}`;
     else for (const ch of [...part].reverse()) tail = `${escapeRegex(ch)}${opt(tail)}`;
   }
   return new RegExp(`^${opt(tail)}$`).test(prefix);

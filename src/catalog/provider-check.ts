@@ -41,7 +41,7 @@ export class ProviderLoadError extends Error {
 const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'DELETE'];
 const HEADER = /^[a-z0-9-]+$/;
 const PARAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini'];
+const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini', 'bedrock'];
 const KNOWN_KEYS = new Set(['id', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices']);
 /** The first form's keys, and what replaced each. */
 const FIRST_FORM: Record<string, string> = {
@@ -193,6 +193,8 @@ function validateRoutes(value: unknown, both: boolean, fail: (problem: string) =
     if (!METHODS.includes(route.method as HttpMethod)) fail(`each route's method must be one of ${METHODS.join(', ')}`);
     if (typeof route.path !== 'string' || !validRoutePattern(route.path)) fail(`route path ${JSON.stringify(route.path)} is not a valid pattern`);
     if (route.account !== undefined && typeof route.account !== 'boolean') fail(`route ${JSON.stringify(route.path)}: \`account\` must be true or false`);
+    const rp = route.resourceParams;
+    if (rp !== undefined && (!Array.isArray(rp) || !rp.every((n) => typeof n === 'string' && (route.path as string).includes(`{${n}}`)))) fail(`route ${JSON.stringify(route.path)}: \`resourceParams\` must name parameters of its path`);
   }
   return value as ProviderRoute[];
 }

@@ -32,6 +32,12 @@ export interface ProviderRoute {
    * tokens get 403 path_not_allowed.
    */
   account?: boolean;
+  /**
+   * Parameters whose value is a cloud resource id: besides the usual characters they admit `:`
+   * and `/` sent encoded as `%2F` (Bedrock's `anthropic.claude-…-v1:0` and inference-profile
+   * ARNs). The value stays encoded upstream; a `model` parameter is scope-checked decoded.
+   */
+  resourceParams?: readonly string[];
 }
 
 /**
@@ -147,7 +153,7 @@ export interface UsageResponse {
   path: string;
 }
 
-export type UsageShape = 'openai' | 'anthropic' | 'gemini';
+export type UsageShape = 'openai' | 'anthropic' | 'gemini' | 'bedrock';
 export type UsageReaderFactory = (response: UsageResponse) => UsageReader;
 
 /** USD per million tokens, for a model name or a `prefix*` (the spend-budget issue fills these in). */

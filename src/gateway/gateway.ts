@@ -19,7 +19,7 @@ import { Symbols } from '../symbols.js';
 import { CredentialService } from '../vault/credential-service.js';
 import type { ProxyContext } from './contracts.js';
 import { RequestContext } from './context.js';
-import { normaliseProviderPath } from '../catalog/path.js';
+import { normaliseProviderPath, normaliseResourcePath } from '../catalog/path.js';
 import type { Pipeline } from './pipeline.js';
 import { UpstreamProxy } from './upstream.js';
 import { BufferBudget } from './buffer-budget.js';
@@ -48,7 +48,7 @@ export class Gateway implements ProxyHandler {
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const rawPath = url.slice(PREFIX.length, q === -1 ? undefined : q);
-    const ctx = new RequestContext(req, res, requestId, normaliseProviderPath(rawPath) ?? '', q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.config.trustedProxies));
+    const ctx = new RequestContext(req, res, requestId, normaliseProviderPath(rawPath) ?? normaliseResourcePath(rawPath) ?? '', q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.config.trustedProxies));
     res.setHeader('x-keyward-request-id', requestId);
     void this.run(ctx, req, res);
   }

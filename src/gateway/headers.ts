@@ -51,7 +51,8 @@ export function upstreamHeaders(incoming: IncomingHttpHeaders, provider: Provide
   const named = namedInConnection(incoming);
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined) continue;
+    // HTTP/2 pseudo-headers (`:authority`, `:path`…) describe the caller's leg only.
+    if (value === undefined || name.charCodeAt(0) === 58) continue;
     if (stripped.keyHeaders.has(name) || HOP_BY_HOP.has(name) || CLIENT_IDENTITY.has(name) || METHOD_OVERRIDE.has(name) || named.has(name)) continue;
     if (name.startsWith('x-forwarded-') || name.startsWith('x-keyward-')) continue;
     if (ACCOUNT_SELECTION_HEADERS.has(name) || stripped.fieldHeaders.has(name)) continue;

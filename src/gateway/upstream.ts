@@ -262,7 +262,10 @@ export class UpstreamProxy {
     // request object stays as it arrived (a plugin's onDone never finds the stored key in it).
     const original = { url: req.url, headers: req.headers };
     req.url = `/${ctx.path}${request.query ? `?${request.query}` : ''}`;
-    req.headers = request.headers as typeof req.headers;
+    // An HTTP/2 request's `headers` has a getter only: shadowed on the instance for this call.
+    const h2 = req.httpVersionMajor === 2;
+    if (h2) Object.defineProperty(req, 'headers', { value: request.headers, configurable: true, writable: true });
+    else req.headers = request.headers as typeof req.headers;
     try {
       this.proxy.web(req, res, {
         target,
@@ -272,7 +275,8 @@ export class UpstreamProxy {
       }, (err: NodeJS.ErrnoException) => this.onError(err, flight));
     } finally {
       req.url = original.url;
-      req.headers = original.headers;
+      if (h2) delete (req as { headers?: unknown }).headers;
+      else req.headers = original.headers;
     }
   }
 

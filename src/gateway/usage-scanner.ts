@@ -13,6 +13,7 @@
  */
 import type { TokenUsage, UsageReader, UsageReaderFactory, UsageShape } from '../catalog/provider.js';
 import type { Provider } from '../catalog/registry.js';
+import { bedrockUsageReader } from './bedrock-usage.js';
 
 /** Enough of the previous chunk to complete a key and number cut at the edge. */
 const OVERLAP = 48;
@@ -44,6 +45,12 @@ const GEMINI_KEYS: UsageKeys = {
 const OPENAI = compile(OPENAI_KEYS);
 const ANTHROPIC = compile(ANTHROPIC_KEYS);
 const GEMINI = compile(GEMINI_KEYS);
+/** Bedrock: Converse's camelCase keys, InvokeModel's Anthropic-native ones, and invocationMetrics' counts. */
+const BEDROCK = compile({
+  input: ['inputTokens', 'input_tokens', 'inputTokenCount'],
+  output: ['outputTokens', 'output_tokens', 'outputTokenCount'],
+  cached: ['cacheReadInputTokens', 'cache_read_input_tokens'],
+});
 /** Every shape's keys (the reader's default). */
 const ANY = compile({
   input: [...new Set([...GEMINI_KEYS.input, ...ANTHROPIC_KEYS.input])],
@@ -96,6 +103,8 @@ export const BUILT_IN_READERS: Readonly<Record<UsageShape, UsageReaderFactory>> 
   openai: builtIn(OPENAI),
   anthropic: builtIn(ANTHROPIC),
   gemini: builtIn(GEMINI),
+  // Its own module: JSON keys plus AWS's binary event stream.
+  bedrock: (response) => bedrockUsageReader(response, (counts) => new UsageScanner(counts, BEDROCK)),
 });
 
 /** The reader factory a provider declares: its own, or the built-in one it names. */

@@ -5,7 +5,8 @@
  * sends `/v1/proxy/*` to the gateway and everything else under `/v1` to the
  * admin router. Malformed HTTP is answered by the client-error handler with the
  * contract's JSON; header and body read timeouts come from the config.
- * `drain()` implements graceful shutdown.
+ * `drain()` implements graceful shutdown. Cleartext HTTP/2 is served on the same
+ * port (h2c.ts), through the same handler.
  */
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
@@ -13,6 +14,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from '../config.js';
 import { ApiError, Errors, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { H2cFrontDoor } from './h2c.js';
 import { rawErrorResponse, sendError, sendJson } from './reply.js';
 import type { Route, Router } from './router.js';
 
@@ -44,6 +46,7 @@ export const newRequestId = (): string => `req_${randomUUID().replaceAll('-', ''
 
 export class HttpServer {
   readonly server: http.Server;
+  private readonly h2c: H2cFrontDoor;
   private draining = false;
   private inflight = 0;
   private idleWaiters: Array<() => void> = [];
@@ -67,6 +70,11 @@ export class HttpServer {
       requireHostHeader: false,
       maxHeaderSize: 32 * 1024,
     }, (req, res) => this.onRequest(req, res));
+    this.h2c = new H2cFrontDoor(this.server, (req, res) => this.onRequest(req, res), {
+      firstBytesTimeoutMs: config.headersTimeoutMs,
+      idleTimeoutMs: 65_000,
+      maxHeaderSize: 32 * 1024,
+    });
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.onClientError(err, socket));
     // `Expect: 100-continue` with a body over KEYWARD_MAX_BODY (KEYWARD_MAX_ADMIN_BODY off the proxy): do not invite
     // a body that will be refused (Node would send 100 Continue before any check); the handler refuses it unread,
@@ -223,6 +231,7 @@ export class HttpServer {
     this.draining = true;
     this.server.close();
     this.server.closeIdleConnections();
+    this.h2c.close();
     if (this.inflight > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, ms);
@@ -235,6 +244,7 @@ export class HttpServer {
     }
     const clean = this.inflight === 0;
     this.server.closeAllConnections();
+    this.h2c.destroyAll();
     return clean;
   }
 

@@ -38,6 +38,7 @@ const ACCOUNT_ROUTES: Record<string, string[]> = {
     'POST openai/responses/{id}/cancel',
     'POST openai/v1/responses/{id}/cancel',
   ],
+  bedrock: [],
   cohere: [],
   deepseek: ['GET user/balance'],
   fireworks: [],

@@ -10,6 +10,7 @@ import { ProviderLoadError, type Provider } from '../../catalog/registry.js';
 import { googleOAuthSigner, type GoogleOAuthSettings } from './google-oauth.js';
 import { headerSigner } from './header.js';
 import { querySigner } from './query.js';
+import { sigv4Signer } from './sigv4.js';
 
 /** What built-in signers take from the gateway's config (not from a provider file). */
 export interface SignerSettings {
@@ -20,13 +21,15 @@ export interface SignerSettings {
 export type SignerFactory = (options: Readonly<Record<string, unknown>>, provider: Provider, settings: SignerSettings) => Signer;
 
 /**
- * Built-in signers by name (`auth: { kind: 'signer', signer: '<name>', options }`): a later issue adds
- * `sigv4` (AWS, over the final request and its body hash) and `google-oauth` (a minted, cached token).
+ * Built-in signers by name (`auth: { kind: 'signer', signer: '<name>', options }`): `sigv4` (AWS, over the
+ * final request and its body hash) and `google-oauth` (a minted, cached Google access token).
  */
 const BUILT_IN: Readonly<Record<string, SignerFactory>> = Object.freeze({
   // Vertex AI: a Google access token minted from the credential's service account, or the metadata server's.
   'google-oauth': (_options, _provider, settings) =>
     googleOAuthSigner(settings.google ?? { tokenUri: 'https://oauth2.googleapis.com/token', metadataOrigin: 'http://169.254.169.254' }),
+  // AWS Bedrock: SigV4 over the final request and its body hash, or a Bedrock API key as Bearer.
+  sigv4: sigv4Signer,
 });
 
 export function signerFor(provider: Provider, settings: SignerSettings = {}): Signer {

@@ -36,6 +36,7 @@ export class RouteStage implements CoreStage {
     }
     ctx.route = match.route;
     ctx.params = match.params;
-    if (match.params.model !== undefined) ctx.model = match.params.model;
+    // A resource id (a Bedrock ARN) arrives with its `/` encoded; scopes and prices see the id itself.
+    if (match.params.model !== undefined) ctx.model = match.params.model.replaceAll('%2F', '/');
   }
 }

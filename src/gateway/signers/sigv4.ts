@@ -1,0 +1,75 @@
+/**
+ * The `sigv4` signer (AWS Signature Version 4, e.g. Bedrock): options `{ service }`;
+ * the region is the credential's `region` field. A credential with `api_key` goes
+ * as `Authorization: Bearer <api_key>` (a Bedrock API key); one with the key pair
+ * is signed per request with @smithy/signature-v4 over the final request: the
+ * path exactly as sent (escaped once more for the canonical URI, as AWS does for
+ * every service but S3), the query, `host`, `content-type` and `content-length`,
+ * and the SHA-256 of the exact body bytes (hence needsBody), with the session
+ * token when there is one. First every header the caller's own AWS client set is
+ * removed (its Authorization/signature, `x-amz-*`, `amz-sdk-*`): none of it is
+ * ever forwarded.
+ */
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { CredentialSecrets, OutgoingRequest, Signer } from '../../catalog/provider.js';
+
+/** What AWS clients add to a request that must never reach upstream as the caller's. */
+export const isCallerAwsHeader = (name: string): boolean => name === 'authorization' || name.startsWith('x-amz-') || name.startsWith('amz-sdk-');
+
+const single = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v.join(',') : v);
+
+function queryObject(query: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of new URLSearchParams(query)) {
+    const had = out[k];
+    out[k] = had === undefined ? v : [...(Array.isArray(had) ? had : [had]), v];
+  }
+  return out;
+}
+
+export function sigv4Signer(options: Readonly<Record<string, unknown>>): Signer {
+  const service = options.service;
+  if (typeof service !== 'string' || !/^[a-z0-9-]{1,64}$/.test(service)) throw new Error('`service` must name the AWS service, e.g. "bedrock"');
+  return {
+    needsBody: true,
+    async sign(request: OutgoingRequest, credential: CredentialSecrets): Promise<void> {
+      for (const name of Object.keys(request.headers)) if (isCallerAwsHeader(name)) delete request.headers[name];
+      const { secrets, plain } = credential;
+      if (secrets.api_key !== undefined) {
+        request.headers.authorization = `Bearer ${secrets.api_key}`;
+        return;
+      }
+      const region = plain.region!;
+      const body = request.body ?? Buffer.alloc(0);
+      // Only what the gateway controls is signed: these values reach AWS exactly as given here.
+      const headers: Record<string, string> = { host: single(request.headers.host)!, 'content-length': String(body.length) };
+      const type = single(request.headers['content-type']);
+      if (type !== undefined) headers['content-type'] = type;
+      const signer = new SignatureV4({
+        service,
+        region,
+        sha256: Sha256,
+        credentials: {
+          accessKeyId: secrets.aws_access_key_id!,
+          secretAccessKey: secrets.aws_secret_access_key!,
+          ...(secrets.aws_session_token !== undefined ? { sessionToken: secrets.aws_session_token } : {}),
+        },
+        uriEscapePath: true,
+        applyChecksum: true,
+      });
+      const url = new URL(request.origin);
+      const signed = await signer.sign({
+        method: request.method,
+        protocol: url.protocol,
+        hostname: url.hostname,
+        ...(url.port ? { port: Number(url.port) } : {}),
+        path: request.path,
+        query: queryObject(request.query),
+        headers,
+        body,
+      });
+      for (const [name, value] of Object.entries(signed.headers)) request.headers[name.toLowerCase()] = value;
+    },
+  };
+}
