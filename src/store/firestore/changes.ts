@@ -9,7 +9,7 @@
  */
 import type { DocumentData, DocumentReference, WriteBatch } from '@google-cloud/firestore';
 import type { Change, ChangeFeed, ChangeKind } from '../ports.js';
-import { BATCH_WRITES, type FirestoreDb } from './db.js';
+import { BATCH_WRITES, Code, errCode, type FirestoreDb } from './db.js';
 
 /** Change documents are needed only until every live watcher has seen them. */
 const CHANGE_RETENTION_MS = 10 * 60_000;
@@ -46,6 +46,20 @@ export class FirestoreChanges implements ChangeFeed {
   async commit(batch: WriteBatch): Promise<void> {
     await batch.commit();
     this.sweep();
+  }
+
+  /**
+   * As `commit`, for a batch whose writes carry an exists precondition (update, delete with `exists`):
+   * false when the document was gone by then (another caller deleted it first), nothing written.
+   */
+  async commitUnlessGone(batch: WriteBatch): Promise<boolean> {
+    try {
+      await this.commit(batch);
+      return true;
+    } catch (err) {
+      if (errCode(err) === Code.NOT_FOUND) return false;
+      throw err;
+    }
   }
 
   /** Deletes change documents older than the retention, at most once a minute per instance, in the background. */

@@ -125,13 +125,7 @@ export class FirestoreCredentials implements CredentialStore {
       // update() carries an exists precondition: a credential deleted meanwhile fails with NOT_FOUND.
       batch.update(ref, { wrappedDek: s.wrappedDek, kekId: s.kekId, nonce: s.nonce, ciphertext: s.ciphertext, keyHint, updatedAt });
       this.changes.publish(batch, 'credential', id);
-      try {
-        await this.changes.commit(batch);
-        return true;
-      } catch (err) {
-        if (errCode(err) === Code.NOT_FOUND) return false;
-        throw err;
-      }
+      return this.changes.commitUnlessGone(batch);
     });
   }
 

@@ -9,7 +9,7 @@
 import type { DocumentSnapshot, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { BAD_CURSOR, type Page, type PageQuery, type TokenRecord, type TokenStore } from '../ports.js';
 import type { FirestoreChanges } from './changes.js';
-import { BATCH_WRITES, Code, errCode, pageByOrg, sortKey, type FirestoreDb } from './db.js';
+import { BATCH_WRITES, pageByOrg, sortKey, type FirestoreDb } from './db.js';
 
 const toToken = (d: DocumentSnapshot): TokenRecord => {
   const x = d.data()!;
@@ -88,13 +88,7 @@ export class FirestoreTokens implements TokenStore {
       const batch = this.db.client.batch();
       batch.delete(d.ref, { exists: true });
       this.changes.publish(batch, 'token', id);
-      try {
-        await this.changes.commit(batch);
-        return true;
-      } catch (err) {
-        if (errCode(err) === Code.NOT_FOUND) return false;
-        throw err;
-      }
+      return this.changes.commitUnlessGone(batch);
     });
   }
 
