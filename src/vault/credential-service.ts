@@ -27,8 +27,6 @@ import { TokenService } from './token-service.js';
 const KEY_CACHE_TTL_MS = 5 * 60_000;
 const KEY_CACHE_MAX = 10_000;
 
-/** Printable ASCII without spaces: a key goes into an HTTP header, so CR/LF can never be smuggled in. */
-const API_KEY = /^[\x21-\x7e]{8,4096}$/;
 
 @injectable()
 export class CredentialService {
@@ -50,13 +48,6 @@ export class CredentialService {
     feed.watch((c) => {
       if (c.kind === 'credential') this.forget(c.id);
     });
-  }
-
-  validateApiKey(apiKey: unknown): string {
-    if (typeof apiKey !== 'string' || !API_KEY.test(apiKey)) {
-      throw Errors.invalidRequest('`api_key` must be a string of 8 to 4096 printable characters without spaces.', 'api_key');
-    }
-    return apiKey;
   }
 
   /**
