@@ -132,11 +132,19 @@ export type ProviderAuth =
  */
 export type TokenPlacement = { header: string; scheme?: string; pattern?: RegExp } | { query: string };
 
+/**
+ * One response's token counts. `inputTokens` is every input token, cached ones included (OpenAI's and
+ * Gemini's prompt counts already are; the Anthropic-shaped readers add cache reads and writes to
+ * `input_tokens`), so a price is applied as: cached at `cachedInput`, cache writes at `cacheWriteInput`,
+ * the rest at `input`.
+ */
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
-  /** Input tokens served from the provider's cache (priced lower). */
+  /** Input tokens served from the provider's cache (priced lower); part of `inputTokens`. */
   cachedInputTokens?: number;
+  /** Input tokens written to the provider's cache (Anthropic's cache_creation_input_tokens); part of `inputTokens`. */
+  cacheWriteInputTokens?: number;
 }
 
 /** Reads one response's usage from its bytes as they pass (after masking); never changes them. */
@@ -156,13 +164,21 @@ export interface UsageResponse {
 export type UsageShape = 'openai' | 'anthropic' | 'gemini' | 'bedrock';
 export type UsageReaderFactory = (response: UsageResponse) => UsageReader;
 
-/** USD per million tokens, for a model name or a `prefix*` (the spend-budget issue fills these in). */
+/**
+ * A model's prices as a provider file writes them: USD per million tokens, for a model name or a
+ * `prefix*` (catalog/prices.ts turns them into integer micro-dollars once, at start).
+ */
 export interface ModelPrice {
   input: number;
   output: number;
+  /** Input tokens read from the provider's cache. Default: `input`. */
   cachedInput?: number;
-  /** The model's largest output, for reserving before the response is known. */
+  /** Input tokens written to the provider's cache (Anthropic's cache_creation). Default: `input`. */
+  cacheWriteInput?: number;
+  /** The model's largest output in tokens, where the provider publishes it: the reservation's output bound when a request names none. */
   maxOutput?: number;
+  /** The model's context window in tokens, where published: no request's input can be larger. */
+  contextWindow?: number;
 }
 
 export interface ProviderPlugin {
@@ -188,6 +204,8 @@ export interface ProviderPlugin {
   routes: readonly ProviderRoute[];
   /** Defaults sent upstream unless the caller sets them, e.g. `anthropic-version`. */
   headers?: Readonly<Record<string, string>>;
-  /** Prices by model name or `prefix*`. */
+  /** Prices by model name or `prefix*` (exact names win, then the longest prefix). */
   prices?: Readonly<Record<string, ModelPrice>>;
+  /** The day `prices` were taken from the provider's price page, `YYYY-MM-DD`. Required with `prices`. */
+  pricesAsOf?: string;
 }
