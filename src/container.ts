@@ -18,6 +18,7 @@ import { DeploymentSecrets } from './vault/deployment-secrets.js';
 import { systemClock, type Clock } from './clock.js';
 import { pluginConfig, type Config } from './config.js';
 import { ProviderRegistry } from './catalog/registry.js';
+import { PriceBook, type PriceTables } from './catalog/prices.js';
 import { QuotaLedger } from './accounting/quota-ledger.js';
 import { UsageRecorder } from './accounting/usage-recorder.js';
 import { UsageSummaries } from './accounting/usage-summary.js';
@@ -101,7 +102,9 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
     c.register(port, { useValue: store });
   }
   c.register(Symbols.KeyWrapper, { useValue: wrapper });
-  c.register(Symbols.ProviderRegistry, { useValue: await ProviderRegistry.load(config.providersDir, config.upstreamOverrides) });
+  const registry = await ProviderRegistry.load(config.providersDir, config.upstreamOverrides);
+  c.register(Symbols.ProviderRegistry, { useValue: registry });
+  c.register(PriceBook, { useValue: priceBookOf(registry) });
   // Services are singletons within this container (tests run several servers in one process).
   for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries]) c.registerSingleton(cls as never);
   c.register(RateLimiter, { useValue: new RateLimiter() });
@@ -250,4 +253,14 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
       await store.close();
     },
   };
+}
+
+/** Every provider file's prices (KEYWARD_PRICES goes on top: the prices work adds it). */
+function priceBookOf(registry: ProviderRegistry): PriceBook {
+  const tables: Record<string, PriceTables[string]> = {};
+  for (const id of registry.ids()) {
+    const p = registry.get(id)!;
+    if (p.prices) tables[id] = p.prices;
+  }
+  return new PriceBook([{ tables, source: (id) => `providers/${registry.get(id)!.file} (${registry.get(id)!.pricesAsOf})` }]);
 }

@@ -10,7 +10,9 @@ import { compileRoute, validRoutePattern, type CompiledRoute } from './path.js';
 import { DEFAULT_CREDENTIAL, declareFields, type CredentialRules, type DeclaredField } from './credential-fields.js';
 import { HOP_BY_HOP } from './header-names.js';
 import { compileTemplate, isTemplate, type UpstreamTemplate } from './upstream-template.js';
-import type { CredentialSpec, HttpMethod, ProviderAuth, ProviderPlugin, ProviderRoute, TokenPlacement, UsageReaderFactory, UsageShape } from './provider.js';
+import { MODEL } from './model-name.js';
+import { priceEntry, PriceError } from './prices.js';
+import type { CredentialSpec, HttpMethod, ModelPrice, ProviderAuth, ProviderPlugin, ProviderRoute, TokenPlacement, UsageReaderFactory, UsageShape } from './provider.js';
 
 /** A validated provider; it is also the CredentialRules its credentials are checked against. */
 export interface Provider extends ProviderPlugin {
@@ -42,7 +44,7 @@ const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'DELETE'];
 const HEADER = /^[a-z0-9-]+$/;
 const PARAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini', 'bedrock'];
-const KNOWN_KEYS = new Set(['id', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices']);
+const KNOWN_KEYS = new Set(['id', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf']);
 /** The first form's keys, and what replaced each. */
 const FIRST_FORM: Record<string, string> = {
   keyHeader: "`auth: { kind: 'header', header }`",
@@ -106,7 +108,7 @@ export function validateProvider(file: string, p: unknown, override?: string): P
   for (const [k, v] of Object.entries(headers)) {
     if (!HEADER.test(k) || typeof v !== 'string' || !/^[\t\x20-\x7e]*$/.test(v)) fail(`header ${JSON.stringify(k)} must be a lower-case name with a printable string value`);
   }
-  validatePrices(o.prices, fail);
+  validatePrices(o.prices, o.pricesAsOf, fail);
 
   return Object.freeze({
     ...(o as unknown as ProviderPlugin),
@@ -199,17 +201,21 @@ function validateRoutes(value: unknown, both: boolean, fail: (problem: string) =
   return value as ProviderRoute[];
 }
 
-function validatePrices(value: unknown, fail: (problem: string) => never): void {
-  if (value === undefined) return;
-  if (!value || typeof value !== 'object' || Array.isArray(value)) fail('`prices` must be an object of { input, output, cachedInput?, maxOutput? } by model');
+function validatePrices(value: unknown, asOf: unknown, fail: (problem: string) => never): void {
+  if (value === undefined) {
+    if (asOf !== undefined) fail('`pricesAsOf` without `prices`');
+    return;
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) fail('`prices` must be an object of { input, output, cachedInput?, cacheWriteInput?, maxOutput?, contextWindow? } by model');
+  if (typeof asOf !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(asOf)) fail('`pricesAsOf` must be the day the prices were taken, YYYY-MM-DD');
   for (const [model, raw] of Object.entries(value as object)) {
-    const price = (raw ?? {}) as Record<string, unknown>;
-    for (const k of ['input', 'output', 'cachedInput', 'maxOutput']) {
-      const v = price[k];
-      const required = k === 'input' || k === 'output';
-      if ((v === undefined && required) || (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))) {
-        fail(`price of ${JSON.stringify(model)}: \`${k}\` must be a number ≥ 0`);
-      }
+    if (!MODEL.test(model)) fail(`\`prices\` key ${JSON.stringify(model)} is not a model name or prefix*`);
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) fail(`price of ${JSON.stringify(model)} must be an object`);
+    try {
+      priceEntry(`prices[${JSON.stringify(model)}]`, raw as ModelPrice, 'check');
+    } catch (err) {
+      if (err instanceof PriceError) fail(err.message);
+      throw err;
     }
   }
 }

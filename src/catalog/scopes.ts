@@ -5,12 +5,13 @@
  * before quota, so a refusal never counts.
  */
 import { Errors } from '../errors.js';
+import { MODEL } from './model-name.js';
 import { matchRoute, routeAdmitsPrefix } from './path.js';
 import type { Provider } from './registry.js';
 import type { TokenScopes } from '../store/ports.js';
 
 /** Exported so the admin API's token schema (src/api/schemas/tokens.ts) states the same grammar. */
-export const MODEL = /^[A-Za-z0-9._:\/@+-]{1,200}\*?$|^\*$/;
+export { MODEL };
 export const PATH_PATTERN = /^[A-Za-z0-9._~:{}\/-]{1,512}\*?$/;
 export const MAX_ITEMS = 100;
 

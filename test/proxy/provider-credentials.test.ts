@@ -134,7 +134,10 @@ test('unit: a malformed declaration of fields, auth, tokenIn or usage is refused
     [{ credential: { fields: { api_key: { secret: true, pattern: /x/g } } } }, /`pattern` must be a RegExp without the g or y flag/],
     [{ credential: { fields: { key_hint: { secret: true } } } }, /credential field "key_hint"/],
     [{ routes: [], allow: [{ method: 'POST', path: 'v1/x' }] }, /not both/],
-    [{ prices: { 'm*': { input: -1, output: 2 } } }, /price of "m\*": `input`/],
+    [{ prices: { 'm*': { input: -1, output: 2 } }, pricesAsOf: '2026-11-23' }, /prices\["m\*"\]\.input: USD per million tokens/],
+    [{ prices: { m: { input: 1, output: 2, maxOutput: 0.5 } }, pricesAsOf: '2026-11-23' }, /prices\["m"\]\.maxOutput: a whole number of tokens/],
+    [{ prices: { m: { input: 1, output: 2 } } }, /`pricesAsOf` must be the day the prices were taken/],
+    [{ prices: { 'a b': { input: 1, output: 2 } }, pricesAsOf: '2026-11-23' }, /`prices` key "a b" is not a model name/],
   ];
   for (const [change, message] of cases) {
     const err = t.throws(() => validateProvider('broken.js', { ...base, ...change }), undefined, JSON.stringify(Object.keys(change)));
