@@ -10,8 +10,11 @@
  */
 import type { ResponseTap } from './relay.js';
 
-/** How far into a response the model is looked for: every shape names it in its first event or object head. */
-const READ_LIMIT = 8 * 1024;
+/**
+ * How far into a response the model is looked for: every shape names it in its first event or object head,
+ * after at most what the response echoes of the request (the Responses API's `instructions` come first).
+ */
+export const READ_LIMIT = 64 * 1024;
 /** Enough of the previous chunk to complete a key and a model name cut at the edge. */
 const OVERLAP = 320;
 const MODEL_KEY = /"(?:model|modelVersion)"\s*:\s*"([A-Za-z0-9._:@\/+-]{1,256})"/;

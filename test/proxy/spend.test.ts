@@ -170,7 +170,7 @@ test('/metrics counts spend by provider and the price table\'s model name; the c
 });
 
 test('unit: the answer\'s model is read across chunk edges, only from the first bytes, and never from generated text', async (t) => {
-  const { ResponseModelTap } = await import('../../src/gateway/response-model.js');
+  const { ResponseModelTap, READ_LIMIT } = await import('../../src/gateway/response-model.js');
   const body = Buffer.from('data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"spend-4o-2026-08-06","choices":[]}\n\n');
   for (let cut = 1; cut < body.length; cut++) {
     const tap = new ResponseModelTap();
@@ -188,9 +188,14 @@ test('unit: the answer\'s model is read across chunk edges, only from the first 
   const escaped = new ResponseModelTap();
   escaped.scan(Buffer.from('{"choices":[{"message":{"content":"{\\"model\\": \\"cheap\\"}"}}],"model":"spend-4o"}'));
   t.is(escaped.model, 'spend-4o');
-  // Past the first 8 KiB nothing is looked for (a long answer costs nothing more).
+  // After a long echo of the request (the Responses API's `instructions`), in pieces.
+  const echoed = new ResponseModelTap();
+  const instructions = `{"object":"response","instructions":"${'be brief. '.repeat(3000)}","model":"spend-4o-2026"}`;
+  for (let i = 0; i < instructions.length; i += 1000) echoed.scan(Buffer.from(instructions.slice(i, i + 1000)));
+  t.is(echoed.model, 'spend-4o-2026');
+  // Past the first READ_LIMIT bytes nothing is looked for (a long answer costs nothing more).
   const late = new ResponseModelTap();
-  late.scan(Buffer.alloc(8 * 1024, 0x20));
+  late.scan(Buffer.alloc(READ_LIMIT, 0x20));
   late.scan(Buffer.from('{"model":"spend-4o"}'));
   t.is(late.model, undefined);
 });
