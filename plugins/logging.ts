@@ -1,11 +1,13 @@
 /**
  * logging: one JSON line per proxied request after its last byte (a `log`
- * hook), in Cloud Logging's shape (`httpRequest`) plus Keyward's ids. Ids
+ * hook), in Cloud Logging's shape (`httpRequest`) plus Keyward's ids, tokens
+ * and spend (`spend_usd`, a decimal string, when the usage was priced). Ids
  * only: never a key, a token value, a header or a body. Priority 300, the
  * lowest an operator plugin may take: its line comes after other plugins' logs.
  */
 import type { PluginHost, PluginModule, RequestView } from '../src/gateway/contracts.js';
 import { traceFields } from '../src/trace.js';
+import { formatUsd } from '../src/catalog/money.js';
 
 const logging: PluginModule = {
   name: 'logging',
@@ -36,6 +38,7 @@ const logging: PluginModule = {
             ...(ctx.error ? { error: ctx.error.code } : {}),
             ...(ctx.ttfbMs !== undefined ? { ttfb_ms: Math.round(ctx.ttfbMs * 1000) / 1000 } : {}),
             ...(ctx.usage.inputTokens || ctx.usage.outputTokens ? { input_tokens: ctx.usage.inputTokens, output_tokens: ctx.usage.outputTokens } : {}),
+            ...(ctx.costMicros !== undefined ? { spend_usd: formatUsd(ctx.costMicros) } : {}),
           },
           ...traceFields(ctx.headers, host.config.gcpProject),
         };

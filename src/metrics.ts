@@ -23,6 +23,13 @@ export class Metrics {
   private readonly ttfb = new Histogram({ name: 'keyward_upstream_ttfb_seconds', help: 'From the request\'s arrival to the first upstream response byte, by provider.', labelNames: ['provider'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
   private readonly adminRequests = new Counter({ name: 'keyward_admin_requests_total', help: 'Admin API requests by method, route and status.', labelNames: ['method', 'route', 'status'] as const, registers: [this.registry] });
   private readonly kmsCalls = new Counter({ name: 'keyward_kms_calls_total', help: 'Key wrapper calls by operation and outcome.', labelNames: ['kind', 'op', 'outcome'] as const, registers: [this.registry] });
+  private readonly spend = new Counter({
+    name: 'keyward_spend_usd_total',
+    help: 'Spend in USD of forwarded requests (their reported usage at the price book\'s prices), by provider and the price table\'s model name (`prefix*` as written; `unpriced` when none matched).',
+    labelNames: ['provider', 'model'] as const,
+    registers: [this.registry],
+  });
+  private readonly boundSpend = new Map<string, promClient.Counter.Internal>();
   private readonly bound = new Map<string, { requests: Map<number, promClient.Counter.Internal>; latency: promClient.Histogram.Internal<'provider'>; ttfb: promClient.Histogram.Internal<'provider'> }>();
 
   constructor(caches: () => Record<string, CacheStats>, inflight: () => number) {
@@ -70,6 +77,17 @@ export class Metrics {
     c.inc();
     if (upstreamSeconds !== undefined) b.latency.observe(upstreamSeconds);
     if (ttfbSeconds !== undefined) b.ttfb.observe(ttfbSeconds);
+  }
+
+  /** `model`: the price table's name or `unpriced` (bounded by the tables), never the caller's string. */
+  spent(provider: string, model: string, micros: number): void {
+    const key = `${provider}\0${model}`;
+    let c = this.boundSpend.get(key);
+    if (!c) {
+      c = this.spend.labels(provider, model);
+      this.boundSpend.set(key, c);
+    }
+    c.inc(micros / 1_000_000);
   }
 
   refused(code: string, provider: string | undefined, status: number): void {

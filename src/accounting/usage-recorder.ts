@@ -1,15 +1,16 @@
 /**
- * Usage counters (requests, input and output tokens per organisation,
- * credential and token) accumulate in memory and are flushed to the store in
- * one batch every second, never written per request. Reads add what this
- * instance has not flushed yet, so a caller sees its own requests at once.
+ * Usage counters (requests, input and output tokens and spend per
+ * organisation, credential and token each month, and per organisation each
+ * day) accumulate in memory and are flushed to the store in one batch every
+ * second, never written per request. Reads add what this instance has not
+ * flushed yet, so a caller sees its own requests at once.
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import type { UsageCounts, UsageDelta, UsageScope, UsageStore } from '../store/ports.js';
+import type { PeriodUsage, UsageCounts, UsageDelta, UsageScope, UsageStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
-import { periodOf } from './periods.js';
+import { dayOf, periodOf } from './periods.js';
 import { BackgroundFlush } from './background-flush.js';
 
 const FLUSH_MS = 1000;
@@ -21,6 +22,8 @@ export interface UsageEvent {
   requests: number;
   inputTokens: number;
   outputTokens: number;
+  /** What the request spent, µ$ (the gateway's settled figure; 0 when nothing was priced). */
+  spendMicros: number;
 }
 
 @injectable()
@@ -49,11 +52,14 @@ export class UsageRecorder {
   }
 
   record(e: UsageEvent): void {
-    if (e.requests === 0 && e.inputTokens === 0 && e.outputTokens === 0) return;
-    const period = periodOf(this.clock.now());
+    if (e.requests === 0 && e.inputTokens === 0 && e.outputTokens === 0 && e.spendMicros === 0) return;
+    const now = this.clock.now();
+    const period = periodOf(now);
     this.add('org', e.orgId, period, e);
     this.add('cred', e.credentialId, period, e);
     this.add('tok', e.tokenId, period, e);
+    // The day's counter is one more key in the same batch: no write of its own.
+    this.add('org-day', e.orgId, dayOf(now), e);
     this.flusher.schedule();
   }
 
@@ -64,8 +70,9 @@ export class UsageRecorder {
       d.requests += e.requests;
       d.inputTokens += e.inputTokens;
       d.outputTokens += e.outputTokens;
+      d.spendMicros += e.spendMicros;
     } else {
-      this.pending.set(key, { scope, id, period, requests: e.requests, inputTokens: e.inputTokens, outputTokens: e.outputTokens });
+      this.pending.set(key, { scope, id, period, requests: e.requests, inputTokens: e.inputTokens, outputTokens: e.outputTokens, spendMicros: e.spendMicros });
     }
   }
 
@@ -80,11 +87,30 @@ export class UsageRecorder {
       stored.requests += d.requests;
       stored.inputTokens += d.inputTokens;
       stored.outputTokens += d.outputTokens;
+      stored.spendMicros += d.spendMicros;
     };
     for (const d of this.pending.values()) {
       if (d.scope === scope && d.id === id && (period === undefined || d.period === period)) sum(d);
     }
     return stored;
+  }
+
+  /** An organisation's days from `from` to `to` (`YYYY-MM-DD`, inclusive) that have counters, in order, unflushed ones included. */
+  async daily(orgId: string, from: string, to: string): Promise<PeriodUsage[]> {
+    const byDay = new Map((await this.store.listUsage('org-day', orgId, from, to)).map((d) => [d.period, d]));
+    for (const d of this.pending.values()) {
+      if (d.scope !== 'org-day' || d.id !== orgId || d.period < from || d.period > to) continue;
+      const day = byDay.get(d.period);
+      if (day) {
+        day.requests += d.requests;
+        day.inputTokens += d.inputTokens;
+        day.outputTokens += d.outputTokens;
+        day.spendMicros += d.spendMicros;
+      } else {
+        byDay.set(d.period, { period: d.period, requests: d.requests, inputTokens: d.inputTokens, outputTokens: d.outputTokens, spendMicros: d.spendMicros });
+      }
+    }
+    return [...byDay.values()].sort((a, b) => (a.period < b.period ? -1 : a.period > b.period ? 1 : 0));
   }
 
   close(): Promise<void> {

@@ -1,14 +1,21 @@
 /**
- * An organisation's month against the free tier: proxied requests (never shown past the limit),
- * stored credentials and provider tokens. One computation for GET /v1/usage and `keyward usage`.
+ * An organisation's month against the free tier and its spend limit: proxied
+ * requests (never shown past the limit), stored credentials, provider tokens
+ * and spend; and its days (GET /v1/usage/daily: every day of a range of at
+ * most 92, zeros included). One computation for the API and `keyward usage`.
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { CredentialStore } from '../store/ports.js';
+import { Errors } from '../errors.js';
+import type { CredentialStore, OrgRecord, UsageCounts } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
-import { periodOf } from './periods.js';
+import { DAY_MS, dayOf, dayStart, daysBetween, periodOf } from './periods.js';
 import { UsageRecorder } from './usage-recorder.js';
+
+/** The longest range GET /v1/usage/daily answers (a quarter), and its default (the last 30 days). */
+export const MAX_DAYS = 92;
+export const DEFAULT_DAYS = 30;
 
 export interface UsageSummary {
   /** The calendar month (UTC), `2026-11`. */
@@ -16,6 +23,22 @@ export interface UsageSummary {
   proxyRequests: { used: number; limit: number };
   credentials: { used: number; limit: number };
   tokens: { input: number; output: number };
+  /** µ$ this month, against the organisation's monthly limit (null: none set). */
+  spend: { usedMicros: number; limitMicros: number | null };
+}
+
+export interface DayUsage extends UsageCounts {
+  /** `YYYY-MM-DD` (UTC). */
+  date: string;
+}
+
+/**
+ * The organisation's monthly spend limit in µ$, or null when none is set. Read defensively: the record's
+ * `spendLimitMicros` comes with spend budgets, and a record read before it existed has none.
+ */
+export function spendLimitOf(org: OrgRecord): number | null {
+  const limit = (org as OrgRecord & { spendLimitMicros?: unknown }).spendLimitMicros;
+  return typeof limit === 'number' && Number.isSafeInteger(limit) ? limit : null;
 }
 
 @injectable()
@@ -27,9 +50,9 @@ export class UsageSummaries {
     @inject(UsageRecorder) private readonly usage: UsageRecorder,
   ) {}
 
-  async of(orgId: string): Promise<UsageSummary> {
+  async of(org: OrgRecord): Promise<UsageSummary> {
     const period = periodOf(this.clock.now());
-    const [month, stored] = await Promise.all([this.usage.get('org', orgId, period), this.credentials.countCredentials(orgId)]);
+    const [month, stored] = await Promise.all([this.usage.get('org', org.id, period), this.credentials.countCredentials(org.id)]);
     const { freeProxyRequests, freeCredentials } = this.config;
     return {
       period,
@@ -37,6 +60,30 @@ export class UsageSummaries {
       proxyRequests: { used: Math.min(month.requests, freeProxyRequests), limit: freeProxyRequests },
       credentials: { used: stored, limit: freeCredentials },
       tokens: { input: month.inputTokens, output: month.outputTokens },
+      spend: { usedMicros: month.spendMicros, limitMicros: spendLimitOf(org) },
     };
+  }
+
+  /**
+   * Every day from `from` to `to` (`YYYY-MM-DD`, UTC, inclusive; default: the 30 days ending today), days
+   * without traffic as zeros. 400 `invalid_request` for a day that is not a calendar day, `from` after
+   * `to`, or more than MAX_DAYS days.
+   */
+  async daily(orgId: string, range: { from?: string | undefined; to?: string | undefined }): Promise<DayUsage[]> {
+    const day = (name: 'from' | 'to', value: string): number => {
+      const ms = dayStart(value);
+      if (ms === undefined) throw Errors.invalidRequest(`\`${name}\` must be a calendar day, YYYY-MM-DD (UTC).`, name);
+      return ms;
+    };
+    const toMs = range.to === undefined ? (dayStart(dayOf(this.clock.now())) as number) : day('to', range.to);
+    const fromMs = range.from === undefined ? toMs - (DEFAULT_DAYS - 1) * DAY_MS : day('from', range.from);
+    if (fromMs > toMs) throw Errors.invalidRequest('`from` must not be after `to`.', 'from');
+    if ((toMs - fromMs) / DAY_MS + 1 > MAX_DAYS) throw Errors.invalidRequest(`The range from \`from\` to \`to\` is at most ${MAX_DAYS} days.`, 'from');
+    const days = daysBetween(fromMs, toMs);
+    const counted = new Map((await this.usage.daily(orgId, days[0]!, days[days.length - 1]!)).map((d) => [d.period, d]));
+    return days.map((date) => {
+      const c = counted.get(date);
+      return { date, requests: c?.requests ?? 0, inputTokens: c?.inputTokens ?? 0, outputTokens: c?.outputTokens ?? 0, spendMicros: c?.spendMicros ?? 0 };
+    });
   }
 }

@@ -1,12 +1,12 @@
-/** GET /v1/usage (this month against the free tier) and GET /v1/audit (the organisation's trail). */
+/** GET /v1/usage (this month against the free tier and the spend limit), GET /v1/usage/daily (the console's charts) and GET /v1/audit (the organisation's trail). */
 import { inject, injectable } from 'tsyringe';
 import { UsageSummaries } from '../accounting/usage-summary.js';
 import type { Router } from '../http/router.js';
 import { AuditLog } from '../controls/audit-log.js';
 import { orgOf } from './params.js';
 import { PAGE } from './schemas/query.js';
-import { AuditList, Usage } from './schemas/usage.js';
-import { auditView, listView, usageSummaryView } from './views.js';
+import { AuditList, DAILY_QUERY, DailyUsage, Usage } from './schemas/usage.js';
+import { auditView, listView, usageDayView, usageSummaryView } from './views.js';
 
 @injectable()
 export class UsageApi {
@@ -19,7 +19,12 @@ export class UsageApi {
     router.add('GET', '/v1/usage', {
       auth: 'org', operationId: 'getUsage', tag: 'usage', summary: 'This month\'s usage against the free tier',
       response: { status: 200, schema: Usage, description: 'Usage.' },
-    }, async (r) => ({ status: 200, body: usageSummaryView(await this.summaries.of(orgOf(r).id)) }));
+    }, async (r) => ({ status: 200, body: usageSummaryView(await this.summaries.of(orgOf(r))) }));
+
+    router.add('GET', '/v1/usage/daily', {
+      auth: 'org', query: DAILY_QUERY, operationId: 'getDailyUsage', tag: 'usage', summary: 'Requests, tokens and spend per day (UTC)',
+      response: { status: 200, schema: DailyUsage, description: 'Every day of the range, zeros included; at most 92 days (400 `invalid_request` otherwise).' },
+    }, async (r) => ({ status: 200, body: { object: 'list' as const, data: (await this.summaries.daily(orgOf(r).id, r.query)).map(usageDayView) } }));
 
     router.add('GET', '/v1/audit', {
       auth: 'org', query: PAGE, operationId: 'listAuditEvents', tag: 'usage', summary: 'The organisation\'s audit trail',

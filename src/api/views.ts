@@ -4,12 +4,13 @@
  * keys and token values are not in records (a value shown once is passed in by its creator).
  */
 import type { Static } from '@sinclair/typebox';
-import type { UsageSummary } from '../accounting/usage-summary.js';
+import type { DayUsage, UsageSummary } from '../accounting/usage-summary.js';
+import { formatUsd } from '../catalog/money.js';
 import type { AuditRecord, CredentialRecord, OrgRecord, Page, TokenRecord, UsageCounts as UsageCountsRecord } from '../store/ports.js';
 import type { CredentialView } from './schemas/credentials.js';
 import type { Organization } from './schemas/orgs.js';
 import type { Token, TokenCreated } from './schemas/tokens.js';
-import type { AuditEvent, Usage, UsageCounts } from './schemas/usage.js';
+import type { AuditEvent, Usage, UsageCounts, UsageDay } from './schemas/usage.js';
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -19,7 +20,11 @@ export function listView<T, V>(page: Page<T>, view: (item: T) => V): { object: '
 }
 
 export function usageView(u: UsageCountsRecord): Static<typeof UsageCounts> {
-  return { requests: u.requests, input_tokens: u.inputTokens, output_tokens: u.outputTokens };
+  return { requests: u.requests, input_tokens: u.inputTokens, output_tokens: u.outputTokens, spend_usd: formatUsd(u.spendMicros) };
+}
+
+export function usageDayView(d: DayUsage): Static<typeof UsageDay> {
+  return { date: d.date, requests: d.requests, input_tokens: d.inputTokens, output_tokens: d.outputTokens, spend_usd: formatUsd(d.spendMicros) };
 }
 
 export function orgView(org: OrgRecord, token: string): Static<typeof Organization> {
@@ -70,6 +75,7 @@ export function usageSummaryView(s: UsageSummary): Static<typeof Usage> {
     proxy_requests: { used: s.proxyRequests.used, limit: s.proxyRequests.limit },
     credentials: { used: s.credentials.used, limit: s.credentials.limit },
     tokens: { input: s.tokens.input, output: s.tokens.output },
+    spend_usd: { used: formatUsd(s.spend.usedMicros), limit: s.spend.limitMicros === null ? null : formatUsd(s.spend.limitMicros) },
   };
 }
 

@@ -90,11 +90,19 @@ export class PriceBook {
 
   /** The price of `model` at `providerId`: exact name, else the longest matching prefix, else undefined (unpriced). */
   lookup(providerId: string, model: string): PriceEntry | undefined {
+    return this.match(providerId, model)?.price;
+  }
+
+  /**
+   * lookup, with the table's name that matched: the model itself or its `prefix*`. Metrics label spend by
+   * this name, never by the caller's free-form model string, so their cardinality is the table's size.
+   */
+  match(providerId: string, model: string): { name: string; price: PriceEntry } | undefined {
     const prices = this.byProvider.get(providerId);
     if (!prices) return undefined;
     const exact = prices.exact.get(model);
-    if (exact) return exact;
-    for (const [prefix, entry] of prices.prefixes) if (model.startsWith(prefix)) return entry;
+    if (exact) return { name: model, price: exact };
+    for (const [prefix, entry] of prices.prefixes) if (model.startsWith(prefix)) return { name: `${prefix}*`, price: entry };
     return undefined;
   }
 

@@ -142,6 +142,7 @@ export const COMMANDS: Command[] = [
       emit(ctx, view, fields([
         ['id', view.id], ['provider', view.provider], ['key_hint', view.key_hint], ['created_at', view.created_at], ['updated_at', view.updated_at],
         ['requests', view.usage!.requests], ['input_tokens', view.usage!.input_tokens], ['output_tokens', view.usage!.output_tokens],
+        ['spend_usd', view.usage!.spend_usd],
       ]));
     },
   },
@@ -218,7 +219,7 @@ export const COMMANDS: Command[] = [
       emit(ctx, view, fields([
         ['id', view.id], ['credential_id', view.credential_id], ['status', view.status], ['created_at', view.created_at], ['expires_at', view.expires_at],
         ['models', view.models?.join(', ')], ['paths', view.paths?.join(', ')], ['max_requests', view.max_requests], ['rate_limit', view.rate_limit],
-        ['requests', view.usage!.requests],
+        ['requests', view.usage!.requests], ['spend_usd', view.usage!.spend_usd],
       ]));
     },
   },
@@ -265,17 +266,18 @@ export const COMMANDS: Command[] = [
     words: ['usage'],
     args: [],
     options: ['org'],
-    summary: 'this month\'s proxied requests and stored credentials against the free tier',
+    summary: 'this month\'s proxied requests and stored credentials against the free tier, tokens and spend',
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
       // The same summary as GET /v1/usage (without its `object`).
-      const { object: _, ...json } = usageSummaryView(await vault.usageSummaries.of(org.id));
+      const { object: _, ...json } = usageSummaryView(await vault.usageSummaries.of(org));
       emit(ctx, json, fields([
         ['period', json.period],
         ['proxy requests', `${json.proxy_requests.used} of ${json.proxy_requests.limit}`],
         ['credentials', `${json.credentials.used} of ${json.credentials.limit}`],
         ['input tokens', json.tokens.input],
         ['output tokens', json.tokens.output],
+        ['spend', json.spend_usd.limit === null ? `$${json.spend_usd.used}` : `$${json.spend_usd.used} of $${json.spend_usd.limit}`],
       ]));
     },
   },

@@ -41,6 +41,8 @@ export class RequestContext implements ProxyContext {
   bytesOut = 0;
   ttfbMs: number | undefined = undefined;
   usage = { inputTokens: 0, outputTokens: 0 };
+  /** µ$: the priced cost of the reported usage, set when the response is over (undefined: none reported, or unpriced). */
+  costMicros: number | undefined = undefined;
 
   /** Pipeline bookkeeping: how many of its request-phase stages completed their access. */
   passed = 0;

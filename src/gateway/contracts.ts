@@ -71,6 +71,8 @@ export interface RequestView {
   readonly ttfbMs: number | undefined;
   /** Token counts read from the provider's `usage` as the bytes passed. */
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number; readonly cachedInputTokens?: number };
+  /** Micro-dollars: the cost of `usage` at the model's price, set after the last byte (before `log` hooks); undefined when no usage was reported or the model has no price. */
+  readonly costMicros: number | undefined;
   /** Per-request scratch space for plugins, keyed by plugin name. */
   readonly state: Map<string, unknown>;
 }
@@ -91,6 +93,7 @@ export interface ProxyContext extends RequestView {
   bytesOut: number;
   ttfbMs: number | undefined;
   usage: { inputTokens: number; outputTokens: number };
+  costMicros: number | undefined;
   /** Node's per-name arrays of the caller's headers (a repeated credential header is ambiguous). */
   readonly headersDistinct: NodeJS.Dict<string[]>;
 }

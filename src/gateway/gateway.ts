@@ -6,7 +6,8 @@
  * stage that ran gives back what it took), unwrap the key, forward, and relay
  * the response. The stages add their response headers before the first byte
  * (responseHead) and their log hooks run after the last; a failing hook is
- * logged, never sent.
+ * logged, never sent. Before the log hooks, a forwarded request's reported
+ * usage is priced (ctx.costMicros) and counted.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { inject, injectable } from 'tsyringe';
@@ -26,6 +27,8 @@ import { BufferBudget } from './buffer-budget.js';
 import { UsageRecorder } from '../accounting/usage-recorder.js';
 import { Metrics } from '../metrics.js';
 import { clientAddress } from '../controls/client-address.js';
+import { PriceBook, usageCost } from '../catalog/prices.js';
+import { ResponseModelTap } from './response-model.js';
 
 const PREFIX = '/v1/proxy/';
 /** Refused requests with a body larger than this are answered with `connection: close` instead of drained. */
@@ -42,6 +45,7 @@ export class Gateway implements ProxyHandler {
     @inject(UsageRecorder) private readonly usage: UsageRecorder,
     @inject(Metrics) private readonly metrics: Metrics,
     @inject(BufferBudget) private readonly budget: BufferBudget,
+    @inject(PriceBook) private readonly prices: PriceBook,
   ) {}
 
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
@@ -77,10 +81,13 @@ export class Gateway implements ProxyHandler {
     }
     ctx.forwarded = true;
     ctx.forwardedAt = process.hrtime.bigint();
+    // No stage read the request's model: a provider with prices has it read from its answer instead.
+    const answered = ctx.model === undefined && this.prices.prices(ctx.provider!.id) ? new ResponseModelTap() : undefined;
     this.upstream.forward({
       ctx, req, res, provider: ctx.provider!, credential, body: ctx.bodyScan, budget: this.budget, responseHeaders: this.responseHeaders,
+      ...(answered ? { taps: [answered] } : {}),
       onCutOff: () => this.unforward(ctx),
-      onFinish: () => void this.done(ctx),
+      onFinish: () => void this.done(ctx, answered),
     });
   }
 
@@ -115,10 +122,24 @@ export class Gateway implements ProxyHandler {
     sendError(res, apiError, headers);
   }
 
-  private async done(ctx: RequestContext): Promise<void> {
+  /**
+   * The cost of what the provider reported (ctx.costMicros, µ$): undefined when it reported nothing or the
+   * model has no price. Counted in the metrics under the price table's name for the model (or `unpriced`).
+   */
+  private price(ctx: RequestContext, answered: ResponseModelTap | undefined): void {
+    const provider = ctx.provider!.id;
+    const model = ctx.model ?? answered?.model;
+    const match = model === undefined ? undefined : this.prices.match(provider, model);
+    const reported = ctx.usage.inputTokens > 0 || ctx.usage.outputTokens > 0;
+    ctx.costMicros = match && reported ? usageCost(match.price, ctx.usage) : undefined;
+    this.metrics.spent(provider, match?.name ?? 'unpriced', ctx.costMicros ?? 0);
+  }
+
+  private async done(ctx: RequestContext, answered?: ResponseModelTap): Promise<void> {
     const provider = ctx.provider?.id ?? 'unknown';
     if (ctx.forwarded) {
       this.metrics.proxied(provider, ctx.status ?? 499, Number(process.hrtime.bigint() - ctx.forwardedAt) / 1e9, ctx.ttfbMs === undefined ? undefined : ctx.ttfbMs / 1000);
+      this.price(ctx, answered);
     } else if (ctx.error) {
       this.metrics.refused(ctx.error.code, ctx.provider?.id, ctx.error.status);
     }
@@ -130,8 +151,17 @@ export class Gateway implements ProxyHandler {
         requests: 1,
         inputTokens: ctx.usage.inputTokens,
         outputTokens: ctx.usage.outputTokens,
+        spendMicros: spentMicros(ctx),
       });
     }
     await this.pipeline.logAll(ctx);
   }
+}
+
+/**
+ * What a forwarded request spent, for the usage counters (µ$): its priced cost, or 0 when nothing was
+ * priced. The one place the recorded spend is decided (a budget's standing reservation belongs here).
+ */
+export function spentMicros(ctx: RequestContext): number {
+  return ctx.costMicros ?? 0;
 }

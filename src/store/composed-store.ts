@@ -66,6 +66,7 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   leased(key: string) { return this.ports.leases.leased(key); }
   addUsage(deltas: UsageDelta[]) { return this.ports.usage.addUsage(deltas); }
   getUsage(scope: UsageScope, id: string, period?: string) { return this.ports.usage.getUsage(scope, id, period); }
+  listUsage(scope: UsageScope, id: string, from: string, to: string) { return this.ports.usage.listUsage(scope, id, from, to); }
 
   // ---- change feed (ChangeFeed) ---------------------------------------------
   watch(listener: (change: Change) => void) { return this.ports.changes.watch(listener); }

@@ -123,18 +123,26 @@ export interface LeaseStore {
   leased(key: string): Promise<number>;
 }
 
-export type UsageScope = 'org' | 'cred' | 'tok';
+/** Monthly counters per organisation, credential and token; `org-day`: an organisation's daily counters (the console's charts). */
+export type UsageScope = 'org' | 'cred' | 'tok' | 'org-day';
 
 export interface UsageCounts {
   requests: number;
   inputTokens: number;
   outputTokens: number;
+  /** Spend in integer micro-dollars (catalog/money.ts): the priced cost of what the providers reported. */
+  spendMicros: number;
 }
 
 export interface UsageDelta extends UsageCounts {
   scope: UsageScope;
   id: string;
-  /** `YYYY-MM` (UTC) */
+  /** `YYYY-MM` (UTC); `YYYY-MM-DD` for the `org-day` scope. */
+  period: string;
+}
+
+/** One period's counters, as listUsage returns them. */
+export interface PeriodUsage extends UsageCounts {
   period: string;
 }
 
@@ -143,6 +151,8 @@ export interface UsageStore {
   addUsage(deltas: UsageDelta[]): Promise<void>;
   /** One period's counts, or the sum over all periods when `period` is omitted. */
   getUsage(scope: UsageScope, id: string, period?: string): Promise<UsageCounts>;
+  /** The periods from `from` to `to` (inclusive, compared as strings) that have counters, in order; absent ones are left out. */
+  listUsage(scope: UsageScope, id: string, from: string, to: string): Promise<PeriodUsage[]>;
 }
 
 export type ChangeKind = 'token' | 'credential' | 'org';

@@ -78,7 +78,7 @@ test('AzureOpenAI unchanged: chat, streaming in pieces with usage, embeddings; a
     `POST /openai/deployments/my-gpt4o/embeddings?api-version=${API_VERSION}`,
   ]);
   cleanUpstream(t, f);
-  t.deepEqual(await usageOf(f), {
+  t.like(await usageOf(f), {
     requests: 3,
     input_tokens: 2 * USAGE.prompt_tokens + EMBEDDING_TOKENS,
     output_tokens: 2 * USAGE.completion_tokens,
@@ -97,7 +97,7 @@ test('AzureOpenAI with azureADTokenProvider (Bearer ptok) and responses.create o
     'POST /openai/responses?api-version=2025-03-01-preview',
   ]);
   cleanUpstream(t, f);
-  t.deepEqual(await usageOf(f), { requests: 2, input_tokens: USAGE.prompt_tokens + RESPONSES_USAGE.input_tokens, output_tokens: USAGE.completion_tokens + RESPONSES_USAGE.output_tokens });
+  t.like(await usageOf(f), { requests: 2, input_tokens: USAGE.prompt_tokens + RESPONSES_USAGE.input_tokens, output_tokens: USAGE.completion_tokens + RESPONSES_USAGE.output_tokens });
 });
 
 test('the plain OpenAI client on the openai/v1/ surface with Bearer ptok: chat, stream, embeddings, responses, models', async (t) => {

@@ -65,7 +65,7 @@ for (const [mode, client] of [['Bearer', bearerClient], ['SigV4 access key id', 
     }
     t.true(s.fake.received.some((r) => r.url.includes('inference-profile%2Fus.anthropic')), 'the ARN\'s slash stayed encoded');
     // Converse + ConverseStream (from the event stream's metadata frame) + InvokeModel + CountTokens (input only).
-    t.deepEqual(await usageOf(s, tok.id), { requests: 4, input_tokens: 4 * USAGE.inputTokens, output_tokens: 3 * USAGE.outputTokens });
+    t.like(await usageOf(s, tok.id), { requests: 4, input_tokens: 4 * USAGE.inputTokens, output_tokens: 3 * USAGE.outputTokens });
   });
 }
 
@@ -82,5 +82,5 @@ test('AnthropicBedrock streaming (Bearer ptok, InvokeModelWithResponseStream): t
   const got = s.fake.received.at(-1)!;
   t.is(got.auth, 'bearer');
   t.regex(got.url, /^\/model\/arn:aws:bedrock:us-east-1:123456789012:inference-profile%2Fus\.anthropic[^/]+\/invoke-with-response-stream$/);
-  t.deepEqual(await usageOf(s, tok.id), { requests: 1, input_tokens: USAGE.inputTokens, output_tokens: USAGE.outputTokens });
+  t.like(await usageOf(s, tok.id), { requests: 1, input_tokens: USAGE.inputTokens, output_tokens: USAGE.outputTokens });
 });

@@ -63,7 +63,7 @@ for (const kind of ['keys', 'session', 'api_key'] as const) {
     }
     await new Promise((r) => setTimeout(r, 50));
     const usage = (await api(s.app, 'GET', `/v1/tokens/${tok.id}`, { token: s.org.token })).body.usage;
-    t.deepEqual(usage, { requests: 2, input_tokens: 24, output_tokens: 6 }, 'Converse usage read from the JSON');
+    t.like(usage, { requests: 2, input_tokens: 24, output_tokens: 6 }, 'Converse usage read from the JSON');
   });
 }
 

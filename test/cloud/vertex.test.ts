@@ -115,7 +115,7 @@ test('every route reaches Vertex with the path unchanged; usage from usageMetada
     t.is(f.vertex.received.at(-1)!.url, `/${path}`);
     await new Promise((res) => setTimeout(res, 50));
     const view = await api(f.app, 'GET', `/v1/tokens/${token.id}`, { token: f.org.token });
-    t.deepEqual(view.body.usage, { requests: 1, input_tokens: input, output_tokens: output }, path);
+    t.like(view.body.usage, { requests: 1, input_tokens: input, output_tokens: output }, path);
   }
 });
 

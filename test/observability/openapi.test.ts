@@ -235,6 +235,7 @@ test('real responses match the document\'s schemas', async (t) => {
   t.true(tokens.body.data.length >= 4);
   check('GET', '/v1/tokens/{id}', await api(f.app, 'GET', `/v1/tokens/${minted.body.id}`, org));
   check('GET', '/v1/usage', await api(f.app, 'GET', '/v1/usage', org));
+  check('GET', '/v1/usage/daily', await api(f.app, 'GET', '/v1/usage/daily?from=2026-01-01&to=2026-01-03', org));
   const audit = await api(f.app, 'GET', '/v1/audit?limit=100', org);
   check('GET', '/v1/audit', audit);
   t.true(audit.body.data.length > 3);
@@ -249,6 +250,7 @@ test('real responses match the document\'s schemas', async (t) => {
     ['POST', '/v1/credentials', await api(f.app, 'POST', '/v1/credentials', { ...org, body: { provider: 'nope', api_key: 'sk-0123456789' } }), 'unknown_provider'],
     ['POST', '/v1/credentials', await api(f.app, 'POST', '/v1/credentials', { ...org, rawBody: '{', headers: { 'content-type': 'application/json' } }), 'invalid_request'],
     ['GET', '/v1/tokens', await api(f.app, 'GET', '/v1/tokens?limit=101', org), 'invalid_request'],
+    ['GET', '/v1/usage/daily', await api(f.app, 'GET', '/v1/usage/daily?from=2026-01-01&to=2026-06-01', org), 'invalid_request'],
     ['GET', '/v1/tokens', await api(f.app, 'GET', '/v1/tokens', { token: 'otok_nope' }), 'unauthenticated'],
     ['GET', '/v1/tokens/{id}', await api(f.app, 'GET', `/v1/tokens/${minted.body.id}`, org), 'not_found'],
     ['POST', '/v1/orgs', await api(f.app, 'POST', '/v1/orgs', { token: 'wrong-admin-token-0123456789', body: { name: 'x' } }), 'unauthenticated'],

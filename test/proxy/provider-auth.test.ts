@@ -60,7 +60,7 @@ test('a provider file whose SDK sends the key in its own header, with its own us
   t.false(JSON.stringify(got.rawHeaders).includes(tok.token), 'the caller\'s token never reaches upstream');
   t.is(got.rawHeaders.filter((h) => h.toLowerCase() === 'x-meter-key').length, 1, 'exactly one credential upstream');
   await new Promise((resolve) => setTimeout(resolve, 50));
-  t.deepEqual(await tokenUsage(s, tok.id), { requests: 1, input_tokens: 12, output_tokens: 34 }, 'counted by the file\'s own reader');
+  t.like(await tokenUsage(s, tok.id), { requests: 1, input_tokens: 12, output_tokens: 34 }, 'counted by the file\'s own reader');
 
   // The new carrier is one for every provider: an openai token presented there works, and the header,
   // a credential carrier now, never reaches upstream on any provider's request.
@@ -131,7 +131,7 @@ test('a provider file that signs each request with HMAC over the body from two s
     t.is(r.statusMessage, `OK ${'*'.repeat(secret.length)}`, `${label}: the reason phrase too`);
   }
   await new Promise((resolve) => setTimeout(resolve, 50));
-  t.deepEqual(await tokenUsage(s, tok.id), { requests: 2, input_tokens: 10, output_tokens: 14 });
+  t.like(await tokenUsage(s, tok.id), { requests: 2, input_tokens: 10, output_tokens: 14 });
 
   // A token whose scope reads the body's model: the scan's held bytes, then the rest, are what is signed and sent.
   const scoped = await mintToken(s.app, s.org, created.body.id, '15m', { models: ['m'] });

@@ -27,9 +27,9 @@ for (const shape of shapes) {
       // onDone runs when the response closes; give it a tick.
       await new Promise((r) => setTimeout(r, 50));
       const tok = await api(f.app, 'GET', `/v1/tokens/${token.id}`, { token: f.org.token });
-      t.deepEqual(tok.body.usage, { requests: 2, input_tokens: 2 * shape.input, output_tokens: 2 * events });
+      t.deepEqual(tok.body.usage, { requests: 2, input_tokens: 2 * shape.input, output_tokens: 2 * events, spend_usd: '0.00' }, 'an unpriced model spends nothing');
       const cred = await api(f.app, 'GET', `/v1/credentials/${f.credentials[shape.provider]}`, { token: f.org.token });
-      t.deepEqual(cred.body.usage, { requests: 2, input_tokens: 2 * shape.input, output_tokens: 2 * events });
+      t.deepEqual(cred.body.usage, { requests: 2, input_tokens: 2 * shape.input, output_tokens: 2 * events, spend_usd: '0.00' });
       const usage = await api(f.app, 'GET', '/v1/usage', { token: f.org.token });
       t.is(usage.body.proxy_requests.used, 2);
       t.deepEqual(usage.body.tokens, { input: 2 * shape.input, output: 2 * events });
@@ -48,7 +48,7 @@ test('usage is flushed to the store in the background, not per request', async (
   await new Promise((r) => setTimeout(r, 1500)); // past the 1 s flush
   const store = f.app.server.container.resolve<any>((await import('../../src/symbols.js')).Symbols.UsageStore);
   const stored = await store.getUsage('tok', f.tokens.openai.id);
-  t.deepEqual(stored, { requests: 1, inputTokens: 11, outputTokens: 4 });
+  t.deepEqual(stored, { requests: 1, inputTokens: 11, outputTokens: 4, spendMicros: 0 });
 });
 
 test('unit: usage is read whatever the chunk edges, and chunks without usage are skipped cheaply', async (t) => {

@@ -459,24 +459,44 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     const [s1, s2] = [await backend.open(), await backend.open()];
     const orgId = newId('org');
     const tokId = newId('tok');
-    t.deepEqual(await s1.getUsage('org', orgId), { requests: 0, inputTokens: 0, outputTokens: 0 });
+    const zero = { requests: 0, inputTokens: 0, outputTokens: 0, spendMicros: 0 };
+    t.deepEqual(await s1.getUsage('org', orgId), zero);
     await s1.addUsage([
-      { scope: 'org', id: orgId, period: '2026-10', requests: 2, inputTokens: 10, outputTokens: 20 },
-      { scope: 'org', id: orgId, period: '2026-11', requests: 1, inputTokens: 5, outputTokens: 7 },
-      { scope: 'org', id: orgId, period: '2026-11', requests: 1, inputTokens: 1, outputTokens: 1 },
-      { scope: 'tok', id: tokId, period: '2026-11', requests: 3, inputTokens: 0, outputTokens: 9 },
+      { scope: 'org', id: orgId, period: '2026-10', requests: 2, inputTokens: 10, outputTokens: 20, spendMicros: 1_500 },
+      { scope: 'org', id: orgId, period: '2026-11', requests: 1, inputTokens: 5, outputTokens: 7, spendMicros: 0 },
+      { scope: 'org', id: orgId, period: '2026-11', requests: 1, inputTokens: 1, outputTokens: 1, spendMicros: 3 },
+      { scope: 'tok', id: tokId, period: '2026-11', requests: 3, inputTokens: 0, outputTokens: 9, spendMicros: 12_345_678 },
     ]);
     await Promise.all([
-      s1.addUsage([{ scope: 'org', id: orgId, period: '2026-11', requests: 4, inputTokens: 4, outputTokens: 4 }]),
-      s2.addUsage([{ scope: 'org', id: orgId, period: '2026-11', requests: 8, inputTokens: 8, outputTokens: 8 }]),
+      s1.addUsage([{ scope: 'org', id: orgId, period: '2026-11', requests: 4, inputTokens: 4, outputTokens: 4, spendMicros: 40 }]),
+      s2.addUsage([{ scope: 'org', id: orgId, period: '2026-11', requests: 8, inputTokens: 8, outputTokens: 8, spendMicros: 800 }]),
     ]);
     await s1.addUsage([]);
-    t.deepEqual(await s2.getUsage('org', orgId, '2026-11'), { requests: 14, inputTokens: 18, outputTokens: 20 });
-    t.deepEqual(await s2.getUsage('org', orgId, '2026-10'), { requests: 2, inputTokens: 10, outputTokens: 20 });
-    t.deepEqual(await s2.getUsage('org', orgId, '2026-09'), { requests: 0, inputTokens: 0, outputTokens: 0 });
-    t.deepEqual(await s2.getUsage('org', orgId), { requests: 16, inputTokens: 28, outputTokens: 40 });
-    t.deepEqual(await s2.getUsage('tok', tokId), { requests: 3, inputTokens: 0, outputTokens: 9 });
-    t.deepEqual(await s2.getUsage('cred', tokId), { requests: 0, inputTokens: 0, outputTokens: 0 }, 'scopes are separate');
+    t.deepEqual(await s2.getUsage('org', orgId, '2026-11'), { requests: 14, inputTokens: 18, outputTokens: 20, spendMicros: 843 });
+    t.deepEqual(await s2.getUsage('org', orgId, '2026-10'), { requests: 2, inputTokens: 10, outputTokens: 20, spendMicros: 1_500 });
+    t.deepEqual(await s2.getUsage('org', orgId, '2026-09'), zero);
+    t.deepEqual(await s2.getUsage('org', orgId), { requests: 16, inputTokens: 28, outputTokens: 40, spendMicros: 2_343 });
+    t.deepEqual(await s2.getUsage('tok', tokId), { requests: 3, inputTokens: 0, outputTokens: 9, spendMicros: 12_345_678 });
+    t.deepEqual(await s2.getUsage('cred', tokId), zero, 'scopes are separate');
+  });
+
+  test(n('daily counters: listUsage reads a range of days in order, apart from the monthly ones'), async (t) => {
+    const backend = await h.backend(t);
+    const [s1, s2] = [await backend.open(), await backend.open()];
+    const orgId = newId('org');
+    const day = (period: string, requests: number, spendMicros: number) => ({ scope: 'org-day' as const, id: orgId, period, requests, inputTokens: requests * 10, outputTokens: requests * 2, spendMicros });
+    await s1.addUsage([day('2026-10-31', 1, 10), day('2026-11-01', 2, 20), day('2026-11-03', 3, 30), { scope: 'org', id: orgId, period: '2026-11', requests: 5, inputTokens: 50, outputTokens: 10, spendMicros: 50 }]);
+    await Promise.all([s1.addUsage([day('2026-11-03', 1, 1)]), s2.addUsage([day('2026-11-03', 1, 2), day('2026-12-01', 9, 9)])]);
+    t.deepEqual(await s2.listUsage('org-day', orgId, '2026-11-01', '2026-11-30'), [
+      { period: '2026-11-01', requests: 2, inputTokens: 20, outputTokens: 4, spendMicros: 20 },
+      { period: '2026-11-03', requests: 5, inputTokens: 30 + 20, outputTokens: 6 + 4, spendMicros: 33 },
+    ]);
+    t.deepEqual((await s1.listUsage('org-day', orgId, '2026-10-31', '2026-10-31')).map((d) => d.period), ['2026-10-31'], 'both ends are included');
+    t.deepEqual(await s1.listUsage('org-day', orgId, '2026-11-04', '2026-11-30'), []);
+    t.deepEqual(await s1.listUsage('org-day', newId('org'), '2026-01-01', '2026-12-31'), [], 'another organisation has none');
+    // The days are a scope of their own: the month's counters are not summed with them.
+    t.deepEqual(await s1.getUsage('org', orgId), { requests: 5, inputTokens: 50, outputTokens: 10, spendMicros: 50 });
+    t.deepEqual((await s1.listUsage('org', orgId, '2026-01', '2026-12')).map((d) => d.period), ['2026-11']);
   });
 
   // ---- change feed ------------------------------------------------------------
@@ -590,7 +610,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     await writer.createToken(token(a.id, c.id));
     t.false(await writer.deleteToken(a.id, newId('tok')));
     t.false(await writer.deleteCredential(a.id, newId('cred')));
-    await writer.addUsage([{ scope: 'org', id: a.id, period: '2026-11', requests: 1, inputTokens: 0, outputTokens: 0 }]);
+    await writer.addUsage([{ scope: 'org', id: a.id, period: '2026-11', requests: 1, inputTokens: 0, outputTokens: 0, spendMicros: 0 }]);
     await writer.lease(`quota:${a.id}:2026-11`, 10, 2);
     await sleep(500);
     stop();

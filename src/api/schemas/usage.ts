@@ -1,12 +1,24 @@
-/** Usage counters, GET /v1/usage (this month against the free tier) and GET /v1/audit. */
+/** Usage counters, GET /v1/usage (this month against the free tier and the spend limit), GET /v1/usage/daily and GET /v1/audit. */
 import { Type } from '@sinclair/typebox';
 import { Count, IdOf, listOf, named, Time } from './common.js';
+import { queryContract, rule } from './validate.js';
+
+/** An amount of money as the API writes it (catalog/money.ts formatUsd). */
+export const Usd = named('Usd', Type.String({
+  pattern: '^\\d{1,13}\\.\\d{2,6}$',
+  description: 'US dollars as a decimal string: at least two places, at most six (micro-dollars).',
+  examples: ['12.50', '0.000125'],
+}));
 
 export const UsageCounts = named('UsageCounts', Type.Object({
   requests: Count,
   input_tokens: Count,
   output_tokens: Count,
-}, { additionalProperties: false, description: 'Requests forwarded and tokens read from the provider\'s `usage` (recorded in the background, batched).' }));
+  spend_usd: Usd,
+}, {
+  additionalProperties: false,
+  description: 'Requests forwarded, tokens read from the provider\'s `usage`, and their cost at the price book\'s prices (`spend_usd`; a request whose model has no price spends 0). Recorded in the background, batched.',
+}));
 
 const usedOf = (description: string) => Type.Object({ used: Count, limit: Count }, { additionalProperties: false, description });
 
@@ -16,7 +28,34 @@ export const Usage = named('Usage', Type.Object({
   proxy_requests: usedOf('Forwarded proxy requests this month against KEYWARD_FREE_PROXY_REQUESTS (may lag a few seconds across instances, never past the limit).'),
   credentials: usedOf('Stored credentials against KEYWARD_FREE_CREDENTIALS.'),
   tokens: Type.Object({ input: Count, output: Count }, { additionalProperties: false, description: 'Provider tokens this month, from the providers\' `usage`.' }),
+  spend_usd: Type.Object({
+    used: Usd,
+    limit: Type.Union([Usd, Type.Null()], { description: 'The organisation\'s monthly `spend_limit_usd`, or null when none is set.' }),
+  }, { additionalProperties: false, description: 'Spend this month (UTC) against the monthly spend limit.' }),
 }, { additionalProperties: false }));
+
+const Day = (description: string) => rule(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description, examples: ['2026-11-01'] }), 'a day, YYYY-MM-DD (UTC)');
+
+export const DailyUsageParams = Type.Object({
+  from: Type.Optional(Day('The first day (UTC), inclusive. Default: 29 days before `to`.')),
+  to: Type.Optional(Day('The last day (UTC), inclusive. Default: today.')),
+});
+
+/** `from` and `to` as written (their calendar check and the range's length are the service's: accounting/usage-summary.ts). */
+export const DAILY_QUERY = queryContract(DailyUsageParams);
+
+export const UsageDay = named('UsageDay', Type.Object({
+  date: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'The day (UTC).', examples: ['2026-11-01'] }),
+  requests: Count,
+  input_tokens: Count,
+  output_tokens: Count,
+  spend_usd: Usd,
+}, { additionalProperties: false, description: 'One day of an organisation\'s usage.' }));
+
+export const DailyUsage = named('DailyUsage', Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(UsageDay),
+}, { additionalProperties: false, description: 'Every day from `from` to `to` in order, days without traffic included (zeros). At most 92 days.' }));
 
 export const AuditEvent = named('AuditEvent', Type.Object({
   id: IdOf('evt', 'The event\'s id.'),

@@ -1,7 +1,7 @@
 /**
  * The SQLite store's tables and their migrations: `createSchema` creates what is
  * missing and adds the columns that came later (credentials' `fields`, audit's
- * `count` and `expire_at`) to a file made before them, each in one write
+ * `count` and `expire_at`, usage's `spend_micros`) to a file made before them, each in one write
  * transaction re-checked inside it, so two processes opening the same old file
  * do not both alter a table.
  */
@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, leased INTEGER NOT NULL
 CREATE TABLE IF NOT EXISTS usage (
   scope TEXT NOT NULL, id TEXT NOT NULL, period TEXT NOT NULL,
   requests INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+  spend_micros INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (scope, id, period)
 ) STRICT;
 CREATE TABLE IF NOT EXISTS audit (
@@ -59,6 +60,7 @@ export function createSchema(db: SqliteDb): void {
   db.exec(SCHEMA);
   addCredentialFields(db);
   addAuditRetention(db);
+  addUsageSpend(db);
 }
 
 function addCredentialFields(db: SqliteDb): void {
@@ -79,5 +81,14 @@ function addAuditRetention(db: SqliteDb): void {
       db.run('UPDATE audit SET expire_at = time + ?', LEGACY_RETENTION_MS);
     }
     db.run('CREATE INDEX IF NOT EXISTS audit_expire ON audit(expire_at)');
+  });
+}
+
+/** Adds `spend_micros` to a usage table made before spend was counted (what was counted before spent 0). */
+function addUsageSpend(db: SqliteDb): void {
+  const hasSpend = () => db.all('PRAGMA table_info(usage)').some((c) => c.name === 'spend_micros');
+  if (hasSpend()) return;
+  db.tx(() => {
+    if (!hasSpend()) db.exec('ALTER TABLE usage ADD COLUMN spend_micros INTEGER NOT NULL DEFAULT 0');
   });
 }

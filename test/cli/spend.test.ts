@@ -1,0 +1,43 @@
+/**
+ * `keyward usage`, `tokens get` and `credentials get` show spend, the same figures as the API's,
+ * read from the store a server flushed its usage counters to.
+ */
+import test from 'ava';
+import { randomBytes } from 'node:crypto';
+import { api, tempDir } from '../support/app.js';
+import { cli } from '../support/cli.js';
+import { pricedFixture } from '../support/priced-providers.js';
+
+test('keyward usage shows the month\'s spend; tokens get and credentials get their own', async (t) => {
+  const dataDir = tempDir(t);
+  const KEK = randomBytes(32).toString('base64');
+  const f = await pricedFixture(t, { dataDir, env: { KEYWARD_LOCAL_KEK: KEK } });
+  const send = async (path: string, body: unknown, token: string) => {
+    const r = await fetch(f.proxyUrl(path), { method: 'POST', headers: { 'x-proxy-token': token, 'x-fake-events': '7', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    await r.text();
+    t.is(r.status, 200);
+  };
+  // 28 + 70 µ$, then 39 + 105 µ$ twice (test/support/priced-providers.ts).
+  await send('v1/chat/completions', { model: 'spend-4o', messages: [] }, f.tokens.openai.token);
+  for (let i = 0; i < 2; i++) await send('v1/messages', { model: 'spend-claude-3', max_tokens: 5, messages: [] }, f.tokens.anthropic.token);
+  await new Promise((r) => setTimeout(r, 60));
+  const viaApi = (await api(f.app, 'GET', '/v1/usage', { token: f.org.token })).body;
+  await f.app.stop(); // flushes the counters
+
+  const env = { KEYWARD_DATA_DIR: dataDir, KEYWARD_LOCAL_KEK: KEK, KEYWARD_PROVIDERS_DIR: f.providersDir };
+  const json = await cli(['usage', '--org', f.org.id, '--json'], { env });
+  t.is(json.code, 0, json.stderr);
+  t.deepEqual(json.json.spend_usd, { used: '0.000386', limit: null });
+  t.deepEqual(json.json.spend_usd, viaApi.spend_usd);
+  t.deepEqual(json.json.tokens, { input: 11 + 2 * 13, output: 3 * 7 });
+  const human = await cli(['usage', '--org', f.org.id], { env });
+  t.is(human.code, 0, human.stderr);
+  t.regex(human.stdout, /spend:\s+\$0\.000386\n/);
+
+  const tok = await cli(['tokens', 'get', f.tokens.anthropic.id, '--org', f.org.id, '--json'], { env });
+  t.is(tok.json.usage.spend_usd, '0.000288');
+  t.regex((await cli(['tokens', 'get', f.tokens.anthropic.id, '--org', f.org.id], { env })).stdout, /spend_usd:\s+0\.000288/);
+  const cred = await cli(['credentials', 'get', f.credentials.openai, '--org', f.org.id, '--json'], { env });
+  t.is(cred.json.usage.spend_usd, '0.000098');
+  t.regex((await cli(['credentials', 'get', f.credentials.openai, '--org', f.org.id], { env })).stdout, /spend_usd:\s+0\.000098/);
+});
