@@ -14,6 +14,7 @@ import type { ResolvedToken } from '../vault/token-service.js';
 import type { BodyScan } from './body-scan.js';
 import type { ProxyContext } from './contracts.js';
 import type { FieldValue } from './json-field-scanner.js';
+import type { RequestSpan } from '../telemetry/tracing.js';
 
 /** The caller's request, for the core only. */
 export let requestOf!: (ctx: RequestContext) => IncomingMessage;
@@ -48,6 +49,8 @@ export class RequestContext implements ProxyContext {
   bodyScan: BodyScan | undefined = undefined;
   /** process.hrtime.bigint() when the request was handed upstream. */
   forwardedAt = 0n;
+  /** The request's trace span when tracing is on (done() ends it). */
+  span: RequestSpan | undefined = undefined;
 
   constructor(
     req: IncomingMessage,

@@ -26,6 +26,7 @@ import { BufferBudget } from './buffer-budget.js';
 import { UsageRecorder } from '../accounting/usage-recorder.js';
 import { Metrics } from '../metrics.js';
 import { clientAddress } from '../controls/client-address.js';
+import type { Tracing } from '../telemetry/tracing.js';
 
 const PREFIX = '/v1/proxy/';
 /** Refused requests with a body larger than this are answered with `connection: close` instead of drained. */
@@ -42,6 +43,7 @@ export class Gateway implements ProxyHandler {
     @inject(UsageRecorder) private readonly usage: UsageRecorder,
     @inject(Metrics) private readonly metrics: Metrics,
     @inject(BufferBudget) private readonly budget: BufferBudget,
+    @inject(Symbols.Tracing) private readonly tracing: Tracing,
   ) {}
 
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
@@ -50,7 +52,10 @@ export class Gateway implements ProxyHandler {
     const rawPath = url.slice(PREFIX.length, q === -1 ? undefined : q);
     const ctx = new RequestContext(req, res, requestId, normaliseProviderPath(rawPath) ?? normaliseResourcePath(rawPath) ?? '', q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.config.trustedProxies));
     res.setHeader('x-keyward-request-id', requestId);
-    void this.run(ctx, req, res);
+    // Tracing off: no span, nothing else to do. On: the stages, the key and the forwarding run inside the span.
+    const span = (ctx.span = this.tracing.startRequest(req.headers));
+    if (span) span.run(() => void this.run(ctx, req, res));
+    else void this.run(ctx, req, res);
   }
 
   private async run(ctx: RequestContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -132,6 +137,7 @@ export class Gateway implements ProxyHandler {
         outputTokens: ctx.usage.outputTokens,
       });
     }
+    ctx.span?.end(ctx);
     await this.pipeline.logAll(ctx);
   }
 }
