@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { ADMIN_TOKEN, mintToken } from '../support/app.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
@@ -8,7 +8,7 @@ import { loadConfig, pluginConfig, ConfigError } from '../../src/config.js';
 const SERVER = 2;
 const CLIENT = 3;
 
-async function receiver(t: Parameters<Parameters<typeof test>[1]>[0]): Promise<OtlpReceiver> {
+async function receiver(t: ExecutionContext): Promise<OtlpReceiver> {
   const r = await startOtlpReceiver();
   t.teardown(() => r.close());
   return r;
