@@ -34,6 +34,11 @@ const UNTRACED = new Set<PropertyKey>(['constructor', 'watch', 'isLive', 'allCre
 const ATTRIBUTE_VALUE_LIMIT = 256;
 /** Export failures are logged at most once a minute (an unreachable collector would otherwise log every batch). */
 const EXPORT_WARN_EVERY_MS = 60_000;
+/**
+ * Shutdown waits this long for the last spans to be exported, then goes on without them: a slow or unreachable
+ * collector (the exporter retries) must not eat the drain window (KEYWARD_DRAIN_S; Cloud Run kills 10 s after SIGTERM).
+ */
+const SHUTDOWN_WAIT_MS = 2_000;
 
 const DB_SYSTEMS: Readonly<Record<string, string>> = { sqlite: 'sqlite', firestore: 'gcp.firestore' };
 
@@ -140,8 +145,16 @@ export class OtelTracing implements Tracing {
     });
   }
 
+  /** Never rejects: a collector that is down costs a warning, not a failed shutdown. */
   async shutdown(): Promise<void> {
-    await this.provider.shutdown();
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), SHUTDOWN_WAIT_MS);
+      timer.unref();
+    });
+    const outcome = await Promise.race([this.provider.shutdown().then(() => 'done' as const, () => 'failed' as const), gaveUp]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') this.log.warn({ waited_ms: SHUTDOWN_WAIT_MS }, 'trace export did not finish at shutdown: the last spans are lost');
   }
 
   /** A CLIENT span around one call: a child of the open request span it was made for, else a root span. */

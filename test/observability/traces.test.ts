@@ -8,8 +8,8 @@ import { loadConfig, pluginConfig, ConfigError } from '../../src/config.js';
 const SERVER = 2;
 const CLIENT = 3;
 
-async function receiver(t: ExecutionContext): Promise<OtlpReceiver> {
-  const r = await startOtlpReceiver();
+async function receiver(t: ExecutionContext, status = 200): Promise<OtlpReceiver> {
+  const r = await startOtlpReceiver(status);
   t.teardown(() => r.close());
   return r;
 }
@@ -122,6 +122,21 @@ test('a proxied request is one span with the GenAI attributes and Keyward ids, t
     t.false(exported.includes(secret), 'a secret was exported');
   }
   t.false(f.app.logText().includes(collectorSecret), 'the collector header is never logged');
+});
+
+test('a collector that refuses spans costs one warning, not a request or the shutdown', async (t) => {
+  const otlp = await receiver(t, 400);
+  const f = await proxyFixture(t, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } });
+  for (let i = 0; i < 3; i++) {
+    const res = await fetch(f.proxyUrl('v1/models'), { headers: { authorization: `Bearer ${f.tokens.openai.token}` } });
+    t.is(res.status, 200);
+    await res.text();
+  }
+  await f.app.stop(); // resolves: the refused export is not a failed shutdown
+  t.true(otlp.exports.length > 0, 'the export was tried');
+  const warnings = f.app.logs.filter((l) => l.message === 'trace export failed');
+  t.is(warnings.length, 1, 'logged once, not per batch');
+  t.is(warnings[0]!.severity, 'WARNING');
 });
 
 test('the OTEL_* variables are checked at start-up, and the exporter\'s headers are never echoed', (t) => {

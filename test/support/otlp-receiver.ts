@@ -46,7 +46,8 @@ function value(v: AnyValue): string | number | boolean {
 const attributes = (list: Array<{ key: string; value: AnyValue }> | undefined): Record<string, string | number | boolean> =>
   Object.fromEntries((list ?? []).map((a) => [a.key, value(a.value)]));
 
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+/** `status`: what every export is answered with (200, or e.g. 400 to play a collector that refuses them). */
+export async function startOtlpReceiver(status = 200): Promise<OtlpReceiver> {
   const exports: ReceivedExport[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
@@ -54,8 +55,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     req.on('data', (d: string) => (body += d));
     req.on('end', () => {
       exports.push({ path: req.url ?? '', headers: req.headers, body });
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{}');
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(status === 200 ? '{}' : '{"code":3,"message":"refused by the test"}');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
