@@ -26,7 +26,9 @@ export function genAiProviderName(providerId: string): string {
 }
 
 /** Checked in order against the route's declared pattern; the first match wins. */
-const OPERATIONS: ReadonlyArray<readonly [RegExp, string]> = [
+const OPERATIONS: ReadonlyArray<readonly [RegExp, string | undefined]> = [
+  // Token counting is no inference, whatever the verb it is sent with (Vertex's `count-tokens:rawPredict`).
+  [/count[-_]?tokens|countTokens|input_tokens$/i, undefined],
   [/(^|\/)chat\/completions$/, 'chat'],
   [/(^|\/)completions$/, 'text_completion'],
   [/(^|\/)(embeddings|embed)$|:(embedContent|batchEmbedContents)$/, 'embeddings'],

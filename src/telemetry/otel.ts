@@ -85,10 +85,12 @@ class OtelRequestSpan implements RequestSpan {
       }
     }
     if (request.model !== undefined) attributes['gen_ai.request.model'] = request.model;
-    if (request.forwarded) {
+    // Usage where there can be some: an inference call, or whatever reported tokens (not a model list's zeros).
+    if (request.forwarded && (operation || request.usage.inputTokens > 0 || request.usage.outputTokens > 0)) {
       attributes['gen_ai.usage.input_tokens'] = request.usage.inputTokens;
       attributes['gen_ai.usage.output_tokens'] = request.usage.outputTokens;
     }
+    if (request.costMicros !== undefined) attributes['keyward.spend_usd'] = request.costMicros / 1e6;
     if (status >= 500) {
       attributes['error.type'] = request.error?.code ?? String(status);
       this.span.setStatus({ code: SpanStatusCode.ERROR });

@@ -25,6 +25,8 @@ export interface TracedRequest {
   readonly status: number | undefined;
   readonly error: { readonly code: string } | undefined;
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number };
+  /** The priced cost of what the provider reported, in micro-dollars, when the spend work sets it on the context. */
+  readonly costMicros?: number | undefined;
 }
 
 /** One proxied request's span. */

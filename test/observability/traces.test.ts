@@ -4,6 +4,7 @@ import { ADMIN_TOKEN, mintToken } from '../support/app.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
 import { loadConfig, pluginConfig, ConfigError } from '../../src/config.js';
+import { genAiOperation, genAiProviderName } from '../../src/telemetry/gen-ai.js';
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -157,4 +158,34 @@ test('the OTEL_* variables are checked at start-up, and the exporter\'s headers 
   t.regex(badHeaders.message, /^OTEL_EXPORTER_OTLP_HEADERS: /);
   t.false(badHeaders.message.includes('sekrit'));
   t.false('traces' in pluginConfig(on), 'a plugin never sees the exporter\'s headers');
+});
+
+test('GenAI names: providers map to the registry\'s well-known values, routes to the operation they perform', (t) => {
+  t.is(genAiProviderName('gemini'), 'gcp.gemini');
+  t.is(genAiProviderName('bedrock'), 'aws.bedrock');
+  t.is(genAiProviderName('mistral'), 'mistral_ai');
+  t.is(genAiProviderName('fireworks'), 'fireworks', 'no registry value: the provider id');
+  const cases: Array<[string, string | undefined]> = [
+    ['v1/chat/completions', 'chat'],
+    ['openai/deployments/{model}/chat/completions', 'chat'],
+    ['v1/completions', 'text_completion'],
+    ['v1/responses', 'chat'],
+    ['v1/messages', 'chat'],
+    ['v2/chat', 'chat'],
+    ['model/{model}/converse-stream', 'chat'],
+    ['model/{model}/invoke', 'text_completion'],
+    ['v1/embeddings', 'embeddings'],
+    ['v2/embed', 'embeddings'],
+    ['v1beta/models/{model}:streamGenerateContent', 'generate_content'],
+    ['v1beta/models/{model}:batchEmbedContents', 'embeddings'],
+    ['v1/projects/{project}/locations/{location}/publishers/anthropic/models/{model}:streamRawPredict', 'chat'],
+    ['v1/models', undefined],
+    ['v1/messages/count_tokens', undefined],
+    ['v1/projects/{project}/locations/{location}/publishers/{publisher}/models/count-tokens:rawPredict', undefined],
+    ['v1beta/models/{model}:countTokens', undefined],
+    ['model/{model}/count-tokens', undefined],
+    ['v1/responses/input_tokens', undefined],
+    ['v1/responses/{id}', undefined],
+  ];
+  for (const [route, operation] of cases) t.is(genAiOperation(route), operation, route);
 });
