@@ -79,7 +79,7 @@ class OtelRequestSpan implements RequestSpan {
       // The older attribute, still what many backends read.
       attributes['gen_ai.system'] = name;
       if (request.route) {
-        attributes['http.route'] = `/v1/proxy/${request.provider.id}/${request.route.path}`;
+        attributes['http.route'] = `/v1/proxy/${request.route.path}`;
         operation = genAiOperation(request.route.path);
         if (operation) attributes['gen_ai.operation.name'] = operation;
       }

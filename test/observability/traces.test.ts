@@ -83,7 +83,7 @@ test('a proxied request is one span with the GenAI attributes and Keyward ids, t
     'gen_ai.usage.input_tokens': 11,
     'gen_ai.usage.output_tokens': 3,
     'http.response.status_code': 200,
-    'http.route': '/v1/proxy/openai/v1/chat/completions',
+    'http.route': '/v1/proxy/v1/chat/completions',
     'keyward.org_id': f.org.id,
     'keyward.credential_id': f.credentials.openai,
     'keyward.token_id': scoped.id,
