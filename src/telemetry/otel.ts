@@ -22,7 +22,9 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, trace, ty
 import { ExportResultCode, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
+import {
+  AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler, type SpanExporter,
+} from '@opentelemetry/sdk-trace';
 import type { Logger } from '../log.js';
 import { genAiOperation, genAiProviderName } from './gen-ai.js';
 import type { TraceSettings } from './settings.js';
@@ -41,6 +43,14 @@ const EXPORT_WARN_EVERY_MS = 60_000;
 const SHUTDOWN_WAIT_MS = 2_000;
 
 const DB_SYSTEMS: Readonly<Record<string, string>> = { sqlite: 'sqlite', firestore: 'gcp.firestore' };
+
+/** OTEL_TRACES_SAMPLER's standard names, as the SDK's samplers. */
+function samplerOf(settings: TraceSettings): Sampler {
+  const root = settings.sampler.endsWith('always_on') ? new AlwaysOnSampler()
+    : settings.sampler.endsWith('always_off') ? new AlwaysOffSampler()
+      : new TraceIdRatioBasedSampler(settings.samplerRatio);
+  return settings.sampler.startsWith('parentbased_') ? new ParentBasedSampler({ root }) : root;
+}
 
 class OtelRequestSpan implements RequestSpan {
   ended = false;
@@ -114,6 +124,7 @@ export class OtelTracing implements Tracing {
     const resource = defaultResource().merge(resourceFromAttributes({ ...settings.resourceAttributes, 'service.name': settings.serviceName }));
     this.provider = new TracerProvider({
       resource,
+      sampler: samplerOf(settings),
       spanLimits: { attributeValueLengthLimit: ATTRIBUTE_VALUE_LIMIT },
       spanProcessors: [new BatchSpanProcessor({ exporter: this.warnOnFailure(exporter) })],
     });

@@ -15,7 +15,14 @@ export interface TraceSettings {
   readonly serviceName: string;
   /** OTEL_RESOURCE_ATTRIBUTES (`key=value,…`); OTEL_SERVICE_NAME wins over a `service.name` here. */
   readonly resourceAttributes: Readonly<Record<string, string>>;
+  /** OTEL_TRACES_SAMPLER (default `parentbased_always_on`: the caller's sampled flag decides, a request without one is sampled). */
+  readonly sampler: SamplerName;
+  /** OTEL_TRACES_SAMPLER_ARG: the ratio for the `traceidratio` samplers, 0 to 1 (default 1). */
+  readonly samplerRatio: number;
 }
+
+export const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+export type SamplerName = (typeof SAMPLERS)[number];
 
 /** Throws the config's error for `variable` (config.ts passes its ConfigError; this file cannot import it without a cycle). */
 export type Fail = (variable: string, accepts: string, got: string) => never;
@@ -40,7 +47,14 @@ export function parseTraceSettings(get: (name: string) => string | undefined, fa
   }
   const serviceName = get('OTEL_SERVICE_NAME')?.trim() || 'keyward';
   const resourceAttributes = keyValues('OTEL_RESOURCE_ATTRIBUTES', get('OTEL_RESOURCE_ATTRIBUTES'), fail, false);
-  return Object.freeze({ url, headers: Object.freeze(headers), serviceName, resourceAttributes: Object.freeze(resourceAttributes) });
+  const samplerRaw = get('OTEL_TRACES_SAMPLER')?.trim() ?? 'parentbased_always_on';
+  if (!(SAMPLERS as readonly string[]).includes(samplerRaw)) fail('OTEL_TRACES_SAMPLER', `one of ${SAMPLERS.join(', ')}`, samplerRaw);
+  const ratioRaw = get('OTEL_TRACES_SAMPLER_ARG')?.trim();
+  const samplerRatio = ratioRaw === undefined ? 1 : Number(ratioRaw);
+  if (ratioRaw !== undefined && (!/^[0-9.]+$/.test(ratioRaw) || !(samplerRatio >= 0 && samplerRatio <= 1))) fail('OTEL_TRACES_SAMPLER_ARG', 'a ratio from 0 to 1', ratioRaw);
+  return Object.freeze({
+    url, headers: Object.freeze(headers), serviceName, resourceAttributes: Object.freeze(resourceAttributes), sampler: samplerRaw as SamplerName, samplerRatio,
+  });
 }
 
 function endpoint(name: string, raw: string, fail: Fail): URL {

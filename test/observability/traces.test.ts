@@ -140,6 +140,24 @@ test('a collector that refuses spans costs one warning, not a request or the shu
   t.is(warnings[0]!.severity, 'WARNING');
 });
 
+test('sampling: by default the caller\'s unsampled flag is followed; OTEL_TRACES_SAMPLER=always_on traces such a request anyway, in the caller\'s trace', async (t) => {
+  const unsampled = async (sampler: string | undefined) => {
+    const otlp = await receiver(t);
+    const f = await proxyFixture(t, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, ...(sampler ? { OTEL_TRACES_SAMPLER: sampler } : {}) } });
+    const traceId = hex(16);
+    const res = await fetch(f.proxyUrl('v1/models'), { headers: { authorization: `Bearer ${f.tokens.openai.token}`, traceparent: `00-${traceId}-${hex(8)}-00` } });
+    t.is(res.status, 200);
+    await res.text();
+    await f.app.stop();
+    return { traceId, spans: otlp.spans().filter((s) => s.attributes['keyward.request_id'] === res.headers.get('x-keyward-request-id')) };
+  };
+  t.deepEqual((await unsampled(undefined)).spans, [], 'parentbased_always_on: an unsampled caller, no span');
+  const { traceId, spans: forced } = await unsampled('always_on');
+  t.is(forced.length, 1);
+  t.is(forced[0]!.traceId, traceId);
+  t.is(forced[0]!.attributes['http.route'], '/v1/proxy/v1/models');
+});
+
 test('the OTEL_* variables are checked at start-up, and the exporter\'s headers are never echoed', (t) => {
   const base = { KEYWARD_ADMIN_TOKEN: ADMIN_TOKEN };
   t.is(loadConfig(base).traces, undefined);
@@ -150,6 +168,10 @@ test('the OTEL_* variables are checked at start-up, and the exporter\'s headers 
   t.is(signal.traces?.url, 'http://b:4318/custom', 'the traces endpoint is used as given');
   t.deepEqual(signal.traces?.headers, { a: '1', b: '3' });
   t.is(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_SDK_DISABLED: 'true' }).traces, undefined);
+  t.like(on.traces, { sampler: 'parentbased_always_on', samplerRatio: 1 });
+  t.like(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }).traces, { sampler: 'parentbased_traceidratio', samplerRatio: 0.25 });
+  t.throws(() => loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_TRACES_SAMPLER: 'jaeger_remote' }), { message: /^OTEL_TRACES_SAMPLER: expected one of always_on/ });
+  t.throws(() => loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_TRACES_SAMPLER_ARG: '1.5' }), { message: /^OTEL_TRACES_SAMPLER_ARG: / });
 
   const bad = t.throws(() => loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://user:hunter2@collector' }), { instanceOf: ConfigError });
   t.regex(bad.message, /^OTEL_EXPORTER_OTLP_ENDPOINT: expected an http\(s\) URL/);
