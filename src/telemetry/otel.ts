@@ -70,6 +70,11 @@ class OtelRequestSpan implements RequestSpan {
   end(request: TracedRequest): void {
     if (this.ended) return;
     this.ended = true;
+    // Sampled out: nothing will be exported, so nothing to build.
+    if (!this.span.isRecording()) {
+      this.span.end();
+      return;
+    }
     const status = request.status ?? 499;
     const attributes: Attributes = {
       'http.response.status_code': status,
