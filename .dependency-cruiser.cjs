@@ -5,7 +5,8 @@
  * dependency-cruiser can load, and type-only imports count as dependencies too.
  */
 const LAYERS = [
-  ['foundation', '^src/(errors|clock|log|config|symbols|trace|timeout|private-files|ids)\\.ts$'],
+  // telemetry/: the tracing port and its OpenTelemetry adapter, generic over what it wraps (no store or KMS import).
+  ['foundation', '^src/(errors|clock|log|config|symbols|trace|timeout|private-files|ids)\\.ts$|^src/telemetry/'],
   ['infrastructure', '^src/(store|kms)/'],
   ['catalog', '^src/catalog/'],
   ['accounting and controls', '^src/(accounting|controls)/'],

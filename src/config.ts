@@ -6,6 +6,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseTraceSettings, type TraceSettings } from './telemetry/settings.js';
 
 export type StoreKind = 'sqlite' | 'firestore';
 export type KmsKind = 'local' | 'gcp';
@@ -68,6 +69,8 @@ export interface Config {
   ambientProjects: readonly string[];
   /** KEYWARD_QUOTA: `off` is the operator saying, on purpose, that KEYWARD_PLUGINS leaves quota out. */
   quota: 'on' | 'off';
+  /** OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT and the standard OTEL_* variables); undefined: off. Holds the exporter's headers: never in PluginConfig. */
+  traces: TraceSettings | undefined;
 }
 
 /**
@@ -326,6 +329,9 @@ export function loadConfig(env: Env = process.env): Config {
     googleTokenUri,
     gceMetadataHost,
     ambientProjects: Object.freeze(ambientProjects),
+    traces: parseTraceSettings(get, (variable, accepts, got) => {
+      throw new ConfigError(variable, accepts, got);
+    }),
   });
 }
 

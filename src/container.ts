@@ -46,6 +46,7 @@ import { RateLimiter } from './accounting/rate-limiter.js';
 import { bearer } from './vault/org-service.js';
 import { secretEquals } from './ids.js';
 import { sendError } from './http/reply.js';
+import { noTracing, type Tracing } from './telemetry/tracing.js';
 
 export interface AppOptions {
   /** Tests pass a clock they control. */
@@ -83,13 +84,15 @@ export async function createKeyWrapper(config: Config, log: Logger): Promise<Key
 }
 
 /** Vault and store only: what the CLI needs (no HTTP, no plugins). */
-export async function buildCore(config: Config, log: Logger, options: AppOptions = {}, metrics?: Metrics): Promise<DependencyContainer> {
+export async function buildCore(config: Config, log: Logger, options: AppOptions = {}, metrics?: Metrics, tracing: Tracing = noTracing): Promise<DependencyContainer> {
   const c = rootContainer.createChildContainer();
-  const store = await createStore(config);
+  // Traced: every port the services inject is the same traced instance (spans around its calls).
+  const store = tracing.traceCalls(await createStore(config), 'store', config.store);
   let wrapper: KeyWrapper;
   try {
     wrapper = await createKeyWrapper(config, log);
     if (metrics) wrapper = metrics.meter(wrapper);
+    wrapper = tracing.traceCalls(wrapper, 'kms', wrapper.kind);
   } catch (err) {
     await store.close();
     throw err;
@@ -127,8 +130,16 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     (): Record<string, CacheStats> => (c ? { token: c.resolve(TokenService).cache, key: c.resolve(CredentialService).keys } : {}),
     () => http?.inflightRequests ?? 0,
   );
-  c = await buildCore(config, log, options, metrics);
+  // The OpenTelemetry SDK is loaded only when an OTLP endpoint is configured: otherwise not even imported.
+  const tracing: Tracing = config.traces ? new (await import('./telemetry/otel.js')).OtelTracing(config.traces, log) : noTracing;
+  try {
+    c = await buildCore(config, log, options, metrics, tracing);
+  } catch (err) {
+    await tracing.shutdown();
+    throw err;
+  }
   c.register(Metrics, { useValue: metrics });
+  c.register(Symbols.Tracing, { useValue: tracing });
   for (const cls of [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminPipeline]) c.registerSingleton(cls as never);
   const router = new Router();
   for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
@@ -204,6 +215,8 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       await audit.close();
       await wrapper.close();
       await store.close();
+      // Last: the spans of the final flushes above are exported too.
+      await tracing.shutdown();
     })()),
   };
 }

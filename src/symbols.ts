@@ -21,4 +21,6 @@ export const Symbols = {
   KeyWrapper: Symbol('KeyWrapper'),
   ProviderRegistry: Symbol('ProviderRegistry'),
   Pipeline: Symbol('Pipeline'),
+  /** telemetry/tracing.ts: OpenTelemetry spans, or the no-op default. */
+  Tracing: Symbol('Tracing'),
 } as const;

@@ -14,6 +14,7 @@ import type { ResolvedToken } from '../vault/token-service.js';
 import type { BodyScan } from './body-scan.js';
 import type { ProxyContext } from './contracts.js';
 import type { FieldValue } from './json-field-scanner.js';
+import type { RequestSpan } from '../telemetry/tracing.js';
 
 /** The caller's request, for the core only. */
 export let requestOf!: (ctx: RequestContext) => IncomingMessage;
@@ -43,6 +44,8 @@ export class RequestContext implements ProxyContext {
   usage = { inputTokens: 0, outputTokens: 0 };
   /** µ$: the priced cost of the reported usage, set when the response is over (undefined: none reported, or unpriced). */
   costMicros: number | undefined = undefined;
+  /** The model the response named, when the request's own model was not read (response-model.ts). */
+  responseModel: string | undefined = undefined;
 
   /** Pipeline bookkeeping: how many of its request-phase stages completed their access. */
   passed = 0;
@@ -50,6 +53,8 @@ export class RequestContext implements ProxyContext {
   bodyScan: BodyScan | undefined = undefined;
   /** process.hrtime.bigint() when the request was handed upstream. */
   forwardedAt = 0n;
+  /** The request's trace span when tracing is on (done() ends it). */
+  span: RequestSpan | undefined = undefined;
 
   constructor(
     req: IncomingMessage,

@@ -29,6 +29,7 @@ import { Metrics } from '../metrics.js';
 import { clientAddress } from '../controls/client-address.js';
 import { PriceBook, usageCost } from '../catalog/prices.js';
 import { ResponseModelTap } from './response-model.js';
+import type { Tracing } from '../telemetry/tracing.js';
 
 const PREFIX = '/v1/proxy/';
 /** Refused requests with a body larger than this are answered with `connection: close` instead of drained. */
@@ -46,6 +47,7 @@ export class Gateway implements ProxyHandler {
     @inject(Metrics) private readonly metrics: Metrics,
     @inject(BufferBudget) private readonly budget: BufferBudget,
     @inject(PriceBook) private readonly prices: PriceBook,
+    @inject(Symbols.Tracing) private readonly tracing: Tracing,
   ) {}
 
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
@@ -54,7 +56,10 @@ export class Gateway implements ProxyHandler {
     const rawPath = url.slice(PREFIX.length, q === -1 ? undefined : q);
     const ctx = new RequestContext(req, res, requestId, normaliseProviderPath(rawPath) ?? normaliseResourcePath(rawPath) ?? '', q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.config.trustedProxies));
     res.setHeader('x-keyward-request-id', requestId);
-    void this.run(ctx, req, res);
+    // Tracing off: no span, nothing else to do. On: the stages, the key and the forwarding run inside the span.
+    const span = (ctx.span = this.tracing.startRequest(req.headers));
+    if (span) span.run(() => void this.run(ctx, req, res));
+    else void this.run(ctx, req, res);
   }
 
   private async run(ctx: RequestContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -82,7 +87,8 @@ export class Gateway implements ProxyHandler {
     ctx.forwarded = true;
     ctx.forwardedAt = process.hrtime.bigint();
     // No stage read the request's model: a provider with prices has it read from its answer instead.
-    const answered = ctx.model === undefined && this.prices.prices(ctx.provider!.id) ? new ResponseModelTap() : undefined;
+    // Read when it prices the request, or names the model on its span.
+    const answered = ctx.model === undefined && (this.prices.prices(ctx.provider!.id) || ctx.span !== undefined) ? new ResponseModelTap() : undefined;
     this.upstream.forward({
       ctx, req, res, provider: ctx.provider!, credential, body: ctx.bodyScan, budget: this.budget, responseHeaders: this.responseHeaders,
       ...(answered ? { taps: [answered] } : {}),
@@ -128,6 +134,7 @@ export class Gateway implements ProxyHandler {
    */
   private price(ctx: RequestContext, answered: ResponseModelTap | undefined): void {
     const provider = ctx.provider!.id;
+    ctx.responseModel = answered?.model;
     const model = ctx.model ?? answered?.model;
     const match = model === undefined ? undefined : this.prices.match(provider, model);
     const reported = ctx.usage.inputTokens > 0 || ctx.usage.outputTokens > 0;
@@ -154,6 +161,7 @@ export class Gateway implements ProxyHandler {
         spendMicros: spentMicros(ctx),
       });
     }
+    ctx.span?.end(ctx);
     await this.pipeline.logAll(ctx);
   }
 }
