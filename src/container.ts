@@ -223,6 +223,7 @@ export interface Vault {
   orgs: OrgService;
   credentials: CredentialService;
   tokens: TokenService;
+  trustPolicies: TrustPolicyService;
   usage: UsageRecorder;
   /** The month against the free tier, as GET /v1/usage answers it. */
   usageSummaries: UsageSummaries;
@@ -248,6 +249,7 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
     orgs: c.resolve(OrgService),
     credentials: c.resolve(CredentialService),
     tokens: c.resolve(TokenService),
+    trustPolicies: c.resolve(TrustPolicyService),
     usage,
     usageSummaries: c.resolve(UsageSummaries),
     providers: c.resolve<ProviderRegistry>(Symbols.ProviderRegistry),

@@ -44,7 +44,7 @@ export class TrustPolicyService {
   ) {}
 
   async create(orgId: string, input: TrustPolicyInput): Promise<TrustPolicyRecord> {
-    if (!this.config.oidcIssuers.includes(input.issuer)) throw Errors.issuerNotAllowed(this.config.oidcIssuers);
+    if (!this.config.oidcIssuers.includes(input.issuer)) throw Errors.issuerNotAllowed(this.config.oidcIssuers.join(', '));
     if (input.subject === '*') throw Errors.invalidRequest('`subject` must name a subject or a non-empty prefix before `*`: a bare `*` would trust every workload of the issuer.', 'subject');
     if (input.subject.indexOf('*') !== -1 && input.subject.indexOf('*') !== input.subject.length - 1) {
       throw Errors.invalidRequest('`subject` may hold `*` only as its last character (a prefix).', 'subject');

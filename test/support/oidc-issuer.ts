@@ -26,6 +26,8 @@ export interface TestIssuer {
   maxJwksInFlight: number;
   /** Delay before each JWKS answer. */
   jwksDelayMs: number;
+  /** While set, every request is answered 503 (counted still). */
+  down: boolean;
   /** Signs `claims` (over the GitHub-shaped defaults) at `nowMs`, with the current key or `key`. */
   sign(nowMs: number, claims?: JWTPayload, options?: { key?: SigningKey; lifetimeS?: number }): Promise<string>;
   /** A new key with a new kid; the JWKS then publishes only it (the old key retired). */
@@ -54,6 +56,7 @@ export async function startIssuer(): Promise<TestIssuer> {
     jwksRequests: 0,
     maxJwksInFlight: 0,
     jwksDelayMs: 0,
+    down: false,
     async sign(nowMs, claims = {}, options = {}) {
       const now = Math.floor(nowMs / 1000);
       const key = options.key ?? current;
@@ -78,6 +81,7 @@ export async function startIssuer(): Promise<TestIssuer> {
     };
     if (req.url === '/.well-known/openid-configuration') {
       issuer.discoveryRequests++;
+      if (issuer.down) return void res.writeHead(503).end();
       send({ issuer: issuer.url, jwks_uri: `${issuer.url}/jwks`, id_token_signing_alg_values_supported: ['RS256'] });
     } else if (req.url === '/jwks') {
       issuer.jwksRequests++;
