@@ -5,7 +5,8 @@
  * (oidc-fetch.ts). Then cached: refreshed when older than MAX_AGE_MS, or when a token names a
  * `kid` the cached set lacks (an issuer's key rotation, picked up without a restart), but never
  * within COOLDOWN_MS of the last attempt, so a flood of tokens with made-up `kid`s costs the issuer
- * one fetch per cool-down. At most one load runs at a time: concurrent callers share it.
+ * one fetch per cool-down. At most one load runs at a time: concurrent callers share it. While the
+ * issuer cannot be reached, cached keys serve up to MAX_STALE_MS after their load.
  * Only public signature keys (RSA, EC, OKP) are kept: a symmetric `oct` key published in a JWKS
  * would let anyone forge HMAC tokens.
  */
@@ -18,6 +19,8 @@ import { fetchableUrl, fetchJsonObject, OidcFetchError, type FetchLimits } from 
 export const MAX_AGE_MS = 10 * 60_000;
 /** No new load sooner than this after the last attempt, whatever tokens arrive. */
 export const COOLDOWN_MS = 30_000;
+/** While the issuer cannot be reached, cached keys keep verifying this long after they were loaded, then no longer (a key the issuer withdrew must not live forever here). */
+export const MAX_STALE_MS = 60 * 60_000;
 /** A JWKS holding more keys than this is refused (issuers publish a handful). */
 const MAX_KEYS = 64;
 const SIGNATURE_KEY_TYPES = new Set(['RSA', 'EC', 'OKP']);
@@ -43,7 +46,7 @@ export class IssuerKeys {
       await this.refresh().catch(() => {});
     }
     const keys = this.keys;
-    if (!keys) throw new OidcFetchError(`the signing keys of ${this.issuer} could not be loaded`);
+    if (!keys || this.clock.now() - keys.loadedAt >= MAX_STALE_MS) throw new OidcFetchError(`the signing keys of ${this.issuer} could not be loaded`);
     try {
       return await keys.set(header, token);
     } catch (err) {

@@ -9,7 +9,7 @@ import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { fetchJsonObject, OidcFetchError } from '../../src/identity/oidc-fetch.js';
-import { COOLDOWN_MS, MAX_AGE_MS } from '../../src/identity/issuer-keys.js';
+import { COOLDOWN_MS, MAX_AGE_MS, MAX_STALE_MS } from '../../src/identity/issuer-keys.js';
 import { newSigningKey } from '../support/oidc-issuer.js';
 import { identitySetup } from './_setup.js';
 
@@ -76,6 +76,25 @@ test('an issuer that cannot be reached: invalid_grant (the JWT never logged), tr
   t.is(s.issuer.discoveryRequests, 2);
   t.false(s.f.app.logText().includes(jwt));
   t.truthy(s.f.app.logs.find((l) => l.message === 'OIDC issuer keys could not be loaded' && l.issuer === s.issuer.url && /status 503/.test(String(l.reason))));
+});
+
+test('while the issuer is down, cached keys keep verifying for a while (refreshed each cool-down), then no longer', async (t) => {
+  const s = await identitySetup(t);
+  await s.policy();
+  t.is((await s.exchange(await s.issuer.sign(s.clock.now()))).status, 200);
+  s.issuer.down = true;
+  s.clock.advance(MAX_AGE_MS);
+  t.is((await s.exchange(await s.issuer.sign(s.clock.now()))).status, 200, 'stale keys still verify');
+  t.is(s.issuer.discoveryRequests, 2, 'a refresh was tried');
+  t.is((await s.exchange(await s.issuer.sign(s.clock.now()))).status, 200);
+  t.is(s.issuer.discoveryRequests, 2, 'not again within the cool-down');
+  s.clock.advance(MAX_STALE_MS - MAX_AGE_MS);
+  const late = await s.exchange(await s.issuer.sign(s.clock.now()));
+  t.is(late.body.error, 'invalid_grant');
+  t.regex(late.body.error_description, /could not be fetched/);
+  s.issuer.down = false;
+  s.clock.advance(COOLDOWN_MS);
+  t.is((await s.exchange(await s.issuer.sign(s.clock.now()))).status, 200, 'back once the issuer answers');
 });
 
 /** A one-route HTTP server on 127.0.0.1 for the fetcher's bounds. */
