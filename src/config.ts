@@ -339,7 +339,8 @@ const DEFAULT_OIDC_ISSUERS = 'https://token.actions.githubusercontent.com,https:
 /** Each issuer an https URL without user, query or fragment; plain http only on loopback, and only when the test setting allows it. */
 function oidcIssuers(raw: string | undefined, loopback: string | undefined): Pick<Config, 'oidcIssuers' | 'oidcAllowHttpLoopback'> {
   if (loopback !== undefined && loopback !== '1') throw new ConfigError('KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK', '1 (or unset)', loopback);
-  const issuers = (raw ?? DEFAULT_OIDC_ISSUERS).split(',').map((s) => s.trim()).filter(Boolean);
+  // `none`: no issuer is trusted, so no trust policy can be made and every exchange is refused.
+  const issuers = raw === 'none' ? [] : (raw ?? DEFAULT_OIDC_ISSUERS).split(',').map((s) => s.trim()).filter(Boolean);
   for (const issuer of issuers) {
     let url: URL | undefined;
     try {

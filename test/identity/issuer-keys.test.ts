@@ -180,6 +180,7 @@ test('KEYWARD_OIDC_ISSUERS: GitHub, Google and GitLab by default; https only unl
   const base = { KEYWARD_DATA_DIR: '/tmp/keyward-unused' };
   t.deepEqual(loadConfig(base).oidcIssuers, ['https://token.actions.githubusercontent.com', 'https://accounts.google.com', 'https://gitlab.com']);
   t.false(loadConfig(base).oidcAllowHttpLoopback);
+  t.deepEqual(loadConfig({ ...base, KEYWARD_OIDC_ISSUERS: 'none' }).oidcIssuers, []);
   t.deepEqual(loadConfig({ ...base, KEYWARD_OIDC_ISSUERS: ' https://a.example , https://b.example/tenant ' }).oidcIssuers, ['https://a.example', 'https://b.example/tenant']);
   for (const bad of ['http://a.example', 'https://a.example/', 'https://user:pw@a.example', 'https://a.example?x=1', 'not a url', 'http://127.0.0.1:9000']) {
     const err = t.throws(() => loadConfig({ ...base, KEYWARD_OIDC_ISSUERS: bad }), { instanceOf: ConfigError });
