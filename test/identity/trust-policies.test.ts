@@ -107,24 +107,27 @@ test('keyward trust-policies create, list, delete: the API\'s rules and view', a
   t.is(text.code, 0, text.stderr);
   t.regex(text.stdout, /ttl:\s+15m/);
 
-  const [refused, issuer, claim] = await cliAll([
+  const [refused, issuer, claim, list] = await cliAll([
     { args: [...base, '--subject', '*'], env },
     { args: ['trust-policies', 'create', '--org', org.id, '--issuer', 'https://evil.example', '--audience', 'a', '--subject', 's', '--credential', cred], env },
     { args: [...base, '--subject', 's', '--claim', 'novalue'], env },
+    { args: ['trust-policies', 'list', '--org', org.id, '--json'], env },
   ]);
   t.is(refused!.code, 2);
   t.regex(refused!.stderr, /subject/);
   t.is(issuer!.code, 2);
   t.regex(issuer!.stderr, /KEYWARD_OIDC_ISSUERS/);
   t.is(claim!.code, 2);
-
-  const list = await cli(['trust-policies', 'list', '--org', org.id, '--json'], { env });
-  t.is(list.json.data.length, 2);
-  t.is(list.json.data[1].id, made.json.id);
+  t.is(list!.json.data.length, 2);
+  t.is(list!.json.data[1].id, made.json.id);
   const del = await cli(['trust-policies', 'delete', made.json.id, '--org', org.id], { env });
   t.is(del.code, 0, del.stderr);
-  t.is((await cli(['trust-policies', 'delete', made.json.id, '--org', org.id], { env })).code, 3);
-  t.is((await cli(['trust-policies', 'list', '--org', org.id, '--json'], { env })).json.data.length, 1);
+  const [again, after] = await cliAll([
+    { args: ['trust-policies', 'delete', made.json.id, '--org', org.id], env },
+    { args: ['trust-policies', 'list', '--org', org.id, '--json'], env },
+  ]);
+  t.is(again!.code, 3);
+  t.is(after!.json.data.length, 1);
 
   // What the CLI stored, the API serves.
   const app = await startApp(t, { dataDir, env });
