@@ -7,10 +7,10 @@
 import test from 'ava';
 import OpenAI from 'openai';
 import { SignJWT, base64url } from 'jose';
-import { api, createOrg, createCredential } from '../support/app.js';
+import { api, createOrg, createCredential, startApp } from '../support/app.js';
 import { WORDS } from '../support/fake-provider.js';
 import { GITHUB_SUBJECT, newSigningKey, startIssuer } from '../support/oidc-issuer.js';
-import { identitySetup, AUDIENCE } from './_setup.js';
+import { identitySetup, AUDIENCE, GRANT, JWT_TYPE } from './_setup.js';
 
 test('a GitHub Actions token is exchanged for a ptok that streams a completion, scoped and audited with iss and sub', async (t) => {
   const s = await identitySetup(t);
@@ -203,4 +203,19 @@ test('the exchange is rate-limited per client address: 429 temporarily_unavailab
   t.is(limited.status, 429);
   t.is(limited.body.error, 'temporarily_unavailable');
   t.regex(limited.headers.get('retry-after') ?? '', /^[0-9]+$/);
+});
+
+test('a policy\'s ttl is capped by KEYWARD_MAX_TTL as it is at exchange time (lowered since the policy was made)', async (t) => {
+  const s = await identitySetup(t);
+  await s.policy({ ttl: '2h' });
+  const jwt = await s.issuer.sign(s.clock.now());
+  t.is((await s.exchange(jwt)).body.expires_in, 7200);
+  await s.f.app.stop();
+  const app = await startApp(t, {
+    dataDir: s.f.app.dataDir, clock: s.clock,
+    env: { KEYWARD_OIDC_ISSUERS: s.issuer.url, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', KEYWARD_MAX_TTL: '1h' },
+  });
+  const r = await api(app, 'POST', '/v1/tokens/exchange', { body: { grant_type: GRANT, subject_token: jwt, subject_token_type: JWT_TYPE } });
+  t.is(r.status, 200, r.text);
+  t.is(r.body.expires_in, 3600);
 });
