@@ -10,7 +10,7 @@ const LAYERS = [
   ['infrastructure', '^src/(store|kms)/'],
   ['catalog', '^src/catalog/'],
   ['accounting and controls', '^src/(accounting|controls)/'],
-  ['vault', '^src/vault/'],
+  ['vault', '^src/(vault|identity)/'],
   ['edge', '^src/http/|^src/metrics\\.ts$'],
   ['request paths', '^src/(gateway|api)/'],
   ['roots', '^src/(container|main)\\.ts$|^src/cli/'],

@@ -71,6 +71,10 @@ export interface Config {
   quota: 'on' | 'off';
   /** OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT and the standard OTEL_* variables); undefined: off. Holds the exporter's headers: never in PluginConfig. */
   traces: TraceSettings | undefined;
+  /** KEYWARD_OIDC_ISSUERS: the OIDC issuers trust policies may name (exact `iss` values). */
+  oidcIssuers: readonly string[];
+  /** KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK=1 (tests only): an issuer on http://127.0.0.1 or [::1] may be fetched without TLS. */
+  oidcAllowHttpLoopback: boolean;
 }
 
 /**
@@ -332,7 +336,28 @@ export function loadConfig(env: Env = process.env): Config {
     traces: parseTraceSettings(get, (variable, accepts, got) => {
       throw new ConfigError(variable, accepts, got);
     }),
+    ...oidcIssuers(get('KEYWARD_OIDC_ISSUERS'), get('KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK')),
   });
+}
+
+const DEFAULT_OIDC_ISSUERS = 'https://token.actions.githubusercontent.com,https://accounts.google.com,https://gitlab.com';
+
+/** Each issuer an https URL without user, query or fragment; plain http only on loopback, and only when the test setting allows it. */
+function oidcIssuers(raw: string | undefined, loopback: string | undefined): Pick<Config, 'oidcIssuers' | 'oidcAllowHttpLoopback'> {
+  if (loopback !== undefined && loopback !== '1') throw new ConfigError('KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK', '1 (or unset)', loopback);
+  // `none`: no issuer is trusted, so no trust policy can be made and every exchange is refused.
+  const issuers = raw === 'none' ? [] : (raw ?? DEFAULT_OIDC_ISSUERS).split(',').map((s) => s.trim()).filter(Boolean);
+  for (const issuer of issuers) {
+    let url: URL | undefined;
+    try {
+      url = new URL(issuer);
+    } catch { /* refused below */ }
+    const loopbackHttp = url?.protocol === 'http:' && loopback === '1' && ['127.0.0.1', '[::1]'].includes(url.hostname);
+    if (!url || (url.protocol !== 'https:' && !loopbackHttp) || url.username || url.password || url.search || url.hash || issuer.endsWith('/')) {
+      throw new ConfigError('KEYWARD_OIDC_ISSUERS', 'a comma-separated list of https issuer URLs without a trailing slash, query or user', redactUrl(issuer));
+    }
+  }
+  return { oidcIssuers: Object.freeze(issuers), oidcAllowHttpLoopback: loopback === '1' };
 }
 
 /** An http(s) origin and path (no user, password, query or fragment): Google's token endpoint by default. */

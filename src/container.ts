@@ -9,6 +9,11 @@ import { CredentialsApi } from './api/credentials.js';
 import { OrgsApi } from './api/orgs.js';
 import { TokensApi } from './api/tokens.js';
 import { UsageApi } from './api/usage.js';
+import { TrustPoliciesApi } from './api/trust-policies.js';
+import { TokenExchangeApi } from './api/token-exchange.js';
+import { OidcVerifier } from './identity/oidc-verifier.js';
+import { TokenExchange } from './identity/token-exchange.js';
+import { TrustPolicyService } from './identity/trust-policy-service.js';
 import { openApiDocument } from './api/openapi/document.js';
 import { providerSchema } from './api/schemas/credentials.js';
 import { AdminPipeline } from './api/admin-pipeline.js';
@@ -104,6 +109,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   for (const port of [Symbols.OrgStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore]) {
     c.register(port, { useValue: store });
   }
+  c.register(Symbols.TrustPolicyStore, { useValue: store });
   c.register(Symbols.KeyWrapper, { useValue: wrapper });
   const registry = await ProviderRegistry.load(config.providersDir, config.upstreamOverrides);
   c.register(Symbols.ProviderRegistry, { useValue: registry });
@@ -111,6 +117,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   // Services are singletons within this container (tests run several servers in one process).
   for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries]) c.registerSingleton(cls as never);
   c.register(RateLimiter, { useValue: new RateLimiter() });
+  for (const cls of [OidcVerifier, TrustPolicyService, TokenExchange]) c.registerSingleton(cls as never);
   return c;
 }
 
@@ -141,8 +148,10 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   c.register(Metrics, { useValue: metrics });
   c.register(Symbols.Tracing, { useValue: tracing });
   for (const cls of [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminPipeline]) c.registerSingleton(cls as never);
+  for (const cls of [TrustPoliciesApi, TokenExchangeApi]) c.registerSingleton(cls as never);
   const router = new Router();
   for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
+  for (const api of [TrustPoliciesApi, TokenExchangeApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
 
   const store = c.resolve<Store>(Symbols.Store);
   const wrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);
@@ -227,6 +236,7 @@ export interface Vault {
   orgs: OrgService;
   credentials: CredentialService;
   tokens: TokenService;
+  trustPolicies: TrustPolicyService;
   usage: UsageRecorder;
   /** The month against the free tier, as GET /v1/usage answers it. */
   usageSummaries: UsageSummaries;
@@ -252,6 +262,7 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
     orgs: c.resolve(OrgService),
     credentials: c.resolve(CredentialService),
     tokens: c.resolve(TokenService),
+    trustPolicies: c.resolve(TrustPolicyService),
     usage,
     usageSummaries: c.resolve(UsageSummaries),
     providers: c.resolve<ProviderRegistry>(Symbols.ProviderRegistry),

@@ -30,6 +30,7 @@ export const ERROR_CATALOGUE = {
   unknown_provider: { status: 400, type: 'invalid_request', when: 'A `provider` that is not loaded on this gateway.' },
   invalid_ttl: { status: 400, type: 'invalid_request', when: '`ttl` missing, not `^[1-9][0-9]*[smhd]$`, or over KEYWARD_MAX_TTL.' },
   invalid_scope: { status: 400, type: 'invalid_request', when: 'A token scope that can never match (empty array, a path off the allow-list, 0, negative).' },
+  issuer_not_allowed: { status: 400, type: 'invalid_request', when: 'A trust policy\'s `issuer` that the operator does not allow (KEYWARD_OIDC_ISSUERS).' },
   request_timeout: { status: 408, type: 'invalid_request', when: 'The request headers or body were not received within KEYWARD_HEADERS_TIMEOUT_MS / KEYWARD_BODY_TIMEOUT_MS.' },
   expectation_failed: { status: 417, type: 'invalid_request', when: 'An `Expect` header other than `100-continue`.' },
   unauthenticated: { status: 401, type: 'authentication', when: 'An admin route without a valid org token (or, for POST /v1/orgs, the operator\'s admin token); /metrics without KEYWARD_METRICS_TOKEN when one is set.' },
@@ -96,6 +97,7 @@ export const Errors = {
   unknownProvider: (provider: string) => fail('unknown_provider', `Unknown provider ${JSON.stringify(provider.slice(0, 64))}.`, {}, 'provider'),
   invalidTtl: (message: string) => fail('invalid_ttl', message, {}, 'ttl'),
   invalidScope: (message: string, param: string) => fail('invalid_scope', message, {}, param),
+  issuerNotAllowed: (allowed: string) => fail('issuer_not_allowed', `\`issuer\` must be one this gateway allows (KEYWARD_OIDC_ISSUERS): ${allowed}.`, {}, 'issuer'),
   requestTimeout: () => fail('request_timeout', 'The request was not received in time.'),
   expectationFailed: () => fail('expectation_failed', 'Only `Expect: 100-continue` is supported.'),
   unauthenticated: () => fail('unauthenticated', 'A valid organisation token is required: Authorization: Bearer otok_….', { 'www-authenticate': 'Bearer' }),
@@ -133,4 +135,37 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof BackendUnavailable) return Errors.unavailable();
   return Errors.internal();
+}
+
+const OAUTH_BRAND = Symbol.for('keyward.OAuthError');
+
+/** The error codes of RFC 6749 §5.2 (and RFC 8693) that the token exchange endpoint answers. */
+export type OAuthErrorCode = 'invalid_request' | 'invalid_grant' | 'unsupported_grant_type' | 'server_error' | 'temporarily_unavailable';
+
+/**
+ * An OAuth token endpoint's refusal (POST /v1/tokens/exchange): sent as RFC 6749's
+ * `{"error", "error_description"}` by a route that declares `errorFormat: 'oauth'`, never in the
+ * contract's shape. The description is fixed text: never a presented token or claim value.
+ */
+export class OAuthError extends ApiError {
+  readonly [OAUTH_BRAND] = true;
+
+  // ApiError's own check would hold for every ApiError: this one holds for OAuthErrors only.
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[OAUTH_BRAND] === true;
+  }
+
+  constructor(readonly error: OAuthErrorCode, description: string, status = 400, headers: Record<string, string> = {}) {
+    super(status, 'invalid_request', error, description, headers);
+  }
+}
+
+/** Any error as RFC 6749 §5.2 words it: an OAuthError as itself, the gateway's own by its status. */
+export function toOAuthError(err: unknown): OAuthError {
+  if (err instanceof OAuthError) return err;
+  const api = toApiError(err);
+  if (api.status >= 500) return new OAuthError(api.status === 503 ? 'temporarily_unavailable' : 'server_error', api.message, api.status, api.headers);
+  if (api.status === 429) return new OAuthError('temporarily_unavailable', api.message, 429, api.headers);
+  // 413 keeps its status; every other refusal is a malformed request.
+  return new OAuthError('invalid_request', api.message, api.status === 413 ? 413 : 400, api.headers);
 }

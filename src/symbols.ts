@@ -18,6 +18,7 @@ export const Symbols = {
   AuditStore: Symbol('AuditStore'),
   IdempotencyStore: Symbol('IdempotencyStore'),
   SecretStore: Symbol('SecretStore'),
+  TrustPolicyStore: Symbol('TrustPolicyStore'),
   KeyWrapper: Symbol('KeyWrapper'),
   ProviderRegistry: Symbol('ProviderRegistry'),
   Pipeline: Symbol('Pipeline'),

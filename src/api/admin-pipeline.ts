@@ -5,15 +5,17 @@
  * never is), the organisation's admin rate limit, the
  * Idempotency-Key (Stripe's semantics), the handler, the audit record, and one
  * access-log line. Handlers only parse, call a service and return a Reply.
+ * A route may take form bodies too and answer in OAuth's error shape (`forms`, `errorFormat`: the
+ * token exchange, an RFC 8693 endpoint that OAuth clients call).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ApiError, Errors, toApiError } from '../errors.js';
+import { ApiError, Errors, toApiError, toOAuthError } from '../errors.js';
 import { RateLimiter } from '../accounting/rate-limiter.js';
-import { readRawBody, parseJsonBody } from '../http/body.js';
-import { sendError, sendJson } from '../http/reply.js';
+import { isFormBody, parseFormBody, readRawBody, parseJsonBody } from '../http/body.js';
+import { sendError, sendJson, sendOAuthError } from '../http/reply.js';
 import type { Principal, Reply, Route } from '../http/router.js';
 import type { Logger } from '../log.js';
 import type { IdempotencyStore } from '../store/ports.js';
@@ -70,7 +72,7 @@ export class AdminPipeline {
       let raw: Buffer | undefined;
       const body = async () => {
         raw ??= await readRawBody(req, this.config.maxAdminBody);
-        const value = parseJsonBody(raw);
+        const value = route.forms && isFormBody(req) ? parseFormBody(raw) : parseJsonBody(raw);
         return route.body ? route.body.parse(value) : value;
       };
 
@@ -122,7 +124,8 @@ export class AdminPipeline {
       // Don't leave an unread body on a keep-alive connection.
       if (!req.readableEnded) res.setHeader('connection', 'close');
       status = apiError.status;
-      sendError(res, apiError);
+      if (route.errorFormat === 'oauth') sendOAuthError(res, toOAuthError(err));
+      else sendError(res, apiError);
     } finally {
       this.metrics.admin(req.method ?? '', route.pattern, status);
       const latencyS = Number(process.hrtime.bigint() - started) / 1e9;

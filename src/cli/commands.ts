@@ -14,7 +14,8 @@ import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.j
 
 export type OptionName =
   | 'org' | 'provider' | 'credential' | 'ttl' | 'limit' | 'starting-after'
-  | 'model' | 'path' | 'max-requests' | 'rate-limit';
+  | 'model' | 'path' | 'max-requests' | 'rate-limit'
+  | 'issuer' | 'audience' | 'subject' | 'claim';
 
 export interface Context {
   io: Io;
@@ -45,6 +46,10 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
   path: '--path <pattern>          allow only this provider path (repeatable)',
   'max-requests': '--max-requests <n>        at most n proxied requests over the token\'s life',
   'rate-limit': '--rate-limit <n>          at most n proxied requests per minute',
+  issuer: '--issuer <url>            the OIDC issuer, one of KEYWARD_OIDC_ISSUERS',
+  audience: '--audience <aud>          the audience the workload asks its OIDC token for',
+  subject: '--subject <sub|prefix*>   the token\'s subject, exactly or as a prefix and *',
+  claim: '--claim <name=value>      a further claim the token must hold with this value (repeatable)',
   json: '--json                    print JSON on stdout instead of text',
   help: '--help, -h                show this help',
 };
@@ -52,16 +57,16 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
 // ---- shared helpers ---------------------------------------------------------
 
 /** The CLI's actions are admin actions too: audited with actor `cli`, stored before the command reports success. */
-function audited(vault: Vault, org: string, action: string, target: string): Promise<void> {
+export function audited(vault: Vault, org: string, action: string, target: string): Promise<void> {
   return vault.audit.record({ requestId: 'cli', org, actor: 'cli', action, target, outcome: 'success', ip: '' });
 }
 
-function one(ctx: Context, name: OptionName): string | undefined {
+export function one(ctx: Context, name: OptionName): string | undefined {
   const v = ctx.options[name];
   return Array.isArray(v) ? v[v.length - 1] : v;
 }
 
-function required(ctx: Context, name: OptionName): string {
+export function required(ctx: Context, name: OptionName): string {
   const v = one(ctx, name);
   if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
   return v;
@@ -74,7 +79,7 @@ function idArg(ctx: Context, prefix: 'cred' | 'tok', what: string): string {
 }
 
 /** Checks --org's shape before the store is opened, then that the organisation exists (exit 3 if not). */
-async function withOrg(ctx: Context): Promise<[Vault, OrgRecord]> {
+export async function withOrg(ctx: Context): Promise<[Vault, OrgRecord]> {
   const id = required(ctx, 'org');
   if (!isId('org', id)) throw new UsageError(`--org must be an organisation id such as org_…, got ${JSON.stringify(id.slice(0, 40))}`);
   const vault = await ctx.vault();
@@ -83,7 +88,7 @@ async function withOrg(ctx: Context): Promise<[Vault, OrgRecord]> {
   return [vault, org];
 }
 
-function page(ctx: Context): PageQuery {
+export function page(ctx: Context): PageQuery {
   const q = new URLSearchParams();
   const limit = one(ctx, 'limit');
   const after = one(ctx, 'starting-after');
@@ -92,11 +97,26 @@ function page(ctx: Context): PageQuery {
   return pageQuery(q);
 }
 
-function emit(ctx: Context, json: unknown, text: string): void {
+/** The scope flags as the API's body fields; the token service checks them as it checks the API's. */
+export function scopeFlags(ctx: Context): Record<string, unknown> {
+  const scopes: Record<string, unknown> = {};
+  const list = (name: OptionName) => ctx.options[name] === undefined ? undefined : ([] as string[]).concat(ctx.options[name]!);
+  const int = (name: OptionName) => {
+    const v = one(ctx, name);
+    return v === undefined ? undefined : /^-?[0-9]+$/.test(v) ? Number(v) : v;
+  };
+  if (list('model')) scopes.models = list('model');
+  if (list('path')) scopes.paths = list('path');
+  if (int('max-requests') !== undefined) scopes.max_requests = int('max-requests');
+  if (int('rate-limit') !== undefined) scopes.rate_limit = int('rate-limit');
+  return scopes;
+}
+
+export function emit(ctx: Context, json: unknown, text: string): void {
   ctx.io.stdout.write(ctx.json ? JSON.stringify(json, null, 2) + '\n' : text + '\n');
 }
 
-const SHOWN_ONCE = 'This token is shown once: store it now.';
+export const SHOWN_ONCE = 'This token is shown once: store it now.';
 
 // ---- the commands -----------------------------------------------------------
 
@@ -232,17 +252,7 @@ export const COMMANDS: Command[] = [
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
       const credentialId = required(ctx, 'credential');
-      // The flags as the API's body fields; the token service checks them as it checks the API's.
-      const scopes: Record<string, unknown> = {};
-      const list = (name: OptionName) => ctx.options[name] === undefined ? undefined : ([] as string[]).concat(ctx.options[name]!);
-      const int = (name: OptionName) => {
-        const v = one(ctx, name);
-        return v === undefined ? undefined : /^-?[0-9]+$/.test(v) ? Number(v) : v;
-      };
-      if (list('model')) scopes.models = list('model');
-      if (list('path')) scopes.paths = list('path');
-      if (int('max-requests') !== undefined) scopes.max_requests = int('max-requests');
-      if (int('rate-limit') !== undefined) scopes.rate_limit = int('rate-limit');
+      const scopes = scopeFlags(ctx);
       const { record, token } = await vault.tokens.mintFor(org.id, { credentialId, ttl: one(ctx, 'ttl') ?? '15m', scopes });
       await audited(vault, org.id, 'token.create', record.id);
       const view = mintedTokenView(record, token, Date.now());

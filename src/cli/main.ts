@@ -12,11 +12,13 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import type { Vault } from '../container.js';
 import { ApiError } from '../errors.js';
-import { COMMANDS, OPTION_HELP, RewrapIncomplete, type Command, type Context, type OptionName } from './commands.js';
+import { COMMANDS as CORE_COMMANDS, OPTION_HELP, RewrapIncomplete, type Command, type Context, type OptionName } from './commands.js';
+import { TRUST_POLICY_COMMANDS } from './trust-policy-commands.js';
 import { Exit, NotFound, processIo, UsageError, type Io } from './io.js';
 
-const VALUE_OPTIONS: OptionName[] = ['org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit'];
-const MULTIPLE: OptionName[] = ['model', 'path'];
+const COMMANDS = [...CORE_COMMANDS, ...TRUST_POLICY_COMMANDS];
+const VALUE_OPTIONS: OptionName[] = ['org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'issuer', 'audience', 'subject', 'claim'];
+const MULTIPLE: OptionName[] = ['model', 'path', 'claim'];
 /** Flags someone might try to pass a key with: refused with the reason, the value never echoed. */
 const SECRET_FLAGS = /^--?(api[-_]?key|key|secret|token|password)(=|$)/i;
 
@@ -24,6 +26,7 @@ const GROUPS: Record<string, string> = {
   org: 'organisations',
   credentials: 'stored provider keys',
   tokens: 'proxy tokens',
+  'trust-policies': 'workload identities that may exchange their OIDC token for a proxy token',
   keys: 'key-encryption key maintenance',
 };
 
@@ -68,7 +71,7 @@ function commandHelp(c: Command): string {
     'keyward', ...c.words, ...c.args,
     ...c.options.map((o) => {
       const flag = OPTION_HELP[o].split(/\s{2,}/)[0]!;
-      return ['org', 'provider', 'credential'].includes(o) ? flag : `[${flag}]`;
+      return ['org', 'provider', 'credential', 'issuer', 'audience', 'subject'].includes(o) ? flag : `[${flag}]`;
     }),
     '[--json]',
   ].join(' ');

@@ -98,3 +98,19 @@ export function nestingDepth(text: string): number {
   }
   return max;
 }
+
+/** Is the request's body a form (`application/x-www-form-urlencoded`, any parameters)? */
+export function isFormBody(req: IncomingMessage): boolean {
+  return /^application\/x-www-form-urlencoded\s*(;|$)/i.test(req.headers['content-type'] ?? '');
+}
+
+/** A form body's fields as an object of strings; undefined when empty; 400 for a field given twice (RFC 6749 §3.2 forbids it). */
+export function parseFormBody(raw: Buffer): Record<string, string> | undefined {
+  if (raw.length === 0) return undefined;
+  const out: Record<string, string> = Object.create(null);
+  for (const [name, value] of new URLSearchParams(raw.toString('utf8'))) {
+    if (Object.hasOwn(out, name)) throw Errors.invalidRequest(`\`${name.slice(0, 64)}\` is given more than once.`, name.slice(0, 64));
+    out[name] = value;
+  }
+  return { ...out };
+}

@@ -1,6 +1,6 @@
 /** Writing JSON replies and the contract's error shape. */
 import type { ServerResponse } from 'node:http';
-import type { ApiError } from '../errors.js';
+import type { ApiError, OAuthError } from '../errors.js';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) {
@@ -20,6 +20,11 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 
 export function sendError(res: ServerResponse, err: ApiError, headers: Record<string, string> = {}): void {
   sendJson(res, err.status, err.body(), { ...headers, ...err.headers });
+}
+
+/** RFC 6749 §5.2's error response (an OAuth token endpoint's): `{"error", "error_description"}`. */
+export function sendOAuthError(res: ServerResponse, err: OAuthError): void {
+  sendJson(res, err.status, { error: err.error, error_description: err.message }, err.headers);
 }
 
 /** A complete raw HTTP/1.1 error response, for sockets the HTTP parser gave up on. */

@@ -40,7 +40,7 @@ export interface AdminRequest<B = unknown, Q = unknown> {
   requestId: string;
   ip: string;
   principal: Principal;
-  /** The JSON body, read once within KEYWARD_MAX_BODY and checked against the route's body schema. */
+  /** The JSON (or, where the route takes forms, form) body, read once within KEYWARD_MAX_ADMIN_BODY and checked against the route's body schema. */
   body(): Promise<B>;
 }
 
@@ -76,6 +76,10 @@ export interface RouteSpec<B = unknown, Q = unknown, R extends TSchema = TSchema
   response: { status: number; schema: R; description: string };
   /** Codes this route answers beyond those every admin route can (invalid_request, unauthenticated, rate_limited…). */
   errors?: ErrorCode[];
+  /** Also takes an `application/x-www-form-urlencoded` body (an OAuth endpoint's), checked against the same body schema. */
+  forms?: boolean;
+  /** `oauth`: refusals are sent as RFC 6749 §5.2's `{"error", "error_description"}` (toOAuthError), not the contract's shape. */
+  errorFormat?: 'oauth';
 }
 
 export interface Route extends RouteSpec {

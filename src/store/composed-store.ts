@@ -11,6 +11,7 @@ import type {
   AuditRecord, AuditStore, Change, ChangeFeed, CredentialRecord, CredentialStore, IdempotencyRecord, IdempotencyStore, LeaseStore, OrgRecord,
   OrgStore, OrgTokenRecord, PageQuery, SealedKey, SecretStore, Store, StoredSecret, TokenRecord, TokenStore, UsageDelta, UsageScope, UsageStore,
 } from './ports.js';
+import type { TrustPolicyRecord, TrustPolicyStore } from './ports.js';
 
 /** The port objects an adapter is made of. */
 export interface StorePorts {
@@ -23,6 +24,7 @@ export interface StorePorts {
   audit: AuditStore;
   idempotency: IdempotencyStore;
   secrets: SecretStore;
+  trustPolicies: TrustPolicyStore;
 }
 
 export abstract class ComposedStore<P extends StorePorts = StorePorts> implements Store {
@@ -87,4 +89,12 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   createSecretIfAbsent(secret: StoredSecret) { return this.ports.secrets.createSecretIfAbsent(secret); }
   getSecret(name: string) { return this.ports.secrets.getSecret(name); }
   rewrapSecret(name: string, expectedWrapped: Buffer, wrapped: Buffer, kekId: string) { return this.ports.secrets.rewrapSecret(name, expectedWrapped, wrapped, kekId); }
+
+  // ---- trust policies (TrustPolicyStore) ------------------------------------
+  createTrustPolicy(record: TrustPolicyRecord) { return this.ports.trustPolicies.createTrustPolicy(record); }
+  getTrustPolicy(orgId: string, id: string) { return this.ports.trustPolicies.getTrustPolicy(orgId, id); }
+  listTrustPolicies(orgId: string, page: PageQuery) { return this.ports.trustPolicies.listTrustPolicies(orgId, page); }
+  deleteTrustPolicy(orgId: string, id: string) { return this.ports.trustPolicies.deleteTrustPolicy(orgId, id); }
+  findTrustPolicy(id: string) { return this.ports.trustPolicies.findTrustPolicy(id); }
+  findTrustPolicies(issuer: string, audience: string) { return this.ports.trustPolicies.findTrustPolicies(issuer, audience); }
 }

@@ -244,10 +244,41 @@ export interface SecretStore {
   rewrapSecret(name: string, expectedWrapped: Buffer, wrapped: Buffer, kekId: string): Promise<boolean>;
 }
 
+/**
+ * A trust policy: which workload identities (OIDC tokens of `issuer` for `audience` whose `sub`
+ * matches `subject`, exact or `prefix*`, and whose `claims` hold every listed value) may exchange
+ * their token for a proxy token of `credentialId`, with `ttl` and the token scopes as the API takes
+ * them (checked by parseScopes at creation and again at every exchange).
+ */
+export interface TrustPolicyRecord {
+  id: string;
+  orgId: string;
+  issuer: string;
+  audience: string;
+  subject: string;
+  claims: Record<string, string | number | boolean>;
+  credentialId: string;
+  ttl: string;
+  scopes: Record<string, unknown>;
+  createdAt: number;
+}
+
+export interface TrustPolicyStore {
+  createTrustPolicy(record: TrustPolicyRecord): Promise<void>;
+  getTrustPolicy(orgId: string, id: string): Promise<TrustPolicyRecord | undefined>;
+  listTrustPolicies(orgId: string, page: PageQuery): Promise<Page<TrustPolicyRecord> | typeof BAD_CURSOR>;
+  deleteTrustPolicy(orgId: string, id: string): Promise<boolean>;
+  /** A policy by id alone, whatever its organisation (an exchange naming `policy_id`). */
+  findTrustPolicy(id: string): Promise<TrustPolicyRecord | undefined>;
+  /** Every organisation's policies for this issuer and audience, oldest first (created_at, then id): what an exchange matches. */
+  findTrustPolicies(issuer: string, audience: string): Promise<TrustPolicyRecord[]>;
+}
+
 export interface StoreLifecycle {
   readonly kind: string;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
-export type Store = OrgStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & SecretStore & StoreLifecycle;
+export type Store = OrgStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & SecretStore & StoreLifecycle
+  & TrustPolicyStore;

@@ -94,16 +94,19 @@ test('the document is valid OpenAPI 3.1, needs no token, and lists the loaded pr
 test('every registered route, the proxy and the operational endpoints are documented with their auth', async (t) => {
   const f = await proxyFixture(t);
   const doc = await fetchDocument(t, f.app.url);
-  const routes = f.app.server.router.list();
+  const routes = f.app.server.router.all();
   t.true(routes.length >= 13);
-  for (const { method, pattern } of routes) {
+  for (const { method, pattern, auth, idempotent } of routes) {
     const path = pattern.replace(/:([A-Za-z_]+)/g, '{$1}');
     const op = doc.paths[path]?.[method.toLowerCase()];
     t.truthy(op, `${method} ${pattern} is documented as ${method} ${path}`);
     if (!op) continue;
-    t.true(Array.isArray(op.security) && op.security.length > 0, `${method} ${path} declares its auth`);
-    t.truthy(op.responses['401'], `${method} ${path} documents 401`);
-    if (method === 'POST') t.truthy(op.parameters?.some((p: any) => p.$ref === '#/components/parameters/IdempotencyKey'), `${method} ${path} takes Idempotency-Key`);
+    // A route that needs no token (the token exchange) says so with an empty list, and has no 401.
+    if (auth === 'none') t.deepEqual(op.security, [], `${method} ${path} needs no token`);
+    else t.true(Array.isArray(op.security) && op.security.length > 0, `${method} ${path} declares its auth`);
+    if (auth !== 'none') t.truthy(op.responses['401'], `${method} ${path} documents 401`);
+    if (idempotent) t.truthy(op.parameters?.some((p: any) => p.$ref === '#/components/parameters/IdempotencyKey'), `${method} ${path} takes Idempotency-Key`);
+    if (method === 'POST' && auth !== 'none') t.true(idempotent === true, `${method} ${path} is idempotent-capable`);
     if (/\{id\}/.test(path)) t.truthy(op.responses['404'], `${method} ${path} documents 404`);
   }
   // And nothing documented under /v1 that the server does not serve.

@@ -105,11 +105,14 @@ test('every field the document lists for a request body is validated: a wrong ty
     createCredential: { provider: 'openai', api_key: KEY },
     rotateCredential: { api_key: KEY },
     createToken: { credential_id: cred, ttl: '15m' },
+    createTrustPolicy: { issuer: 'https://token.actions.githubusercontent.com', audience: 'https://keyward.test', subject: 'repo:acme/app:*', credential_id: cred, ttl: '15m' },
   };
   let checked = 0;
   for (const [path, item] of Object.entries<any>(doc.paths)) {
     const op = item.post;
     if (!op?.requestBody || path.startsWith('/v1/proxy/')) continue;
+    // The token exchange answers in RFC 6749's shape and ignores unknown fields (test/identity/exchange.test.ts checks it).
+    if (op.responses['400'].content['application/json'].schema.$ref === '#/components/schemas/OAuthError') continue;
     const base = valid[op.operationId];
     t.truthy(base, `a valid body for ${op.operationId}`);
     const schema = resolve(op.requestBody.content['application/json'].schema);
@@ -119,7 +122,8 @@ test('every field the document lists for a request body is validated: a wrong ty
     const url = path.replace('{id}', cred);
     const token = op.security[0].adminToken ? ADMIN_TOKEN : org.token;
     for (const field of [...fields, 'not_a_field']) {
-      const r = await api(app, 'POST', url, { token, body: { ...base, [field]: { wrong: true } } });
+      // An object holding an array: wrong for every field (a claims map takes only scalar values).
+      const r = await api(app, 'POST', url, { token, body: { ...base, [field]: { wrong: [true] } } });
       t.is(r.status, 400, `${op.operationId}.${field}: ${r.text}`);
       t.is(r.body.error.param, field, `${op.operationId}.${field}`);
       t.true(documented.includes(r.body.error.code), `${op.operationId}.${field}: ${r.body.error.code} is documented under 400`);

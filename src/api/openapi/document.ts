@@ -10,9 +10,10 @@ import type { TSchema } from '@sinclair/typebox';
 import type { Route } from '../../http/router.js';
 import { Health } from '../schemas/common.js';
 import { ErrorBody } from '../schemas/errors.js';
+import { OAuthErrorBody } from '../schemas/token-exchange.js';
 import { SchemaComponents } from './json-schema.js';
 import { otherPaths, securitySchemes, type Operation, type PathItem } from './operations.js';
-import { adminErrorResponses, HEADERS, PARAMETERS, ref, type ParameterObject, type Ref } from './responses.js';
+import { adminErrorResponses, HEADERS, oauthErrorResponses, PARAMETERS, ref, type ParameterObject, type Ref } from './responses.js';
 
 export interface OpenApiOptions {
   /** The admin API's routes, with their specs (Router.all()). */
@@ -25,6 +26,11 @@ export interface OpenApiOptions {
 
 /** `starting_after` → `StartingAfter`: the parameter's component name. */
 const componentOf = (name: string): string => name.split('_').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+
+/** A body as JSON, and as a form too where the route takes forms (the same fields). */
+function bodyContent(route: Route, schema: ReturnType<SchemaComponents['use']>) {
+  return { 'application/json': { schema }, ...(route.forms ? { 'application/x-www-form-urlencoded': { schema } } : {}) };
+}
 
 export function openApiDocument(options: OpenApiOptions) {
   const components = new SchemaComponents();
@@ -50,14 +56,14 @@ export function openApiDocument(options: OpenApiOptions) {
       tags: [route.tag],
       security: route.auth === 'org' ? [{ orgToken: [] }] : route.auth === 'admin' ? [{ adminToken: [] }] : [],
       ...(params.length ? { parameters: params } : {}),
-      ...(route.body ? { requestBody: { required: !route.body.optional, content: { 'application/json': { schema: components.use(route.body.schema) } } } } : {}),
+      ...(route.body ? { requestBody: { required: !route.body.optional, content: bodyContent(route, components.use(route.body.schema)) } } : {}),
       responses: {
         [String(status)]: {
           description: route.idempotent ? `${description} An idempotent replay answers the first response again with \`idempotent-replayed: true\`, without any secret shown once.` : description,
           headers: { 'x-request-id': ref('headers', 'XRequestId'), ...(route.idempotent ? { 'idempotent-replayed': ref('headers', 'IdempotentReplayed') } : {}) },
           content: { 'application/json': { schema: components.use(schema) } },
         },
-        ...adminErrorResponses(route),
+        ...(route.errorFormat === 'oauth' ? oauthErrorResponses(components.use(OAuthErrorBody)) : adminErrorResponses(route)),
       },
     };
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation };
@@ -82,6 +88,7 @@ export function openApiDocument(options: OpenApiOptions) {
       { name: 'credentials', description: 'Stored provider keys (org token).' },
       { name: 'tokens', description: 'Short-lived proxy tokens (org token).' },
       { name: 'usage', description: 'Usage and the audit trail (org token).' },
+      { name: 'identity', description: 'Workload identity: trust policies (org token) and the OIDC token exchange (no token).' },
       { name: 'proxy', description: 'The providers\' own APIs through the gateway (proxy token).' },
       { name: 'operations', description: 'Health, readiness, metrics and this document (no token).' },
     ],

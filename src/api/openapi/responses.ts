@@ -97,6 +97,19 @@ function statusDescription(status: number, auth: Route['auth']): string | undefi
   }
 }
 
+/** An OAuth token endpoint's refusals (RFC 6749 §5.2's shape, `schema`): 400 for a request or grant that does not fit, 413, 429, 5xx. */
+export function oauthErrorResponses(schema: JsonSchema): Record<string, ResponseObject> {
+  const headers = { 'x-request-id': ref('headers', 'XRequestId') };
+  const body = (error: string) => ({ 'application/json': { schema, example: { error, error_description: '…' } } });
+  return {
+    '400': { description: '`invalid_grant`: the subject token did not verify, or no trust policy matches it (or the one `policy_id` names). `invalid_request` / `unsupported_grant_type`: a malformed request.', headers, content: body('invalid_grant') },
+    '413': { description: '`invalid_request`: the body is over KEYWARD_MAX_ADMIN_BODY.', headers, content: body('invalid_request') },
+    '429': { description: '`temporarily_unavailable`: too many exchanges from this address (KEYWARD_ADMIN_RATE a minute).', headers: { ...headers, ...RETRY_AFTER }, content: body('temporarily_unavailable') },
+    '500': { description: '`server_error`.', headers, content: body('server_error') },
+    '503': { description: '`temporarily_unavailable`: the store is down.', headers: { ...headers, ...RETRY_AFTER }, content: body('temporarily_unavailable') },
+  };
+}
+
 /** Every error response of an admin route: its own codes, and those the admin pipeline can answer on any route. */
 export function adminErrorResponses(route: Route): Record<string, ResponseObject> {
   const codes: ErrorCode[] = ['invalid_request', ...(route.errors ?? []), 'bad_request'];

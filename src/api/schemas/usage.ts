@@ -63,7 +63,7 @@ export const AuditEvent = named('AuditEvent', Type.Object({
   time: Time,
   request_id: Type.String({ description: 'The `x-request-id` / `x-keyward-request-id` of the request.' }),
   org: Type.String({ description: 'The organisation\'s id.' }),
-  actor: Type.String({ description: 'A token id (`otk_…`, `tok_…`), `admin`, `cli` or `anonymous`.' }),
+  actor: Type.String({ description: 'A token id (`otk_…`, `tok_…`), `admin`, `cli` or `anonymous`; for a token exchange the workload, `oidc:<iss>#<sub>`.' }),
   action: Type.String({
     description: 'What was done.',
     examples: ['org.create', 'org.token_rotate', 'credential.create', 'credential.rotate', 'credential.delete', 'token.create', 'token.revoke', 'auth.failed', 'quota.refused', 'admin.rate_limited'],

@@ -26,6 +26,7 @@ import { FirestoreLeases } from './leases.js';
 import { FirestoreOrgs } from './orgs.js';
 import { FirestoreSecrets } from './secrets.js';
 import { FirestoreTokens } from './tokens.js';
+import { FirestoreTrustPolicies } from './trust-policies.js';
 import { FirestoreUsage } from './usage.js';
 
 export type { FirestoreConnectConfig, FirestoreStoreOptions } from './db.js';
@@ -46,6 +47,7 @@ function openPorts(db: FirestoreDb): FirestorePorts {
     audit: new FirestoreAudit(db),
     idempotency: new FirestoreIdempotency(db),
     secrets: new FirestoreSecrets(db),
+    trustPolicies: new FirestoreTrustPolicies(db),
   };
 }
 

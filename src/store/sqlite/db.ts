@@ -105,7 +105,7 @@ export class SqliteDb {
 }
 
 /** One newest-first page of an org's credentials or tokens, keyed by (created_at, id); an unknown cursor is BAD_CURSOR. */
-export function pageByOrg<T>(db: SqliteDb, table: 'credentials' | 'tokens', orgId: string, q: PageQuery, map: (r: Row) => T): Page<T> | typeof BAD_CURSOR {
+export function pageByOrg<T>(db: SqliteDb, table: 'credentials' | 'tokens' | 'trust_policies', orgId: string, q: PageQuery, map: (r: Row) => T): Page<T> | typeof BAD_CURSOR {
   let rows: Row[];
   if (q.startingAfter !== undefined) {
     const cursor = db.one(`SELECT created_at, id FROM ${table} WHERE org_id = ? AND id = ?`, orgId, q.startingAfter);

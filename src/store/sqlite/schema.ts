@@ -6,6 +6,7 @@
  * do not both alter a table.
  */
 import type { SqliteDb } from './db.js';
+import { createTrustPolicyTable } from './trust-policies.js';
 
 /** Records written before retention existed are kept this long (the default KEYWARD_AUDIT_RETENTION_DAYS). */
 const LEGACY_RETENTION_MS = 400 * 86_400_000;
@@ -61,6 +62,7 @@ export function createSchema(db: SqliteDb): void {
   addCredentialFields(db);
   addAuditRetention(db);
   addUsageSpend(db);
+  createTrustPolicyTable(db);
 }
 
 function addCredentialFields(db: SqliteDb): void {

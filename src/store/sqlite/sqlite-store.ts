@@ -17,6 +17,7 @@ import { SqliteOrgs } from './orgs.js';
 import { createSchema } from './schema.js';
 import { SqliteSecrets } from './secrets.js';
 import { SqliteTokens } from './tokens.js';
+import { SqliteTrustPolicies } from './trust-policies.js';
 import { SqliteUsage } from './usage.js';
 
 interface SqlitePorts extends StorePorts {
@@ -35,6 +36,7 @@ function openPorts(db: SqliteDb): SqlitePorts {
     audit: new SqliteAudit(db),
     idempotency: new SqliteIdempotency(db),
     secrets: new SqliteSecrets(db),
+    trustPolicies: new SqliteTrustPolicies(db),
   };
 }
 
