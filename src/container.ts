@@ -9,6 +9,7 @@ import { CredentialsApi } from './api/credentials.js';
 import { OrgsApi } from './api/orgs.js';
 import { TokensApi } from './api/tokens.js';
 import { UsageApi } from './api/usage.js';
+import { AdminKeysApi } from './api/admin-keys.js';
 import { openApiDocument } from './api/openapi/document.js';
 import { providerSchema } from './api/schemas/credentials.js';
 import { AdminPipeline } from './api/admin-pipeline.js';
@@ -98,7 +99,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.Logger, { useValue: log });
   c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
   c.register(Symbols.Store, { useValue: store });
-  for (const port of [Symbols.OrgStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore]) {
+  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore]) {
     c.register(port, { useValue: store });
   }
   c.register(Symbols.KeyWrapper, { useValue: wrapper });
@@ -131,7 +132,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   c.register(Metrics, { useValue: metrics });
   for (const cls of [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminPipeline]) c.registerSingleton(cls as never);
   const router = new Router();
-  for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
+  for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
 
   const store = c.resolve<Store>(Symbols.Store);
   const wrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);

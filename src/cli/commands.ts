@@ -242,7 +242,7 @@ export const COMMANDS: Command[] = [
       if (list('path')) scopes.paths = list('path');
       if (int('max-requests') !== undefined) scopes.max_requests = int('max-requests');
       if (int('rate-limit') !== undefined) scopes.rate_limit = int('rate-limit');
-      const { record, token } = await vault.tokens.mintFor(org.id, { credentialId, ttl: one(ctx, 'ttl') ?? '15m', scopes });
+      const { record, token } = await vault.tokens.mintFor(org.id, { credentialId, ttl: one(ctx, 'ttl') ?? '15m', scopes, createdBy: 'cli' });
       await audited(vault, org.id, 'token.create', record.id);
       const view = mintedTokenView(record, token, Date.now());
       emit(ctx, view, `${fields([['id', view.id], ['token', token], ['credential_id', view.credential_id], ['expires_at', view.expires_at]])}\n${SHOWN_ONCE}`);

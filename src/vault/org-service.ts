@@ -1,20 +1,29 @@
 /**
  * Organisations and their bearer tokens (`otok_`, each known by an `otk_` id
- * for the audit trail). The admin API authenticates by the token's SHA-256;
- * the operator's KEYWARD_ADMIN_TOKEN is compared in constant time.
+ * for the audit trail). The admin API authenticates by the token's SHA-256:
+ * an org token is the `owner`; otherwise an admin key (`akey_`) of the same
+ * shape carries its own role. Neither is cached, so a deleted key or a retired
+ * token is refused at once on every instance. The operator's
+ * KEYWARD_ADMIN_TOKEN is compared in constant time.
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
-import type { OrgRecord, OrgStore, OrgTokenRecord } from '../store/ports.js';
+import type { AdminKeyStore, OrgRecord, OrgStore, OrgTokenRecord } from '../store/ports.js';
+import type { Role } from './roles.js';
 import { Symbols } from '../symbols.js';
 import { isWellFormedToken, newId, newToken, secretEquals, sha256Hex } from '../ids.js';
 
 export interface OrgPrincipal {
   org: OrgRecord;
-  /** The `otk_` id of the token used: the audit actor. */
+  /** The `otk_` (org token) or `akey_` (admin key) id of the token used: the audit actor. */
   tokenId: string;
+  role: Role;
+  /** A minter limited to these credentials. */
+  credentialIds?: readonly string[];
+  /** When the presented token stops working (null: not before rotation or deletion). */
+  expiresAt: number | null;
 }
 
 export const ORG_NAME = /^[\p{L}\p{N}][\p{L}\p{N} ._'&()-]{0,99}$/u;
@@ -25,6 +34,7 @@ export class OrgService {
     @inject(Symbols.Config) private readonly config: Config,
     @inject(Symbols.OrgStore) private readonly store: OrgStore,
     @inject(Symbols.Clock) private readonly clock: Clock,
+    @inject(Symbols.AdminKeyStore) private readonly adminKeys: AdminKeyStore,
   ) {}
 
   validateName(name: unknown): string {
@@ -43,15 +53,22 @@ export class OrgService {
     return { org, token, tokenId: record.id };
   }
 
-  /** `Authorization: Bearer otok_…` → the organisation, or 401. */
+  /** `Authorization: Bearer otok_…` (an org token or an admin key) → the organisation and the caller's role, or 401. */
   async authenticate(authorization: string | undefined): Promise<OrgPrincipal> {
     const presented = bearer(authorization);
     if (!presented || !isWellFormedToken('otok', presented)) throw Errors.unauthenticated();
-    const record = await this.store.findOrgToken(sha256Hex(presented));
-    if (!record || (record.expiresAt !== null && this.clock.now() >= record.expiresAt)) throw Errors.unauthenticated();
-    const org = await this.store.getOrg(record.orgId);
+    const hash = sha256Hex(presented);
+    const token = await this.store.findOrgToken(hash);
+    const caller: Omit<OrgPrincipal, 'org'> & { orgId: string } | undefined = token
+      ? { orgId: token.orgId, tokenId: token.id, role: 'owner', expiresAt: token.expiresAt }
+      : await this.adminKeys.findAdminKeyByHash(hash).then((k) => k && {
+        orgId: k.orgId, tokenId: k.id, role: k.role, expiresAt: k.expiresAt, ...(k.credentialIds ? { credentialIds: k.credentialIds } : {}),
+      });
+    if (!caller || (caller.expiresAt !== null && this.clock.now() >= caller.expiresAt)) throw Errors.unauthenticated();
+    const org = await this.store.getOrg(caller.orgId);
     if (!org) throw Errors.unauthenticated();
-    return { org, tokenId: record.id };
+    const { orgId: _, ...rest } = caller;
+    return { org, ...rest };
   }
 
   /** True when `authorization` carries the operator's admin token. */
