@@ -34,6 +34,7 @@ import { Metrics, type CacheStats } from './metrics.js';
 import { CredentialService } from './vault/credential-service.js';
 import { Envelope } from './vault/envelope.js';
 import { OrgService } from './vault/org-service.js';
+import { AdminKeyService } from './vault/admin-key-service.js';
 import { TokenService } from './vault/token-service.js';
 import { ApiError, Errors } from './errors.js';
 import type { PluginHost } from './gateway/contracts.js';
@@ -213,6 +214,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
 export interface Vault {
   config: Config;
   orgs: OrgService;
+  adminKeys: AdminKeyService;
   credentials: CredentialService;
   tokens: TokenService;
   usage: UsageRecorder;
@@ -238,6 +240,7 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
     config,
     audit,
     orgs: c.resolve(OrgService),
+    adminKeys: c.resolve(AdminKeyService),
     credentials: c.resolve(CredentialService),
     tokens: c.resolve(TokenService),
     usage,

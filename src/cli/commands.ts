@@ -14,7 +14,7 @@ import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.j
 
 export type OptionName =
   | 'org' | 'provider' | 'credential' | 'ttl' | 'limit' | 'starting-after'
-  | 'model' | 'path' | 'max-requests' | 'rate-limit';
+  | 'model' | 'path' | 'max-requests' | 'rate-limit' | 'name' | 'role';
 
 export interface Context {
   io: Io;
@@ -45,6 +45,8 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
   path: '--path <pattern>          allow only this provider path (repeatable)',
   'max-requests': '--max-requests <n>        at most n proxied requests over the token\'s life',
   'rate-limit': '--rate-limit <n>          at most n proxied requests per minute',
+  name: '--name <text>             what the admin key is for',
+  role: '--role <role>             admin, minter or viewer',
   json: '--json                    print JSON on stdout instead of text',
   help: '--help, -h                show this help',
 };
@@ -52,29 +54,29 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
 // ---- shared helpers ---------------------------------------------------------
 
 /** The CLI's actions are admin actions too: audited with actor `cli`, stored before the command reports success. */
-function audited(vault: Vault, org: string, action: string, target: string): Promise<void> {
+export function audited(vault: Vault, org: string, action: string, target: string): Promise<void> {
   return vault.audit.record({ requestId: 'cli', org, actor: 'cli', action, target, outcome: 'success', ip: '' });
 }
 
-function one(ctx: Context, name: OptionName): string | undefined {
+export function one(ctx: Context, name: OptionName): string | undefined {
   const v = ctx.options[name];
   return Array.isArray(v) ? v[v.length - 1] : v;
 }
 
-function required(ctx: Context, name: OptionName): string {
+export function required(ctx: Context, name: OptionName): string {
   const v = one(ctx, name);
   if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
   return v;
 }
 
-function idArg(ctx: Context, prefix: 'cred' | 'tok', what: string): string {
+export function idArg(ctx: Context, prefix: 'cred' | 'tok' | 'akey', what: string): string {
   const id = ctx.args[0]!;
   if (!isId(prefix, id)) throw new UsageError(`${what} must be an id such as ${prefix}_…, got ${JSON.stringify(id.slice(0, 40))}`);
   return id;
 }
 
 /** Checks --org's shape before the store is opened, then that the organisation exists (exit 3 if not). */
-async function withOrg(ctx: Context): Promise<[Vault, OrgRecord]> {
+export async function withOrg(ctx: Context): Promise<[Vault, OrgRecord]> {
   const id = required(ctx, 'org');
   if (!isId('org', id)) throw new UsageError(`--org must be an organisation id such as org_…, got ${JSON.stringify(id.slice(0, 40))}`);
   const vault = await ctx.vault();
@@ -83,7 +85,7 @@ async function withOrg(ctx: Context): Promise<[Vault, OrgRecord]> {
   return [vault, org];
 }
 
-function page(ctx: Context): PageQuery {
+export function page(ctx: Context): PageQuery {
   const q = new URLSearchParams();
   const limit = one(ctx, 'limit');
   const after = one(ctx, 'starting-after');
@@ -92,11 +94,11 @@ function page(ctx: Context): PageQuery {
   return pageQuery(q);
 }
 
-function emit(ctx: Context, json: unknown, text: string): void {
+export function emit(ctx: Context, json: unknown, text: string): void {
   ctx.io.stdout.write(ctx.json ? JSON.stringify(json, null, 2) + '\n' : text + '\n');
 }
 
-const SHOWN_ONCE = 'This token is shown once: store it now.';
+export const SHOWN_ONCE = 'This token is shown once: store it now.';
 
 // ---- the commands -----------------------------------------------------------
 

@@ -12,11 +12,14 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import type { Vault } from '../container.js';
 import { ApiError } from '../errors.js';
-import { COMMANDS, OPTION_HELP, RewrapIncomplete, type Command, type Context, type OptionName } from './commands.js';
+import { ADMIN_KEY_COMMANDS } from './admin-key-commands.js';
+import { COMMANDS as CORE_COMMANDS, OPTION_HELP, RewrapIncomplete, type Command, type Context, type OptionName } from './commands.js';
 import { Exit, NotFound, processIo, UsageError, type Io } from './io.js';
 
-const VALUE_OPTIONS: OptionName[] = ['org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit'];
-const MULTIPLE: OptionName[] = ['model', 'path'];
+const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS];
+const VALUE_OPTIONS: OptionName[] = ['org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'name', 'role'];
+/** Repeatable; a command that takes one value uses the last (`--credential` is a list only for an admin key). */
+const MULTIPLE: OptionName[] = ['model', 'path', 'credential'];
 /** Flags someone might try to pass a key with: refused with the reason, the value never echoed. */
 const SECRET_FLAGS = /^--?(api[-_]?key|key|secret|token|password)(=|$)/i;
 
@@ -24,6 +27,7 @@ const GROUPS: Record<string, string> = {
   org: 'organisations',
   credentials: 'stored provider keys',
   tokens: 'proxy tokens',
+  'admin-keys': 'scoped admin keys (admin, minter, viewer)',
   keys: 'key-encryption key maintenance',
 };
 
@@ -68,7 +72,8 @@ function commandHelp(c: Command): string {
     'keyward', ...c.words, ...c.args,
     ...c.options.map((o) => {
       const flag = OPTION_HELP[o].split(/\s{2,}/)[0]!;
-      return ['org', 'provider', 'credential'].includes(o) ? flag : `[${flag}]`;
+      const needed = ['org', 'provider', ...(c.words[0] === 'admin-keys' ? ['name', 'role'] : ['credential'])];
+      return needed.includes(o) ? flag : `[${flag}]`;
     }),
     '[--json]',
   ].join(' ');
