@@ -8,6 +8,7 @@
 import 'reflect-metadata';
 import test from 'ava';
 import type { Route } from '../../src/http/router.js';
+import { rolesOf } from '../../src/vault/roles.js';
 import { api, createCredential, createOrg, startApp, type TestApp } from '../support/app.js';
 
 type Role = 'owner' | 'admin' | 'minter' | 'viewer';
@@ -105,4 +106,26 @@ test('a refused role changes nothing: a viewer\'s DELETE leaves the credential, 
   const audit = (await api(app, 'GET', '/v1/audit', { token: org.token })).body.data;
   const denied = audit.filter((e: { outcome: string }) => e.outcome === 'denied');
   t.deepEqual(denied.map((e: { action: string; actor: string }) => [e.action, e.actor]).sort(), [['credential.create', minter.id], ['credential.delete', viewer.id]].sort());
+});
+
+test('the README\'s roles table says what the route table does, for every route it names and every route of this table', async (t) => {
+  const { readFileSync } = await import('node:fs');
+  const { ROOT } = await import('../support/app.js');
+  const readme = readFileSync(`${ROOT}/README.md`, 'utf8');
+  const section = readme.slice(readme.indexOf('### Roles and admin keys'), readme.indexOf('### Idempotency, audit, abuse controls'));
+  const rows = new Map<string, Role[]>();
+  for (const line of section.split('\n')) {
+    const m = /^\| `([A-Z]+ \/v1\/[^`]+)` \|(.*)\|$/.exec(line);
+    if (!m) continue;
+    const cells = m[2]!.split('|').map((c) => c.trim());
+    rows.set(m[1]!, ALL.filter((_, i) => cells[i]!.startsWith('✓')));
+  }
+  const app = await startApp(t);
+  const routes = new Map(app.server.router.all().filter((r) => r.auth === 'org').map((r) => [`${r.method} ${r.pattern}`, r]));
+  for (const name of Object.keys(EXPECTED)) t.true(rows.has(name), `README names ${name}`);
+  for (const [name, roles] of rows) {
+    const route = routes.get(name);
+    t.truthy(route, `README's ${name} is a route`);
+    if (route) t.deepEqual(roles, ALL.filter((r) => rolesOf(route.method, route.roles).includes(r)), name);
+  }
 });
