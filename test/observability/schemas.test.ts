@@ -105,6 +105,7 @@ test('every field the document lists for a request body is validated: a wrong ty
     createCredential: { provider: 'openai', api_key: KEY },
     rotateCredential: { api_key: KEY },
     createToken: { credential_id: cred, ttl: '15m' },
+    createAdminKey: { name: 'ci', role: 'viewer' },
   };
   let checked = 0;
   for (const [path, item] of Object.entries<any>(doc.paths)) {
