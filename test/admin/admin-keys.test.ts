@@ -245,3 +245,21 @@ test('an Idempotency-Key replay of a key\'s creation leaves the value out', asyn
   t.false('token' in again.body);
   t.is((await api(app, 'GET', '/v1/admin-keys', { token: org.token })).body.data.length, 1);
 });
+
+test('an admin key\'s Idempotency-Keys are its own: the same key and body from a limited minter is not answered with the owner\'s mint', async (t) => {
+  const app = await startApp(t);
+  const org = await createOrg(app);
+  const credA = await createCredential(app, org, 'openai', KEY);
+  const credB = await createCredential(app, org, 'openai', `${KEY}-b`);
+  const minter = (await createKey(app, org.token, { name: 'm', role: 'minter', credential_ids: [credA] })).body;
+  const headers = { 'idempotency-key': 'mint-1' };
+  const body = { credential_id: credB, ttl: '15m' };
+  const owners = await api(app, 'POST', '/v1/tokens', { token: org.token, body, headers });
+  t.is(owners.status, 201);
+  const theirs = await api(app, 'POST', '/v1/tokens', { token: minter.token, body, headers });
+  t.is(theirs.status, 403, 'refused for its own reason, not replayed');
+  t.is(theirs.headers.get('idempotent-replayed'), null);
+  t.false(theirs.text.includes(owners.body.id));
+  // The owner's own retry still replays.
+  t.is((await api(app, 'POST', '/v1/tokens', { token: org.token, body, headers })).headers.get('idempotent-replayed'), 'true');
+});
