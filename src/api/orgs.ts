@@ -1,5 +1,6 @@
 /** POST /v1/orgs (the operator's admin token), GET /v1/orgs/self (who is calling) and the org token's rotation (owner only). */
 import { inject, injectable } from 'tsyringe';
+import { Errors } from '../errors.js';
 import type { Router } from '../http/router.js';
 import { OrgService } from '../vault/org-service.js';
 import { orgOf } from './params.js';
@@ -28,10 +29,9 @@ export class OrgsApi {
       description: '`caller` names the presented key and its role, so a client (the console) knows what it may do.',
       response: { status: 200, schema: OrgSelf, description: 'The organisation and the caller.' },
     }, async (r) => {
-      const org = orgOf(r);
-      const p = r.principal.kind === 'org' ? r.principal : undefined;
-      const caller = { id: p?.actor ?? '', role: p?.role ?? 'owner' as const, ...(p?.credentialIds ? { credential_ids: [...p.credentialIds] } : {}) };
-      return { status: 200, body: orgSelfView(org, caller) };
+      const p = r.principal;
+      if (p.kind !== 'org') throw Errors.unauthenticated();
+      return { status: 200, body: orgSelfView(p.org, { id: p.actor, role: p.role, ...(p.credentialIds ? { credential_ids: [...p.credentialIds] } : {}) }) };
     });
 
     router.add('POST', '/v1/orgs/self/token/rotate', {

@@ -87,10 +87,6 @@ export class AdminKeyService {
     if (!(await this.store.deleteAdminKey(orgId, id))) throw Errors.notFound('No such admin key.');
   }
 
-  isActive(k: AdminKeyRecord): boolean {
-    return k.expiresAt === null || this.clock.now() < k.expiresAt;
-  }
-
   private parseTtl(ttl: unknown): number {
     const ms = typeof ttl === 'string' ? parseDuration(ttl) : undefined;
     if (ms === undefined) throw Errors.invalidTtl('`ttl` must be a positive integer without leading zeros and one unit of s, m, h, d, such as "90d" (or left out: no expiry).');
