@@ -88,7 +88,7 @@ function statusDescription(status: number, auth: Route['auth']): string | undefi
     case 400: return 'A bad body, field or query parameter (`param` names it when it can), or malformed HTTP.';
     case 401: return auth === 'admin'
       ? 'No valid operator token (`Authorization: Bearer <KEYWARD_ADMIN_TOKEN>`), or none is configured.'
-      : 'No valid organisation token (`Authorization: Bearer otok_…`).';
+      : 'No valid organisation token or admin key (`Authorization: Bearer otok_…`).';
     case 403: return auth === 'org' ? 'The caller\'s role may not do this (`x-keyward-roles` lists who may), or another refusal below.' : undefined;
     case 404: return 'No such id in this organisation (another organisation\'s ids answer the same).';
     case 429: return auth === 'org'
