@@ -14,6 +14,7 @@ import { TokenExchangeApi } from './api/token-exchange.js';
 import { OidcVerifier } from './identity/oidc-verifier.js';
 import { TokenExchange } from './identity/token-exchange.js';
 import { TrustPolicyService } from './identity/trust-policy-service.js';
+import { AdminKeysApi } from './api/admin-keys.js';
 import { openApiDocument } from './api/openapi/document.js';
 import { providerSchema } from './api/schemas/credentials.js';
 import { AdminPipeline } from './api/admin-pipeline.js';
@@ -38,6 +39,7 @@ import { Metrics, type CacheStats } from './metrics.js';
 import { CredentialService } from './vault/credential-service.js';
 import { Envelope } from './vault/envelope.js';
 import { OrgService } from './vault/org-service.js';
+import { AdminKeyService } from './vault/admin-key-service.js';
 import { TokenService } from './vault/token-service.js';
 import { ApiError, Errors } from './errors.js';
 import type { PluginHost } from './gateway/contracts.js';
@@ -106,7 +108,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.Logger, { useValue: log });
   c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
   c.register(Symbols.Store, { useValue: store });
-  for (const port of [Symbols.OrgStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore]) {
+  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore]) {
     c.register(port, { useValue: store });
   }
   c.register(Symbols.TrustPolicyStore, { useValue: store });
@@ -152,6 +154,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const router = new Router();
   for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
   for (const api of [TrustPoliciesApi, TokenExchangeApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
+  for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
 
   const store = c.resolve<Store>(Symbols.Store);
   const wrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);
@@ -234,6 +237,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
 export interface Vault {
   config: Config;
   orgs: OrgService;
+  adminKeys: AdminKeyService;
   credentials: CredentialService;
   tokens: TokenService;
   trustPolicies: TrustPolicyService;
@@ -260,6 +264,7 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
     config,
     audit,
     orgs: c.resolve(OrgService),
+    adminKeys: c.resolve(AdminKeyService),
     credentials: c.resolve(CredentialService),
     tokens: c.resolve(TokenService),
     trustPolicies: c.resolve(TrustPolicyService),

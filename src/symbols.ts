@@ -10,6 +10,7 @@ export const Symbols = {
   /** The whole adapter (lifecycle: ping, close); services inject the narrow ports below. */
   Store: Symbol('Store'),
   OrgStore: Symbol('OrgStore'),
+  AdminKeyStore: Symbol('AdminKeyStore'),
   CredentialStore: Symbol('CredentialStore'),
   TokenStore: Symbol('TokenStore'),
   LeaseStore: Symbol('LeaseStore'),

@@ -1,8 +1,9 @@
 /**
  * Every admin request runs the same steps, so no handler can forget one:
- * authentication (org token or the operator's admin token; a failure while
+ * authentication (org token, admin key or the operator's admin token; a failure while
  * the client address cools down is answered 429 instead of 401, a valid token
- * never is), the organisation's admin rate limit, the
+ * never is), the organisation's admin rate limit, the caller's role (the one
+ * place roles are checked: 403 `forbidden` before the body is read), the
  * Idempotency-Key (Stripe's semantics), the handler, the audit record, and one
  * access-log line. Handlers only parse, call a service and return a Reply.
  * A route may take form bodies too and answer in OAuth's error shape (`forms`, `errorFormat`: the
@@ -28,6 +29,7 @@ import { traceFields } from '../trace.js';
 import { Metrics } from '../metrics.js';
 import { clientAddress } from '../controls/client-address.js';
 import { NO_QUERY } from './schemas/query.js';
+import { rolesOf } from '../vault/roles.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -66,6 +68,9 @@ export class AdminPipeline {
           throw err;
         }
       }
+      if (principal.kind === 'org' && !rolesOf(route.method, route.roles).includes(principal.role)) {
+        throw Errors.forbidden(`A ${principal.role} key may not call ${route.method} ${route.pattern}.`);
+      }
 
       // No query parameter is accepted where the route declares none.
       const query = (route.query ?? NO_QUERY).parse(search);
@@ -83,7 +88,9 @@ export class AdminPipeline {
           throw Errors.invalidRequest('`Idempotency-Key` must be 1 to 255 printable characters.', 'Idempotency-Key');
         }
         raw = await readRawBody(req, this.config.maxAdminBody);
-        const scope = `${org ?? 'admin'}|${req.method} ${path}|${key}`;
+        // An admin key's keys are its own: a replay never answers one caller with another's (differently scoped) request.
+        const caller = principal.kind === 'org' && principal.role !== 'owner' ? `:${principal.actor}` : '';
+        const scope = `${org ?? 'admin'}${caller}|${req.method} ${path}|${key}`;
         // Keyed by a secret of the deployment: a stored hash of a body that carries a key confirms no guess of it.
         const requestHash = await this.secrets.hmac(IDEMPOTENCY_HMAC_KEY, raw);
         const now = this.clock.now();
@@ -119,7 +126,8 @@ export class AdminPipeline {
       if (claimed) await this.idempotency.releaseIdempotency(claimed).catch(() => {});
       if (route.action && principal.kind !== 'none' && apiError.status < 500) {
         const org = principal.kind === 'org' ? principal.org.id : '';
-        await this.audit.record({ requestId, org, actor: this.actor(principal), action: route.action, target: params.id ?? path, outcome: 'failure', ip });
+        const outcome = apiError.code === 'forbidden' ? 'denied' : 'failure';
+        await this.audit.record({ requestId, org, actor: this.actor(principal), action: route.action, target: params.id ?? path, outcome, ip });
       }
       // Don't leave an unread body on a keep-alive connection.
       if (!req.readableEnded) res.setHeader('connection', 'close');
@@ -150,8 +158,8 @@ export class AdminPipeline {
         if (!this.orgs.isAdmin(authorization)) throw Errors.unauthenticated();
         return { kind: 'admin', actor: 'admin' };
       }
-      const { org, tokenId } = await this.orgs.authenticate(authorization);
-      return { kind: 'org', org, actor: tokenId };
+      const { org, tokenId, role, credentialIds, expiresAt } = await this.orgs.authenticate(authorization);
+      return { kind: 'org', org, actor: tokenId, role, expiresAt, ...(credentialIds ? { credentialIds } : {}) };
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) throw this.guard.authFailed(ip, requestId, path, err);
       throw err;

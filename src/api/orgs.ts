@@ -1,10 +1,12 @@
-/** POST /v1/orgs (the operator's admin token) and the org token's rotation. */
+/** POST /v1/orgs (the operator's admin token), GET /v1/orgs/self (who is calling) and the org token's rotation (owner only). */
 import { inject, injectable } from 'tsyringe';
+import { Errors } from '../errors.js';
 import type { Router } from '../http/router.js';
 import { OrgService } from '../vault/org-service.js';
 import { orgOf } from './params.js';
-import { ORG_CREATE, ORG_TOKEN_ROTATE, Organization, OrgTokenRotated } from './schemas/orgs.js';
-import { orgView } from './views.js';
+import { EVERYONE, OWNER } from '../vault/roles.js';
+import { ORG_CREATE, ORG_TOKEN_ROTATE, Organization, OrgSelf, OrgTokenRotated } from './schemas/orgs.js';
+import { orgSelfView, orgView } from './views.js';
 
 @injectable()
 export class OrgsApi {
@@ -22,12 +24,22 @@ export class OrgsApi {
       return { status: 201, body: orgView(org, token), org: org.id, secretFields: ['token'] };
     });
 
+    router.add('GET', '/v1/orgs/self', {
+      auth: 'org', roles: EVERYONE, operationId: 'getOrgSelf', tag: 'organisations', summary: 'The calling organisation and key',
+      description: '`caller` names the presented key and its role, so a client (the console) knows what it may do.',
+      response: { status: 200, schema: OrgSelf, description: 'The organisation and the caller.' },
+    }, async (r) => {
+      const p = r.principal;
+      if (p.kind !== 'org') throw Errors.unauthenticated();
+      return { status: 200, body: orgSelfView(p.org, { id: p.actor, role: p.role, ...(p.credentialIds ? { credential_ids: [...p.credentialIds] } : {}) }) };
+    });
+
     router.add('POST', '/v1/orgs/self/token/rotate', {
-      auth: 'org', action: 'org.token_rotate', idempotent: true, body: ORG_TOKEN_ROTATE,
+      auth: 'org', roles: OWNER, action: 'org.token_rotate', idempotent: true, body: ORG_TOKEN_ROTATE,
       operationId: 'rotateOrgToken', tag: 'organisations', summary: 'Rotate the calling organisation\'s token',
-      description: 'Answers a new `otok_…` once; the current token keeps working `grace_s` more seconds (a token already retiring never gets longer). Only a token that is not retiring may call this.',
+      description: 'Answers a new `otok_…` once; the current token keeps working `grace_s` more seconds (a token already retiring never gets longer). Only the organisation token (owner), and only one that is not retiring, may call this; admin keys are not touched.',
       response: { status: 200, schema: OrgTokenRotated, description: 'The new organisation token (shown once).' },
-      errors: ['token_retiring'],
+      errors: ['token_retiring', 'forbidden'],
     }, async (r) => {
       const org = orgOf(r);
       // Omitted means 0; an explicit null is refused by the schema (it would end the current token at once).

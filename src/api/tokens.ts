@@ -1,14 +1,25 @@
-/** /v1/tokens: mint, list, read and revoke proxy tokens (org token). */
+/**
+ * /v1/tokens: mint, list, read and revoke proxy tokens (org token or admin key). A minter mints only for
+ * its listed credentials (if it has a list) and sees only the tokens it minted (others answer 404).
+ */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import { UsageRecorder } from '../accounting/usage-recorder.js';
 import type { Router } from '../http/router.js';
 import { Symbols } from '../symbols.js';
 import { TokenService } from '../vault/token-service.js';
+import { Errors } from '../errors.js';
+import type { AdminRequest } from '../http/router.js';
+import { READERS } from '../vault/roles.js';
 import { orgOf } from './params.js';
 import { PAGE } from './schemas/query.js';
 import { Token, TOKEN_CREATE, TokenCreated, TokenList, TokenRevoked } from './schemas/tokens.js';
 import { listView, mintedTokenView, tokenView } from './views.js';
+
+/** The minter's id when the caller is a minter (whose view of tokens is its own), else undefined. */
+function minterOf(r: AdminRequest<unknown, unknown>): string | undefined {
+  return r.principal.kind === 'org' && r.principal.role === 'minter' ? r.principal.actor : undefined;
+}
 
 @injectable()
 export class TokensApi {
@@ -20,33 +31,42 @@ export class TokensApi {
 
   register(router: Router): void {
     router.add('POST', '/v1/tokens', {
-      auth: 'org', action: 'token.create', idempotent: true, body: TOKEN_CREATE,
+      auth: 'org', roles: ['owner', 'admin', 'minter'], action: 'token.create', idempotent: true, body: TOKEN_CREATE,
       operationId: 'createToken', tag: 'tokens', summary: 'Mint a proxy token',
-      description: 'A short-lived `ptok_…` for one credential, with optional scopes. Shown once.',
+      description: 'A short-lived `ptok_…` for one credential, with optional scopes. Shown once. A minter limited to `credential_ids` mints only for those (else 403 `forbidden`).',
       response: { status: 201, schema: TokenCreated, description: 'The token (its value shown once).' },
       errors: ['invalid_ttl', 'invalid_scope', 'unknown_provider', 'not_found'],
     }, async (r) => {
       const org = orgOf(r);
       const { credential_id: credentialId, ttl, ...scopes } = await r.body();
-      const { record, token } = await this.tokens.mintFor(org.id, { credentialId, ttl, scopes });
+      const p = r.principal;
+      if (p.kind === 'org' && p.role === 'minter' && p.credentialIds && !p.credentialIds.includes(credentialId)) {
+        throw Errors.forbidden('This minter key may not mint tokens for that credential.');
+      }
+      const createdBy = p.kind === 'org' ? p.actor : undefined;
+      const { record, token } = await this.tokens.mintFor(org.id, { credentialId, ttl, scopes, ...(createdBy ? { createdBy } : {}) });
       return { status: 201, body: mintedTokenView(record, token, this.clock.now()), secretFields: ['token'] };
     });
 
     router.add('GET', '/v1/tokens', {
-      auth: 'org', query: PAGE, operationId: 'listTokens', tag: 'tokens', summary: 'List proxy tokens',
+      auth: 'org', roles: [...READERS, 'minter'], query: PAGE, operationId: 'listTokens', tag: 'tokens', summary: 'List proxy tokens',
+      description: 'A minter lists only the tokens it minted.',
       response: { status: 200, schema: TokenList, description: 'A page of tokens, newest first (never a token value).' },
     }, async (r) => {
-      const page = await this.tokens.list(orgOf(r).id, r.query);
+      const page = await this.tokens.list(orgOf(r).id, r.query, minterOf(r));
       const now = this.clock.now();
       return { status: 200, body: listView(page, (t) => tokenView(t, now)) };
     });
 
     router.add('GET', '/v1/tokens/:id', {
-      auth: 'org', operationId: 'getToken', tag: 'tokens', summary: 'Get a proxy token, with its usage',
+      auth: 'org', roles: [...READERS, 'minter'], operationId: 'getToken', tag: 'tokens', summary: 'Get a proxy token, with its usage',
+      description: 'A minter reads only the tokens it minted (another\'s answers 404).',
       response: { status: 200, schema: Token, description: 'The token with `usage`.' },
       errors: ['not_found'],
     }, async (r) => {
       const record = await this.tokens.get(orgOf(r).id, r.params.id!);
+      const minter = minterOf(r);
+      if (minter !== undefined && record.createdBy !== minter) throw Errors.notFound('No such token.');
       return { status: 200, body: tokenView(record, this.clock.now(), await this.usage.get('tok', record.id)) };
     });
 

@@ -6,9 +6,10 @@
 import type { Static } from '@sinclair/typebox';
 import type { DayUsage, UsageSummary } from '../accounting/usage-summary.js';
 import { formatUsd } from '../catalog/money.js';
-import type { AuditRecord, CredentialRecord, OrgRecord, Page, TokenRecord, UsageCounts as UsageCountsRecord } from '../store/ports.js';
+import type { AdminKeyRecord, AuditRecord, CredentialRecord, OrgRecord, Page, TokenRecord, UsageCounts as UsageCountsRecord } from '../store/ports.js';
+import type { AdminKey, AdminKeyCreated, Caller } from './schemas/admin-keys.js';
 import type { CredentialView } from './schemas/credentials.js';
-import type { Organization } from './schemas/orgs.js';
+import type { Organization, OrgSelf } from './schemas/orgs.js';
 import type { Token, TokenCreated } from './schemas/tokens.js';
 import type { AuditEvent, Usage, UsageCounts, UsageDay } from './schemas/usage.js';
 
@@ -29,6 +30,31 @@ export function usageDayView(d: DayUsage): Static<typeof UsageDay> {
 
 export function orgView(org: OrgRecord, token: string): Static<typeof Organization> {
   return { id: org.id, object: 'organization', name: org.name, token, created_at: iso(org.createdAt) };
+}
+
+/** GET /v1/orgs/self: the organisation and who is calling (no token value). */
+export function orgSelfView(org: OrgRecord, caller: Static<typeof Caller>): Static<typeof OrgSelf> {
+  return { id: org.id, object: 'organization', name: org.name, created_at: iso(org.createdAt), caller };
+}
+
+export function adminKeyView(k: AdminKeyRecord, now: number): Static<typeof AdminKey> {
+  return {
+    id: k.id,
+    object: 'admin_key',
+    name: k.name,
+    role: k.role,
+    ...(k.credentialIds ? { credential_ids: k.credentialIds } : {}),
+    status: k.expiresAt === null || now < k.expiresAt ? 'active' : 'expired',
+    created_at: iso(k.createdAt),
+    expires_at: k.expiresAt === null ? null : iso(k.expiresAt),
+    created_by: k.createdBy,
+  };
+}
+
+/** An admin key just created: its value, shown this once. */
+export function createdAdminKeyView(k: AdminKeyRecord, token: string, now: number): Static<typeof AdminKeyCreated> {
+  const { id, object, ...rest } = adminKeyView(k, now);
+  return { id, object, token, ...rest };
 }
 
 export function credentialView(c: CredentialRecord, usage?: UsageCountsRecord): CredentialView {
@@ -58,6 +84,7 @@ export function tokenView(t: TokenRecord, now: number, usage?: UsageCountsRecord
     ...(t.scopes.paths ? { paths: t.scopes.paths } : {}),
     ...(t.scopes.maxRequests !== undefined ? { max_requests: t.scopes.maxRequests } : {}),
     ...(t.scopes.rateLimit !== undefined ? { rate_limit: t.scopes.rateLimit } : {}),
+    ...(t.createdBy !== undefined ? { created_by: t.createdBy } : {}),
     ...(usage ? { usage: usageView(usage) } : {}),
   };
 }

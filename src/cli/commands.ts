@@ -14,7 +14,7 @@ import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.j
 
 export type OptionName =
   | 'org' | 'provider' | 'credential' | 'ttl' | 'limit' | 'starting-after'
-  | 'model' | 'path' | 'max-requests' | 'rate-limit'
+  | 'model' | 'path' | 'max-requests' | 'rate-limit' | 'name' | 'role'
   | 'issuer' | 'audience' | 'subject' | 'claim';
 
 export interface Context {
@@ -50,6 +50,8 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
   audience: '--audience <aud>          the audience the workload asks its OIDC token for',
   subject: '--subject <sub|prefix*>   the token\'s subject, exactly or as a prefix and *',
   claim: '--claim <name=value>      a further claim the token must hold with this value (repeatable)',
+  name: '--name <text>             what the admin key is for',
+  role: '--role <role>             admin, minter or viewer',
   json: '--json                    print JSON on stdout instead of text',
   help: '--help, -h                show this help',
 };
@@ -72,7 +74,7 @@ export function required(ctx: Context, name: OptionName): string {
   return v;
 }
 
-function idArg(ctx: Context, prefix: 'cred' | 'tok', what: string): string {
+export function idArg(ctx: Context, prefix: 'cred' | 'tok' | 'akey', what: string): string {
   const id = ctx.args[0]!;
   if (!isId(prefix, id)) throw new UsageError(`${what} must be an id such as ${prefix}_…, got ${JSON.stringify(id.slice(0, 40))}`);
   return id;
@@ -253,7 +255,7 @@ export const COMMANDS: Command[] = [
       const [vault, org] = await withOrg(ctx);
       const credentialId = required(ctx, 'credential');
       const scopes = scopeFlags(ctx);
-      const { record, token } = await vault.tokens.mintFor(org.id, { credentialId, ttl: one(ctx, 'ttl') ?? '15m', scopes });
+      const { record, token } = await vault.tokens.mintFor(org.id, { credentialId, ttl: one(ctx, 'ttl') ?? '15m', scopes, createdBy: 'cli' });
       await audited(vault, org.id, 'token.create', record.id);
       const view = mintedTokenView(record, token, Date.now());
       emit(ctx, view, `${fields([['id', view.id], ['token', token], ['credential_id', view.credential_id], ['expires_at', view.expires_at]])}\n${SHOWN_ONCE}`);

@@ -12,13 +12,15 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import type { Vault } from '../container.js';
 import { ApiError } from '../errors.js';
+import { ADMIN_KEY_COMMANDS } from './admin-key-commands.js';
 import { COMMANDS as CORE_COMMANDS, OPTION_HELP, RewrapIncomplete, type Command, type Context, type OptionName } from './commands.js';
 import { TRUST_POLICY_COMMANDS } from './trust-policy-commands.js';
 import { Exit, NotFound, processIo, UsageError, type Io } from './io.js';
 
-const COMMANDS = [...CORE_COMMANDS, ...TRUST_POLICY_COMMANDS];
-const VALUE_OPTIONS: OptionName[] = ['org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'issuer', 'audience', 'subject', 'claim'];
-const MULTIPLE: OptionName[] = ['model', 'path', 'claim'];
+const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS];
+const VALUE_OPTIONS: OptionName[] = ['org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'name', 'role', 'issuer', 'audience', 'subject', 'claim'];
+/** Repeatable; a command that takes one value uses the last (`--credential` is a list only for an admin key). */
+const MULTIPLE: OptionName[] = ['model', 'path', 'credential', 'claim'];
 /** Flags someone might try to pass a key with: refused with the reason, the value never echoed. */
 const SECRET_FLAGS = /^--?(api[-_]?key|key|secret|token|password)(=|$)/i;
 
@@ -27,6 +29,7 @@ const GROUPS: Record<string, string> = {
   credentials: 'stored provider keys',
   tokens: 'proxy tokens',
   'trust-policies': 'workload identities that may exchange their OIDC token for a proxy token',
+  'admin-keys': 'scoped admin keys (admin, minter, viewer)',
   keys: 'key-encryption key maintenance',
 };
 
@@ -71,7 +74,8 @@ function commandHelp(c: Command): string {
     'keyward', ...c.words, ...c.args,
     ...c.options.map((o) => {
       const flag = OPTION_HELP[o].split(/\s{2,}/)[0]!;
-      return ['org', 'provider', 'credential', 'issuer', 'audience', 'subject'].includes(o) ? flag : `[${flag}]`;
+      const needed = ['org', 'provider', ...(c.words[0] === 'admin-keys' ? ['name', 'role'] : c.words[0] === 'trust-policies' ? ['credential', 'issuer', 'audience', 'subject'] : ['credential'])];
+      return needed.includes(o) ? flag : `[${flag}]`;
     }),
     '[--json]',
   ].join(' ');

@@ -1,6 +1,7 @@
 /**
  * The admin API's routes: `/v1/credentials/:id` style patterns, each declaring
- * who may call it (`org` token, the operator's `admin` token, or `none`),
+ * who may call it (`org` token, the operator's `admin` token, or `none`; for
+ * `org`, the roles allowed, by default those of its method: vault/roles.ts),
  * whether it is idempotent-capable (POSTs), the audit action it performs, and
  * its wire shapes: the body and query schemas it is validated against and the
  * response it documents. One registration is handler + validation + docs: the
@@ -11,9 +12,14 @@ import type { IncomingMessage } from 'node:http';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ErrorCode } from '../errors.js';
 import type { OrgRecord } from '../store/ports.js';
+import type { Role } from '../vault/roles.js';
 
 export type Principal =
-  | { kind: 'org'; org: OrgRecord; actor: string }
+  /**
+   * `actor`: the org token's `otk_` id or the admin key's `akey_` id (the audit actor). `credentialIds`: a minter
+   * limited to these. `expiresAt`: when the caller's own token ends (null: not before deletion or rotation).
+   */
+  | { kind: 'org'; org: OrgRecord; actor: string; role: Role; credentialIds?: readonly string[]; expiresAt: number | null }
   | { kind: 'admin'; actor: 'admin' }
   | { kind: 'none' };
 
@@ -61,6 +67,8 @@ export type Handler<B = any, Q = any, R = unknown> = (r: AdminRequest<B, Q>) => 
 
 export interface RouteSpec<B = unknown, Q = unknown, R extends TSchema = TSchema> {
   auth: 'org' | 'admin' | 'none';
+  /** For `org` routes: who may call it (else 403 `forbidden`). Default: GET viewer and up, other methods admin and up. */
+  roles?: readonly Role[];
   /** Audit action, e.g. `credential.create`; reads are not audited. */
   action?: string;
   /** Honours an Idempotency-Key header (Stripe's semantics). */

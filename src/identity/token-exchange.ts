@@ -122,7 +122,7 @@ export class TokenExchange {
     const ttlMs = parseDuration(policy.ttl) ?? this.config.maxTtlMs;
     const ttl = ttlMs > this.config.maxTtlMs ? `${Math.floor(this.config.maxTtlMs / 1000)}s` : policy.ttl;
     try {
-      return await this.tokens.mintFor(policy.orgId, { credentialId: policy.credentialId, ttl, scopes: policy.scopes });
+      return await this.tokens.mintFor(policy.orgId, { credentialId: policy.credentialId, ttl, scopes: policy.scopes, createdBy: policy.id });
     } catch (err) {
       if (err instanceof ApiError && err.status < 500) throw grantRefused('The trust policy can no longer mint a token (its credential was deleted or its scopes no longer fit it).');
       throw err;

@@ -8,7 +8,7 @@
  * reach the ports through it), and what tests and the CLI construct.
  */
 import type {
-  AuditRecord, AuditStore, Change, ChangeFeed, CredentialRecord, CredentialStore, IdempotencyRecord, IdempotencyStore, LeaseStore, OrgRecord,
+  AdminKeyRecord, AdminKeyStore, AuditRecord, AuditStore, Change, ChangeFeed, CredentialRecord, CredentialStore, IdempotencyRecord, IdempotencyStore, LeaseStore, OrgRecord,
   OrgStore, OrgTokenRecord, PageQuery, SealedKey, SecretStore, Store, StoredSecret, TokenRecord, TokenStore, UsageDelta, UsageScope, UsageStore,
 } from './ports.js';
 import type { TrustPolicyRecord, TrustPolicyStore } from './ports.js';
@@ -16,6 +16,7 @@ import type { TrustPolicyRecord, TrustPolicyStore } from './ports.js';
 /** The port objects an adapter is made of. */
 export interface StorePorts {
   orgs: OrgStore;
+  adminKeys: AdminKeyStore;
   credentials: CredentialStore;
   tokens: TokenStore;
   leases: LeaseStore;
@@ -41,6 +42,13 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   findOrgToken(tokenHash: string) { return this.ports.orgs.findOrgToken(tokenHash); }
   rotateOrgToken(token: OrgTokenRecord, retireAt: number, callerId: string) { return this.ports.orgs.rotateOrgToken(token, retireAt, callerId); }
 
+  // ---- admin keys (AdminKeyStore) -------------------------------------------
+  createAdminKey(record: AdminKeyRecord) { return this.ports.adminKeys.createAdminKey(record); }
+  findAdminKeyByHash(tokenHash: string) { return this.ports.adminKeys.findAdminKeyByHash(tokenHash); }
+  getAdminKey(orgId: string, id: string) { return this.ports.adminKeys.getAdminKey(orgId, id); }
+  listAdminKeys(orgId: string, page: PageQuery) { return this.ports.adminKeys.listAdminKeys(orgId, page); }
+  deleteAdminKey(orgId: string, id: string) { return this.ports.adminKeys.deleteAdminKey(orgId, id); }
+
   // ---- credentials (CredentialStore) ----------------------------------------
   createCredential(record: CredentialRecord, limit: number) { return this.ports.credentials.createCredential(record, limit); }
   getCredential(orgId: string, id: string) { return this.ports.credentials.getCredential(orgId, id); }
@@ -59,7 +67,7 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   createToken(record: TokenRecord) { return this.ports.tokens.createToken(record); }
   findTokenByHash(tokenHash: string) { return this.ports.tokens.findTokenByHash(tokenHash); }
   getToken(orgId: string, id: string) { return this.ports.tokens.getToken(orgId, id); }
-  listTokens(orgId: string, page: PageQuery) { return this.ports.tokens.listTokens(orgId, page); }
+  listTokens(orgId: string, page: PageQuery, createdBy?: string) { return this.ports.tokens.listTokens(orgId, page, createdBy); }
   deleteToken(orgId: string, id: string) { return this.ports.tokens.deleteToken(orgId, id); }
 
   // ---- leases (LeaseStore) and usage (UsageStore) ---------------------------

@@ -59,6 +59,27 @@ export interface TokenRecord {
   scopes: TokenScopes;
   createdAt: number;
   expiresAt: number;
+  /** Who minted it: an `otk_`/`akey_` id, or `cli`; absent on tokens minted before it was recorded. A minter lists only its own. */
+  createdBy?: string;
+}
+
+/** The roles an admin key may hold (the org token itself is `owner`; src/vault/roles.ts orders them). */
+export type AdminKeyRole = 'admin' | 'minter' | 'viewer';
+
+/** A scoped admin key (`otok_…` on the wire, known by its id `akey_` and hash). */
+export interface AdminKeyRecord {
+  id: string;
+  orgId: string;
+  name: string;
+  role: AdminKeyRole;
+  /** A minter limited to these credentials; absent: every credential. */
+  credentialIds?: string[];
+  tokenHash: string;
+  createdAt: number;
+  /** null: until deleted. */
+  expiresAt: number | null;
+  /** The creator's id (`otk_`, `akey_`) or `cli`. */
+  createdBy: string;
 }
 
 export interface PageQuery {
@@ -106,8 +127,22 @@ export interface TokenStore {
   createToken(record: TokenRecord): Promise<'created' | 'no_credential'>;
   findTokenByHash(tokenHash: string): Promise<TokenRecord | undefined>;
   getToken(orgId: string, id: string): Promise<TokenRecord | undefined>;
-  listTokens(orgId: string, page: PageQuery): Promise<Page<TokenRecord> | typeof BAD_CURSOR>;
+  /** `createdBy`: only the tokens that caller minted (a minter's view); a cursor outside them is BAD_CURSOR. */
+  listTokens(orgId: string, page: PageQuery, createdBy?: string): Promise<Page<TokenRecord> | typeof BAD_CURSOR>;
   deleteToken(orgId: string, id: string): Promise<boolean>;
+}
+
+/**
+ * Admin keys: stored by hash only. Nothing caches them (every admin request reads its key), so a
+ * deletion is refused at once on every instance; no change feed event is needed.
+ */
+export interface AdminKeyStore {
+  createAdminKey(record: AdminKeyRecord): Promise<void>;
+  findAdminKeyByHash(tokenHash: string): Promise<AdminKeyRecord | undefined>;
+  getAdminKey(orgId: string, id: string): Promise<AdminKeyRecord | undefined>;
+  listAdminKeys(orgId: string, page: PageQuery): Promise<Page<AdminKeyRecord> | typeof BAD_CURSOR>;
+  /** True once; a second delete (or another org's id) is false. */
+  deleteAdminKey(orgId: string, id: string): Promise<boolean>;
 }
 
 /**
@@ -280,5 +315,5 @@ export interface StoreLifecycle {
   close(): Promise<void>;
 }
 
-export type Store = OrgStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & SecretStore & StoreLifecycle
+export type Store = OrgStore & AdminKeyStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & SecretStore & StoreLifecycle
   & TrustPolicyStore;

@@ -1,20 +1,29 @@
 /**
  * Organisations and their bearer tokens (`otok_`, each known by an `otk_` id
- * for the audit trail). The admin API authenticates by the token's SHA-256;
- * the operator's KEYWARD_ADMIN_TOKEN is compared in constant time.
+ * for the audit trail). The admin API authenticates by the token's SHA-256:
+ * an org token is the `owner`; otherwise an admin key (`akey_`) of the same
+ * shape carries its own role. Neither is cached, so a deleted key or a retired
+ * token is refused at once on every instance. The operator's
+ * KEYWARD_ADMIN_TOKEN is compared in constant time.
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
-import type { OrgRecord, OrgStore, OrgTokenRecord } from '../store/ports.js';
+import type { AdminKeyStore, OrgRecord, OrgStore, OrgTokenRecord } from '../store/ports.js';
+import type { Role } from './roles.js';
 import { Symbols } from '../symbols.js';
 import { isWellFormedToken, newId, newToken, secretEquals, sha256Hex } from '../ids.js';
 
 export interface OrgPrincipal {
   org: OrgRecord;
-  /** The `otk_` id of the token used: the audit actor. */
+  /** The `otk_` (org token) or `akey_` (admin key) id of the token used: the audit actor. */
   tokenId: string;
+  role: Role;
+  /** A minter limited to these credentials. */
+  credentialIds?: readonly string[];
+  /** When the presented token stops working (null: not before rotation or deletion). */
+  expiresAt: number | null;
 }
 
 export const ORG_NAME = /^[\p{L}\p{N}][\p{L}\p{N} ._'&()-]{0,99}$/u;
@@ -25,6 +34,7 @@ export class OrgService {
     @inject(Symbols.Config) private readonly config: Config,
     @inject(Symbols.OrgStore) private readonly store: OrgStore,
     @inject(Symbols.Clock) private readonly clock: Clock,
+    @inject(Symbols.AdminKeyStore) private readonly adminKeys: AdminKeyStore,
   ) {}
 
   validateName(name: unknown): string {
@@ -43,15 +53,27 @@ export class OrgService {
     return { org, token, tokenId: record.id };
   }
 
-  /** `Authorization: Bearer otok_…` → the organisation, or 401. */
+  /** `Authorization: Bearer otok_…` (an org token or an admin key) → the organisation and the caller's role, or 401. */
   async authenticate(authorization: string | undefined): Promise<OrgPrincipal> {
     const presented = bearer(authorization);
     if (!presented || !isWellFormedToken('otok', presented)) throw Errors.unauthenticated();
-    const record = await this.store.findOrgToken(sha256Hex(presented));
-    if (!record || (record.expiresAt !== null && this.clock.now() >= record.expiresAt)) throw Errors.unauthenticated();
-    const org = await this.store.getOrg(record.orgId);
+    const found = await this.findCaller(sha256Hex(presented));
+    if (!found || (found.caller.expiresAt !== null && this.clock.now() >= found.caller.expiresAt)) throw Errors.unauthenticated();
+    const org = await this.store.getOrg(found.orgId);
     if (!org) throw Errors.unauthenticated();
-    return { org, tokenId: record.id };
+    return { org, ...found.caller };
+  }
+
+  /** The org token (`owner`) or admin key with this hash; org tokens first, so the org token costs one read as before. */
+  private async findCaller(hash: string): Promise<{ orgId: string; caller: Omit<OrgPrincipal, 'org'> } | undefined> {
+    const token = await this.store.findOrgToken(hash);
+    if (token) return { orgId: token.orgId, caller: { tokenId: token.id, role: 'owner', expiresAt: token.expiresAt } };
+    const key = await this.adminKeys.findAdminKeyByHash(hash);
+    if (!key) return undefined;
+    return {
+      orgId: key.orgId,
+      caller: { tokenId: key.id, role: key.role, expiresAt: key.expiresAt, ...(key.credentialIds ? { credentialIds: key.credentialIds } : {}) },
+    };
   }
 
   /** True when `authorization` carries the operator's admin token. */

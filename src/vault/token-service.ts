@@ -33,6 +33,8 @@ export interface MintRequest {
   credentialId: string;
   ttl: unknown;
   scopes: Record<string, unknown>;
+  /** Who is minting (`otk_`/`akey_` id, `cli`): recorded on the token, so a minter can list its own. */
+  createdBy?: string;
 }
 
 @injectable()
@@ -79,14 +81,14 @@ export class TokenService {
     if (!credential) throw Errors.notFound('No such credential.');
     const provider = this.providers.get(credential.provider);
     if (!provider) throw Errors.unknownProvider(credential.provider);
-    return this.mint(orgId, credential.id, ttlMs, parseScopes(request.scopes, provider));
+    return this.mint(orgId, credential.id, ttlMs, parseScopes(request.scopes, provider), request.createdBy);
   }
 
-  async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes): Promise<{ record: TokenRecord; token: string }> {
+  async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes, createdBy?: string): Promise<{ record: TokenRecord; token: string }> {
     const createdAt = this.clock.now();
     const token = newToken('ptok');
     const record: TokenRecord = {
-      id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt: createdAt + ttlMs,
+      id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt: createdAt + ttlMs, ...(createdBy !== undefined ? { createdBy } : {}),
     };
     if ((await this.store.createToken(record)) === 'no_credential') throw Errors.notFound('No such credential.');
     return { record, token };
@@ -98,8 +100,9 @@ export class TokenService {
     return t;
   }
 
-  async list(orgId: string, page: PageQuery): Promise<Page<TokenRecord>> {
-    const p = await this.store.listTokens(orgId, page);
+  /** `createdBy`: only the tokens that caller minted (a minter's list). */
+  async list(orgId: string, page: PageQuery, createdBy?: string): Promise<Page<TokenRecord>> {
+    const p = await this.store.listTokens(orgId, page, createdBy);
     if (p === BAD_CURSOR) throw Errors.invalidRequest('`starting_after` names no token of this organisation.', 'starting_after');
     return p;
   }

@@ -106,6 +106,7 @@ test('every field the document lists for a request body is validated: a wrong ty
     rotateCredential: { api_key: KEY },
     createToken: { credential_id: cred, ttl: '15m' },
     createTrustPolicy: { issuer: 'https://token.actions.githubusercontent.com', audience: 'https://keyward.test', subject: 'repo:acme/app:*', credential_id: cred, ttl: '15m' },
+    createAdminKey: { name: 'ci', role: 'viewer' },
   };
   let checked = 0;
   for (const [path, item] of Object.entries<any>(doc.paths)) {

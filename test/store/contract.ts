@@ -11,6 +11,7 @@ import {
   BAD_CURSOR, type Change, type CredentialRecord, type IdempotencyRecord, type OrgRecord, type OrgTokenRecord, type SealedKey, type Store, type TokenRecord,
 } from '../../src/store/ports.js';
 import { newId, newToken, sha256Hex } from '../../src/ids.js';
+import { adminKeyContract } from './contract-admin-keys.js';
 import { auditContract } from './contract-audit.js';
 import { trustPolicyContract } from './contract-trust-policies.js';
 
@@ -74,6 +75,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
   const n = (title: string) => `${h.name}: ${title}`;
   auditContract(test, h);
   trustPolicyContract(test, h);
+  adminKeyContract(test, h);
 
   // ---- organisations ----------------------------------------------------------
 

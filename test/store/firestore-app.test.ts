@@ -118,6 +118,32 @@ test('two instances on one Firestore: a revocation or deletion on one reaches th
   t.true(await until(async () => (await tokensB.resolve(tok2.token)) === undefined, 1000) <= 1000);
 });
 
+test('two instances on one Firestore: an admin key made on one works on the other with its role; its deletion is refused on both at once', async (t) => {
+  const emulator = await startEmulator(t);
+  const kek = randomBytes(32).toString('base64');
+  const a = await startApp(t, emulator, { env: firestoreEnv(emulator.host, kek) });
+  const b = await startApp(t, emulator, { env: firestoreEnv(emulator.host, kek) });
+  const org = await createOrg(a);
+  const credA = await createCredential(a, org, 'openai', 'sk-shared-a-0123456789');
+  const credB = await createCredential(a, org, 'openai', 'sk-shared-b-0123456789');
+  const minter = (await api(a, 'POST', '/v1/admin-keys', { token: org.token, body: { name: 'ci', role: 'minter', credential_ids: [credA] } })).body;
+  t.regex(minter.id, /^akey_/);
+  const mine = await api(b, 'POST', '/v1/tokens', { token: minter.token, body: { credential_id: credA, ttl: '15m' } });
+  t.is(mine.status, 201);
+  t.is((await api(b, 'POST', '/v1/tokens', { token: minter.token, body: { credential_id: credB, ttl: '15m' } })).status, 403);
+  const owners = await mintToken(a, org, credA, '15m');
+  // A minter's list is its own (the createdBy query), on either instance.
+  t.deepEqual((await api(a, 'GET', '/v1/tokens', { token: minter.token })).body.data.map((x: { id: string }) => x.id), [mine.body.id]);
+  t.is((await api(b, 'GET', '/v1/tokens', { token: org.token })).body.data.length, 2);
+  t.is((await api(b, 'GET', `/v1/tokens/${owners.id}`, { token: minter.token })).status, 404);
+  t.deepEqual((await api(b, 'GET', '/v1/admin-keys', { token: org.token })).body.data.map((k: { id: string }) => k.id), [minter.id]);
+
+  t.is((await api(b, 'DELETE', `/v1/admin-keys/${minter.id}`, { token: org.token })).status, 200);
+  t.is((await api(a, 'GET', '/v1/tokens', { token: minter.token })).status, 401, 'refused at once on the other instance');
+  t.is((await api(b, 'GET', '/v1/tokens', { token: minter.token })).status, 401);
+  t.is((await api(a, 'DELETE', `/v1/admin-keys/${minter.id}`, { token: org.token })).status, 404);
+});
+
 test('KEYWARD_STORE=firestore: /readyz is 503 when Firestore is unreachable', async (t) => {
   const emulator = await startEmulator(t);
   const app = await startApp(t, emulator, { env: firestoreEnv(emulator.host, randomBytes(32).toString('base64')) });

@@ -143,3 +143,29 @@ test.serial('sqlite: a listener that throws does not make the next one miss a ch
   while (heard.length === 0 && Date.now() - start < 3000) await new Promise((r) => setTimeout(r, 20));
   t.deepEqual(heard, [orgId]);
 });
+
+test('sqlite: a tokens table made before admin keys gains created_by on open; its tokens read back with none and are listed to no minter', async (t) => {
+  const { randomBytes } = await import('node:crypto');
+  const dir = tempDir(t, 'keyward-store-');
+  const now = Date.now();
+  const first = new SqliteStore(dir);
+  await first.createOrg({ id: 'org_old', name: 'old', createdAt: now }, { id: 'otk_old', orgId: 'org_old', tokenHash: 'h'.repeat(64), createdAt: now, expiresAt: null });
+  const cred = { id: 'cred_old', orgId: 'org_old', provider: 'openai', keyHint: '…wxyz', wrappedDek: randomBytes(60), kekId: 'k', nonce: randomBytes(12), ciphertext: randomBytes(41), createdAt: now, updatedAt: now };
+  await first.createCredential(cred, 10);
+  const tok = { id: 'tok_old', orgId: 'org_old', credentialId: 'cred_old', tokenHash: sha256Hex(newToken('ptok')), scopes: {}, createdAt: now, expiresAt: now + 60_000 };
+  t.is(await first.createToken(tok), 'created');
+  await first.close();
+  // Back to the schema as it was: no `created_by` column, no admin_keys table.
+  const raw = new DatabaseSync(path.join(dir, 'keyward.db'));
+  raw.exec('DROP INDEX tokens_org_creator; ALTER TABLE tokens DROP COLUMN created_by; DROP TABLE admin_keys');
+  raw.close();
+
+  const [a, b] = [new SqliteStore(dir), new SqliteStore(dir)];
+  t.teardown(() => Promise.all([a.close(), b.close()]));
+  t.deepEqual(await a.getToken('org_old', 'tok_old'), tok);
+  t.deepEqual(await b.listTokens('org_old', { limit: 10 }, newId('akey')), { data: [], hasMore: false });
+  const mine = { ...tok, id: 'tok_new', tokenHash: sha256Hex(newToken('ptok')), createdBy: 'akey_x' };
+  t.is(await b.createToken(mine), 'created');
+  t.deepEqual(await a.listTokens('org_old', { limit: 10 }, 'akey_x'), { data: [mine], hasMore: false });
+  t.deepEqual(await a.listAdminKeys('org_old', { limit: 10 }), { data: [], hasMore: false });
+});

@@ -8,6 +8,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { Route } from '../../http/router.js';
+import { rolesOf } from '../../vault/roles.js';
 import { Health } from '../schemas/common.js';
 import { ErrorBody } from '../schemas/errors.js';
 import { OAuthErrorBody } from '../schemas/token-exchange.js';
@@ -55,6 +56,8 @@ export function openApiDocument(options: OpenApiOptions) {
       ...(route.description ? { description: route.description } : {}),
       tags: [route.tag],
       security: route.auth === 'org' ? [{ orgToken: [] }] : route.auth === 'admin' ? [{ adminToken: [] }] : [],
+      // Who may call it: the org token is `owner`, admin keys hold the others (anyone else → 403 `forbidden`).
+      ...(route.auth === 'org' ? { 'x-keyward-roles': [...rolesOf(route.method, route.roles)] } : {}),
       ...(params.length ? { parameters: params } : {}),
       ...(route.body ? { requestBody: { required: !route.body.optional, content: bodyContent(route, components.use(route.body.schema)) } } : {}),
       responses: {
@@ -87,6 +90,7 @@ export function openApiDocument(options: OpenApiOptions) {
       { name: 'organisations', description: 'Organisations and their tokens.' },
       { name: 'credentials', description: 'Stored provider keys (org token).' },
       { name: 'tokens', description: 'Short-lived proxy tokens (org token).' },
+      { name: 'admin keys', description: 'Scoped admin keys: `admin`, `minter`, `viewer` (org token or an admin key; `x-keyward-roles` on each operation says who may call it).' },
       { name: 'usage', description: 'Usage and the audit trail (org token).' },
       { name: 'identity', description: 'Workload identity: trust policies (org token) and the OIDC token exchange (no token).' },
       { name: 'proxy', description: 'The providers\' own APIs through the gateway (proxy token).' },

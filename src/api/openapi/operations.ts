@@ -17,7 +17,7 @@ const PROXY_KEY_HELP = 'Accepted where official SDKs put their key, so `apiKey =
 
 export function securitySchemes(keyQueryParams: readonly string[]): Record<string, SecuritySchemeObject> {
   const schemes: Record<string, SecuritySchemeObject> = {
-    orgToken: { type: 'http', scheme: 'bearer', bearerFormat: 'otok_…', description: 'The organisation token from POST /v1/orgs or `npx keyward org create`: `Authorization: Bearer otok_…`.' },
+    orgToken: { type: 'http', scheme: 'bearer', bearerFormat: 'otok_…', description: 'The organisation token from POST /v1/orgs or `npx keyward org create` (role `owner`), or an admin key from POST /v1/admin-keys (its own role): `Authorization: Bearer otok_…`.' },
     adminToken: { type: 'http', scheme: 'bearer', description: 'The operator\'s token, the value of KEYWARD_ADMIN_TOKEN (POST /v1/orgs only).' },
     proxyToken: { type: 'apiKey', in: 'header', name: 'X-Proxy-Token', description: 'A proxy token `ptok_…` from POST /v1/tokens.' },
     proxyBearer: { type: 'http', scheme: 'bearer', bearerFormat: 'ptok_…', description: `\`Authorization: Bearer ptok_…\` (OpenAI-style SDKs). ${PROXY_KEY_HELP}` },

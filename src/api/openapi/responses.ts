@@ -88,7 +88,8 @@ function statusDescription(status: number, auth: Route['auth']): string | undefi
     case 400: return 'A bad body, field or query parameter (`param` names it when it can), or malformed HTTP.';
     case 401: return auth === 'admin'
       ? 'No valid operator token (`Authorization: Bearer <KEYWARD_ADMIN_TOKEN>`), or none is configured.'
-      : 'No valid organisation token (`Authorization: Bearer otok_…`).';
+      : 'No valid organisation token or admin key (`Authorization: Bearer otok_…`).';
+    case 403: return auth === 'org' ? 'The caller\'s role may not do this (`x-keyward-roles` lists who may), or another refusal below.' : undefined;
     case 404: return 'No such id in this organisation (another organisation\'s ids answer the same).';
     case 429: return auth === 'org'
       ? 'The organisation\'s admin rate (KEYWARD_ADMIN_RATE per minute), or this IP is cooling down after failed authentications.'
@@ -116,7 +117,7 @@ export function adminErrorResponses(route: Route): Record<string, ResponseObject
   if (route.auth !== 'none') codes.push('unauthenticated');
   if (route.idempotent) codes.push('idempotency_conflict');
   if (route.body) codes.push('payload_too_large');
-  if (route.auth === 'org') codes.push('rate_limited');
+  if (route.auth === 'org') codes.push('rate_limited', 'forbidden');
   codes.push('too_many_failures', 'internal', 'unavailable');
   const byStatus = new Map<number, ErrorCode[]>();
   for (const c of new Set(codes)) {

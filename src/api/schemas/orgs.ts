@@ -1,6 +1,7 @@
-/** Organisations: POST /v1/orgs and the org token's rotation. */
+/** Organisations: POST /v1/orgs, GET /v1/orgs/self and the org token's rotation. */
 import { Type } from '@sinclair/typebox';
 import { ORG_NAME } from '../../vault/org-service.js';
+import { Caller } from './admin-keys.js';
 import { IdOf, named, SecretOf, Time } from './common.js';
 import { bodyContract, rule } from './validate.js';
 
@@ -19,6 +20,14 @@ export const Organization = named('Organization', Type.Object({
   token: Type.Optional(SecretOf('otok', 'The organisation token: `Authorization: Bearer otok_…` on the admin API. Shown once.')),
   created_at: Time,
 }, { additionalProperties: false, description: 'A new organisation. `token` is shown here once and never again (absent from an idempotent replay).' }));
+
+export const OrgSelf = named('OrgSelf', Type.Object({
+  id: IdOf('org', 'The organisation\'s id.'),
+  object: Type.Literal('organization'),
+  name: Type.String(),
+  created_at: Time,
+  caller: Caller,
+}, { additionalProperties: false, description: 'The calling organisation, and who the presented key is (its role says what it may do).' }));
 
 export const OrgTokenRotate = named('OrgTokenRotate', Type.Object({
   grace_s: Type.Optional(rule(Type.Integer({ minimum: 0, maximum: 2_592_000, default: 0, description: 'Seconds the current token keeps working (a token already retiring never gets longer).' }),

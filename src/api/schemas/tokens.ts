@@ -61,6 +61,7 @@ const tokenProperties = {
   paths: Type.Optional(PathsScope),
   max_requests: Type.Optional(MaxRequestsScope),
   rate_limit: Type.Optional(RateLimitScope),
+  created_by: Type.Optional(Type.String({ description: 'Who minted it: an `otk_` or `akey_` id, or `cli` (absent on tokens minted before it was recorded).' })),
 };
 
 export const Token = named('Token', Type.Object({ ...tokenProperties, usage: Type.Optional(UsageCounts) }, {

@@ -78,6 +78,7 @@ export function openClient(config: FirestoreConnectConfig): FirestoreClient {
 export class FirestoreDb {
   readonly orgs: CollectionReference;
   readonly orgTokens: CollectionReference;
+  readonly adminKeys: CollectionReference;
   readonly credentials: CollectionReference;
   readonly tokens: CollectionReference;
   readonly leases: CollectionReference;
@@ -100,6 +101,7 @@ export class FirestoreDb {
     this.pingTimeoutMs = options.pingTimeoutMs ?? PING_TIMEOUT_MS;
     this.orgs = client.collection('orgs');
     this.orgTokens = client.collection('org_tokens');
+    this.adminKeys = client.collection('admin_keys');
     this.credentials = client.collection('credentials');
     this.tokens = client.collection('tokens');
     this.leases = client.collection('leases');
@@ -178,15 +180,19 @@ export class FirestoreDb {
   }
 }
 
-/** One newest-first page of an org's credentials or tokens, by `sortKey`; a cursor not of this org is BAD_CURSOR. */
+/**
+ * One newest-first page of an org's credentials, tokens or admin keys, by `sortKey`; a cursor not of this org
+ * (or, with `createdBy`, not that caller's) is BAD_CURSOR. `createdBy` needs the (orgId, createdBy, sortKey) index.
+ */
 export async function pageByOrg<T>(
   coll: CollectionReference, orgId: string, q: PageQuery, cursorOf: (id: string) => Promise<DocumentSnapshot | undefined>,
-  map: (d: DocumentSnapshot) => T,
+  map: (d: DocumentSnapshot) => T, createdBy?: string,
 ): Promise<Page<T> | typeof BAD_CURSOR> {
   let query: Query = coll.where('orgId', '==', orgId);
+  if (createdBy !== undefined) query = query.where('createdBy', '==', createdBy);
   if (q.startingAfter !== undefined) {
     const cursor = await cursorOf(q.startingAfter);
-    if (!cursor?.exists || cursor.get('orgId') !== orgId) return BAD_CURSOR;
+    if (!cursor?.exists || cursor.get('orgId') !== orgId || (createdBy !== undefined && cursor.get('createdBy') !== createdBy)) return BAD_CURSOR;
     query = query.where('sortKey', '<', cursor.get('sortKey'));
   }
   const snap = await query.orderBy('sortKey', 'desc').limit(q.limit + 1).get();

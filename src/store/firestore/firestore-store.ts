@@ -3,7 +3,7 @@
  * nothing else. The data model (collections, ids, indexes) is described in
  * docs/cloud-run.md. One client (db.ts: collections, deadlines, the
  * BackendUnavailable mapping, close) and one object per port over it
- * (orgs.ts, credentials.ts, tokens.ts, leases.ts, usage.ts, changes.ts,
+ * (orgs.ts, admin-keys.ts, credentials.ts, tokens.ts, leases.ts, usage.ts, changes.ts,
  * audit.ts, idempotency.ts, secrets.ts), composed into the whole `Store`.
  *
  * Multi-instance correctness rests on what Firestore makes atomic for a single
@@ -17,6 +17,7 @@
  */
 import type { Firestore as FirestoreClient } from '@google-cloud/firestore';
 import { ComposedStore, type StorePorts } from '../composed-store.js';
+import { FirestoreAdminKeys } from './admin-keys.js';
 import { FirestoreAudit } from './audit.js';
 import { FirestoreChanges } from './changes.js';
 import { FirestoreCredentials } from './credentials.js';
@@ -39,6 +40,7 @@ function openPorts(db: FirestoreDb): FirestorePorts {
   const changes = new FirestoreChanges(db);
   return {
     orgs: new FirestoreOrgs(db, changes),
+    adminKeys: new FirestoreAdminKeys(db),
     credentials: new FirestoreCredentials(db, changes),
     tokens: new FirestoreTokens(db, changes),
     leases: new FirestoreLeases(db),

@@ -1,8 +1,8 @@
 /**
  * The Firestore store's proxy tokens: tokens/{sha256 of the token} (O(1)
  * lookup by hash), with `orgId`, `credentialId` and `sortKey` for the other
- * reads. A token is created only while its credential exists, without a
- * transaction (see createToken); a revocation deletes it under an exists
+ * reads (`createdBy`: who minted it; a minter lists only its own). A token
+ * is created only while its credential exists, without a transaction (see createToken); a revocation deletes it under an exists
  * precondition (one deleter wins) in the batch that announces it.
  * `deleteTokensOf` is the second step of a credential's deletion.
  */
@@ -16,6 +16,7 @@ const toToken = (d: DocumentSnapshot): TokenRecord => {
   return {
     id: x.id, orgId: x.orgId, credentialId: x.credentialId, tokenHash: x.tokenHash,
     scopes: JSON.parse(x.scopes), createdAt: x.createdAt, expiresAt: x.expiresAt,
+    ...(typeof x.createdBy === 'string' ? { createdBy: x.createdBy } : {}),
   };
 };
 
@@ -53,7 +54,7 @@ export class FirestoreTokens implements TokenStore {
       const ref = this.db.tokens.doc(t.tokenHash);
       await ref.create({
         id: t.id, orgId: t.orgId, credentialId: t.credentialId, tokenHash: t.tokenHash, scopes: JSON.stringify(t.scopes),
-        createdAt: t.createdAt, expiresAt: t.expiresAt, sortKey: sortKey(t.createdAt, t.id),
+        createdAt: t.createdAt, expiresAt: t.expiresAt, sortKey: sortKey(t.createdAt, t.id), createdBy: t.createdBy,
       });
       if (!(await cred.get()).exists) {
         await ref.delete();
@@ -77,8 +78,8 @@ export class FirestoreTokens implements TokenStore {
     });
   }
 
-  listTokens(orgId: string, q: PageQuery): Promise<Page<TokenRecord> | typeof BAD_CURSOR> {
-    return this.db.guard(() => pageByOrg(this.db.tokens, orgId, q, (id) => this.byId(id), toToken));
+  listTokens(orgId: string, q: PageQuery, createdBy?: string): Promise<Page<TokenRecord> | typeof BAD_CURSOR> {
+    return this.db.guard(() => pageByOrg(this.db.tokens, orgId, q, (id) => this.byId(id), toToken, createdBy));
   }
 
   deleteToken(orgId: string, id: string): Promise<boolean> {

@@ -105,17 +105,22 @@ export class SqliteDb {
 }
 
 /** One newest-first page of an org's credentials or tokens, keyed by (created_at, id); an unknown cursor is BAD_CURSOR. */
-export function pageByOrg<T>(db: SqliteDb, table: 'credentials' | 'tokens' | 'trust_policies', orgId: string, q: PageQuery, map: (r: Row) => T): Page<T> | typeof BAD_CURSOR {
+export function pageByOrg<T>(
+  db: SqliteDb, table: 'credentials' | 'tokens' | 'admin_keys' | 'trust_policies', orgId: string, q: PageQuery, map: (r: Row) => T, createdBy?: string,
+): Page<T> | typeof BAD_CURSOR {
+  // A minter's list is only its own tokens: the filter (and its cursor check) ride in the same query.
+  const mine = createdBy === undefined ? '' : ' AND created_by = ?';
+  const by = createdBy === undefined ? [] : [createdBy];
   let rows: Row[];
   if (q.startingAfter !== undefined) {
-    const cursor = db.one(`SELECT created_at, id FROM ${table} WHERE org_id = ? AND id = ?`, orgId, q.startingAfter);
+    const cursor = db.one(`SELECT created_at, id FROM ${table} WHERE org_id = ? AND id = ?${mine}`, orgId, q.startingAfter, ...by);
     if (!cursor) return BAD_CURSOR;
     rows = db.all(
-      `SELECT * FROM ${table} WHERE org_id = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?`,
-      orgId, cursor.created_at!, cursor.created_at!, cursor.id!, q.limit + 1,
+      `SELECT * FROM ${table} WHERE org_id = ?${mine} AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?`,
+      orgId, ...by, cursor.created_at!, cursor.created_at!, cursor.id!, q.limit + 1,
     );
   } else {
-    rows = db.all(`SELECT * FROM ${table} WHERE org_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`, orgId, q.limit + 1);
+    rows = db.all(`SELECT * FROM ${table} WHERE org_id = ?${mine} ORDER BY created_at DESC, id DESC LIMIT ?`, orgId, ...by, q.limit + 1);
   }
   return { data: rows.slice(0, q.limit).map(map), hasMore: rows.length > q.limit };
 }

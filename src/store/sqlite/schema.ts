@@ -1,7 +1,7 @@
 /**
  * The SQLite store's tables and their migrations: `createSchema` creates what is
  * missing and adds the columns that came later (credentials' `fields`, audit's
- * `count` and `expire_at`, usage's `spend_micros`) to a file made before them, each in one write
+ * `count` and `expire_at`, usage's `spend_micros`, tokens' `created_by`) to a file made before them, each in one write
  * transaction re-checked inside it, so two processes opening the same old file
  * do not both alter a table.
  */
@@ -20,6 +20,11 @@ CREATE TABLE IF NOT EXISTS org_tokens (
   created_at INTEGER NOT NULL, expires_at INTEGER
 ) STRICT;
 CREATE INDEX IF NOT EXISTS org_tokens_org ON org_tokens(org_id);
+CREATE TABLE IF NOT EXISTS admin_keys (
+  id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id), name TEXT NOT NULL, role TEXT NOT NULL, credential_ids TEXT,
+  token_hash TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, expires_at INTEGER, created_by TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS admin_keys_org_created ON admin_keys(org_id, created_at DESC, id DESC);
 CREATE TABLE IF NOT EXISTS credentials (
   id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id), provider TEXT NOT NULL, key_hint TEXT NOT NULL,
   wrapped_dek BLOB NOT NULL, kek_id TEXT NOT NULL, nonce BLOB NOT NULL, ciphertext BLOB NOT NULL,
@@ -28,7 +33,7 @@ CREATE TABLE IF NOT EXISTS credentials (
 CREATE INDEX IF NOT EXISTS credentials_org_created ON credentials(org_id, created_at DESC, id DESC);
 CREATE TABLE IF NOT EXISTS tokens (
   id TEXT PRIMARY KEY, org_id TEXT NOT NULL, credential_id TEXT NOT NULL REFERENCES credentials(id) ON DELETE CASCADE,
-  token_hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL
+  token_hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, created_by TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS tokens_org_created ON tokens(org_id, created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS tokens_credential ON tokens(credential_id);
@@ -63,6 +68,7 @@ export function createSchema(db: SqliteDb): void {
   addAuditRetention(db);
   addUsageSpend(db);
   createTrustPolicyTable(db);
+  addTokenCreator(db);
 }
 
 function addCredentialFields(db: SqliteDb): void {
@@ -92,5 +98,13 @@ function addUsageSpend(db: SqliteDb): void {
   if (hasSpend()) return;
   db.tx(() => {
     if (!hasSpend()) db.exec('ALTER TABLE usage ADD COLUMN spend_micros INTEGER NOT NULL DEFAULT 0');
+  });
+}
+
+/** Adds `created_by` to a tokens table made before admin keys (old tokens: NULL, listed to no minter). */
+function addTokenCreator(db: SqliteDb): void {
+  db.tx(() => {
+    if (!db.all('PRAGMA table_info(tokens)').some((c) => c.name === 'created_by')) db.run('ALTER TABLE tokens ADD COLUMN created_by TEXT');
+    db.run('CREATE INDEX IF NOT EXISTS tokens_org_creator ON tokens(org_id, created_by, created_at DESC, id DESC)');
   });
 }

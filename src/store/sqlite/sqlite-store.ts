@@ -1,12 +1,13 @@
 /**
  * The embedded store: one SQLite file, one connection (db.ts: WAL,
  * synchronous=FULL, BEGIN IMMEDIATE transactions, private file modes), and
- * one object per port over it (orgs.ts, credentials.ts, tokens.ts, leases.ts,
+ * one object per port over it (orgs.ts, admin-keys.ts, credentials.ts, tokens.ts, leases.ts,
  * usage.ts, changes.ts, audit.ts, idempotency.ts, secrets.ts), composed into
  * the whole `Store`. Opening creates or migrates the schema (schema.ts) before
  * any port reads it.
  */
 import { ComposedStore, type StorePorts } from '../composed-store.js';
+import { SqliteAdminKeys } from './admin-keys.js';
 import { SqliteAudit } from './audit.js';
 import { SqliteChanges } from './changes.js';
 import { SqliteCredentials } from './credentials.js';
@@ -28,6 +29,7 @@ function openPorts(db: SqliteDb): SqlitePorts {
   createSchema(db);
   return {
     orgs: new SqliteOrgs(db),
+    adminKeys: new SqliteAdminKeys(db),
     credentials: new SqliteCredentials(db),
     tokens: new SqliteTokens(db),
     leases: new SqliteLeases(db),

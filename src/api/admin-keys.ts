@@ -1,0 +1,71 @@
+/**
+ * /v1/admin-keys: create, list, read and delete scoped admin keys (owner or admin only). The key's value is
+ * answered once; lists and reads never show it. A caller never creates or deletes a key above itself, nor one
+ * that outlives its own token (the admin key service says how).
+ */
+import { inject, injectable } from 'tsyringe';
+import type { Clock } from '../clock.js';
+import type { AdminRequest, Router } from '../http/router.js';
+import { Errors } from '../errors.js';
+import { Symbols } from '../symbols.js';
+import { AdminKeyService, type KeyCreator } from '../vault/admin-key-service.js';
+import { WRITERS } from '../vault/roles.js';
+import { orgOf } from './params.js';
+import { AdminKey, ADMIN_KEY_CREATE, AdminKeyCreated, AdminKeyList, AdminKeyRevoked } from './schemas/admin-keys.js';
+import { PAGE } from './schemas/query.js';
+import { adminKeyView, createdAdminKeyView, listView } from './views.js';
+
+function creatorOf(r: AdminRequest<unknown, unknown>): KeyCreator {
+  if (r.principal.kind !== 'org') throw Errors.unauthenticated();
+  return { id: r.principal.actor, role: r.principal.role, expiresAt: r.principal.expiresAt };
+}
+
+@injectable()
+export class AdminKeysApi {
+  constructor(
+    @inject(Symbols.Clock) private readonly clock: Clock,
+    @inject(AdminKeyService) private readonly keys: AdminKeyService,
+  ) {}
+
+  register(router: Router): void {
+    router.add('POST', '/v1/admin-keys', {
+      auth: 'org', roles: WRITERS, action: 'admin_key.create', idempotent: true, body: ADMIN_KEY_CREATE,
+      operationId: 'createAdminKey', tag: 'admin keys', summary: 'Create a scoped admin key',
+      description: 'An `otok_…` key with a role (`admin`, `minter`, `viewer`), used as `Authorization: Bearer` like the organisation token. Shown once. A caller creates only roles it covers, and a key made by an expiring key ends with it at the latest.',
+      response: { status: 201, schema: AdminKeyCreated, description: 'The key (its value shown once).' },
+      errors: ['invalid_ttl', 'forbidden', 'not_found'],
+    }, async (r) => {
+      const org = orgOf(r);
+      const input = await r.body();
+      const { record, token } = await this.keys.create(org.id, creatorOf(r), {
+        name: input.name, role: input.role, ...(input.credential_ids ? { credentialIds: input.credential_ids } : {}), ...(input.ttl !== undefined ? { ttl: input.ttl } : {}),
+      });
+      return { status: 201, body: createdAdminKeyView(record, token, this.clock.now()), secretFields: ['token'] };
+    });
+
+    router.add('GET', '/v1/admin-keys', {
+      auth: 'org', roles: WRITERS, query: PAGE, operationId: 'listAdminKeys', tag: 'admin keys', summary: 'List admin keys',
+      response: { status: 200, schema: AdminKeyList, description: 'A page of admin keys, newest first (never a key value).' },
+    }, async (r) => {
+      const page = await this.keys.list(orgOf(r).id, r.query);
+      const now = this.clock.now();
+      return { status: 200, body: listView(page, (k) => adminKeyView(k, now)) };
+    });
+
+    router.add('GET', '/v1/admin-keys/:id', {
+      auth: 'org', roles: WRITERS, operationId: 'getAdminKey', tag: 'admin keys', summary: 'Get an admin key',
+      response: { status: 200, schema: AdminKey, description: 'The admin key (never its value).' },
+      errors: ['not_found'],
+    }, async (r) => ({ status: 200, body: adminKeyView(await this.keys.get(orgOf(r).id, r.params.id!), this.clock.now()) }));
+
+    router.add('DELETE', '/v1/admin-keys/:id', {
+      auth: 'org', roles: WRITERS, action: 'admin_key.revoke', operationId: 'revokeAdminKey', tag: 'admin keys', summary: 'Revoke an admin key',
+      description: 'Refused at once on every instance (admin keys are read on each request, never cached); later GET or DELETE → 404.',
+      response: { status: 200, schema: AdminKeyRevoked, description: 'Revoked.' },
+      errors: ['forbidden', 'not_found'],
+    }, async (r) => {
+      await this.keys.delete(orgOf(r).id, creatorOf(r).role, r.params.id!);
+      return { status: 200, body: { id: r.params.id!, object: 'admin_key' as const, revoked: true as const } };
+    });
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The Firestore store's admin keys: admin_keys/{sha256 of the key} (O(1)
+ * lookup by hash), with `orgId`, `id` and `sortKey` for the other reads. A
+ * deletion carries an exists precondition, so exactly one deleter wins.
+ * Nothing caches an admin key (each admin request reads it), so no change is
+ * published: a deleted key is refused at once on every instance.
+ */
+import type { DocumentSnapshot, QueryDocumentSnapshot } from '@google-cloud/firestore';
+import { BAD_CURSOR, type AdminKeyRecord, type AdminKeyStore, type Page, type PageQuery } from '../ports.js';
+import { Code, errCode, pageByOrg, sortKey, type FirestoreDb } from './db.js';
+
+const toAdminKey = (d: DocumentSnapshot): AdminKeyRecord => {
+  const x = d.data()!;
+  return {
+    id: x.id, orgId: x.orgId, name: x.name, role: x.role,
+    ...(Array.isArray(x.credentialIds) ? { credentialIds: x.credentialIds as string[] } : {}),
+    tokenHash: x.tokenHash, createdAt: x.createdAt, expiresAt: x.expiresAt ?? null, createdBy: x.createdBy,
+  };
+};
+
+export class FirestoreAdminKeys implements AdminKeyStore {
+  constructor(private readonly db: FirestoreDb) {}
+
+  createAdminKey(k: AdminKeyRecord): Promise<void> {
+    return this.db.guard(async () => {
+      await this.db.adminKeys.doc(k.tokenHash).create({
+        id: k.id, orgId: k.orgId, name: k.name, role: k.role, credentialIds: k.credentialIds ?? null, tokenHash: k.tokenHash,
+        createdAt: k.createdAt, expiresAt: k.expiresAt, createdBy: k.createdBy, sortKey: sortKey(k.createdAt, k.id),
+      });
+    });
+  }
+
+  findAdminKeyByHash(tokenHash: string): Promise<AdminKeyRecord | undefined> {
+    return this.db.guard(async () => {
+      const d = await this.db.adminKeys.doc(tokenHash).get();
+      return d.exists ? toAdminKey(d) : undefined;
+    });
+  }
+
+  getAdminKey(orgId: string, id: string): Promise<AdminKeyRecord | undefined> {
+    return this.db.guard(async () => {
+      const d = await this.byId(id);
+      return d && d.get('orgId') === orgId ? toAdminKey(d) : undefined;
+    });
+  }
+
+  listAdminKeys(orgId: string, q: PageQuery): Promise<Page<AdminKeyRecord> | typeof BAD_CURSOR> {
+    return this.db.guard(() => pageByOrg(this.db.adminKeys, orgId, q, (id) => this.byId(id), toAdminKey));
+  }
+
+  deleteAdminKey(orgId: string, id: string): Promise<boolean> {
+    return this.db.guard(async () => {
+      const d = await this.byId(id);
+      if (!d || d.get('orgId') !== orgId) return false;
+      try {
+        await d.ref.delete({ exists: true });
+        return true;
+      } catch (err) {
+        if (errCode(err) === Code.NOT_FOUND) return false;
+        throw err;
+      }
+    });
+  }
+
+  /** Documents are keyed by hash: a key's id is a query. */
+  private async byId(id: string): Promise<QueryDocumentSnapshot | undefined> {
+    const snap = await this.db.adminKeys.where('id', '==', id).limit(1).get();
+    return snap.docs[0];
+  }
+}

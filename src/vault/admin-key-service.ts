@@ -1,0 +1,110 @@
+/**
+ * Admin keys: scoped bearer keys of an organisation (`otok_…` on the wire, as
+ * the org token, known by an `akey_` id), each with a role (vault/roles.ts).
+ * Shown once, stored as SHA-256 only. Shared by the API and the CLI.
+ *
+ * "Never above yourself" has two sides: a caller creates (or deletes) only
+ * keys of roles it covers, and a key made by a caller whose own token ends
+ * (an expiring admin key, a retiring org token) ends no later than it, so a
+ * leaked short-lived key cannot mint itself a lasting one.
+ */
+import { inject, injectable } from 'tsyringe';
+import type { Clock } from '../clock.js';
+import { parseDuration } from '../config.js';
+import { Errors } from '../errors.js';
+import { newId, newToken, sha256Hex } from '../ids.js';
+import { BAD_CURSOR, type AdminKeyRecord, type AdminKeyRole, type AdminKeyStore, type CredentialStore, type Page, type PageQuery } from '../store/ports.js';
+import { Symbols } from '../symbols.js';
+import { KEY_ROLES, mayCreate, type Role } from './roles.js';
+
+/** The longest an admin key may be given (omit `ttl` for a key that lasts until deleted). */
+export const MAX_ADMIN_KEY_TTL_MS = 366 * 86_400_000;
+export const MAX_CREDENTIAL_IDS = 100;
+
+/** Who is creating or deleting: the org token (`owner`), an admin key, or the operator's CLI. */
+export interface KeyCreator {
+  id: string;
+  role: Role;
+  /** When the creator's own token ends (null: not before rotation or deletion). */
+  expiresAt: number | null;
+}
+
+export interface AdminKeyRequest {
+  name: string;
+  role: AdminKeyRole;
+  credentialIds?: readonly string[];
+  /** Unchecked duration (`30d`), or undefined for no expiry. */
+  ttl?: unknown;
+}
+
+/** The CLI acts for the operator, who may create any key role. */
+export const CLI_CREATOR: KeyCreator = { id: 'cli', role: 'owner', expiresAt: null };
+
+@injectable()
+export class AdminKeyService {
+  constructor(
+    @inject(Symbols.AdminKeyStore) private readonly store: AdminKeyStore,
+    @inject(Symbols.CredentialStore) private readonly credentials: CredentialStore,
+    @inject(Symbols.Clock) private readonly clock: Clock,
+  ) {}
+
+  async create(orgId: string, creator: KeyCreator, request: AdminKeyRequest): Promise<{ record: AdminKeyRecord; token: string }> {
+    if (!KEY_ROLES.includes(request.role)) throw Errors.invalidRequest(`\`role\` must be one of ${KEY_ROLES.join(', ')}.`, 'role');
+    if (!mayCreate(creator.role, request.role)) throw Errors.forbidden(`A ${creator.role} may not create a ${request.role} key.`);
+    const now = this.clock.now();
+    let expiresAt = request.ttl === undefined ? null : now + this.parseTtl(request.ttl);
+    if (creator.expiresAt !== null) {
+      // A key made by an ending token ends with it at the latest; asking for longer is refused, not silently cut.
+      if (expiresAt !== null && expiresAt > creator.expiresAt) throw Errors.forbidden('A key may not outlive the key that creates it; ask for a shorter `ttl`.');
+      expiresAt ??= creator.expiresAt;
+    }
+    const credentialIds = await this.checkCredentials(orgId, request);
+    const token = newToken('otok');
+    const record: AdminKeyRecord = {
+      id: newId('akey'), orgId, name: request.name, role: request.role, ...(credentialIds ? { credentialIds } : {}),
+      tokenHash: sha256Hex(token), createdAt: now, expiresAt, createdBy: creator.id,
+    };
+    await this.store.createAdminKey(record);
+    return { record, token };
+  }
+
+  async get(orgId: string, id: string): Promise<AdminKeyRecord> {
+    const k = await this.store.getAdminKey(orgId, id);
+    if (!k) throw Errors.notFound('No such admin key.');
+    return k;
+  }
+
+  async list(orgId: string, page: PageQuery): Promise<Page<AdminKeyRecord>> {
+    const p = await this.store.listAdminKeys(orgId, page);
+    if (p === BAD_CURSOR) throw Errors.invalidRequest('`starting_after` names no admin key of this organisation.', 'starting_after');
+    return p;
+  }
+
+  /** Deletes a key the caller covers; later requests with it get 401 on every instance at once (nothing caches it). */
+  async delete(orgId: string, caller: Role, id: string): Promise<void> {
+    const k = await this.get(orgId, id);
+    if (!mayCreate(caller, k.role)) throw Errors.forbidden(`A ${caller} may not delete a ${k.role} key.`);
+    if (!(await this.store.deleteAdminKey(orgId, id))) throw Errors.notFound('No such admin key.');
+  }
+
+  private parseTtl(ttl: unknown): number {
+    const ms = typeof ttl === 'string' ? parseDuration(ttl) : undefined;
+    if (ms === undefined) throw Errors.invalidTtl('`ttl` must be a positive integer without leading zeros and one unit of s, m, h, d, such as "90d" (or left out: no expiry).');
+    if (ms > MAX_ADMIN_KEY_TTL_MS) throw Errors.invalidTtl('`ttl` may be at most 366d for an admin key (leave it out for a key that lasts until deleted).');
+    return ms;
+  }
+
+  /** Only a minter is limited to credentials; each must be one of this organisation's (404 otherwise, as a mint would). */
+  private async checkCredentials(orgId: string, request: AdminKeyRequest): Promise<string[] | undefined> {
+    if (request.credentialIds === undefined) return undefined;
+    if (request.role !== 'minter') throw Errors.invalidRequest('`credential_ids` limits a minter key only.', 'credential_ids');
+    const ids = [...new Set(request.credentialIds)];
+    if (ids.length === 0 || ids.length > MAX_CREDENTIAL_IDS) {
+      throw Errors.invalidRequest(`\`credential_ids\` must list 1 to ${MAX_CREDENTIAL_IDS} credentials (leave it out for every credential).`, 'credential_ids');
+    }
+    for (const id of ids) {
+      if (!(await this.credentials.getCredential(orgId, id))) throw Errors.notFound(`No such credential: ${JSON.stringify(id.slice(0, 64))}.`);
+    }
+    return ids;
+  }
+}
