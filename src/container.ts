@@ -9,6 +9,7 @@ import { CredentialsApi } from './api/credentials.js';
 import { OrgsApi } from './api/orgs.js';
 import { TokensApi } from './api/tokens.js';
 import { UsageApi } from './api/usage.js';
+import { ProvidersApi } from './api/providers.js';
 import { openApiDocument } from './api/openapi/document.js';
 import { providerSchema } from './api/schemas/credentials.js';
 import { AdminPipeline } from './api/admin-pipeline.js';
@@ -46,6 +47,7 @@ import { RateLimiter } from './accounting/rate-limiter.js';
 import { bearer } from './vault/org-service.js';
 import { secretEquals } from './ids.js';
 import { sendError } from './http/reply.js';
+import { consoleRoutes } from './http/console-assets.js';
 
 export interface AppOptions {
   /** Tests pass a clock they control. */
@@ -129,9 +131,9 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   );
   c = await buildCore(config, log, options, metrics);
   c.register(Metrics, { useValue: metrics });
-  for (const cls of [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminPipeline]) c.registerSingleton(cls as never);
+  for (const cls of [OrgsApi, CredentialsApi, TokensApi, UsageApi, ProvidersApi, AdminPipeline]) c.registerSingleton(cls as never);
   const router = new Router();
-  for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
+  for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi, ProvidersApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
 
   const store = c.resolve<Store>(Symbols.Store);
   const wrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);
@@ -186,6 +188,8 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(openapi) });
       res.end(openapi);
     },
+    // The operators' console: the built page and its assets, GET only (src/http/console-assets.ts).
+    ...consoleRoutes(log),
   });
   const server = http;
 

@@ -1,0 +1,228 @@
+/**
+ * The operators' console in a real browser (headless Chromium, playwright-core): an operator signs
+ * in with the organisation token by keyboard, stores keys (an error shown in the API's words, a
+ * multi-field cloud credential, rotation, deletion after confirmation), mints a scoped token and
+ * copies it from the clipboard, a completion is streamed through the proxy with that token (the
+ * openai SDK), the token is revoked in the console and then refused by the proxy, the audit page
+ * finds the revocation by its action filter and the usage page shows the request. Throughout: no
+ * request leaves for another host, no CSP violation, no page error, the key never in the URL,
+ * a cookie or localStorage. At 375 px the pages do not scroll sideways.
+ */
+import test from 'ava';
+import OpenAI from 'openai';
+import type { Page } from 'playwright-core';
+import { api, createOrg, startApp } from '../support/app.js';
+import { launchBrowser, step, watchedPage, type WatchedPage } from '../support/browser.js';
+import { startFakeProvider, WORDS } from '../support/fake-provider.js';
+import { canaryKey } from '../support/proxy-fixture.js';
+
+const text = (page: Page, selector: string) => page.locator(selector).first().innerText();
+
+async function signIn(page: Page, baseUrl: string, token: string, keep = false): Promise<void> {
+  await page.goto(`${baseUrl}/console`);
+  // The key field has the focus: type and press Enter, no mouse.
+  await page.waitForFunction('document.activeElement?.id === "key"');
+  await page.keyboard.type(token);
+  if (keep) await page.getByLabel(/Stay signed in/).check();
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { level: 1, name: 'Tokens' }).waitFor();
+}
+
+async function nothingLeaked(t: import('ava').ExecutionContext, w: WatchedPage, secret: string): Promise<void> {
+  t.false(w.page.url().includes(secret), 'the key is never in the URL');
+  const stored = await w.page.evaluate<{ local: string; cookie: string }>('({ local: JSON.stringify({ ...localStorage }), cookie: document.cookie })');
+  t.false(stored.local.includes(secret), 'the key is never in localStorage');
+  t.is(stored.cookie, '', 'the console sets no cookie');
+  t.deepEqual((await w.context.cookies()).map((c) => c.name), []);
+}
+
+async function cleanRun(t: import('ava').ExecutionContext, w: WatchedPage): Promise<void> {
+  t.deepEqual(w.foreign, [], 'no request to any other host');
+  t.deepEqual(await w.cspViolations(), [], 'no Content-Security-Policy violation');
+  t.deepEqual(w.errors, [], 'no page or console error');
+}
+
+test('an operator stores a key, mints and copies a token, streams with it, revokes it, and finds both in audit and usage', async (t) => {
+  const fake = await startFakeProvider();
+  t.teardown(() => fake.close());
+  const app = await startApp(t, { env: { KEYWARD_UPSTREAM_OPENAI: fake.url } });
+  const org = await createOrg(app, 'console-co');
+  const browser = await launchBrowser(t);
+  const w = await watchedPage(browser, app.url);
+  const { page } = w;
+
+  const response = await page.goto(`${app.url}/console`);
+  t.is(response?.status(), 200);
+  const csp = response?.headers()['content-security-policy'] ?? '';
+  t.regex(csp, /default-src 'self'/);
+  t.regex(csp, /script-src 'self'(;|$)/);
+  t.regex(csp, /frame-ancestors 'none'/);
+  t.is(response?.headers()['x-frame-options'], 'DENY');
+
+  await step(t, page, 'sign-in', async () => {
+    await signIn(page, app.url, org.token);
+    t.is(await page.locator('.who').getAttribute('data-role'), 'owner');
+    t.is(await page.evaluate<number>('sessionStorage.length'), 0, 'not kept in session storage unless asked');
+  });
+
+  let openaiId = '';
+  const firstKey = canaryKey('openai');
+  const rotatedKey = canaryKey('openai');
+  await step(t, page, 'credentials', async () => {
+    await page.getByRole('link', { name: 'Credentials' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Credentials' }).waitFor();
+    await page.getByLabel('Provider', { exact: true }).selectOption('openai');
+    // A key the provider's rules refuse: the page shows the API's own message.
+    const bad = await api(app, 'POST', '/v1/credentials', { token: org.token, body: { provider: 'openai', api_key: 'short' } });
+    t.is(bad.status, 400);
+    await page.getByLabel(/^api_key/).fill('short');
+    await page.getByRole('button', { name: 'Store key' }).click();
+    await page.locator('.error', { hasText: bad.body.error.message }).waitFor();
+    t.is(await text(page, 'form[aria-label="Store a provider key"] .error'), bad.body.error.message);
+
+    await page.getByLabel(/^api_key/).fill(firstKey);
+    await page.getByRole('button', { name: 'Store key' }).click();
+    const stored = await page.locator('p.ok', { hasText: /^Stored cred_/ }).innerText();
+    openaiId = /cred_[0-9A-Za-z]{24}/.exec(stored)![0];
+    await page.locator(`tr[data-id="${openaiId}"]`, { hasText: `…${firstKey.slice(-4)}` }).waitFor();
+
+    // A multi-field cloud credential: Bedrock's region and AWS key pair.
+    await page.getByLabel('Provider', { exact: true }).selectOption('bedrock');
+    await page.getByLabel(/^region/).fill('eu-west-1');
+    await page.getByLabel(/^aws_access_key_id/).fill('AKIAIOSFODNN7EXAMPLE');
+    await page.getByLabel(/^aws_secret_access_key/).fill('wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY');
+    await page.getByRole('button', { name: 'Store key' }).click();
+    const bedrockId = /cred_[0-9A-Za-z]{24}/.exec(await page.locator('p.ok', { hasText: /^Stored cred_.*bedrock/ }).innerText())![0];
+    await page.locator(`tr[data-id="${bedrockId}"]`, { hasText: 'region=eu-west-1' }).waitFor();
+    t.is((await api(app, 'GET', `/v1/credentials/${bedrockId}`, { token: org.token })).body.region, 'eu-west-1');
+
+    // Deletion asks first; Cancel keeps it, the confirmation deletes it.
+    await page.getByRole('button', { name: `Delete ${bedrockId}` }).click();
+    await page.waitForFunction('document.activeElement?.textContent === "Cancel"');
+    await page.keyboard.press('Enter');
+    t.is((await api(app, 'GET', `/v1/credentials/${bedrockId}`, { token: org.token })).status, 200);
+    await page.getByRole('button', { name: `Delete ${bedrockId}` }).click();
+    await page.getByRole('button', { name: 'Delete for good' }).click();
+    await page.locator(`tr[data-id="${bedrockId}"]`).waitFor({ state: 'detached' });
+    t.is((await api(app, 'GET', `/v1/credentials/${bedrockId}`, { token: org.token })).status, 404);
+
+    // Rotation: the tokens keep working, with the new key.
+    await page.getByRole('button', { name: `Rotate ${openaiId}` }).click();
+    await page.locator(`#rotate-${openaiId}-api_key`).fill(rotatedKey);
+    await page.getByRole('button', { name: 'Rotate key' }).click();
+    await page.locator(`tr[data-id="${openaiId}"]`, { hasText: `…${rotatedKey.slice(-4)}` }).waitFor();
+  });
+
+  let tokenId = '';
+  let copied = '';
+  await step(t, page, 'mint', async () => {
+    await page.getByRole('link', { name: 'Tokens' }).click();
+    await page.getByLabel('Credential', { exact: true }).selectOption(openaiId);
+    await page.getByLabel('Lifetime (ttl)').fill('15m');
+    await page.getByLabel('Models (optional)').fill('gpt-4o-mini');
+    await page.getByLabel('Max requests (optional)').fill('5');
+    await page.getByRole('button', { name: 'Mint token' }).click();
+    const shown = await page.locator('#minted-value').inputValue();
+    t.regex(shown, /^ptok_[0-9A-Za-z]{38}$/);
+    tokenId = /tok_[0-9A-Za-z]{24}/.exec(await text(page, '.minted'))![0];
+    await page.getByRole('button', { name: 'Copy token' }).click();
+    await page.locator('.minted [role="status"]', { hasText: 'Copied.' }).waitFor();
+    copied = await page.evaluate<string>('navigator.clipboard.readText()');
+    t.is(copied, shown);
+    const minted = await api(app, 'GET', `/v1/tokens/${tokenId}`, { token: org.token });
+    t.deepEqual(minted.body.models, ['gpt-4o-mini']);
+    t.is(minted.body.max_requests, 5);
+    await page.getByRole('button', { name: 'Done' }).click();
+    t.is(await page.locator('#minted-value').count(), 0, 'the value is gone once dismissed');
+  });
+
+  // The copied token streams a completion through the proxy, with the rotated key upstream.
+  const client = new OpenAI({ apiKey: copied, baseURL: `${app.url}/v1/proxy/v1`, maxRetries: 0 });
+  const stream = await client.chat.completions.create({
+    model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], stream: true, stream_options: { include_usage: true },
+  });
+  let streamed = '';
+  for await (const chunk of stream) streamed += chunk.choices[0]?.delta?.content ?? '';
+  t.is(streamed, WORDS.slice(0, 3).join(''));
+  t.is(fake.received.at(-1)!.headers.authorization, `Bearer ${rotatedKey}`);
+
+  await step(t, page, 'revoke', async () => {
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await page.locator(`tr[data-id="${tokenId}"] td.usage`, { hasText: '1 req · 11 in / 3 out' }).waitFor();
+    await page.getByRole('button', { name: `Revoke ${tokenId}` }).click();
+    await page.getByRole('button', { name: 'Revoke now' }).click();
+    await page.locator('p.ok', { hasText: `Revoked ${tokenId}.` }).waitFor();
+    await page.locator(`tr[data-id="${tokenId}"]`).waitFor({ state: 'detached' });
+  });
+  const refused = await fetch(`${app.url}/v1/proxy/v1/chat/completions`, {
+    method: 'POST', headers: { authorization: `Bearer ${copied}`, 'content-type': 'application/json' }, body: '{"model":"gpt-4o-mini","messages":[]}',
+  });
+  t.is(refused.status, 401);
+
+  await step(t, page, 'audit', async () => {
+    await page.getByRole('link', { name: 'Audit' }).click();
+    await page.getByLabel('Action', { exact: true }).selectOption('token.revoke');
+    const row = page.locator('tr[data-action="token.revoke"]');
+    await row.first().waitFor();
+    t.is(await row.count(), 1);
+    t.true((await row.innerText()).includes(tokenId));
+    t.is(await page.locator('tbody tr:not([data-action="token.revoke"])').count(), 0, 'the filter shows only that action');
+    await page.getByLabel('Action', { exact: true }).selectOption('credential.delete');
+    await page.locator('tr[data-action="credential.delete"]').first().waitFor();
+  });
+
+  await step(t, page, 'usage', async () => {
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.locator('[data-figure="requests"]', { hasText: /^1 of \d+$/ }).waitFor();
+    t.is(await text(page, '[data-figure="tokens"]'), '11 / 3');
+    // Per-day charts need GET /v1/usage/daily (the spend work); on a gateway without it the page says so.
+    await page.locator('[data-chart="requests"], [data-daily="absent"]').first().waitFor();
+    if (await page.locator('[data-daily="absent"]').count()) {
+      t.log('GET /v1/usage/daily is not served on this branch: the per-day chart assertions did not run');
+    } else {
+      const today = new Date().toISOString().slice(0, 10);
+      await page.locator('[data-chart="requests"] summary').click();
+      t.true((await text(page, '[data-chart="requests"] table')).includes(`${today}\t1`));
+      t.regex(await text(page, '[data-chart="requests-month"] .limit text'), /^Free tier: /);
+      t.is(await page.locator('[data-chart="spend"] svg').count(), 1);
+    }
+  });
+
+  await nothingLeaked(t, w, org.token);
+  await step(t, page, 'sign-out', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.locator('#key').waitFor();
+    t.is(await page.evaluate<number>('sessionStorage.length'), 0);
+  });
+  await cleanRun(t, w);
+  t.false(app.logText().includes(firstKey) || app.logText().includes(rotatedKey) || app.logText().includes(copied), 'no key or token in the logs');
+});
+
+test('at phone width every page fits, focus moves to each page, and a kept key survives a reload until sign-out', async (t) => {
+  const app = await startApp(t);
+  const org = await createOrg(app, 'phone-co');
+  const browser = await launchBrowser(t);
+  const w = await watchedPage(browser, app.url, { width: 375, height: 740 });
+  const { page } = w;
+  await step(t, page, 'phone', async () => {
+    await signIn(page, app.url, org.token, true);
+    t.is(await page.evaluate<number>('sessionStorage.length'), 1, 'kept in this tab only when asked');
+    for (const name of ['Credentials', 'Usage', 'Audit', 'Tokens']) {
+      await page.getByRole('link', { name }).click();
+      await page.getByRole('heading', { level: 1, name }).waitFor();
+      await page.waitForFunction(`document.activeElement?.tagName === 'H1' && document.activeElement.textContent === ${JSON.stringify(name)}`);
+      await page.waitForLoadState('networkidle');
+      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+      t.true(overflow <= 0, `${name} scrolls sideways by ${overflow}px at 375 px`);
+    }
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Tokens' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.locator('#key').waitFor();
+    t.is(await page.evaluate<number>('sessionStorage.length'), 0);
+    await page.reload();
+    await page.locator('#key').waitFor();
+  });
+  await nothingLeaked(t, w, org.token);
+  await cleanRun(t, w);
+});
