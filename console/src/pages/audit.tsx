@@ -80,7 +80,7 @@ export function AuditPage({ api }: { api: Api }) {
             <tbody>
               {shown.map((e) => (
                 <tr key={e.id} data-action={e.action}>
-                  <td>{shortTime(e.time)}</td>
+                  <td class="time">{shortTime(e.time)}</td>
                   <td class="mono">{e.action}{e.count && e.count > 1 ? ` ×${e.count}` : ''}</td>
                   <td><span class={`badge ${e.outcome}`}>{e.outcome}</span></td>
                   <td class="mono">{e.target}</td>

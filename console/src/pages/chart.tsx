@@ -24,7 +24,7 @@ export interface ChartProps {
 
 const W = 600;
 const H = 220;
-const PAD = { left: 56, right: 12, top: 16, bottom: 28 };
+const PAD = { left: 64, right: 12, top: 22, bottom: 30 };
 
 /** A round number at or above `n`, so the axis reads well (1, 2, 5 × 10^k). */
 export function niceCeiling(n: number): number {
@@ -59,7 +59,8 @@ export function Chart({ id, title, labels, series, kind = 'bars', limit, format 
         <text class="tick" x={PAD.left - 6} y={y(top) + 4} text-anchor="end">{format(top)}</text>
         <text class="tick" x={PAD.left - 6} y={y(0) + 4} text-anchor="end">{format(0)}</text>
         {tickIdx.map((i) => labels[i] !== undefined ? (
-          <text key={i} class="tick" x={x(i) + barW / 2} y={H - 8} text-anchor="middle">{labels[i]!.slice(5)}</text>
+          <text key={i} class="tick" x={x(i) + barW / 2} y={H - 6}
+            text-anchor={labels.length > 1 && i === 0 ? 'start' : labels.length > 1 && i === labels.length - 1 ? 'end' : 'middle'}>{labels[i]!.slice(5)}</text>
         ) : null)}
         {kind === 'bars' ? labels.map((label, i) => {
           let base = 0;
