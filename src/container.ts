@@ -131,9 +131,11 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   );
   c = await buildCore(config, log, options, metrics);
   c.register(Metrics, { useValue: metrics });
-  for (const cls of [OrgsApi, CredentialsApi, TokensApi, UsageApi, ProvidersApi, AdminPipeline]) c.registerSingleton(cls as never);
+  for (const cls of [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminPipeline]) c.registerSingleton(cls as never);
   const router = new Router();
-  for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi, ProvidersApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
+  for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
+  // GET /v1/providers: what the console's credential forms are built from.
+  c.resolve(ProvidersApi).register(router);
 
   const store = c.resolve<Store>(Symbols.Store);
   const wrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);

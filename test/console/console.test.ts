@@ -45,6 +45,7 @@ async function cleanRun(t: import('ava').ExecutionContext, w: WatchedPage): Prom
 }
 
 test('an operator stores a key, mints and copies a token, streams with it, revokes it, and finds both in audit and usage', async (t) => {
+  t.timeout(180_000, 'a browser session on a shared machine');
   const fake = await startFakeProvider();
   t.teardown(() => fake.close());
   const app = await startApp(t, { env: { KEYWARD_UPSTREAM_OPENAI: fake.url } });
@@ -218,6 +219,7 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
 });
 
 test('at phone width every page fits, focus moves to each page, and a kept key survives a reload until sign-out', async (t) => {
+  t.timeout(180_000, 'a browser session on a shared machine');
   const app = await startApp(t);
   const org = await createOrg(app, 'phone-co');
   const browser = await launchBrowser(t);
@@ -244,6 +246,9 @@ test('at phone width every page fits, focus moves to each page, and a kept key s
 
     // A key that stops working (here: the org token rotated with no grace) signs the console out with the API's words.
     await signIn(page, app.url, org.token);
+    // The tokens page's own reads finish first, so the refused call is the navigation's.
+    await page.locator('#mint-credential_id').waitFor();
+    await page.waitForLoadState('networkidle');
     const rotated = await api(app, 'POST', '/v1/orgs/self/token/rotate', { token: org.token, body: { grace_s: 0 } });
     t.is(rotated.status, 200);
     const refused = await api(app, 'GET', '/v1/credentials', { token: org.token });
@@ -266,6 +271,7 @@ function dailyRows(days: number): Array<{ date: string; requests: number; input_
 }
 
 test('usage charts draw the free-tier and spend limits; each role sees only what it may do', async (t) => {
+  t.timeout(180_000, 'a browser session on a shared machine');
   const app = await startApp(t);
   const org = await createOrg(app, 'roles-co');
   const credentialId = (await api(app, 'POST', '/v1/credentials', { token: org.token, body: { provider: 'openai', api_key: canaryKey('openai') } })).body.id as string;

@@ -77,8 +77,8 @@ function MintedToken({ token, onDismiss }: { token: Token; onDismiss: () => void
   const value = useRef<HTMLInputElement>(null);
   useEffect(() => value.current?.focus(), [token.id]);
   return (
-    <div class="minted" role="status">
-      <p><strong>{token.id}</strong> minted. Copy its value now: it is not shown again.</p>
+    <div class="minted">
+      <p role="status"><strong>{token.id}</strong> minted. Copy its value now: it is not shown again.</p>
       <label for="minted-value">Token value</label>
       <input id="minted-value" ref={value} class="mono" readOnly value={token.token ?? ''} onFocus={(e) => (e.target as HTMLInputElement).select()} />
       <div class="row">
