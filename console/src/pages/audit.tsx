@@ -13,7 +13,7 @@ const SCREENFUL = 50;
 /** Offered before any record is read; the actions seen in the trail are added. */
 const KNOWN_ACTIONS = [
   'credential.create', 'credential.rotate', 'credential.delete', 'token.create', 'token.revoke', 'token.exchange',
-  'org.create', 'org.update', 'org.token_rotate', 'admin_key.create', 'admin_key.delete',
+  'org.create', 'org.update', 'org.token_rotate', 'admin_key.create', 'admin_key.revoke', 'trust_policy.create', 'trust_policy.delete',
   'auth.failed', 'quota.refused', 'budget.refused', 'admin.rate_limited',
 ];
 
