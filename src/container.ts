@@ -9,7 +9,6 @@ import { CredentialsApi } from './api/credentials.js';
 import { OrgsApi } from './api/orgs.js';
 import { TokensApi } from './api/tokens.js';
 import { UsageApi } from './api/usage.js';
-import { ProvidersApi } from './api/providers.js';
 import { openApiDocument } from './api/openapi/document.js';
 import { providerSchema } from './api/schemas/credentials.js';
 import { AdminPipeline } from './api/admin-pipeline.js';
@@ -48,6 +47,7 @@ import { bearer } from './vault/org-service.js';
 import { secretEquals } from './ids.js';
 import { sendError } from './http/reply.js';
 import { consoleRoutes } from './http/console-assets.js';
+import { ProvidersApi } from './api/providers.js';
 
 export interface AppOptions {
   /** Tests pass a clock they control. */
@@ -134,8 +134,6 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   for (const cls of [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminPipeline]) c.registerSingleton(cls as never);
   const router = new Router();
   for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
-  // GET /v1/providers: what the console's credential forms are built from.
-  c.resolve(ProvidersApi).register(router);
 
   const store = c.resolve<Store>(Symbols.Store);
   const wrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);
@@ -167,6 +165,9 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const upstream = new UpstreamProxy(config, log, providers);
   c.register(UpstreamProxy, { useValue: upstream });
   c.registerSingleton(Gateway);
+
+  // GET /v1/providers: what the console's credential forms are built from (registered before the document is made).
+  c.resolve(ProvidersApi).register(router);
 
   // Generated once from the route table (each route's schemas and docs) and the loaded providers.
   const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)] }));
