@@ -23,7 +23,8 @@ const svgText = async (page: Page, selector: string) => (await page.locator(sele
 async function signIn(page: Page, baseUrl: string, token: string, keep = false): Promise<void> {
   await page.goto(`${baseUrl}/console`);
   // The key field has the focus: type and press Enter, no mouse.
-  await page.waitForFunction('document.activeElement?.id === "key"');
+  // `:focus` selectors, not waitForFunction: its polling evaluates a string, which the page's CSP (rightly) refuses.
+  await page.locator('#key:focus').waitFor();
   await page.keyboard.type(token);
   if (keep) await page.getByLabel(/Stay signed in/).check();
   await page.keyboard.press('Enter');
@@ -101,7 +102,7 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
 
     // Deletion asks first; Cancel keeps it, the confirmation deletes it.
     await page.getByRole('button', { name: `Delete ${bedrockId}` }).click();
-    await page.waitForFunction('document.activeElement?.textContent === "Cancel"');
+    await page.locator('button:focus', { hasText: /^Cancel$/ }).waitFor();
     await page.keyboard.press('Enter');
     t.is((await api(app, 'GET', `/v1/credentials/${bedrockId}`, { token: org.token })).status, 200);
     await page.getByRole('button', { name: `Delete ${bedrockId}` }).click();
@@ -231,7 +232,7 @@ test('at phone width every page fits, focus moves to each page, and a kept key s
     for (const name of ['Credentials', 'Usage', 'Audit', 'Tokens']) {
       await page.getByRole('link', { name }).click();
       await page.getByRole('heading', { level: 1, name }).waitFor();
-      await page.waitForFunction(`document.activeElement?.tagName === 'H1' && document.activeElement.textContent === ${JSON.stringify(name)}`);
+      await page.locator('h1:focus', { hasText: new RegExp(`^${name}$`) }).waitFor();
       await page.waitForLoadState('networkidle');
       const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
       t.true(overflow <= 0, `${name} scrolls sideways by ${overflow}px at 375 px`);
