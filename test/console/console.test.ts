@@ -11,6 +11,7 @@
 import test from 'ava';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
+import { PriceBook } from '../../src/catalog/prices.js';
 import { api, createOrg, startApp } from '../support/app.js';
 import { launchBrowser, step, watchedPage, type WatchedPage } from '../support/browser.js';
 import { startFakeProvider, WORDS } from '../support/fake-provider.js';
@@ -196,6 +197,14 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.locator('[data-figure="requests"]', { hasText: /^1 of \d+$/ }).waitFor();
     t.is(await text(page, '[data-figure="tokens"]'), '11 / 3');
+    // The month's spend as GET /v1/usage gives it (the spend work adds spend_usd; the request above is priced once prices are in).
+    const summary = (await api(app, 'GET', '/v1/usage', { token: org.token })).body;
+    if (summary.spend_usd) {
+      t.true((await text(page, '[data-figure="spend"]')).startsWith(`$${summary.spend_usd.used}`));
+      // Once the price book knows the model, the streamed request cost something, and the page shows it.
+      if (app.server.container.resolve(PriceBook).lookup('openai', 'gpt-4o-mini')) t.true(Number(summary.spend_usd.used) > 0, summary.spend_usd.used);
+    }
+    else t.log('GET /v1/usage has no spend_usd on this branch: the spend figure was not checked');
     // Per-day charts need GET /v1/usage/daily (the spend work); on a gateway without it the page says so.
     await page.locator('[data-chart="requests"], [data-daily="absent"]').first().waitFor();
     if (await page.locator('[data-daily="absent"]').count()) {
