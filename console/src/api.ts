@@ -149,6 +149,10 @@ export class Api {
     return this.call<T>('POST', path, body, true);
   }
 
+  patch<T>(path: string, body: unknown): Promise<T> {
+    return this.call<T>('PATCH', path, body);
+  }
+
   delete<T>(path: string): Promise<T> {
     return this.call<T>('DELETE', path);
   }

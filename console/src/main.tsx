@@ -100,7 +100,7 @@ function App() {
         <h1 tabIndex={-1} ref={heading}>{page.title}</h1>
         {page.id === 'tokens' ? <TokensPage api={api} can={can} credentialIds={session.caller.credentialIds} /> : null}
         {page.id === 'credentials' ? <CredentialsPage api={api} can={can} /> : null}
-        {page.id === 'usage' ? <UsagePage api={api} /> : null}
+        {page.id === 'usage' ? <UsagePage api={api} can={can} /> : null}
         {page.id === 'audit' ? <AuditPage api={api} /> : null}
       </main>
     </>

@@ -7,7 +7,7 @@ import type { Role } from './api.js';
 export interface Abilities {
   /** Read the credentials list, usage, audit (every role but minter: its GETs are its own tokens). */
   readAll: boolean;
-  /** Store, rotate, delete credentials. */
+  /** Store, rotate, delete credentials; set the monthly spend limit. */
   manageCredentials: boolean;
   /** POST /v1/tokens. */
   mint: boolean;

@@ -203,6 +203,18 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
       t.true((await text(page, '[data-figure="spend"]')).startsWith(`$${summary.spend_usd.used}`));
       // Once the price book knows the model, the streamed request cost something, and the page shows it.
       if (app.server.container.resolve(PriceBook).lookup('openai', 'gpt-4o-mini')) t.true(Number(summary.spend_usd.used) > 0, summary.spend_usd.used);
+      // The monthly spend limit (PATCH /v1/orgs/self, the budgets work), set from the page.
+      await page.getByLabel('Monthly spend limit (USD)').fill('25.00');
+      await page.getByRole('button', { name: 'Set limit' }).click();
+      await page.locator('form[aria-label="Monthly spend limit"] .ok, form[aria-label="Monthly spend limit"] .error').first().waitFor();
+      if (await page.locator('form[aria-label="Monthly spend limit"] .ok').count()) {
+        t.is(Number((await api(app, 'GET', '/v1/usage', { token: org.token })).body.spend_usd.limit), 25);
+        await page.locator('[data-figure="spend"]', { hasText: /of \$25\.00$/ }).waitFor();
+      } else {
+        const direct = await api(app, 'PATCH', '/v1/orgs/self', { token: org.token, body: { spend_limit_usd: '25.00' } });
+        t.is(await text(page, 'form[aria-label="Monthly spend limit"] .error'), direct.body.error.message);
+        t.log('PATCH /v1/orgs/self is not served on this branch: the page showed the API\'s refusal');
+      }
     }
     else t.log('GET /v1/usage has no spend_usd on this branch: the spend figure was not checked');
     // Per-day charts need GET /v1/usage/daily (the spend work); on a gateway without it the page says so.
@@ -316,6 +328,20 @@ test('usage charts draw the free-tier and spend limits; each role sees only what
     const lastY = Number(points.at(-1)!.split(',')[1]);
     t.is(spent < 20, lastY > limitY);
     t.regex((await page.locator('[data-chart="requests"] desc').textContent())!, /^Requests per day: 30 days from /);
+    // An owner may change the monthly limit: the page sends PATCH /v1/orgs/self with the amount as typed.
+    const patched: unknown[] = [];
+    await page.route('**/v1/orgs/self', (route) => {
+      if (route.request().method() !== 'PATCH') return route.fallback();
+      patched.push(route.request().postDataJSON());
+      return route.fulfill({ json: { id: org.id, object: 'organization', name: 'roles-co', spend_limit_usd: '30.00' } });
+    });
+    await page.getByLabel('Monthly spend limit (USD)').fill('30.00');
+    await page.getByRole('button', { name: 'Set limit' }).click();
+    await page.locator('form[aria-label="Monthly spend limit"] .ok', { hasText: 'Monthly limit set to $30.00.' }).waitFor();
+    await page.getByRole('button', { name: 'Remove limit' }).click();
+    await page.locator('form[aria-label="Monthly spend limit"] .ok', { hasText: 'No monthly limit.' }).waitFor();
+    t.deepEqual(patched, [{ spend_limit_usd: '30.00' }, { spend_limit_usd: null }]);
+    await page.unroute('**/v1/orgs/self');
   });
 
   // Roles (GET /v1/orgs/self's caller.role, the admin-keys work), answered by the test for each role.
@@ -332,6 +358,9 @@ test('usage charts draw the free-tier and spend limits; each role sees only what
     await page.getByRole('link', { name: 'Credentials' }).click();
     await page.locator(`tr[data-id="${credentialId}"]`).waitFor();
     t.is(await page.getByRole('button', { name: /^(Store key|Rotate|Delete)/ }).count(), 0);
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.locator('[data-figure="spend"]').waitFor();
+    t.is(await page.getByRole('button', { name: 'Set limit' }).count(), 0);
   });
   role = { role: 'minter', credential_ids: [credentialId] };
   await step(t, page, 'minter', async () => {

@@ -3,10 +3,14 @@
  * and per-day charts of requests, tokens and spend (GET /v1/usage/daily), with the month so far
  * drawn cumulatively against the free-tier request limit and the monthly spend limit. A gateway
  * that does not serve the daily route shows the month's figures and says the charts need it.
+ * Owners and admins set or remove the monthly spend limit here (PATCH /v1/orgs/self), offered where
+ * the gateway accounts spend (GET /v1/usage has `spend_usd`).
  */
+import { useState } from 'preact/hooks';
 import type { Api, DailyUsage, UsageSummary } from '../api.js';
 import { ApiFailure } from '../api.js';
 import { ErrorLine, Section, useLoad } from '../components.js';
+import type { Abilities } from '../roles.js';
 import { Chart } from './chart.js';
 
 const usd = (n: number): string => (n === 0 ? '$0' : n < 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`);
@@ -17,7 +21,40 @@ const cumulative = (values: number[]): number[] => {
   return values.map((v) => (sum += v));
 };
 
-export function UsagePage({ api }: { api: Api }) {
+/** The organisation's monthly spend limit: a decimal amount of USD, or none. */
+function SpendLimitForm({ api, current, onSaved }: { api: Api; current: string | null; onSaved: () => void }) {
+  const [value, setValue] = useState(current ?? '');
+  const [error, setError] = useState<unknown>();
+  const [saved, setSaved] = useState<string>();
+  const save = async (limit: string | null) => {
+    setError(undefined);
+    setSaved(undefined);
+    try {
+      await api.patch('/v1/orgs/self', { spend_limit_usd: limit });
+      setSaved(limit === null ? 'No monthly limit.' : `Monthly limit set to $${limit}.`);
+      if (limit === null) setValue('');
+      onSaved();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <form class="row" aria-label="Monthly spend limit" onSubmit={(e) => {
+      e.preventDefault();
+      void save(value.trim());
+    }}>
+      <label for="spend-limit">Monthly spend limit (USD)</label>
+      <input id="spend-limit" class="short" inputMode="decimal" autocomplete="off" value={value} placeholder="e.g. 100.00"
+        onInput={(e) => setValue((e.target as HTMLInputElement).value)} />
+      <button type="submit">Set limit</button>
+      {current !== null ? <button type="button" onClick={() => void save(null)}>Remove limit</button> : null}
+      <ErrorLine error={error} />
+      {saved ? <span class="ok" role="status">{saved}</span> : null}
+    </form>
+  );
+}
+
+export function UsagePage({ api, can }: { api: Api; can: Abilities }) {
   const summary = useLoad(() => api.get<UsageSummary>('/v1/usage'), [api]);
   const daily = useLoad(async () => {
     try {
@@ -50,6 +87,7 @@ export function UsagePage({ api }: { api: Api }) {
           </dl>
         ) : null}
         <p class="note">Period {s?.period ?? '…'} (UTC calendar month).</p>
+        {s?.spend_usd && can.manageCredentials ? <SpendLimitForm api={api} current={s.spend_usd.limit} onSaved={summary.reload} /> : null}
       </Section>
       <Section title="Per day">
         <ErrorLine error={daily.error} />
