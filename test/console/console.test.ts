@@ -13,7 +13,7 @@ import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { PriceBook } from '../../src/catalog/prices.js';
 import { api, createOrg, startApp } from '../support/app.js';
-import { launchBrowser, step, watchedPage, type WatchedPage } from '../support/browser.js';
+import { launchBrowser, Steps, watchedPage, type WatchedPage } from '../support/browser.js';
 import { startFakeProvider, WORDS } from '../support/fake-provider.js';
 import { canaryKey } from '../support/proxy-fixture.js';
 
@@ -55,6 +55,7 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
   const browser = await launchBrowser(t);
   const w = await watchedPage(browser, app.url);
   const { page } = w;
+  const steps = new Steps(t, page);
 
   const response = await page.goto(`${app.url}/console`);
   t.is(response?.status(), 200);
@@ -64,7 +65,7 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
   t.regex(csp, /frame-ancestors 'none'/);
   t.is(response?.headers()['x-frame-options'], 'DENY');
 
-  await step(t, page, 'sign-in', async () => {
+  await steps.run('sign-in', async () => {
     await signIn(page, app.url, org.token);
     t.is(await page.locator('.who').getAttribute('data-role'), 'owner');
     t.is(await page.evaluate<number>('sessionStorage.length'), 0, 'not kept in session storage unless asked');
@@ -73,7 +74,7 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
   let openaiId = '';
   const firstKey = canaryKey('openai');
   const rotatedKey = canaryKey('openai');
-  await step(t, page, 'credentials', async () => {
+  await steps.run('credentials', async () => {
     await page.getByRole('link', { name: 'Credentials' }).click();
     await page.getByRole('heading', { level: 1, name: 'Credentials' }).waitFor();
     await page.getByLabel('Provider', { exact: true }).selectOption('openai');
@@ -120,7 +121,7 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
 
   let tokenId = '';
   let copied = '';
-  await step(t, page, 'mint', async () => {
+  await steps.run('mint', async () => {
     await page.getByRole('link', { name: 'Tokens' }).click();
     await page.getByLabel('Credential', { exact: true }).selectOption(openaiId);
     await page.getByLabel('Lifetime (ttl)').fill('15m');
@@ -168,7 +169,7 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
   t.is(streamed, WORDS.slice(0, 3).join(''));
   t.is(fake.received.at(-1)!.headers.authorization, `Bearer ${rotatedKey}`);
 
-  await step(t, page, 'revoke', async () => {
+  await steps.run('revoke', async () => {
     await page.getByRole('button', { name: 'Refresh' }).click();
     await page.locator(`tr[data-id="${tokenId}"] td.usage`, { hasText: '1 req · 11 in / 3 out' }).waitFor();
     await page.getByRole('button', { name: `Revoke ${tokenId}` }).click();
@@ -181,7 +182,7 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
   });
   t.is(refused.status, 401);
 
-  await step(t, page, 'audit', async () => {
+  await steps.run('audit', async () => {
     await page.getByRole('link', { name: 'Audit' }).click();
     await page.getByLabel('Action', { exact: true }).selectOption('token.revoke');
     const row = page.locator('tr[data-action="token.revoke"]');
@@ -193,7 +194,7 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
     await page.locator('tr[data-action="credential.delete"]').first().waitFor();
   });
 
-  await step(t, page, 'usage', async () => {
+  await steps.run('usage', async () => {
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.locator('[data-figure="requests"]', { hasText: /^1 of \d+$/ }).waitFor();
     t.is(await text(page, '[data-figure="tokens"]'), '11 / 3');
@@ -231,7 +232,7 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
   });
 
   await nothingLeaked(t, w, org.token);
-  await step(t, page, 'sign-out', async () => {
+  await steps.run('sign-out', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.locator('#key').waitFor();
     t.is(await page.evaluate<number>('sessionStorage.length'), 0);
@@ -247,7 +248,8 @@ test('at phone width every page fits, focus moves to each page, and a kept key s
   const browser = await launchBrowser(t);
   const w = await watchedPage(browser, app.url, { width: 375, height: 740 });
   const { page } = w;
-  await step(t, page, 'phone', async () => {
+  const steps = new Steps(t, page);
+  await steps.run('phone', async () => {
     await signIn(page, app.url, org.token, true);
     t.is(await page.evaluate<number>('sessionStorage.length'), 1, 'kept in this tab only when asked');
     for (const name of ['Credentials', 'Usage', 'Audit', 'Tokens']) {
@@ -300,6 +302,7 @@ test('usage charts draw the free-tier and spend limits; each role sees only what
   const browser = await launchBrowser(t);
   const w = await watchedPage(browser, app.url);
   const { page } = w;
+  const steps = new Steps(t, page);
   const rows = dailyRows(30);
   const period = new Date().toISOString().slice(0, 7);
   // The shapes of GET /v1/usage/daily and GET /v1/usage's spend_usd (the spend work), answered here
@@ -310,7 +313,7 @@ test('usage charts draw the free-tier and spend limits; each role sees only what
     tokens: { input: 5, output: 6 }, spend_usd: { used: '12.50', limit: '20.00' },
   } }));
 
-  await step(t, page, 'charts', async () => {
+  await steps.run('charts', async () => {
     await signIn(page, app.url, org.token);
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.locator('[data-chart="requests"]').waitFor();
@@ -347,7 +350,7 @@ test('usage charts draw the free-tier and spend limits; each role sees only what
   // Roles (GET /v1/orgs/self's caller.role, the admin-keys work), answered by the test for each role.
   let role: Record<string, unknown> = { role: 'viewer' };
   await page.route('**/v1/orgs/self', (route) => route.fulfill({ json: { id: org.id, object: 'organization', name: 'roles-co', created_at: new Date().toISOString(), caller: { id: 'akey_x', ...role } } }));
-  await step(t, page, 'viewer', async () => {
+  await steps.run('viewer', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await signIn(page, app.url, org.token);
     t.is(await page.locator('.who').getAttribute('data-role'), 'viewer');
@@ -363,7 +366,7 @@ test('usage charts draw the free-tier and spend limits; each role sees only what
     t.is(await page.getByRole('button', { name: 'Set limit' }).count(), 0);
   });
   role = { role: 'minter', credential_ids: [credentialId] };
-  await step(t, page, 'minter', async () => {
+  await steps.run('minter', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await signIn(page, app.url, org.token);
     t.deepEqual(await page.locator('nav a').allInnerTexts(), ['Tokens']);
@@ -377,11 +380,13 @@ test('usage charts draw the free-tier and spend limits; each role sees only what
   if (keys.status === 404) {
     t.log('POST /v1/admin-keys is not served on this branch: the real viewer-key sign-in did not run');
   } else {
-    t.is(keys.status, 201, keys.text);
-    await page.getByRole('button', { name: 'Sign out' }).click();
-    await signIn(page, app.url, keys.body.token);
-    t.is(await page.locator('.who').getAttribute('data-role'), 'viewer');
-    t.is(await page.getByRole('button', { name: 'Mint token' }).count(), 0);
+    await steps.run('viewer-key', async () => {
+      t.is(keys.status, 201, keys.text);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await signIn(page, app.url, keys.body.token);
+      t.is(await page.locator('.who').getAttribute('data-role'), 'viewer');
+      t.is(await page.getByRole('button', { name: 'Mint token' }).count(), 0);
+    });
   }
   await cleanRun(t, w);
 

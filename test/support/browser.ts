@@ -2,11 +2,11 @@
  * Test support: the console in a real browser. Headless Chromium (Debian's `chromium`, or
  * KEYWARD_CHROMIUM) driven by playwright-core. Each page is watched: any request to a host other
  * than the gateway is refused and recorded, as are Content-Security-Policy violations, page
- * errors and console errors, so a test can assert there were none. `step` names a stretch of a
- * test and saves a screenshot of the page to test/artifacts/ (git-ignored) when it fails.
+ * errors and console errors, so a test can assert there were none. `Steps` names the stretches of a
+ * test and, when one fails, saves a screenshot of each page it went through to test/artifacts/.
  */
 import type { ExecutionContext } from 'ava';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { ROOT } from './app.js';
@@ -63,15 +63,35 @@ export async function watchedPage(browser: Browser, baseUrl: string, options: { 
   };
 }
 
-/** Runs `fn`; if it throws, saves `test/artifacts/<name>.png` of the page first. */
-export async function step<T>(t: ExecutionContext, page: Page, name: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
+/**
+ * The named stretches of one test on one page. After each stretch that passes, a picture of the
+ * page is kept in memory; when a stretch fails, every picture so far and one of the failing page
+ * are written to test/artifacts/ (git-ignored), so a failure shows each page the test went through.
+ */
+export class Steps {
+  private readonly shots: Array<[string, Buffer]> = [];
+
+  constructor(private readonly t: ExecutionContext, private readonly page: Page) {}
+
+  async run<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await fn();
+    } catch (err) {
+      await this.save(name);
+      throw err;
+    }
+    const shot = await this.page.screenshot({ fullPage: true }).catch(() => undefined);
+    if (shot) this.shots.push([name, shot]);
+    return result;
+  }
+
+  private async save(failed: string): Promise<void> {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const file = path.join(ARTIFACTS, `${t.title.replace(/[^A-Za-z0-9]+/g, '-').slice(0, 60)}--${name}.png`);
-    await page.screenshot({ path: file, fullPage: true }).catch(() => {});
-    t.log(`screenshot of the failed step: ${path.relative(ROOT, file)}`);
-    throw err;
+    const prefix = path.join(ARTIFACTS, this.t.title.replace(/[^A-Za-z0-9]+/g, '-').slice(0, 60));
+    this.shots.forEach(([name, png], i) => writeFileSync(`${prefix}--${i + 1}-${name}.png`, png));
+    const file = `${prefix}--${this.shots.length + 1}-${failed}-FAILED.png`;
+    await this.page.screenshot({ path: file, fullPage: true }).catch(() => {});
+    this.t.log(`screenshots of each step, the failed one last: ${path.relative(ROOT, prefix)}--*.png`);
   }
 }
