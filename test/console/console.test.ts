@@ -1,7 +1,7 @@
 /**
  * The operators' console in a real browser (headless Chromium, playwright-core): an operator signs
- * in with the organisation token by keyboard, stores keys (an error shown in the API's words, a
- * multi-field cloud credential, rotation, deletion after confirmation), mints a scoped token and
+ * in with the organisation token by keyboard, stores keys (an error shown in the API's words, the
+ * multi-field cloud credentials of Bedrock and Vertex, rotation, deletion after confirmation), mints a scoped token and
  * copies it from the clipboard, a completion is streamed through the proxy with that token (the
  * openai SDK), the token is revoked in the console and then refused by the proxy, the audit page
  * finds the revocation by its action filter and the usage page shows the request. Throughout: no
@@ -9,6 +9,7 @@
  * a cookie or localStorage. At 375 px the pages do not scroll sideways.
  */
 import test from 'ava';
+import { generateKeyPairSync } from 'node:crypto';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { PriceBook } from '../../src/catalog/prices.js';
@@ -74,6 +75,7 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
   let openaiId = '';
   const firstKey = canaryKey('openai');
   const rotatedKey = canaryKey('openai');
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
   await steps.run('credentials', async () => {
     await page.getByRole('link', { name: 'Credentials' }).click();
     await page.getByRole('heading', { level: 1, name: 'Credentials' }).waitFor();
@@ -101,6 +103,18 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
     const bedrockId = /cred_[0-9A-Za-z]{24}/.exec(await page.locator('p.ok', { hasText: /^Stored cred_.*bedrock/ }).innerText())![0];
     await page.locator(`tr[data-id="${bedrockId}"]`, { hasText: 'region=eu-west-1' }).waitFor();
     t.is((await api(app, 'GET', `/v1/credentials/${bedrockId}`, { token: org.token })).body.region, 'eu-west-1');
+
+    // Vertex: a multi-line JSON key typed into its text area, beside two plain fields.
+    const serviceAccount = JSON.stringify({ type: 'service_account', client_email: 'console@console-proj.iam.gserviceaccount.com', private_key_id: 'k1', private_key: privateKey }, null, 2);
+    await page.getByLabel('Provider', { exact: true }).selectOption('vertex');
+    t.is(await page.locator('#new-service_account').evaluate((el) => el.tagName), 'TEXTAREA');
+    await page.locator('#new-service_account').fill(serviceAccount);
+    await page.getByLabel(/^project/).fill('console-proj');
+    await page.getByLabel(/^location/).fill('europe-west4');
+    await page.getByRole('button', { name: 'Store key' }).click();
+    const vertexId = /cred_[0-9A-Za-z]{24}/.exec(await page.locator('p.ok', { hasText: /^Stored cred_.*vertex/ }).innerText())![0];
+    await page.locator(`tr[data-id="${vertexId}"]`, { hasText: 'project=console-proj' }).waitFor();
+    t.is(await page.locator('#new-service_account').inputValue(), '', 'a secret field is cleared once sent');
 
     // Deletion asks first; Cancel keeps it, the confirmation deletes it.
     await page.getByRole('button', { name: `Delete ${bedrockId}` }).click();
@@ -238,7 +252,8 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
     t.is(await page.evaluate<number>('sessionStorage.length'), 0);
   });
   await cleanRun(t, w);
-  t.false(app.logText().includes(firstKey) || app.logText().includes(rotatedKey) || app.logText().includes(copied), 'no key or token in the logs');
+  const logs = app.logText();
+  for (const secret of [firstKey, rotatedKey, copied, org.token, privateKey.split('\n')[1]!]) t.false(logs.includes(secret), 'no key or token in the logs');
 });
 
 test('at phone width every page fits, focus moves to each page, and a kept key survives a reload until sign-out', async (t) => {
