@@ -53,8 +53,14 @@ export function ConfirmAction(props: { label: string; question: string; confirmL
   const [error, setError] = useState<unknown>();
   const cancelRef = useRef<HTMLButtonElement>(null);
   const openRef = useRef<HTMLButtonElement>(null);
+  /** Cancel gives the focus back to the button that asked. */
+  const refocus = useRef(false);
   useEffect(() => {
     if (asking) cancelRef.current?.focus();
+    else if (refocus.current) {
+      refocus.current = false;
+      openRef.current?.focus();
+    }
   }, [asking]);
   if (!asking) {
     return (
@@ -80,8 +86,8 @@ export function ConfirmAction(props: { label: string; question: string; confirmL
         }
       }}>{props.confirmLabel}</button>
       <button type="button" ref={cancelRef} onClick={() => {
+        refocus.current = true;
         setAsking(false);
-        queueMicrotask(() => openRef.current?.focus());
       }}>Cancel</button>
     </span>
   );

@@ -120,6 +120,7 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
     await page.getByRole('button', { name: `Delete ${bedrockId}` }).click();
     await page.locator('button:focus', { hasText: /^Cancel$/ }).waitFor();
     await page.keyboard.press('Enter');
+    await page.locator(`button:focus[aria-label="Delete ${bedrockId}"]`).waitFor();
     t.is((await api(app, 'GET', `/v1/credentials/${bedrockId}`, { token: org.token })).status, 200);
     await page.getByRole('button', { name: `Delete ${bedrockId}` }).click();
     await page.getByRole('button', { name: 'Delete for good' }).click();
