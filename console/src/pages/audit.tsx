@@ -75,17 +75,17 @@ export function AuditPage({ api }: { api: Api }) {
       <p class="note" role="status">{busy ? 'Reading the trail…' : `${shown.length} of ${events.length} records read${action ? ` match ${action}` : ''}.`}</p>
       {shown.length > 0 ? (
         <div class="table-wrap">
-          <table>
+          <table class="records">
             <thead><tr><th scope="col">Time</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Target</th><th scope="col">Actor</th><th scope="col">Address</th></tr></thead>
             <tbody>
               {shown.map((e) => (
                 <tr key={e.id} data-action={e.action}>
-                  <td class="time">{shortTime(e.time)}</td>
-                  <td class="mono">{e.action}{e.count && e.count > 1 ? ` ×${e.count}` : ''}</td>
-                  <td><span class={`badge ${e.outcome}`}>{e.outcome}</span></td>
-                  <td class="mono">{e.target}</td>
-                  <td class="mono">{e.actor}</td>
-                  <td class="mono">{e.ip}</td>
+                  <td data-label="Time" class="time">{shortTime(e.time)}</td>
+                  <td data-label="Action" class="mono">{e.action}{e.count && e.count > 1 ? ` ×${e.count}` : ''}</td>
+                  <td data-label="Outcome"><span class={`badge ${e.outcome}`}>{e.outcome}</span></td>
+                  <td data-label="Target" class="mono">{e.target}</td>
+                  <td data-label="Actor" class="mono">{e.actor}</td>
+                  <td data-label="Address" class="mono">{e.ip}</td>
                 </tr>
               ))}
             </tbody>

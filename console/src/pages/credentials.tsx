@@ -131,18 +131,18 @@ export function CredentialsPage({ api, can }: { api: Api; can: Abilities }) {
         {list.data && list.data.data.length === 0 ? <p>No credentials yet.</p> : null}
         {list.data && list.data.data.length > 0 ? (
           <div class="table-wrap">
-            <table>
+            <table class="records">
               <thead><tr><th scope="col">Id</th><th scope="col">Provider</th><th scope="col">Key</th><th scope="col">Fields</th><th scope="col">Updated</th>{can.manageCredentials ? <th scope="col">Actions</th> : null}</tr></thead>
               <tbody>
                 {list.data.data.map((c) => (
                   <tr key={c.id} data-id={c.id}>
-                    <td class="mono">{c.id}</td>
-                    <td>{c.provider}</td>
-                    <td class="mono">{c.key_hint}</td>
-                    <td>{Object.entries(c).filter(([k]) => !PLAIN_VIEW_KEYS.has(k)).map(([k, v]) => `${k}=${String(v)}`).join(', ')}</td>
-                    <td>{shortTime(c.updated_at)}</td>
+                    <td data-label="Id" class="mono">{c.id}</td>
+                    <td data-label="Provider">{c.provider}</td>
+                    <td data-label="Key" class="mono">{c.key_hint}</td>
+                    <td data-label="Fields">{Object.entries(c).filter(([k]) => !PLAIN_VIEW_KEYS.has(k)).map(([k, v]) => `${k}=${String(v)}`).join(', ')}</td>
+                    <td data-label="Updated">{shortTime(c.updated_at)}</td>
                     {can.manageCredentials ? (
-                      <td class="actions">
+                      <td data-label="Actions" class="actions">
                         <button type="button" aria-expanded={rotating === c.id} aria-label={`Rotate ${c.id}`} onClick={() => setRotating(rotating === c.id ? undefined : c.id)}>Rotate</button>
                         <ConfirmAction label="Delete" name={c.id} question={`Delete ${c.id} and every token that uses it?`} confirmLabel="Delete for good" onConfirm={async () => {
                           await api.delete(`/v1/credentials/${c.id}`);

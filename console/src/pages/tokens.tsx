@@ -122,19 +122,19 @@ export function TokensPage({ api, can, credentialIds }: { api: Api; can: Abiliti
         {list.data && list.data.data.length === 0 ? <p>No tokens.</p> : null}
         {list.data && list.data.data.length > 0 ? (
           <div class="table-wrap">
-            <table>
+            <table class="records">
               <thead><tr><th scope="col">Id</th><th scope="col">Status</th><th scope="col">Credential</th><th scope="col">Scopes</th><th scope="col">Usage</th><th scope="col">Expires</th>{can.revoke ? <th scope="col">Actions</th> : null}</tr></thead>
               <tbody>
                 {list.data.data.map((t) => (
                   <tr key={t.id} data-id={t.id}>
-                    <td class="mono">{t.id}</td>
-                    <td><span class={`badge ${t.status}`}>{t.status}</span></td>
-                    <td class="mono">{t.credential_id}</td>
-                    <td>{scopesOf(t)}</td>
-                    <td class="usage">{usageOf(t)}</td>
-                    <td>{shortTime(t.expires_at)}</td>
+                    <td data-label="Id" class="mono">{t.id}</td>
+                    <td data-label="Status"><span class={`badge ${t.status}`}>{t.status}</span></td>
+                    <td data-label="Credential" class="mono">{t.credential_id}</td>
+                    <td data-label="Scopes">{scopesOf(t)}</td>
+                    <td data-label="Usage" class="usage">{usageOf(t)}</td>
+                    <td data-label="Expires">{shortTime(t.expires_at)}</td>
                     {can.revoke ? (
-                      <td class="actions">
+                      <td data-label="Actions" class="actions">
                         <ConfirmAction label="Revoke" name={t.id} question={`Revoke ${t.id}? Requests with it fail at once.`} confirmLabel="Revoke now" onConfirm={async () => {
                           await api.delete(`/v1/tokens/${t.id}`);
                           setNotice(`Revoked ${t.id}.`);
