@@ -2,7 +2,7 @@
 # dependency, run with production dependencies only. scripts/docker-replay.sh
 # replays these steps without Docker (npm run test:docker): keep them in step.
 
-# ---- build: compile src/, providers/, plugins/ to dist/ -----------------------
+# ---- build: compile src/, providers/, plugins/ to dist/, bundle console/ to dist/console/ ----
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -10,6 +10,8 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY providers ./providers
 COPY plugins ./plugins
+COPY console ./console
+COPY scripts/build-console.mjs ./scripts/build-console.mjs
 # `npm ci` runs the `prepare` script, which builds; the explicit build keeps this stage honest if that ever changes.
 RUN npm ci && npm run build
 

@@ -3,15 +3,16 @@
 # image's recipe is tested where no Docker daemon runs (CI, sandboxes):
 #
 #   build stage    the repo's tracked files that the Dockerfile COPYs
-#                  → npm ci → npm run build
+#                  → npm ci → npm run build (tsc, then the console's esbuild step)
 #   runtime stage  package.json + package-lock.json + dist/ only
 #                  → npm ci --omit=dev --ignore-scripts
 #                  → node dist/src/main.js on Node 24 (the project's own
 #                    node_modules/.bin/node; the image is node:24-slim)
 #
 # Then it checks what Cloud Run relies on: the listening line, /readyz 200, an
-# admin API round trip, the lazily loaded Firestore and Cloud KMS adapters
-# resolving their clients from production dependencies, and SIGTERM → exit 0.
+# admin API round trip, the console served from dist/console, the lazily loaded
+# Firestore and Cloud KMS adapters resolving their clients from production
+# dependencies, and SIGTERM → exit 0.
 #
 # Usage: scripts/docker-replay.sh [--keep]   (npm run test:docker)
 set -euo pipefail
@@ -34,7 +35,7 @@ for needle in 'FROM node:24-slim AS build' 'RUN npm ci && npm run build' 'FROM n
   'RUN npm ci --omit=dev --ignore-scripts' 'COPY --from=build /app/dist ./dist' 'USER node' 'CMD ["node", "dist/src/main.js"]'; do
   grep -qF "$needle" "$DOCKERFILE" || fail "the Dockerfile no longer contains: $needle (update this script with it)"
 done
-BUILD_PATHS=(package.json package-lock.json tsconfig.json tsconfig.build.json src providers plugins)
+BUILD_PATHS=(package.json package-lock.json tsconfig.json tsconfig.build.json src providers plugins console scripts/build-console.mjs)
 for p in "${BUILD_PATHS[@]}"; do
   grep -qE "^COPY ${p}( |$)|^COPY .*[ ]${p}[ ]" "$DOCKERFILE" || fail "the Dockerfile does not COPY $p any more (update BUILD_PATHS)"
 done
@@ -60,6 +61,7 @@ git -C "$ROOT" ls-files -z -- "${BUILD_PATHS[@]}" | (cd "$ROOT" && tar --null -T
 (cd "$WORK/build" && npm ci --no-progress --loglevel=error && npm run build --silent) >"$WORK/build.log" 2>&1 \
   || { tail -40 "$WORK/build.log" >&2; fail "build stage"; }
 [[ -f "$WORK/build/dist/src/main.js" ]] || fail "the build produced no dist/src/main.js"
+[[ -f "$WORK/build/dist/console/index.html" ]] || fail "the build produced no dist/console/index.html (the console)"
 say "build stage done ($((SECONDS - started)) s)"
 
 # ---- runtime stage ------------------------------------------------------------
@@ -118,6 +120,11 @@ CRED_JSON="$(curl -sf -X POST "$BASE/v1/credentials" -H "authorization: Bearer $
 CRED_ID="$(printf '%s' "$CRED_JSON" | "$NODE_BIN" -e 'console.log(JSON.parse(require("fs").readFileSync(0, "utf8")).id)')"
 [[ "$(status -H "authorization: Bearer $ORG_TOKEN" "$BASE/v1/credentials/$CRED_ID")" == 200 ]] || fail "GET /v1/credentials/$CRED_ID"
 [[ "$(status "$BASE/v1/openapi.json")" == 200 ]] || fail "/v1/openapi.json is not 200"
+# The console's page and the script it names, from dist/console in the image.
+CONSOLE_HTML="$(curl -sf "$BASE/console")" || fail "GET /console"
+CONSOLE_JS="$(printf '%s' "$CONSOLE_HTML" | grep -o '/console/console\.[A-Za-z0-9]*\.js' | head -1)"
+[[ -n "$CONSOLE_JS" && "$(status "$BASE$CONSOLE_JS")" == 200 ]] || fail "the console's script is not served"
+curl -s -D - -o /dev/null "$BASE/console" | grep -qi "^content-security-policy: default-src 'self'" || fail "GET /console has no strict CSP"
 say "admin API round trip ok"
 
 kill -TERM "$SERVER_PID"

@@ -54,6 +54,8 @@ import { bearer } from './vault/org-service.js';
 import { secretEquals } from './ids.js';
 import { sendError } from './http/reply.js';
 import { noTracing, type Tracing } from './telemetry/tracing.js';
+import { consoleRoutes } from './http/console-assets.js';
+import { ProvidersApi } from './api/providers.js';
 
 export interface AppOptions {
   /** Tests pass a clock they control. */
@@ -187,6 +189,9 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   c.register(UpstreamProxy, { useValue: upstream });
   c.registerSingleton(Gateway);
 
+  // GET /v1/providers: what the console's credential forms are built from (registered before the document is made).
+  c.resolve(ProvidersApi).register(router);
+
   // Generated once from the route table (each route's schemas and docs) and the loaded providers.
   const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)] }));
   http = new HttpServer(config, log, router, c.resolve(AdminPipeline), c.resolve(Gateway), {
@@ -209,6 +214,8 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(openapi) });
       res.end(openapi);
     },
+    // The operators' console: the built page and its assets, GET only (src/http/console-assets.ts).
+    ...consoleRoutes(log),
   });
   const server = http;
 

@@ -1,0 +1,183 @@
+/**
+ * The console's only way to the gateway: the public admin API, same origin, with the signed-in
+ * key as `Authorization: Bearer`. No cookie is sent or read (credentials: 'omit'), nothing is
+ * cached, and an error is surfaced exactly as the API words it (`error.message`), with its code.
+ * The shapes below are the API's own (see /v1/openapi.json); only the fields the console reads.
+ */
+
+export class ApiFailure extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+    this.name = 'ApiFailure';
+  }
+}
+
+export interface ListOf<T> {
+  data: T[];
+  has_more: boolean;
+}
+
+export interface UsageCounts {
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  spend_usd?: string;
+}
+
+export interface Credential {
+  id: string;
+  provider: string;
+  key_hint: string;
+  created_at: string;
+  updated_at: string;
+  usage?: UsageCounts;
+  [plain: string]: unknown;
+}
+
+export interface Token {
+  id: string;
+  credential_id: string;
+  status: 'active' | 'expired';
+  created_at: string;
+  expires_at: string;
+  models?: string[];
+  paths?: string[];
+  max_requests?: number;
+  rate_limit?: number;
+  budget_usd?: string;
+  usage?: UsageCounts;
+  /** Only in the mint response, once. */
+  token?: string;
+}
+
+export interface CredentialField {
+  name: string;
+  secret: boolean;
+  optional: boolean;
+  pattern: string;
+  rule: string;
+  max_length: number;
+  description: string;
+}
+
+export interface Provider {
+  id: string;
+  name: string;
+  credential_fields: CredentialField[];
+}
+
+export interface UsageSummary {
+  period: string;
+  proxy_requests: { used: number; limit: number };
+  credentials: { used: number; limit: number };
+  tokens: { input: number; output: number };
+  spend_usd?: { used: string; limit: string | null };
+}
+
+export interface DailyUsage {
+  date: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  spend_usd: string;
+}
+
+export interface AuditEvent {
+  id: string;
+  time: string;
+  actor: string;
+  action: string;
+  target: string;
+  outcome: string;
+  ip: string;
+  count?: number;
+}
+
+export type Role = 'owner' | 'admin' | 'minter' | 'viewer';
+
+export interface Caller {
+  role: Role;
+  id?: string;
+  credentialIds?: string[];
+  orgName?: string;
+}
+
+/** A fresh Idempotency-Key per submitted form: a double submit never creates twice. */
+export function idempotencyKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `console-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+export class Api {
+  constructor(private readonly key: string, private readonly onUnauthenticated: (message: string) => void = () => {}) {}
+
+  async call<T>(method: string, path: string, body?: unknown, idempotent = false): Promise<T> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (idempotent) headers['idempotency-key'] = idempotencyKey();
+    let res: Response;
+    try {
+      res = await fetch(path, {
+        method, headers, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer', redirect: 'error',
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    } catch {
+      throw new ApiFailure(0, 'network', 'The gateway could not be reached.');
+    }
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (!res.ok) {
+      const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+      const failure = new ApiFailure(res.status, typeof error?.code === 'string' ? error.code : 'http_error',
+        typeof error?.message === 'string' ? error.message : `The gateway answered ${res.status}.`);
+      if (res.status === 401) this.onUnauthenticated(failure.message);
+      throw failure;
+    }
+    return parsed as T;
+  }
+
+  get<T>(path: string): Promise<T> {
+    return this.call<T>('GET', path);
+  }
+
+  post<T>(path: string, body: unknown): Promise<T> {
+    return this.call<T>('POST', path, body, true);
+  }
+
+  patch<T>(path: string, body: unknown): Promise<T> {
+    return this.call<T>('PATCH', path, body);
+  }
+
+  delete<T>(path: string): Promise<T> {
+    return this.call<T>('DELETE', path);
+  }
+
+  /**
+   * Who the key is: GET /v1/orgs/self's `caller` (role and, for a minter, its credentials). A gateway
+   * without that route has only organisation tokens, which are owners: the key is checked with a
+   * read every key may make, and treated as the owner's.
+   */
+  async whoami(): Promise<Caller> {
+    try {
+      const self = await this.get<{ name?: string; caller?: { id?: string; role?: Role; credential_ids?: string[] } }>('/v1/orgs/self');
+      const c = self.caller;
+      return {
+        role: c?.role ?? 'owner',
+        ...(c?.id ? { id: c.id } : {}),
+        ...(c?.credential_ids ? { credentialIds: c.credential_ids } : {}),
+        ...(self.name ? { orgName: self.name } : {}),
+      };
+    } catch (err) {
+      // Every role may read it; a key refused there can only be a key limited to minting.
+      if (err instanceof ApiFailure && err.status === 403) return { role: 'minter' };
+      if (!(err instanceof ApiFailure) || err.status !== 404) throw err;
+      await this.get('/v1/tokens?limit=1');
+      return { role: 'owner' };
+    }
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The audit trail (GET /v1/audit, newest first) with a filter by action. The API pages the trail
+ * and has no action parameter, so the console reads pages of 100 and filters them: with a filter
+ * set, it keeps reading (up to MAX_PAGES a time) until a screenful matches or the trail ends.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Api, AuditEvent, ListOf } from '../api.js';
+import { ErrorLine, Section, shortTime } from '../components.js';
+
+const PAGE = 100;
+const MAX_PAGES = 10;
+const SCREENFUL = 50;
+/** Offered before any record is read; the actions seen in the trail are added. */
+const KNOWN_ACTIONS = [
+  'credential.create', 'credential.rotate', 'credential.delete', 'token.create', 'token.revoke', 'token.exchange',
+  'org.create', 'org.update', 'org.token_rotate', 'admin_key.create', 'admin_key.revoke', 'trust_policy.create', 'trust_policy.delete',
+  'auth.failed', 'quota.refused', 'budget.refused', 'admin.rate_limited',
+];
+
+export function AuditPage({ api }: { api: Api }) {
+  const [action, setAction] = useState('');
+  const [events, setEvents] = useState<AuditEvent[]>([]);
+  const [hasMore, setHasMore] = useState(true);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const generation = useRef(0);
+
+  /** Reads pages after `from` until `want` records match `filter` (or the trail or the page budget ends). */
+  const read = async (filter: string, from: AuditEvent[], want: number) => {
+    const mine = ++generation.current;
+    setBusy(true);
+    setError(undefined);
+    let all = from;
+    let more = true;
+    try {
+      for (let i = 0; i < MAX_PAGES && more; i++) {
+        const after = all[all.length - 1]?.id;
+        const page = await api.get<ListOf<AuditEvent>>(`/v1/audit?limit=${PAGE}${after ? `&starting_after=${encodeURIComponent(after)}` : ''}`);
+        if (mine !== generation.current) return;
+        all = [...all, ...page.data];
+        more = page.has_more;
+        if (all.filter((e) => !filter || e.action === filter).length >= want) break;
+      }
+      setEvents(all);
+      setHasMore(more);
+    } catch (err) {
+      if (mine === generation.current) setError(err);
+    } finally {
+      if (mine === generation.current) setBusy(false);
+    }
+  };
+
+  useEffect(() => {
+    void read('', [], SCREENFUL);
+  }, [api]);
+
+  const shown = events.filter((e) => !action || e.action === action);
+  const actions = [...new Set([...KNOWN_ACTIONS, ...events.map((e) => e.action)])].sort();
+
+  return (
+    <Section title="Audit trail">
+      <form class="row" aria-label="Filter the audit trail" onSubmit={(e) => e.preventDefault()}>
+        <label for="audit-action">Action</label>
+        <select id="audit-action" value={action} onChange={(e) => {
+          const next = (e.target as HTMLSelectElement).value;
+          setAction(next);
+          if (next && hasMore && events.filter((x) => x.action === next).length < SCREENFUL) void read(next, events, SCREENFUL);
+        }}>
+          <option value="">All actions</option>
+          {actions.map((a) => <option value={a} key={a}>{a}</option>)}
+        </select>
+        <button type="button" onClick={() => void read(action, [], SCREENFUL)}>Refresh</button>
+      </form>
+      <ErrorLine error={error} />
+      <p class="note" role="status">{busy ? 'Reading the trail…' : `${shown.length} of ${events.length} records read${action ? ` match ${action}` : ''}.`}</p>
+      {shown.length > 0 ? (
+        <div class="table-wrap">
+          <table class="records">
+            <thead><tr><th scope="col">Time</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Target</th><th scope="col">Actor</th><th scope="col">Address</th></tr></thead>
+            <tbody>
+              {shown.map((e) => (
+                <tr key={e.id} data-action={e.action}>
+                  <td data-label="Time" class="time">{shortTime(e.time)}</td>
+                  <td data-label="Action" class="mono">{e.action}{e.count && e.count > 1 ? ` ×${e.count}` : ''}</td>
+                  <td data-label="Outcome"><span class={`badge ${e.outcome}`}>{e.outcome}</span></td>
+                  <td data-label="Target" class="mono">{e.target}</td>
+                  <td data-label="Actor" class="mono">{e.actor}</td>
+                  <td data-label="Address" class="mono">{e.ip}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      {hasMore ? <button type="button" disabled={busy} onClick={() => void read(action, events, shown.length + SCREENFUL)}>Load older records</button> : null}
+    </Section>
+  );
+}

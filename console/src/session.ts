@@ -1,0 +1,36 @@
+/**
+ * Where the signed-in key lives: in memory, and in this tab's sessionStorage only when the operator
+ * asks to stay signed in across reloads (gone when the tab closes). Never in the URL, a cookie or
+ * localStorage. Signing out forgets it everywhere.
+ */
+const STORAGE_KEY = 'keyward.console.key';
+
+let memoryKey: string | undefined;
+
+export function rememberedKey(): string | undefined {
+  if (memoryKey) return memoryKey;
+  try {
+    return sessionStorage.getItem(STORAGE_KEY) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function keepKey(key: string, inThisTab: boolean): void {
+  memoryKey = key;
+  try {
+    if (inThisTab) sessionStorage.setItem(STORAGE_KEY, key);
+    else sessionStorage.removeItem(STORAGE_KEY);
+  } catch {
+    // Storage refused (a privacy mode): the key stays in memory only.
+  }
+}
+
+export function forgetKey(): void {
+  memoryKey = undefined;
+  try {
+    sessionStorage.removeItem(STORAGE_KEY);
+  } catch {
+    // Nothing was stored.
+  }
+}

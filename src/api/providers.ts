@@ -1,0 +1,46 @@
+/** GET /v1/providers: the loaded providers and their credential fields (what a credential form needs). */
+import { inject, injectable } from 'tsyringe';
+import type { Static } from '@sinclair/typebox';
+import type { ProviderRegistry } from '../catalog/registry.js';
+import type { Router } from '../http/router.js';
+import { Symbols } from '../symbols.js';
+import { credentialDeclarations } from './schemas/credentials.js';
+import { ProviderList } from './schemas/providers.js';
+
+@injectable()
+export class ProvidersApi {
+  /** Built once at start: the providers do not change while the gateway runs. */
+  private readonly list: Static<typeof ProviderList>;
+
+  constructor(@inject(Symbols.ProviderRegistry) providers: ProviderRegistry) {
+    const declarations = credentialDeclarations(providers);
+    this.list = {
+      object: 'list',
+      has_more: false,
+      data: providers.ids().map((id) => {
+        const p = providers.get(id)!;
+        const declared = declarations.get(id) ?? [];
+        return {
+          id,
+          object: 'provider' as const,
+          name: p.name ?? id,
+          credential_fields: p.fields.map((f) => {
+            const d = declared.find((x) => x.name === f.name)!;
+            return {
+              name: f.name, secret: f.secret, optional: f.optional, pattern: d.pattern, rule: d.must, max_length: f.maxLength,
+              description: f.description ?? (f.secret ? 'The provider\'s key' : 'A plain credential field'),
+            };
+          }),
+        };
+      }),
+    };
+  }
+
+  register(router: Router): void {
+    router.add('GET', '/v1/providers', {
+      auth: 'org', operationId: 'listProviders', tag: 'credentials', summary: 'List the providers and their credential fields',
+      description: 'What POST /v1/credentials takes for each loaded provider: every field, secret or plain, optional or not, and the pattern its value must match.',
+      response: { status: 200, schema: ProviderList, description: 'The loaded providers, by id.' },
+    }, async () => ({ status: 200, body: this.list }));
+  }
+}
