@@ -7,7 +7,8 @@ import type { Static } from '@sinclair/typebox';
 import type { UsageSummary } from '../accounting/usage-summary.js';
 import type { AuditRecord, CredentialRecord, OrgRecord, Page, TokenRecord, UsageCounts as UsageCountsRecord } from '../store/ports.js';
 import type { CredentialView } from './schemas/credentials.js';
-import type { Organization } from './schemas/orgs.js';
+import type { Organization, OrganizationSettings } from './schemas/orgs.js';
+import { formatUsd } from '../catalog/money.js';
 import type { Token, TokenCreated } from './schemas/tokens.js';
 import type { AuditEvent, Usage, UsageCounts } from './schemas/usage.js';
 
@@ -24,6 +25,12 @@ export function usageView(u: UsageCountsRecord): Static<typeof UsageCounts> {
 
 export function orgView(org: OrgRecord, token: string): Static<typeof Organization> {
   return { id: org.id, object: 'organization', name: org.name, token, created_at: iso(org.createdAt) };
+}
+
+/** The calling organisation and its settings (PATCH /v1/orgs/self). */
+export function orgSettingsView(org: OrgRecord): Static<typeof OrganizationSettings> {
+  const limit = org.spendLimitMicros ?? null;
+  return { id: org.id, object: 'organization', name: org.name, created_at: iso(org.createdAt), spend_limit_usd: limit === null ? null : formatUsd(limit) };
 }
 
 export function credentialView(c: CredentialRecord, usage?: UsageCountsRecord): CredentialView {
@@ -53,6 +60,7 @@ export function tokenView(t: TokenRecord, now: number, usage?: UsageCountsRecord
     ...(t.scopes.paths ? { paths: t.scopes.paths } : {}),
     ...(t.scopes.maxRequests !== undefined ? { max_requests: t.scopes.maxRequests } : {}),
     ...(t.scopes.rateLimit !== undefined ? { rate_limit: t.scopes.rateLimit } : {}),
+    ...(t.scopes.budgetMicros !== undefined ? { budget_usd: formatUsd(t.scopes.budgetMicros) } : {}),
     ...(usage ? { usage: usageView(usage) } : {}),
   };
 }

@@ -34,6 +34,9 @@ export class RequestContext implements ProxyContext {
   params: Readonly<Record<string, string>> | undefined = undefined;
   model: string | undefined = undefined;
   bodyFields: ReadonlyMap<string, FieldValue> | undefined = undefined;
+  bodyBytes: number | undefined = undefined;
+  bodyKeys: ReadonlySet<string> | undefined = undefined;
+  costMicros: number | undefined = undefined;
   quotaRemaining: number | undefined = undefined;
   forwarded = false;
   status: number | undefined = undefined;

@@ -26,6 +26,7 @@ import { BufferBudget } from './buffer-budget.js';
 import { UsageRecorder } from '../accounting/usage-recorder.js';
 import { Metrics } from '../metrics.js';
 import { clientAddress } from '../controls/client-address.js';
+import { PriceBook, usageCost } from '../catalog/prices.js';
 
 const PREFIX = '/v1/proxy/';
 /** Refused requests with a body larger than this are answered with `connection: close` instead of drained. */
@@ -42,6 +43,7 @@ export class Gateway implements ProxyHandler {
     @inject(UsageRecorder) private readonly usage: UsageRecorder,
     @inject(Metrics) private readonly metrics: Metrics,
     @inject(BufferBudget) private readonly budget: BufferBudget,
+    @inject(PriceBook) private readonly prices: PriceBook,
   ) {}
 
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
@@ -117,6 +119,7 @@ export class Gateway implements ProxyHandler {
 
   private async done(ctx: RequestContext): Promise<void> {
     const provider = ctx.provider?.id ?? 'unknown';
+    ctx.costMicros = reportedCost(this.prices, ctx);
     if (ctx.forwarded) {
       this.metrics.proxied(provider, ctx.status ?? 499, Number(process.hrtime.bigint() - ctx.forwardedAt) / 1e9, ctx.ttfbMs === undefined ? undefined : ctx.ttfbMs / 1000);
     } else if (ctx.error) {
@@ -134,4 +137,15 @@ export class Gateway implements ProxyHandler {
     }
     await this.pipeline.logAll(ctx);
   }
+}
+
+/**
+ * The priced cost in µ$ of what the provider reported (cached input at its price), or undefined when it
+ * reported nothing (no tokens counted) or the model has no price. (The spend-visibility work owns this figure.)
+ */
+function reportedCost(prices: PriceBook, ctx: RequestContext): number | undefined {
+  if (!ctx.forwarded || !ctx.provider || ctx.model === undefined) return undefined;
+  if (ctx.usage.inputTokens <= 0 && ctx.usage.outputTokens <= 0) return undefined;
+  const price = prices.lookup(ctx.provider.id, ctx.model);
+  return price ? usageCost(price, ctx.usage) : undefined;
 }
