@@ -11,7 +11,7 @@ export interface OrgRecord {
   id: string;
   name: string;
   createdAt: number;
-  /** The monthly spend cap (UTC calendar month) in micro-dollars; null or absent: none. */
+  /** The monthly spend cap (UTC calendar month) in micro-dollars; absent (or null): none. */
   spendLimitMicros?: number | null;
 }
 

@@ -12,6 +12,7 @@ import {
 } from '../../src/store/ports.js';
 import { newId, newToken, sha256Hex } from '../../src/ids.js';
 import { auditContract } from './contract-audit.js';
+import { spendContract } from './contract-spend.js';
 
 export interface Backend {
   /** Another store instance on the same backend; closed when the test ends. */
@@ -72,6 +73,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function storeContract(test: TestFn, h: StoreHarness): void {
   const n = (title: string) => `${h.name}: ${title}`;
   auditContract(test, h);
+  spendContract(test, h);
 
   // ---- organisations ----------------------------------------------------------
 

@@ -39,7 +39,9 @@ export class FirestoreOrgs implements OrgStore {
     return this.db.guard(async () => {
       const d = await this.db.orgs.doc(id).get();
       if (!d.exists) return undefined;
-      return { id: d.get('id'), name: d.get('name'), createdAt: d.get('createdAt'), spendLimitMicros: (d.get('spendLimitMicros') as number | undefined) ?? null };
+      const limit = (d.get('spendLimitMicros') as number | null | undefined) ?? null;
+      // Absent when unset: records of orgs without a cap look as they always did.
+      return { id: d.get('id'), name: d.get('name'), createdAt: d.get('createdAt'), ...(limit !== null ? { spendLimitMicros: limit } : {}) };
     });
   }
 

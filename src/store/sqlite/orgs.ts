@@ -32,7 +32,10 @@ export class SqliteOrgs implements OrgStore {
   getOrg(id: string): Promise<OrgRecord | undefined> {
     return this.db.guard(() => {
       const r = this.db.one('SELECT * FROM orgs WHERE id = ?', id);
-      return r && { id: r.id as string, name: r.name as string, createdAt: r.created_at as number, spendLimitMicros: (r.spend_limit_micros as number | null) ?? null };
+      if (!r) return undefined;
+      const limit = r.spend_limit_micros as number | null;
+      // Absent when unset: records of orgs without a cap look as they always did.
+      return { id: r.id as string, name: r.name as string, createdAt: r.created_at as number, ...(limit !== null ? { spendLimitMicros: limit } : {}) };
     });
   }
 
