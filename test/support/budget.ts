@@ -25,6 +25,8 @@ export interface UsageUpstream {
   url: string;
   /** Every body received, in order. */
   received: string[];
+  /** Requests whose head arrived (before their bodies ended). */
+  started: number;
   /** Replace to report other usage: (body) → usage counts, or undefined for none. */
   usage: (body: string) => { prompt_tokens: number; completion_tokens: number; cached?: number } | undefined;
   /** Answer with this status and an error body (no usage). */
@@ -37,6 +39,7 @@ export async function startUsageUpstream(): Promise<UsageUpstream> {
   const up: UsageUpstream = {
     url: '',
     received: [],
+    started: 0,
     usage: (body) => {
       const parsed = JSON.parse(body);
       return { prompt_tokens: Buffer.byteLength(body) + INPUT_OVERHEAD_TOKENS, completion_tokens: parsed.max_tokens ?? 0 };
@@ -48,6 +51,7 @@ export async function startUsageUpstream(): Promise<UsageUpstream> {
     },
   };
   const server = http.createServer(async (req, res) => {
+    up.started++;
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
