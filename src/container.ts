@@ -145,6 +145,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const tokens = c.resolve(TokenService);
   const providers = c.resolve<ProviderRegistry>(Symbols.ProviderRegistry);
   const spend = c.resolve(SpendLedger);
+  const orgLimits = c.resolve(OrgLimits);
 
   const host: PluginHost = {
     errors: Errors,
@@ -152,10 +153,17 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     // A copy without secrets: a plugin is someone else's code.
     config: pluginConfig(config),
     logger: log,
-    tokens: { resolve: (presented) => tokens.resolve(presented) },
+    tokens: {
+      // The org's spend cap is known (cached) before the body stage decides whether to read a body whole.
+      resolve: async (presented) => {
+        const resolved = await tokens.resolve(presented);
+        if (resolved && orgLimits.peek(resolved.credential.orgId) === undefined) await orgLimits.get(resolved.credential.orgId).catch(() => undefined);
+        return resolved;
+      },
+    },
     providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers },
     quota: { reserve: (orgId) => ledger.reserve(orgId), refund: (orgId) => ledger.refund(orgId), releaseAll: () => ledger.releaseAll() },
-    spend: spendHost(spend, c.resolve(OrgLimits), c.resolve(PriceBook)),
+    spend: spendHost(spend, orgLimits, c.resolve(PriceBook)),
     audit: {
       refused: (ctx, action) => audit.record({ requestId: ctx.requestId, org: ctx.orgId ?? '', actor: ctx.tokenId ?? 'anonymous', action, target: ctx.credentialId ?? '', outcome: 'denied', ip: ctx.ip }),
     },
