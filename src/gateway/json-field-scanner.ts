@@ -16,12 +16,7 @@
  * (`Model`, `MODEL`), is a problem rather than a value: parsers disagree on
  * which one wins (most take the last; Go's encoding/json matches keys without
  * case, Kelvin sign K and long s ſ included), so the scope would check one
- * value while the provider used another.
- *
- * Keys can also be looked for at any depth (`anyKeys`, compared folded as
- * above): a spend budget asks whether the body carries media anywhere. Only
- * then is every key captured; otherwise keys outside tracked objects are
- * stepped over as before.
+ * value while the provider used another. `anyKeys` are noticed at any depth.
  */
 
 /** A field's value: scalars with their value; objects and arrays by kind only. */
@@ -81,8 +76,7 @@ const newNode = (): FieldNode => ({ children: new Map(), folded: new Map() });
 export class JsonFieldScanner {
   /** Wanted fields found so far (dotted name → value); each is final once here. */
   readonly found = new Map<string, FieldValue>();
-  /** `anyKeys` seen so far, folded (foldKey), at any depth. */
-  readonly keysFound = new Set<string>();
+  readonly keysFound = new Set<string>(); // `anyKeys` seen so far (folded), at any depth: only then is every key captured
   private readonly anyKeys: ReadonlySet<string> | undefined;
   problem: ScanProblem | undefined;
 
@@ -116,10 +110,7 @@ export class JsonFieldScanner {
   private literal: Buffer = LITERALS.t;
   private literalAt = 0;
 
-  /**
-   * @param fields dotted paths from the top-level object, e.g. `model`, `generationConfig.maxOutputTokens`.
-   * @param anyKeys keys to notice at any depth (inside arrays and nested objects too), e.g. `image_url`.
-   */
+  /** `fields`: dotted paths from the top-level object (`generationConfig.maxOutputTokens`); `anyKeys`: keys noticed at any depth (`image_url`). */
   constructor(fields: readonly string[], anyKeys: readonly string[] = []) {
     this.anyKeys = anyKeys.length > 0 ? new Set(anyKeys.map(foldKey)) : undefined;
     for (const field of new Set(fields)) {
