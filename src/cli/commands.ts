@@ -14,7 +14,7 @@ import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.j
 
 export type OptionName =
   | 'org' | 'provider' | 'credential' | 'ttl' | 'limit' | 'starting-after'
-  | 'model' | 'path' | 'max-requests' | 'rate-limit';
+  | 'model' | 'path' | 'max-requests' | 'rate-limit' | 'budget-usd';
 
 export interface Context {
   io: Io;
@@ -45,6 +45,7 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
   path: '--path <pattern>          allow only this provider path (repeatable)',
   'max-requests': '--max-requests <n>        at most n proxied requests over the token\'s life',
   'rate-limit': '--rate-limit <n>          at most n proxied requests per minute',
+  'budget-usd': '--budget-usd <amount>     at most this many US dollars over the token\'s life, e.g. 25.00',
   json: '--json                    print JSON on stdout instead of text',
   help: '--help, -h                show this help',
 };
@@ -218,14 +219,14 @@ export const COMMANDS: Command[] = [
       emit(ctx, view, fields([
         ['id', view.id], ['credential_id', view.credential_id], ['status', view.status], ['created_at', view.created_at], ['expires_at', view.expires_at],
         ['models', view.models?.join(', ')], ['paths', view.paths?.join(', ')], ['max_requests', view.max_requests], ['rate_limit', view.rate_limit],
-        ['requests', view.usage!.requests],
+        ['budget_usd', view.budget_usd], ['requests', view.usage!.requests],
       ]));
     },
   },
   {
     words: ['tokens', 'create'],
     args: [],
-    options: ['org', 'credential', 'ttl', 'model', 'path', 'max-requests', 'rate-limit'],
+    options: ['org', 'credential', 'ttl', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd'],
     summary: 'mint a proxy token (ptok_…) bound to a credential',
     details: 'The token is printed once. With --json: {"id", "token", "credential_id", "created_at", "expires_at", …}.',
     async run(ctx) {
@@ -242,6 +243,7 @@ export const COMMANDS: Command[] = [
       if (list('path')) scopes.paths = list('path');
       if (int('max-requests') !== undefined) scopes.max_requests = int('max-requests');
       if (int('rate-limit') !== undefined) scopes.rate_limit = int('rate-limit');
+      if (one(ctx, 'budget-usd') !== undefined) scopes.budget_usd = one(ctx, 'budget-usd');
       const { record, token } = await vault.tokens.mintFor(org.id, { credentialId, ttl: one(ctx, 'ttl') ?? '15m', scopes });
       await audited(vault, org.id, 'token.create', record.id);
       const view = mintedTokenView(record, token, Date.now());

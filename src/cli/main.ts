@@ -15,7 +15,7 @@ import { ApiError } from '../errors.js';
 import { COMMANDS, OPTION_HELP, RewrapIncomplete, type Command, type Context, type OptionName } from './commands.js';
 import { Exit, NotFound, processIo, UsageError, type Io } from './io.js';
 
-const VALUE_OPTIONS: OptionName[] = ['org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit'];
+const VALUE_OPTIONS: OptionName[] = ['org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd'];
 const MULTIPLE: OptionName[] = ['model', 'path'];
 /** Flags someone might try to pass a key with: refused with the reason, the value never echoed. */
 const SECRET_FLAGS = /^--?(api[-_]?key|key|secret|token|password)(=|$)/i;
