@@ -372,7 +372,7 @@ function renderTables(r: Report): string {
   lines.push('');
   if (r.budget) {
     const b = r.budget;
-    lines.push(`Spend budget (same Keyward, same body; c=1 p50 and saturation req/s, median of ${r.settings.rounds} rounds): unbudgeted ${fmt(b.plain.p50, 3)} ms, ${fmt(b.plain.rps, 0)} req/s; budgeted ${fmt(b.budgeted.p50, 3)} ms (+${fmt(b.addedP50Ms, 3)} ms), ${fmt(b.budgeted.rps, 0)} req/s (${b.rpsRatio.toFixed(2)}×).`);
+    lines.push(`Spend budget (same Keyward, same body; c=1 p50 and saturation req/s, median of ${r.settings.rounds} rounds): unbudgeted ${fmt(b.plain.p50, 3)} ms, ${fmt(b.plain.rps, 0)} req/s; models-scoped (body read first) ${fmt(b.scoped.p50, 3)} ms, ${fmt(b.scoped.rps, 0)} req/s; budgeted ${fmt(b.budgeted.p50, 3)} ms (+${fmt(b.addedP50Ms, 3)} ms), ${fmt(b.budgeted.rps, 0)} req/s (${b.rpsRatio.toFixed(2)}×).`);
     lines.push('');
   }
   lines.push(`Cold start (spawn \`node dist/src/main.js\` → /readyz 200, embedded default): median ${r.coldStart.medianMs.toFixed(0)} ms of ${r.coldStart.runsMs.length} (${r.coldStart.runsMs.map((x) => x.toFixed(0)).join(', ')}); first boot on an empty data dir ${r.coldStart.firstBootMs.toFixed(0)} ms.`);
