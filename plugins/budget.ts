@@ -56,10 +56,12 @@ const budget: PluginModule<ProxyContext> = {
         if (!hasBody(ctx)) return;
         orgLimit ??= await spend.orgLimit(orgId);
         if (tokenBudget === undefined && orgLimit === null) return;
+        // The cap was set after the body stage let this body stream (a change just arrived): no bound, try again.
+        if (ctx.bodyBytes === undefined) throw Errors.unavailable();
         try {
           const price = ctx.model === undefined ? undefined : spend.price(ctx.auth.credential.provider, ctx.model);
           if (!price) throw Errors.modelUnpriced(ctx.model);
-          const bound = requestBound(price, { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes ?? 0, mediaKeys: ctx.bodyKeys ?? new Set() });
+          const bound = requestBound(price, { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set() });
           if ('refusal' in bound) throw Errors.maxTokensRequired(bound.refusal);
           const micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens);
           ctx.state.set(STATE, await spend.reserve({ tokenId: ctx.auth.token.id, tokenBudget, orgId, orgLimit }, micros));

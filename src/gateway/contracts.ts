@@ -59,9 +59,9 @@ export interface RequestView {
   readonly model: string | undefined;
   /** The body fields the stages declared (`body.fields`), when the body stage read them for this request. */
   readonly bodyFields: ReadonlyMap<string, FieldValue> | undefined;
-  /** Body bytes read by the scan: the whole body's length when a stage asked for `body.toEnd`. */
+  /** The whole body's length in bytes, when a stage asked for `body.toEnd` (undefined otherwise). */
   readonly bodyBytes: number | undefined;
-  /** The `body.keys` found anywhere in the body (lower-cased), when the body stage read it. */
+  /** The `body.keys` found anywhere in the body (lower-cased), when a stage asked for `body.toEnd`. */
   readonly bodyKeys: ReadonlySet<string> | undefined;
   /** The priced cost in µ$ of the usage the provider reported (set before the log hooks); undefined when none was reported or the model is unpriced. */
   readonly costMicros: number | undefined;

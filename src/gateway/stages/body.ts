@@ -51,7 +51,7 @@ export class BodyStage implements CoreStage {
     const scan = new BodyScan(requestOf(ctx), { ...wanted, maxBody: this.maxBody, budget: this.budget });
     ctx.bodyScan = scan;
     responseOf(ctx).once('close', () => scan.discard());
-    return this.read(ctx, scan);
+    return this.read(ctx, scan, wanted.toEnd);
   }
 
   /** Refused later, or the caller left: the held bytes go back to the budget. */
@@ -59,11 +59,14 @@ export class BodyStage implements CoreStage {
     ctx.bodyScan?.discard();
   }
 
-  private async read(ctx: RequestContext, scan: BodyScan): Promise<void> {
+  private async read(ctx: RequestContext, scan: BodyScan, toEnd: boolean): Promise<void> {
     const found = await scan.decided;
     ctx.bodyFields = found;
-    ctx.bodyBytes = scan.bytesRead;
-    ctx.bodyKeys = scan.keysFound;
+    // Only a scan read to the end knows the body's length and every key in it.
+    if (toEnd) {
+      ctx.bodyBytes = scan.bytesRead;
+      ctx.bodyKeys = scan.keysFound;
+    }
     if (ctx.model === undefined) {
       const model = found.get('model');
       if (model?.kind === 'string') ctx.model = model.value;
