@@ -178,3 +178,22 @@ for (const scope of ['token', 'org'] as const) {
     t.log(`${ok} of 300 forwarded; spent ${formatUsd(spent)} of ${formatUsd(cap)} USD`);
   });
 }
+
+test('exact when usage comes in under the worst case: what settlements give back serves later requests, to within one worst case', async (t) => {
+  const s = await setup(t);
+  const w = worstCase(chatBody(0));
+  const cap = 37 * w;
+  const tok = await mintToken(s.app, s.org, s.credential, '1h', { budget_usd: formatUsd(cap) });
+  // Each request reports 90% of its worst-case input and all its output.
+  s.up.usage = (b) => ({ prompt_tokens: Math.floor((Buffer.byteLength(b) + 1024) * 0.9), completion_tokens: JSON.parse(b).max_tokens });
+  const cost = Math.floor((Buffer.byteLength(chatBody(0)) + 1024) * 0.9) * 2 + 100 * 8;
+  const burst = await pool(300, 300, async (i) => (await chat(s.app.url, tok.token, chatBody(i))).status);
+  let ok = burst.filter((x) => x === 200).length;
+  // Then one at a time until refused: what the burst's settlements gave back is used.
+  for (let i = 0; i < 20 && (await chat(s.app.url, tok.token, chatBody(i))).status === 200; i++) ok++;
+  const spent = await spentOf(s, `spend:tok:${tok.id}`);
+  t.is(spent, ok * cost);
+  t.true(spent <= cap, `spent ${spent} ≤ cap ${cap}`);
+  t.true(spent >= cap - w, `spent ${spent} ≥ cap − one worst case ${cap - w}`);
+  t.log(`${ok} forwarded at ${cost} µ$ each (worst case ${w}); spent ${formatUsd(spent)} of ${formatUsd(cap)} USD`);
+});
