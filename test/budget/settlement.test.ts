@@ -1,7 +1,8 @@
 /**
  * Settlement of a budgeted request through real streams: an SSE chat completion that reports its
  * usage at the end is settled to that usage; one that reports none (no include_usage), or is cut
- * off mid-stream, keeps its whole reservation; cached input is priced as cached.
+ * off mid-stream, keeps its whole reservation; cached input is priced as cached; a Gemini-shaped
+ * provider (model in the path, a `prefix*` price, usageMetadata) is settled the same way.
  */
 import test from 'ava';
 import { createCredential, createOrg, mintToken, startApp } from '../support/app.js';
@@ -66,4 +67,27 @@ test('cached input is priced at the cached price', async (t) => {
   t.is(r.status, 200);
   // 200 plain input at 2 µ$, 800 cached at 0.5 µ$, 10 output at 8 µ$.
   t.is(await spent(app, `spend:tok:${tok.id}`), 200 * 2 + 800 * 0.5 + 10 * 8);
+});
+
+test('Gemini-shaped: the model from the path, a prefix price, streamed and not, settled to usageMetadata', async (t) => {
+  const fake = await startFakeProvider();
+  t.teardown(() => fake.close());
+  const app = await startApp(t, { env: { KEYWARD_PROVIDERS_DIR: providersDir(t, ['pricedgem']), KEYWARD_UPSTREAM_PRICEDGEM: fake.url } });
+  const org = await createOrg(app);
+  const cred = await createCredential(app, org, 'pricedgem', 'gem-key-0123456789');
+  const tok = await mintToken(app, org, cred, '1h', { budget_usd: '1' });
+  const body = JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: 64 } });
+  const call = async (action: string, query = '') => {
+    const r = await fetch(`${app.url}/v1/proxy/v1beta/models/gem-1.5-x:${action}${query}`, { method: 'POST', headers: { 'x-proxy-token': tok.token, 'content-type': 'application/json', 'x-fake-events': '4' }, body });
+    await r.text();
+    return r.status;
+  };
+  t.is(await call('generateContent'), 200);
+  t.is(await call('streamGenerateContent', '?alt=sse'), 200);
+  // The fake reports 17 prompt and 4 candidate tokens each time; gem-1*: 1 and 4 µ$ per token.
+  t.is(await spent(app, `spend:tok:${tok.id}`), 2 * (17 * 1 + 4 * 4));
+  // Another model of the provider has no price.
+  const r = await fetch(`${app.url}/v1/proxy/v1beta/models/other-model:generateContent`, { method: 'POST', headers: { 'x-proxy-token': tok.token, 'content-type': 'application/json' }, body });
+  t.is(r.status, 403);
+  t.is((await r.json()).error.code, 'model_unpriced');
 });
