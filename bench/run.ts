@@ -7,6 +7,8 @@
  *   bare     a ~20-line node:http proxy (keep-alive agent, one header swapped)
  *   nginx    proxy_pass with the key in a header (skipped when not installed)
  *   keyward  `node dist/src/main.js`, embedded default (SQLite + local key)
+ * and a short spend-budget row (bench/budget.ts): a budgeted token against an
+ * unbudgeted one on the same Keyward.
  *
  * BENCH_QUICK=1 shortens every phase (a smoke run, not for numbers).
  */
@@ -17,6 +19,7 @@ import { stats, type Job, type LatencyResult, type SatResult, type SoakResult, t
 import {
   BENCH, LoadWorker, RssSampler, cpuSeconds, memory, nginxVersion, provision, resetPeak, sleep, startBare, startFake, startKeyward, startNginx, type Proc,
 } from './servers.js';
+import { budgetProvidersDir, budgetRow, type BudgetRow } from './budget.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 /** Every latency and throughput phase runs in `rounds` rounds, each round visiting every path (in a rotated order), so a machine whose load changes over the run affects every path alike. */
@@ -135,7 +138,7 @@ async function main(): Promise<void> {
     } else {
       log('nginx is not installed: its row is skipped (apt-get install -y nginx to include it)');
     }
-    const keyward = await startKeyward(path.join(tmp, 'data'), fake.port, path.join(tmp, 'keyward.log'));
+    const keyward = await startKeyward(path.join(tmp, 'data'), fake.port, path.join(tmp, 'keyward.log'), { env: { KEYWARD_PROVIDERS_DIR: budgetProvidersDir(tmp) } });
     procs.push(keyward);
     const ptok = await provision(`http://127.0.0.1:${keyward.port}`, KEY);
 
@@ -191,6 +194,8 @@ async function main(): Promise<void> {
       };
     });
 
+    const budget = await budgetRow(workers.get('keyward')!, `http://127.0.0.1:${keyward.port}`, KEY, BODY, { rounds: D.rounds, c1Ms: D.c1Ms, satS: D.satS, connections: D.satConnections }, log);
+
     // VmHWM so far (the soak resets it), so the whole-run peak keeps the earlier phases.
     const peakBeforeSoak = new Map<PathName, number>(names.map((n) => [n, memory(targets.get(n)!.proc.pids()).hwmMb]));
     // Streaming soak, in rounds like the other phases: peak RSS of each server during its own soaks (VmHWM
@@ -232,7 +237,7 @@ async function main(): Promise<void> {
       r.peakRssMb = Math.max(memory(targets.get(name)!.proc.pids()).hwmMb, r.soak?.peakRssMb ?? 0, peakBeforeSoak.get(name) ?? 0);
     }
 
-    const report = buildReport(names, results, cold, nginxV, started, loadAvgStart);
+    const report = { ...buildReport(names, results, cold, nginxV, started, loadAvgStart), budget };
     const out = renderTables(report);
     process.stdout.write(out + '\n');
     const dir = path.join(BENCH, 'results');
@@ -266,6 +271,7 @@ interface Report {
   }>;
   targets: Array<{ target: string; value: string; met: boolean | null }>;
   durationS: number;
+  budget?: BudgetRow;
 }
 
 function cpuModel(): string {
@@ -364,6 +370,11 @@ function renderTables(r: Report): string {
     row([n, s ? `${s.completed}/${s.streams * s.rounds}` : '–', s ? `${fmt(s.firstEventP50, 0)} / ${fmt(s.firstEventP99, 0)}` : '–', s ? `${fmt(s.wallMs / 1000, 2)} (${s.wallRoundsMs.map((x) => (x / 1000).toFixed(2)).join(', ')})` : '–', x2(p.vsBare?.soakWall), x2(p.vsNginx?.soakWall), fmt(s?.peakRssMb, 0)]);
   }
   lines.push('');
+  if (r.budget) {
+    const b = r.budget;
+    lines.push(`Spend budget (same Keyward, same body; c=1 p50 and saturation req/s, median of ${r.settings.rounds} rounds): unbudgeted ${fmt(b.plain.p50, 3)} ms, ${fmt(b.plain.rps, 0)} req/s; models-scoped (body read first) ${fmt(b.scoped.p50, 3)} ms, ${fmt(b.scoped.rps, 0)} req/s; budgeted ${fmt(b.budgeted.p50, 3)} ms (+${fmt(b.addedP50Ms, 3)} ms), ${fmt(b.budgeted.rps, 0)} req/s (${b.rpsRatio.toFixed(2)}×).`);
+    lines.push('');
+  }
   lines.push(`Cold start (spawn \`node dist/src/main.js\` → /readyz 200, embedded default): median ${r.coldStart.medianMs.toFixed(0)} ms of ${r.coldStart.runsMs.length} (${r.coldStart.runsMs.map((x) => x.toFixed(0)).join(', ')}); first boot on an empty data dir ${r.coldStart.firstBootMs.toFixed(0)} ms.`);
   lines.push('');
   lines.push('Targets:');

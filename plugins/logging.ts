@@ -38,7 +38,7 @@ const logging: PluginModule = {
             ...(ctx.error ? { error: ctx.error.code } : {}),
             ...(ctx.ttfbMs !== undefined ? { ttfb_ms: Math.round(ctx.ttfbMs * 1000) / 1000 } : {}),
             ...(ctx.usage.inputTokens || ctx.usage.outputTokens ? { input_tokens: ctx.usage.inputTokens, output_tokens: ctx.usage.outputTokens } : {}),
-            ...(ctx.costMicros !== undefined ? { spend_usd: formatUsd(ctx.costMicros) } : {}),
+            ...(ctx.spentMicros !== undefined ? { spend_usd: formatUsd(ctx.spentMicros) } : {}),
           },
           ...traceFields(ctx.headers, host.config.gcpProject),
         };

@@ -26,6 +26,9 @@ import { pluginConfig, type Config } from './config.js';
 import { ProviderRegistry } from './catalog/registry.js';
 import { PriceBook, type PriceTables } from './catalog/prices.js';
 import { QuotaLedger } from './accounting/quota-ledger.js';
+import { SpendLedger } from './accounting/spend-ledger.js';
+import { OrgLimits } from './vault/org-limits.js';
+import { spendHost } from './gateway/spend-host.js';
 import { UsageRecorder } from './accounting/usage-recorder.js';
 import { UsageSummaries } from './accounting/usage-summary.js';
 import { Router } from './http/router.js';
@@ -120,6 +123,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(PriceBook, { useValue: priceBookOf(registry) });
   // Services are singletons within this container (tests run several servers in one process).
   for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries]) c.registerSingleton(cls as never);
+  for (const cls of [SpendLedger, OrgLimits]) c.registerSingleton(cls as never);
   c.register(RateLimiter, { useValue: new RateLimiter() });
   for (const cls of [OidcVerifier, TrustPolicyService, TokenExchange]) c.registerSingleton(cls as never);
   return c;
@@ -165,6 +169,8 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const audit = c.resolve(AuditLog);
   const tokens = c.resolve(TokenService);
   const providers = c.resolve<ProviderRegistry>(Symbols.ProviderRegistry);
+  const spend = c.resolve(SpendLedger);
+  const orgLimits = c.resolve(OrgLimits);
 
   const host: PluginHost = {
     errors: Errors,
@@ -172,9 +178,17 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     // A copy without secrets: a plugin is someone else's code.
     config: pluginConfig(config),
     logger: log,
-    tokens: { resolve: (presented) => tokens.resolve(presented) },
+    tokens: {
+      // The org's spend cap is known (cached) before the body stage decides whether to read a body whole.
+      resolve: async (presented) => {
+        const resolved = await tokens.resolve(presented);
+        if (resolved && orgLimits.peek(resolved.credential.orgId) === undefined) await orgLimits.get(resolved.credential.orgId).catch(() => undefined);
+        return resolved;
+      },
+    },
     providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers },
     quota: { reserve: (orgId) => ledger.reserve(orgId), refund: (orgId) => ledger.refund(orgId), releaseAll: () => ledger.releaseAll() },
+    spend: spendHost(spend, orgLimits, c.resolve(PriceBook)),
     audit: {
       refused: (ctx, action) => audit.record({ requestId: ctx.requestId, org: ctx.orgId ?? '', actor: ctx.tokenId ?? 'anonymous', action, target: ctx.credentialId ?? '', outcome: 'denied', ip: ctx.ip }),
     },
@@ -229,6 +243,8 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       await pipeline.close();
       await server.drain(config.drainS * 1000);
       await ledger.releaseAll();
+      // Requests settled while draining left amounts here: they go back too.
+      await spend.releaseAll();
       upstream.close();
       await usage.close();
       await audit.close();

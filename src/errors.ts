@@ -31,6 +31,7 @@ export const ERROR_CATALOGUE = {
   invalid_ttl: { status: 400, type: 'invalid_request', when: '`ttl` missing, not `^[1-9][0-9]*[smhd]$`, or over KEYWARD_MAX_TTL.' },
   invalid_scope: { status: 400, type: 'invalid_request', when: 'A token scope that can never match (empty array, a path off the allow-list, 0, negative).' },
   issuer_not_allowed: { status: 400, type: 'invalid_request', when: 'A trust policy\'s `issuer` that the operator does not allow (KEYWARD_OIDC_ISSUERS).' },
+  max_tokens_required: { status: 400, type: 'invalid_request', when: 'A request under a spend budget names no output cap (`max_tokens`, `max_completion_tokens`, `max_output_tokens`, `generationConfig.maxOutputTokens`, …) for a model with no known largest output, or references remote media or files for a model with no known context window: its worst case cannot be bounded.' },
   request_timeout: { status: 408, type: 'invalid_request', when: 'The request headers or body were not received within KEYWARD_HEADERS_TIMEOUT_MS / KEYWARD_BODY_TIMEOUT_MS.' },
   expectation_failed: { status: 417, type: 'invalid_request', when: 'An `Expect` header other than `100-continue`.' },
   unauthenticated: { status: 401, type: 'authentication', when: 'An admin route without a valid org token or admin key (or, for POST /v1/orgs, the operator\'s admin token); /metrics without KEYWARD_METRICS_TOKEN when one is set.' },
@@ -39,6 +40,7 @@ export const ERROR_CATALOGUE = {
   path_not_allowed: { status: 403, type: 'permission', when: 'A proxy method and path outside the provider\'s allow-list or the token\'s `paths`, or one that tries to leave the origin. Nothing is sent upstream.' },
   model_not_allowed: { status: 403, type: 'permission', when: 'A proxy request for a model outside the token\'s `models`.' },
   forbidden: { status: 403, type: 'permission', when: 'The admin key\'s role does not allow this route, a credential outside a minter\'s list, or a key above the caller\'s own role or lifetime.' },
+  model_unpriced: { status: 403, type: 'permission', when: 'A request under a spend budget for a model with no price (or naming no model a price is known for); nothing is sent upstream.' },
   token_retiring: { status: 403, type: 'permission', when: 'An organisation token that is already retiring (it has an expiry from an earlier rotation) tried to rotate; only a current token may.' },
   not_found: { status: 404, type: 'not_found', when: 'An unknown route or id (another organisation\'s ids answer exactly the same).' },
   idempotency_conflict: { status: 409, type: 'invalid_request', when: 'An Idempotency-Key reused with another body (or while its first request is still running).' },
@@ -46,6 +48,7 @@ export const ERROR_CATALOGUE = {
   quota_exceeded: { status: 429, type: 'rate_limit', when: 'The organisation\'s monthly proxy requests (KEYWARD_FREE_PROXY_REQUESTS) are used up; Retry-After counts to the next UTC month.' },
   token_exhausted: { status: 429, type: 'rate_limit', when: 'The proxy token has used all of its `max_requests`.' },
   rate_limited: { status: 429, type: 'rate_limit', when: 'The token\'s `rate_limit` (proxy) or the organisation\'s KEYWARD_ADMIN_RATE (admin API); see Retry-After.' },
+  budget_exhausted: { status: 429, type: 'rate_limit', when: 'The request\'s worst-case cost does not fit in what is left of the token\'s `budget_usd` or the organisation\'s monthly `spend_limit_usd` (Retry-After: the month\'s end; none for a token\'s lifetime budget). Nothing was forwarded or counted.' },
   too_many_failures: { status: 429, type: 'rate_limit', when: 'Too many failed authentications from this IP (KEYWARD_AUTH_FAILURES); cooling down for KEYWARD_AUTH_COOLDOWN_S.' },
   internal: { status: 500, type: 'internal', when: 'An unexpected fault; the message is fixed and says nothing more.' },
   upstream_unreachable: { status: 502, type: 'upstream', when: 'The provider cannot be reached.' },
@@ -116,6 +119,14 @@ export const Errors = {
     fail('quota_exceeded', `The free tier allows ${limit} proxy requests per calendar month (UTC).`, { 'retry-after': String(retryAfterS) }),
   tokenExhausted: () => fail('token_exhausted', 'This token has used all of its max_requests.', { 'retry-after': '86400' }),
   rateLimited: (retryAfterS: number, message = 'Too many requests; slow down.') => fail('rate_limited', message, { 'retry-after': String(retryAfterS) }),
+  maxTokensRequired: (message: string) => fail('max_tokens_required', message),
+  modelUnpriced: (model: string | undefined) => fail('model_unpriced', model === undefined
+    ? 'This token or organisation has a spend budget, and the request names no model with a known price.'
+    : `This token or organisation has a spend budget, and model ${JSON.stringify(model.slice(0, 128))} has no known price.`),
+  /** `retryAfterS`: until the organisation's month ends; undefined for a token's lifetime budget (it never refills). */
+  budgetExhausted: (what: 'token' | 'org', retryAfterS?: number) => fail('budget_exhausted', what === 'token'
+    ? 'This request\'s worst-case cost does not fit in what is left of this token\'s budget_usd.'
+    : 'This request\'s worst-case cost does not fit in what is left of the organisation\'s monthly spend_limit_usd.', retryAfterS === undefined ? {} : { 'retry-after': String(retryAfterS) }),
   tooManyFailures: (retryAfterS: number) =>
     fail('too_many_failures', 'Too many failed authentications from this address; try again later.', { 'retry-after': String(retryAfterS) }),
   upstreamUnreachable: () => fail('upstream_unreachable', 'The provider could not be reached.'),

@@ -1,12 +1,12 @@
-/** POST /v1/orgs (the operator's admin token), GET /v1/orgs/self (who is calling) and the org token's rotation (owner only). */
+/** POST /v1/orgs (the operator's admin token), GET /v1/orgs/self (who is calling), PATCH /v1/orgs/self (the monthly spend limit) and the org token's rotation (owner only). */
 import { inject, injectable } from 'tsyringe';
 import { Errors } from '../errors.js';
 import type { Router } from '../http/router.js';
 import { OrgService } from '../vault/org-service.js';
 import { orgOf } from './params.js';
 import { EVERYONE, OWNER } from '../vault/roles.js';
-import { ORG_CREATE, ORG_TOKEN_ROTATE, Organization, OrgSelf, OrgTokenRotated } from './schemas/orgs.js';
-import { orgSelfView, orgView } from './views.js';
+import { ORG_CREATE, ORG_TOKEN_ROTATE, ORG_UPDATE, Organization, OrganizationSettings, OrgSelf, OrgTokenRotated } from './schemas/orgs.js';
+import { orgSelfView, orgSettingsView, orgView } from './views.js';
 
 @injectable()
 export class OrgsApi {
@@ -46,6 +46,19 @@ export class OrgsApi {
       const grace = (await r.body()).grace_s ?? 0;
       const { token, tokenId } = await this.orgs.rotateToken(org.id, r.principal.kind === 'org' ? r.principal.actor : '', grace);
       return { status: 200, body: { id: org.id, object: 'organization' as const, token, token_id: tokenId }, target: tokenId, secretFields: ['token'] };
+    });
+
+    router.add('PATCH', '/v1/orgs/self', {
+      auth: 'org', action: 'org.update', body: ORG_UPDATE,
+      operationId: 'updateOrg', tag: 'organisations', summary: 'Set the calling organisation\'s monthly spend limit',
+      description: '`spend_limit_usd`: the most the organisation\'s proxied requests may cost per UTC calendar month (null: no limit). Every instance applies a change within a second. A proxied request reserves its worst-case cost first; one that does not fit is refused with 429 `budget_exhausted` (Retry-After: the month\'s end).',
+      response: { status: 200, schema: OrganizationSettings, description: 'The organisation with its limit.' },
+    }, async (r) => {
+      const org = orgOf(r);
+      const input = await r.body();
+      const micros = input.spend_limit_usd === null ? null : this.orgs.parseSpendLimit(input.spend_limit_usd);
+      await this.orgs.setSpendLimit(org.id, micros);
+      return { status: 200, body: orgSettingsView({ ...org, spendLimitMicros: micros }), target: org.id };
     });
   }
 }

@@ -9,7 +9,7 @@ import { formatUsd } from '../catalog/money.js';
 import type { AdminKeyRecord, AuditRecord, CredentialRecord, OrgRecord, Page, TokenRecord, UsageCounts as UsageCountsRecord } from '../store/ports.js';
 import type { AdminKey, AdminKeyCreated, Caller } from './schemas/admin-keys.js';
 import type { CredentialView } from './schemas/credentials.js';
-import type { Organization, OrgSelf } from './schemas/orgs.js';
+import type { Organization, OrganizationSettings, OrgSelf } from './schemas/orgs.js';
 import type { Token, TokenCreated } from './schemas/tokens.js';
 import type { AuditEvent, Usage, UsageCounts, UsageDay } from './schemas/usage.js';
 
@@ -34,7 +34,8 @@ export function orgView(org: OrgRecord, token: string): Static<typeof Organizati
 
 /** GET /v1/orgs/self: the organisation and who is calling (no token value). */
 export function orgSelfView(org: OrgRecord, caller: Static<typeof Caller>): Static<typeof OrgSelf> {
-  return { id: org.id, object: 'organization', name: org.name, created_at: iso(org.createdAt), caller };
+  const limit = org.spendLimitMicros ?? null;
+  return { id: org.id, object: 'organization', name: org.name, created_at: iso(org.createdAt), spend_limit_usd: limit === null ? null : formatUsd(limit), caller };
 }
 
 export function adminKeyView(k: AdminKeyRecord, now: number): Static<typeof AdminKey> {
@@ -55,6 +56,12 @@ export function adminKeyView(k: AdminKeyRecord, now: number): Static<typeof Admi
 export function createdAdminKeyView(k: AdminKeyRecord, token: string, now: number): Static<typeof AdminKeyCreated> {
   const { id, object, ...rest } = adminKeyView(k, now);
   return { id, object, token, ...rest };
+}
+
+/** The calling organisation and its settings (PATCH /v1/orgs/self). */
+export function orgSettingsView(org: OrgRecord): Static<typeof OrganizationSettings> {
+  const limit = org.spendLimitMicros ?? null;
+  return { id: org.id, object: 'organization', name: org.name, created_at: iso(org.createdAt), spend_limit_usd: limit === null ? null : formatUsd(limit) };
 }
 
 export function credentialView(c: CredentialRecord, usage?: UsageCountsRecord): CredentialView {
@@ -85,6 +92,7 @@ export function tokenView(t: TokenRecord, now: number, usage?: UsageCountsRecord
     ...(t.scopes.maxRequests !== undefined ? { max_requests: t.scopes.maxRequests } : {}),
     ...(t.scopes.rateLimit !== undefined ? { rate_limit: t.scopes.rateLimit } : {}),
     ...(t.createdBy !== undefined ? { created_by: t.createdBy } : {}),
+    ...(t.scopes.budgetMicros !== undefined ? { budget_usd: formatUsd(t.scopes.budgetMicros) } : {}),
     ...(usage ? { usage: usageView(usage) } : {}),
   };
 }

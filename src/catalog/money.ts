@@ -10,6 +10,8 @@ export const MICROS_PER_USD = 1_000_000;
 
 /** Largest amount accepted: 10^12 USD, far below 2^53 µ$ (so every sum of a few stays a safe integer). */
 const USD_PATTERN = /^(0|[1-9]\d{0,11})(?:\.(\d{1,6}))?$/;
+/** The same grammar for schemas (the admin API's `budget_usd`, `spend_limit_usd`). */
+export const USD_AMOUNT = USD_PATTERN;
 
 /** "12.50" → 12_500_000 µ$; undefined for anything else (negative, exponent, more than six places, too large). */
 export function parseUsd(s: unknown): number | undefined {

@@ -9,6 +9,7 @@ import { MODEL } from './model-name.js';
 import { matchRoute, routeAdmitsPrefix } from './path.js';
 import type { Provider } from './registry.js';
 import type { TokenScopes } from '../store/ports.js';
+import { parseUsd } from './money.js';
 
 /** Exported so the admin API's token schema (src/api/schemas/tokens.ts) states the same grammar. */
 export { MODEL };
@@ -79,5 +80,10 @@ export function parseScopes(body: Record<string, unknown>, provider: Provider): 
   }
   if (body.max_requests !== undefined) scopes.maxRequests = positive(body.max_requests, 'max_requests', 1_000_000_000);
   if (body.rate_limit !== undefined) scopes.rateLimit = positive(body.rate_limit, 'rate_limit', 1_000_000);
+  if (body.budget_usd !== undefined) {
+    const micros = parseUsd(body.budget_usd);
+    if (micros === undefined || micros <= 0) throw Errors.invalidScope('`budget_usd` must be a decimal string of US dollars above 0 with at most six decimal places, such as "12.50".', 'budget_usd');
+    scopes.budgetMicros = micros;
+  }
   return scopes;
 }

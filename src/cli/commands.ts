@@ -14,7 +14,7 @@ import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.j
 
 export type OptionName =
   | 'org' | 'provider' | 'credential' | 'ttl' | 'limit' | 'starting-after'
-  | 'model' | 'path' | 'max-requests' | 'rate-limit' | 'name' | 'role'
+  | 'model' | 'path' | 'max-requests' | 'rate-limit' | 'budget-usd' | 'name' | 'role'
   | 'issuer' | 'audience' | 'subject' | 'claim';
 
 export interface Context {
@@ -52,6 +52,7 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
   claim: '--claim <name=value>      a further claim the token must hold with this value (repeatable)',
   name: '--name <text>             what the admin key is for',
   role: '--role <role>             admin, minter or viewer',
+  'budget-usd': '--budget-usd <amount>     at most this many US dollars over the token\'s life, e.g. 25.00',
   json: '--json                    print JSON on stdout instead of text',
   help: '--help, -h                show this help',
 };
@@ -111,6 +112,7 @@ export function scopeFlags(ctx: Context): Record<string, unknown> {
   if (list('path')) scopes.paths = list('path');
   if (int('max-requests') !== undefined) scopes.max_requests = int('max-requests');
   if (int('rate-limit') !== undefined) scopes.rate_limit = int('rate-limit');
+  if (one(ctx, 'budget-usd') !== undefined) scopes.budget_usd = one(ctx, 'budget-usd');
   return scopes;
 }
 
@@ -241,14 +243,14 @@ export const COMMANDS: Command[] = [
       emit(ctx, view, fields([
         ['id', view.id], ['credential_id', view.credential_id], ['status', view.status], ['created_at', view.created_at], ['expires_at', view.expires_at],
         ['models', view.models?.join(', ')], ['paths', view.paths?.join(', ')], ['max_requests', view.max_requests], ['rate_limit', view.rate_limit],
-        ['requests', view.usage!.requests], ['spend_usd', view.usage!.spend_usd],
+        ['budget_usd', view.budget_usd], ['requests', view.usage!.requests], ['spend_usd', view.usage!.spend_usd],
       ]));
     },
   },
   {
     words: ['tokens', 'create'],
     args: [],
-    options: ['org', 'credential', 'ttl', 'model', 'path', 'max-requests', 'rate-limit'],
+    options: ['org', 'credential', 'ttl', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd'],
     summary: 'mint a proxy token (ptok_…) bound to a credential',
     details: 'The token is printed once. With --json: {"id", "token", "credential_id", "created_at", "expires_at", …}.',
     async run(ctx) {

@@ -18,7 +18,7 @@ import { TRUST_POLICY_COMMANDS } from './trust-policy-commands.js';
 import { Exit, NotFound, processIo, UsageError, type Io } from './io.js';
 
 const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS];
-const VALUE_OPTIONS: OptionName[] = ['org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'name', 'role', 'issuer', 'audience', 'subject', 'claim'];
+const VALUE_OPTIONS: OptionName[] = ['org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd', 'name', 'role', 'issuer', 'audience', 'subject', 'claim'];
 /** Repeatable; a command that takes one value uses the last (`--credential` is a list only for an admin key). */
 const MULTIPLE: OptionName[] = ['model', 'path', 'credential', 'claim'];
 /** Flags someone might try to pass a key with: refused with the reason, the value never echoed. */

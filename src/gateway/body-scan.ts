@@ -4,7 +4,8 @@
  * buffering the body.
  *
  * Promises: the bytes read are held only until the wanted fields are found or
- * the top-level object closes (`decided`); all bytes held by all requests stay
+ * the top-level object closes (`decided`; with `toEnd`, only when it closes, so
+ * the whole body's length and every field are known); all bytes held by all requests stay
  * within the BufferBudget (a request that would pass it is refused with 503
  * `overloaded` before anything is forwarded); the body is then a Readable that
  * hands the held chunks (the same Buffers, never copied) and then the rest of
@@ -33,6 +34,10 @@ export interface BodyScanOptions {
   /** KEYWARD_MAX_BODY. */
   maxBody: number;
   budget: BufferBudget;
+  /** Decide only when the top-level object closes (a spend budget needs the whole body's length). */
+  toEnd?: boolean;
+  /** Keys to notice at any depth (JsonFieldScanner's `anyKeys`). */
+  anyKeys?: readonly string[];
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -73,7 +78,7 @@ export class BodyScan extends Readable {
 
   constructor(private readonly req: IncomingMessage, private readonly options: BodyScanOptions) {
     super();
-    this.scanner = new JsonFieldScanner(options.fields);
+    this.scanner = new JsonFieldScanner(options.fields, options.anyKeys);
     const declared = req.headers['content-length'];
     this.declared = declared === undefined ? undefined : Number(declared);
     this.decided = new Promise((resolve, reject) => {
@@ -86,6 +91,16 @@ export class BodyScan extends Readable {
     req.on('end', this.onEnd);
     req.on('error', this.onAbort);
     req.on('close', this.onClose);
+  }
+
+  /** Body bytes read so far: the whole body's length once a `toEnd` scan has decided. */
+  get bytesRead(): number {
+    return this.total;
+  }
+
+  /** The `anyKeys` found (folded), final once a `toEnd` scan has decided. */
+  get keysFound(): ReadonlySet<string> {
+    return this.scanner.keysFound;
   }
 
   /** The upstream leg's cut-off, called once if the rest of the body breaks the scan (at once if it already has). */
@@ -130,7 +145,7 @@ export class BodyScan extends Readable {
     this.heldBytes += chunk.length + CHUNK_OVERHEAD;
     if (!this.scanner.write(chunk)) return this.fail(scanRefusal(this.scanner.problem!));
     if (this.endsEarly()) return this.fail(scanRefusal({ reason: 'not_json' }));
-    if (this.phase === 'holding' && (this.scanner.allFound || this.scanner.complete)) {
+    if (this.phase === 'holding' && (this.scanner.complete || (this.scanner.allFound && !this.options.toEnd))) {
       this.phase = 'decided';
       this.req.pause();
       this.resolveDecided(this.scanner.found);

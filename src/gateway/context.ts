@@ -35,6 +35,8 @@ export class RequestContext implements ProxyContext {
   params: Readonly<Record<string, string>> | undefined = undefined;
   model: string | undefined = undefined;
   bodyFields: ReadonlyMap<string, FieldValue> | undefined = undefined;
+  bodyBytes: number | undefined = undefined;
+  bodyKeys: ReadonlySet<string> | undefined = undefined;
   quotaRemaining: number | undefined = undefined;
   forwarded = false;
   status: number | undefined = undefined;
@@ -44,6 +46,8 @@ export class RequestContext implements ProxyContext {
   usage = { inputTokens: 0, outputTokens: 0 };
   /** µ$: the priced cost of the reported usage, set when the response is over (undefined: none reported, or unpriced). */
   costMicros: number | undefined = undefined;
+  reservedMicros: number | undefined = undefined;
+  spentMicros: number | undefined = undefined;
   /** The model the response named, when the request's own model was not read (response-model.ts). */
   responseModel: string | undefined = undefined;
 

@@ -4,7 +4,7 @@
  * (Kong's PRIORITY: higher runs first; Envoy's two directions):
  *
  *   abuse 1000 · auth 900 · route 800 · scopes 700 · body 600 · models 550 ·
- *   operator plugins 500..300 · rate 250 · max_requests 150 · quota 100
+ *   operator plugins 500..300 · rate 250 · max_requests 150 · budget 120 · quota 100
  *
  * `access` runs in that order and may refuse by throwing a GatewayError before
  * anything is sent upstream; when a later stage refuses, or the caller leaves
@@ -30,6 +30,8 @@ import type { TokenCarriers } from '../catalog/registry.js';
 export type { ResolvedToken } from '../vault/token-service.js';
 export type { FieldValue } from './json-field-scanner.js';
 import type { ProviderPlugin } from '../catalog/provider.js';
+import type { PriceEntry } from '../catalog/prices.js';
+export type { PriceEntry } from '../catalog/prices.js';
 import type { ResolvedToken } from '../vault/token-service.js';
 
 /** What a stage sees of one request. The same object all the way through; only `state` is a plugin's to write. */
@@ -57,6 +59,10 @@ export interface RequestView {
   readonly model: string | undefined;
   /** The body fields the stages declared (`body.fields`), when the body stage read them for this request. */
   readonly bodyFields: ReadonlyMap<string, FieldValue> | undefined;
+  /** The whole body's length in bytes, when a stage asked for `body.toEnd` (undefined otherwise). */
+  readonly bodyBytes: number | undefined;
+  /** The `body.keys` found anywhere in the body (lower-cased), when a stage asked for `body.toEnd`. */
+  readonly bodyKeys: ReadonlySet<string> | undefined;
   /** Set by the quota stage: what this organisation has left this month. */
   readonly quotaRemaining: number | undefined;
   /** True once the request was handed to the upstream: it counts against quota. */
@@ -73,6 +79,14 @@ export interface RequestView {
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number; readonly cachedInputTokens?: number };
   /** Micro-dollars: the cost of `usage` at the model's price, set after the last byte (before `log` hooks); undefined when no usage was reported or the model has no price. */
   readonly costMicros: number | undefined;
+  /** Micro-dollars reserved for this request's worst case by the budget stage (undefined: no budget applies). */
+  readonly reservedMicros: number | undefined;
+  /**
+   * Micro-dollars this request spent, as counted everywhere (usage, budgets, metrics, the log line), set with
+   * `costMicros`: the reported cost; 0 when the provider answered an error and reported nothing; the whole
+   * reservation when nothing was reported (caller gone, stream cut); undefined when unpriced and unbudgeted.
+   */
+  readonly spentMicros: number | undefined;
   /** Per-request scratch space for plugins, keyed by plugin name. */
   readonly state: Map<string, unknown>;
 }
@@ -86,6 +100,8 @@ export interface ProxyContext extends RequestView {
   params: Readonly<Record<string, string>> | undefined;
   model: string | undefined;
   bodyFields: ReadonlyMap<string, FieldValue> | undefined;
+  bodyBytes: number | undefined;
+  bodyKeys: ReadonlySet<string> | undefined;
   quotaRemaining: number | undefined;
   forwarded: boolean;
   status: number | undefined;
@@ -94,6 +110,8 @@ export interface ProxyContext extends RequestView {
   ttfbMs: number | undefined;
   usage: { inputTokens: number; outputTokens: number };
   costMicros: number | undefined;
+  reservedMicros: number | undefined;
+  spentMicros: number | undefined;
   /** Node's per-name arrays of the caller's headers (a repeated credential header is ambiguous). */
   readonly headersDistinct: NodeJS.Dict<string[]>;
 }
@@ -112,6 +130,10 @@ export interface BodyNeed<Ctx extends RequestView = RequestView> {
   readonly fields: readonly string[];
   /** Whether this request needs them (default: whenever the request carries a body). A body that is not one JSON object is then refused with 400. */
   when?(ctx: Ctx): boolean;
+  /** Read the whole body before this stage's access (its length as `bodyBytes`), not only until the fields are found. */
+  readonly toEnd?: boolean;
+  /** Keys to notice at any depth of the body (compared without case), reported in `bodyKeys`. */
+  readonly keys?: readonly string[];
 }
 
 /** One stage of the pipeline. Built-in stages implement it directly; a plugin file's `create` returns its hooks. */
@@ -132,8 +154,11 @@ export interface ProxyStage<Ctx extends RequestView = RequestView> {
   close?(): void | Promise<void>;
 }
 
-/** What a plugin's `create` returns: its hooks (name, priority and body come from the module). */
-export type StageHooks<Ctx extends RequestView = RequestView> = Pick<ProxyStage<Ctx>, 'access' | 'undo' | 'responseHead' | 'log' | 'close'>;
+/**
+ * What a plugin's `create` returns: its hooks (name and priority come from the module). `body` here replaces the
+ * module's: a `when` that needs the plugin's services (the budget plugin asks the host whether the org has a cap).
+ */
+export type StageHooks<Ctx extends RequestView = RequestView> = Pick<ProxyStage<Ctx>, 'access' | 'undo' | 'responseHead' | 'log' | 'close' | 'body'>;
 
 /**
  * A middleware file's default export. `configSchema` (a TypeBox schema, or a function of TypeBox's `Type`
@@ -175,10 +200,36 @@ export interface PluginHost {
     /** Hands every leased, unused unit back to the store. */
     releaseAll(): Promise<void>;
   };
+  /** Spend budgets (the built-in budget plugin): prices, the org's cap, and reservations held like quota leases. */
+  readonly spend: SpendHost;
   readonly audit: {
     /** Records a refusal of this request (aggregated per organisation, action, address and minute; ids only). */
     refused(ctx: RequestView, action: string): void;
   };
+}
+
+/** One request's reservation under its caps: what `SpendHost.reserve` made, for `refund` and `settle`. */
+export interface SpendReservation {
+  readonly micros: number;
+}
+
+export interface SpendHost {
+  /** The price of `model` at `providerId`, or undefined (unpriced). */
+  price(providerId: string, model: string): PriceEntry | undefined;
+  /** The organisation's monthly cap in µ$ (null: none) if this instance knows it now, else undefined: then call orgLimit. */
+  peekOrgLimit(orgId: string): number | null | undefined;
+  orgLimit(orgId: string): Promise<number | null>;
+  /**
+   * Reserves `micros` under the token's budget (`tokenBudget` µ$, if any) and the org's monthly cap (`orgLimit`, if any),
+   * both or neither; throws 429 budget_exhausted when it does not fit.
+   */
+  reserve(request: { tokenId: string; tokenBudget: number | undefined; orgId: string; orgLimit: number | null }, micros: number): Promise<SpendReservation>;
+  /** Gives a reservation back whole (the request was not forwarded). */
+  refund(reservation: SpendReservation): void;
+  /** The response is over and cost `actualMicros`: the rest of the reservation goes back. */
+  settle(reservation: SpendReservation, actualMicros: number): void;
+  /** Hands every held amount back to the store (shutdown). */
+  releaseAll(): Promise<void>;
 }
 
 /**

@@ -29,6 +29,7 @@ import { Metrics } from '../metrics.js';
 import { clientAddress } from '../controls/client-address.js';
 import { PriceBook, usageCost } from '../catalog/prices.js';
 import { ResponseModelTap } from './response-model.js';
+import { settledSpend } from './settlement.js';
 import type { Tracing } from '../telemetry/tracing.js';
 
 const PREFIX = '/v1/proxy/';
@@ -139,7 +140,8 @@ export class Gateway implements ProxyHandler {
     const match = model === undefined ? undefined : this.prices.match(provider, model);
     const reported = ctx.usage.inputTokens > 0 || ctx.usage.outputTokens > 0;
     ctx.costMicros = match && reported ? usageCost(match.price, ctx.usage) : undefined;
-    this.metrics.spent(provider, match?.name ?? 'unpriced', ctx.costMicros ?? 0);
+    ctx.spentMicros = settledSpend(ctx);
+    this.metrics.spent(provider, match?.name ?? 'unpriced', ctx.spentMicros ?? 0);
   }
 
   private async done(ctx: RequestContext, answered?: ResponseModelTap): Promise<void> {
@@ -158,18 +160,10 @@ export class Gateway implements ProxyHandler {
         requests: 1,
         inputTokens: ctx.usage.inputTokens,
         outputTokens: ctx.usage.outputTokens,
-        spendMicros: spentMicros(ctx),
+        spendMicros: ctx.spentMicros ?? 0,
       });
     }
     ctx.span?.end(ctx);
     await this.pipeline.logAll(ctx);
   }
-}
-
-/**
- * What a forwarded request spent, for the usage counters (µ$): its priced cost, or 0 when nothing was
- * priced. The one place the recorded spend is decided (a budget's standing reservation belongs here).
- */
-export function spentMicros(ctx: RequestContext): number {
-  return ctx.costMicros ?? 0;
 }

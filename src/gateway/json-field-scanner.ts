@@ -16,7 +16,7 @@
  * (`Model`, `MODEL`), is a problem rather than a value: parsers disagree on
  * which one wins (most take the last; Go's encoding/json matches keys without
  * case, Kelvin sign K and long s ſ included), so the scope would check one
- * value while the provider used another.
+ * value while the provider used another. `anyKeys` are noticed at any depth.
  */
 
 /** A field's value: scalars with their value; objects and arrays by kind only. */
@@ -76,6 +76,8 @@ const newNode = (): FieldNode => ({ children: new Map(), folded: new Map() });
 export class JsonFieldScanner {
   /** Wanted fields found so far (dotted name → value); each is final once here. */
   readonly found = new Map<string, FieldValue>();
+  readonly keysFound = new Set<string>(); // `anyKeys` seen so far (folded), at any depth: only then is every key captured
+  private readonly anyKeys: ReadonlySet<string> | undefined;
   problem: ScanProblem | undefined;
 
   private readonly root = newNode();
@@ -108,8 +110,9 @@ export class JsonFieldScanner {
   private literal: Buffer = LITERALS.t;
   private literalAt = 0;
 
-  /** @param fields dotted paths from the top-level object, e.g. `model`, `generationConfig.maxOutputTokens`. */
-  constructor(fields: readonly string[]) {
+  /** `fields`: dotted paths from the top-level object (`generationConfig.maxOutputTokens`); `anyKeys`: keys noticed at any depth (`image_url`). */
+  constructor(fields: readonly string[], anyKeys: readonly string[] = []) {
+    this.anyKeys = anyKeys.length > 0 ? new Set(anyKeys.map(foldKey)) : undefined;
     for (const field of new Set(fields)) {
       let node = this.root;
       let name = '';
@@ -185,7 +188,7 @@ export class JsonFieldScanner {
             break;
           }
           if (c !== QUOTE) return this.fail({ reason: 'not_json' });
-          this.beginString(true, this.frames[this.depth] !== undefined);
+          this.beginString(true, this.anyKeys !== undefined || this.frames[this.depth] !== undefined);
           break;
         case COLON:
           if (isWhitespace(c)) break;
@@ -380,8 +383,10 @@ export class JsonFieldScanner {
     }
     this.state = COLON;
     const frame = this.frames[this.depth];
-    if (!frame || value === undefined) return true; // not a tracked object, or a key too long to be a wanted one
+    if (value === undefined) return true; // a key too long to be a wanted one
     const folded = foldKey(value);
+    if (this.anyKeys?.has(folded)) this.keysFound.add(folded);
+    if (!frame) return true; // not a tracked object
     const name = frame.node.folded.get(folded);
     if (name !== undefined) {
       if (frame.seen.has(folded)) return this.fail({ reason: 'duplicate', field: name });

@@ -7,9 +7,11 @@
  * nor after the rate limit or quota), its KEYWARD_PLUGIN_CONFIG section failing
  * its TypeBox `configSchema` (naming the field), a `create` that throws.
  *
- * `auth` and `quota` are the package's own: only the package folder provides
- * them, and a file of that name in KEYWARD_PLUGINS_DIR (which would silently
- * replace authentication or metering) stops start-up instead.
+ * `auth`, `quota` and `budget` are the package's own: only the package folder
+ * provides them, and a file of that name in KEYWARD_PLUGINS_DIR (which would
+ * silently replace authentication or metering) stops start-up instead.
+ * `budget` is loaded even when KEYWARD_PLUGINS leaves it out (it costs an
+ * unbudgeted request nothing, and a budget that was set must hold).
  *
  * The first form (onRequest/onDone) is still loaded, deprecated: operators'
  * existing plugins keep working (onRequest as access at 400, onDone as log),
@@ -89,6 +91,11 @@ function checkBody(name: string, source: string, body: unknown): void {
     throw new PluginLoadError(name, '`body.fields` must list dotted field names such as "model" or "generationConfig.maxOutputTokens"', source);
   }
   if (b.when !== undefined && typeof b.when !== 'function') throw new PluginLoadError(name, '`body.when` must be a function', source);
+  const more = body as { toEnd?: unknown; keys?: unknown };
+  if (more.toEnd !== undefined && typeof more.toEnd !== 'boolean') throw new PluginLoadError(name, '`body.toEnd` must be true or false', source);
+  if (more.keys !== undefined && !(Array.isArray(more.keys) && more.keys.every((k) => typeof k === 'string' && k.length > 0))) {
+    throw new PluginLoadError(name, '`body.keys` must list key names', source);
+  }
 }
 
 /** A plugin of the module form: checked, configured, created. `core`: auth or quota (any priority). */
@@ -109,7 +116,9 @@ async function moduleStage(name: string, { exported, source }: Found, host: Plug
   }
   if (!hooks || typeof hooks !== 'object') throw new PluginLoadError(name, '`create` must return an object of hooks', source);
   const stage: { -readonly [K in keyof CoreStage]: CoreStage[K] } = { name: mod.name, priority: mod.priority };
-  if (mod.body) stage.body = mod.body;
+  if (hooks.body !== undefined) checkBody(name, source, hooks.body);
+  const body = hooks.body ?? mod.body;
+  if (body) stage.body = body;
   for (const hook of HOOKS) {
     const fn = hooks[hook] as unknown;
     if (fn === undefined) continue;
@@ -150,7 +159,9 @@ async function legacyStage(name: string, { exported, source }: Found, host: Plug
 }
 
 /** Plugins only the package's own folder may provide. */
-const CORE_PLUGINS = ['auth', 'quota'] as const;
+const CORE_PLUGINS = ['auth', 'quota', 'budget'] as const;
+/** Loaded whether KEYWARD_PLUGINS lists them or not: a budget set on a token or an organisation is always enforced. */
+const ALWAYS = ['budget'] as const;
 
 /** Where plugins come from: the operator's folder (KEYWARD_PLUGINS_DIR) and the package's built-in one. */
 export interface PluginDirs {
@@ -189,7 +200,7 @@ function refuseCoreNames(dirs: PluginDirs): void {
  * quota only in the package's.
  */
 export async function loadPlugins(config: Pick<Config, 'plugins' | 'pluginsDir' | 'builtinPluginsDir' | 'pluginSettings'>, host: PluginHost, log: Logger): Promise<CoreStage[]> {
-  const names = config.plugins;
+  const names = [...config.plugins, ...ALWAYS.filter((p) => !config.plugins.includes(p))];
   if (!names.includes('auth')) throw new PluginLoadError('auth', 'KEYWARD_PLUGINS must include auth: the proxy never runs unauthenticated');
   for (const configured of Object.keys(config.pluginSettings)) {
     if (!names.includes(configured)) throw new PluginLoadError(configured, 'KEYWARD_PLUGIN_CONFIG configures it, but KEYWARD_PLUGINS does not list it');

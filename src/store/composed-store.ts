@@ -41,6 +41,7 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   getOrg(id: string) { return this.ports.orgs.getOrg(id); }
   findOrgToken(tokenHash: string) { return this.ports.orgs.findOrgToken(tokenHash); }
   rotateOrgToken(token: OrgTokenRecord, retireAt: number, callerId: string) { return this.ports.orgs.rotateOrgToken(token, retireAt, callerId); }
+  setOrgSpendLimit(id: string, micros: number | null) { return this.ports.orgs.setOrgSpendLimit(id, micros); }
 
   // ---- admin keys (AdminKeyStore) -------------------------------------------
   createAdminKey(record: AdminKeyRecord) { return this.ports.adminKeys.createAdminKey(record); }
@@ -72,6 +73,7 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
 
   // ---- leases (LeaseStore) and usage (UsageStore) ---------------------------
   lease(key: string, limit: number, want: number) { return this.ports.leases.lease(key, limit, want); }
+  leaseAtLeast(key: string, limit: number, min: number, want: number) { return this.ports.leases.leaseAtLeast(key, limit, min, want); }
   release(key: string, units: number) { return this.ports.leases.release(key, units); }
   leased(key: string) { return this.ports.leases.leased(key); }
   addUsage(deltas: UsageDelta[]) { return this.ports.usage.addUsage(deltas); }

@@ -11,6 +11,8 @@ export interface OrgRecord {
   id: string;
   name: string;
   createdAt: number;
+  /** The monthly spend cap (UTC calendar month) in micro-dollars; absent (or null): none. */
+  spendLimitMicros?: number | null;
 }
 
 /** An organisation's bearer token (`otok_`), known by its id (`otk_`) and hash. */
@@ -49,6 +51,8 @@ export interface TokenScopes {
   paths?: string[];
   maxRequests?: number;
   rateLimit?: number;
+  /** `budget_usd`: the token's lifetime spend cap in micro-dollars. */
+  budgetMicros?: number;
 }
 
 export interface TokenRecord {
@@ -104,6 +108,8 @@ export interface OrgStore {
    * Only while the caller's token `callerId` has no expiry: a retiring (or gone) one changes nothing → 'retiring'.
    */
   rotateOrgToken(token: OrgTokenRecord, retireAt: number, callerId: string): Promise<'rotated' | 'retiring'>;
+  /** Sets (or, with null, clears) the org's monthly spend cap and announces the org on the change feed; false: no such org. */
+  setOrgSpendLimit(id: string, micros: number | null): Promise<boolean>;
 }
 
 export interface CredentialStore {
@@ -154,6 +160,11 @@ export interface AdminKeyStore {
 export interface LeaseStore {
   /** Grants up to `want` units; `leased` is the total granted under `key` afterwards (all instances). */
   lease(key: string, limit: number, want: number): Promise<{ granted: number; leased: number }>;
+  /**
+   * All or nothing from `min`: grants between `min` and `want` units (min ≤ want), or none when fewer
+   * than `min` fit under `limit` (spend reservations: a request's worst case is reserved whole or refused).
+   */
+  leaseAtLeast(key: string, limit: number, min: number, want: number): Promise<{ granted: number; leased: number }>;
   release(key: string, units: number): Promise<void>;
   leased(key: string): Promise<number>;
 }

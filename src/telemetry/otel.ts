@@ -109,7 +109,7 @@ class OtelRequestSpan implements RequestSpan {
       attributes['gen_ai.usage.input_tokens'] = request.usage.inputTokens;
       attributes['gen_ai.usage.output_tokens'] = request.usage.outputTokens;
     }
-    if (request.costMicros !== undefined) attributes['keyward.spend_usd'] = request.costMicros / 1e6;
+    if (request.spentMicros !== undefined) attributes['keyward.spend_usd'] = request.spentMicros / 1e6;
     if (status >= 500) {
       attributes['error.type'] = request.error?.code ?? String(status);
       this.span.setStatus({ code: SpanStatusCode.ERROR });

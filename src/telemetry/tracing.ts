@@ -27,8 +27,8 @@ export interface TracedRequest {
   readonly status: number | undefined;
   readonly error: { readonly code: string } | undefined;
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number };
-  /** The priced cost of what the provider reported, in micro-dollars, when the spend work sets it on the context. */
-  readonly costMicros?: number | undefined;
+  /** What the request spent, in micro-dollars (gateway.ts settledSpend), when priced or budgeted. */
+  readonly spentMicros?: number | undefined;
 }
 
 /** One proxied request's span. */

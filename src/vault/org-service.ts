@@ -14,6 +14,8 @@ import type { AdminKeyStore, OrgRecord, OrgStore, OrgTokenRecord } from '../stor
 import type { Role } from './roles.js';
 import { Symbols } from '../symbols.js';
 import { isWellFormedToken, newId, newToken, secretEquals, sha256Hex } from '../ids.js';
+import { parseUsd } from '../catalog/money.js';
+import { OrgLimits } from './org-limits.js';
 
 export interface OrgPrincipal {
   org: OrgRecord;
@@ -35,7 +37,23 @@ export class OrgService {
     @inject(Symbols.OrgStore) private readonly store: OrgStore,
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.AdminKeyStore) private readonly adminKeys: AdminKeyStore,
+    @inject(OrgLimits) private readonly limits: OrgLimits,
   ) {}
+
+  /** `spend_limit_usd` → µ$: a decimal string above 0 with at most six places, else 400. */
+  parseSpendLimit(value: unknown): number {
+    const micros = parseUsd(value);
+    if (micros === undefined || micros <= 0) {
+      throw Errors.invalidRequest('`spend_limit_usd` must be a decimal string of US dollars above 0 with at most six decimal places, such as "250.00", or null.', 'spend_limit_usd');
+    }
+    return micros;
+  }
+
+  /** Sets (null: clears) the monthly spend cap; this instance applies it at once, the others through the change feed. */
+  async setSpendLimit(orgId: string, micros: number | null): Promise<void> {
+    if (!(await this.store.setOrgSpendLimit(orgId, micros))) throw Errors.notFound('No such organisation.');
+    this.limits.forget(orgId);
+  }
 
   validateName(name: unknown): string {
     if (typeof name !== 'string' || !ORG_NAME.test(name.trim()) || name.trim() !== name) {

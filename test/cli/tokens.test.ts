@@ -72,6 +72,10 @@ test('tokens: create (default ttl 15m), list without values, get, revoke; exit c
   t.is(scoped.code, 0, scoped.stderr);
   t.deepEqual(scoped.json.models, ['gpt-4o*', 'o3']);
   t.is(scoped.json.max_requests, 5);
+  const budgeted = await cli(['tokens', 'create', '--org', org.id, '--credential', cred, '--budget-usd', '25', '--json'], { env });
+  t.is(budgeted.code, 0, budgeted.stderr);
+  t.is(budgeted.json.budget_usd, '25.00');
+  t.is((await cli(['tokens', 'create', '--org', org.id, '--credential', cred, '--budget-usd', '0'], { env })).code, 2);
 });
 
 test('a token revoked with the CLI is refused by a running server within a second', async (t) => {

@@ -13,32 +13,12 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.js';
 import { QuotaLedger, TOKEN_IDLE_MS } from '../../src/accounting/quota-ledger.js';
 import { createLogger } from '../../src/log.js';
-import type { LeaseStore, Store } from '../../src/store/ports.js';
+import type { Store } from '../../src/store/ports.js';
 import { Symbols } from '../../src/symbols.js';
 import { mintToken } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
-
-/** Leases as the real adapters grant them, counting calls, with a switch to make release fail. */
-class MemoryLeases implements LeaseStore {
-  readonly out = new Map<string, number>();
-  leaseCalls = 0;
-  failRelease = false;
-  async lease(key: string, limit: number, want: number): Promise<{ granted: number; leased: number }> {
-    this.leaseCalls++;
-    const cur = this.out.get(key) ?? 0;
-    const granted = Math.max(0, Math.min(want, limit - cur));
-    this.out.set(key, cur + granted);
-    return { granted, leased: cur + granted };
-  }
-  async release(key: string, units: number): Promise<void> {
-    if (this.failRelease) throw new Error('store down');
-    this.out.set(key, Math.max(0, (this.out.get(key) ?? 0) - units));
-  }
-  async leased(key: string): Promise<number> {
-    return this.out.get(key) ?? 0;
-  }
-}
+import { MemoryLeases } from '../support/memory-leases.js';
 
 const settle = () => new Promise((r) => setImmediate(r));
 

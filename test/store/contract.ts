@@ -14,6 +14,7 @@ import { newId, newToken, sha256Hex } from '../../src/ids.js';
 import { adminKeyContract } from './contract-admin-keys.js';
 import { auditContract } from './contract-audit.js';
 import { trustPolicyContract } from './contract-trust-policies.js';
+import { spendContract } from './contract-spend.js';
 
 export interface Backend {
   /** Another store instance on the same backend; closed when the test ends. */
@@ -76,6 +77,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
   auditContract(test, h);
   trustPolicyContract(test, h);
   adminKeyContract(test, h);
+  spendContract(test, h);
 
   // ---- organisations ----------------------------------------------------------
 

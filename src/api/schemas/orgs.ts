@@ -1,5 +1,6 @@
-/** Organisations: POST /v1/orgs, GET /v1/orgs/self and the org token's rotation. */
+/** Organisations: POST /v1/orgs, GET /v1/orgs/self, the org token's rotation, and the org's settings (its monthly spend limit). */
 import { Type } from '@sinclair/typebox';
+import { USD_AMOUNT } from '../../catalog/money.js';
 import { ORG_NAME } from '../../vault/org-service.js';
 import { Caller } from './admin-keys.js';
 import { IdOf, named, SecretOf, Time } from './common.js';
@@ -26,6 +27,7 @@ export const OrgSelf = named('OrgSelf', Type.Object({
   object: Type.Literal('organization'),
   name: Type.String(),
   created_at: Time,
+  spend_limit_usd: Type.Union([Type.String(), Type.Null()], { description: 'The monthly spend cap (UTC calendar month), or null for none.' }),
   caller: Caller,
 }, { additionalProperties: false, description: 'The calling organisation, and who the presented key is (its role says what it may do).' }));
 
@@ -41,6 +43,24 @@ export const OrgTokenRotated = named('OrgTokenRotated', Type.Object({
   token_id: IdOf('otk', 'The new token\'s id (the `actor` in audit events).'),
 }, { additionalProperties: false, description: 'The new organisation token, shown once (absent from an idempotent replay).' }));
 
+const SpendLimitUsd = Type.Union([
+  Type.String({ pattern: USD_AMOUNT.source, description: 'US dollars per UTC calendar month, a decimal string with at most six places, above 0.', examples: ['250.00'] }),
+  Type.Null({ description: 'No limit.' }),
+]);
+
+export const OrgUpdate = named('OrgUpdate', Type.Object({
+  spend_limit_usd: rule(SpendLimitUsd, 'a decimal string of US dollars above 0 with at most six decimal places, such as "250.00", or null for no limit'),
+}, { additionalProperties: false, examples: [{ spend_limit_usd: '250.00' }, { spend_limit_usd: null }] }));
+
+export const OrganizationSettings = named('OrganizationSettings', Type.Object({
+  id: IdOf('org', 'The organisation\'s id.'),
+  object: Type.Literal('organization'),
+  name: Type.String(),
+  created_at: Time,
+  spend_limit_usd: Type.Union([Type.String(), Type.Null()], { description: 'The monthly spend cap (UTC calendar month), or null for none.' }),
+}, { additionalProperties: false, description: 'The calling organisation and its settings.' }));
+
 export const ORG_CREATE = bodyContract(OrgCreate);
+export const ORG_UPDATE = bodyContract(OrgUpdate);
 /** No body means the defaults; a body that is present must be an object (`null` is not one). */
 export const ORG_TOKEN_ROTATE = bodyContract(OrgTokenRotate, { optional: true });

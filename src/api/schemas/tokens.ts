@@ -6,6 +6,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { MAX_ITEMS, MODEL, PATH_PATTERN } from '../../catalog/scopes.js';
+import { USD_AMOUNT } from '../../catalog/money.js';
 import { IdOf, listOf, named, SecretOf, Time } from './common.js';
 import { UsageCounts } from './usage.js';
 import { bodyContract, rule } from './validate.js';
@@ -41,6 +42,12 @@ export const RateLimitScope = named('RateLimitScope', rule(Type.Integer({
   minimum: 1, maximum: 1_000_000, description: 'Requests per minute (token bucket, per instance); then 429 `rate_limited`.',
 }), 'a positive integer of at most 1000000', 'invalid_scope'));
 
+export const BudgetScope = named('BudgetScope', rule(Type.String({
+  pattern: USD_AMOUNT.source,
+  description: 'Lifetime spend cap in US dollars (a decimal string, at most six places, above 0). Each request reserves its worst-case cost before it is forwarded and is settled to the usage the provider reports; a request that does not fit → 429 `budget_exhausted`. Exact across instances.',
+  examples: ['12.50'],
+}), 'a decimal string of US dollars above 0 with at most six decimal places, such as "12.50"', 'invalid_scope'));
+
 export const TokenCreate = named('TokenCreate', Type.Object({
   credential_id: rule(Type.String({ minLength: 1, description: 'A stored credential of this organisation (else 404).' }), 'the id of a stored credential'),
   ttl: Ttl,
@@ -48,6 +55,7 @@ export const TokenCreate = named('TokenCreate', Type.Object({
   paths: Type.Optional(PathsScope),
   max_requests: Type.Optional(MaxRequestsScope),
   rate_limit: Type.Optional(RateLimitScope),
+  budget_usd: Type.Optional(BudgetScope),
 }, { additionalProperties: false, examples: [{ credential_id: 'cred_4kT9bQ2mXw7Zr1sVc8NpL3aY', ttl: '15m', models: ['gpt-4o-mini'], max_requests: 100 }] }));
 
 const tokenProperties = {
@@ -62,6 +70,7 @@ const tokenProperties = {
   max_requests: Type.Optional(MaxRequestsScope),
   rate_limit: Type.Optional(RateLimitScope),
   created_by: Type.Optional(Type.String({ description: 'Who minted it: an `otk_` or `akey_` id, or `cli` (absent on tokens minted before it was recorded).' })),
+  budget_usd: Type.Optional(BudgetScope),
 };
 
 export const Token = named('Token', Type.Object({ ...tokenProperties, usage: Type.Optional(UsageCounts) }, {

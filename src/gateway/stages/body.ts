@@ -4,7 +4,9 @@
  * when its `body.when` says so), the bounded streaming scan (body-scan.ts): the
  * fields are found while the bytes before them are held within
  * KEYWARD_BUFFER_BUDGET, never by buffering the body, and the scan is handed
- * on to the upstream leg. Every other request streams straight through.
+ * on to the upstream leg. A consumer may ask for the whole body (`toEnd`: a
+ * spend budget needs its length) and for keys at any depth (`keys`). Every
+ * other request streams straight through.
  */
 import { Errors } from '../../errors.js';
 import { BodyScan } from '../body-scan.js';
@@ -13,6 +15,13 @@ import { requestOf, responseOf, type RequestContext } from '../context.js';
 import type { CoreStage } from '../pipeline.js';
 
 export const BODY_PRIORITY = 600;
+
+/** The union of what a request's consumers asked the scan for. */
+interface Wanted {
+  fields: readonly string[];
+  toEnd: boolean;
+  anyKeys: readonly string[];
+}
 
 /** Default `body.when`: the request carries a body. */
 const hasBody = (ctx: RequestContext): boolean => {
@@ -23,8 +32,8 @@ const hasBody = (ctx: RequestContext): boolean => {
 export class BodyStage implements CoreStage {
   readonly name = 'body';
   readonly priority = BODY_PRIORITY;
-  /** The fields wanted, per set of consumers that need them (a bit each): unions made once, on first use. */
-  private readonly unions = new Map<number, readonly string[]>();
+  /** What is wanted, per set of consumers that need the body (a bit each): unions made once, on first use. */
+  private readonly unions = new Map<number, Wanted>();
 
   /** `consumers`: the stages that declare `body`, each running after this one. */
   constructor(private readonly consumers: readonly CoreStage[], private readonly maxBody: number, private readonly budget: BufferBudget) {
@@ -37,12 +46,12 @@ export class BodyStage implements CoreStage {
   access(ctx: RequestContext): Promise<void> | undefined {
     const declared = ctx.headers['content-length'];
     if (declared !== undefined && Number(declared) > this.maxBody) throw Errors.payloadTooLarge(this.maxBody);
-    const fields = this.fieldsFor(ctx);
-    if (!fields) return undefined;
-    const scan = new BodyScan(requestOf(ctx), { fields, maxBody: this.maxBody, budget: this.budget });
+    const wanted = this.wantedFor(ctx);
+    if (!wanted) return undefined;
+    const scan = new BodyScan(requestOf(ctx), { ...wanted, maxBody: this.maxBody, budget: this.budget });
     ctx.bodyScan = scan;
     responseOf(ctx).once('close', () => scan.discard());
-    return this.read(ctx, scan);
+    return this.read(ctx, scan, wanted.toEnd);
   }
 
   /** Refused later, or the caller left: the held bytes go back to the budget. */
@@ -50,28 +59,38 @@ export class BodyStage implements CoreStage {
     ctx.bodyScan?.discard();
   }
 
-  private async read(ctx: RequestContext, scan: BodyScan): Promise<void> {
+  private async read(ctx: RequestContext, scan: BodyScan, toEnd: boolean): Promise<void> {
     const found = await scan.decided;
     ctx.bodyFields = found;
+    // Only a scan read to the end knows the body's length and every key in it.
+    if (toEnd) {
+      ctx.bodyBytes = scan.bytesRead;
+      ctx.bodyKeys = scan.keysFound;
+    }
     if (ctx.model === undefined) {
       const model = found.get('model');
       if (model?.kind === 'string') ctx.model = model.value;
     }
   }
 
-  /** The fields this request's consumers need, or undefined when none does. */
-  private fieldsFor(ctx: RequestContext): readonly string[] | undefined {
+  /** What this request's consumers need, or undefined when none does. */
+  private wantedFor(ctx: RequestContext): Wanted | undefined {
     let wanted = 0;
     for (let i = 0; i < this.consumers.length; i++) {
       const need = this.consumers[i]!.body!;
       if (need.when ? need.when(ctx) : hasBody(ctx)) wanted |= 1 << i;
     }
     if (wanted === 0) return undefined;
-    let fields = this.unions.get(wanted);
-    if (!fields) {
-      fields = [...new Set(this.consumers.filter((_, i) => wanted & (1 << i)).flatMap((s) => s.body!.fields))];
-      this.unions.set(wanted, fields);
+    let union = this.unions.get(wanted);
+    if (!union) {
+      const needs = this.consumers.filter((_, i) => wanted & (1 << i)).map((s) => s.body!);
+      union = {
+        fields: [...new Set(needs.flatMap((n) => n.fields))],
+        toEnd: needs.some((n) => n.toEnd === true),
+        anyKeys: [...new Set(needs.flatMap((n) => n.keys ?? []))],
+      };
+      this.unions.set(wanted, union);
     }
-    return fields;
+    return union;
   }
 }

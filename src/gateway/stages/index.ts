@@ -1,9 +1,9 @@
 /**
  * The built-in stages and where they sit; the plugins loaded from KEYWARD_PLUGINS
- * (auth 900 and quota 100 among them) are slotted in by priority:
+ * (auth 900, budget 120 and quota 100 among them) are slotted in by priority:
  *
  *   abuse 1000 · auth 900 · route 800 · scopes 700 · body 600 · models 550 ·
- *   operator plugins 500..300 · rate 250 · max_requests 150 · quota 100
+ *   operator plugins 500..300 · rate 250 · max_requests 150 · budget 120 · quota 100
  */
 import type { Config } from '../../config.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';

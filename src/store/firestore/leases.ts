@@ -13,6 +13,13 @@
  *                 batch.
  * Units outstanding = end of the last block - units in returns/ <= limit. A
  * crash between a grant and its use only loses units (never over-grants).
+ *
+ * `leaseAtLeast` (spend reservations: all of a request's worst case or none)
+ * makes its whole grant one batch: the returned documents it takes (each
+ * deleted with an exists precondition, a remainder re-created), and the next
+ * block for the rest (create()). The batch commits whole or not at all, so a
+ * grant is never a part of `min`; a lost race (a document gone, the block
+ * taken) reads again.
  */
 import type { DocumentReference } from '@google-cloud/firestore';
 import type { LeaseStore } from '../ports.js';
@@ -20,6 +27,10 @@ import { Code, errCode, type FirestoreDb } from './db.js';
 
 /** A lease key (`quota:org_…:2026-11`, `token:tok_…`) as a document id: no `/`, never `.`/`..`/`__…__`. */
 const leaseDocId = (key: string): string => 'k_' + key.replace(/%/g, '%25').replace(/\//g, '%2F');
+
+/** Returned documents a grant reads, and takes in one batch (Firestore allows 500 writes per batch). */
+const RETURNS_READ = 300;
+const RETURNS_PER_GRANT = 100;
 
 const shuffle = <T>(items: T[]): T[] => {
   for (let i = items.length - 1; i > 0; i--) {
@@ -84,6 +95,51 @@ export class FirestoreLeases implements LeaseStore {
         if (errCode(err) !== Code.ALREADY_EXISTS) throw err;
         // Another instance took block seq+1: keep what we have, or read again.
         if (granted > 0) return { granted, leased: outstanding + granted };
+        await new Promise((r) => setTimeout(r, Math.random() * 3 * Math.min(round + 1, 10)));
+        return undefined;
+      }
+    }));
+  }
+
+  leaseAtLeast(key: string, limit: number, min: number, want: number): Promise<{ granted: number; leased: number }> {
+    const need = Math.max(1, min);
+    const most = Math.max(need, want);
+    const base = this.base(key);
+    const blocks = base.collection('blocks');
+    const returns = base.collection('returns');
+    return this.db.rounds('lease', (round) => this.db.guard(async () => {
+      const [lastSnap, returnedSnap] = await Promise.all([blocks.orderBy('seq', 'desc').limit(1).get(), returns.limit(RETURNS_READ).get()]);
+      const last = lastSnap.docs[0];
+      const seq: number = last?.get('seq') ?? 0;
+      const end: number = last?.get('end') ?? 0;
+      const returned = returnedSnap.docs.reduce((n, d) => n + (d.get('units') as number), 0);
+      const outstanding = end - returned;
+      // Returns past those read only make `room` smaller than it is: never a grant past the limit.
+      const room = limit - outstanding;
+      if (room < need) return { granted: 0, leased: outstanding };
+      const target = Math.min(most, room);
+      const batch = this.db.client.batch();
+      let taken = 0;
+      let docs = 0;
+      for (const r of shuffle([...returnedSnap.docs])) {
+        if (taken >= target || docs >= RETURNS_PER_GRANT) break;
+        const units = r.get('units') as number;
+        const take = Math.min(units, target - taken);
+        batch.delete(r.ref, { exists: true });
+        if (units > take) batch.create(returns.doc(), { units: units - take, at: Date.now() });
+        taken += take;
+        docs++;
+      }
+      const size = Math.min(target - taken, limit - end);
+      if (taken + size < need) return { granted: 0, leased: outstanding };
+      if (size > 0) batch.create(blocks.doc(String(seq + 1).padStart(12, '0')), { seq: seq + 1, start: end, end: end + size, at: Date.now() });
+      try {
+        await batch.commit();
+        return { granted: taken + size, leased: outstanding + taken + size };
+      } catch (err) {
+        const code = errCode(err);
+        if (code !== Code.NOT_FOUND && code !== Code.ALREADY_EXISTS && code !== Code.FAILED_PRECONDITION && code !== Code.ABORTED) throw err;
+        // Another instance took a returned document or block seq+1 first: read again.
         await new Promise((r) => setTimeout(r, Math.random() * 3 * Math.min(round + 1, 10)));
         return undefined;
       }

@@ -5,7 +5,8 @@
  * refuses unless the caller's token is still unexpiring, retires the others
  * (dropping those expired over a day) and announces the org; Firestore
  * serialises it against a concurrent rotation (the emulator does not;
- * rotations are rare and tested serially).
+ * rotations are rare and tested serially). A spend limit is an update of the
+ * org document batched with its change.
  */
 import type { DocumentData, DocumentSnapshot } from '@google-cloud/firestore';
 import type { OrgRecord, OrgStore, OrgTokenRecord } from '../ports.js';
@@ -38,7 +39,19 @@ export class FirestoreOrgs implements OrgStore {
     return this.db.guard(async () => {
       const d = await this.db.orgs.doc(id).get();
       if (!d.exists) return undefined;
-      return { id: d.get('id'), name: d.get('name'), createdAt: d.get('createdAt') };
+      const limit = (d.get('spendLimitMicros') as number | null | undefined) ?? null;
+      // Absent when unset: records of orgs without a cap look as they always did.
+      return { id: d.get('id'), name: d.get('name'), createdAt: d.get('createdAt'), ...(limit !== null ? { spendLimitMicros: limit } : {}) };
+    });
+  }
+
+  /** One batch: the update (only if the org exists) and its change, so every instance's cache hears of it. */
+  setOrgSpendLimit(id: string, micros: number | null): Promise<boolean> {
+    return this.db.guard(async () => {
+      const batch = this.db.client.batch();
+      batch.update(this.db.orgs.doc(id), { spendLimitMicros: micros });
+      this.changes.publish(batch, 'org', id);
+      return this.changes.commitUnlessGone(batch);
     });
   }
 

@@ -3,7 +3,8 @@
  * `org_tokens`). An org is created with its first token in one transaction. A
  * rotation checks the caller's token inside its transaction (a token already
  * retiring, or gone, rotates nothing), retires every other token of the org,
- * drops those expired over a day, and announces the org on the change feed.
+ * drops those expired over a day, and announces the org on the change feed,
+ * as a change of its spend limit does.
  */
 import type { OrgRecord, OrgStore, OrgTokenRecord } from '../ports.js';
 import { publishChange } from './changes.js';
@@ -31,8 +32,19 @@ export class SqliteOrgs implements OrgStore {
   getOrg(id: string): Promise<OrgRecord | undefined> {
     return this.db.guard(() => {
       const r = this.db.one('SELECT * FROM orgs WHERE id = ?', id);
-      return r && { id: r.id as string, name: r.name as string, createdAt: r.created_at as number };
+      if (!r) return undefined;
+      const limit = r.spend_limit_micros as number | null;
+      // Absent when unset: records of orgs without a cap look as they always did.
+      return { id: r.id as string, name: r.name as string, createdAt: r.created_at as number, ...(limit !== null ? { spendLimitMicros: limit } : {}) };
     });
+  }
+
+  setOrgSpendLimit(id: string, micros: number | null): Promise<boolean> {
+    return this.db.guard(() => this.db.tx(() => {
+      if (this.db.run('UPDATE orgs SET spend_limit_micros = ? WHERE id = ?', micros, id) === 0) return false;
+      publishChange(this.db, 'org', id);
+      return true;
+    }));
   }
 
   findOrgToken(tokenHash: string): Promise<OrgTokenRecord | undefined> {

@@ -1,7 +1,7 @@
 /**
  * The SQLite store's tables and their migrations: `createSchema` creates what is
  * missing and adds the columns that came later (credentials' `fields`, audit's
- * `count` and `expire_at`, usage's `spend_micros`, tokens' `created_by`) to a file made before them, each in one write
+ * `count` and `expire_at`, usage's `spend_micros`, tokens' `created_by`, orgs' `spend_limit_micros`) to a file made before them, each in one write
  * transaction re-checked inside it, so two processes opening the same old file
  * do not both alter a table.
  */
@@ -13,7 +13,7 @@ const LEGACY_RETENTION_MS = 400 * 86_400_000;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS orgs (
-  id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL, spend_limit_micros INTEGER
 ) STRICT;
 CREATE TABLE IF NOT EXISTS org_tokens (
   id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id), token_hash TEXT NOT NULL UNIQUE,
@@ -69,6 +69,16 @@ export function createSchema(db: SqliteDb): void {
   addUsageSpend(db);
   createTrustPolicyTable(db);
   addTokenCreator(db);
+  addOrgSpendLimit(db);
+}
+
+/** Adds `spend_limit_micros` (the monthly spend cap; NULL: none) to an orgs table made before it. */
+function addOrgSpendLimit(db: SqliteDb): void {
+  const has = () => db.all('PRAGMA table_info(orgs)').some((c) => c.name === 'spend_limit_micros');
+  if (has()) return;
+  db.tx(() => {
+    if (!has()) db.exec('ALTER TABLE orgs ADD COLUMN spend_limit_micros INTEGER');
+  });
 }
 
 function addCredentialFields(db: SqliteDb): void {

@@ -1,0 +1,94 @@
+/**
+ * budget: spend caps in dollars that no request overshoots, on one instance or
+ * many: a token's lifetime `budget_usd` and the organisation's monthly
+ * `spend_limit_usd`. Priority 120: after max_requests (150), before quota
+ * (100), so a request refused here spends neither.
+ *
+ * Before forwarding, a request is priced at its worst case (src/catalog/
+ * spend-bound.ts: input at most its body's length plus an overhead, or the
+ * context window for media; output at its cap or the model's largest output)
+ * and that amount is reserved under every cap that applies, from what this
+ * instance holds of it (the SpendLedger leases more from the store when short,
+ * never past a cap). Refusals, nothing forwarded and nothing counted: 400
+ * max_tokens_required, 403 model_unpriced, 429 budget_exhausted (audited
+ * `budget.refused`). After the response the reservation is settled to the
+ * priced usage the provider reported (`ctx.costMicros`); none reported (the
+ * caller left, the stream was cut) keeps the whole reservation; a provider's
+ * own error answer (4xx/5xx status, no usage) costs nothing.
+ *
+ * Only budgeted requests pay for this: an unbudgeted one costs two map reads
+ * (the token's scope and the org's cached cap), no price lookup, no body wait.
+ * A budgeted request's body is read whole before it is forwarded (bounded by
+ * KEYWARD_BUFFER_BUDGET). A bodiless request (GET) names nothing to price and
+ * is forwarded unreserved.
+ */
+import { Errors, type PluginHost, type PluginModule, type ProxyContext, type SpendReservation } from '../src/gateway/contracts.js';
+import { worstCaseCost } from '../src/catalog/prices.js';
+import { BOUND_FIELDS, MEDIA_KEYS, requestBound } from '../src/catalog/spend-bound.js';
+
+/** The plugin's state key for a request's reservation. */
+const STATE = 'budget';
+
+/** The request carries a body (as the body stage judges it). */
+const hasBody = (ctx: ProxyContext): boolean => {
+  const length = ctx.headers['content-length'];
+  return ctx.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+};
+
+const budget: PluginModule<ProxyContext> = {
+  name: 'budget',
+  priority: 120,
+  create(host: PluginHost) {
+    const spend = host.spend;
+    /** Whether the body must be read whole: a budgeted token, or an org whose cap is set or not yet known here. */
+    const mayBeBudgeted = (ctx: ProxyContext): boolean => {
+      if (!ctx.auth || !hasBody(ctx)) return false;
+      return ctx.auth.token.scopes.budgetMicros !== undefined || spend.peekOrgLimit(ctx.auth.credential.orgId) !== null;
+    };
+    return {
+      body: { fields: BOUND_FIELDS, toEnd: true, keys: MEDIA_KEYS, when: mayBeBudgeted },
+      async access(ctx: ProxyContext): Promise<void> {
+        if (!ctx.auth) throw Errors.invalidToken();
+        const orgId = ctx.auth.credential.orgId;
+        const tokenBudget = ctx.auth.token.scopes.budgetMicros;
+        let orgLimit = spend.peekOrgLimit(orgId);
+        if (tokenBudget === undefined && orgLimit === null) return;
+        if (!hasBody(ctx)) return;
+        orgLimit ??= await spend.orgLimit(orgId);
+        if (tokenBudget === undefined && orgLimit === null) return;
+        // The cap was set after the body stage let this body stream (a change just arrived): no bound, try again.
+        if (ctx.bodyBytes === undefined) throw Errors.unavailable();
+        try {
+          const price = ctx.model === undefined ? undefined : spend.price(ctx.auth.credential.provider, ctx.model);
+          if (!price) throw Errors.modelUnpriced(ctx.model);
+          const bound = requestBound(price, { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set() });
+          if ('refusal' in bound) throw Errors.maxTokensRequired(bound.refusal);
+          const micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens);
+          ctx.state.set(STATE, await spend.reserve({ tokenId: ctx.auth.token.id, tokenBudget, orgId, orgLimit }, micros));
+          ctx.reservedMicros = micros;
+        } catch (err) {
+          if (err instanceof host.GatewayError && err.code === 'budget_exhausted') host.audit.refused(ctx, 'budget.refused');
+          throw err;
+        }
+      },
+      undo(ctx: ProxyContext): void {
+        const reservation = ctx.state.get(STATE) as SpendReservation | undefined;
+        ctx.state.delete(STATE);
+        ctx.reservedMicros = undefined;
+        if (reservation) spend.refund(reservation);
+      },
+      log(ctx: ProxyContext): void {
+        const reservation = ctx.state.get(STATE) as SpendReservation | undefined;
+        if (!reservation) return;
+        ctx.state.delete(STATE);
+        if (!ctx.forwarded) return spend.refund(reservation);
+        // The core's one figure (gateway.ts settledSpend): the reported cost, 0 for a provider's error without
+        // usage, the whole reservation when nothing was reported.
+        spend.settle(reservation, ctx.spentMicros ?? reservation.micros);
+      },
+      close: () => spend.releaseAll(),
+    };
+  },
+};
+
+export default budget;

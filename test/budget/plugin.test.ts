@@ -1,0 +1,92 @@
+/**
+ * The budget plugin's hooks on their own (a stub host): an unbudgeted request touches no price and
+ * no reservation; a budgeted body the scan did not read to its end is refused 503 (never reserved
+ * on a partial length); settlement picks the reported cost, nothing for a provider's error answer,
+ * the whole reservation when nothing was reported; undo and log together give back once.
+ */
+import test from 'ava';
+import budget from '../../plugins/budget.js';
+import { ApiError, Errors } from '../../src/errors.js';
+import type { PluginHost, ProxyContext, SpendReservation } from '../../src/gateway/contracts.js';
+import { settledSpend } from '../../src/gateway/settlement.js';
+
+function stubHost(orgLimit: number | null) {
+  const calls: string[] = [];
+  const host = {
+    errors: Errors,
+    GatewayError: ApiError,
+    audit: { refused: (_ctx: unknown, action: string) => calls.push(`audit ${action}`) },
+    spend: {
+      price: () => (calls.push('price'), { input: 2_000_000, cachedInput: 2_000_000, cacheWriteInput: 2_000_000, output: 8_000_000, source: 't' }),
+      peekOrgLimit: () => orgLimit,
+      orgLimit: async () => orgLimit,
+      reserve: async (_r: unknown, micros: number) => (calls.push(`reserve ${micros}`), Object.freeze({ micros })),
+      refund: (r: SpendReservation) => calls.push(`refund ${r.micros}`),
+      settle: (r: SpendReservation, actual: number) => calls.push(`settle ${r.micros} ${actual}`),
+      releaseAll: async () => {},
+    },
+  } as unknown as PluginHost;
+  return { host, calls };
+}
+
+function ctx(over: Partial<ProxyContext> & { budgetMicros?: number } = {}): ProxyContext {
+  const { budgetMicros, ...rest } = over;
+  return {
+    headers: { 'content-length': '40' },
+    auth: { token: { id: 'tok_1', scopes: budgetMicros === undefined ? {} : { budgetMicros } }, credential: { id: 'cred_1', orgId: 'org_1', provider: 'priced' } },
+    model: 'pm-1',
+    bodyFields: new Map([['max_tokens', { kind: 'number', value: 10 }]]),
+    bodyBytes: 40,
+    bodyKeys: new Set(),
+    state: new Map(),
+    forwarded: true,
+    status: 200,
+    error: undefined,
+    costMicros: undefined,
+    ...rest,
+  } as unknown as ProxyContext;
+}
+
+test('unbudgeted: no price lookup, no reservation, and the body is not asked for', async (t) => {
+  const { host, calls } = stubHost(null);
+  const hooks = await budget.create(host, {});
+  const c = ctx();
+  t.false(hooks.body!.when!(c));
+  await hooks.access!(c);
+  hooks.log!(c);
+  t.deepEqual(calls, []);
+});
+
+test('a budgeted body not read to its end is refused 503, never reserved', async (t) => {
+  const { host, calls } = stubHost(null);
+  const hooks = await budget.create(host, {});
+  const err = await t.throwsAsync(Promise.resolve(hooks.access!(ctx({ budgetMicros: 1_000_000, bodyBytes: undefined }))));
+  t.is((err as ApiError).status, 503);
+  t.deepEqual(calls, []);
+});
+
+test('settlement (the core\'s settledSpend, then the log hook): the reported cost; nothing for the provider\'s error answer; all of it when nothing was reported', async (t) => {
+  const { host, calls } = stubHost(5_000_000);
+  const hooks = await budget.create(host, {});
+  const worst = (40 + 1024) * 2 + 10 * 8;
+  const run = async (after: Partial<ProxyContext>) => {
+    const c = ctx();
+    t.true(hooks.body!.when!(c), 'an org cap: the body is read whole');
+    await hooks.access!(c);
+    Object.assign(c, after);
+    // As the core does before the log hooks (gateway.ts): the one settled figure.
+    c.spentMicros = settledSpend(c as never);
+    hooks.log!(c);
+    hooks.undo!(c); // a late undo finds nothing to give back
+  };
+  await run({ costMicros: 123 });
+  await run({ status: 400 });
+  await run({});
+  await run({ status: 504, error: Errors.upstreamTimeout() });
+  t.deepEqual(calls.filter((x) => !x.startsWith('price')), [
+    `reserve ${worst}`, `settle ${worst} 123`,
+    `reserve ${worst}`, `settle ${worst} 0`,
+    `reserve ${worst}`, `settle ${worst} ${worst}`,
+    `reserve ${worst}`, `settle ${worst} ${worst}`,
+  ]);
+});
