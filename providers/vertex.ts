@@ -78,7 +78,8 @@ export default {
   auth: { kind: 'signer', signer: 'google-oauth' },
   // Bearer from AnthropicVertex / GoogleGenAI authClient / OpenAI; x-goog-api-key from GoogleGenAI's apiKey; `key`/`access_token` query forms are credentials too.
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }, { header: 'x-goog-api-key' }, { query: 'key' }, { query: 'access_token' }],
-  // Gemini's usageMetadata; its keys include input_tokens/output_tokens, which Anthropic's rawPredict responses use too.
-  usage: 'gemini',
+  // By path: Anthropic's usage on publishers/anthropic (its input_tokens leave out cache reads and writes), OpenAI's
+  // on the OpenAI-compatible endpoint, Gemini's usageMetadata otherwise.
+  usage: 'vertex',
   routes,
 } satisfies ProviderPlugin;

@@ -43,7 +43,7 @@ export class ProviderLoadError extends Error {
 const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'DELETE'];
 const HEADER = /^[a-z0-9-]+$/;
 const PARAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini', 'bedrock'];
+const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini', 'bedrock', 'vertex'];
 const KNOWN_KEYS = new Set(['id', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf']);
 /** The first form's keys, and what replaced each. */
 const FIRST_FORM: Record<string, string> = {

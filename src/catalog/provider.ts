@@ -161,7 +161,8 @@ export interface UsageResponse {
   path: string;
 }
 
-export type UsageShape = 'openai' | 'anthropic' | 'gemini' | 'bedrock';
+/** `vertex`: Anthropic's shape on its publisher's models, OpenAI's on the OpenAI-compatible endpoint, Gemini's otherwise. */
+export type UsageShape = 'openai' | 'anthropic' | 'gemini' | 'bedrock' | 'vertex';
 export type UsageReaderFactory = (response: UsageResponse) => UsageReader;
 
 /**

@@ -125,7 +125,7 @@ test('unit: a malformed declaration of fields, auth, tokenIn or usage is refused
     [{ auth: { kind: 'header', header: 'x-key', field: 'nope' } }, /`auth.field`/],
     [{ tokenIn: [{ header: 'x-key', pattern: /ptok_\S+/ }] }, /first group is the key/],
     [{ tokenIn: [{ header: 'accept' }] }, /`tokenIn` entry/],
-    [{ usage: 'nosuch' }, /`usage` must be one of openai, anthropic, gemini, bedrock or a reader factory/],
+    [{ usage: 'nosuch' }, /`usage` must be one of openai, anthropic, gemini, bedrock, vertex or a reader factory/],
     [{ credential: { fields: { region: {} } } }, /at least one secret/],
     [{ credential: { fields: { a_key: { secret: true }, b_key: { secret: true } } } }, /several secrets.*`main: true`/],
     [{ credential: { fields: { api_key: { secret: false } } } }, /`api_key`.*secret: true/],
