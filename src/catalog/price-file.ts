@@ -1,7 +1,8 @@
 /**
  * KEYWARD_PRICES: the operator's price file, the PriceBook's second layer (on top of
  * the provider files' tables). `{ "<provider id>": { "<model or prefix*>": { "input":
- * 2.5, "output": 10, "cachedInput"?, "cacheWriteInput"?, "maxOutput"?, "contextWindow"? } } }`,
+ * 2.5, "output": 10, "cachedInput"?, "cacheWriteInput"?, "maxOutput"?, "contextWindow"?, "requestFee"?,
+ * "longContext"?: { "aboveInputTokens", "input", "output", … } } } }`,
  * USD per million tokens and whole tokens. Checked once at start against the loaded
  * providers: a problem stops start-up with a ConfigError naming the entry (an unknown
  * provider id lists the loaded ones; an unknown field is refused, so a typo never
@@ -10,9 +11,10 @@
 import { ConfigError } from '../config.js';
 import { MODEL } from './model-name.js';
 import { priceEntry, PriceError, type PriceTables } from './prices.js';
-import type { ModelPrice } from './provider.js';
+import type { LongContextPrice, ModelPrice } from './provider.js';
 
-const FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow'];
+const FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext'];
+const LONG_CONTEXT_FIELDS: readonly (keyof LongContextPrice)[] = ['aboveInputTokens', 'input', 'output', 'cachedInput', 'cacheWriteInput'];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const shown = (v: unknown): string => JSON.stringify(v) ?? String(v);
@@ -33,6 +35,12 @@ export function priceOverrides(file: Readonly<Record<string, unknown>>, provider
       if (!isObject(price)) fail(`${entry}: an object { input, output, cachedInput?, cacheWriteInput?, maxOutput?, contextWindow? }`, price);
       for (const field of Object.keys(price as object)) {
         if (!(FIELDS as readonly string[]).includes(field)) fail(`${entry}: only the fields ${FIELDS.join(', ')}`, field);
+      }
+      const long = (price as Record<string, unknown>).longContext;
+      if (isObject(long)) {
+        for (const field of Object.keys(long)) {
+          if (!(LONG_CONTEXT_FIELDS as readonly string[]).includes(field)) fail(`${entry}.longContext: only the fields ${LONG_CONTEXT_FIELDS.join(', ')}`, field);
+        }
       }
       try {
         priceEntry(entry, price as unknown as ModelPrice, 'KEYWARD_PRICES');
