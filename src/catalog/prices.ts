@@ -28,8 +28,8 @@ export interface PriceTier {
 export interface PriceEntry extends PriceTier {
   /** The prices of a request whose input passes `above` tokens (all of its tokens, not only those past it). */
   readonly longContext?: PriceTier & { readonly above: number };
-  /** µ$ per request on top of its tokens; 0 for most models. */
-  readonly requestFee: number;
+  /** µ$ per request on top of its tokens (absent or 0 for most models). */
+  readonly requestFee?: number;
   readonly maxOutput?: number;
   readonly contextWindow?: number;
   /** Where it came from: `<provider file>` dated, or KEYWARD_PRICES. */
@@ -71,7 +71,7 @@ export function priceEntry(where: string, p: ModelPrice, source: string): PriceE
   return Object.freeze({
     ...tier(p, ''),
     // An amount in USD → µ$: the same conversion as a price per million tokens → µ$ per million tokens.
-    requestFee: p.requestFee === undefined ? 0 : amount('requestFee', p.requestFee, 'USD per request'),
+    ...(p.requestFee !== undefined ? { requestFee: amount('requestFee', p.requestFee, 'USD per request') } : {}),
     ...(longContext !== undefined ? { longContext: Object.freeze({ ...tier(longContext, 'longContext.'), above: tokens('longContext.aboveInputTokens', longContext.aboveInputTokens) }) } : {}),
     ...(p.maxOutput !== undefined ? { maxOutput: tokens('maxOutput', p.maxOutput) } : {}),
     ...(p.contextWindow !== undefined ? { contextWindow: tokens('contextWindow', p.contextWindow) } : {}),
@@ -139,7 +139,7 @@ export function usageCost(entry: PriceEntry, usage: TokenUsage): number {
   const cached = Math.max(0, usage.cachedInputTokens ?? 0);
   const written = Math.max(0, usage.cacheWriteInputTokens ?? 0);
   const plain = Math.max(0, usage.inputTokens - cached - written);
-  return entry.requestFee + tokensCost(plain, price.input) + tokensCost(cached, price.cachedInput) + tokensCost(written, price.cacheWriteInput) + tokensCost(usage.outputTokens, price.output);
+  return (entry.requestFee ?? 0) + tokensCost(plain, price.input) + tokensCost(cached, price.cachedInput) + tokensCost(written, price.cacheWriteInput) + tokensCost(usage.outputTokens, price.output);
 }
 
 /**
@@ -149,5 +149,5 @@ export function usageCost(entry: PriceEntry, usage: TokenUsage): number {
 export function worstCaseCost(entry: PriceEntry, inputTokens: number, outputTokens: number): number {
   // The tier of the bound: never cheaper than the tier of the real input, which is at most the bound.
   const price = tierFor(entry, inputTokens);
-  return entry.requestFee + tokensCost(inputTokens, Math.max(price.input, price.cacheWriteInput, price.cachedInput)) + tokensCost(outputTokens, price.output);
+  return (entry.requestFee ?? 0) + tokensCost(inputTokens, Math.max(price.input, price.cacheWriteInput, price.cachedInput)) + tokensCost(outputTokens, price.output);
 }

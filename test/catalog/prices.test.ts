@@ -76,7 +76,7 @@ test('usageCost and worstCaseCost: cached and written input at their prices, lon
   t.is(fee.requestFee, 12_000);
   t.is(usageCost(fee, { inputTokens: 1000, outputTokens: 1000 }), 12_000 + 2000);
   t.is(worstCaseCost(fee, 1000, 1000), 12_000 + 2000);
-  t.is(entry({ input: 1, output: 1 }).requestFee, 0);
+  t.is(entry({ input: 1, output: 1 }).requestFee, undefined);
   // Worst case never below the cost of any usage within its bounds.
   for (const usage of [{ inputTokens: 1000, outputTokens: 100 }, { inputTokens: 1000, cacheWriteInputTokens: 1000, outputTokens: 100 }, { inputTokens: 1000, cachedInputTokens: 900, outputTokens: 100 }]) {
     t.true(usageCost(price, usage) <= worstCaseCost(price, 1000, 100));
