@@ -24,9 +24,9 @@ export default {
     { method: 'POST', path: 'compatibility/v1/embeddings' },
   ],
   // List prices in USD per million tokens from https://cohere.com/pricing (and the models page for limits), as of
-  // `pricesAsOf`; operators override or extend them with KEYWARD_PRICES. Usage is read from the response's `tokens`
-  // counts, which are at least its `billed_units`: a Cohere request is never priced below its bill. Rerank is billed
-  // per search and has no price here.
+  // `pricesAsOf`; operators override or extend them with KEYWARD_PRICES. A response's usage holds `billed_units` and
+  // then `tokens` (which add the prompt template, so are at least the bill); the last counts are read, so a Cohere
+  // request is priced at or above its bill. Rerank is billed per search and has no price here.
   pricesAsOf: '2025-08-01',
   prices: {
     'command-a-03-2025': { input: 2.5, output: 10, maxOutput: 8_000, contextWindow: 256_000 },

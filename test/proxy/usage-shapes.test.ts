@@ -7,7 +7,7 @@
  * usageCost prices cached input as cached and the rest as input.
  */
 import test from 'ava';
-import { BUILT_IN_READERS } from '../../src/gateway/usage-scanner.js';
+import { applyUsage, BUILT_IN_READERS } from '../../src/gateway/usage-scanner.js';
 import { priceEntry, usageCost } from '../../src/catalog/prices.js';
 import type { TokenUsage, UsageShape } from '../../src/catalog/provider.js';
 import { frame } from '../support/cloud/bedrock-fake.js';
@@ -165,6 +165,15 @@ test('Vertex: Anthropic shape on publishers/anthropic (rawPredict and streamRawP
   await readAllWays(t, 'vertex', Buffer.from(JSON.stringify({ usageMetadata: GEMINI_USAGE })), GEMINI_EXPECTED, `${VERTEX}/google/models/gemini-2.5-pro:generateContent`);
   await readAllWays(t, 'vertex', sse([[undefined, { usageMetadata: GEMINI_USAGE }]]), GEMINI_EXPECTED, `${VERTEX}/google/models/gemini-2.5-pro:streamGenerateContent`);
   await readAllWays(t, 'vertex', Buffer.from(JSON.stringify({ usage: OPENAI_USAGE })), OPENAI_EXPECTED, 'v1/projects/my-project/locations/us-central1/endpoints/openapi/chat/completions');
+});
+
+test('applyUsage carries every count into the request\'s usage, cache writes included; non-counts are ignored', (t) => {
+  const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+  applyUsage(usage, { scan() {}, end: () => ({ inputTokens: 3050, outputTokens: 300, cachedInputTokens: 2000, cacheWriteInputTokens: 1000 }) }, () => t.fail());
+  t.deepEqual(usage, ANTHROPIC_EXPECTED);
+  const odd: TokenUsage = { inputTokens: 5, outputTokens: 6 };
+  applyUsage(odd, { scan() {}, end: () => ({ inputTokens: -1, outputTokens: 1.5, cacheWriteInputTokens: Number.NaN }) }, () => t.fail());
+  t.deepEqual(odd, { inputTokens: 5, outputTokens: 6 });
 });
 
 // --- Priced: cached input at its price, cache writes at theirs, the rest at input.
