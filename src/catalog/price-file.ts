@@ -32,7 +32,7 @@ export function priceOverrides(file: Readonly<Record<string, unknown>>, provider
     for (const [model, price] of Object.entries(table as Record<string, unknown>)) {
       const entry = `${providerId}[${JSON.stringify(model)}]`;
       if (!MODEL.test(model)) fail(`${providerId}: a model name or prefix* as each key`, model);
-      if (!isObject(price)) fail(`${entry}: an object { input, output, cachedInput?, cacheWriteInput?, maxOutput?, contextWindow? }`, price);
+      if (!isObject(price)) fail(`${entry}: an object { input, output, … } (USD per million tokens)`, price);
       for (const field of Object.keys(price as object)) {
         if (!(FIELDS as readonly string[]).includes(field)) fail(`${entry}: only the fields ${FIELDS.join(', ')}`, field);
       }
