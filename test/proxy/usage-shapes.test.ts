@@ -11,6 +11,10 @@ import { applyUsage, BUILT_IN_READERS } from '../../src/gateway/usage-scanner.js
 import { priceEntry, usageCost } from '../../src/catalog/prices.js';
 import type { TokenUsage, UsageShape } from '../../src/catalog/provider.js';
 import { frame } from '../support/cloud/bedrock-fake.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { api } from '../support/app.js';
+import { proxyFixture } from '../support/proxy-fixture.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -186,4 +190,36 @@ test('usageCost of each shape: cached input priced as cached, cache writes as wr
   t.is(usageCost(price, (await read('openai', Buffer.from(JSON.stringify({ usage: OPENAI_USAGE })), 13))!), 258 + 576 + 4500);
   // Gemini: 952 plain × 3 + 2048 cached × 0.3 (614.4 → 615, rounded up) + 350 out × 15.
   t.is(usageCost(price, (await read('gemini', Buffer.from(JSON.stringify({ usageMetadata: GEMINI_USAGE })), 13))!), 2856 + 615 + 5250);
+});
+
+test('through the gateway: an Anthropic response with cache reads and writes counts them as input, streamed and not', async (t) => {
+  // An Anthropic upstream that reports caching, the way the API does.
+  const upstream = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      if (JSON.parse(body).stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(anthropicStream({ input_tokens: 50, cache_creation_input_tokens: 1000, cache_read_input_tokens: 2000, output_tokens: 300 }));
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'ok' }], usage: ANTHROPIC_USAGE }));
+      }
+    });
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => upstream.close(() => r())));
+  const f = await proxyFixture(t, { env: { KEYWARD_UPSTREAM_ANTHROPIC: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` } });
+  for (const stream of [true, false]) {
+    const res = await fetch(f.proxyUrl('v1/messages'), {
+      method: 'POST',
+      headers: { 'x-proxy-token': f.tokens.anthropic.token, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 300, stream, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    t.is(res.status, 200);
+    await res.text();
+  }
+  await new Promise((r) => setTimeout(r, 50)); // onDone runs when the response closes
+  const tok = await api(f.app, 'GET', `/v1/tokens/${f.tokens.anthropic.id}`, { token: f.org.token });
+  t.like(tok.body.usage, { requests: 2, input_tokens: 2 * 3050, output_tokens: 2 * 300 });
 });
