@@ -2,18 +2,18 @@
  * Every built-in usage reader against responses shaped as each provider sends them
  * (OpenAI chat and Responses, Anthropic, Gemini, Bedrock Converse and InvokeModel,
  * Vertex's three publishers' shapes), streamed and not, with cache reads and writes,
- * cut at every chunk edge. What they report must meet TokenUsage's definition:
+ * cut at every chunk edge, and once through the gateway. What they report must meet TokenUsage's definition:
  * `inputTokens` is every input token, cache reads and writes included, so that
  * usageCost prices cached input as cached and the rest as input.
  */
 import test from 'ava';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { applyUsage, BUILT_IN_READERS } from '../../src/gateway/usage-scanner.js';
 import { priceEntry, usageCost } from '../../src/catalog/prices.js';
 import type { TokenUsage, UsageShape } from '../../src/catalog/provider.js';
-import { frame } from '../support/cloud/bedrock-fake.js';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { api } from '../support/app.js';
+import { frame } from '../support/cloud/bedrock-fake.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
