@@ -25,7 +25,8 @@ export default {
   ],
   // List prices in USD per million tokens from https://docs.x.ai/docs/models, as of `pricesAsOf`; operators override or
   // extend them with KEYWARD_PRICES. Requests past 128k input tokens are billed at the higher-context prices
-  // (`longContext`). Live Search sources and server-side tools are billed per use and not modelled here.
+  // (`longContext`). Live Search sources and server-side tools are billed per use and not modelled here. Its chat
+  // completions report reasoning beside completion_tokens (total_tokens holds it): the usage reader counts it as output.
   pricesAsOf: '2025-09-19',
   prices: {
     'grok-4': { input: 3, cachedInput: 0.75, output: 15, contextWindow: 256_000, longContext: { aboveInputTokens: 128_000, input: 6, output: 30 } },

@@ -14,7 +14,9 @@
  * the OpenAI keys of its OpenAI-compatible surface) and Vertex (by path:
  * Anthropic's shape on a `publishers/anthropic` model, OpenAI's on the
  * OpenAI-compatible endpoint, Gemini's otherwise). A provider file may instead
- * bring its own reader factory.
+ * bring its own reader factory. Where a total is reported, the output is at
+ * least total − input: reasoning reported beside the completion count (xAI) is
+ * output too.
  */
 import type { TokenUsage, UsageReader, UsageReaderFactory, UsageShape } from '../catalog/provider.js';
 import type { Provider } from '../catalog/registry.js';
@@ -27,12 +29,16 @@ const OVERLAP = 64;
  * A shape's keys. `inputParts`/`outputParts` are counts reported beside the main one that
  * belong to it (Gemini's tool-use prompt and thinking tokens); `inputExcludesCache`: the main
  * input count leaves out cache reads and writes (Anthropic, Bedrock), so they are added to it.
+ * `total`: a response's total; the output is never taken below total − input, since some
+ * providers report reasoning beside the completion count instead of inside it (xAI's chat
+ * completions, Gemini's OpenAI-compatible surface) and it is billed as output all the same.
  */
 interface UsageKeys {
   input: readonly string[];
   output: readonly string[];
   cached: readonly string[];
   cacheWrite?: readonly string[];
+  total?: readonly string[];
   inputParts?: readonly string[];
   outputParts?: readonly string[];
   inputExcludesCache?: boolean;
@@ -47,6 +53,7 @@ interface CompiledKeys {
   output: RegExp;
   cached: RegExp;
   cacheWrite?: RegExp;
+  total?: RegExp;
   inputParts?: RegExp;
   outputParts?: RegExp;
   inputExcludesCache: boolean;
@@ -57,13 +64,22 @@ const compile = (keys: UsageKeys): CompiledKeys => ({
   output: keyRegex(keys.output)!,
   cached: keyRegex(keys.cached)!,
   cacheWrite: keyRegex(keys.cacheWrite),
+  total: keyRegex(keys.total),
   inputParts: keyRegex(keys.inputParts),
   outputParts: keyRegex(keys.outputParts),
   inputExcludesCache: keys.inputExcludesCache ?? false,
 });
 
-/** prompt_tokens includes cached_tokens; completion_tokens includes reasoning tokens. DeepSeek names its cache hits too. */
-const OPENAI_KEYS: UsageKeys = { input: ['prompt_tokens', 'input_tokens'], output: ['completion_tokens', 'output_tokens'], cached: ['cached_tokens', 'prompt_cache_hit_tokens'] };
+/**
+ * prompt_tokens includes cached_tokens; OpenAI's completion_tokens includes reasoning tokens, xAI's does not
+ * (its total_tokens does: hence `total`). DeepSeek names its cache hits too.
+ */
+const OPENAI_KEYS: UsageKeys = {
+  input: ['prompt_tokens', 'input_tokens'],
+  output: ['completion_tokens', 'output_tokens'],
+  cached: ['cached_tokens', 'prompt_cache_hit_tokens'],
+  total: ['total_tokens'],
+};
 /**
  * `input_tokens` is only what was neither read from nor written to the cache. In a stream,
  * message_start carries the input counts and message_delta the cumulative output (and, lately,
@@ -81,6 +97,7 @@ const GEMINI_KEYS: UsageKeys = {
   input: ['promptTokenCount', ...OPENAI_KEYS.input],
   output: ['candidatesTokenCount', ...OPENAI_KEYS.output],
   cached: ['cachedContentTokenCount', ...OPENAI_KEYS.cached],
+  total: ['totalTokenCount', ...OPENAI_KEYS.total!],
   inputParts: ['toolUsePromptTokenCount'],
   outputParts: ['thoughtsTokenCount'],
 };
@@ -103,6 +120,7 @@ const ANY = compile({
   input: GEMINI_KEYS.input,
   output: GEMINI_KEYS.output,
   cached: GEMINI_KEYS.cached,
+  total: GEMINI_KEYS.total,
 });
 
 export type TokenCounts = TokenUsage;
@@ -117,6 +135,7 @@ export class UsageScanner implements UsageReader {
   private outputPart = 0;
   private cached?: number;
   private written?: number;
+  private total?: number;
 
   /** `counts` is updated in place as the bytes pass; `shape`: the keys, compiled once per shape (never per response). */
   constructor(private readonly counts: TokenUsage = { inputTokens: 0, outputTokens: 0 }, private readonly shape: CompiledKeys = ANY) {}
@@ -149,9 +168,11 @@ export class UsageScanner implements UsageReader {
     this.outputPart = last(this.shape.outputParts) ?? this.outputPart;
     this.cached = last(this.shape.cached) ?? this.cached;
     this.written = last(this.shape.cacheWrite) ?? this.written;
+    this.total = last(this.shape.total) ?? this.total;
     const cache = this.shape.inputExcludesCache ? (this.cached ?? 0) + (this.written ?? 0) : 0;
-    this.counts.inputTokens = this.input + this.inputPart + cache;
-    this.counts.outputTokens = this.output + this.outputPart;
+    const input = this.input + this.inputPart + cache;
+    this.counts.inputTokens = input;
+    this.counts.outputTokens = Math.max(this.output + this.outputPart, this.total !== undefined ? this.total - input : 0);
     if (this.cached !== undefined) this.counts.cachedInputTokens = this.cached;
     if (this.written !== undefined) this.counts.cacheWriteInputTokens = this.written;
   }

@@ -68,6 +68,15 @@ test('DeepSeek (OpenAI shape): its prompt_cache_hit_tokens are read as cached', 
   await readAllWays(t, 'openai', body, { inputTokens: 1000, outputTokens: 50, cachedInputTokens: 640 });
 });
 
+test('xAI chat completions: reasoning_tokens reported beside completion_tokens (total_tokens holds them) are output', async (t) => {
+  const usage = { prompt_tokens: 32, completion_tokens: 9, total_tokens: 135, prompt_tokens_details: { text_tokens: 32, cached_tokens: 6 }, completion_tokens_details: { reasoning_tokens: 94 } };
+  await readAllWays(t, 'openai', Buffer.from(JSON.stringify({ model: 'grok-4', usage })), { inputTokens: 32, outputTokens: 103, cachedInputTokens: 6 });
+  const stream = Buffer.concat([sse([[undefined, { choices: [{ index: 0, delta: { content: 'hi' } }] }], [undefined, { choices: [], usage }]]), Buffer.from('data: [DONE]\n\n')]);
+  await readAllWays(t, 'openai', stream, { inputTokens: 32, outputTokens: 103, cachedInputTokens: 6 });
+  // Gemini's OpenAI-compatible surface counts thinking in total_tokens only, too.
+  await readAllWays(t, 'gemini', Buffer.from(JSON.stringify({ usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 50 } })), { inputTokens: 10, outputTokens: 40 });
+});
+
 // --- Anthropic: input_tokens leaves out cache reads and writes.
 const ANTHROPIC_USAGE = {
   input_tokens: 50, cache_creation_input_tokens: 1000, cache_read_input_tokens: 2000,
