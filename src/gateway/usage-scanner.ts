@@ -23,7 +23,7 @@ import type { Provider } from '../catalog/registry.js';
 import { bedrockUsageReader } from './bedrock-usage.js';
 
 /** Enough of the previous chunk to complete a key and number cut at the edge. */
-const OVERLAP = 64;
+const OVERLAP = 128;
 
 /**
  * A shape's keys. `inputParts`/`outputParts` are counts reported beside the main one that
@@ -42,10 +42,12 @@ interface UsageKeys {
   inputParts?: readonly string[];
   outputParts?: readonly string[];
   inputExcludesCache?: boolean;
+  /** A lookbehind the input keys must not follow (Bedrock's per-TTL cacheDetails entries reuse `inputTokens`). */
+  inputNotAfter?: string;
 }
 
-const keyRegex = (keys: readonly string[] | undefined): RegExp | undefined =>
-  keys && keys.length > 0 ? new RegExp(`"(?:${keys.join('|')})"\\s*:\\s*(\\d{1,12})`, 'g') : undefined;
+const keyRegex = (keys: readonly string[] | undefined, notAfter = ''): RegExp | undefined =>
+  keys && keys.length > 0 ? new RegExp(`${notAfter}"(?:${keys.join('|')})"\\s*:\\s*(\\d{1,12})`, 'g') : undefined;
 
 /** A shape's keys as regexes (global: matchAll works on a copy, so one compiled set serves every response). */
 interface CompiledKeys {
@@ -60,7 +62,7 @@ interface CompiledKeys {
 }
 
 const compile = (keys: UsageKeys): CompiledKeys => ({
-  input: keyRegex(keys.input)!,
+  input: keyRegex(keys.input, keys.inputNotAfter)!,
   output: keyRegex(keys.output)!,
   cached: keyRegex(keys.cached)!,
   cacheWrite: keyRegex(keys.cacheWrite),
@@ -114,6 +116,9 @@ const BEDROCK = compile({
   cached: ['cacheReadInputTokens', 'cache_read_input_tokens', 'cacheReadInputTokenCount'],
   cacheWrite: ['cacheWriteInputTokens', 'cache_creation_input_tokens', 'cacheWriteInputTokenCount'],
   inputExcludesCache: true,
+  // Converse's usage ends with `"cacheDetails":[{"inputTokens":1000,"ttl":"1h"},…]`: cache writes by TTL, not the
+  // input. An array element (`[{` or `,{` before it) or a key after `"ttl":"…",` is one of those.
+  inputNotAfter: '(?<![\\[,]\\s*\\{\\s*|"ttl"\\s*:\\s*"[^"]{0,16}"\\s*,\\s*)',
 });
 /** Every shape's keys whose input count includes the cache (the reader's default). */
 const ANY = compile({
@@ -146,7 +151,7 @@ export class UsageScanner implements UsageReader {
     const seam = this.tail.length > 0 ? Buffer.concat([this.tail, chunk.subarray(0, OVERLAP)]) : undefined;
     if (chunk.includes('oken') || seam?.includes('oken')) {
       // latin1: one char per byte, no decoding cost for split UTF-8; the keys are ASCII.
-      this.match(this.tail.toString('latin1') + chunk.toString('latin1'));
+      this.match(this.tail.toString('latin1') + chunk.toString('latin1'), this.tail.length);
     }
     this.tail = Buffer.from(chunk.length >= OVERLAP ? chunk.subarray(chunk.length - OVERLAP) : Buffer.concat([this.tail, chunk]).subarray(-OVERLAP));
   }
@@ -155,11 +160,13 @@ export class UsageScanner implements UsageReader {
     return this.counts;
   }
 
-  private match(text: string): void {
+  /** `seen`: the length of the tail, already read with the previous chunk (and more before it as context). */
+  private match(text: string, seen: number): void {
     const last = (re: RegExp | undefined): number | undefined => {
       if (!re) return undefined;
       let found: string | undefined;
-      for (const m of text.matchAll(re)) found = m[1];
+      // A match that ends inside the tail was taken with the previous chunk, where what preceded it could be seen.
+      for (const m of text.matchAll(re)) if (m.index + m[0].length > seen) found = m[1];
       return found === undefined ? undefined : Number(found);
     };
     this.input = last(this.shape.input) ?? this.input;

@@ -30,7 +30,7 @@ async function read(shape: UsageShape, body: Buffer, size: number, path = 'v1/x'
 
 /** The same counts whatever the chunk sizes: one byte at a time, awkward primes, and the whole body at once. */
 async function readAllWays(t: import('ava').ExecutionContext, shape: UsageShape, body: Buffer, expected: TokenUsage, path?: string, headers?: Record<string, string>): Promise<void> {
-  for (const size of [1, 7, 31, 64, body.length]) t.deepEqual(await read(shape, body, size, path, headers), expected, `${shape} ${path ?? ''} in ${size}-byte chunks`);
+  for (const size of [1, 2, 3, 5, 7, 11, 31, 64, 100, body.length]) t.deepEqual(await read(shape, body, size, path, headers), expected, `${shape} ${path ?? ''} in ${size}-byte chunks`);
 }
 
 const sse = (events: Array<[string | undefined, unknown]>) => Buffer.from(events.map(([name, data]) => `${name ? `event: ${name}\n` : ''}data: ${JSON.stringify(data)}\n\n`).join(''));
@@ -135,7 +135,11 @@ const b64 = (event: unknown) => ({ bytes: Buffer.from(JSON.stringify(event)).toS
 const EVENTSTREAM = { 'content-type': 'application/vnd.amazon.eventstream' };
 
 test('Bedrock Converse: cacheReadInputTokens and cacheWriteInputTokens are added to inputTokens, streamed and not', async (t) => {
-  const usage = { inputTokens: 4, outputTokens: 285, totalTokens: 1772, cacheReadInputTokens: 300, cacheWriteInputTokens: 1183 };
+  // cacheDetails (writes by TTL) reuses `inputTokens`: never the input.
+  const usage = {
+    inputTokens: 4, outputTokens: 285, totalTokens: 1772, cacheReadInputTokens: 300, cacheWriteInputTokens: 1183,
+    cacheDetails: [{ inputTokens: 1000, ttl: '1h' }, { ttl: '5m', inputTokens: 183 }],
+  };
   const expected: TokenUsage = { inputTokens: 1487, outputTokens: 285, cachedInputTokens: 300, cacheWriteInputTokens: 1183 };
   await readAllWays(t, 'bedrock', Buffer.from(JSON.stringify({ output: { message: { role: 'assistant', content: [{ text: 'ok' }] } }, stopReason: 'end_turn', usage, metrics: { latencyMs: 900 } })), expected, 'model/m/converse');
   const stream = Buffer.concat([
