@@ -11,10 +11,7 @@
 import { ConfigError } from '../config.js';
 import { MODEL } from './model-name.js';
 import { priceEntry, PriceError, type PriceTables } from './prices.js';
-import type { LongContextPrice, ModelPrice } from './provider.js';
-
-const FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext'];
-const LONG_CONTEXT_FIELDS: readonly (keyof LongContextPrice)[] = ['aboveInputTokens', 'input', 'output', 'cachedInput', 'cacheWriteInput'];
+import type { ModelPrice } from './provider.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const shown = (v: unknown): string => JSON.stringify(v) ?? String(v);
@@ -33,19 +30,11 @@ export function priceOverrides(file: Readonly<Record<string, unknown>>, provider
       const entry = `${providerId}[${JSON.stringify(model)}]`;
       if (!MODEL.test(model)) fail(`${providerId}: a model name or prefix* as each key`, model);
       if (!isObject(price)) fail(`${entry}: an object { input, output, … } (USD per million tokens)`, price);
-      for (const field of Object.keys(price as object)) {
-        if (!(FIELDS as readonly string[]).includes(field)) fail(`${entry}: only the fields ${FIELDS.join(', ')}`, field);
-      }
-      const long = (price as Record<string, unknown>).longContext;
-      if (isObject(long)) {
-        for (const field of Object.keys(long)) {
-          if (!(LONG_CONTEXT_FIELDS as readonly string[]).includes(field)) fail(`${entry}.longContext: only the fields ${LONG_CONTEXT_FIELDS.join(', ')}`, field);
-        }
-      }
+      // Amounts, limits and unknown fields (a typo must not leave a default price standing) are priceEntry's.
       try {
         priceEntry(entry, price as unknown as ModelPrice, 'KEYWARD_PRICES');
       } catch (err) {
-        if (err instanceof PriceError) fail(err.message, price);
+        if (err instanceof PriceError) fail(err.message, err.got);
         throw err;
       }
       models[model] = Object.freeze({ ...(price as unknown as ModelPrice) });

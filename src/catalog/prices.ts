@@ -39,18 +39,34 @@ export interface PriceEntry extends PriceTier {
 /** provider id → model name or `prefix*` → its price, as written (USD per million tokens). */
 export type PriceTables = Readonly<Record<string, Readonly<Record<string, ModelPrice>>>>;
 
-export class PriceError extends Error {}
+/** A written price that is not one; `got` is the offending value (for a message that shows it). */
+export class PriceError extends Error {
+  constructor(message: string, readonly got?: unknown) {
+    super(message);
+  }
+}
+
+/** The fields a written price may have: any other is a typo that would leave a default standing, so it is refused. */
+export const PRICE_FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext'];
+const LONG_CONTEXT_FIELDS: readonly (keyof LongContextPrice)[] = ['aboveInputTokens', 'input', 'output', 'cachedInput', 'cacheWriteInput'];
+
+function refuseUnknown(where: string, o: object, fields: readonly string[]): void {
+  for (const field of Object.keys(o)) {
+    if (!fields.includes(field)) throw new PriceError(`${where}: only the fields ${fields.join(', ')}`, field);
+  }
+}
 
 /** One written price → its entry; throws PriceError naming the field when an amount is not a price. */
 export function priceEntry(where: string, p: ModelPrice, source: string): PriceEntry {
+  refuseUnknown(where, p, PRICE_FIELDS);
   const amount = (field: string, value: unknown, unit = 'USD per million tokens'): number => {
     const micros = priceMicrosPerMillion(value);
-    if (micros === undefined) throw new PriceError(`${where}.${field}: ${unit}, a number ≥ 0 with at most six decimal places`);
+    if (micros === undefined) throw new PriceError(`${where}.${field}: ${unit}, a number ≥ 0 with at most six decimal places`, value);
     return micros;
   };
   const tokens = (field: string, value: unknown): number => {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > 100_000_000) {
-      throw new PriceError(`${where}.${field}: a whole number of tokens from 1 to 100000000`);
+      throw new PriceError(`${where}.${field}: a whole number of tokens from 1 to 100000000`, value);
     }
     return value;
   };
@@ -68,6 +84,7 @@ export function priceEntry(where: string, p: ModelPrice, source: string): PriceE
     throw new PriceError(`${where}.longContext: an object { aboveInputTokens, input, output, cachedInput?, cacheWriteInput? }`);
   }
   const longContext = long === undefined ? undefined : (long as LongContextPrice);
+  if (longContext) refuseUnknown(`${where}.longContext`, longContext, LONG_CONTEXT_FIELDS);
   return Object.freeze({
     ...tier(p, ''),
     // An amount in USD → µ$: the same conversion as a price per million tokens → µ$ per million tokens.

@@ -214,7 +214,7 @@ function validatePrices(value: unknown, asOf: unknown, fail: (problem: string) =
     try {
       priceEntry(`prices[${JSON.stringify(model)}]`, raw as ModelPrice, 'check');
     } catch (err) {
-      if (err instanceof PriceError) fail(err.message);
+      if (err instanceof PriceError) fail(err.got === undefined ? err.message : `${err.message}, not ${JSON.stringify(err.got)}`);
       throw err;
     }
   }

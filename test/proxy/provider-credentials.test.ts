@@ -136,6 +136,7 @@ test('unit: a malformed declaration of fields, auth, tokenIn or usage is refused
     [{ routes: [], allow: [{ method: 'POST', path: 'v1/x' }] }, /not both/],
     [{ prices: { 'm*': { input: -1, output: 2 } }, pricesAsOf: '2026-11-23' }, /prices\["m\*"\]\.input: USD per million tokens/],
     [{ prices: { m: { input: 1, output: 2, maxOutput: 0.5 } }, pricesAsOf: '2026-11-23' }, /prices\["m"\]\.maxOutput: a whole number of tokens/],
+    [{ prices: { m: { input: 1, output: 2, cachedInptu: 1 } }, pricesAsOf: '2026-11-23' }, /prices\["m"\]: only the fields input, output, .*, not "cachedInptu"/],
     [{ prices: { m: { input: 1, output: 2 } } }, /`pricesAsOf` must be the day the prices were taken/],
     [{ prices: { 'a b': { input: 1, output: 2 } }, pricesAsOf: '2026-11-23' }, /`prices` key "a b" is not a model name/],
   ];
