@@ -51,4 +51,7 @@ export default {
     { method: 'POST', path: 'openai/v1/embeddings' },
     { method: 'GET', path: 'openai/v1/models' },
   ],
+  // No price table: the model a request names is the operator's own deployment name, and its price depends on the
+  // deployment type (global, data zone, regional, provisioned). Price your deployments in KEYWARD_PRICES, e.g.
+  // `{ "azure": { "gpt-4o-prod": { "input": 2.5, "cachedInput": 1.25, "output": 10 } } }`, or `"*"` for all of them.
 } satisfies ProviderPlugin;

@@ -33,4 +33,27 @@ export default {
     { method: 'POST', path: 'v1beta/openai/embeddings' },
     { method: 'GET', path: 'v1beta/openai/models' },
   ],
+  // Paid-tier list prices in USD per million tokens from https://ai.google.dev/gemini-api/docs/pricing (and the models
+  // page for limits), as of `pricesAsOf`; operators override or extend them with KEYWARD_PRICES. Text/image/video
+  // input prices (audio input costs more on Flash); thinking tokens are output. The Pro models' prices double past
+  // 200k input tokens (`longContext`). Cached reads are priced at the explicit-cache rate (25% of input on 2.5; the
+  // storage fee per hour is not a request's cost). Exact names: `gemini-2.5-flash*` would also price the image and
+  // audio variants, which cost more.
+  pricesAsOf: '2025-11-18',
+  prices: {
+    'gemini-3-pro-preview': {
+      input: 2, cachedInput: 0.2, output: 12, maxOutput: 65_536, contextWindow: 1_048_576,
+      longContext: { aboveInputTokens: 200_000, input: 4, cachedInput: 0.4, output: 18 },
+    },
+    'gemini-2.5-pro': {
+      input: 1.25, cachedInput: 0.3125, output: 10, maxOutput: 65_536, contextWindow: 1_048_576,
+      longContext: { aboveInputTokens: 200_000, input: 2.5, cachedInput: 0.625, output: 15 },
+    },
+    'gemini-2.5-flash': { input: 0.3, cachedInput: 0.075, output: 2.5, maxOutput: 65_536, contextWindow: 1_048_576 },
+    'gemini-2.5-flash-lite': { input: 0.1, cachedInput: 0.025, output: 0.4, maxOutput: 65_536, contextWindow: 1_048_576 },
+    'gemini-2.0-flash': { input: 0.1, cachedInput: 0.025, output: 0.4, maxOutput: 8_192, contextWindow: 1_048_576 },
+    'gemini-2.0-flash-001': { input: 0.1, cachedInput: 0.025, output: 0.4, maxOutput: 8_192, contextWindow: 1_048_576 },
+    'gemini-2.0-flash-lite': { input: 0.075, output: 0.3, maxOutput: 8_192, contextWindow: 1_048_576 },
+    'gemini-2.0-flash-lite-001': { input: 0.075, output: 0.3, maxOutput: 8_192, contextWindow: 1_048_576 },
+  },
 } satisfies ProviderPlugin;

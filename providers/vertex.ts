@@ -78,7 +78,44 @@ export default {
   auth: { kind: 'signer', signer: 'google-oauth' },
   // Bearer from AnthropicVertex / GoogleGenAI authClient / OpenAI; x-goog-api-key from GoogleGenAI's apiKey; `key`/`access_token` query forms are credentials too.
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }, { header: 'x-goog-api-key' }, { query: 'key' }, { query: 'access_token' }],
-  // Gemini's usageMetadata; its keys include input_tokens/output_tokens, which Anthropic's rawPredict responses use too.
-  usage: 'gemini',
+  // By path: Anthropic's usage on publishers/anthropic (its input_tokens leave out cache reads and writes), OpenAI's
+  // on the OpenAI-compatible endpoint, Gemini's usageMetadata otherwise.
+  usage: 'vertex',
   routes,
+  // List prices in USD per million tokens from https://cloud.google.com/vertex-ai/generative-ai/pricing, as of
+  // `pricesAsOf`; operators override or extend them with KEYWARD_PRICES (e.g. for other publishers' models or
+  // provisioned throughput). The model is the path's publisher model name: `gemini-2.5-pro`, and Anthropic's
+  // `claude-sonnet-4-5@20250929` (a prefix covers the name with and without its `@version`). Only regional
+  // endpoints are reachable here, so Claude 4.5 models carry the regional price (10% over the global endpoint's).
+  // Gemini's prices as on the Gemini API (see providers/gemini.ts); Claude's cache reads 0.1× and 5-minute cache
+  // writes 1.25× input.
+  pricesAsOf: '2025-11-24',
+  prices: {
+    'gemini-3-pro-preview': {
+      input: 2, cachedInput: 0.2, output: 12, maxOutput: 65_536, contextWindow: 1_048_576,
+      longContext: { aboveInputTokens: 200_000, input: 4, cachedInput: 0.4, output: 18 },
+    },
+    'gemini-2.5-pro': {
+      input: 1.25, cachedInput: 0.3125, output: 10, maxOutput: 65_536, contextWindow: 1_048_576,
+      longContext: { aboveInputTokens: 200_000, input: 2.5, cachedInput: 0.625, output: 15 },
+    },
+    'gemini-2.5-flash': { input: 0.3, cachedInput: 0.075, output: 2.5, maxOutput: 65_536, contextWindow: 1_048_576 },
+    'gemini-2.5-flash-lite': { input: 0.1, cachedInput: 0.025, output: 0.4, maxOutput: 65_536, contextWindow: 1_048_576 },
+    'gemini-2.0-flash-001': { input: 0.15, output: 0.6, maxOutput: 8_192, contextWindow: 1_048_576 },
+    'gemini-2.0-flash-lite-001': { input: 0.075, output: 0.3, maxOutput: 8_192, contextWindow: 1_048_576 },
+    'claude-opus-4-5*': { input: 5.5, cachedInput: 0.55, cacheWriteInput: 6.875, output: 27.5, maxOutput: 64_000, contextWindow: 200_000 },
+    'claude-sonnet-4-5*': {
+      input: 3.3, cachedInput: 0.33, cacheWriteInput: 4.125, output: 16.5, maxOutput: 64_000, contextWindow: 1_000_000,
+      longContext: { aboveInputTokens: 200_000, input: 6.6, cachedInput: 0.66, cacheWriteInput: 8.25, output: 24.75 },
+    },
+    'claude-haiku-4-5*': { input: 1.1, cachedInput: 0.11, cacheWriteInput: 1.375, output: 5.5, maxOutput: 64_000, contextWindow: 200_000 },
+    'claude-opus-4-1*': { input: 15, cachedInput: 1.5, cacheWriteInput: 18.75, output: 75, maxOutput: 32_000, contextWindow: 200_000 },
+    'claude-opus-4@*': { input: 15, cachedInput: 1.5, cacheWriteInput: 18.75, output: 75, maxOutput: 32_000, contextWindow: 200_000 },
+    'claude-sonnet-4@*': {
+      input: 3, cachedInput: 0.3, cacheWriteInput: 3.75, output: 15, maxOutput: 64_000, contextWindow: 1_000_000,
+      longContext: { aboveInputTokens: 200_000, input: 6, cachedInput: 0.6, cacheWriteInput: 7.5, output: 22.5 },
+    },
+    'claude-3-7-sonnet@*': { input: 3, cachedInput: 0.3, cacheWriteInput: 3.75, output: 15, maxOutput: 128_000, contextWindow: 200_000 },
+    'claude-3-5-haiku@*': { input: 0.8, cachedInput: 0.08, cacheWriteInput: 1, output: 4, maxOutput: 8_192, contextWindow: 200_000 },
+  },
 } satisfies ProviderPlugin;

@@ -23,4 +23,18 @@ export default {
     { method: 'GET', path: 'v1/language-models' },
     { method: 'GET', path: 'v1/language-models/{model}' },
   ],
+  // List prices in USD per million tokens from https://docs.x.ai/docs/models, as of `pricesAsOf`; operators override or
+  // extend them with KEYWARD_PRICES. Requests past 128k input tokens are billed at the higher-context prices
+  // (`longContext`). Live Search sources and server-side tools are billed per use and not modelled here. Its chat
+  // completions report reasoning beside completion_tokens (total_tokens holds it): the usage reader counts it as output.
+  pricesAsOf: '2025-09-19',
+  prices: {
+    'grok-4': { input: 3, cachedInput: 0.75, output: 15, contextWindow: 256_000, longContext: { aboveInputTokens: 128_000, input: 6, output: 30 } },
+    'grok-4-0709': { input: 3, cachedInput: 0.75, output: 15, contextWindow: 256_000, longContext: { aboveInputTokens: 128_000, input: 6, output: 30 } },
+    'grok-4-fast-reasoning': { input: 0.2, cachedInput: 0.05, output: 0.5, contextWindow: 2_000_000, longContext: { aboveInputTokens: 128_000, input: 0.4, output: 1 } },
+    'grok-4-fast-non-reasoning': { input: 0.2, cachedInput: 0.05, output: 0.5, contextWindow: 2_000_000, longContext: { aboveInputTokens: 128_000, input: 0.4, output: 1 } },
+    'grok-code-fast-1': { input: 0.2, cachedInput: 0.02, output: 1.5, contextWindow: 256_000 },
+    'grok-3': { input: 3, cachedInput: 0.75, output: 15, contextWindow: 131_072 },
+    'grok-3-mini': { input: 0.3, cachedInput: 0.075, output: 0.5, contextWindow: 131_072 },
+  },
 } satisfies ProviderPlugin;

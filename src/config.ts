@@ -34,6 +34,8 @@ export interface Config {
   plugins: readonly string[];
   /** KEYWARD_PLUGIN_CONFIG's file: plugin name → its settings (checked against its configSchema when it loads). Never in PluginConfig. */
   pluginSettings: Readonly<Record<string, unknown>>;
+  /** KEYWARD_PRICES's file as parsed: provider id → model or prefix* → price; checked against the loaded providers at start (catalog/price-file.ts). */
+  priceOverrides: Readonly<Record<string, unknown>>;
   freeCredentials: number;
   freeProxyRequests: number;
   maxTtlMs: number;
@@ -149,6 +151,19 @@ function readPluginSettings(file: string | undefined): Readonly<Record<string, u
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError('KEYWARD_PLUGIN_CONFIG', 'a JSON file holding one object keyed by plugin name', file);
   }
+  return Object.freeze(parsed as Record<string, unknown>);
+}
+
+/** KEYWARD_PRICES: a JSON file holding one object keyed by provider id (its entries are checked once the providers are loaded). */
+function readPriceFile(file: string | undefined): Readonly<Record<string, unknown>> {
+  if (file === undefined) return Object.freeze({});
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path.resolve(file), 'utf8'));
+  } catch (err) {
+    throw new ConfigError('KEYWARD_PRICES', `a readable JSON file (${err instanceof SyntaxError ? 'not JSON' : ((err as NodeJS.ErrnoException).code ?? 'unreadable')})`, file);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('KEYWARD_PRICES', 'a JSON file holding one object keyed by provider id', file);
   return Object.freeze(parsed as Record<string, unknown>);
 }
 
@@ -311,6 +326,7 @@ export function loadConfig(env: Env = process.env): Config {
     builtinPluginsDir: path.join(packageDist, 'plugins'),
     plugins: Object.freeze(plugins),
     pluginSettings,
+    priceOverrides: readPriceFile(get('KEYWARD_PRICES')),
     freeCredentials: int('KEYWARD_FREE_CREDENTIALS', 10, 1, 1_000_000),
     freeProxyRequests: int('KEYWARD_FREE_PROXY_REQUESTS', 10_000, 1, 1_000_000_000_000),
     maxTtlMs,

@@ -25,6 +25,7 @@ import { systemClock, type Clock } from './clock.js';
 import { pluginConfig, type Config } from './config.js';
 import { ProviderRegistry } from './catalog/registry.js';
 import { PriceBook, type PriceTables } from './catalog/prices.js';
+import { priceOverrides } from './catalog/price-file.js';
 import { QuotaLedger } from './accounting/quota-ledger.js';
 import { SpendLedger } from './accounting/spend-ledger.js';
 import { OrgLimits } from './vault/org-limits.js';
@@ -120,7 +121,14 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.KeyWrapper, { useValue: wrapper });
   const registry = await ProviderRegistry.load(config.providersDir, config.upstreamOverrides);
   c.register(Symbols.ProviderRegistry, { useValue: registry });
-  c.register(PriceBook, { useValue: priceBookOf(registry) });
+  let prices: PriceBook;
+  try {
+    prices = priceBookOf(registry, config.priceOverrides);
+  } catch (err) {
+    await store.close(); // a bad KEYWARD_PRICES stops start-up (ConfigError): nothing left open
+    throw err;
+  }
+  c.register(PriceBook, { useValue: prices });
   // Services are singletons within this container (tests run several servers in one process).
   for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries]) c.registerSingleton(cls as never);
   for (const cls of [SpendLedger, OrgLimits]) c.registerSingleton(cls as never);
@@ -307,12 +315,15 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
   };
 }
 
-/** Every provider file's prices (KEYWARD_PRICES goes on top: the prices work adds it). */
-function priceBookOf(registry: ProviderRegistry): PriceBook {
+/** Every provider file's prices, then KEYWARD_PRICES on top (checked against the loaded providers: a ConfigError names a bad entry). */
+function priceBookOf(registry: ProviderRegistry, overrides: Config['priceOverrides']): PriceBook {
   const tables: Record<string, PriceTables[string]> = {};
   for (const id of registry.ids()) {
     const p = registry.get(id)!;
     if (p.prices) tables[id] = p.prices;
   }
-  return new PriceBook([{ tables, source: (id) => `providers/${registry.get(id)!.file} (${registry.get(id)!.pricesAsOf})` }]);
+  return new PriceBook([
+    { tables, source: (id) => `providers/${registry.get(id)!.file} (${registry.get(id)!.pricesAsOf})` },
+    { tables: priceOverrides(overrides, registry.ids()), source: () => 'KEYWARD_PRICES' },
+  ]);
 }

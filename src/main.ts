@@ -25,6 +25,11 @@ async function main(): Promise<void> {
     server = await buildServer(config, log);
   } catch (err) {
     release();
+    // Settings checked once the providers are loaded (KEYWARD_PRICES) fail like the rest of the configuration.
+    if (err instanceof ConfigError) {
+      process.stderr.write(`keyward: invalid configuration: ${err.message}\n`);
+      process.exit(2);
+    }
     log.error({ err }, 'start-up failed');
     process.stderr.write(`keyward: start-up failed: ${(err as Error).message}\n`);
     process.exit(1);

@@ -7,17 +7,29 @@
  *
  * usageCost prices what a provider reported (cached input at its cached
  * price); the budget's reservation uses worstCaseCost with bounds it derives
- * from the request.
+ * from the request. A model with long-context prices (`longContext`) is priced
+ * whole at them when its input passes the threshold: the real input for
+ * usageCost, the input bound for worstCaseCost (so a reservation is never
+ * priced at a cheaper tier than the request turns out to be). A `requestFee`
+ * (Perplexity's search fee) is added to both.
  */
-import type { ModelPrice, TokenUsage } from './provider.js';
+import type { LongContextPrice, ModelPrice, TokenUsage } from './provider.js';
 import { priceMicrosPerMillion, tokensCost } from './money.js';
 
-/** A model's prices in µ$ per million tokens, with its published output and context limits. */
-export interface PriceEntry {
+/** One set of prices in µ$ per million tokens. */
+export interface PriceTier {
   readonly input: number;
   readonly cachedInput: number;
   readonly cacheWriteInput: number;
   readonly output: number;
+}
+
+/** A model's prices in µ$ per million tokens, with its published output and context limits. */
+export interface PriceEntry extends PriceTier {
+  /** The prices of a request whose input passes `above` tokens (all of its tokens, not only those past it). */
+  readonly longContext?: PriceTier & { readonly above: number };
+  /** µ$ per request on top of its tokens (absent or 0 for most models). */
+  readonly requestFee?: number;
   readonly maxOutput?: number;
   readonly contextWindow?: number;
   /** Where it came from: `<provider file>` dated, or KEYWARD_PRICES. */
@@ -27,30 +39,59 @@ export interface PriceEntry {
 /** provider id → model name or `prefix*` → its price, as written (USD per million tokens). */
 export type PriceTables = Readonly<Record<string, Readonly<Record<string, ModelPrice>>>>;
 
-export class PriceError extends Error {}
+/** A written price that is not one; `got` is the offending value (for a message that shows it). */
+export class PriceError extends Error {
+  constructor(message: string, readonly got?: unknown) {
+    super(message);
+  }
+}
+
+/** The fields a written price may have: any other is a typo that would leave a default standing, so it is refused. */
+export const PRICE_FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext'];
+const LONG_CONTEXT_FIELDS: readonly (keyof LongContextPrice)[] = ['aboveInputTokens', 'input', 'output', 'cachedInput', 'cacheWriteInput'];
+
+function refuseUnknown(where: string, o: object, fields: readonly string[]): void {
+  for (const field of Object.keys(o)) {
+    if (!fields.includes(field)) throw new PriceError(`${where}: only the fields ${fields.join(', ')}`, field);
+  }
+}
 
 /** One written price → its entry; throws PriceError naming the field when an amount is not a price. */
 export function priceEntry(where: string, p: ModelPrice, source: string): PriceEntry {
-  const amount = (field: keyof ModelPrice, value: unknown): number => {
+  refuseUnknown(where, p, PRICE_FIELDS);
+  const amount = (field: string, value: unknown, unit = 'USD per million tokens'): number => {
     const micros = priceMicrosPerMillion(value);
-    if (micros === undefined) throw new PriceError(`${where}.${field}: USD per million tokens, a number ≥ 0 with at most six decimal places`);
+    if (micros === undefined) throw new PriceError(`${where}.${field}: ${unit}, a number ≥ 0 with at most six decimal places`, value);
     return micros;
   };
-  const limit = (field: keyof ModelPrice, value: unknown): number | undefined => {
-    if (value === undefined) return undefined;
+  const tokens = (field: string, value: unknown): number => {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > 100_000_000) {
-      throw new PriceError(`${where}.${field}: a whole number of tokens from 1 to 100000000`);
+      throw new PriceError(`${where}.${field}: a whole number of tokens from 1 to 100000000`, value);
     }
     return value;
   };
-  const input = amount('input', p.input);
+  const tier = (q: Omit<LongContextPrice, 'aboveInputTokens'>, at: string): PriceTier => {
+    const input = amount(`${at}input`, q.input);
+    return {
+      input,
+      cachedInput: q.cachedInput === undefined ? input : amount(`${at}cachedInput`, q.cachedInput),
+      cacheWriteInput: q.cacheWriteInput === undefined ? input : amount(`${at}cacheWriteInput`, q.cacheWriteInput),
+      output: amount(`${at}output`, q.output),
+    };
+  };
+  const long: unknown = p.longContext;
+  if (long !== undefined && (typeof long !== 'object' || long === null || Array.isArray(long))) {
+    throw new PriceError(`${where}.longContext: an object { aboveInputTokens, input, output, cachedInput?, cacheWriteInput? }`);
+  }
+  const longContext = long === undefined ? undefined : (long as LongContextPrice);
+  if (longContext) refuseUnknown(`${where}.longContext`, longContext, LONG_CONTEXT_FIELDS);
   return Object.freeze({
-    input,
-    cachedInput: p.cachedInput === undefined ? input : amount('cachedInput', p.cachedInput),
-    cacheWriteInput: p.cacheWriteInput === undefined ? input : amount('cacheWriteInput', p.cacheWriteInput),
-    output: amount('output', p.output),
-    ...(p.maxOutput !== undefined ? { maxOutput: limit('maxOutput', p.maxOutput) } : {}),
-    ...(p.contextWindow !== undefined ? { contextWindow: limit('contextWindow', p.contextWindow) } : {}),
+    ...tier(p, ''),
+    // An amount in USD → µ$: the same conversion as a price per million tokens → µ$ per million tokens.
+    ...(p.requestFee !== undefined ? { requestFee: amount('requestFee', p.requestFee, 'USD per request') } : {}),
+    ...(longContext !== undefined ? { longContext: Object.freeze({ ...tier(longContext, 'longContext.'), above: tokens('longContext.aboveInputTokens', longContext.aboveInputTokens) }) } : {}),
+    ...(p.maxOutput !== undefined ? { maxOutput: tokens('maxOutput', p.maxOutput) } : {}),
+    ...(p.contextWindow !== undefined ? { contextWindow: tokens('contextWindow', p.contextWindow) } : {}),
     source,
   });
 }
@@ -112,18 +153,26 @@ export class PriceBook {
   }
 }
 
+/** The prices that apply to a request of `inputTokens` input tokens: the long-context ones past their threshold. */
+export function tierFor(price: PriceEntry, inputTokens: number): PriceTier {
+  return price.longContext !== undefined && inputTokens > price.longContext.above ? price.longContext : price;
+}
+
 /** The cost in µ$ of what a provider reported: cached and cache-written input at their prices, the rest at `input`. */
-export function usageCost(price: PriceEntry, usage: TokenUsage): number {
+export function usageCost(entry: PriceEntry, usage: TokenUsage): number {
+  const price = tierFor(entry, usage.inputTokens);
   const cached = Math.max(0, usage.cachedInputTokens ?? 0);
   const written = Math.max(0, usage.cacheWriteInputTokens ?? 0);
   const plain = Math.max(0, usage.inputTokens - cached - written);
-  return tokensCost(plain, price.input) + tokensCost(cached, price.cachedInput) + tokensCost(written, price.cacheWriteInput) + tokensCost(usage.outputTokens, price.output);
+  return (entry.requestFee ?? 0) + tokensCost(plain, price.input) + tokensCost(cached, price.cachedInput) + tokensCost(written, price.cacheWriteInput) + tokensCost(usage.outputTokens, price.output);
 }
 
 /**
  * The most a request can cost: `inputTokens` (an upper bound of its input) at the highest input price
  * (uncached; a cache write can cost more than a plain token), and `outputTokens` at the output price.
  */
-export function worstCaseCost(price: PriceEntry, inputTokens: number, outputTokens: number): number {
-  return tokensCost(inputTokens, Math.max(price.input, price.cacheWriteInput, price.cachedInput)) + tokensCost(outputTokens, price.output);
+export function worstCaseCost(entry: PriceEntry, inputTokens: number, outputTokens: number): number {
+  // The tier of the bound: never cheaper than the tier of the real input, which is at most the bound.
+  const price = tierFor(entry, inputTokens);
+  return (entry.requestFee ?? 0) + tokensCost(inputTokens, Math.max(price.input, price.cacheWriteInput, price.cachedInput)) + tokensCost(outputTokens, price.output);
 }

@@ -43,7 +43,7 @@ export class ProviderLoadError extends Error {
 const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'DELETE'];
 const HEADER = /^[a-z0-9-]+$/;
 const PARAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini', 'bedrock'];
+const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini', 'bedrock', 'vertex'];
 const KNOWN_KEYS = new Set(['id', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf']);
 /** The first form's keys, and what replaced each. */
 const FIRST_FORM: Record<string, string> = {
@@ -206,7 +206,7 @@ function validatePrices(value: unknown, asOf: unknown, fail: (problem: string) =
     if (asOf !== undefined) fail('`pricesAsOf` without `prices`');
     return;
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) fail('`prices` must be an object of { input, output, cachedInput?, cacheWriteInput?, maxOutput?, contextWindow? } by model');
+  if (!value || typeof value !== 'object' || Array.isArray(value)) fail('`prices` must be an object of { input, output, cachedInput?, cacheWriteInput?, maxOutput?, contextWindow?, requestFee?, longContext? } by model');
   if (typeof asOf !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(asOf)) fail('`pricesAsOf` must be the day the prices were taken, YYYY-MM-DD');
   for (const [model, raw] of Object.entries(value as object)) {
     if (!MODEL.test(model)) fail(`\`prices\` key ${JSON.stringify(model)} is not a model name or prefix*`);
@@ -214,7 +214,7 @@ function validatePrices(value: unknown, asOf: unknown, fail: (problem: string) =
     try {
       priceEntry(`prices[${JSON.stringify(model)}]`, raw as ModelPrice, 'check');
     } catch (err) {
-      if (err instanceof PriceError) fail(err.message);
+      if (err instanceof PriceError) fail(err.got === undefined ? err.message : `${err.message}, not ${JSON.stringify(err.got)}`);
       throw err;
     }
   }

@@ -161,7 +161,8 @@ export interface UsageResponse {
   path: string;
 }
 
-export type UsageShape = 'openai' | 'anthropic' | 'gemini' | 'bedrock';
+/** `vertex`: Anthropic's shape on its publisher's models, OpenAI's on the OpenAI-compatible endpoint, Gemini's otherwise. */
+export type UsageShape = 'openai' | 'anthropic' | 'gemini' | 'bedrock' | 'vertex';
 export type UsageReaderFactory = (response: UsageResponse) => UsageReader;
 
 /**
@@ -179,6 +180,22 @@ export interface ModelPrice {
   maxOutput?: number;
   /** The model's context window in tokens, where published: no request's input can be larger. */
   contextWindow?: number;
+  /** USD per request on top of its tokens (Perplexity's search fee). */
+  requestFee?: number;
+  /**
+   * Prices that apply to the WHOLE request when its input (every input token, cached included) passes
+   * `aboveInputTokens`: Anthropic's long-context and Gemini Pro's over-200k prices. Unset cache prices default
+   * to this tier's `input`.
+   */
+  longContext?: LongContextPrice;
+}
+
+export interface LongContextPrice {
+  aboveInputTokens: number;
+  input: number;
+  output: number;
+  cachedInput?: number;
+  cacheWriteInput?: number;
 }
 
 export interface ProviderPlugin {

@@ -1,8 +1,10 @@
 /**
  * Bedrock's usage reader (the `bedrock` usage shape). A JSON response (Converse,
  * InvokeModel, CountTokens) is scanned for its keys as they pass: Converse's
- * `inputTokens`/`outputTokens`, the Anthropic-native `input_tokens`/`output_tokens`
- * of InvokeModel, and the `x-amzn-bedrock-*-token-count` headers when present. A
+ * `inputTokens`/`outputTokens`/`cacheReadInputTokens`/`cacheWriteInputTokens`, the
+ * Anthropic-native keys of InvokeModel, and the `x-amzn-bedrock-*-token-count`
+ * headers when present. Every Bedrock input count leaves out cache reads and
+ * writes; they are added, so `inputTokens` is every input token (TokenUsage). A
  * binary event stream (`application/vnd.amazon.eventstream`: ConverseStream,
  * InvokeModelWithResponseStream) is cut into frames by the SDK's own splitter
  * (`getChunkedStream`), each frame checked by the codec (both CRCs): `metadata`
@@ -131,10 +133,9 @@ class EventStreamUsage implements UsageReader {
     if (message.headers[':message-type']?.value !== 'event') return;
     const event = message.headers[':event-type']?.value;
     if (event === 'metadata') {
-      const usage = (JSON.parse(toUtf8(message.body)) as { usage?: Record<string, unknown> }).usage;
-      if (typeof usage?.inputTokens === 'number') this.counts.inputTokens = usage.inputTokens;
-      if (typeof usage?.outputTokens === 'number') this.counts.outputTokens = usage.outputTokens;
-      if (typeof usage?.cacheReadInputTokens === 'number') this.counts.cachedInputTokens = usage.cacheReadInputTokens;
+      // ConverseStream's `{"usage":{inputTokens, outputTokens, cacheReadInputTokens, cacheWriteInputTokens}, "metrics":…}`:
+      // the same keys as Converse's JSON, so the same scanner (which adds the cache counts to the input).
+      this.inner.scan(Buffer.from(message.body));
     } else if (event === 'chunk') {
       const bytes = (JSON.parse(toUtf8(message.body)) as { bytes?: unknown }).bytes;
       if (typeof bytes === 'string') this.inner.scan(Buffer.from(bytes, 'base64'));
@@ -158,7 +159,12 @@ class JsonUsage implements UsageReader {
   end(): TokenUsage {
     const input = headerCount(this.headers['x-amzn-bedrock-input-token-count']);
     const output = headerCount(this.headers['x-amzn-bedrock-output-token-count']);
-    if (input !== undefined) this.counts.inputTokens = input;
+    const cached = headerCount(this.headers['x-amzn-bedrock-cache-read-input-token-count']) ?? this.counts.cachedInputTokens;
+    const written = headerCount(this.headers['x-amzn-bedrock-cache-write-input-token-count']) ?? this.counts.cacheWriteInputTokens;
+    if (cached !== undefined) this.counts.cachedInputTokens = cached;
+    if (written !== undefined) this.counts.cacheWriteInputTokens = written;
+    // The input header, like the body's counts, leaves the cache out.
+    if (input !== undefined) this.counts.inputTokens = input + (cached ?? 0) + (written ?? 0);
     if (output !== undefined) this.counts.outputTokens = output;
     return this.counts;
   }

@@ -1,61 +1,131 @@
 /**
  * The built-in usage readers (a provider's `usage: 'openai' | 'anthropic' |
- * 'gemini'`): each reads token counts from the response as the bytes pass,
- * without parsing the body, by the keys its shape uses. OpenAI
- * (`prompt_tokens`/`completion_tokens`, and the Responses API's
- * `input_tokens`/`output_tokens`; cached: `cached_tokens`), Anthropic
- * (`input_tokens` in message_start, cumulative `output_tokens` in
- * message_delta; cached: `cache_read_input_tokens`) and Gemini
- * (`promptTokenCount`/`candidatesTokenCount`, cumulative per chunk; cached:
- * `cachedContentTokenCount`; plus the OpenAI keys of its OpenAI-compatible
- * surface). The last value seen wins, which is each shape's final count. A
- * provider file may instead bring its own reader factory.
+ * 'gemini' | 'bedrock' | 'vertex'`): each reads token counts from the response
+ * as the bytes pass, without parsing the body, by the keys its shape uses, and
+ * reports them as TokenUsage defines them: `inputTokens` is every input token,
+ * cache reads and writes included. OpenAI (`prompt_tokens`/`completion_tokens`,
+ * the Responses API's `input_tokens`/`output_tokens`; cached: `cached_tokens`,
+ * already inside the input count), Anthropic (`input_tokens` leaves out
+ * `cache_read_input_tokens` and `cache_creation_input_tokens`, so they are
+ * added; message_start and message_delta both carry cumulative counts, so the
+ * last value of each key is taken, never a sum), Gemini
+ * (`promptTokenCount` with `cachedContentTokenCount` inside it,
+ * `candidatesTokenCount` plus `thoughtsTokenCount`, cumulative per chunk; plus
+ * the OpenAI keys of its OpenAI-compatible surface) and Vertex (by path:
+ * Anthropic's shape on a `publishers/anthropic` model, OpenAI's on the
+ * OpenAI-compatible endpoint, Gemini's otherwise). A provider file may instead
+ * bring its own reader factory. Where a total is reported, the output is at
+ * least total − input: reasoning reported beside the completion count (xAI) is
+ * output too.
  */
 import type { TokenUsage, UsageReader, UsageReaderFactory, UsageShape } from '../catalog/provider.js';
 import type { Provider } from '../catalog/registry.js';
 import { bedrockUsageReader } from './bedrock-usage.js';
 
 /** Enough of the previous chunk to complete a key and number cut at the edge. */
-const OVERLAP = 48;
+const OVERLAP = 128;
 
+/**
+ * A shape's keys. `inputParts`/`outputParts` are counts reported beside the main one that
+ * belong to it (Gemini's tool-use prompt and thinking tokens); `inputExcludesCache`: the main
+ * input count leaves out cache reads and writes (Anthropic, Bedrock), so they are added to it.
+ * `total`: a response's total; the output is never taken below total − input, since some
+ * providers report reasoning beside the completion count instead of inside it (xAI's chat
+ * completions, Gemini's OpenAI-compatible surface) and it is billed as output all the same.
+ */
 interface UsageKeys {
   input: readonly string[];
   output: readonly string[];
   cached: readonly string[];
+  cacheWrite?: readonly string[];
+  total?: readonly string[];
+  inputParts?: readonly string[];
+  outputParts?: readonly string[];
+  inputExcludesCache?: boolean;
+  /** A lookbehind the input keys must not follow (Bedrock's per-TTL cacheDetails entries reuse `inputTokens`). */
+  inputNotAfter?: string;
 }
 
-const keyRegex = (keys: readonly string[]): RegExp => new RegExp(`"(?:${keys.join('|')})"\\s*:\\s*(\\d{1,12})`, 'g');
+const keyRegex = (keys: readonly string[] | undefined, notAfter = ''): RegExp | undefined =>
+  keys && keys.length > 0 ? new RegExp(`${notAfter}"(?:${keys.join('|')})"\\s*:\\s*(\\d{1,12})`, 'g') : undefined;
 
 /** A shape's keys as regexes (global: matchAll works on a copy, so one compiled set serves every response). */
 interface CompiledKeys {
   input: RegExp;
   output: RegExp;
   cached: RegExp;
+  cacheWrite?: RegExp;
+  total?: RegExp;
+  inputParts?: RegExp;
+  outputParts?: RegExp;
+  inputExcludesCache: boolean;
 }
 
-const compile = (keys: UsageKeys): CompiledKeys => ({ input: keyRegex(keys.input), output: keyRegex(keys.output), cached: keyRegex(keys.cached) });
+const compile = (keys: UsageKeys): CompiledKeys => ({
+  input: keyRegex(keys.input, keys.inputNotAfter)!,
+  output: keyRegex(keys.output)!,
+  cached: keyRegex(keys.cached)!,
+  cacheWrite: keyRegex(keys.cacheWrite),
+  total: keyRegex(keys.total),
+  inputParts: keyRegex(keys.inputParts),
+  outputParts: keyRegex(keys.outputParts),
+  inputExcludesCache: keys.inputExcludesCache ?? false,
+});
 
-const OPENAI_KEYS: UsageKeys = { input: ['prompt_tokens', 'input_tokens'], output: ['completion_tokens', 'output_tokens'], cached: ['cached_tokens'] };
-const ANTHROPIC_KEYS: UsageKeys = { input: ['input_tokens'], output: ['output_tokens'], cached: ['cache_read_input_tokens'] };
+/**
+ * prompt_tokens includes cached_tokens; OpenAI's completion_tokens includes reasoning tokens, xAI's does not
+ * (its total_tokens does: hence `total`). DeepSeek names its cache hits too.
+ */
+const OPENAI_KEYS: UsageKeys = {
+  input: ['prompt_tokens', 'input_tokens'],
+  output: ['completion_tokens', 'output_tokens'],
+  cached: ['cached_tokens', 'prompt_cache_hit_tokens'],
+  total: ['total_tokens'],
+};
+/**
+ * `input_tokens` is only what was neither read from nor written to the cache. In a stream,
+ * message_start carries the input counts and message_delta the cumulative output (and, lately,
+ * the same cumulative input counts again): the last value of each key is its count, never a sum.
+ */
+const ANTHROPIC_KEYS: UsageKeys = {
+  input: ['input_tokens'],
+  output: ['output_tokens'],
+  cached: ['cache_read_input_tokens'],
+  cacheWrite: ['cache_creation_input_tokens'],
+  inputExcludesCache: true,
+};
+/** promptTokenCount includes cachedContentTokenCount; thinking (thoughtsTokenCount) is billed as output but not in candidatesTokenCount. */
 const GEMINI_KEYS: UsageKeys = {
   input: ['promptTokenCount', ...OPENAI_KEYS.input],
   output: ['candidatesTokenCount', ...OPENAI_KEYS.output],
   cached: ['cachedContentTokenCount', ...OPENAI_KEYS.cached],
+  total: ['totalTokenCount', ...OPENAI_KEYS.total!],
+  inputParts: ['toolUsePromptTokenCount'],
+  outputParts: ['thoughtsTokenCount'],
 };
 const OPENAI = compile(OPENAI_KEYS);
 const ANTHROPIC = compile(ANTHROPIC_KEYS);
 const GEMINI = compile(GEMINI_KEYS);
-/** Bedrock: Converse's camelCase keys, InvokeModel's Anthropic-native ones, and invocationMetrics' counts. */
+/**
+ * Bedrock: Converse's camelCase keys, InvokeModel's Anthropic-native ones, and invocationMetrics'
+ * counts. Like Anthropic's, every input count there leaves out cache reads and writes.
+ */
 const BEDROCK = compile({
   input: ['inputTokens', 'input_tokens', 'inputTokenCount'],
   output: ['outputTokens', 'output_tokens', 'outputTokenCount'],
-  cached: ['cacheReadInputTokens', 'cache_read_input_tokens'],
+  cached: ['cacheReadInputTokens', 'cache_read_input_tokens', 'cacheReadInputTokenCount'],
+  cacheWrite: ['cacheWriteInputTokens', 'cache_creation_input_tokens', 'cacheWriteInputTokenCount'],
+  inputExcludesCache: true,
+  // Converse's usage ends with `"cacheDetails":[{"inputTokens":1000,"ttl":"1h"},…]`: cache writes by TTL, not the
+  // input. An array element (`[{` or `,{` before it) or a key after `"ttl":"…",` is one of those.
+  inputNotAfter: '(?<![\\[,]\\s*\\{\\s*|"ttl"\\s*:\\s*"[^"]{0,16}"\\s*,\\s*)',
 });
-/** Every shape's keys (the reader's default). */
+/** Every shape's keys whose input count includes the cache (the reader's default). */
 const ANY = compile({
-  input: [...new Set([...GEMINI_KEYS.input, ...ANTHROPIC_KEYS.input])],
-  output: [...new Set([...GEMINI_KEYS.output, ...ANTHROPIC_KEYS.output])],
-  cached: [...new Set([...GEMINI_KEYS.cached, ...ANTHROPIC_KEYS.cached])],
+  input: GEMINI_KEYS.input,
+  output: GEMINI_KEYS.output,
+  cached: GEMINI_KEYS.cached,
+  total: GEMINI_KEYS.total,
 });
 
 export type TokenCounts = TokenUsage;
@@ -63,6 +133,14 @@ export type TokenCounts = TokenUsage;
 /** The usage reading of one response, without stream machinery (the upstream leg's relay calls it per chunk). */
 export class UsageScanner implements UsageReader {
   private tail: Buffer = Buffer.alloc(0);
+  /** The last value of each kind of count, as reported; `counts` is derived from them. */
+  private input = 0;
+  private inputPart = 0;
+  private output = 0;
+  private outputPart = 0;
+  private cached?: number;
+  private written?: number;
+  private total?: number;
 
   /** `counts` is updated in place as the bytes pass; `shape`: the keys, compiled once per shape (never per response). */
   constructor(private readonly counts: TokenUsage = { inputTokens: 0, outputTokens: 0 }, private readonly shape: CompiledKeys = ANY) {}
@@ -73,7 +151,7 @@ export class UsageScanner implements UsageReader {
     const seam = this.tail.length > 0 ? Buffer.concat([this.tail, chunk.subarray(0, OVERLAP)]) : undefined;
     if (chunk.includes('oken') || seam?.includes('oken')) {
       // latin1: one char per byte, no decoding cost for split UTF-8; the keys are ASCII.
-      this.match(this.tail.toString('latin1') + chunk.toString('latin1'));
+      this.match(this.tail.toString('latin1') + chunk.toString('latin1'), this.tail.length);
     }
     this.tail = Buffer.from(chunk.length >= OVERLAP ? chunk.subarray(chunk.length - OVERLAP) : Buffer.concat([this.tail, chunk]).subarray(-OVERLAP));
   }
@@ -82,19 +160,36 @@ export class UsageScanner implements UsageReader {
     return this.counts;
   }
 
-  private match(text: string): void {
-    const last = (re: RegExp): string | undefined => {
+  /** `seen`: the length of the tail, already read with the previous chunk (and more before it as context). */
+  private match(text: string, seen: number): void {
+    const last = (re: RegExp | undefined): number | undefined => {
+      if (!re) return undefined;
       let found: string | undefined;
-      for (const m of text.matchAll(re)) found = m[1];
-      return found;
+      // A match that ends inside the tail was taken with the previous chunk, where what preceded it could be seen.
+      for (const m of text.matchAll(re)) if (m.index + m[0].length > seen) found = m[1];
+      return found === undefined ? undefined : Number(found);
     };
-    const input = last(this.shape.input);
-    if (input !== undefined) this.counts.inputTokens = Number(input);
-    const output = last(this.shape.output);
-    if (output !== undefined) this.counts.outputTokens = Number(output);
-    const cached = last(this.shape.cached);
-    if (cached !== undefined) this.counts.cachedInputTokens = Number(cached);
+    this.input = last(this.shape.input) ?? this.input;
+    this.inputPart = last(this.shape.inputParts) ?? this.inputPart;
+    this.output = last(this.shape.output) ?? this.output;
+    this.outputPart = last(this.shape.outputParts) ?? this.outputPart;
+    this.cached = last(this.shape.cached) ?? this.cached;
+    this.written = last(this.shape.cacheWrite) ?? this.written;
+    this.total = last(this.shape.total) ?? this.total;
+    const cache = this.shape.inputExcludesCache ? (this.cached ?? 0) + (this.written ?? 0) : 0;
+    const input = this.input + this.inputPart + cache;
+    this.counts.inputTokens = input;
+    this.counts.outputTokens = Math.max(this.output + this.outputPart, this.total !== undefined ? this.total - input : 0);
+    if (this.cached !== undefined) this.counts.cachedInputTokens = this.cached;
+    if (this.written !== undefined) this.counts.cacheWriteInputTokens = this.written;
   }
+}
+
+/** Vertex serves several publishers' shapes: the path says which one answers. */
+function vertexShape(path: string): CompiledKeys {
+  if (path.includes('/publishers/anthropic/')) return ANTHROPIC;
+  if (path.includes('/endpoints/openapi/')) return OPENAI;
+  return GEMINI;
 }
 
 const builtIn = (shape: CompiledKeys): UsageReaderFactory => () => new UsageScanner({ inputTokens: 0, outputTokens: 0 }, shape);
@@ -103,6 +198,7 @@ export const BUILT_IN_READERS: Readonly<Record<UsageShape, UsageReaderFactory>> 
   openai: builtIn(OPENAI),
   anthropic: builtIn(ANTHROPIC),
   gemini: builtIn(GEMINI),
+  vertex: (response) => new UsageScanner({ inputTokens: 0, outputTokens: 0 }, vertexShape(response.path)),
   // Its own module: JSON keys plus AWS's binary event stream.
   bedrock: (response) => bedrockUsageReader(response, (counts) => new UsageScanner(counts, BEDROCK)),
 });
@@ -147,4 +243,6 @@ export function applyUsage(usage: TokenUsage, reader: UsageReader, onFail: (err:
   usage.outputTokens = count(counts.outputTokens) ?? usage.outputTokens;
   const cached = count(counts.cachedInputTokens);
   if (cached !== undefined) usage.cachedInputTokens = cached;
+  const written = count(counts.cacheWriteInputTokens);
+  if (written !== undefined) usage.cacheWriteInputTokens = written;
 }

@@ -35,7 +35,8 @@ async function feed(bytes: Buffer, size: number, type = 'application/vnd.amazon.
 
 test('event stream: usage from the metadata frame and from invocationMetrics, whatever the chunk sizes', async (t) => {
   for (const size of [1, 7, 37, 100_000]) {
-    t.deepEqual(await feed(CONVERSE_STREAM, size), { inputTokens: 12, outputTokens: 3, cachedInputTokens: 4 }, `converse-stream, ${size}-byte chunks`);
+    // inputTokens leaves out cacheReadInputTokens: TokenUsage's input is every input token.
+    t.deepEqual(await feed(CONVERSE_STREAM, size), { inputTokens: 16, outputTokens: 3, cachedInputTokens: 4 }, `converse-stream, ${size}-byte chunks`);
     t.deepEqual(await feed(INVOKE_STREAM, size), { inputTokens: 21, outputTokens: 8 }, `invoke stream, ${size}-byte chunks`);
   }
 });
@@ -68,7 +69,8 @@ test('JSON: Converse, Anthropic-native InvokeModel and the count headers', async
   t.deepEqual(converse.end(), { inputTokens: 12, outputTokens: 3 });
   const invoke = reader('application/json');
   invoke.scan(Buffer.from('{"usage":{"input_tokens":5,"output_tokens":9,"cache_read_input_tokens":2}}'));
-  t.deepEqual(invoke.end(), { inputTokens: 5, outputTokens: 9, cachedInputTokens: 2 });
+  // input_tokens leaves out the cache read: TokenUsage's input is every input token.
+  t.deepEqual(invoke.end(), { inputTokens: 7, outputTokens: 9, cachedInputTokens: 2 });
   const headed = reader('application/json', { 'x-amzn-bedrock-input-token-count': '40', 'x-amzn-bedrock-output-token-count': '41' });
   headed.scan(Buffer.from('{"some":"model-specific body"}'));
   t.deepEqual(headed.end(), { inputTokens: 40, outputTokens: 41 });

@@ -125,7 +125,7 @@ test('unit: a malformed declaration of fields, auth, tokenIn or usage is refused
     [{ auth: { kind: 'header', header: 'x-key', field: 'nope' } }, /`auth.field`/],
     [{ tokenIn: [{ header: 'x-key', pattern: /ptok_\S+/ }] }, /first group is the key/],
     [{ tokenIn: [{ header: 'accept' }] }, /`tokenIn` entry/],
-    [{ usage: 'nosuch' }, /`usage` must be one of openai, anthropic, gemini, bedrock or a reader factory/],
+    [{ usage: 'nosuch' }, /`usage` must be one of openai, anthropic, gemini, bedrock, vertex or a reader factory/],
     [{ credential: { fields: { region: {} } } }, /at least one secret/],
     [{ credential: { fields: { a_key: { secret: true }, b_key: { secret: true } } } }, /several secrets.*`main: true`/],
     [{ credential: { fields: { api_key: { secret: false } } } }, /`api_key`.*secret: true/],
@@ -136,6 +136,7 @@ test('unit: a malformed declaration of fields, auth, tokenIn or usage is refused
     [{ routes: [], allow: [{ method: 'POST', path: 'v1/x' }] }, /not both/],
     [{ prices: { 'm*': { input: -1, output: 2 } }, pricesAsOf: '2026-11-23' }, /prices\["m\*"\]\.input: USD per million tokens/],
     [{ prices: { m: { input: 1, output: 2, maxOutput: 0.5 } }, pricesAsOf: '2026-11-23' }, /prices\["m"\]\.maxOutput: a whole number of tokens/],
+    [{ prices: { m: { input: 1, output: 2, cachedInptu: 1 } }, pricesAsOf: '2026-11-23' }, /prices\["m"\]: only the fields input, output, .*, not "cachedInptu"/],
     [{ prices: { m: { input: 1, output: 2 } } }, /`pricesAsOf` must be the day the prices were taken/],
     [{ prices: { 'a b': { input: 1, output: 2 } }, pricesAsOf: '2026-11-23' }, /`prices` key "a b" is not a model name/],
   ];
