@@ -138,32 +138,22 @@ export function redactUrl(raw: string): string {
   return raw.replace(/^(.*?\/\/)?[^]*@/, (_m, scheme: string | undefined) => `${scheme ?? ''}<redacted>@`).replace(/[?#][^]*$/, '?<redacted>');
 }
 
-/** KEYWARD_PLUGIN_CONFIG: a JSON file holding one object, plugin name → that plugin's settings. Its content is never echoed (it may hold secrets). */
-function readPluginSettings(file: string | undefined): Readonly<Record<string, unknown>> {
+/**
+ * A JSON file holding one object (KEYWARD_PLUGIN_CONFIG: plugin name → settings; KEYWARD_PRICES: provider id →
+ * prices, checked once the providers are loaded). Its content is never echoed (a plugin's settings may hold secrets).
+ */
+function readJsonObjectFile(variable: string, file: string | undefined, keyedBy: string): Readonly<Record<string, unknown>> {
   if (file === undefined) return Object.freeze({});
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path.resolve(file), 'utf8'));
   } catch (err) {
     const why = err instanceof SyntaxError ? 'not JSON' : ((err as NodeJS.ErrnoException).code ?? 'unreadable');
-    throw new ConfigError('KEYWARD_PLUGIN_CONFIG', `a readable JSON file (${why})`, file);
+    throw new ConfigError(variable, `a readable JSON file (${why})`, file);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ConfigError('KEYWARD_PLUGIN_CONFIG', 'a JSON file holding one object keyed by plugin name', file);
+    throw new ConfigError(variable, `a JSON file holding one object keyed by ${keyedBy}`, file);
   }
-  return Object.freeze(parsed as Record<string, unknown>);
-}
-
-/** KEYWARD_PRICES: a JSON file holding one object keyed by provider id (its entries are checked once the providers are loaded). */
-function readPriceFile(file: string | undefined): Readonly<Record<string, unknown>> {
-  if (file === undefined) return Object.freeze({});
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(path.resolve(file), 'utf8'));
-  } catch (err) {
-    throw new ConfigError('KEYWARD_PRICES', `a readable JSON file (${err instanceof SyntaxError ? 'not JSON' : ((err as NodeJS.ErrnoException).code ?? 'unreadable')})`, file);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('KEYWARD_PRICES', 'a JSON file holding one object keyed by provider id', file);
   return Object.freeze(parsed as Record<string, unknown>);
 }
 
@@ -274,7 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('KEYWARD_QUOTA', '`off` only with a KEYWARD_PLUGINS that leaves quota out', quota);
   }
 
-  const pluginSettings = readPluginSettings(get('KEYWARD_PLUGIN_CONFIG'));
+  const pluginSettings = readJsonObjectFile('KEYWARD_PLUGIN_CONFIG', get('KEYWARD_PLUGIN_CONFIG'), 'plugin name');
 
   const maxTtlRaw = get('KEYWARD_MAX_TTL') ?? '30d';
   const maxTtlMs = parseDuration(maxTtlRaw);
@@ -326,7 +316,7 @@ export function loadConfig(env: Env = process.env): Config {
     builtinPluginsDir: path.join(packageDist, 'plugins'),
     plugins: Object.freeze(plugins),
     pluginSettings,
-    priceOverrides: readPriceFile(get('KEYWARD_PRICES')),
+    priceOverrides: readJsonObjectFile('KEYWARD_PRICES', get('KEYWARD_PRICES'), 'provider id'),
     freeCredentials: int('KEYWARD_FREE_CREDENTIALS', 10, 1, 1_000_000),
     freeProxyRequests: int('KEYWARD_FREE_PROXY_REQUESTS', 10_000, 1, 1_000_000_000_000),
     maxTtlMs,
