@@ -90,6 +90,20 @@ export class SpendLedger {
     return { kind: 'org', key: `spend:org:${orgId}:${this.currentPeriod()}`, limit: limitMicros };
   }
 
+  /**
+   * An organisation's limit was just set: spend of this month made before (while no limit applied, so never
+   * leased under the month's key) is leased now, so the cap counts the whole calendar month. What the key
+   * already holds is subtracted (spend made under an earlier limit this month is in it already), so nothing
+   * counts twice. `spentMicros`: the month's recorded spend (usage).
+   */
+  async seedOrgMonth(orgId: string, spentMicros: number): Promise<number> {
+    const key = `spend:org:${orgId}:${this.currentPeriod()}`;
+    const missing = spentMicros - (await this.store.leased(key));
+    if (missing <= 0) return 0;
+    const { granted } = await this.store.lease(key, Number.MAX_SAFE_INTEGER, missing);
+    return granted;
+  }
+
   /** Seconds until the org caps' month ends (the Retry-After of an org's refusal). */
   secondsToMonthEnd(): number {
     const now = this.clock.now();

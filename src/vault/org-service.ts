@@ -16,6 +16,9 @@ import { Symbols } from '../symbols.js';
 import { isWellFormedToken, newId, newToken, secretEquals, sha256Hex } from '../ids.js';
 import { parseUsd } from '../catalog/money.js';
 import { OrgLimits } from './org-limits.js';
+import { SpendLedger } from '../accounting/spend-ledger.js';
+import { UsageRecorder } from '../accounting/usage-recorder.js';
+import { periodOf } from '../accounting/periods.js';
 
 export interface OrgPrincipal {
   org: OrgRecord;
@@ -38,6 +41,8 @@ export class OrgService {
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.AdminKeyStore) private readonly adminKeys: AdminKeyStore,
     @inject(OrgLimits) private readonly limits: OrgLimits,
+    @inject(SpendLedger) private readonly spend: SpendLedger,
+    @inject(UsageRecorder) private readonly usage: UsageRecorder,
   ) {}
 
   /** `spend_limit_usd` → µ$: a decimal string above 0 with at most six places, else 400. */
@@ -51,6 +56,8 @@ export class OrgService {
 
   /** Sets (null: clears) the monthly spend cap; this instance applies it at once, the others through the change feed. */
   async setSpendLimit(orgId: string, micros: number | null): Promise<void> {
+    // The month's spend so far counts against a new limit (the contract's cap is the calendar month's).
+    if (micros !== null) await this.spend.seedOrgMonth(orgId, (await this.usage.get('org', orgId, periodOf(this.clock.now()))).spendMicros);
     if (!(await this.store.setOrgSpendLimit(orgId, micros))) throw Errors.notFound('No such organisation.');
     this.limits.forget(orgId);
   }

@@ -152,6 +152,24 @@ test('PATCH /v1/orgs/self sets and clears the monthly spend_limit_usd (audited o
   t.is(audit.body.data.filter((e: any) => e.action === 'org.update' && e.outcome === 'success').length, 2);
 });
 
+test('a limit set mid-month counts the month\'s spend so far (made while no limit applied), once', async (t) => {
+  const s = await setup(t);
+  const plain = await mintToken(s.app, s.org, s.credential, '1h');
+  const body = chatBody(5);
+  const w = worstCase(body);
+  for (let i = 0; i < 3; i++) t.is((await chat(s.app.url, plain.token, body)).status, 200);
+  const key = `spend:org:${s.org.id}:${new Date().toISOString().slice(0, 7)}`;
+  t.is((await api(s.app, 'PATCH', '/v1/orgs/self', { token: s.org.token, body: { spend_limit_usd: formatUsd(Math.floor(4.5 * w)) } })).status, 200);
+  t.is(await spentOf(s, key), 3 * w, 'the three requests before the limit are under its key');
+  t.is((await chat(s.app.url, plain.token, body)).status, 200, 'one more fits');
+  t.is((await chat(s.app.url, plain.token, body)).status, 429, 'a fifth would pass 4.5 worst cases');
+  // Setting it again (a higher limit) does not count the month twice.
+  t.is((await api(s.app, 'PATCH', '/v1/orgs/self', { token: s.org.token, body: { spend_limit_usd: formatUsd(Math.floor(5.5 * w)) } })).status, 200);
+  t.is(await spentOf(s, key), 4 * w);
+  t.is((await chat(s.app.url, plain.token, body)).status, 200);
+  t.is((await chat(s.app.url, plain.token, body)).status, 429);
+});
+
 for (const scope of ['token', 'org'] as const) {
   test(`exact on one instance (${scope} cap): 300 concurrent requests at a cap of 37 worst cases spend it to within one`, async (t) => {
     const s = await setup(t);
