@@ -7,7 +7,7 @@
  */
 import type { DocumentSnapshot, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { BAD_CURSOR, type AdminKeyRecord, type AdminKeyStore, type Page, type PageQuery } from '../ports.js';
-import { Code, errCode, pageByOrg, sortKey, type FirestoreDb } from './db.js';
+import { deleteOwned, pageByOrg, sortKey, type FirestoreDb } from './db.js';
 
 const toAdminKey = (d: DocumentSnapshot): AdminKeyRecord => {
   const x = d.data()!;
@@ -49,17 +49,7 @@ export class FirestoreAdminKeys implements AdminKeyStore {
   }
 
   deleteAdminKey(orgId: string, id: string): Promise<boolean> {
-    return this.db.guard(async () => {
-      const d = await this.byId(id);
-      if (!d || d.get('orgId') !== orgId) return false;
-      try {
-        await d.ref.delete({ exists: true });
-        return true;
-      } catch (err) {
-        if (errCode(err) === Code.NOT_FOUND) return false;
-        throw err;
-      }
-    });
+    return this.db.guard(async () => deleteOwned(await this.byId(id), orgId));
   }
 
   /** Documents are keyed by hash: a key's id is a query. */

@@ -184,6 +184,18 @@ export class FirestoreDb {
  * One newest-first page of an org's credentials, tokens or admin keys, by `sortKey`; a cursor not of this org
  * (or, with `createdBy`, not that caller's) is BAD_CURSOR. `createdBy` needs the (orgId, createdBy, sortKey) index.
  */
+/** Deletes an organisation's document (`d`, read before): false when it belongs to another or is already gone. */
+export async function deleteOwned(d: DocumentSnapshot | undefined, orgId: string): Promise<boolean> {
+  if (!d || d.get('orgId') !== orgId) return false;
+  try {
+    await d.ref.delete({ exists: true });
+    return true;
+  } catch (err) {
+    if (errCode(err) === Code.NOT_FOUND) return false;
+    throw err;
+  }
+}
+
 export async function pageByOrg<T>(
   coll: CollectionReference, orgId: string, q: PageQuery, cursorOf: (id: string) => Promise<DocumentSnapshot | undefined>,
   map: (d: DocumentSnapshot) => T, createdBy?: string,

@@ -21,7 +21,7 @@
  * grant is never a part of `min`; a lost race (a document gone, the block
  * taken) reads again.
  */
-import type { DocumentReference } from '@google-cloud/firestore';
+import type { CollectionReference, DocumentReference, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import type { LeaseStore } from '../ports.js';
 import { Code, errCode, type FirestoreDb } from './db.js';
 
@@ -53,19 +53,14 @@ export class FirestoreLeases implements LeaseStore {
     const blocks = base.collection('blocks');
     const returns = base.collection('returns');
     return this.db.rounds('lease', (round) => this.db.guard(async () => {
-      const [lastSnap, returnedSnap] = await Promise.all([blocks.orderBy('seq', 'desc').limit(1).get(), returns.limit(100).get()]);
-      const last = lastSnap.docs[0];
-      const seq: number = last?.get('seq') ?? 0;
-      const end: number = last?.get('end') ?? 0;
-      const returned = returnedSnap.docs.reduce((n, d) => n + (d.get('units') as number), 0);
-      const outstanding = end - returned;
+      const { seq, end, returnedDocs, outstanding } = await this.readLedger(blocks, returns, 100);
       const room = limit - outstanding;
       if (room <= 0) return { granted: 0, leased: outstanding };
 
       // Returned units first (at most one returned document per round)…
       let granted = 0;
       let contended = false;
-      for (const r of shuffle([...returnedSnap.docs])) {
+      for (const r of shuffle([...returnedDocs])) {
         const units = r.get('units') as number;
         const take = Math.min(want, units, room);
         if (take <= 0) continue;
@@ -108,12 +103,7 @@ export class FirestoreLeases implements LeaseStore {
     const blocks = base.collection('blocks');
     const returns = base.collection('returns');
     return this.db.rounds('lease', (round) => this.db.guard(async () => {
-      const [lastSnap, returnedSnap] = await Promise.all([blocks.orderBy('seq', 'desc').limit(1).get(), returns.limit(RETURNS_READ).get()]);
-      const last = lastSnap.docs[0];
-      const seq: number = last?.get('seq') ?? 0;
-      const end: number = last?.get('end') ?? 0;
-      const returned = returnedSnap.docs.reduce((n, d) => n + (d.get('units') as number), 0);
-      const outstanding = end - returned;
+      const { seq, end, returnedDocs, outstanding } = await this.readLedger(blocks, returns, RETURNS_READ);
       // Returns past those read only make `room` smaller than it is: never a grant past the limit.
       const room = limit - outstanding;
       if (room < need) return { granted: 0, leased: outstanding };
@@ -121,7 +111,7 @@ export class FirestoreLeases implements LeaseStore {
       const batch = this.db.client.batch();
       let taken = 0;
       let docs = 0;
-      for (const r of shuffle([...returnedSnap.docs])) {
+      for (const r of shuffle([...returnedDocs])) {
         if (taken >= target || docs >= RETURNS_PER_GRANT) break;
         const units = r.get('units') as number;
         const take = Math.min(units, target - taken);
@@ -144,6 +134,20 @@ export class FirestoreLeases implements LeaseStore {
         return undefined;
       }
     }));
+  }
+
+  /**
+   * A counter's ledger as one read: the last block (its seq and end: every unit ever granted) and up to
+   * `returnsRead` returned documents. `outstanding` = end − what those return; returns past the read only
+   * make it larger than it is, so a grant computed from it never passes the limit.
+   */
+  private async readLedger(blocks: CollectionReference, returns: CollectionReference, returnsRead: number): Promise<{ seq: number; end: number; returnedDocs: QueryDocumentSnapshot[]; outstanding: number }> {
+    const [lastSnap, returnedSnap] = await Promise.all([blocks.orderBy('seq', 'desc').limit(1).get(), returns.limit(returnsRead).get()]);
+    const last = lastSnap.docs[0];
+    const seq: number = last?.get('seq') ?? 0;
+    const end: number = last?.get('end') ?? 0;
+    const returned = returnedSnap.docs.reduce((n, d) => n + (d.get('units') as number), 0);
+    return { seq, end, returnedDocs: returnedSnap.docs, outstanding: end - returned };
   }
 
   /** Hands units back; never more than are out (as SQLite's MAX(0, leased - units)), so a bad release cannot mint units. */

@@ -8,7 +8,7 @@
  */
 import type { CollectionReference, DocumentSnapshot } from '@google-cloud/firestore';
 import { BAD_CURSOR, type Page, type PageQuery, type TrustPolicyRecord, type TrustPolicyStore } from '../ports.js';
-import { Code, errCode, pageByOrg, sortKey, type FirestoreDb } from './db.js';
+import { deleteOwned, pageByOrg, sortKey, type FirestoreDb } from './db.js';
 
 const toPolicy = (d: DocumentSnapshot): TrustPolicyRecord => {
   const x = d.data()!;
@@ -49,17 +49,7 @@ export class FirestoreTrustPolicies implements TrustPolicyStore {
   }
 
   deleteTrustPolicy(orgId: string, id: string): Promise<boolean> {
-    return this.db.guard(async () => {
-      const d = await this.read(id);
-      if (!d || d.get('orgId') !== orgId) return false;
-      try {
-        await d.ref.delete({ exists: true });
-        return true;
-      } catch (err) {
-        if (errCode(err) === Code.NOT_FOUND) return false;
-        throw err;
-      }
-    });
+    return this.db.guard(async () => deleteOwned(await this.read(id), orgId));
   }
 
   findTrustPolicy(id: string): Promise<TrustPolicyRecord | undefined> {
