@@ -81,6 +81,11 @@ interface ProviderRuntime {
 
 const UPSTREAM_ERRORS_502 = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EPROTO', 'HPE_INVALID_CONSTANT']);
 
+/** After the response head's turn: sends the head alone if no body byte has carried it yet. */
+function flushIdleHead(res: ServerResponse, ctx: ProxyContext): void {
+  if (ctx.bytesOut === 0 && !res.destroyed && !res.writableEnded) res.flushHeaders();
+}
+
 class IdleTimeout extends Error {
   readonly code = 'EIDLE_TIMEOUT';
 }
@@ -342,8 +347,10 @@ export class UpstreamProxy {
       return;
     }
     ctx.status = status;
-    // Flush headers now: a stream's caller should see the status before the first event.
-    res.flushHeaders();
+    // The head goes out with the first body bytes, in one write (a separate write of the head alone cost ~6 % of
+    // the CPU per JSON request). A body that has not started by the next turn (a stream whose first event is
+    // slow, or bytes the masker holds back) gets its head alone then: a stream's caller sees the status at once.
+    setImmediate(flushIdleHead, res, ctx);
     const masker = new StreamMasker(masks.maskBytes);
     const taps = this.responseTaps(flight, { status, headers: proxyRes.headers, path: ctx.path }, typeof provider.usage === 'function');
     if (decoder) {
