@@ -30,7 +30,7 @@ import type { BufferBudget } from './buffer-budget.js';
 import { credentialWire, outgoingRequest, readWhole, signOverBody, withSignerMasks, type CredentialWire, type WholeBody } from './outgoing.js';
 import { signerFor } from './signers/index.js';
 import { applyUsage, guardedReader, usageReaderFactory } from './usage-scanner.js';
-import { BodyLimiter, decoderFor, relay, type ResponseTap } from './relay.js';
+import { BodyLimiter, decoderFor, flushIdleHead, relay, type ResponseTap } from './relay.js';
 
 export type { ResponseTap };
 
@@ -81,11 +81,6 @@ interface ProviderRuntime {
 
 const UPSTREAM_ERRORS_502 = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EPROTO', 'HPE_INVALID_CONSTANT']);
 
-/** After the response head's turn: sends the head alone if no body byte has carried it yet. */
-function flushIdleHead(res: ServerResponse, ctx: ProxyContext): void {
-  if (ctx.bytesOut === 0 && !res.destroyed && !res.writableEnded) res.flushHeaders();
-}
-
 class IdleTimeout extends Error {
   readonly code = 'EIDLE_TIMEOUT';
 }
@@ -108,7 +103,8 @@ export class UpstreamProxy {
       const p = providers.get(id)!;
       this.runtimes.set(id, { signer: signerFor(p, { google: { tokenUri: config.googleTokenUri, metadataOrigin: config.gceMetadataHost, ambientProjects: config.ambientProjects } }), usage: usageReaderFactory(p) });
     }
-    const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 1024, maxFreeSockets: 256, scheduling: 'lifo' as const };
+    // No cap per upstream host: a cap would queue request 1,025 behind streams lasting minutes (ulimit -n bounds it).
+    const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' as const };
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
     // xfwd off (the gateway adds no X-Forwarded-*), Host set to the upstream's, redirects never followed,
     // certificates always verified, the response handled by us (masking, usage, backpressure).
@@ -308,7 +304,8 @@ export class UpstreamProxy {
     // Node ends some exchanges with neither 'response' nor 'error': a 101 the request never asked
     // for has its socket destroyed silently (no 'upgrade' listener). The caller would wait forever:
     // a request that closes without a response is a 502 (after any error event had its turn).
-    proxyReq.once('close', () => setImmediate(() => {
+    // (The usual close, after a response, costs no Immediate.)
+    proxyReq.once('close', () => flight.responded || setImmediate(() => {
       if (!flight.responded) this.onError(Object.assign(new Error('upstream closed without a response'), { code: 'ECONNRESET' }), flight);
     }));
   }
@@ -347,9 +344,7 @@ export class UpstreamProxy {
       return;
     }
     ctx.status = status;
-    // The head goes out with the first body bytes, in one write (a separate write of the head alone cost ~6 % of
-    // the CPU per JSON request). A body that has not started by the next turn (a stream whose first event is
-    // slow, or bytes the masker holds back) gets its head alone then: a stream's caller sees the status at once.
+    // The head goes out with the first body bytes (one write); alone only if none by the next turn (relay.ts).
     setImmediate(flushIdleHead, res, ctx);
     const masker = new StreamMasker(masks.maskBytes);
     const taps = this.responseTaps(flight, { status, headers: proxyRes.headers, path: ctx.path }, typeof provider.usage === 'function');
