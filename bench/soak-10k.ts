@@ -17,7 +17,8 @@
  * BENCH_SOAK10K_H2=0 or 1 forces the choice.
  *
  *   BENCH_SOAK10K_STREAMS (10000), BENCH_SOAK10K_EVENTS (60), BENCH_SOAK10K_INTERVAL_MS (1000),
- *   BENCH_SOAK10K_RAMP_MS (10000: streams start evenly over this), BENCH_MAIN (another build's main.js)
+ *   BENCH_SOAK10K_RAMP_MS (10000: streams start evenly over this), BENCH_MAIN (another build's main.js),
+ *   BENCH_SOAK10K_PROF=<dir> (Keyward runs with --cpu-prof, the profile written there)
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -246,7 +247,8 @@ async function measure(): Promise<void> {
     mkdirSync(dataDir);
     const out = openSync(path.join(tmp, 'keyward.log'), 'a');
     const main = process.env.BENCH_MAIN ? path.resolve(process.env.BENCH_MAIN) : path.join(ROOT, 'dist/src/main.js');
-    const keyward = nodeWithFds(keywardFds, ['--import', path.join(BENCH, 'loop-probe.mjs'), main], {
+    const prof = process.env.BENCH_SOAK10K_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_SOAK10K_PROF)}`] : [];
+    const keyward = nodeWithFds(keywardFds, [...prof, '--import', path.join(BENCH, 'loop-probe.mjs'), main], {
       cwd: dataDir, env: keywardEnv(dataDir, port, fakePort), stdio: ['ignore', out, 'inherit', 'ipc'],
     });
     closeSync(out);
