@@ -142,7 +142,7 @@ export class UpstreamProxy {
         ctx.error = err;
         ctx.status = err.status;
         if (refused) f.onCutOff?.();
-        sendError(res, err);
+        sendError(res, err, { 'x-keyward-request-id': ctx.requestId });
       } else {
         res.destroy();
       }
@@ -249,7 +249,7 @@ export class UpstreamProxy {
     onCutOff?.();
     if (!req.readableEnded) res.setHeader('connection', 'close');
     req.resume();
-    sendError(res, apiError);
+    sendError(res, apiError, { 'x-keyward-request-id': ctx.requestId });
   }
 
   private send(flight: Flight, request: OutgoingRequest, body: Readable | undefined): void {
