@@ -303,8 +303,7 @@ export class UpstreamProxy {
     proxyReq.setTimeout(this.config.upstreamIdleTimeoutMs, () => proxyReq.destroy(new IdleTimeout('upstream idle timeout')));
     // Node ends some exchanges with neither 'response' nor 'error': a 101 the request never asked
     // for has its socket destroyed silently (no 'upgrade' listener). The caller would wait forever:
-    // a request that closes without a response is a 502 (after any error event had its turn).
-    // (The usual close, after a response, costs no Immediate.)
+    // a request that closes without a response is a 502 (after any error event had its turn; none after a response).
     proxyReq.once('close', () => flight.responded || setImmediate(() => {
       if (!flight.responded) this.onError(Object.assign(new Error('upstream closed without a response'), { code: 'ECONNRESET' }), flight);
     }));
@@ -344,8 +343,7 @@ export class UpstreamProxy {
       return;
     }
     ctx.status = status;
-    // The head goes out with the first body bytes (one write); alone only if none by the next turn (relay.ts).
-    setImmediate(flushIdleHead, res, ctx);
+    setImmediate(flushIdleHead, res, ctx); // the head goes out with the first body bytes, or alone next turn
     const masker = new StreamMasker(masks.maskBytes);
     const taps = this.responseTaps(flight, { status, headers: proxyRes.headers, path: ctx.path }, typeof provider.usage === 'function');
     if (decoder) {
@@ -377,8 +375,10 @@ export class UpstreamProxy {
     const { ctx, res } = flight.forward;
     if (flight.overflow || res.destroyed || res.writableEnded) return;
     if (res.headersSent) {
-      // Mid-stream: the caller's stream ends with an error (no clean chunked terminator).
+      // Mid-stream: the caller's stream ends with an error (no clean chunked terminator), after the head if it
+      // had not gone out yet (flushIdleHead), so the caller sees the status, then the cut.
       this.log.warn({ request_id: ctx.requestId, code: err.code }, 'upstream failed mid-response');
+      if (ctx.bytesOut === 0) res.flushHeaders();
       res.destroy();
       return;
     }
