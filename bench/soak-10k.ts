@@ -290,9 +290,10 @@ async function measure(): Promise<void> {
         samples.fds = Math.max(samples.fds, fdCount(pid));
         samples.rssMb = Math.max(samples.rssMb, memory([pid]).rssMb);
         try {
+          const at = performance.now(); // by when it was sent
           const ms = await ordinary();
           ordinaryMs.push(ms);
-          ordinaryAt.push({ at: performance.now(), ms });
+          ordinaryAt.push({ at, ms });
         } catch {
           ordinaryFailed++;
         }
