@@ -71,11 +71,23 @@ export function render(file: string, top = 30): string {
   return out.join('\n');
 }
 
+/** Two profiles side by side (Markdown): self time by area, as % of each one's busy time. */
+export function compare(before: string, after: string): string {
+  const a = summarise(before);
+  const b = summarise(after);
+  const pct = (rows: Array<{ area: string; pct: number }>, area: string) => rows.find((r) => r.area === area)?.pct ?? 0;
+  const areas = [...new Set([...a.areas, ...b.areas].map((r) => r.area))].sort((x, y) => pct(b.areas, y) + pct(a.areas, y) - pct(b.areas, x) - pct(a.areas, x));
+  const out = ['| area | before % of busy | after % of busy |', '|---|---|---|'];
+  for (const area of areas) out.push(`| ${area} | ${pct(a.areas, area).toFixed(1)} | ${pct(b.areas, area).toFixed(1)} |`);
+  return out.join('\n');
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const file = process.argv[2];
   if (!file) {
-    process.stderr.write('usage: tsx bench/cpuprofile.ts <file.cpuprofile> [top]\n');
+    process.stderr.write('usage: tsx bench/cpuprofile.ts <file.cpuprofile> [top]\n       tsx bench/cpuprofile.ts --compare <before.cpuprofile> <after.cpuprofile>\n');
     process.exit(2);
   }
-  process.stdout.write(render(file, Number(process.argv[3] ?? 30)) + '\n');
+  if (file === '--compare') process.stdout.write(compare(process.argv[3]!, process.argv[4]!) + '\n');
+  else process.stdout.write(render(file, Number(process.argv[3] ?? 30)) + '\n');
 }

@@ -313,11 +313,14 @@ function buildReport(names: PathName[], results: Map<PathName, PathResult>, cold
   const targets: Report['targets'] = [];
   const t = (target: string, value: number | undefined, ok: (v: number) => boolean, show: (v: number) => string) =>
     targets.push({ target, value: value === undefined ? 'n/a' : show(value), met: value === undefined ? null : ok(value) });
-  t('added p50 latency at c=1 ≤ 1.25× bare Node proxy', k.vsBare?.addedC1P50, (v) => v <= 1.25, (v) => `${v.toFixed(2)}×`);
-  t('throughput at saturation ≥ 0.9× bare Node proxy', k.vsBare?.rps, (v) => v >= 0.9, (v) => `${v.toFixed(2)}×`);
+  // Issue 17's goals (the second performance round).
+  const cpuVsBare = ratio(k.sat?.cpuUsPerRequest, paths.bare?.sat?.cpuUsPerRequest);
+  t('added p50 latency at c=1 ≤ 1.3× bare Node proxy', k.vsBare?.addedC1P50, (v) => v <= 1.3, (v) => `${v.toFixed(2)}×`);
+  t('throughput at saturation ≥ 0.8× bare Node proxy', k.vsBare?.rps, (v) => v >= 0.8, (v) => `${v.toFixed(2)}×`);
+  t('server CPU per request ≤ 1.4× bare Node proxy', cpuVsBare, (v) => v <= 1.4, (v) => `${v.toFixed(2)}×`);
   t('soak: every stream completes', k.soak?.completed, (v) => v === k.soak!.streams * k.soak!.rounds, (v) => `${v}/${k.soak!.streams * k.soak!.rounds}`);
-  t('soak: peak RSS ≤ 300 MB', k.soak?.peakRssMb, (v) => v <= 300, (v) => `${v.toFixed(0)} MB`);
-  t('soak: wall time ≤ 1.25× bare Node proxy', k.vsBare?.soakWall, (v) => v <= 1.25, (v) => `${v.toFixed(2)}×`);
+  t('soak: peak RSS ≤ 250 MB', k.soak?.peakRssMb, (v) => v <= 250, (v) => `${v.toFixed(0)} MB`);
+  t('soak: wall time ≤ 1.15× bare Node proxy', k.vsBare?.soakWall, (v) => v <= 1.15, (v) => `${v.toFixed(2)}×`);
   t('cold start to ready ≤ 500 ms (median)', cold.medianMs, (v) => v <= 500, (v) => `${v.toFixed(0)} ms`);
   return {
     date: new Date().toISOString(),

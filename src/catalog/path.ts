@@ -19,6 +19,8 @@ const RAW = /^[A-Za-z0-9._~:@%/-]*$/;
 /** `raw` is the request path after `/v1/proxy/` and before `?`. Returns the clean path, or undefined to refuse. */
 export function normaliseProviderPath(raw: string): string | undefined {
   if (raw.length === 0 || raw.length > 2048 || !RAW.test(raw)) return undefined;
+  // Nothing encoded (the usual path): decoding is the identity, so the segments are checked as they are.
+  if (!raw.includes('%')) return segmentsValid(raw.split('/')) ? raw : undefined;
   let decoded: string;
   try {
     decoded = decodeURIComponent(raw);
@@ -28,10 +30,14 @@ export function normaliseProviderPath(raw: string): string | undefined {
   // A `%` left after one decode was double-encoded; an encoded `/` would hide a segment boundary.
   if (decoded.includes('%') || decoded.split('/').length !== raw.split('/').length) return undefined;
   const segments = decoded.split('/');
+  return segmentsValid(segments) ? segments.join('/') : undefined;
+}
+
+function segmentsValid(segments: readonly string[]): boolean {
   for (const s of segments) {
-    if (!SEGMENT.test(s) || s === '.' || s === '..') return undefined;
+    if (!SEGMENT.test(s) || s === '.' || s === '..') return false;
   }
-  return segments.join('/');
+  return true;
 }
 
 /**

@@ -56,7 +56,8 @@ export class Gateway implements ProxyHandler {
     const q = url.indexOf('?');
     const rawPath = url.slice(PREFIX.length, q === -1 ? undefined : q);
     const ctx = new RequestContext(req, res, requestId, normaliseProviderPath(rawPath) ?? normaliseResourcePath(rawPath) ?? '', q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.config.trustedProxies));
-    res.setHeader('x-keyward-request-id', requestId);
+    // No res.setHeader here: a header set before writeHead sends every upstream header down Node's slow path
+    // (removeHeader + appendHeader each). Every response the gateway writes names the request id itself.
     // Tracing off: no span, nothing else to do. On: the stages, the key and the forwarding run inside the span.
     const span = (ctx.span = this.tracing.startRequest(req.headers));
     if (span) span.run(() => void this.run(ctx, req, res));

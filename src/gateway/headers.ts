@@ -28,10 +28,17 @@ const CLIENT_IDENTITY = new Set(['forwarded', 'via', 'x-real-ip', 'true-client-i
  */
 const METHOD_OVERRIDE = new Set(['x-http-method-override', 'x-http-method', 'x-method-override']);
 
-function namedInConnection(headers: IncomingHttpHeaders): Set<string> {
+const NONE_NAMED: ReadonlySet<string> = new Set();
+
+function namedInConnection(headers: IncomingHttpHeaders): ReadonlySet<string> {
+  const connection = headers.connection;
+  const proxyConnection = headers['proxy-connection'];
+  // Most requests name nothing, or only keep-alive: no Set made for them.
+  if ((connection === undefined || connection === 'keep-alive') && proxyConnection === undefined) return NONE_NAMED;
   const named = new Set<string>();
-  const values = [headers.connection, headers['proxy-connection']].filter((v): v is string => typeof v === 'string');
-  for (const v of values) for (const token of v.split(',')) named.add(token.trim().toLowerCase());
+  for (const v of [connection, proxyConnection]) {
+    if (typeof v === 'string') for (const token of v.split(',')) named.add(token.trim().toLowerCase());
+  }
   return named;
 }
 
@@ -50,7 +57,8 @@ export interface StrippedHeaders {
 export function upstreamHeaders(incoming: IncomingHttpHeaders, provider: Provider, stripped: StrippedHeaders, plain: Readonly<Record<string, string>>): Record<string, string | string[]> {
   const named = namedInConnection(incoming);
   const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(incoming)) {
+  for (const name of Object.keys(incoming)) {
+    const value = incoming[name];
     // HTTP/2 pseudo-headers (`:authority`, `:path`…) describe the caller's leg only.
     if (value === undefined || name.charCodeAt(0) === 58) continue;
     if (stripped.keyHeaders.has(name) || HOP_BY_HOP.has(name) || CLIENT_IDENTITY.has(name) || METHOD_OVERRIDE.has(name) || named.has(name)) continue;

@@ -46,8 +46,10 @@ export class StreamMasker {
     const send = data.length - hold;
     this.carry = hold > 0 ? Buffer.from(data.subarray(send)) : undefined;
     this.owed = Math.max(0, maskedTo - send);
-    const masked = (out ?? data).subarray(0, send);
-    return masked.length > 0 ? masked : undefined;
+    // The usual chunk (no key, nothing held) goes on as it came: no view made per event.
+    if (send === 0) return undefined;
+    const masked = out ?? data;
+    return send === masked.length ? masked : masked.subarray(0, send);
   }
 
   /** What was held back, at the end of the body. */

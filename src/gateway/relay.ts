@@ -63,6 +63,16 @@ export function relay(source: Readable, complete: () => boolean, res: ServerResp
 }
 
 /**
+ * Run on the turn after the response head was written: sends the head alone if no body byte has carried it
+ * yet (a stream whose first event is slow, or bytes the masker holds back), so a stream's caller sees the
+ * status at once. Otherwise the head went out with the first body bytes, in one write: a separate write of
+ * the head alone cost ~6 % of the CPU of a JSON request.
+ */
+export function flushIdleHead(res: ServerResponse, ctx: ProxyContext): void {
+  if (ctx.bytesOut === 0 && !res.destroyed && !res.writableEnded) res.flushHeaders();
+}
+
+/**
  * Upstream is asked for identity encoding so the key can be seen; one that compresses anyway is
  * decompressed here (the caller gets identity bytes), so masking never goes blind.
  */

@@ -30,7 +30,7 @@ import type { BufferBudget } from './buffer-budget.js';
 import { credentialWire, outgoingRequest, readWhole, signOverBody, withSignerMasks, type CredentialWire, type WholeBody } from './outgoing.js';
 import { signerFor } from './signers/index.js';
 import { applyUsage, guardedReader, usageReaderFactory } from './usage-scanner.js';
-import { BodyLimiter, decoderFor, relay, type ResponseTap } from './relay.js';
+import { BodyLimiter, decoderFor, flushIdleHead, relay, type ResponseTap } from './relay.js';
 
 export type { ResponseTap };
 
@@ -103,7 +103,8 @@ export class UpstreamProxy {
       const p = providers.get(id)!;
       this.runtimes.set(id, { signer: signerFor(p, { google: { tokenUri: config.googleTokenUri, metadataOrigin: config.gceMetadataHost, ambientProjects: config.ambientProjects } }), usage: usageReaderFactory(p) });
     }
-    const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 1024, maxFreeSockets: 256, scheduling: 'lifo' as const };
+    // No cap per upstream host: a cap would queue request 1,025 behind streams lasting minutes (ulimit -n bounds it).
+    const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' as const };
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
     // xfwd off (the gateway adds no X-Forwarded-*), Host set to the upstream's, redirects never followed,
     // certificates always verified, the response handled by us (masking, usage, backpressure).
@@ -141,7 +142,7 @@ export class UpstreamProxy {
         ctx.error = err;
         ctx.status = err.status;
         if (refused) f.onCutOff?.();
-        sendError(res, err);
+        sendError(res, err, { 'x-keyward-request-id': ctx.requestId });
       } else {
         res.destroy();
       }
@@ -248,7 +249,7 @@ export class UpstreamProxy {
     onCutOff?.();
     if (!req.readableEnded) res.setHeader('connection', 'close');
     req.resume();
-    sendError(res, apiError);
+    sendError(res, apiError, { 'x-keyward-request-id': ctx.requestId });
   }
 
   private send(flight: Flight, request: OutgoingRequest, body: Readable | undefined): void {
@@ -302,8 +303,8 @@ export class UpstreamProxy {
     proxyReq.setTimeout(this.config.upstreamIdleTimeoutMs, () => proxyReq.destroy(new IdleTimeout('upstream idle timeout')));
     // Node ends some exchanges with neither 'response' nor 'error': a 101 the request never asked
     // for has its socket destroyed silently (no 'upgrade' listener). The caller would wait forever:
-    // a request that closes without a response is a 502 (after any error event had its turn).
-    proxyReq.once('close', () => setImmediate(() => {
+    // a request that closes without a response is a 502 (after any error event had its turn; none after a response).
+    proxyReq.once('close', () => flight.responded || setImmediate(() => {
       if (!flight.responded) this.onError(Object.assign(new Error('upstream closed without a response'), { code: 'ECONNRESET' }), flight);
     }));
   }
@@ -342,8 +343,7 @@ export class UpstreamProxy {
       return;
     }
     ctx.status = status;
-    // Flush headers now: a stream's caller should see the status before the first event.
-    res.flushHeaders();
+    setImmediate(flushIdleHead, res, ctx); // the head goes out with the first body bytes, or alone next turn
     const masker = new StreamMasker(masks.maskBytes);
     const taps = this.responseTaps(flight, { status, headers: proxyRes.headers, path: ctx.path }, typeof provider.usage === 'function');
     if (decoder) {
@@ -375,8 +375,10 @@ export class UpstreamProxy {
     const { ctx, res } = flight.forward;
     if (flight.overflow || res.destroyed || res.writableEnded) return;
     if (res.headersSent) {
-      // Mid-stream: the caller's stream ends with an error (no clean chunked terminator).
+      // Mid-stream: the caller's stream ends with an error (no clean chunked terminator), after the head if it
+      // had not gone out yet (flushIdleHead), so the caller sees the status, then the cut.
       this.log.warn({ request_id: ctx.requestId, code: err.code }, 'upstream failed mid-response');
+      if (ctx.bytesOut === 0) res.flushHeaders();
       res.destroy();
       return;
     }

@@ -130,9 +130,28 @@ const ANY = compile({
 
 export type TokenCounts = TokenUsage;
 
+const PROBE = Buffer.from('oken', 'latin1');
+
+/** Whether the probe starts in the last 1–3 bytes of the tail and ends in the chunk. */
+function probeSpans(tail: Buffer, tailLength: number, chunk: Buffer): boolean {
+  for (let inTail = 1; inTail < PROBE.length; inTail++) {
+    if (tailLength < inTail || chunk.length < PROBE.length - inTail) continue;
+    let ok = true;
+    for (let i = 0; i < PROBE.length && ok; i++) {
+      ok = (i < inTail ? tail[tailLength - inTail + i] : chunk[i - inTail]) === PROBE[i];
+    }
+    if (ok) return true;
+  }
+  return false;
+}
+
 /** The usage reading of one response, without stream machinery (the upstream leg's relay calls it per chunk). */
 export class UsageScanner implements UsageReader {
-  private tail: Buffer = Buffer.alloc(0);
+  /** The last OVERLAP bytes seen (a copy: a reference would keep the whole chunk alive), made on the first chunk. */
+  private tail: Buffer | undefined;
+  private tailLength = 0;
+  /** The tail holds the probe: the next chunk may complete a number cut at the edge. */
+  private tailHasKey = false;
   /** The last value of each kind of count, as reported; `counts` is derived from them. */
   private input = 0;
   private inputPart = 0;
@@ -147,13 +166,29 @@ export class UsageScanner implements UsageReader {
 
   scan(chunk: Buffer): void {
     // Every key holds "oken" (…_tokens, …TokenCount). Most chunks of a stream hold none, and the
-    // probe on the bytes (including the seam with the previous chunk) spares them a string.
-    const seam = this.tail.length > 0 ? Buffer.concat([this.tail, chunk.subarray(0, OVERLAP)]) : undefined;
-    if (chunk.includes('oken') || seam?.includes('oken')) {
+    // probe on the bytes (including the seam with the previous chunk) spares them a string. No
+    // allocation on a chunk without the probe: this runs on every event of every stream.
+    const tail = this.tail;
+    if (chunk.indexOf(PROBE) !== -1 || (tail !== undefined && (this.tailHasKey || probeSpans(tail, this.tailLength, chunk)))) {
       // latin1: one char per byte, no decoding cost for split UTF-8; the keys are ASCII.
-      this.match(this.tail.toString('latin1') + chunk.toString('latin1'), this.tail.length);
+      this.match((tail ? tail.toString('latin1', 0, this.tailLength) : '') + chunk.toString('latin1'), tail ? this.tailLength : 0);
     }
-    this.tail = Buffer.from(chunk.length >= OVERLAP ? chunk.subarray(chunk.length - OVERLAP) : Buffer.concat([this.tail, chunk]).subarray(-OVERLAP));
+    this.keepTail(chunk);
+  }
+
+  private keepTail(chunk: Buffer): void {
+    const tail = (this.tail ??= Buffer.alloc(OVERLAP));
+    if (chunk.length >= OVERLAP) {
+      chunk.copy(tail, 0, chunk.length - OVERLAP);
+      this.tailLength = OVERLAP;
+    } else {
+      const keep = Math.min(this.tailLength, OVERLAP - chunk.length);
+      tail.copyWithin(0, this.tailLength - keep, this.tailLength);
+      chunk.copy(tail, keep);
+      this.tailLength = keep + chunk.length;
+    }
+    // Past tailLength the buffer is still zeros (it is short only until OVERLAP bytes have passed).
+    this.tailHasKey = tail.indexOf(PROBE) !== -1;
   }
 
   end(): TokenUsage {

@@ -66,3 +66,35 @@ test('unit: usage is read whatever the chunk edges, and chunks without usage are
   for (let i = 0; i < body.length; i++) scanner.scan(body.subarray(i, i + 1));
   t.deepEqual(counts, { inputTokens: 123, outputTokens: 4567 }, 'one byte at a time');
 });
+
+test('unit: usage is read whatever the chunk sizes (1–64 bytes, a seam that only completes a number), and a usage-less stream makes no string', async (t) => {
+  const { UsageScanner } = await import('../../src/gateway/usage-scanner.js');
+  const body = Buffer.from(`${'data: {"choices":[{"delta":{"content":"hi"}}]}\n\n'.repeat(3)}data: {"choices":[],"usage":{"prompt_tokens":123,"completion_tokens":4567,"total_tokens":4690}}\n\ndata: [DONE]\n\n`);
+  for (let size = 1; size <= 64; size++) {
+    const counts = { inputTokens: 0, outputTokens: 0 };
+    const scanner = new UsageScanner(counts);
+    for (let at = 0; at < body.length; at += size) scanner.scan(body.subarray(at, at + size));
+    t.deepEqual(counts, { inputTokens: 123, outputTokens: 4567 }, `chunks of ${size}`);
+  }
+  // The number's last digits arrive alone, after the key was already matched with its first digits.
+  const counts = { inputTokens: 0, outputTokens: 0 };
+  const scanner = new UsageScanner(counts);
+  scanner.scan(Buffer.from('{"usage":{"prompt_tokens":12'));
+  t.is(counts.inputTokens, 12);
+  scanner.scan(Buffer.from('3,"completion_tokens":9}}'));
+  t.deepEqual(counts, { inputTokens: 123, outputTokens: 9 });
+  // A stream without any token key never turns a chunk into a string.
+  const quiet = new UsageScanner({ inputTokens: 0, outputTokens: 0 });
+  const toString = Buffer.prototype.toString;
+  let strings = 0;
+  Buffer.prototype.toString = function (this: Buffer, ...args: Parameters<Buffer['toString']>) {
+    strings++;
+    return toString.apply(this, args);
+  } as Buffer['toString'];
+  try {
+    for (let i = 0; i < 100; i++) quiet.scan(Buffer.from(`data: {"choices":[{"delta":{"content":"o ken ${i}"}}]}\n\n`));
+  } finally {
+    Buffer.prototype.toString = toString;
+  }
+  t.is(strings, 0);
+});

@@ -1,0 +1,74 @@
+/**
+ * System calls per proxied request, by `strace -f -c` attached to the server
+ * process during 3 s of load at 16 connections (after a 2 s warm-up). Unlike
+ * req/s or CPU time, the count barely moves with the machine's other load, so
+ * it is the A/B number to trust on a shared machine for changes that add or
+ * remove writes (a response head written alone, a log line per request…).
+ *
+ *   npx tsx bench/syscalls.ts [bare|<dist dir>…]   default: bare dist
+ *   BENCH_SYSCALLS_SSE=N  SSE responses of N events instead of the JSON completion
+ * Needs strace (apt-get install -y strace) and ptrace permission.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { SatResult } from './load.js';
+import { ROOT, provision, runLoad, sleep, startBare, startFake, startKeyward, type Proc } from './servers.js';
+
+const KEY = `sk-bench-${'k'.repeat(40)}`;
+const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });
+
+async function count(proc: Proc, target: { url: string; headers: Record<string, string>; body: string }, out: string): Promise<{ requests: number; calls: Map<string, number> }> {
+  await runLoad<SatResult>({ mode: 'sat', target, connections: 16, durationS: 2, warmupS: 0 });
+  const strace = spawn('strace', ['-f', '-c', '-p', String(proc.proc.pid), '-o', out], { stdio: 'ignore' });
+  await sleep(500);
+  const r = await runLoad<SatResult>({ mode: 'sat', target, connections: 16, durationS: 3, warmupS: 0 });
+  strace.kill('SIGINT');
+  await new Promise((res) => strace.once('exit', res));
+  const calls = new Map<string, number>();
+  for (const line of readFileSync(out, 'utf8').split('\n')) {
+    // % time, seconds, usecs/call, calls, [errors], syscall
+    const m = /^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$/.exec(line);
+    if (m && m[2] !== 'total') calls.set(m[2]!, Number(m[1]));
+  }
+  return { requests: r.total, calls };
+}
+
+async function main(): Promise<void> {
+  if (spawnSync('strace', ['-V']).error) throw new Error('strace is not installed (apt-get install -y strace)');
+  const variants = process.argv.slice(2).length ? process.argv.slice(2) : ['bare', 'dist'];
+  const sse = process.env.BENCH_SYSCALLS_SSE;
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'keyward-syscalls-'));
+  const fake = await startFake();
+  try {
+    process.stdout.write(`${sse ? `SSE, ${sse} events` : 'JSON'}: system calls per request (strace -f -c, 3 s at 16 connections)\n\n`);
+    for (const [i, v] of variants.entries()) {
+      let proc: Proc;
+      let ptok = 'unused';
+      if (v === 'bare') proc = await startBare(fake.port, KEY);
+      else {
+        proc = await startKeyward(path.join(tmp, `d${i}`), fake.port, path.join(tmp, `k${i}.log`), { main: path.resolve(ROOT, v, 'src/main.js') });
+        ptok = await provision(`http://127.0.0.1:${proc.port}`, KEY);
+      }
+      try {
+        const target = { url: `http://127.0.0.1:${proc.port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': ptok, ...(sse ? { 'x-bench-sse': `${sse}:0` } : {}) }, body: BODY };
+        const { requests, calls } = await count(proc, target, path.join(tmp, `strace${i}.txt`));
+        const per = (n: number) => (n / requests).toFixed(2);
+        const total = [...calls.values()].reduce((a, b) => a + b, 0);
+        const top = [...calls].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([name, n]) => `${name} ${per(n)}`).join(', ');
+        process.stdout.write(`  ${v.padEnd(28)} ${per(total).padStart(6)} per request (${requests} requests): ${top}\n`);
+      } finally {
+        await proc.stop();
+      }
+    }
+  } finally {
+    await fake.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`syscalls failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
