@@ -5,7 +5,7 @@
  * settled spend never passes the cap and reaches it to within one worst case; only what fit was
  * forwarded; after SIGTERM (every instance hands its held amounts back) the store's leased total is
  * exactly what was spent. Once for a token's budget_usd, once for an org's monthly spend_limit_usd
- * (set through one instance, applied by all).
+ * (set through one instance mid-month, applied by all, starting from the month's spend so far).
  */
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
@@ -35,13 +35,14 @@ test('three instances on one Firestore: a token budget and an org monthly limit 
   const cap = 37 * w;
   const month = new Date().toISOString().slice(0, 7);
 
-  const run = async (token: string) => {
+  /** `before`: spend already counted under the cap (the month's spend before an org limit was set). */
+  const run = async (token: string, before = 0) => {
     const sent = up.received.length;
     const statuses = await pool(300, 300, async (i) => (await chat(nodes[i % 3]!.url, token, chatBody(i))).status);
     const ok = statuses.filter((s) => s === 200).length;
     t.is(statuses.filter((s) => s === 429).length, 300 - ok, 'every other request was refused as budget_exhausted');
     t.is(up.received.length - sent, ok, 'only what fit was forwarded');
-    const spent = ok * w; // each forwarded request reported its worst case
+    const spent = before + ok * w; // each forwarded request reported its worst case
     t.true(spent <= cap, `spent ${spent} ≤ cap ${cap}`);
     t.true(spent >= cap - w, `spent ${spent} ≥ cap − one worst case (${cap - w})`);
     return ok;
@@ -59,9 +60,12 @@ test('three instances on one Firestore: a token budget and an org monthly limit 
   const credB = await createCredential(nodes[0]!.url, b, 'priced', 'sk-priced-0123456789');
   const plain = await mintToken(nodes[0]!.url, b, credB, '1h');
   for (const n of nodes) t.is((await chat(n.url, plain.token, chatBody(0))).status, 200, 'no limit yet');
+  // Usage is flushed every second: then the limit, set mid-month, starts from the month's spend (3 worst cases).
+  await new Promise((r) => setTimeout(r, 1500));
   t.is((await api(nodes[2]!.url, 'PATCH', '/v1/orgs/self', { token: b.token, body: { spend_limit_usd: formatUsd(cap) } })).status, 200);
   await new Promise((r) => setTimeout(r, 1500)); // every instance hears of it within a second
-  const orgOk = await run(plain.token);
+  const orgOk = await run(plain.token, 3 * w);
+  t.true(orgOk <= 34, `${orgOk} forwarded: the three requests before the limit count against it`);
   t.log(`org limit: ${orgOk} of 300 forwarded (${formatUsd(orgOk * w)} of ${formatUsd(cap)} USD)`);
 
   // Shutdown hands every held amount back: the store then holds exactly what was spent.
@@ -69,5 +73,5 @@ test('three instances on one Firestore: a token budget and an org monthly limit 
   const store = await FirestoreStore.connect({ gcpProject: project, firestoreEmulatorHost: emulator.host });
   emulator.adopt(store);
   t.is(await store.leased(`spend:tok:${budgeted.id}`), tokenOk * w);
-  t.is(await store.leased(`spend:org:${b.id}:${month}`), orgOk * w);
+  t.is(await store.leased(`spend:org:${b.id}:${month}`), 3 * w + orgOk * w);
 });
