@@ -10,7 +10,8 @@
  * Only public signature keys (RSA, EC, OKP) are kept: a symmetric `oct` key published in a JWKS
  * would let anyone forge HMAC tokens.
  */
-import { createLocalJWKSet, errors, type CryptoKey, type FlattenedJWSInput, type JSONWebKeySet, type JWK, type JWSHeaderParameters, type LocalJWKSet } from 'jose';
+import type { CryptoKey, FlattenedJWSInput, JSONWebKeySet, JWK, JWSHeaderParameters, LocalJWKSet } from 'jose';
+import { loadJose } from './jose.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { fetchableUrl, fetchJsonObject, OidcFetchError, type FetchLimits } from './oidc-fetch.js';
@@ -50,7 +51,7 @@ export class IssuerKeys {
     try {
       return await keys.set(header, token);
     } catch (err) {
-      if (!(err instanceof errors.JWKSNoMatchingKey)) throw err;
+      if (!(err instanceof (await loadJose()).errors.JWKSNoMatchingKey)) throw err;
       await this.refresh().catch(() => {});
       if (this.keys === keys) throw err;
       return this.keys!.set(header, token);
@@ -76,6 +77,7 @@ export class IssuerKeys {
       if (!Array.isArray(jwks.keys) || jwks.keys.length > MAX_KEYS) throw new OidcFetchError(`the JWKS of ${this.issuer} is not a key set of at most ${MAX_KEYS} keys`);
       const keys = (jwks.keys as unknown[]).filter((k): k is JWK => typeof k === 'object' && k !== null && SIGNATURE_KEY_TYPES.has(String((k as JWK).kty))
         && ((k as JWK).use === undefined || (k as JWK).use === 'sig'));
+      const { createLocalJWKSet } = await loadJose();
       this.keys = { set: createLocalJWKSet({ keys } as JSONWebKeySet), loadedAt: this.clock.now() };
       this.log.info({ issuer: this.issuer, keys: keys.length }, 'OIDC issuer keys loaded');
     } catch (err) {

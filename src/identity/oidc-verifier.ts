@@ -7,7 +7,8 @@
  * present (the trust policies match on them). Every refusal is an OAuthError `invalid_grant` whose
  * description is fixed text: never the token, never a claim's value.
  */
-import { decodeJwt, errors, jwtVerify, type JWSAlgorithm, type JWTPayload } from 'jose';
+import type { JWSAlgorithm, JWTPayload } from 'jose';
+import { loadJose } from './jose.js';
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -48,6 +49,7 @@ export class OidcVerifier {
 
   async verify(jwt: string): Promise<WorkloadIdentity> {
     if (jwt.length > MAX_JWT_LENGTH || !COMPACT_JWS.test(jwt)) throw refuse('`subject_token` is not a signed JWT.');
+    const { decodeJwt, errors, jwtVerify } = await loadJose();
     let unverified: JWTPayload;
     try {
       unverified = decodeJwt(jwt);
@@ -66,7 +68,7 @@ export class OidcVerifier {
         requiredClaims: ['exp', 'sub', 'aud'],
       }));
     } catch (err) {
-      throw refuse(reason(err));
+      throw refuse(reason(err, errors));
     }
     // iat in the future beyond the skew: jose checks it only with maxTokenAge, so here.
     if (typeof payload.iat === 'number' && payload.iat * 1000 > this.clock.now() + CLOCK_SKEW_S * 1000) throw refuse('The token was issued in the future.');
@@ -77,7 +79,7 @@ export class OidcVerifier {
 }
 
 /** What went wrong, in fixed words (a jose message can quote a claim). */
-function reason(err: unknown): string {
+function reason(err: unknown, errors: typeof import('jose').errors): string {
   if (err instanceof OidcFetchError) return 'The issuer\'s signing keys could not be fetched; try again later.';
   if (err instanceof errors.JWTExpired) return 'The token has expired.';
   if (err instanceof errors.JWTClaimValidationFailed) {

@@ -9,7 +9,10 @@
  * no error carries a token, a key or the endpoint's own words.
  */
 import { createHash } from 'node:crypto';
-import { SignJWT, importPKCS8 } from 'jose';
+
+/** jose, loaded when the first service-account token is minted: a deployment without Vertex keys skips its import at start-up. */
+let joseLibrary: Promise<typeof import('jose')> | undefined;
+const loadJose = () => (joseLibrary ??= import('jose'));
 
 export const GOOGLE_TOKEN_URI = 'https://oauth2.googleapis.com/token';
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
@@ -80,6 +83,7 @@ async function boundedFetch(url: string, init: RequestInit, from: string): Promi
 export async function mintFromServiceAccount(sa: ServiceAccountKey, tokenUri: string): Promise<MintedToken> {
   const now = Math.floor(Date.now() / 1000);
   let assertion: string;
+  const { SignJWT, importPKCS8 } = await loadJose();
   try {
     assertion = await new SignJWT({ scope: SCOPE })
       .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: sa.private_key_id })

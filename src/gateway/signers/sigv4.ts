@@ -10,9 +10,14 @@
  * removed (its Authorization/signature, `x-amz-*`, `amz-sdk-*`): none of it is
  * ever forwarded.
  */
-import { Sha256 } from '@aws-crypto/sha256-js';
-import { SignatureV4 } from '@smithy/signature-v4';
 import type { CredentialSecrets, OutgoingRequest, Signer } from '../../catalog/provider.js';
+
+/**
+ * The AWS libraries, loaded on the first request signed with a key pair: a deployment that never signs for
+ * AWS does not pay their import at start-up (about 30 ms of a cold start).
+ */
+let awsLibraries: Promise<[typeof import('@smithy/signature-v4'), typeof import('@aws-crypto/sha256-js')]> | undefined;
+const loadAws = () => (awsLibraries ??= Promise.all([import('@smithy/signature-v4'), import('@aws-crypto/sha256-js')]));
 
 /** What AWS clients add to a request that must never reach upstream as the caller's. */
 export const isCallerAwsHeader = (name: string): boolean => name === 'authorization' || name.startsWith('x-amz-') || name.startsWith('amz-sdk-');
@@ -46,6 +51,7 @@ export function sigv4Signer(options: Readonly<Record<string, unknown>>): Signer 
       const headers: Record<string, string> = { host: single(request.headers.host)!, 'content-length': String(body.length) };
       const type = single(request.headers['content-type']);
       if (type !== undefined) headers['content-type'] = type;
+      const [{ SignatureV4 }, { Sha256 }] = await loadAws();
       const signer = new SignatureV4({
         service,
         region,
