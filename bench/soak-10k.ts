@@ -17,7 +17,7 @@
  * BENCH_SOAK10K_H2=0 or 1 forces the choice.
  *
  *   BENCH_SOAK10K_STREAMS (10000), BENCH_SOAK10K_EVENTS (60), BENCH_SOAK10K_INTERVAL_MS (1000),
- *   BENCH_SOAK10K_RAMP_MS (10000: streams start evenly over this), BENCH_MAIN (another build's main.js),
+ *   BENCH_SOAK10K_RAMP_MS (20000: streams start evenly over this, 500 a second), BENCH_MAIN (another build's main.js),
  *   BENCH_SOAK10K_PROF=<dir> (Keyward runs with --cpu-prof, the profile written there)
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -225,7 +225,7 @@ async function measure(): Promise<void> {
   const streams = Number(process.env.BENCH_SOAK10K_STREAMS ?? 10_000);
   const events = Number(process.env.BENCH_SOAK10K_EVENTS ?? 60);
   const intervalMs = Number(process.env.BENCH_SOAK10K_INTERVAL_MS ?? 1000);
-  const rampMs = Number(process.env.BENCH_SOAK10K_RAMP_MS ?? 10_000);
+  const rampMs = Number(process.env.BENCH_SOAK10K_RAMP_MS ?? 20_000);
   const hard = hardFdLimit();
   const slack = 200;
   const h1Need = 2 * streams + slack;
