@@ -40,7 +40,7 @@ const browser = await chromium.launch({ executablePath: process.env.KEYWARD_CHRO
 try {
   const org = await call('POST', '/v1/orgs', ADMIN, { name: 'acme' });
   const openai = await call('POST', '/v1/credentials', org.token, { provider: 'openai', api_key: 'sk-demo-0123456789abcdefWXYZ' });
-  await call('POST', '/v1/credentials', org.token, { provider: 'anthropic', api_key: 'sk-ant-demo-0123456789abcdQRST' });
+  await call('POST', '/v1/credentials', org.token, { provider: 'anthropic', api_key: 'sk-ant-demo-key-QRST' });
   await call('POST', '/v1/credentials', org.token, { provider: 'bedrock', region: 'eu-west-1', aws_access_key_id: 'AKIAIOSFODNN7EXAMPLE', aws_secret_access_key: 'wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY' });
   const ci = await call('POST', '/v1/tokens', org.token, { credential_id: openai.id, ttl: '7d', models: ['gpt-4o-mini'], max_requests: 1000 });
   await call('POST', '/v1/tokens', org.token, { credential_id: openai.id, ttl: '1h', rate_limit: 60 });
