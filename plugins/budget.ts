@@ -11,10 +11,11 @@
  * instance holds of it (the SpendLedger leases more from the store when short,
  * never past a cap). Refusals, nothing forwarded and nothing counted: 400
  * max_tokens_required, 403 model_unpriced, 429 budget_exhausted (audited
- * `budget.refused`). After the response the reservation is settled to the
- * priced usage the provider reported (`ctx.costMicros`); none reported (the
- * caller left, the stream was cut) keeps the whole reservation; a provider's
- * own error answer (4xx/5xx status, no usage) costs nothing.
+ * `budget.refused`). After the response the reservation is settled to what the
+ * core says the request spent (`ctx.spentMicros`, gateway/settlement.ts): the
+ * priced usage the provider reported; the whole reservation when none was
+ * reported (the caller left, the stream was cut); nothing for a provider's own
+ * error answer without usage.
  *
  * Only budgeted requests pay for this: an unbudgeted one costs two map reads
  * (the token's scope and the org's cached cap), no price lookup, no body wait.

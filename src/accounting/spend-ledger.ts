@@ -97,7 +97,7 @@ export class SpendLedger {
    * counts twice. `spentMicros`: the month's recorded spend (usage).
    */
   async seedOrgMonth(orgId: string, spentMicros: number): Promise<number> {
-    const key = `spend:org:${orgId}:${this.currentPeriod()}`;
+    const { key } = this.orgCap(orgId, Number.MAX_SAFE_INTEGER);
     const missing = spentMicros - (await this.store.leased(key));
     if (missing <= 0) return 0;
     const { granted } = await this.store.lease(key, Number.MAX_SAFE_INTEGER, missing);

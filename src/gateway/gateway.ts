@@ -88,8 +88,8 @@ export class Gateway implements ProxyHandler {
     }
     ctx.forwarded = true;
     ctx.forwardedAt = process.hrtime.bigint();
-    // No stage read the request's model: a provider with prices has it read from its answer instead.
-    // Read when it prices the request, or names the model on its span.
+    // No stage read the request's model: it is read from the answer instead, when that prices the request
+    // (the provider has prices) or names the model on its span.
     const answered = ctx.model === undefined && (this.prices.prices(ctx.provider!.id) || ctx.span !== undefined) ? new ResponseModelTap() : undefined;
     this.upstream.forward({
       ctx, req, res, provider: ctx.provider!, credential, body: ctx.bodyScan, budget: this.budget, responseHeaders: this.responseHeaders,

@@ -7,11 +7,12 @@
 import test, { type ExecutionContext } from 'ava';
 import { api, createCredential, createOrg, mintToken, startApp, type Org, type TestApp } from '../support/app.js';
 import { providersDir } from '../support/providers-dir.js';
-import { chat, chatBody, pool, startUsageUpstream, worstCase, type UsageUpstream } from '../support/budget.js';
+import { chat, chatBody, startUsageUpstream, worstCase, type UsageUpstream } from '../support/budget.js';
 import { formatUsd } from '../../src/catalog/money.js';
 import { SpendLedger } from '../../src/accounting/spend-ledger.js';
 import { Symbols } from '../../src/symbols.js';
 import type { Store } from '../../src/store/ports.js';
+import { pool } from '../support/pool.js';
 
 interface Setup {
   app: TestApp;

@@ -12,9 +12,10 @@ import { randomBytes } from 'node:crypto';
 import { api, createCredential, createOrg, mintToken, spawnServer, type SpawnedServer } from '../support/app.js';
 import { startEmulator } from '../support/firestore-emulator.js';
 import { providersDir } from '../support/providers-dir.js';
-import { chat, chatBody, pool, startUsageUpstream, worstCase } from '../support/budget.js';
+import { chat, chatBody, startUsageUpstream, worstCase } from '../support/budget.js';
 import { formatUsd } from '../../src/catalog/money.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
+import { pool } from '../support/pool.js';
 
 test('three instances on one Firestore: a token budget and an org monthly limit are never passed and reached to within one worst case', async (t) => {
   t.timeout(180_000);

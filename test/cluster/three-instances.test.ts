@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { api, createOrg, mintToken, spawnServer, type SpawnedServer } from '../support/app.js';
 import { startEmulator } from '../support/firestore-emulator.js';
 import { startFakeProvider } from '../support/fake-provider.js';
+import { pool } from '../support/pool.js';
 
 async function cluster(t: ExecutionContext, env: Record<string, string> = {}) {
   const emulator = await startEmulator(t);
@@ -23,19 +24,6 @@ async function cluster(t: ExecutionContext, env: Record<string, string> = {}) {
   const nodes: SpawnedServer[] = [];
   nodes.push(...(await Promise.all([0, 1, 2].map(() => spawnServer(t, shared, 30_000)))));
   return { emulator, fake, nodes };
-}
-
-/** Runs `count` tasks with at most `concurrency` at once. */
-async function pool<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = new Array(count);
-  let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) {
-      const i = next++;
-      out[i] = await task(i);
-    }
-  }));
-  return out;
 }
 
 test('three instances on one Firestore: quota exact, credential limit exact, revocation everywhere within a second', async (t) => {

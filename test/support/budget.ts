@@ -74,19 +74,6 @@ export async function startUsageUpstream(): Promise<UsageUpstream> {
   return up;
 }
 
-/** Runs `count` tasks with at most `concurrency` at once. */
-export async function pool<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = new Array(count);
-  let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) {
-      const i = next++;
-      out[i] = await task(i);
-    }
-  }));
-  return out;
-}
-
 /** One proxied chat request; its status and parsed body. */
 export async function chat(base: string, token: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
   const r = await fetch(`${base}/v1/proxy/v1/chat/completions`, { method: 'POST', headers: { 'x-proxy-token': token, 'content-type': 'application/json', ...headers }, body });
