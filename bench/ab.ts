@@ -39,9 +39,15 @@ async function main(): Promise<void> {
     let ptok = '';
     for (const [i, spec] of dists.entries()) {
       // A variant is a dist folder, optionally with environment overrides: dist,KEYWARD_LOG_LEVEL=warn
-      const [d, ...envPairs] = spec.split(',');
+      // (a piece without `=` continues the previous value: dist,KEYWARD_PLUGINS=auth,quota)
+      const [d, ...pieces] = spec.split(',');
+      const envPairs: string[] = [];
+      for (const p of pieces) {
+        if (p.includes('=') || envPairs.length === 0) envPairs.push(p);
+        else envPairs[envPairs.length - 1] += `,${p}`;
+      }
       // (the pseudo-variable @log=FILE sends Keyward's stdout there instead of a file in the temp dir)
-      const env = Object.fromEntries(envPairs.map((p) => p.split('=') as [string, string]));
+      const env = Object.fromEntries(envPairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)] as [string, string]));
       const logFile = env['@log'] ?? path.join(tmp, `k${i}.log`);
       delete env['@log'];
       const k = await startKeyward(path.join(tmp, `data${i}`), fake.port, logFile, { main: path.resolve(ROOT, d!, 'src/main.js'), env });

@@ -239,12 +239,23 @@ export interface KeywardOptions {
   env?: Record<string, string>;
 }
 
+/**
+ * The V8 flags Keyward runs with: those of `npm start` (package.json; the Dockerfile's CMD carries the same, which
+ * scripts/docker-replay.sh checks), so the bench measures the process as it is deployed.
+ */
+export const KEYWARD_NODE_FLAGS: readonly string[] = (() => {
+  const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start!;
+  const m = /^node((?: --[\w-]+(?:=\S+)?)*) dist\/src\/main\.js$/.exec(start);
+  if (!m) throw new Error(`package.json start script is not \`node [--flags] dist/src/main.js\`: ${start}`);
+  return m[1]!.trim().split(' ').filter(Boolean);
+})();
+
 export async function startKeyward(dataDir: string, upstreamPort: number, logFile: string, opts: KeywardOptions = {}): Promise<Proc & { readyMs: number }> {
   const port = await freePort();
   mkdirSync(dataDir, { recursive: true });
   const out = openSync(logFile, 'a');
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [...(opts.nodeFlags ?? []), opts.main ?? path.join(ROOT, 'dist/src/main.js')], {
+  const proc = spawn(process.execPath, [...KEYWARD_NODE_FLAGS, ...(opts.nodeFlags ?? []), opts.main ?? path.join(ROOT, 'dist/src/main.js')], {
     env: { ...keywardEnv(dataDir, port, upstreamPort), ...opts.env },
     stdio: ['ignore', out, 'pipe'],
     cwd: dataDir,

@@ -28,7 +28,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stats, type Stats } from './load.js';
-import { BENCH, ROOT, cpuSeconds, freePort, keywardEnv, memory, provision, sleep, waitFor200 } from './servers.js';
+import { BENCH, KEYWARD_NODE_FLAGS, ROOT, cpuSeconds, freePort, keywardEnv, memory, provision, sleep, waitFor200 } from './servers.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const KEY = `sk-bench-${'k'.repeat(40)}`;
@@ -248,7 +248,7 @@ async function measure(): Promise<void> {
     const out = openSync(path.join(tmp, 'keyward.log'), 'a');
     const main = process.env.BENCH_MAIN ? path.resolve(process.env.BENCH_MAIN) : path.join(ROOT, 'dist/src/main.js');
     const prof = process.env.BENCH_SOAK10K_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_SOAK10K_PROF)}`] : [];
-    const keyward = nodeWithFds(keywardFds, [...prof, '--import', path.join(BENCH, 'loop-probe.mjs'), main], {
+    const keyward = nodeWithFds(keywardFds, [...KEYWARD_NODE_FLAGS, ...prof, '--import', path.join(BENCH, 'loop-probe.mjs'), main], {
       cwd: dataDir, env: keywardEnv(dataDir, port, fakePort), stdio: ['ignore', out, 'inherit', 'ipc'],
     });
     closeSync(out);

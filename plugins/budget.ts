@@ -46,31 +46,36 @@ const budget: PluginModule<ProxyContext> = {
       if (!ctx.auth || !hasBody(ctx)) return false;
       return ctx.auth.token.scopes.budgetMicros !== undefined || spend.peekOrgLimit(ctx.auth.credential.orgId) !== null;
     };
+    /** The reservation of a request some cap applies to (or may: the org's limit is not known here yet). */
+    const reserve = async (ctx: ProxyContext, auth: NonNullable<ProxyContext['auth']>, orgLimit: number | null | undefined): Promise<void> => {
+      const orgId = auth.credential.orgId;
+      const tokenBudget = auth.token.scopes.budgetMicros;
+      orgLimit ??= await spend.orgLimit(orgId);
+      if (tokenBudget === undefined && orgLimit === null) return;
+      // The cap was set after the body stage let this body stream (a change just arrived): no bound, try again.
+      if (ctx.bodyBytes === undefined) throw Errors.unavailable();
+      try {
+        const price = ctx.model === undefined ? undefined : spend.price(auth.credential.provider, ctx.model);
+        if (!price) throw Errors.modelUnpriced(ctx.model);
+        const bound = requestBound(price, { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set() });
+        if ('refusal' in bound) throw Errors.maxTokensRequired(bound.refusal);
+        const micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens);
+        ctx.state.set(STATE, await spend.reserve({ tokenId: auth.token.id, tokenBudget, orgId, orgLimit }, micros));
+        ctx.reservedMicros = micros;
+      } catch (err) {
+        if (err instanceof host.GatewayError && err.code === 'budget_exhausted') host.audit.refused(ctx, 'budget.refused');
+        throw err;
+      }
+    };
     return {
       body: { fields: BOUND_FIELDS, toEnd: true, keys: MEDIA_KEYS, when: mayBeBudgeted },
-      async access(ctx: ProxyContext): Promise<void> {
+      // Synchronous (no promise per request) when no cap applies, the usual unbudgeted request.
+      access(ctx: ProxyContext): void | Promise<void> {
         if (!ctx.auth) throw Errors.invalidToken();
-        const orgId = ctx.auth.credential.orgId;
-        const tokenBudget = ctx.auth.token.scopes.budgetMicros;
-        let orgLimit = spend.peekOrgLimit(orgId);
-        if (tokenBudget === undefined && orgLimit === null) return;
+        const orgLimit = spend.peekOrgLimit(ctx.auth.credential.orgId);
+        if (ctx.auth.token.scopes.budgetMicros === undefined && orgLimit === null) return;
         if (!hasBody(ctx)) return;
-        orgLimit ??= await spend.orgLimit(orgId);
-        if (tokenBudget === undefined && orgLimit === null) return;
-        // The cap was set after the body stage let this body stream (a change just arrived): no bound, try again.
-        if (ctx.bodyBytes === undefined) throw Errors.unavailable();
-        try {
-          const price = ctx.model === undefined ? undefined : spend.price(ctx.auth.credential.provider, ctx.model);
-          if (!price) throw Errors.modelUnpriced(ctx.model);
-          const bound = requestBound(price, { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set() });
-          if ('refusal' in bound) throw Errors.maxTokensRequired(bound.refusal);
-          const micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens);
-          ctx.state.set(STATE, await spend.reserve({ tokenId: ctx.auth.token.id, tokenBudget, orgId, orgLimit }, micros));
-          ctx.reservedMicros = micros;
-        } catch (err) {
-          if (err instanceof host.GatewayError && err.code === 'budget_exhausted') host.audit.refused(ctx, 'budget.refused');
-          throw err;
-        }
+        return reserve(ctx, ctx.auth, orgLimit);
       },
       undo(ctx: ProxyContext): void {
         const reservation = ctx.state.get(STATE) as SpendReservation | undefined;

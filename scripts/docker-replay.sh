@@ -32,9 +32,12 @@ NODE_VERSION="$("$NODE_BIN" --version)"
 # The Dockerfile must still say what this script replays.
 DOCKERFILE="$ROOT/Dockerfile"
 for needle in 'FROM node:24-slim AS build' 'RUN npm ci && npm run build' 'FROM node:24-slim AS runtime' \
-  'RUN npm ci --omit=dev --ignore-scripts' 'COPY --from=build /app/dist ./dist' 'USER node' 'CMD ["node", "dist/src/main.js"]'; do
+  'RUN npm ci --omit=dev --ignore-scripts' 'COPY --from=build /app/dist ./dist' 'USER node' 'CMD ["node", "--max-semi-space-size=16", "dist/src/main.js"]'; do
   grep -qF "$needle" "$DOCKERFILE" || fail "the Dockerfile no longer contains: $needle (update this script with it)"
 done
+# The image runs Node with the V8 flags `npm start` uses (one setting, two launchers).
+grep -qF '"start": "node --max-semi-space-size=16 dist/src/main.js"' "$ROOT/package.json" \
+  || fail "package.json's start script and the Dockerfile's CMD no longer pass the same Node flags"
 BUILD_PATHS=(package.json package-lock.json tsconfig.json tsconfig.build.json src providers plugins console scripts/build-console.mjs)
 for p in "${BUILD_PATHS[@]}"; do
   grep -qE "^COPY ${p}( |$)|^COPY .*[ ]${p}[ ]" "$DOCKERFILE" || fail "the Dockerfile does not COPY $p any more (update BUILD_PATHS)"
@@ -89,9 +92,9 @@ say "runtime stage done ($((SECONDS - started)) s; node_modules $(du -sh "$WORK/
 
 # ---- run it as the image would ----------------------------------------------------
 ADMIN_TOKEN="replay-admin-token-$RANDOM$RANDOM$RANDOM"
-say "starting node dist/src/main.js"
+say "starting node --max-semi-space-size=16 dist/src/main.js"
 (cd "$WORK/app" && exec env -i PATH="$PATH" HOME="$WORK" NODE_ENV=production HOST=127.0.0.1 PORT=0 \
-  KEYWARD_DATA_DIR="$WORK/data" KEYWARD_ADMIN_TOKEN="$ADMIN_TOKEN" "$NODE_BIN" dist/src/main.js) >"$WORK/server.out" 2>"$WORK/server.err" &
+  KEYWARD_DATA_DIR="$WORK/data" KEYWARD_ADMIN_TOKEN="$ADMIN_TOKEN" "$NODE_BIN" --max-semi-space-size=16 dist/src/main.js) >"$WORK/server.out" 2>"$WORK/server.err" &
 SERVER_PID=$!
 
 PORT=""

@@ -44,7 +44,7 @@ import { CredentialService } from './vault/credential-service.js';
 import { Envelope } from './vault/envelope.js';
 import { OrgService } from './vault/org-service.js';
 import { AdminKeyService } from './vault/admin-key-service.js';
-import { TokenService } from './vault/token-service.js';
+import { TokenService, type ResolvedToken } from './vault/token-service.js';
 import { ApiError, Errors } from './errors.js';
 import type { PluginHost } from './gateway/contracts.js';
 import { Gateway } from './gateway/gateway.js';
@@ -188,10 +188,14 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     logger: log,
     tokens: {
       // The org's spend cap is known (cached) before the body stage decides whether to read a body whole.
-      resolve: async (presented) => {
-        const resolved = await tokens.resolve(presented);
-        if (resolved && orgLimits.peek(resolved.credential.orgId) === undefined) await orgLimits.get(resolved.credential.orgId).catch(() => undefined);
-        return resolved;
+      // At once when the token and the org's limit are cached (the usual case), else a promise.
+      resolve: (presented) => {
+        const withLimit = (resolved: ResolvedToken | undefined): ResolvedToken | undefined | Promise<ResolvedToken | undefined> =>
+          resolved && orgLimits.peek(resolved.credential.orgId) === undefined
+            ? orgLimits.get(resolved.credential.orgId).then(() => resolved, () => resolved)
+            : resolved;
+        const resolved = tokens.resolve(presented);
+        return resolved instanceof Promise ? resolved.then(withLimit) : withLimit(resolved);
       },
     },
     providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers },

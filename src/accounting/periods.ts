@@ -1,8 +1,16 @@
 /** Calendar months and days in UTC: the free tier's and the monthly spend limit's period, and the daily counters' day. */
 export function periodOf(ms: number): string {
+  // Every proxied request asks: the month of the last call is reused while `ms` stays inside it.
+  if (ms >= lastPeriod.from && ms < lastPeriod.to) return lastPeriod.value;
   const d = new Date(ms);
-  return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
+  const value = `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
+  lastPeriod = { from: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), to: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1), value };
+  return value;
 }
+
+/** The last month and day computed: [from, to) in ms and their names. */
+let lastPeriod = { from: 0, to: 0, value: '' };
+let lastDay = { from: 0, to: 0, value: '' };
 
 export function nextPeriodStart(ms: number): number {
   const d = new Date(ms);
@@ -13,7 +21,14 @@ const DAY_MS = 86_400_000;
 
 /** The UTC day of `ms`, `YYYY-MM-DD`. */
 export function dayOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  if (ms >= lastDay.from && ms < lastDay.to) return lastDay.value;
+  const value = new Date(ms).toISOString().slice(0, 10);
+  // Only for days a Date can name as YYYY-MM-DD (years 0–9999): others are computed each time.
+  if (value.length === 10) {
+    const from = ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS);
+    lastDay = { from, to: from + DAY_MS, value };
+  }
+  return value;
 }
 
 /** `YYYY-MM-DD` → the UTC midnight it starts at; undefined when it is not a real calendar day (`2026-02-30`). */

@@ -77,8 +77,11 @@ export class QuotaLedger {
     return this.period;
   }
 
-  /** One request of the organisation's monthly quota; returns what is left. Throws 429 quota_exceeded. */
-  async reserve(orgId: string): Promise<number> {
+  /**
+   * One request of the organisation's monthly quota; returns what is left. Throws 429 quota_exceeded. Synchronous
+   * while this instance holds units (no promise, no microtask per request); a promise when it must lease.
+   */
+  reserve(orgId: string): number | Promise<number> {
     const now = this.clock.now();
     const key = `quota:${orgId}:${this.currentPeriod(now)}`;
     const limit = this.config.freeProxyRequests;
@@ -88,6 +91,14 @@ export class QuotaLedger {
       this.counters.set(key, c);
       this.dropOldPeriods();
     }
+    if (c.held > 0) {
+      c.held--;
+      return Math.max(0, limit - c.leasedTotal + c.held);
+    }
+    return this.reserveLeasing(c, limit, now);
+  }
+
+  private async reserveLeasing(c: Counter, limit: number, now: number): Promise<number> {
     const ok = await this.take(c, now);
     if (!ok) throw Errors.quotaExceeded(limit, Math.max(1, Math.ceil((this.periodEnds - now) / 1000)));
     return Math.max(0, limit - c.leasedTotal + c.held);

@@ -184,7 +184,7 @@ export interface PluginHost {
   readonly logger: Logger;
   readonly tokens: {
     /** Resolves a presented proxy token (cache first), or undefined when it is not valid now. */
-    resolve(presented: string): Promise<ResolvedToken | undefined>;
+    resolve(presented: string): ResolvedToken | undefined | Promise<ResolvedToken | undefined>;
   };
   readonly providers: {
     /** Every query parameter any provider declares as a key carrier. */
@@ -193,8 +193,12 @@ export interface PluginHost {
     readonly tokenIn: TokenCarriers;
   };
   readonly quota: {
-    /** Takes one unit of the organisation's monthly quota; throws 429 quota_exceeded when none is left. */
-    reserve(orgId: string): Promise<number>;
+    /**
+     * Takes one unit of the organisation's monthly quota and returns what is left; throws (or rejects with)
+     * 429 quota_exceeded when none is left. A number at once when this instance holds units (the usual
+     * case), a promise only when it must lease more from the store.
+     */
+    reserve(orgId: string): number | Promise<number>;
     /** Gives back a unit `reserve` took for a request that was never forwarded. */
     refund(orgId: string): void;
     /** Hands every leased, unused unit back to the store. */

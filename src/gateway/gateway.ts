@@ -31,6 +31,7 @@ import { PriceBook, usageCost } from '../catalog/prices.js';
 import { ResponseModelTap } from './response-model.js';
 import { settledSpend } from './settlement.js';
 import type { Tracing } from '../telemetry/tracing.js';
+import type { CredentialSecrets } from '../catalog/provider.js';
 
 const PREFIX = '/v1/proxy/';
 /** Refused requests with a body larger than this are answered with `connection: close` instead of drained. */
@@ -60,25 +61,55 @@ export class Gateway implements ProxyHandler {
     // (removeHeader + appendHeader each). Every response the gateway writes names the request id itself.
     // Tracing off: no span, nothing else to do. On: the stages, the key and the forwarding run inside the span.
     const span = (ctx.span = this.tracing.startRequest(req.headers));
-    if (span) span.run(() => void this.run(ctx, req, res));
-    else void this.run(ctx, req, res);
+    if (span) span.run(() => this.run(ctx, req, res));
+    else this.run(ctx, req, res);
   }
 
-  private async run(ctx: RequestContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * The stages, then the key, then the upstream leg. Each step that answers at once (cached token, cached
+   * key, no body to read: the usual request) goes on in the same turn; a promise only where one must wait.
+   */
+  private run(ctx: RequestContext, req: IncomingMessage, res: ServerResponse): void {
+    let passed: void | Promise<void>;
     try {
-      await this.pipeline.access(ctx);
-      await this.forward(ctx, req, res);
+      passed = this.pipeline.access(ctx);
     } catch (err) {
-      // A stage's refusal was unwound by the pipeline already; this is for what failed after it (the key).
-      if (!ctx.forwarded) this.pipeline.undo(ctx);
-      this.refuse(ctx, req, res, err);
+      this.failed(ctx, req, res, err);
+      return;
+    }
+    if (passed) passed.then(() => this.unwrapKey(ctx, req, res), (err: unknown) => this.failed(ctx, req, res, err));
+    else this.unwrapKey(ctx, req, res);
+  }
+
+  /** Every secret and plain field of the credential (the provider's signer decides what goes upstream), then forwards. */
+  private unwrapKey(ctx: RequestContext, req: IncomingMessage, res: ServerResponse): void {
+    let credential: CredentialSecrets | Promise<CredentialSecrets>;
+    try {
+      credential = this.credentials.secretsFor(ctx.auth!.credential);
+    } catch (err) {
+      this.failed(ctx, req, res, err);
+      return;
+    }
+    if (credential instanceof Promise) credential.then((c) => this.forward(ctx, req, res, c), (err: unknown) => this.failed(ctx, req, res, err));
+    else this.forward(ctx, req, res, credential);
+  }
+
+  /** A stage's refusal (unwound by the pipeline already), or what failed after the stages (the key, forwarding). */
+  private failed(ctx: RequestContext, req: IncomingMessage, res: ServerResponse, err: unknown): void {
+    if (!ctx.forwarded) this.pipeline.undo(ctx);
+    this.refuse(ctx, req, res, err);
+  }
+
+  /** Hands the request to the upstream leg. */
+  private forward(ctx: RequestContext, req: IncomingMessage, res: ServerResponse, credential: CredentialSecrets): void {
+    try {
+      this.forwardUnguarded(ctx, req, res, credential);
+    } catch (err) {
+      this.failed(ctx, req, res, err);
     }
   }
 
-  /** Unwraps the credential's key and hands the request to the upstream leg. */
-  private async forward(ctx: RequestContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // Every secret and plain field of the credential: the provider's signer decides what goes upstream.
-    const credential = await this.credentials.secretsFor(ctx.auth!.credential);
+  private forwardUnguarded(ctx: RequestContext, req: IncomingMessage, res: ServerResponse, credential: CredentialSecrets): void {
     if (res.destroyed) {
       // The caller left while we checked: nothing is forwarded, so nothing counts.
       this.pipeline.undo(ctx);

@@ -42,7 +42,8 @@ export function credentialWire(provider: Provider, credential: CredentialSecrets
     target = provider.template.origin(credential.plain);
   }
   const maskStrings = Object.values(credential.secrets).filter((s) => s.length > 0);
-  const basePath = target.pathname === '/' ? '' : target.pathname;
+  // No trailing slash: `${basePath}/${path}` is the path signed and the path sent (no `//` for a join to repair).
+  const basePath = target.pathname.replace(/\/+$/, '');
   wire = Object.freeze({ target, origin: target.origin, host: target.host, basePath, maskStrings, maskBytes: maskStrings.map((s) => Buffer.from(s, 'utf8')) });
   wires.set(credential, wire);
   return wire;
@@ -178,4 +179,19 @@ export async function signOverBody(signer: Signer, request: OutgoingRequest, cre
   await signer.sign(signed, credential);
   request.query = signed.query;
   return bytes;
+}
+
+/** Query characters a WHATWG URL leaves as they are: such a query is sent exactly as the signer saw it. */
+const PLAIN_QUERY = /^[A-Za-z0-9\-._~!$&()*+,;=:@/?%]*$/;
+
+/**
+ * The upstream request target: the path (base path included; its characters are all ones a URL leaves as
+ * they are, normalisePath saw to that) and the query. A query with other characters (a space, quotes, `<>`,
+ * `#`, non-ASCII) is normalised the way a URL serialises it, as http-proxy-3 did when it parsed every target.
+ */
+export function requestTarget(request: OutgoingRequest): string {
+  if (!request.query) return request.path;
+  if (PLAIN_QUERY.test(request.query)) return `${request.path}?${request.query}`;
+  const url = new URL(`${request.path}?${request.query}`, 'http://base.invalid');
+  return `${url.pathname}${url.search}`;
 }

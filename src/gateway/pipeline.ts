@@ -74,20 +74,40 @@ export class Pipeline {
     return this.stages.some((s) => s.name === name);
   }
 
-  /** Runs every stage's access in order; a refusal is rethrown after the completed stages undid theirs. */
-  async access(ctx: RequestContext): Promise<void> {
+  /**
+   * Runs every stage's access in order; a refusal is thrown (or the promise rejects with it) after the completed
+   * stages undid theirs. While every stage answers synchronously, so does this: a promise only from the first
+   * stage that returns one (a token to load, a body to read), so the usual request costs no microtask turn here.
+   */
+  access(ctx: RequestContext): void | Promise<void> {
     const stages = this.requestPhase;
     for (let i = 0; i < stages.length; i++) {
       const stage = stages[i]!;
       if (stage.access) {
+        let pending: void | Promise<void>;
         try {
-          // A synchronous access costs no microtask turn.
-          const pending = stage.access(ctx);
-          if (pending !== undefined) await pending;
+          pending = stage.access(ctx);
         } catch (err) {
           throw this.unwind(ctx, true, err);
         }
+        if (pending !== undefined) return this.accessFrom(ctx, i, pending);
       }
+      ctx.passed = i + 1;
+    }
+  }
+
+  /** The rest of `access`, from stage `i`, whose access returned `pending`. */
+  private async accessFrom(ctx: RequestContext, i: number, pending: void | Promise<void>): Promise<void> {
+    const stages = this.requestPhase;
+    for (; i < stages.length; i++) {
+      try {
+        // (stage i's own access already ran: its promise is the one handed in)
+        if (pending === undefined) pending = stages[i]!.access?.(ctx);
+        if (pending !== undefined) await pending;
+      } catch (err) {
+        throw this.unwind(ctx, true, err);
+      }
+      pending = undefined;
       ctx.passed = i + 1;
     }
   }

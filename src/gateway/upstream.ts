@@ -27,7 +27,7 @@ import { StreamMasker, maskString } from './masking.js';
 import type { Provider, ProviderRegistry } from '../catalog/registry.js';
 import type { CredentialSecrets, OutgoingRequest, Signer, UsageReader, UsageReaderFactory, UsageResponse } from '../catalog/provider.js';
 import type { BufferBudget } from './buffer-budget.js';
-import { credentialWire, outgoingRequest, readWhole, signOverBody, withSignerMasks, type CredentialWire, type WholeBody } from './outgoing.js';
+import { credentialWire, outgoingRequest, readWhole, requestTarget, signOverBody, withSignerMasks, type CredentialWire, type WholeBody } from './outgoing.js';
 import { signerFor } from './signers/index.js';
 import { applyUsage, guardedReader, usageReaderFactory } from './usage-scanner.js';
 import { BodyLimiter, decoderFor, flushIdleHead, relay, type ResponseTap } from './relay.js';
@@ -81,16 +81,13 @@ interface ProviderRuntime {
 
 const UPSTREAM_ERRORS_502 = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EPROTO', 'HPE_INVALID_CONSTANT']);
 
-class IdleTimeout extends Error {
-  readonly code = 'EIDLE_TIMEOUT';
-}
+class IdleTimeout extends Error { readonly code = 'EIDLE_TIMEOUT'; }
 
 export class UpstreamProxy {
   private readonly agents: { http: http.Agent; https: https.Agent };
   private readonly proxy: ProxyServer;
   /** The flight of each request in the air: http-proxy-3's events name the request, not our context. */
   private readonly flights = new WeakMap<IncomingMessage, Flight>();
-
   private readonly runtimes = new Map<string, ProviderRuntime>();
 
   /**
@@ -106,9 +103,9 @@ export class UpstreamProxy {
     // No cap per upstream host: a cap would queue request 1,025 behind streams lasting minutes (ulimit -n bounds it).
     const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' as const };
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
-    // xfwd off (the gateway adds no X-Forwarded-*), Host set to the upstream's, redirects never followed,
-    // certificates always verified, the response handled by us (masking, usage, backpressure).
-    this.proxy = new ProxyServer({ xfwd: false, changeOrigin: true, selfHandleResponse: true, followRedirects: false, secure: true });
+    // xfwd off (no X-Forwarded-*), redirects never followed, certificates verified, the response handled by us
+    // (masking, usage, backpressure). No changeOrigin (a split and port check per request): outgoingRequest sets Host.
+    this.proxy = new ProxyServer({ xfwd: false, changeOrigin: false, selfHandleResponse: true, followRedirects: false, secure: true });
     this.proxy.on('proxyReq', (proxyReq: http.ClientRequest, req: IncomingMessage) => {
       const flight = this.flights.get(req);
       if (flight) this.watch(proxyReq, flight);
@@ -258,11 +255,11 @@ export class UpstreamProxy {
     if (flight.overflow || res.destroyed) return;
     flight.sent = true;
     const target = flight.wire!.target;
-    // http-proxy-3 builds the upstream request from req.url and req.headers, synchronously inside
-    // web(). They are swapped for the clean path and headers for that call only, so the caller's
-    // request object stays as it arrived (a plugin's onDone never finds the stored key in it).
+    // http-proxy-3 builds the upstream request from req.url and req.headers, synchronously inside web(). They are
+    // swapped for the clean ones for that call only: the caller's request object stays as it arrived (a plugin's
+    // onDone never finds the stored key in it).
     const original = { url: req.url, headers: req.headers };
-    req.url = `/${ctx.path}${request.query ? `?${request.query}` : ''}`;
+    req.url = requestTarget(request);
     // An HTTP/2 request's `headers` has a getter only: shadowed on the instance for this call.
     const h2 = req.httpVersionMajor === 2;
     if (h2) Object.defineProperty(req, 'headers', { value: request.headers, configurable: true, writable: true });
@@ -270,6 +267,8 @@ export class UpstreamProxy {
     try {
       this.proxy.web(req, res, {
         target,
+        // req.url is the whole target as the signer saw it: sent as it is, not parsed into URLs per request.
+        prependPath: false, toProxy: true,
         agent: target.protocol === 'https:' ? this.agents.https : this.agents.http,
         connectTimeout: this.config.upstreamConnectTimeoutMs,
         ...(body ? { buffer: body } : {}),

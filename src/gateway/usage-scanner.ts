@@ -59,18 +59,37 @@ interface CompiledKeys {
   inputParts?: RegExp;
   outputParts?: RegExp;
   inputExcludesCache: boolean;
+  /**
+   * Every key in one regex, with the kind each key name counts as: one pass over the text instead of one per
+   * kind. Absent when a kind has a lookbehind of its own (Bedrock's): then each kind's regex runs.
+   */
+  all?: { re: RegExp; kinds: ReadonlyMap<string, Kind> };
 }
 
-const compile = (keys: UsageKeys): CompiledKeys => ({
-  input: keyRegex(keys.input, keys.inputNotAfter)!,
-  output: keyRegex(keys.output)!,
-  cached: keyRegex(keys.cached)!,
-  cacheWrite: keyRegex(keys.cacheWrite),
-  total: keyRegex(keys.total),
-  inputParts: keyRegex(keys.inputParts),
-  outputParts: keyRegex(keys.outputParts),
-  inputExcludesCache: keys.inputExcludesCache ?? false,
-});
+/** The kinds of count, in the order `UsageScanner.match` keeps their last values. */
+type Kind = 0 | 1 | 2 | 3 | 4 | 5 | 6;
+const KINDS = ['input', 'inputParts', 'output', 'outputParts', 'cached', 'cacheWrite', 'total'] as const;
+
+function compile(keys: UsageKeys): CompiledKeys {
+  const kinds = new Map<string, Kind>();
+  KINDS.forEach((kind, i) => {
+    for (const name of keys[kind] ?? []) {
+      if (kinds.has(name)) throw new Error(`usage key ${name} is counted as two kinds`);
+      kinds.set(name, i as Kind);
+    }
+  });
+  return {
+    input: keyRegex(keys.input, keys.inputNotAfter)!,
+    output: keyRegex(keys.output)!,
+    cached: keyRegex(keys.cached)!,
+    cacheWrite: keyRegex(keys.cacheWrite),
+    total: keyRegex(keys.total),
+    inputParts: keyRegex(keys.inputParts),
+    outputParts: keyRegex(keys.outputParts),
+    inputExcludesCache: keys.inputExcludesCache ?? false,
+    ...(keys.inputNotAfter ? {} : { all: { re: new RegExp(`"(${[...kinds.keys()].join('|')})"\\s*:\\s*(\\d{1,12})`, 'g'), kinds } }),
+  };
+}
 
 /**
  * prompt_tokens includes cached_tokens; OpenAI's completion_tokens includes reasoning tokens, xAI's does not
@@ -169,15 +188,21 @@ export class UsageScanner implements UsageReader {
     // probe on the bytes (including the seam with the previous chunk) spares them a string. No
     // allocation on a chunk without the probe: this runs on every event of every stream.
     const tail = this.tail;
-    if (chunk.indexOf(PROBE) !== -1 || (tail !== undefined && (this.tailHasKey || probeSpans(tail, this.tailLength, chunk)))) {
+    const probed = chunk.indexOf(PROBE) !== -1 || (tail !== undefined && (this.tailHasKey || probeSpans(tail, this.tailLength, chunk)));
+    if (probed) {
       // latin1: one char per byte, no decoding cost for split UTF-8; the keys are ASCII.
       this.match((tail ? tail.toString('latin1', 0, this.tailLength) : '') + chunk.toString('latin1'), tail ? this.tailLength : 0);
     }
-    this.keepTail(chunk);
+    this.keepTail(chunk, probed);
   }
 
-  private keepTail(chunk: Buffer): void {
-    const tail = (this.tail ??= Buffer.alloc(OVERLAP));
+  /**
+   * `probed`: the probe was in the old tail, the chunk or across their seam. When it was in none of them, the
+   * new tail (bytes of those) cannot hold it, and is not searched.
+   */
+  private keepTail(chunk: Buffer, probed: boolean): void {
+    // From Node's pool (no ArrayBuffer of its own per response), zeroed: see below.
+    const tail = (this.tail ??= Buffer.allocUnsafe(OVERLAP).fill(0));
     if (chunk.length >= OVERLAP) {
       chunk.copy(tail, 0, chunk.length - OVERLAP);
       this.tailLength = OVERLAP;
@@ -188,7 +213,7 @@ export class UsageScanner implements UsageReader {
       this.tailLength = keep + chunk.length;
     }
     // Past tailLength the buffer is still zeros (it is short only until OVERLAP bytes have passed).
-    this.tailHasKey = tail.indexOf(PROBE) !== -1;
+    this.tailHasKey = probed && tail.indexOf(PROBE) !== -1;
   }
 
   end(): TokenUsage {
@@ -197,6 +222,38 @@ export class UsageScanner implements UsageReader {
 
   /** `seen`: the length of the tail, already read with the previous chunk (and more before it as context). */
   private match(text: string, seen: number): void {
+    const all = this.shape.all;
+    if (all) this.matchAll(text, seen, all.re, all.kinds);
+    else this.matchEach(text, seen);
+    const cache = this.shape.inputExcludesCache ? (this.cached ?? 0) + (this.written ?? 0) : 0;
+    const input = this.input + this.inputPart + cache;
+    this.counts.inputTokens = input;
+    this.counts.outputTokens = Math.max(this.output + this.outputPart, this.total !== undefined ? this.total - input : 0);
+    if (this.cached !== undefined) this.counts.cachedInputTokens = this.cached;
+    if (this.written !== undefined) this.counts.cacheWriteInputTokens = this.written;
+  }
+
+  /** One pass: the last value of each kind (the shared regex is reset first; nothing runs between its calls). */
+  private matchAll(text: string, seen: number, re: RegExp, kinds: ReadonlyMap<string, Kind>): void {
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      // A match that ends inside the tail was taken with the previous chunk, where what preceded it could be seen.
+      if (m.index + m[0].length <= seen) continue;
+      const value = Number(m[2]);
+      switch (kinds.get(m[1]!)) {
+        case 0: this.input = value; break;
+        case 1: this.inputPart = value; break;
+        case 2: this.output = value; break;
+        case 3: this.outputPart = value; break;
+        case 4: this.cached = value; break;
+        case 5: this.written = value; break;
+        case 6: this.total = value; break;
+      }
+    }
+  }
+
+  /** One regex per kind (a shape whose input keys have a lookbehind of their own). */
+  private matchEach(text: string, seen: number): void {
     const last = (re: RegExp | undefined): number | undefined => {
       if (!re) return undefined;
       let found: string | undefined;
@@ -211,12 +268,6 @@ export class UsageScanner implements UsageReader {
     this.cached = last(this.shape.cached) ?? this.cached;
     this.written = last(this.shape.cacheWrite) ?? this.written;
     this.total = last(this.shape.total) ?? this.total;
-    const cache = this.shape.inputExcludesCache ? (this.cached ?? 0) + (this.written ?? 0) : 0;
-    const input = this.input + this.inputPart + cache;
-    this.counts.inputTokens = input;
-    this.counts.outputTokens = Math.max(this.output + this.outputPart, this.total !== undefined ? this.total - input : 0);
-    if (this.cached !== undefined) this.counts.cachedInputTokens = this.cached;
-    if (this.written !== undefined) this.counts.cacheWriteInputTokens = this.written;
   }
 }
 

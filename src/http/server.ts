@@ -8,7 +8,7 @@
  * `drain()` implements graceful shutdown. Cleartext HTTP/2 is served on the same
  * port (h2c.ts), through the same handler.
  */
-import { randomUUID } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from '../config.js';
@@ -42,7 +42,20 @@ const READY_TIMEOUT_MS = 2000;
 /** A readiness result is reused this long (from when its check began); callers meanwhile share the one in flight. */
 const READY_MAX_AGE_MS = 2000;
 
-export const newRequestId = (): string => `req_${randomUUID().replaceAll('-', '')}`;
+/**
+ * `req_` and 32 hex digits, all random (a counter would tell a caller how busy the instance is). The bytes
+ * come from a pool refilled 256 ids at a time: a random UUID with its dashes removed cost ~2 µs per request.
+ */
+const idPool = Buffer.alloc(16 * 256);
+let idOffset = idPool.length;
+export const newRequestId = (): string => {
+  if (idOffset === idPool.length) {
+    randomFillSync(idPool);
+    idOffset = 0;
+  }
+  idOffset += 16;
+  return `req_${idPool.toString('hex', idOffset - 16, idOffset)}`;
+};
 
 export class HttpServer {
   readonly server: http.Server;

@@ -143,8 +143,12 @@ export class CoalescingCache<V extends {}> {
     this.idMarks = new Marks(options.maxMarks ?? 2 * options.max, seq);
   }
 
-  /** The cached value, else `load()`'s (shared with concurrent callers); undefined results are not cached. */
-  async get(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
+  /**
+   * The cached value, else `load()`'s (shared with concurrent callers); undefined results are not cached. A hit
+   * is returned as it is, not in a promise: the proxy looks up a token and a key on every request, and each
+   * promise layer costs a microtask turn.
+   */
+  get(key: string, load: () => Promise<V | undefined>): V | Promise<V | undefined> {
     const e = this.cache.get(key);
     if (e !== undefined) {
       if (e.mark.at <= e.start) {

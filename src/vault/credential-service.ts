@@ -110,9 +110,12 @@ export class CredentialService {
     return { ...current, ...sealed, keyHint: hint, updatedAt: now };
   }
 
-  /** The credential's secret and plain values for the proxy. Fails closed: a record that does not open is never served. */
-  async secretsFor(ref: CredentialRef): Promise<CredentialSecrets> {
-    return (await this.keys.get(ref.id, () => this.load(ref)))!;
+  /**
+   * The credential's secret and plain values for the proxy. Fails closed: a record that does not open is never
+   * served. At once (no promise) when they are cached, the usual case.
+   */
+  secretsFor(ref: CredentialRef): CredentialSecrets | Promise<CredentialSecrets> {
+    return this.keys.get(ref.id, () => this.load(ref)) as CredentialSecrets | Promise<CredentialSecrets>;
   }
 
   /** The main secret alone (a key-based provider's `api_key`). */

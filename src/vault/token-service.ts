@@ -121,13 +121,19 @@ export class TokenService {
     return this.clock.now() < t.expiresAt;
   }
 
-  /** The token's record and credential if `presented` is a live proxy token now; undefined otherwise. */
-  async resolve(presented: string): Promise<ResolvedToken | undefined> {
+  /**
+   * The token's record and credential if `presented` is a live proxy token now; undefined otherwise. At once
+   * (no promise) when the token is cached, the usual case.
+   */
+  resolve(presented: string): ResolvedToken | undefined | Promise<ResolvedToken | undefined> {
     if (!isWellFormedToken('ptok', presented)) return undefined;
     const hash = sha256Hex(presented);
-    const resolved = await this.cache.get(hash, () => this.load(hash));
-    if (!resolved || this.clock.now() >= resolved.token.expiresAt) return undefined;
-    return resolved;
+    const cached = this.cache.get(hash, () => this.load(hash));
+    return cached instanceof Promise ? cached.then((r) => this.live(r)) : this.live(cached);
+  }
+
+  private live(resolved: ResolvedToken | undefined): ResolvedToken | undefined {
+    return !resolved || this.clock.now() >= resolved.token.expiresAt ? undefined : resolved;
   }
 
   private async load(hash: string): Promise<ResolvedToken | undefined> {
