@@ -42,6 +42,12 @@ export function presentedToken(headers: IncomingHttpHeaders, query: string, carr
   return undefined;
 }
 
+/** The resolved token, or the refusal: shared by the cached (synchronous) and the loading path. */
+function accepted(resolved: ResolvedToken | undefined): ResolvedToken {
+  if (!resolved) throw Errors.invalidToken();
+  return resolved;
+}
+
 const auth: PluginModule<ProxyContext> = {
   name: 'auth',
   priority: 900,
@@ -51,12 +57,13 @@ const auth: PluginModule<ProxyContext> = {
       access(ctx: ProxyContext): void | Promise<void> {
         const presented = presentedToken(ctx.headers, ctx.query, host.providers.tokenIn, ctx.headersDistinct);
         if (!presented) throw Errors.invalidToken();
-        const accept = (resolved: ResolvedToken | undefined): void => {
-          if (!resolved) throw Errors.invalidToken();
-          ctx.auth = resolved;
-        };
         const resolved = host.tokens.resolve(presented);
-        return resolved instanceof Promise ? resolved.then(accept) : accept(resolved);
+        if (resolved instanceof Promise) {
+          return resolved.then((r) => {
+            ctx.auth = accepted(r);
+          });
+        }
+        ctx.auth = accepted(resolved);
       },
     };
   },

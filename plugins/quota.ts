@@ -13,19 +13,20 @@ const quota: PluginModule<ProxyContext> = {
   name: 'quota',
   priority: 100,
   create(host: PluginHost) {
+    /** Audits a quota refusal, then rethrows whatever was thrown. */
+    const refused = (ctx: ProxyContext, err: unknown): never => {
+      if (err instanceof GatewayError && err.code === 'quota_exceeded') host.audit.refused(ctx, 'quota.refused');
+      throw err;
+    };
     return {
       // Synchronous while the instance holds leased units (the usual case): no promise per request.
       access(ctx: ProxyContext): void | Promise<void> {
         if (!ctx.auth) throw Errors.invalidToken();
-        const refused = (err: unknown): never => {
-          if (err instanceof GatewayError && err.code === 'quota_exceeded') host.audit.refused(ctx, 'quota.refused');
-          throw err;
-        };
         let left: number | Promise<number>;
         try {
           left = host.quota.reserve(ctx.auth.credential.orgId);
         } catch (err) {
-          return refused(err);
+          return refused(ctx, err);
         }
         if (typeof left === 'number') {
           ctx.quotaRemaining = left;
@@ -33,7 +34,7 @@ const quota: PluginModule<ProxyContext> = {
         }
         return left.then((n) => {
           ctx.quotaRemaining = n;
-        }, refused);
+        }, (err: unknown) => refused(ctx, err));
       },
       undo(ctx: ProxyContext): void {
         host.quota.refund(ctx.auth!.credential.orgId);

@@ -180,6 +180,12 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const spend = c.resolve(SpendLedger);
   const orgLimits = c.resolve(OrgLimits);
 
+  /** The token, once its org's limit is cached (loaded first when it is not; a failed load is retried later). */
+  const withOrgLimit = (resolved: ResolvedToken | undefined): ResolvedToken | undefined | Promise<ResolvedToken | undefined> =>
+    resolved && orgLimits.peek(resolved.credential.orgId) === undefined
+      ? orgLimits.get(resolved.credential.orgId).then(() => resolved, () => resolved)
+      : resolved;
+
   const host: PluginHost = {
     errors: Errors,
     GatewayError: ApiError,
@@ -190,12 +196,8 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       // The org's spend cap is known (cached) before the body stage decides whether to read a body whole.
       // At once when the token and the org's limit are cached (the usual case), else a promise.
       resolve: (presented) => {
-        const withLimit = (resolved: ResolvedToken | undefined): ResolvedToken | undefined | Promise<ResolvedToken | undefined> =>
-          resolved && orgLimits.peek(resolved.credential.orgId) === undefined
-            ? orgLimits.get(resolved.credential.orgId).then(() => resolved, () => resolved)
-            : resolved;
         const resolved = tokens.resolve(presented);
-        return resolved instanceof Promise ? resolved.then(withLimit) : withLimit(resolved);
+        return resolved instanceof Promise ? resolved.then(withOrgLimit) : withOrgLimit(resolved);
       },
     },
     providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers },

@@ -1,16 +1,19 @@
 /** Calendar months and days in UTC: the free tier's and the monthly spend limit's period, and the daily counters' day. */
-export function periodOf(ms: number): string {
-  // Every proxied request asks: the month of the last call is reused while `ms` stays inside it.
-  if (ms >= lastPeriod.from && ms < lastPeriod.to) return lastPeriod.value;
-  const d = new Date(ms);
-  const value = `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
-  lastPeriod = { from: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), to: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1), value };
-  return value;
-}
 
-/** The last month and day computed: [from, to) in ms and their names. */
+/** The last month and day computed (every proxied request asks for both): [from, to) in ms and their names. */
 let lastPeriod = { from: 0, to: 0, value: '' };
 let lastDay = { from: 0, to: 0, value: '' };
+
+/** The UTC month of `ms`, `YYYY-MM`. */
+export function periodOf(ms: number): string {
+  if (ms >= lastPeriod.from && ms < lastPeriod.to) return lastPeriod.value;
+  const d = new Date(ms);
+  const year = d.getUTCFullYear();
+  const value = `${year}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
+  // (Date.UTC reads years 0–99 as 1900–1999: such months are computed each time, never cached.)
+  if (year >= 100) lastPeriod = { from: Date.UTC(year, d.getUTCMonth(), 1), to: Date.UTC(year, d.getUTCMonth() + 1, 1), value };
+  return value;
+}
 
 export function nextPeriodStart(ms: number): number {
   const d = new Date(ms);

@@ -102,14 +102,6 @@ export class Gateway implements ProxyHandler {
 
   /** Hands the request to the upstream leg. */
   private forward(ctx: RequestContext, req: IncomingMessage, res: ServerResponse, credential: CredentialSecrets): void {
-    try {
-      this.forwardUnguarded(ctx, req, res, credential);
-    } catch (err) {
-      this.failed(ctx, req, res, err);
-    }
-  }
-
-  private forwardUnguarded(ctx: RequestContext, req: IncomingMessage, res: ServerResponse, credential: CredentialSecrets): void {
     if (res.destroyed) {
       // The caller left while we checked: nothing is forwarded, so nothing counts.
       this.pipeline.undo(ctx);
@@ -122,12 +114,16 @@ export class Gateway implements ProxyHandler {
     // No stage read the request's model: it is read from the answer instead, when that prices the request
     // (the provider has prices) or names the model on its span.
     const answered = ctx.model === undefined && (this.prices.prices(ctx.provider!.id) || ctx.span !== undefined) ? new ResponseModelTap() : undefined;
-    this.upstream.forward({
-      ctx, req, res, provider: ctx.provider!, credential, body: ctx.bodyScan, budget: this.budget, responseHeaders: this.responseHeaders,
-      ...(answered ? { taps: [answered] } : {}),
-      onCutOff: () => this.unforward(ctx),
-      onFinish: () => void this.done(ctx, answered),
-    });
+    try {
+      this.upstream.forward({
+        ctx, req, res, provider: ctx.provider!, credential, body: ctx.bodyScan, budget: this.budget, responseHeaders: this.responseHeaders,
+        ...(answered ? { taps: [answered] } : {}),
+        onCutOff: () => this.unforward(ctx),
+        onFinish: () => void this.done(ctx, answered),
+      });
+    } catch (err) {
+      this.failed(ctx, req, res, err);
+    }
   }
 
   /** The gateway's own response headers and the stages' (responseHead), for a head about to go out. */
