@@ -5,6 +5,8 @@
  * machine, the server's CPU time per request (user + system from /proc).
  *
  *   npx tsx bench/ab.ts [distDir[,VAR=value…]…]   default: dist
+ *   a variant floor:<parts> is bench/floor-proxy.mjs with those parts (hp3,hash,log,metrics,mask): what the pieces
+ *   Keyward cannot drop cost before any of its own code runs
  *   e.g. mkdir -p bench/.ab/base && cp -r dist bench/.ab/base/dist, change, npm run build, then
  *   npx tsx bench/ab.ts bench/.ab/base/dist dist   (keep the copy inside the repo, named dist: it
  *   resolves node_modules and its providers/ and plugins/ from there)
@@ -16,7 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { LatencyResult, SatResult, SoakResult, Target, TtfbResult } from './load.js';
-import { ROOT, cpuSeconds, memory, provision, resetPeak, runLoad, sleep, startBare, startFake, startKeyward, type Proc } from './servers.js';
+import { ROOT, cpuSeconds, memory, provision, resetPeak, runLoad, sleep, startBare, startFake, startFloor, startKeyward, type Proc } from './servers.js';
 
 const KEY = `sk-bench-${'k'.repeat(40)}`;
 const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });
@@ -37,7 +39,13 @@ async function main(): Promise<void> {
     procs.push(bare);
     const extra: Record<string, string> = sse ? { 'x-bench-sse': `${sse}:0` } : {};
     let ptok = '';
+    const floors: string[] = [];
     for (const [i, spec] of dists.entries()) {
+      // floor:<parts>: bench/floor-proxy.mjs, the pieces Keyward cannot drop without its own code (started after the token exists).
+      if (spec.startsWith('floor:')) {
+        floors.push(spec);
+        continue;
+      }
       // A variant is a dist folder, optionally with environment overrides: dist,KEYWARD_LOG_LEVEL=warn
       // (a piece without `=` continues the previous value: dist,KEYWARD_PLUGINS=auth,quota)
       const [d, ...pieces] = spec.split(',');
@@ -54,6 +62,11 @@ async function main(): Promise<void> {
       procs.push(k);
       ptok = await provision(`http://127.0.0.1:${k.port}`, KEY);
       variants.push({ name: spec, proc: k, target: { url: `http://127.0.0.1:${k.port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': ptok, ...extra }, body: BODY } });
+    }
+    for (const [i, spec] of floors.entries()) {
+      const f = await startFloor(fake.port, KEY, spec.slice('floor:'.length), path.join(tmp, `floor${i}.log`));
+      procs.push(f);
+      variants.push({ name: spec, proc: f, target: { url: `http://127.0.0.1:${f.port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': ptok || 'ptok_floor', ...extra }, body: BODY } });
     }
     variants.unshift({ name: 'bare', proc: bare, target: { url: `http://127.0.0.1:${bare.port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': ptok, ...extra }, body: BODY } });
 

@@ -142,6 +142,10 @@ export const startFake = (): Promise<Proc> => startReadyLine('fake', path.join(B
 export const startBare = (upstreamPort: number, key: string): Promise<Proc> =>
   startReadyLine('bare', path.join(BENCH, 'bare-proxy.mjs'), { PORT: '0', UPSTREAM: `127.0.0.1:${upstreamPort}`, BENCH_KEY: key });
 
+/** bench/floor-proxy.mjs with the named parts (`hp3,hash,log,metrics,mask`), its log lines to `logFile`. */
+export const startFloor = (upstreamPort: number, key: string, parts: string, logFile: string): Promise<Proc> =>
+  startReadyLine(`floor:${parts}`, path.join(BENCH, 'floor-proxy.mjs'), { PORT: '0', UPSTREAM: `127.0.0.1:${upstreamPort}`, BENCH_KEY: key, FLOOR_PARTS: parts, FLOOR_LOG: logFile });
+
 /** GET until 200 (or the deadline); resolves with the time it first answered 200. */
 export async function waitFor200(url: string, deadlineMs: number, everyMs = 2): Promise<number> {
   const end = performance.now() + deadlineMs;
