@@ -7,7 +7,9 @@
  *   - Keyward's peak RSS (VmHWM) and peak open file descriptors (/proc/<pid>/fd)
  *   - the event loop's delay inside Keyward (perf_hooks.monitorEventLoopDelay, from the
  *     bench-only preload bench/loop-probe.mjs, reported over IPC): p50 / p99 / max
- *   - an ordinary (JSON) request through Keyward every second during the soak: p50 / max
+ *   - an ordinary (JSON) request through Keyward every second during the soak: p50 / max, and beside it,
+ *     sent at the same moment, the same request straight to the fake on a new connection: the yardstick
+ *     that tells a stall of Keyward's from one of the fake's or of the shared cores'
  *
  * Every process is its own (fake, Keyward, stream client; this one measures). Each is
  * started under `ulimit -n` raised to what it needs (up to the hard limit). An HTTP/1.1
@@ -261,16 +263,18 @@ async function measure(): Promise<void> {
 
     // An ordinary request every second, on its own keep-alive connection.
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const ordinary = (): Promise<number> => new Promise((resolve, reject) => {
+    // (direct: a new connection each time, as Keyward's upstream request may need one while the streams take the pool's)
+    const ordinary = (direct = false): Promise<number> => new Promise((resolve, reject) => {
       const t0 = performance.now();
-      const req = http.request(`${base}/v1/proxy/v1/chat/completions`, { method: 'POST', agent, headers: { 'x-proxy-token': ptok, 'content-type': 'application/json' } }, (res) => {
+      const url = direct ? `http://127.0.0.1:${fakePort}/v1/chat/completions` : `${base}/v1/proxy/v1/chat/completions`;
+      const req = http.request(url, { method: 'POST', agent: direct ? false : agent, headers: { 'x-proxy-token': ptok, 'content-type': 'application/json' } }, (res) => {
         res.resume();
         res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`status ${res.statusCode}`))));
       });
       req.on('error', reject);
       req.end(JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }));
     });
-    for (let i = 0; i < 20; i++) await ordinary(); // warm
+    for (let i = 0; i < 20; i++) await Promise.all([ordinary(), ordinary(true)]); // warm
 
     const clientProc = nodeWithFds(Math.min(hard, streams + slack), ['--import', 'tsx', SELF, '--client'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     children.push(clientProc);
@@ -283,6 +287,7 @@ async function measure(): Promise<void> {
     const samples = { rssMb: 0, fds: 0 };
     const ordinaryMs: number[] = [];
     const ordinaryAt: Array<{ at: number; ms: number }> = [];
+    const directAt: Array<{ at: number; ms: number }> = [];
     let ordinaryFailed = 0;
     const sampler = (async () => {
       let lastLog = 0;
@@ -291,9 +296,10 @@ async function measure(): Promise<void> {
         samples.rssMb = Math.max(samples.rssMb, memory([pid]).rssMb);
         try {
           const at = performance.now(); // by when it was sent
-          const ms = await ordinary();
+          const [ms, directMs] = await Promise.all([ordinary(), ordinary(true).catch(() => NaN)]);
           ordinaryMs.push(ms);
           ordinaryAt.push({ at, ms });
+          if (!Number.isNaN(directMs)) directAt.push({ at, ms: directMs });
         } catch {
           ordinaryFailed++;
         }
@@ -318,6 +324,9 @@ async function measure(): Promise<void> {
     const cpuS = cpuSeconds([pid]) - cpu0;
     const peakRssMb = Math.max(memory([pid]).hwmMb, samples.rssMb);
     const ord = stats(ordinaryMs);
+    const direct = stats(directAt.map((x) => x.ms));
+    const directRamp = stats(directAt.filter((x) => x.at < rampEnd).map((x) => x.ms));
+    const directAfter = stats(directAt.filter((x) => x.at >= rampEnd).map((x) => x.ms));
     const report = {
       date: new Date().toISOString(),
       machine: { nproc: os.availableParallelism(), memGb: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadAvgEnd: os.loadavg()[0] },
@@ -326,6 +335,8 @@ async function measure(): Promise<void> {
       keyward: { peakRssMb: Math.round(peakRssMb), peakFds: samples.fds, cpuS: Math.round(cpuS * 100) / 100, cpuUsPerEvent: Math.round((cpuS * 1e6) / Math.max(1, result.eventsReceived)) },
       eventLoopDelayMs: { whole: { p50: loop.p50, p99: loop.p99, max: loop.max, mean: loop.mean, count: loop.count }, opening: rampLoop, afterOpening: loop.window },
       ordinaryRequestMs: { n: ord.n, p50: ord.p50, p99: ord.p99, max: ord.max, failed: ordinaryFailed, opening: { n: ordinaryRamp.n, p50: ordinaryRamp.p50, max: ordinaryRamp.max }, afterOpening: { n: ordinaryAfter.n, p50: ordinaryAfter.p50, max: ordinaryAfter.max } },
+      // The same request straight to the fake, sent at the same moment: what the machine and the fake alone cost it.
+      directRequestMs: { n: direct.n, p50: direct.p50, max: direct.max, opening: { n: directRamp.n, p50: directRamp.p50, max: directRamp.max }, afterOpening: { n: directAfter.n, p50: directAfter.p50, max: directAfter.max } },
       targets: {
         everyStreamComplete: result.completed === streams,
         peakRssUnder1GB: peakRssMb <= 1024,
@@ -349,6 +360,7 @@ async function measure(): Promise<void> {
       `| … while the streams open (first ${f((rampMs + 2000) / 1000)} s) / after | p99 ${f(rampLoop.p99)}, max ${f(rampLoop.max)} / p99 ${f(loop.window.p99)}, max ${f(loop.window.max)} ms | |`,
       `| ordinary request during the soak p50 / max (${ord.n}) | ${f(ord.p50)} / ${f(ord.max)} ms${ordinaryFailed ? `, ${ordinaryFailed} failed` : ''} | < 100 ms |`,
       `| … while the streams open / after: max | ${f(ordinaryRamp.max)} / ${f(ordinaryAfter.max)} ms | |`,
+      `| the same request straight to the fake (new connection), same moments: p50 / max; max while open / after | ${f(direct.p50)} / ${f(direct.max)}; ${f(directRamp.max)} / ${f(directAfter.max)} ms | |`,
       `| Keyward CPU | ${f(cpuS)} s (${report.keyward.cpuUsPerEvent} µs per event) | |`,
       ...(result.errors.length ? ['', `client errors: ${result.errors.join('; ')}`] : []),
     ].join('\n') + '\n');
