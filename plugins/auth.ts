@@ -16,14 +16,22 @@ function single(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? undefined : v;
 }
 
+/** Tells whether a header came more than once (RequestView.repeatedHeader). */
+interface RawHeaders {
+  repeatedHeader(name: string): boolean;
+}
+
 /**
  * The token the caller presents, or undefined (refused). Node keeps only the first of repeated
- * Authorization headers and joins other repeats with ", ", so repeats are judged on `distinct`
- * (req.headersDistinct): two copies of a credential header, or of a key query parameter, are
- * ambiguous, and neither is taken.
+ * Authorization headers and joins other repeats with ", ", so repeats are judged on the raw
+ * lines (`raw`, the request's view): two copies of a credential header, or of a key query
+ * parameter, are ambiguous, and neither is taken.
  */
-export function presentedToken(headers: IncomingHttpHeaders, query: string, carriers: TokenCarriers, distinct?: NodeJS.Dict<string[]>): string | undefined {
-  if (distinct && ((distinct['x-proxy-token']?.length ?? 0) > 1 || carriers.headerNames.some((h) => (distinct[h]?.length ?? 0) > 1))) return undefined;
+export function presentedToken(headers: IncomingHttpHeaders, query: string, carriers: TokenCarriers, raw?: RawHeaders): string | undefined {
+  if (raw) {
+    if (raw.repeatedHeader('x-proxy-token')) return undefined;
+    for (const h of carriers.headerNames) if (raw.repeatedHeader(h)) return undefined;
+  }
   if (headers['x-proxy-token'] !== undefined) return single(headers['x-proxy-token']) ?? '';
   for (const c of carriers.headers) {
     const v = single(headers[c.header]);
@@ -55,7 +63,7 @@ const auth: PluginModule<ProxyContext> = {
     return {
       // Synchronous when the token is cached (the usual case): no promise per request.
       access(ctx: ProxyContext): void | Promise<void> {
-        const presented = presentedToken(ctx.headers, ctx.query, host.providers.tokenIn, ctx.headersDistinct);
+        const presented = presentedToken(ctx.headers, ctx.query, host.providers.tokenIn, ctx);
         if (!presented) throw Errors.invalidToken();
         const resolved = host.tokens.resolve(presented);
         if (resolved instanceof Promise) {

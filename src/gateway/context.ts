@@ -86,6 +86,18 @@ export class RequestContext implements ProxyContext {
     return this.#req.headersDistinct;
   }
 
+  repeatedHeader(name: string): boolean {
+    const raw = this.#req.rawHeaders;
+    let seen = false;
+    for (let i = 0; i < raw.length; i += 2) {
+      const n = raw[i]!;
+      if (n.length !== name.length || n.toLowerCase() !== name) continue;
+      if (seen) return true;
+      seen = true;
+    }
+    return false;
+  }
+
   get orgId(): string | undefined {
     return this.auth?.credential.orgId;
   }

@@ -114,6 +114,12 @@ export interface ProxyContext extends RequestView {
   spentMicros: number | undefined;
   /** Node's per-name arrays of the caller's headers (a repeated credential header is ambiguous). */
   readonly headersDistinct: NodeJS.Dict<string[]>;
+  /**
+   * Whether the caller sent header `name` (lower case) more than once. Node keeps only the first of some
+   * repeated headers in `headers` and joins others; this reads the raw lines, and builds nothing (headersDistinct
+   * builds an array for every header).
+   */
+  repeatedHeader(name: string): boolean;
 }
 
 /** The response head about to go out; valid only during the responseHead call. */

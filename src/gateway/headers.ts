@@ -95,6 +95,20 @@ export function stripKeyParams(query: string, params: readonly string[]): string
     .join('&');
 }
 
+/**
+ * One header's value from Node's raw lines (`name` in lower case), repeats joined with ", " as Node's
+ * `headers` joins them; undefined when absent. Reading `headers` instead makes Node build the whole object.
+ */
+export function rawHeader(rawHeaders: readonly string[], name: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const n = rawHeaders[i]!;
+    if (n.length !== name.length || n.toLowerCase() !== name) continue;
+    value = value === undefined ? rawHeaders[i + 1]! : `${value}, ${rawHeaders[i + 1]!}`;
+  }
+  return value;
+}
+
 const RESPONSE_HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'trailer', 'te']);
 
 /**

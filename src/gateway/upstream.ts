@@ -22,7 +22,7 @@ import type { Logger } from '../log.js';
 import { sendError } from '../http/reply.js';
 import type { BodyScan } from './body-scan.js';
 import type { ProxyContext } from './contracts.js';
-import { downstreamHeaders, stripKeyParams, upstreamHeaders } from './headers.js';
+import { downstreamHeaders, rawHeader, stripKeyParams, upstreamHeaders } from './headers.js';
 import { StreamMasker, maskString } from './masking.js';
 import type { Provider, ProviderRegistry } from '../catalog/registry.js';
 import type { CredentialSecrets, OutgoingRequest, Signer, UsageReader, UsageReaderFactory, UsageResponse } from '../catalog/provider.js';
@@ -67,10 +67,8 @@ interface Flight {
   sent?: boolean;
   /** The body being read whole for a signer. */
   whole?: WholeBody;
-  /** The upstream's response head arrived. */
-  responded?: boolean;
-  /** This response's usage reader. */
-  usage?: UsageReader;
+  responded?: boolean; // the upstream's response head arrived
+  usage?: UsageReader; // this response's usage reader
 }
 
 /** What the upstream leg runs for one provider, worked out once at start. */
@@ -81,13 +79,15 @@ interface ProviderRuntime {
 
 const UPSTREAM_ERRORS_502 = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EPROTO', 'HPE_INVALID_CONSTANT']);
 
+/** A request's flight, on the request (http-proxy-3's events name it): cheaper than a WeakMap entry per request. */
+const FLIGHT = Symbol('keyward.flight');
+type InFlight = IncomingMessage & { [FLIGHT]?: Flight };
+
 class IdleTimeout extends Error { readonly code = 'EIDLE_TIMEOUT'; }
 
 export class UpstreamProxy {
   private readonly agents: { http: http.Agent; https: https.Agent };
   private readonly proxy: ProxyServer;
-  /** The flight of each request in the air: http-proxy-3's events name the request, not our context. */
-  private readonly flights = new WeakMap<IncomingMessage, Flight>();
   private readonly runtimes = new Map<string, ProviderRuntime>();
 
   /**
@@ -107,11 +107,11 @@ export class UpstreamProxy {
     // (masking, usage, backpressure). No changeOrigin (a split and port check per request): outgoingRequest sets Host.
     this.proxy = new ProxyServer({ xfwd: false, changeOrigin: false, selfHandleResponse: true, followRedirects: false, secure: true });
     this.proxy.on('proxyReq', (proxyReq: http.ClientRequest, req: IncomingMessage) => {
-      const flight = this.flights.get(req);
+      const flight = (req as InFlight)[FLIGHT];
       if (flight) this.watch(proxyReq, flight);
     });
     this.proxy.on('proxyRes', (proxyRes: IncomingMessage, req: IncomingMessage) => {
-      const flight = this.flights.get(req);
+      const flight = (req as InFlight)[FLIGHT];
       if (flight) this.onProxyRes(proxyRes, flight);
       else proxyRes.resume();
     });
@@ -124,7 +124,7 @@ export class UpstreamProxy {
     const { ctx, provider, credential, req, res } = f;
     const runtime = this.runtimes.get(provider.id)!;
     const flight: Flight = { forward: f, overflow: false };
-    this.flights.set(req, flight);
+    (req as InFlight)[FLIGHT] = flight;
 
     // Cut off: the upstream request is destroyed before its body completes; the caller gets the refusal if no
     // response has started (and the connection closes), else its stream is cut.
@@ -319,8 +319,9 @@ export class UpstreamProxy {
     const masks = withSignerMasks(flight.wire!, this.runtimes.get(provider.id)?.signer.masks?.(flight.forward.credential));
     ctx.ttfbMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
     const status = proxyRes.statusCode ?? 0;
-    const encoding = proxyRes.headers['content-encoding'];
-    const decoder = decoderFor(typeof encoding === 'string' ? encoding : undefined);
+    // From the raw lines: Node's headers object is built only if a usage reader asks for it.
+    const encoding = rawHeader(proxyRes.rawHeaders, 'content-encoding');
+    const decoder = decoderFor(encoding);
     if (decoder === null) {
       // An encoding we cannot undo (stacked, or unknown) would hide the key from the scan: refused.
       proxyRes.destroy();
@@ -344,7 +345,7 @@ export class UpstreamProxy {
     ctx.status = status;
     setImmediate(flushIdleHead, res, ctx); // the head goes out with the first body bytes, or alone next turn
     const masker = new StreamMasker(masks.maskBytes);
-    const taps = this.responseTaps(flight, { status, headers: proxyRes.headers, path: ctx.path }, typeof provider.usage === 'function');
+    const taps = this.responseTaps(flight, { status, get headers() { return proxyRes.headers; }, path: ctx.path }, typeof provider.usage === 'function');
     if (decoder) {
       proxyRes.on('error', () => {});
       proxyRes.on('close', () => {
