@@ -12,6 +12,7 @@ import type { Provider } from '../catalog/registry.js';
 import type { CompiledRoute } from '../catalog/path.js';
 import type { ResolvedToken } from '../vault/token-service.js';
 import type { BodyScan } from './body-scan.js';
+import { rawHeaderCount } from './headers.js';
 import type { ProxyContext } from './contracts.js';
 import type { FieldValue } from './json-field-scanner.js';
 import type { RequestSpan } from '../telemetry/tracing.js';
@@ -87,15 +88,7 @@ export class RequestContext implements ProxyContext {
   }
 
   repeatedHeader(name: string): boolean {
-    const raw = this.#req.rawHeaders;
-    let seen = false;
-    for (let i = 0; i < raw.length; i += 2) {
-      const n = raw[i]!;
-      if (n.length !== name.length || n.toLowerCase() !== name) continue;
-      if (seen) return true;
-      seen = true;
-    }
-    return false;
+    return rawHeaderCount(this.#req.rawHeaders, name) > 1;
   }
 
   get orgId(): string | undefined {

@@ -95,18 +95,26 @@ export function stripKeyParams(query: string, params: readonly string[]): string
     .join('&');
 }
 
-/**
- * One header's value from Node's raw lines (`name` in lower case), repeats joined with ", " as Node's
- * `headers` joins them; undefined when absent. Reading `headers` instead makes Node build the whole object.
+/*
+ * Reading one header from Node's raw lines (names as sent, then values): reading `headers` or
+ * `headersDistinct` instead makes Node build the whole object. `name` is in lower case.
  */
+const isNamed = (raw: string, name: string): boolean => raw.length === name.length && raw.toLowerCase() === name;
+
+/** The header's value, repeats joined with ", " as Node's `headers` joins them; undefined when absent. */
 export function rawHeader(rawHeaders: readonly string[], name: string): string | undefined {
   let value: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const n = rawHeaders[i]!;
-    if (n.length !== name.length || n.toLowerCase() !== name) continue;
-    value = value === undefined ? rawHeaders[i + 1]! : `${value}, ${rawHeaders[i + 1]!}`;
+    if (isNamed(rawHeaders[i]!, name)) value = value === undefined ? rawHeaders[i + 1]! : `${value}, ${rawHeaders[i + 1]!}`;
   }
   return value;
+}
+
+/** How many times the header was sent. */
+export function rawHeaderCount(rawHeaders: readonly string[], name: string): number {
+  let n = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (isNamed(rawHeaders[i]!, name)) n++;
+  return n;
 }
 
 const RESPONSE_HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'trailer', 'te']);

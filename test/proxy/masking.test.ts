@@ -139,4 +139,21 @@ test('an upstream that compresses despite identity is decompressed, so its echoe
   const refused = await fetch(f.proxyUrl('v1/models'), { headers: { 'x-proxy-token': f.tokens.openai.token } });
   t.is(refused.status, 502, 'an encoding the gateway cannot read is never passed through blind');
   t.is(((await refused.json()) as any).error.code, 'upstream_unreachable');
+  // The header's name in any case; two Content-Encoding lines are one stacked encoding (gzip twice): decoding only
+  // the first would hand the caller gzip bytes the masker never saw into.
+  f.fake.handler = (_req, res) => {
+    const body = gzipSync(Buffer.from(JSON.stringify({ leaked: f.keys.openai })));
+    res.writeHead(200, { 'Content-Encoding': 'gzip', 'content-length': String(body.length) });
+    res.end(body);
+  };
+  const named = await fetch(f.proxyUrl('v1/models'), { headers: { 'x-proxy-token': f.tokens.openai.token } });
+  t.deepEqual(await named.json(), { leaked: '*'.repeat(f.keys.openai.length) }, 'Content-Encoding in mixed case is read');
+  f.fake.handler = (_req, res) => {
+    const body = gzipSync(gzipSync(Buffer.from(JSON.stringify({ leaked: f.keys.openai }))));
+    res.writeHead(200, { 'Content-Encoding': ['gzip', 'gzip'], 'content-length': String(body.length) });
+    res.end(body);
+  };
+  const stacked = await fetch(f.proxyUrl('v1/models'), { headers: { 'x-proxy-token': f.tokens.openai.token } });
+  t.is(stacked.status, 502, 'two encoding lines are a stack the gateway does not undo: refused');
+  t.false((await stacked.text()).includes(f.keys.openai));
 });
