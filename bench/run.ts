@@ -36,7 +36,7 @@ const D = {
   soakEvents: 200,
   soakDelayMs: 10,
   soakRampMs: 500,
-  soakRounds: QUICK ? 1 : 2,
+  soakRounds: QUICK ? 1 : 3,
   coldStarts: QUICK ? 2 : 5,
 };
 const KEY = `sk-bench-${'k'.repeat(40)}`;
