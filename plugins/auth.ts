@@ -16,18 +16,13 @@ function single(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? undefined : v;
 }
 
-/** Tells whether a header came more than once (RequestView.repeatedHeader). */
-interface RawHeaders {
-  repeatedHeader(name: string): boolean;
-}
-
 /**
  * The token the caller presents, or undefined (refused). Node keeps only the first of repeated
  * Authorization headers and joins other repeats with ", ", so repeats are judged on the raw
- * lines (`raw`, the request's view): two copies of a credential header, or of a key query
+ * lines (`raw`: the context's repeatedHeader): two copies of a credential header, or of a key query
  * parameter, are ambiguous, and neither is taken.
  */
-export function presentedToken(headers: IncomingHttpHeaders, query: string, carriers: TokenCarriers, raw?: RawHeaders): string | undefined {
+export function presentedToken(headers: IncomingHttpHeaders, query: string, carriers: TokenCarriers, raw?: Pick<ProxyContext, 'repeatedHeader'>): string | undefined {
   if (raw) {
     if (raw.repeatedHeader('x-proxy-token')) return undefined;
     for (const h of carriers.headerNames) if (raw.repeatedHeader(h)) return undefined;
