@@ -79,15 +79,13 @@ interface ProviderRuntime {
 
 const UPSTREAM_ERRORS_502 = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EPROTO', 'HPE_INVALID_CONSTANT']);
 
-/** A request's flight, on the request (http-proxy-3's events name it): cheaper than a WeakMap entry per request. */
-const FLIGHT = Symbol('keyward.flight');
-type InFlight = IncomingMessage & { [FLIGHT]?: Flight };
-
 class IdleTimeout extends Error { readonly code = 'EIDLE_TIMEOUT'; }
 
 export class UpstreamProxy {
   private readonly agents: { http: http.Agent; https: https.Agent };
   private readonly proxy: ProxyServer;
+  /** The flight of each request in the air (http-proxy-3's events name the request): never on the request itself. */
+  private readonly flights = new WeakMap<IncomingMessage, Flight>();
   private readonly runtimes = new Map<string, ProviderRuntime>();
 
   /**
@@ -107,11 +105,11 @@ export class UpstreamProxy {
     // (masking, usage, backpressure). No changeOrigin (a split and port check per request): outgoingRequest sets Host.
     this.proxy = new ProxyServer({ xfwd: false, changeOrigin: false, selfHandleResponse: true, followRedirects: false, secure: true });
     this.proxy.on('proxyReq', (proxyReq: http.ClientRequest, req: IncomingMessage) => {
-      const flight = (req as InFlight)[FLIGHT];
+      const flight = this.flights.get(req);
       if (flight) this.watch(proxyReq, flight);
     });
     this.proxy.on('proxyRes', (proxyRes: IncomingMessage, req: IncomingMessage) => {
-      const flight = (req as InFlight)[FLIGHT];
+      const flight = this.flights.get(req);
       if (flight) this.onProxyRes(proxyRes, flight);
       else proxyRes.resume();
     });
@@ -124,7 +122,7 @@ export class UpstreamProxy {
     const { ctx, provider, credential, req, res } = f;
     const runtime = this.runtimes.get(provider.id)!;
     const flight: Flight = { forward: f, overflow: false };
-    (req as InFlight)[FLIGHT] = flight;
+    this.flights.set(req, flight);
 
     // Cut off: the upstream request is destroyed before its body completes; the caller gets the refusal if no
     // response has started (and the connection closes), else its stream is cut.
