@@ -48,6 +48,10 @@ export interface Config {
   bodyTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
   upstreamIdleTimeoutMs: number;
+  /** KEYWARD_WS_MAX_MESSAGE: the largest WebSocket message relayed either way (a larger one closes the session with 1009). */
+  wsMaxMessage: number;
+  /** KEYWARD_TLS_CERT / KEYWARD_TLS_KEY (PEM files, read at start): the gateway serves TLS itself. A secret: never in PluginConfig. */
+  tls: { cert: Buffer; key: Buffer } | undefined;
   drainS: number;
   logLevel: LogLevel;
   adminRate: number;
@@ -327,6 +331,8 @@ export function loadConfig(env: Env = process.env): Config {
     bodyTimeoutMs: int('KEYWARD_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
     upstreamConnectTimeoutMs: int('KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1, 3_600_000),
     upstreamIdleTimeoutMs: int('KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS', 600_000, 1, 86_400_000),
+    wsMaxMessage: size('KEYWARD_WS_MAX_MESSAGE', '16mb'),
+    tls: tlsFiles(get('KEYWARD_TLS_CERT'), get('KEYWARD_TLS_KEY')),
     drainS: int('KEYWARD_DRAIN_S', 8, 0, 3600),
     logLevel: oneOf<LogLevel>('KEYWARD_LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error']),
     adminRate: int('KEYWARD_ADMIN_RATE', 600, 1, 1_000_000),
@@ -343,6 +349,27 @@ export function loadConfig(env: Env = process.env): Config {
       throw new ConfigError(variable, accepts, got);
     }),
     ...oidcIssuers(get('KEYWARD_OIDC_ISSUERS'), get('KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK')),
+  });
+}
+
+/** Both PEM files or neither; each must be readable and hold PEM (the TLS layer checks the pair when it starts). */
+function tlsFiles(certPath: string | undefined, keyPath: string | undefined): Config['tls'] {
+  if (certPath === undefined && keyPath === undefined) return undefined;
+  if (certPath === undefined) throw new ConfigError('KEYWARD_TLS_CERT', 'a PEM certificate file, set together with KEYWARD_TLS_KEY', '');
+  if (keyPath === undefined) throw new ConfigError('KEYWARD_TLS_KEY', 'a PEM private key file, set together with KEYWARD_TLS_CERT', '');
+  const read = (name: string, file: string, marker: RegExp): Buffer => {
+    let pem: Buffer;
+    try {
+      pem = readFileSync(file);
+    } catch (err) {
+      throw new ConfigError(name, `a readable PEM file (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`, file);
+    }
+    if (!marker.test(pem.toString('latin1'))) throw new ConfigError(name, 'a PEM file', file);
+    return pem;
+  };
+  return Object.freeze({
+    cert: read('KEYWARD_TLS_CERT', certPath, /-----BEGIN CERTIFICATE-----/),
+    key: read('KEYWARD_TLS_KEY', keyPath, /-----BEGIN [A-Z ]*PRIVATE KEY-----/),
   });
 }
 
