@@ -56,10 +56,22 @@ test('the subprotocol answered is one the caller offered and never the key-carry
   t.is(hs.headers.authorization, `Bearer ${f.key}`);
   t.false(JSON.stringify(hs).includes('ptok_'));
   c.ws.close();
-  // Offered alone, the key protocol is never answered: the session opens with none.
-  const alone = await f.open('v1/realtime?model=gpt-realtime', {}, [`openai-insecure-api-key.${tok.token}`]);
-  t.is(alone.ws.protocol, '');
-  alone.ws.close();
+  // Offered alone, the key protocol is never answered: the 101 names none (browsers open with '', as RFC 6455 allows).
+  const head = await new Promise<string>((resolve) => {
+    const s = net.connect(f.app.port, '127.0.0.1', () => s.write(['GET /v1/proxy/v1/realtime?model=gpt-realtime HTTP/1.1', 'Host: x', 'Connection: Upgrade', 'Upgrade: websocket',
+      'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', `Sec-WebSocket-Protocol: openai-insecure-api-key.${tok.token}`, '', ''].join('\r\n')));
+    let text = '';
+    s.on('data', (d) => {
+      text += d;
+      if (text.includes('\r\n\r\n')) {
+        s.destroy();
+        resolve(text.slice(0, text.indexOf('\r\n\r\n')));
+      }
+    });
+  });
+  t.regex(head, /^HTTP\/1\.1 101 /);
+  t.notRegex(head, /sec-websocket-protocol/i);
+  t.false(head.includes('ptok_'));
 });
 
 test('models scope inside a session: session.update naming another model gets an error event; Gemini setup closes 1008', async (t) => {
