@@ -7,6 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseTraceSettings, type TraceSettings } from './telemetry/settings.js';
+import { parseTlsSettings, type TlsSettings } from './tls-settings.js';
 
 export type StoreKind = 'sqlite' | 'firestore';
 export type KmsKind = 'local' | 'gcp';
@@ -48,10 +49,8 @@ export interface Config {
   bodyTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
   upstreamIdleTimeoutMs: number;
-  /** KEYWARD_WS_MAX_MESSAGE: the largest WebSocket message relayed either way (a larger one closes the session with 1009). */
-  wsMaxMessage: number;
-  /** KEYWARD_TLS_CERT / KEYWARD_TLS_KEY (PEM files, read at start): the gateway serves TLS itself. A secret: never in PluginConfig. */
-  tls: { cert: Buffer; key: Buffer } | undefined;
+  wsMaxMessage: number; // KEYWARD_WS_MAX_MESSAGE: the largest WebSocket message relayed either way (larger: 1009)
+  tls: TlsSettings | undefined; // KEYWARD_TLS_CERT / KEYWARD_TLS_KEY (src/tls-settings.ts); a secret: never in PluginConfig
   drainS: number;
   logLevel: LogLevel;
   adminRate: number;
@@ -332,7 +331,7 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamConnectTimeoutMs: int('KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1, 3_600_000),
     upstreamIdleTimeoutMs: int('KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS', 600_000, 1, 86_400_000),
     wsMaxMessage: size('KEYWARD_WS_MAX_MESSAGE', '16mb'),
-    tls: tlsFiles(get('KEYWARD_TLS_CERT'), get('KEYWARD_TLS_KEY')),
+    tls: parseTlsSettings(get, (variable, accepts, got) => { throw new ConfigError(variable, accepts, got); }),
     drainS: int('KEYWARD_DRAIN_S', 8, 0, 3600),
     logLevel: oneOf<LogLevel>('KEYWARD_LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error']),
     adminRate: int('KEYWARD_ADMIN_RATE', 600, 1, 1_000_000),
@@ -349,27 +348,6 @@ export function loadConfig(env: Env = process.env): Config {
       throw new ConfigError(variable, accepts, got);
     }),
     ...oidcIssuers(get('KEYWARD_OIDC_ISSUERS'), get('KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK')),
-  });
-}
-
-/** Both PEM files or neither; each must be readable and hold PEM (the TLS layer checks the pair when it starts). */
-function tlsFiles(certPath: string | undefined, keyPath: string | undefined): Config['tls'] {
-  if (certPath === undefined && keyPath === undefined) return undefined;
-  if (certPath === undefined) throw new ConfigError('KEYWARD_TLS_CERT', 'a PEM certificate file, set together with KEYWARD_TLS_KEY', '');
-  if (keyPath === undefined) throw new ConfigError('KEYWARD_TLS_KEY', 'a PEM private key file, set together with KEYWARD_TLS_CERT', '');
-  const read = (name: string, file: string, marker: RegExp): Buffer => {
-    let pem: Buffer;
-    try {
-      pem = readFileSync(file);
-    } catch (err) {
-      throw new ConfigError(name, `a readable PEM file (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`, file);
-    }
-    if (!marker.test(pem.toString('latin1'))) throw new ConfigError(name, 'a PEM file', file);
-    return pem;
-  };
-  return Object.freeze({
-    cert: read('KEYWARD_TLS_CERT', certPath, /-----BEGIN CERTIFICATE-----/),
-    key: read('KEYWARD_TLS_KEY', keyPath, /-----BEGIN [A-Z ]*PRIVATE KEY-----/),
   });
 }
 

@@ -140,11 +140,12 @@ async function waitClosed(ws: { readyState: number }): Promise<void> {
 
 test('an upgrade the provider refuses is passed back as it answered, masked', async (t) => {
   const f = await realtimeFixture(t);
-  const r = await fetch(`${f.origin}/v1/credentials`, { method: 'POST', headers: { authorization: `Bearer ${f.org.token}` }, body: JSON.stringify({ provider: 'openai', api_key: 'sk-wrong-key-0123456789' }) });
-  const wrong = (await r.json()).id;
+  const wrong = (await f.admin('POST', '/v1/credentials', { provider: 'openai', api_key: 'sk-wrong-key-0123456789' })).body.id;
   const tok = await f.admin('POST', '/v1/tokens', { credential_id: wrong, ttl: '1h' });
   const err = await refusal(openClient(`${f.proxy}v1/realtime?model=gpt-realtime`, { authorization: `Bearer ${tok.body.token}` }));
   t.is(err.status, 401);
   t.is(err.body.error.code, 'invalid_api_key');
+  // The provider echoed the key it was given (as OpenAI's message does): the caller sees stars.
+  t.is(err.body.error.message, `Incorrect API key provided: ${'*'.repeat('sk-wrong-key-0123456789'.length)}`);
   t.truthy(err.headers['x-keyward-request-id']);
 });

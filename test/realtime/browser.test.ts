@@ -31,19 +31,19 @@ test('OpenAIRealtimeWebSocket in Chromium: the subprotocol offer with the ptok, 
   await page.goto(`${f.origin}/healthz`);
   await page.addScriptTag({ content: bundle.outputFiles[0]!.text });
   const result = await page.evaluate(async ({ base, ptok }) => {
-    const w = window as unknown as { KW: { OpenAI: any; OpenAIRealtimeWebSocket: any } };
+    const w = globalThis as unknown as { KW: { OpenAI: any; OpenAIRealtimeWebSocket: any } };
     const client = new w.KW.OpenAI({ apiKey: ptok, baseURL: base, dangerouslyAllowBrowser: true });
     const rt = new w.KW.OpenAIRealtimeWebSocket({ model: 'gpt-realtime', dangerouslyAllowBrowser: true }, client);
     const events: Array<{ type: string; seq: number; delta?: string }> = [];
     await new Promise((resolve, reject) => {
       rt.socket.addEventListener('open', resolve);
-      rt.socket.addEventListener('close', (e: CloseEvent) => reject(new Error(`closed ${e.code}`)));
+      rt.socket.addEventListener('close', (e: { code: number }) => reject(new Error(`closed ${e.code}`)));
     });
     const done = new Promise<void>((resolve) => rt.on('event', (e: any) => {
       events.push(e);
       if (e.type === 'response.done') resolve();
     }));
-    rt.send({ type: 'input_audio_buffer.append', audio: btoa('browser-pcm') });
+    rt.send({ type: 'input_audio_buffer.append', audio: (globalThis as unknown as { btoa(s: string): string }).btoa('browser-pcm') });
     rt.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'from the browser' }] } });
     rt.send({ type: 'response.create' });
     await done;

@@ -96,7 +96,8 @@ export async function startRealtimeFake(key: string, tls?: { cert: Buffer; key: 
     fake.handshakes.push({ url, headers: req.headers, protocol: req.headers['sec-websocket-protocol'] });
     const keyed = req.headers.authorization === `Bearer ${key}` || req.headers['api-key'] === key || req.headers['x-goog-api-key'] === key;
     if (!keyed) {
-      const body = JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } });
+      const given = String(req.headers.authorization ?? req.headers['api-key'] ?? req.headers['x-goog-api-key'] ?? '').replace(/^Bearer /, '');
+      const body = JSON.stringify({ error: { message: `Incorrect API key provided: ${given}`, type: 'invalid_request_error', code: 'invalid_api_key' } });
       socket.end(`HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`);
       return;
     }
