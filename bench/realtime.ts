@@ -17,7 +17,8 @@
  * `ws` (masking, usage, per-response holds need each message whole).
  *
  *   BENCH_RT_SESSIONS (1000), BENCH_RT_RATE (10 a second), BENCH_RT_SECONDS (30),
- *   BENCH_RT_RAMP_MS (10000), BENCH_RT_PAD (200 bytes of text per message), BENCH_RT_SPLICE=0 (skip the floor)
+ *   BENCH_RT_RAMP_MS (10000), BENCH_RT_PAD (200 bytes of text per message), BENCH_RT_SPLICE=0 (skip the floor),
+ *   BENCH_RT_PROF=<dir> (Keyward runs with --cpu-prof, the profile written there)
  *
  * Each side is its own process (fake, proxy, clients; this one measures).
  */
@@ -189,7 +190,8 @@ async function main(): Promise<void> {
     const port = await freePort();
     mkdirSync(dir, { recursive: true });
     const log = openSync(path.join(dir, 'keyward.log'), 'a');
-    const keyward = nodeWithFds(fds, [...KEYWARD_NODE_FLAGS, '--import', path.join(BENCH, 'loop-probe.mjs'), path.join(ROOT, 'dist/src/main.js')], {
+    const prof = process.env.BENCH_RT_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_RT_PROF)}`] : [];
+    const keyward = nodeWithFds(fds, [...KEYWARD_NODE_FLAGS, ...prof, '--import', path.join(BENCH, 'loop-probe.mjs'), path.join(ROOT, 'dist/src/main.js')], {
       cwd: dir, env: keywardEnv(dir, port, fakePort), stdio: ['ignore', log, 'inherit', 'ipc'],
     });
     closeSync(log);
@@ -199,15 +201,17 @@ async function main(): Promise<void> {
     console.log(`keyward: ${sessions} sessions × ${job.rate} messages/s × ${job.seconds} s (ramp ${job.rampMs} ms)…`);
     const results = [await measure('keyward', keyward, { ...job, url: `ws://127.0.0.1:${port}/v1/proxy/v1/realtime?model=gpt-realtime`, headers: { authorization: `Bearer ${ptok}` } }, true)];
     if (process.env.BENCH_RT_SPLICE !== '0') {
-      const spliceProc = nodeWithFds(fds, tsx('splice', String(fakePort)), { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+      // The floor gets the same loop probe: on a machine whose cores are busy, it tells Keyward's stalls from the machine's.
+      const spliceProc = nodeWithFds(fds, ['--import', path.join(BENCH, 'loop-probe.mjs'), ...tsx('splice', String(fakePort))], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
       kill.push(spliceProc);
       const splicePort = await readyLine(spliceProc, 'splice');
       console.log('http-proxy-3 ws() splice (the floor)…');
-      results.push(await measure('splice', spliceProc, { ...job, url: `ws://127.0.0.1:${splicePort}/v1/proxy/v1/realtime?model=gpt-realtime`, headers: { 'x-proxy-token': ptok } }, false));
+      results.push(await measure('splice', spliceProc, { ...job, url: `ws://127.0.0.1:${splicePort}/v1/proxy/v1/realtime?model=gpt-realtime`, headers: { 'x-proxy-token': ptok } }, true));
     }
     report(results, job);
   } finally {
-    for (const p of kill) p.kill('SIGKILL');
+    for (const p of kill) p.kill(process.env.BENCH_RT_PROF && p !== fakeProc ? 'SIGINT' : 'SIGKILL');
+    if (process.env.BENCH_RT_PROF) await sleep(3000);
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -229,8 +233,10 @@ function report(results: PathResult[], job: Omit<ClientJob, 'url' | 'headers'>):
   ] as const;
   console.log('\n| goal | met |\n|---|---|');
   for (const [goal, met] of goals) console.log(`| ${goal} | ${met ? 'yes' : 'NO'} |`);
+  const load = os.loadavg().map((l) => l.toFixed(1)).join(' ');
+  console.log(`\nload average at the end: ${load} (${os.cpus().length} cores)`);
   const out = path.join(BENCH, 'results', `realtime-${new Date().toISOString().slice(0, 10)}.json`);
-  writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version }, job, results }, null, 2) + '\n');
+  writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() }, job, results }, null, 2) + '\n');
   console.log(`\nwritten to ${path.relative(ROOT, out)}`);
   if (k.clients.errors.length) console.log(`client errors: ${k.clients.errors.join('; ')}`);
 }
