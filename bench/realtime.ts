@@ -22,7 +22,7 @@
  *
  * Each side is its own process (fake, proxy, clients; this one measures).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -31,7 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { ProxyServer } from 'http-proxy-3';
 import WebSocket, { WebSocketServer } from 'ws';
 import { stats, type Stats } from './load.js';
-import { BENCH, KEYWARD_NODE_FLAGS, ROOT, cpuSeconds, freePort, keywardEnv, memory, provision, sleep, waitFor200 } from './servers.js';
+import { BENCH, KEYWARD_NODE_FLAGS, ROOT, cpuSeconds, freePort, keywardEnv, memory, nodeWithFds, provision, readyLine, sleep, waitFor200 } from './servers.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const KEY = `sk-bench-rt-${'k'.repeat(40)}`;
@@ -129,22 +129,6 @@ async function client(job: ClientJob): Promise<ClientResult> {
 
 // ---------------------------------------------------------------------------------------------
 // The measuring side.
-function nodeWithFds(fds: number, args: string[], opts: Parameters<typeof spawn>[2]): ChildProcess {
-  return spawn('sh', ['-c', `ulimit -n ${fds} && exec "$0" "$@"`, process.execPath, ...args], opts);
-}
-
-function readyLine(proc: ChildProcess, name: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d) => {
-      out += d;
-      const m = /ready (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    proc.once('exit', (code) => reject(new Error(`${name} exited ${code}`)));
-  });
-}
-
 const tsx = (mode: string, ...args: string[]) => ['--import', 'tsx', SELF, mode, ...args];
 
 async function runClients(job: ClientJob): Promise<ClientResult> {
