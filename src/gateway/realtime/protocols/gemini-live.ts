@@ -18,11 +18,10 @@
  *   worst case); an `interrupted` turn ends there, like a cut one unless usage
  *   came with it. Audio, image and video tokens are priced at `audio`.
  */
-import type { ApiError } from '../../../errors.js';
 import { Errors } from '../../../errors.js';
 import type { TokenUsage } from '../../../catalog/provider.js';
 import type { Worst } from '../book.js';
-import { FORWARD, countOf, hasMarker, markers, objectOf, parseObject, stringOf, worstAt, type ProtocolDeps, type SessionProtocol, type Verdict } from './protocol.js';
+import { FORWARD, forwardOrClose, countOf, markers, objectOf, readMarked, stringOf, worstAt, type ProtocolDeps, type SessionProtocol, type Verdict } from './protocol.js';
 
 const SERVER_MARKERS = markers('setupComplete', 'serverContent', 'toolCall', 'usageMetadata');
 
@@ -97,14 +96,13 @@ export class GeminiLive implements SessionProtocol {
     const asks = (content && (content.turnComplete === true || content.turn_complete === true))
       || message.toolResponse !== undefined || message.tool_response !== undefined
       || (realtime && !book.serverTurnsOn && (realtime.activityEnd !== undefined || realtime.activity_end !== undefined));
-    if (asks) return book.forClient(this.worst, undefined).then(() => FORWARD, (err: ApiError) => ({ kind: 'close', code: 1008, error: err }));
-    if (realtime && book.serverTurnsOn) return book.cover(this.worst).then(() => FORWARD, (err: ApiError) => ({ kind: 'close', code: 1008, error: err }));
+    if (asks) return forwardOrClose(book.forClient(this.worst, undefined));
+    if (realtime && book.serverTurnsOn) return forwardOrClose(book.cover(this.worst));
     return FORWARD;
   }
 
   fromServer(raw: Buffer): void {
-    if (!hasMarker(raw, SERVER_MARKERS)) return;
-    const message = parseObject(raw);
+    const message = readMarked(raw, SERVER_MARKERS);
     if (!message) return;
     const book = this.deps.book;
     if (message.setupComplete !== undefined) book.armAhead(this.worst);

@@ -23,7 +23,7 @@
 import type { ApiError } from '../../../errors.js';
 import { Errors } from '../../../errors.js';
 import type { TokenUsage } from '../../../catalog/provider.js';
-import { FORWARD, capOf, countOf, hasMarker, markers, objectOf, openaiErrorEvent, parseObject, stringOf, worstAt, type ProtocolDeps, type SessionProtocol, type Verdict } from './protocol.js';
+import { FORWARD, forwardOrClose, forwardOrRefuse, capOf, countOf, markers, objectOf, openaiErrorEvent, readMarked, stringOf, worstAt, type ProtocolDeps, type SessionProtocol, type Verdict } from './protocol.js';
 
 const SERVER_MARKERS = markers('session.created', 'session.updated', 'response.created', 'response.done', 'error');
 
@@ -100,10 +100,10 @@ export class OpenAIRealtime implements SessionProtocol {
     if (type === 'session.update') return this.sessionUpdate(objectOf(message.session) ?? {}, eventId);
     if (type === 'response.create') {
       const cap = capIn(objectOf(message.response) ?? {});
-      return this.deps.book.forClient(this.worst(cap === null ? this.sessionCap : () => cap), eventId).then(() => FORWARD, (err: ApiError) => ({ kind: 'refuse', error: err, eventId }));
+      return forwardOrRefuse(this.deps.book.forClient(this.worst(cap === null ? this.sessionCap : () => cap), eventId), eventId);
     }
     if ((type === 'input_audio_buffer.append' || type === 'input_audio_buffer.commit') && this.deps.book.serverTurnsOn) {
-      return this.deps.book.cover(this.worst(this.sessionCap)).then(() => FORWARD, (err: ApiError) => ({ kind: 'close', code: 1008, error: err, eventId }));
+      return forwardOrClose(this.deps.book.cover(this.worst(this.sessionCap)), eventId);
     }
     return FORWARD;
   }
@@ -131,8 +131,7 @@ export class OpenAIRealtime implements SessionProtocol {
   }
 
   fromServer(raw: Buffer): void {
-    if (!hasMarker(raw, SERVER_MARKERS)) return;
-    const event = parseObject(raw);
+    const event = readMarked(raw, SERVER_MARKERS);
     if (!event) return;
     const book = this.deps.book;
     switch (event.type) {

@@ -20,7 +20,7 @@ import type { TokenUsage } from '../../../catalog/provider.js';
 import { worstCaseCost } from '../../../catalog/prices.js';
 import { BOUND_FIELDS, MEDIA_KEYS, requestBound, type ScannedValue } from '../../../catalog/spend-bound.js';
 import type { Worst } from '../book.js';
-import { FORWARD, countOf, worstAt, hasMarker, markers, objectOf, openaiErrorEvent, parseObject, stringOf, type ProtocolDeps, type SessionProtocol, type Verdict } from './protocol.js';
+import { FORWARD, forwardOrRefuse, countOf, worstAt, markers, objectOf, openaiErrorEvent, readMarked, stringOf, type ProtocolDeps, type SessionProtocol, type Verdict } from './protocol.js';
 
 const SERVER_MARKERS = markers('response.created', 'response.completed', 'response.incomplete', 'response.failed', 'error');
 const MEDIA = new Set<string>(MEDIA_KEYS.map((k) => k.toLowerCase()));
@@ -87,12 +87,11 @@ export class OpenAIResponses implements SessionProtocol {
       if ('refusal' in bound) throw Errors.maxTokensRequired(bound.refusal);
       return { inputTokens: bound.inputTokens, outputTokens: bound.outputTokens, micros: worstCaseCost(price, bound.inputTokens, bound.outputTokens) };
     };
-    return this.deps.book.forClient(worst, eventId, model).then(() => FORWARD, (err: ApiError) => ({ kind: 'refuse', error: err, eventId }));
+    return forwardOrRefuse(this.deps.book.forClient(worst, eventId, model), eventId);
   }
 
   fromServer(raw: Buffer): void {
-    if (!hasMarker(raw, SERVER_MARKERS)) return;
-    const event = parseObject(raw);
+    const event = readMarked(raw, SERVER_MARKERS);
     if (!event) return;
     const response = objectOf(event.response);
     const id = stringOf(response?.id);

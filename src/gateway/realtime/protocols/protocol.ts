@@ -25,6 +25,14 @@ export type Verdict =
 
 export const FORWARD: Verdict = Object.freeze({ kind: 'forward' });
 
+/** Forwarded once `held` resolves; its refusal ends the session (1008). */
+export const forwardOrClose = (held: Promise<void>, eventId?: string): Promise<Verdict> =>
+  held.then(() => FORWARD, (err: ApiError) => ({ kind: 'close', code: 1008, error: err, ...(eventId !== undefined ? { eventId } : {}) }));
+
+/** Forwarded once `held` resolves; its refusal is answered with an error event (the session goes on). */
+export const forwardOrRefuse = (held: Promise<void>, eventId?: string): Promise<Verdict> =>
+  held.then(() => FORWARD, (err: ApiError) => ({ kind: 'refuse', error: err, ...(eventId !== undefined ? { eventId } : {}) }));
+
 export interface ProtocolDeps {
   readonly book: ResponseBook;
   /** Whether the token has a `models` scope, and whether it allows `model` (true when it has none). */
@@ -54,6 +62,11 @@ export const markers = (...names: string[]): readonly Buffer[] => names.map((n) 
 export function hasMarker(raw: Buffer, list: readonly Buffer[]): boolean {
   for (const m of list) if (raw.indexOf(m) !== -1) return true;
   return false;
+}
+
+/** A provider message worth reading (it holds one of `list`'s markers) as a JSON object, else undefined. */
+export function readMarked(raw: Buffer, list: readonly Buffer[]): Record<string, unknown> | undefined {
+  return hasMarker(raw, list) ? parseObject(raw) : undefined;
 }
 
 /** A provider message as a JSON object, or undefined (it is relayed as it is either way). */
