@@ -66,11 +66,6 @@ export class SessionRegistry {
     return () => this.remove(entry);
   }
 
-  /** Closes every session of a token now (a revocation made on this instance). */
-  closeToken(tokenId: string): void {
-    for (const e of this.byToken.get(tokenId) ?? []) e.session.close(1008, 'the proxy token was revoked');
-  }
-
   /** Stops accepting, lets open sessions go on up to `ms`, then closes what is left with 1001 and waits for them to end. */
   async drain(ms: number): Promise<void> {
     this.draining = true;
