@@ -6,15 +6,11 @@
  * `refuse` (403 model_unpriced under a budget, nothing forwarded) and
  * `family_max` (forwarded, charged at the family's dearest price).
  */
-import test, { type ExecutionContext } from 'ava';
-import { api, createCredential, createOrg, mintToken, startApp, type Org, type TestApp } from '../support/app.js';
+import test from 'ava';
+import { api, createOrg, mintToken, type Org, type TestApp } from '../support/app.js';
 import { PriceBook } from '../../src/catalog/prices.js';
 import { OTHER, UnpricedModels } from '../../src/catalog/unpriced-models.js';
-import { SpendLedger } from '../../src/accounting/spend-ledger.js';
-import { Symbols } from '../../src/symbols.js';
-import type { Store } from '../../src/store/ports.js';
-import { chat, chatBody, startUsageUpstream, worstCase, type UsageUpstream } from '../support/budget.js';
-import { providersDir } from '../support/providers-dir.js';
+import { budgetSetup, chat, chatBody, spentOf, worstCase } from '../support/budget.js';
 
 const book = new PriceBook([{ tables: { acme: { 'a-1': { input: 1, output: 1 }, 'b-*': { input: 1, output: 1 } } }, source: () => 'file' }]);
 
@@ -63,21 +59,6 @@ test('property: whatever names callers send, the metric\'s labels and every list
   for (const l of lists.values()) t.true(l.models.size <= 32);
 });
 
-interface Setup {
-  app: TestApp;
-  up: UsageUpstream;
-  org: Org;
-  credential: string;
-}
-
-async function setup(t: ExecutionContext, env: Record<string, string> = {}): Promise<Setup> {
-  const up = await startUsageUpstream();
-  t.teardown(() => up.close());
-  const app = await startApp(t, { env: { KEYWARD_PROVIDERS_DIR: providersDir(t, ['priced']), KEYWARD_UPSTREAM_PRICED: up.url, ...env } });
-  const org = await createOrg(app);
-  return { app, up, org, credential: await createCredential(app, org, 'priced', 'sk-priced-0123456789') };
-}
-
 const pricingOf = async (app: TestApp, org: Org, provider = 'priced') =>
   (await api(app, 'GET', '/v1/providers', { token: org.token })).body.data.find((p: { id: string }) => p.id === provider).pricing;
 
@@ -85,7 +66,7 @@ const metricLines = async (app: TestApp): Promise<string[]> =>
   (await (await fetch(`${app.url}/metrics`)).text()).split('\n').filter((l) => l.startsWith('keyward_unpriced_requests_total{'));
 
 test('refuse: under a budget an unpriced model is refused (403 model_unpriced, nothing forwarded); it is listed for its organisation only and counted', async (t) => {
-  const s = await setup(t);
+  const s = await budgetSetup(t);
   const budgeted = await mintToken(s.app, s.org, s.credential, '1h', { budget_usd: '10' });
   const plain = await mintToken(s.app, s.org, s.credential, '1h');
   const refused = await chat(s.app.url, budgeted.token, chatBody(1, 100, 'pm-2'));
@@ -110,16 +91,14 @@ test('refuse: under a budget an unpriced model is refused (403 model_unpriced, n
 });
 
 test('family_max: a budgeted request for an unpriced model of a priced family is forwarded and charged at the family\'s dearest price', async (t) => {
-  const s = await setup(t, { KEYWARD_UNPRICED: 'family_max' });
+  const s = await budgetSetup(t, { KEYWARD_UNPRICED: 'family_max' });
   const tok = await mintToken(s.app, s.org, s.credential, '1h', { budget_usd: '10' });
   const body = chatBody(1, 100, 'pm-2');
   const r = await chat(s.app.url, tok.token, body);
   t.is(r.status, 200);
   t.is(s.up.received.length, 1);
   // The fake reports the worst case as usage: priced at pm-1's prices (the family `pm` lists only pm-1).
-  const store = s.app.server.container.resolve<Store>(Symbols.Store);
-  const key = `spend:tok:${tok.id}`;
-  t.is((await store.leased(key)) - s.app.server.container.resolve(SpendLedger).heldOf(key), worstCase(body));
+  t.is(await spentOf(s.app, `spend:tok:${tok.id}`), worstCase(body));
   // No family (pm-bare's has no version) or no listed member: still refused.
   t.is((await chat(s.app.url, tok.token, chatBody(2, 100, 'zz-9'))).body.error.code, 'model_unpriced');
   const pricing = await pricingOf(s.app, s.org);
