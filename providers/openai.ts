@@ -70,8 +70,9 @@ export default {
   // cache rates and 1.5x the output rate (`longContext`). Codex CLI 0.169.0 asks for gpt-6.1-sol by default.
   // Not confirmed where we read, so not listed (a budget refuses them until KEYWARD_PRICES prices them, or
   // KEYWARD_UNPRICED=family_max bounds them): gpt-6-astra, gpt-6-pro, gpt-5-pro. Not confirmed, so left as bounds:
-  // the limits of GPT-6 Sol and Luna, of GPT-5.6 and of GPT-5.2 to 5.5 (a budgeted request must name its output
-  // cap), and the cached-input prices of GPT-5.2, 5.4 and 5.5 (charged as input).
+  // the limits of GPT-6 Sol and Luna, of GPT-5.6 Sol and Terra and of GPT-5.2 to 5.5 (a budgeted request must name
+  // its output cap), GPT-5.6 Sol's and Terra's cache-write prices, and the cached-input prices of GPT-5.2, 5.4 and 5.5
+  // (charged as input).
   pricesAsOf: '2026-11-25',
   prices: {
     'gpt-6.2-sol': gpt6(2, 0.1, 2.5, 10, limits),
@@ -87,7 +88,8 @@ export default {
     // GPT-5.6 Luna and Terra as cut on 2026-07-30 (Sol unchanged).
     'gpt-5.6-sol': gpt6(5, 0.5, undefined, 30),
     'gpt-5.6-terra': gpt6(2, 0.2, undefined, 12),
-    'gpt-5.6-luna': gpt6(0.2, 0.02, undefined, 1.2),
+    // GPT-5.6 Luna: the OpenAI Agents SDK's default model (0.20.0); its page gives its limits and cache writes at 1.25x input.
+    'gpt-5.6-luna': gpt6(0.2, 0.02, 0.25, 1.2, limits),
     'gpt-5.5': { input: 5, output: 30 },
     'gpt-5.4': { input: 2.5, output: 15 },
     'gpt-5.2': { input: 1.75, output: 14 },

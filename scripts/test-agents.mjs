@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
  * `npm run test:agents`: installs the pinned coding agents (test/agents/agents.json: Claude Code and Codex CLI,
- * each with its native binary from an optional dependency package) from npm into a scratch folder, never into the
- * project's dependencies, then runs test/agents/ with ava (one non-interactive turn of each agent through a built
- * Keyward against fakes that accept only the stored key).
+ * each with its native binary from an optional dependency package, and the OpenAI Agents SDK and Claude Agent SDK)
+ * from npm into a scratch folder, never into the project's dependencies, then runs test/agents/ with ava (one
+ * non-interactive turn of each through a built Keyward against fakes that accept only the stored key).
  *
  * The folder is KEYWARD_AGENTS_DIR, else `<tmp>/keyward-agents-<pins>`; an install that already holds the pinned
  * versions (and whose binaries answer --version) is reused.
@@ -26,12 +26,12 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const pins = JSON.parse(readFileSync(path.join(root, 'test/agents/agents.json'), 'utf8'));
-const agents = [pins.claude, pins.codex];
+const agents = [pins.claude, pins.codex, pins.openaiAgents, pins.claudeAgentSdk];
 const required = process.env.KEYWARD_AGENTS_REQUIRED === '1';
 const id = createHash('sha256').update(agents.map((a) => `${a.package}@${a.version}`).join(' ')).digest('hex').slice(0, 12);
 const dir = path.resolve(process.env.KEYWARD_AGENTS_DIR ?? path.join(tmpdir(), `keyward-agents-${id}`));
 
-/** The platforms both agents publish a native package for (their optionalDependencies). */
+/** The platforms the agents publish a native package for (their optionalDependencies). */
 const SUPPORTED = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64', 'win32-x64', 'win32-arm64'];
 
 function notRun(reason, ours) {
@@ -48,14 +48,15 @@ function installedVersion(agent) {
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).version : undefined;
 }
 
-/** `bin --version` printed the pinned version. */
+/** `bin --version` printed the pinned version (a library, with no bin: installed is enough). */
 function answers(agent) {
+  if (!agent.bin) return true;
   const r = spawnSync(binOf(agent), ['--version'], { encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH, HOME: dir } });
   return r.status === 0 && r.stdout.includes(agent.version);
 }
 
 const platform = `${process.platform}-${process.arch}`;
-if (!SUPPORTED.includes(platform)) notRun(`no native package of Claude Code or Codex CLI for ${platform}`, false);
+if (!SUPPORTED.includes(platform)) notRun(`no native package of Claude Code, Codex CLI or the Claude Agent SDK for ${platform}`, false);
 
 const ready = () => agents.every((a) => installedVersion(a) === a.version && answers(a));
 if (!ready()) {
@@ -83,6 +84,7 @@ if (!ready()) {
       const installer = path.join(dir, 'node_modules', a.package, 'install.cjs');
       if (existsSync(installer)) spawnSync(process.execPath, [installer], { cwd: path.dirname(installer), stdio: 'inherit' });
     }
+    if (installedVersion(a) !== a.version) notRun(`${a.package}@${a.version} is not in ${dir} after npm install`, true);
     if (!answers(a)) notRun(`${a.package}@${a.version} installed but \`${a.bin} --version\` does not answer it`, true);
   }
 }

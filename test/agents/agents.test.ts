@@ -1,10 +1,11 @@
 /**
  * Real coding agents through Keyward (issue 33), run by `npm run test:agents`
  * (scripts/test-agents.mjs installs the pinned versions first): one
- * non-interactive turn of Claude Code (`claude -p`) and of Codex CLI
- * (`codex exec`, with its built-in provider over the Responses API's WebSocket,
- * and with a `config.toml` provider over HTTPS), set up exactly as docs/agents.md
- * says, through the built gateway (dist/) against fakes that accept only the
+ * non-interactive turn of Claude Code (`claude -p`), of Codex CLI (`codex exec`,
+ * with its built-in provider over the Responses API's WebSocket, and with a
+ * `config.toml` provider over HTTPS), of the OpenAI Agents SDK and of the Claude
+ * Agent SDK, set up exactly as docs/agents.md says, through the built gateway
+ * (dist/) against fakes that accept only the
  * stored key. Each turn must complete, no call may be refused (every proxy log
  * line below 400, no Keyward error), the proxy token must never reach the fake,
  * nothing may be sent anywhere but Keyward (a refusing forward proxy records
@@ -144,8 +145,16 @@ test.serial('Claude Code: `claude -p` with ANTHROPIC_BASE_URL, the ptok as ANTHR
   t.is(usage.requests, lines.length);
   t.is(usage.input_tokens, 1_600 * turns.length);
   t.is(usage.output_tokens, 7 * turns.length);
-  t.is(usage.spend_usd, (0.0055 * turns.length).toFixed(6).replace(/0+$/, '').replace(/\.$/, ''), 'spend = usage × price');
+  t.is(usage.spend_usd, usd(5_500 * turns.length), 'spend = usage × price');
 });
+
+/** `usd` of a whole number of µ$, as the API writes it. */
+const usd = (micros: number): string => (micros / 1e6).toFixed(6).replace(/0+$/, '').replace(/\.$/, '');
+/** µ$ of `tokens` at `usdPerMillion`, rounded up as the price book rounds each part. */
+const cost = (tokens: number, usdPerMillion: number): number => Math.ceil(tokens * usdPerMillion - 1e-9);
+
+/** Runs `code` as an ES module in the scratch folder, where the SDKs are installed (as a user's script would import them). */
+const script = (code: string, env: Record<string, string>, cwd = DIR) => run(process.execPath, ['--input-type=module', '-e', code], { ...env, NODE_USE_ENV_PROXY: '1' }, cwd);
 
 /** A CODEX_HOME holding `config` as its config.toml; the agent runs in a scratch folder of its own. */
 function codexHome(t: ExecutionContext, config: string): string {
@@ -162,7 +171,7 @@ const QUIET = '\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n';
 function codexSpend(creates: Array<Record<string, any>>): { input: number; output: number; usd: string } {
   const generated = creates.filter((c) => c.generate !== false).length;
   const micros = creates.length * (1000 * 2 + 500 * 0.1) + generated * 9 * 10;
-  return { input: 1500 * creates.length, output: 9 * generated, usd: (micros / 1e6).toFixed(6).replace(/0+$/, '').replace(/\.$/, '') };
+  return { input: 1500 * creates.length, output: 9 * generated, usd: usd(micros) };
 }
 
 test.serial('Codex CLI, built-in provider: `openai_base_url` at Keyward, the Responses API over WebSocket, no fallback to HTTPS', async (t) => {
@@ -210,4 +219,42 @@ test.serial('Codex CLI, a config.toml provider: `wire_api = "responses"` over HT
   t.is(usage.input_tokens, expected.input);
   t.is(usage.output_tokens, expected.output);
   t.is(usage.spend_usd, expected.usd);
+});
+
+test.serial('OpenAI Agents SDK: OPENAI_BASE_URL, the ptok as OPENAI_API_KEY, tracing off; its default model over the Responses API', async (t) => {
+  const token = await mintToken(world.gateway.url, world.org, world.credentials.openai, '1h', { budget_usd: '50' });
+  const before = world.openai.seen.length;
+  const { env } = agentEnv(t, { OPENAI_BASE_URL: `${world.gateway.url}/v1/proxy/v1`, OPENAI_API_KEY: token.token, OPENAI_AGENTS_DISABLE_TRACING: '1' });
+  const r = await script(`
+    import { Agent, run } from '@openai/agents';
+    const result = await run(new Agent({ name: 'pinger', instructions: 'Answer in one word.' }), 'Reply with the single word pong.');
+    console.log(result.finalOutput);`, env);
+  const lines = common(t, r, world.openai, token, (s) => s === 200);
+  const calls = world.openai.seen.slice(before);
+  t.true(calls.length > 0 && calls.every((c) => c.method === 'POST' && c.url === '/v1/responses' && c.headers.authorization === `Bearer ${OPENAI_KEY}`));
+  const bodies = calls.map((c) => JSON.parse(c.body) as Record<string, any>);
+  t.true(bodies.every((b) => b.model === 'gpt-5.6-luna'), 'its default model, priced in providers/openai.ts');
+  // 1,000 uncached and 500 cached input, 9 output at GPT-5.6 Luna's $0.20 / $0.02 / $1.20.
+  const usage = await usageOf(token.id, lines.length);
+  t.is(usage.requests, lines.length);
+  t.is(usage.spend_usd, usd(bodies.length * (cost(1000, 0.2) + cost(500, 0.02) + cost(9, 1.2))));
+});
+
+test.serial('Claude Agent SDK: query() with the Claude Code variables in its environment', async (t) => {
+  const token = await mintToken(world.gateway.url, world.org, world.credentials.anthropic, '1h', { budget_usd: '50' });
+  const before = world.anthropic.seen.length;
+  const { env, home } = agentEnv(t, {
+    ANTHROPIC_BASE_URL: `${world.gateway.url}/v1/proxy`, ANTHROPIC_API_KEY: token.token, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  });
+  const r = await script(`
+    import { query } from '@anthropic-ai/claude-agent-sdk';
+    for await (const m of query({ prompt: 'Reply with the single word pong.', options: { cwd: ${JSON.stringify(home)} } })) {
+      if (m.type === 'result') console.log(m.result);
+    }`, env);
+  const lines = common(t, r, world.anthropic, token, (s) => s < 400);
+  const turns = world.anthropic.seen.slice(before).filter((c) => c.method === 'POST' && c.url.startsWith('/v1/messages?'));
+  t.true(turns.length >= 1 && turns.every((c) => c.headers['x-api-key'] === ANTHROPIC_KEY && JSON.parse(c.body).model === 'claude-opus-5-5'));
+  const usage = await usageOf(token.id, lines.length);
+  t.is(usage.requests, lines.length);
+  t.is(usage.spend_usd, usd(5_500 * turns.length));
 });

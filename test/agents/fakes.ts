@@ -8,7 +8,7 @@
  *
  * - Anthropic: `POST /v1/messages` (streamed or not, with `usage`),
  *   `POST /v1/messages/count_tokens`.
- * - OpenAI: the Responses API over HTTPS (`POST /v1/responses`, SSE) and over
+ * - OpenAI: the Responses API over HTTPS (`POST /v1/responses`, SSE or JSON) and over
  *   WebSocket (`GET /v1/responses` upgraded, as Codex CLI opens it: each
  *   `response.create` answered with created, a text delta, completed with
  *   `usage`; `generate: false`, Codex's warm-up, with no output), and
@@ -137,8 +137,10 @@ export async function startOpenAIFake(key: string): Promise<Fake> {
     if (req.method !== 'POST' || path !== '/v1/responses' || typeof parsed.model !== 'string') {
       return json(res, 404, { error: { message: `no ${req.method} ${path}`, type: 'invalid_request_error' } });
     }
+    const events = responseEvents(parsed, `resp_${++n}`);
+    if (!parsed.stream) return json(res, 200, events.at(-1)!.response);
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    for (const e of responseEvents(parsed, `resp_${++n}`)) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+    for (const e of events) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
     res.end();
   });
   const wss = new WebSocketServer({ noServer: true });

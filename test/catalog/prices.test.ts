@@ -129,7 +129,7 @@ test('a known current model of each provider is priced as its price page says; v
     // The models the coding agents ask for by default (Claude Code 2.1.332, Codex CLI 0.169.0: test/agents/).
     ['anthropic', 'claude-opus-5-5', 4, 20], ['openai', 'gpt-6.1-sol', 2, 10], ['openai', 'gpt-6.1-sol-2026-09-29', 2, 10],
     ['anthropic', 'claude-sonnet-5-5', 2, 10], ['anthropic', 'claude-haiku-5-5', 0.1, 0.5], ['anthropic', 'claude-fable-5-1', 10, 50],
-    ['openai', 'gpt-6.1-terra', 1, 5], ['openai', 'gpt-5.6-sol', 5, 30],
+    ['openai', 'gpt-6.1-terra', 1, 5], ['openai', 'gpt-5.6-sol', 5, 30], ['openai', 'gpt-5.6-luna', 0.2, 1.2],
     ['openai', 'gpt-5', 1.25, 10], ['openai', 'gpt-5-2025-08-07', 1.25, 10], ['openai', 'gpt-4o-mini-2024-07-18', 0.15, 0.6],
     ['anthropic', 'claude-sonnet-4-5-20250929', 3, 15], ['anthropic', 'claude-sonnet-4-5', 3, 15], ['anthropic', 'claude-opus-4-1-20250805', 15, 75],
     ['anthropic', 'claude-haiku-4-5-20251001', 1, 5], ['anthropic', 'claude-sonnet-4-20250514', 3, 15],
