@@ -129,6 +129,8 @@ test('a known current model of each provider is priced as its price page says; v
     // The models the coding agents ask for by default (Claude Code 2.1.332, Codex CLI 0.169.0: test/agents/).
     ['anthropic', 'claude-opus-5-5', 4, 20], ['openai', 'gpt-6.1-sol', 2, 10], ['openai', 'gpt-6.1-sol-2026-09-29', 2, 10],
     ['anthropic', 'claude-sonnet-5-5', 2, 10], ['anthropic', 'claude-haiku-5-5', 0.1, 0.5], ['anthropic', 'claude-fable-5-1', 10, 50],
+    ['vertex', 'claude-opus-5-5', 4.4, 22], ['vertex', 'claude-haiku-5-5@20261007', 0.11, 0.55], ['gemini', 'gemini-3.1-pro-preview', 2, 12],
+    ['bedrock', 'us.anthropic.claude-opus-5-5-v1:0', 4.4, 22], ['bedrock', 'global.anthropic.claude-opus-5-5-v1:0', 4, 20],
     ['openai', 'gpt-6.1-terra', 1, 5], ['openai', 'gpt-5.6-sol', 5, 30], ['openai', 'gpt-5.6-luna', 0.2, 1.2],
     ['openai', 'gpt-5', 1.25, 10], ['openai', 'gpt-5-2025-08-07', 1.25, 10], ['openai', 'gpt-4o-mini-2024-07-18', 0.15, 0.6],
     ['anthropic', 'claude-sonnet-4-5-20250929', 3, 15], ['anthropic', 'claude-sonnet-4-5', 3, 15], ['anthropic', 'claude-opus-4-1-20250805', 15, 75],
@@ -159,6 +161,7 @@ test('a known current model of each provider is priced as its price page says; v
   t.like(book.lookup('openai', 'gpt-6.1-sol'), { cachedInput: 100_000, cacheWriteInput: 2_500_000, maxOutput: 128_000, contextWindow: 1_050_000 });
   t.like(book.lookup('anthropic', 'claude-haiku-5-5')!.longContext, { above: 100_000, input: 500_000, output: 2_500_000 });
   t.is(book.lookup('anthropic', 'claude-sonnet-5-5')!.cachedInput, 100_000);
+  t.like(book.lookup('bedrock', 'eu.anthropic.claude-haiku-5-5-v1:0')!.longContext, { above: 100_000, input: 550_000, cachedInput: 55_000, output: 2_750_000 });
   t.like(book.lookup('anthropic', 'claude-opus-5-5'), { cachedInput: 200_000, cacheWriteInput: 5_000_000, maxOutput: 128_000, contextWindow: 1_000_000 });
   // Realtime models are priced with their audio tokens apart (issue 26), never by the text model's prefix.
   t.deepEqual(book.lookup('openai', 'gpt-4o-realtime-preview')?.audio, { input: 40_000_000, cachedInput: 2_500_000, output: 80_000_000 });
