@@ -139,7 +139,7 @@ test('a known current model of each provider is priced as its price page says; v
     ['vertex', 'gemini-2.5-flash', 0.3, 2.5], ['vertex', 'claude-sonnet-4@20250514', 3, 15], ['vertex', 'claude-sonnet-4-5@20250929', 3.3, 16.5],
     ['bedrock', 'anthropic.claude-sonnet-4-20250514-v1:0', 3, 15], ['bedrock', 'us.anthropic.claude-sonnet-4-5-20250929-v1:0', 3.3, 16.5],
     ['bedrock', 'global.anthropic.claude-sonnet-4-5-20250929-v1:0', 3, 15], ['bedrock', 'eu.amazon.nova-pro-v1:0', 0.8, 3.2],
-    ['deepseek', 'deepseek-chat', 0.28, 0.42], ['xai', 'grok-4-0709', 3, 15], ['mistral', 'mistral-medium-2508', 0.4, 2],
+    ['deepseek', 'deepseek-flash', 0.3, 1.2], ['deepseek', 'deepseek-chat', 0.3, 1.2], ['xai', 'grok-4-0709', 3, 15], ['xai', 'grok-4.5', 2, 6], ['mistral', 'mistral-medium-2508', 0.4, 2],
     ['cohere', 'command-a-03-2025', 2.5, 10], ['groq', 'llama-3.3-70b-versatile', 0.59, 0.79],
     ['together', 'meta-llama/Llama-3.3-70B-Instruct-Turbo', 0.88, 0.88], ['fireworks', 'accounts/fireworks/models/llama-v3p3-70b-instruct', 0.9, 0.9],
     ['perplexity', 'sonar-pro', 3, 15], ['openrouter', 'anthropic/claude-sonnet-4.5', 3, 15],
