@@ -57,8 +57,10 @@ export interface Config {
   auditRetentionDays: number;
   /** Proxies in front that append to X-Forwarded-For (src/controls/client-address.ts); 0 trusts none. */
   trustedProxies: number;
-  /** When set, GET /metrics needs `Authorization: Bearer` it. */
+  /** When set, GET /metrics on the main listener needs `Authorization: Bearer` it. */
   metricsToken: string | undefined;
+  /** KEYWARD_METRICS_PORT: GET /metrics on 127.0.0.1:<port> (a sidecar's), and on the main listener only with metricsToken. */
+  metricsPort: number | undefined;
   /** KEYWARD_GOOGLE_TOKEN_URI: where Google access tokens are minted (default Google's); a service-account key's own token_uri is never used. */
   googleTokenUri: string;
   /** The metadata server for ambient Google credentials: GCE_METADATA_IP, else GCE_METADATA_HOST (host[:port] or an http(s) URL whose path is ignored), else 169.254.169.254. */
@@ -230,6 +232,8 @@ export function loadConfig(env: Env = process.env): Config {
   if (metricsToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
     throw new ConfigError('KEYWARD_METRICS_TOKEN', 'a secret of at least 16 printable characters, no spaces', '<redacted>');
   }
+  const metricsPort = get('KEYWARD_METRICS_PORT') === undefined ? undefined : int('KEYWARD_METRICS_PORT', 0, 0, 65535);
+  if (metricsPort && metricsPort === port) throw new ConfigError('KEYWARD_METRICS_PORT', 'a port other than PORT', String(metricsPort));
 
   const upstreamOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
@@ -334,6 +338,7 @@ export function loadConfig(env: Env = process.env): Config {
     authCooldownS: int('KEYWARD_AUTH_COOLDOWN_S', 60, 1, 86_400),
     trustedProxies: int('KEYWARD_TRUSTED_PROXIES', 0, 0, 32),
     metricsToken,
+    metricsPort,
     quota,
     auditRetentionDays: int('KEYWARD_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
     googleTokenUri,

@@ -15,6 +15,7 @@ import type { Config } from '../config.js';
 import { ApiError, Errors, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { H2cFrontDoor } from './h2c.js';
+import type { LoopbackMetricsListener } from './metrics-listener.js';
 import { rawErrorResponse, sendError, sendJson } from './reply.js';
 import type { Route, Router } from './router.js';
 
@@ -73,6 +74,8 @@ export class HttpServer {
     private readonly proxy: ProxyHandler,
     private readonly health: HealthCheck,
     private readonly extra: ExtraRoutes = {},
+    /** KEYWARD_METRICS_PORT's listener: opened with the main one, closed after the drain (a collector's last scrape). */
+    private readonly loopbackMetrics?: LoopbackMetricsListener,
   ) {
     this.server = http.createServer({
       headersTimeout: config.headersTimeoutMs,
@@ -114,6 +117,13 @@ export class HttpServer {
         resolve();
       });
     });
+    if (this.loopbackMetrics) {
+      const metrics = await this.loopbackMetrics.listen().catch((err: unknown) => {
+        this.server.close();
+        throw err;
+      });
+      this.log.info({ address: metrics.address, port: metrics.port }, 'metrics listening');
+    }
     return this.server.address() as AddressInfo;
   }
 
@@ -258,6 +268,7 @@ export class HttpServer {
     const clean = this.inflight === 0;
     this.server.closeAllConnections();
     this.h2c.destroyAll();
+    this.loopbackMetrics?.close();
     return clean;
   }
 
