@@ -174,7 +174,7 @@ for (const cli of ['gcloud', 'aws', 'az'] as const) {
       else t.pass(message);
       return;
     }
-    const outcomes = await pool(runnable, 3, (x) => run(x.c, x.prelude, x.loopValues));
+    const outcomes = await pool(runnable, 2, (x) => run(x.c, x.prelude, x.loopValues));
     const bad = outcomes.map((o, i) => [o, verdict(runnable[i]!.c, o)] as const).filter(([, v]) => v !== undefined);
     for (const [o, v] of bad) t.log(`${o.where}: ${o.command}\n  ${v}`);
     t.is(bad.length, 0, `${bad.length} of ${outcomes.length} ${cli} commands`);
