@@ -7,6 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseTraceSettings, type TraceSettings } from './telemetry/settings.js';
+import { parseTlsSettings, type TlsSettings } from './tls-settings.js';
 
 export type StoreKind = 'sqlite' | 'firestore';
 export type KmsKind = 'local' | 'gcp';
@@ -48,6 +49,8 @@ export interface Config {
   bodyTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
   upstreamIdleTimeoutMs: number;
+  wsMaxMessage: number; // KEYWARD_WS_MAX_MESSAGE: the largest WebSocket message relayed either way (larger: 1009)
+  tls: TlsSettings | undefined; // KEYWARD_TLS_CERT / KEYWARD_TLS_KEY (src/tls-settings.ts); a secret: never in PluginConfig
   drainS: number;
   logLevel: LogLevel;
   adminRate: number;
@@ -57,10 +60,8 @@ export interface Config {
   auditRetentionDays: number;
   /** Proxies in front that append to X-Forwarded-For (src/controls/client-address.ts); 0 trusts none. */
   trustedProxies: number;
-  /** When set, GET /metrics on the main listener needs `Authorization: Bearer` it. */
-  metricsToken: string | undefined;
-  /** KEYWARD_METRICS_PORT: GET /metrics on 127.0.0.1:<port> (a sidecar's), and on the main listener only with metricsToken. */
-  metricsPort: number | undefined;
+  /** When set, GET /metrics on the main listener needs `Authorization: Bearer` it. */ metricsToken: string | undefined;
+  /** KEYWARD_METRICS_PORT: GET /metrics on 127.0.0.1:<port> (a sidecar's); on the main listener then only with metricsToken. */ metricsPort: number | undefined;
   /** KEYWARD_GOOGLE_TOKEN_URI: where Google access tokens are minted (default Google's); a service-account key's own token_uri is never used. */
   googleTokenUri: string;
   /** The metadata server for ambient Google credentials: GCE_METADATA_IP, else GCE_METADATA_HOST (host[:port] or an http(s) URL whose path is ignored), else 169.254.169.254. */
@@ -232,8 +233,6 @@ export function loadConfig(env: Env = process.env): Config {
   if (metricsToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
     throw new ConfigError('KEYWARD_METRICS_TOKEN', 'a secret of at least 16 printable characters, no spaces', '<redacted>');
   }
-  const metricsPort = get('KEYWARD_METRICS_PORT') === undefined ? undefined : int('KEYWARD_METRICS_PORT', 0, 0, 65535);
-  if (metricsPort && metricsPort === port) throw new ConfigError('KEYWARD_METRICS_PORT', 'a port other than PORT', String(metricsPort));
 
   const upstreamOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
@@ -331,14 +330,15 @@ export function loadConfig(env: Env = process.env): Config {
     bodyTimeoutMs: int('KEYWARD_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
     upstreamConnectTimeoutMs: int('KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1, 3_600_000),
     upstreamIdleTimeoutMs: int('KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS', 600_000, 1, 86_400_000),
+    wsMaxMessage: size('KEYWARD_WS_MAX_MESSAGE', '16mb'),
+    tls: parseTlsSettings(get, (variable, accepts, got) => { throw new ConfigError(variable, accepts, got); }),
     drainS: int('KEYWARD_DRAIN_S', 8, 0, 3600),
     logLevel: oneOf<LogLevel>('KEYWARD_LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error']),
     adminRate: int('KEYWARD_ADMIN_RATE', 600, 1, 1_000_000),
     authFailures: int('KEYWARD_AUTH_FAILURES', 20, 1, 1_000_000),
     authCooldownS: int('KEYWARD_AUTH_COOLDOWN_S', 60, 1, 86_400),
     trustedProxies: int('KEYWARD_TRUSTED_PROXIES', 0, 0, 32),
-    metricsToken,
-    metricsPort,
+    metricsToken, metricsPort: get('KEYWARD_METRICS_PORT') === undefined ? undefined : int('KEYWARD_METRICS_PORT', 0, 0, 65535),
     quota,
     auditRetentionDays: int('KEYWARD_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
     googleTokenUri,
