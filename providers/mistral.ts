@@ -25,6 +25,9 @@ export default {
   // override or extend them with KEYWARD_PRICES. Exact names where a family's older versions were priced otherwise
   // (`mistral-medium-2312`), a prefix where every version shares the price; Mistral publishes no output limit apart
   // from the context window.
+  // Checked again on 2026-11-25: no current list price page we could read confirms this table's models or their
+  // successors, so it stands as dated; a model released since is unpriced (refused under a budget) until
+  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/agents.md).
   pricesAsOf: '2025-08-12',
   prices: {
     'mistral-large-latest': { input: 2, output: 6, contextWindow: 131_072 },

@@ -1,6 +1,17 @@
 // OpenAI: https://platform.openai.com/docs/api-reference. SDK base URL: <gateway>/v1/proxy/v1
 import type { ModelPrice, ProviderPlugin } from '../src/catalog/provider.js';
 
+/** GPT-6's published limits: a 1.05M-token context (922k of it input) and 128k output. */
+const limits = { maxOutput: 128_000, contextWindow: 1_050_000 } as const;
+/** A GPT-6-era price: cache writes billed, and a request past 272k input tokens billed whole at 2x input and cache, 1.5x output. */
+function gpt6(input: number, cachedInput: number, cacheWriteInput: number | undefined, output: number, limit: Partial<typeof limits> = {}): ModelPrice {
+  const write = cacheWriteInput === undefined ? {} : { cacheWriteInput };
+  return {
+    input, cachedInput, ...write, output, ...limit,
+    longContext: { aboveInputTokens: 272_000, input: input * 2, cachedInput: cachedInput * 2, ...(cacheWriteInput === undefined ? {} : { cacheWriteInput: cacheWriteInput * 2 }), output: output * 1.5 },
+  };
+}
+
 // Realtime list prices (USD per million tokens, text and audio apart) from https://platform.openai.com/docs/pricing,
 // limits from each model's page, as of 2025-11-13 (`pricesAsOf`).
 const realtime = {
@@ -49,13 +60,39 @@ export default {
     { method: 'GET', path: 'v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model' } },
     { method: 'GET', path: 'v1/responses', websocket: { protocol: 'openai-responses' } },
   ],
-  // List prices (Standard tier) in USD per million tokens from https://platform.openai.com/docs/pricing, and each model's
-  // page for context and output limits, as of `pricesAsOf`; operators override or extend them with KEYWARD_PRICES.
-  // Exact names and their dated snapshots (`gpt-5-2025-*`): a prefix as short as `gpt-4o*` would also price the
-  // audio, realtime and search variants, which cost more. `service_tier: "priority"` (billed higher) and the
-  // Responses API's built-in tools (billed per call) are not modelled. Embeddings have no output.
-  pricesAsOf: '2025-11-13',
+  // List prices (Standard tier) in USD per million tokens from https://developers.openai.com/api/docs/pricing, and each
+  // model's page for context and output limits, as of `pricesAsOf`; operators override or extend them with
+  // KEYWARD_PRICES. Exact names and their dated snapshots (`gpt-5-2025-*`): a prefix as short as `gpt-4o*` would also
+  // price the audio, realtime and search variants, which cost more. `service_tier: "priority"`, Fast and Ultrafast
+  // modes (billed 2x and more), Batch and Flex (50% off) and the Responses API's built-in tools (billed per call) are
+  // not modelled. Embeddings have no output. From GPT-6 on, cache writes are billed (the 30-minute rate here; a
+  // 12-hour write costs twice as much) and a request past 272k input tokens is billed whole at twice the input and
+  // cache rates and 1.5x the output rate (`longContext`). Codex CLI 0.169.0 asks for gpt-6.1-sol by default.
+  // Not confirmed where we read, so not listed (a budget refuses them until KEYWARD_PRICES prices them, or
+  // KEYWARD_UNPRICED=family_max bounds them): gpt-6-astra, gpt-6-pro, gpt-5-pro. Not confirmed, so left as bounds:
+  // the limits of GPT-6 Sol and Luna, of GPT-5.6 Sol and Terra and of GPT-5.2 to 5.5 (a budgeted request must name
+  // its output cap), GPT-5.6 Sol's and Terra's cache-write prices, and the cached-input prices of GPT-5.2, 5.4 and 5.5
+  // (charged as input).
+  pricesAsOf: '2026-11-25',
   prices: {
+    'gpt-6.2-sol': gpt6(2, 0.1, 2.5, 10, limits),
+    'gpt-6.2-sol-2026-*': gpt6(2, 0.1, 2.5, 10, limits),
+    'gpt-6.1-sol': gpt6(2, 0.1, 2.5, 10, limits),
+    'gpt-6.1-sol-2026-*': gpt6(2, 0.1, 2.5, 10, limits),
+    'gpt-6.1-terra': gpt6(1, 0.05, 1.25, 5, limits),
+    'gpt-6.1-terra-2026-*': gpt6(1, 0.05, 1.25, 5, limits),
+    'gpt-6-sol': gpt6(2, 0.2, 2.5, 10),
+    'gpt-6-sol-2026-*': gpt6(2, 0.2, 2.5, 10),
+    'gpt-6-luna': gpt6(0.1, 0.01, 0.125, 0.5),
+    'gpt-6-luna-2026-*': gpt6(0.1, 0.01, 0.125, 0.5),
+    // GPT-5.6 Luna and Terra as cut on 2026-07-30 (Sol unchanged).
+    'gpt-5.6-sol': gpt6(5, 0.5, undefined, 30),
+    'gpt-5.6-terra': gpt6(2, 0.2, undefined, 12),
+    // GPT-5.6 Luna: the OpenAI Agents SDK's default model (0.20.0); its page gives its limits and cache writes at 1.25x input.
+    'gpt-5.6-luna': gpt6(0.2, 0.02, 0.25, 1.2, limits),
+    'gpt-5.5': { input: 5, output: 30 },
+    'gpt-5.4': { input: 2.5, output: 15 },
+    'gpt-5.2': { input: 1.75, output: 14 },
     'gpt-5.1': { input: 1.25, cachedInput: 0.125, output: 10, maxOutput: 128_000, contextWindow: 400_000 },
     'gpt-5.1-2025-*': { input: 1.25, cachedInput: 0.125, output: 10, maxOutput: 128_000, contextWindow: 400_000 },
     'gpt-5': { input: 1.25, cachedInput: 0.125, output: 10, maxOutput: 128_000, contextWindow: 400_000 },

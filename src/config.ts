@@ -37,6 +37,7 @@ export interface Config {
   pluginSettings: Readonly<Record<string, unknown>>;
   /** KEYWARD_PRICES's file as parsed: provider id → model or prefix* → price; checked against the loaded providers at start (catalog/price-file.ts). */
   priceOverrides: Readonly<Record<string, unknown>>;
+  unpriced: 'refuse' | 'family_max'; // KEYWARD_UNPRICED: how a model with no price of its own is priced (catalog/prices.ts)
   freeCredentials: number;
   freeProxyRequests: number;
   maxTtlMs: number;
@@ -320,6 +321,7 @@ export function loadConfig(env: Env = process.env): Config {
     plugins: Object.freeze(plugins),
     pluginSettings,
     priceOverrides: readJsonObjectFile('KEYWARD_PRICES', get('KEYWARD_PRICES'), 'provider id'),
+    unpriced: oneOf('KEYWARD_UNPRICED', 'refuse', ['refuse', 'family_max'] as const),
     freeCredentials: int('KEYWARD_FREE_CREDENTIALS', 10, 1, 1_000_000),
     freeProxyRequests: int('KEYWARD_FREE_PROXY_REQUESTS', 10_000, 1, 1_000_000_000_000),
     maxTtlMs,
@@ -344,9 +346,7 @@ export function loadConfig(env: Env = process.env): Config {
     googleTokenUri,
     gceMetadataHost,
     ambientProjects: Object.freeze(ambientProjects),
-    traces: parseTraceSettings(get, (variable, accepts, got) => {
-      throw new ConfigError(variable, accepts, got);
-    }),
+    traces: parseTraceSettings(get, (variable, accepts, got) => { throw new ConfigError(variable, accepts, got); }),
     ...oidcIssuers(get('KEYWARD_OIDC_ISSUERS'), get('KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK')),
   });
 }

@@ -25,6 +25,7 @@ import { systemClock, type Clock } from './clock.js';
 import { pluginConfig, type Config } from './config.js';
 import { ProviderRegistry } from './catalog/registry.js';
 import { PriceBook, type PriceTables } from './catalog/prices.js';
+import { UnpricedModels } from './catalog/unpriced-models.js';
 import { priceOverrides } from './catalog/price-file.js';
 import { QuotaLedger } from './accounting/quota-ledger.js';
 import { SpendLedger } from './accounting/spend-ledger.js';
@@ -128,12 +129,13 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.ProviderRegistry, { useValue: registry });
   let prices: PriceBook;
   try {
-    prices = priceBookOf(registry, config.priceOverrides);
+    prices = priceBookOf(registry, config.priceOverrides, config.unpriced);
   } catch (err) {
     await store.close(); // a bad KEYWARD_PRICES stops start-up (ConfigError): nothing left open
     throw err;
   }
   c.register(PriceBook, { useValue: prices });
+  c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => (options.clock ?? systemClock).now()) });
   // Services are singletons within this container (tests run several servers in one process).
   for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries]) c.registerSingleton(cls as never);
   for (const cls of [SpendLedger, OrgLimits]) c.registerSingleton(cls as never);
@@ -157,6 +159,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const metrics = new Metrics(
     (): Record<string, CacheStats> => (c ? { token: c.resolve(TokenService).cache, key: c.resolve(CredentialService).keys } : {}),
     () => http?.inflightRequests ?? 0,
+    () => c?.resolve(UnpricedModels).counts(),
   );
   // The OpenTelemetry SDK is loaded only when an OTLP endpoint is configured: otherwise not even imported.
   const tracing: Tracing = config.traces ? new (await import('./telemetry/otel.js')).OtelTracing(config.traces, log) : noTracing;
@@ -234,7 +237,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   };
   // WebSocket upgrades of proxy paths: realtime sessions through the same pipeline (src/gateway/realtime/).
   const realtime = new RealtimeGateway({
-    config, log, clock: c.resolve(Symbols.Clock), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook),
+    config, log, clock: c.resolve(Symbols.Clock), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook), unpriced: c.resolve(UnpricedModels),
     usage, metrics, tracing, feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending)],
     refused: (ctx, action) => host.audit.refused(ctx, action),
   });
@@ -341,7 +344,7 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
 }
 
 /** Every provider file's prices, then KEYWARD_PRICES on top (checked against the loaded providers: a ConfigError names a bad entry). */
-function priceBookOf(registry: ProviderRegistry, overrides: Config['priceOverrides']): PriceBook {
+function priceBookOf(registry: ProviderRegistry, overrides: Config['priceOverrides'], unpriced: Config['unpriced']): PriceBook {
   const tables: Record<string, PriceTables[string]> = {};
   for (const id of registry.ids()) {
     const p = registry.get(id)!;
@@ -350,5 +353,5 @@ function priceBookOf(registry: ProviderRegistry, overrides: Config['priceOverrid
   return new PriceBook([
     { tables, source: (id) => `providers/${registry.get(id)!.file} (${registry.get(id)!.pricesAsOf})` },
     { tables: priceOverrides(overrides, registry.ids()), source: () => 'KEYWARD_PRICES' },
-  ]);
+  ], unpriced);
 }

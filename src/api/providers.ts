@@ -1,9 +1,15 @@
-/** GET /v1/providers: the loaded providers and their credential fields (what a credential form needs). */
+/**
+ * GET /v1/providers: the loaded providers and their credential fields (what a credential form needs), with
+ * the date of their prices and the unpriced models the caller's organisation named (never another's).
+ */
 import { inject, injectable } from 'tsyringe';
 import type { Static } from '@sinclair/typebox';
 import type { ProviderRegistry } from '../catalog/registry.js';
+import { PriceBook } from '../catalog/prices.js';
+import { UnpricedModels } from '../catalog/unpriced-models.js';
 import type { Router } from '../http/router.js';
 import { Symbols } from '../symbols.js';
+import { orgOf } from './params.js';
 import { credentialDeclarations } from './schemas/credentials.js';
 import { ProviderList } from './schemas/providers.js';
 
@@ -12,7 +18,11 @@ export class ProvidersApi {
   /** Built once at start: the providers do not change while the gateway runs. */
   private readonly list: Static<typeof ProviderList>;
 
-  constructor(@inject(Symbols.ProviderRegistry) providers: ProviderRegistry) {
+  constructor(
+    @inject(Symbols.ProviderRegistry) providers: ProviderRegistry,
+    @inject(PriceBook) private readonly prices: PriceBook,
+    @inject(UnpricedModels) private readonly unpriced: UnpricedModels,
+  ) {
     const declarations = credentialDeclarations(providers);
     this.list = {
       object: 'list',
@@ -31,6 +41,7 @@ export class ProvidersApi {
               description: f.description ?? (f.secret ? 'The provider\'s key' : 'A plain credential field'),
             };
           }),
+          pricing: { as_of: p.prices ? p.pricesAsOf ?? null : null, unpriced_rule: prices.unpriced, unpriced_models: [], unpriced_other_requests: 0 },
         };
       }),
     };
@@ -41,6 +52,21 @@ export class ProvidersApi {
       auth: 'org', operationId: 'listProviders', tag: 'credentials', summary: 'List the providers and their credential fields',
       description: 'What POST /v1/credentials takes for each loaded provider: every field, secret or plain, optional or not, and the pattern its value must match.',
       response: { status: 200, schema: ProviderList, description: 'The loaded providers, by id.' },
-    }, async () => ({ status: 200, body: this.list }));
+    }, async (r) => ({ status: 200, body: this.forOrg(orgOf(r).id) }));
+  }
+
+  /** The list with `orgId`'s unpriced models filled in (a copy only for the providers it named some at). */
+  private forOrg(orgId: string): Static<typeof ProviderList> {
+    return {
+      ...this.list,
+      data: this.list.data.map((p) => {
+        const seen = this.unpriced.list(orgId, p.id);
+        if (seen.models.length === 0 && seen.other === 0) return p;
+        const unpriced_models = seen.models.map((m) => ({
+          model: m.model, requests: m.requests, first_seen: new Date(m.firstSeen).toISOString(), last_seen: new Date(m.lastSeen).toISOString(), priced_as: m.pricedAs ?? null,
+        }));
+        return { ...p, pricing: { ...p.pricing, unpriced_models, unpriced_other_requests: seen.other } };
+      }),
+    };
   }
 }

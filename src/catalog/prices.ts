@@ -5,6 +5,14 @@
  * Built once at start; a lookup costs one Map get, plus a scan of the
  * provider's prefixes when the name is not listed exactly.
  *
+ * A model with neither (unpriced) is refused under a budget (`KEYWARD_UNPRICED=
+ * refuse`, the default), or with `family_max` priced at the highest price the
+ * book lists for its family (catalog/families.ts), field by field: each of
+ * input, cached, cache-write, output and audio at the family's dearest (long-
+ * context tiers included), its largest output and context window. That bounds
+ * what the model costs only while no model of the family costs more than the
+ * ones listed: a price a newer model raises is the operator's to add.
+ *
  * usageCost prices what a provider reported (cached input at its cached
  * price); the budget's reservation uses worstCaseCost with bounds it derives
  * from the request. A model with long-context prices (`longContext`) is priced
@@ -14,6 +22,7 @@
  * (Perplexity's search fee) is added to both.
  */
 import type { AudioPrice, LongContextPrice, ModelPrice, TokenUsage } from './provider.js';
+import { familyOf } from './families.js';
 import { priceMicrosPerMillion, tokensCost } from './money.js';
 
 /** One set of prices in µ$ per million tokens. */
@@ -114,13 +123,66 @@ interface ProviderPrices {
   readonly exact: ReadonlyMap<string, PriceEntry>;
   /** `prefix*` entries, longest prefix first. */
   readonly prefixes: readonly (readonly [string, PriceEntry])[];
+  /** Family → the dearest of its entries (KEYWARD_UNPRICED=family_max only). */
+  readonly families: ReadonlyMap<string, PriceEntry>;
+}
+
+/** How a model with no exact or prefix price is priced (KEYWARD_UNPRICED): not at all, or at its family's dearest. */
+export type UnpricedRule = 'refuse' | 'family_max';
+export const UNPRICED_RULES: readonly UnpricedRule[] = ['refuse', 'family_max'];
+
+/** A price found: `name` is the table's name that matched (the model, its `prefix*`, or `family_max:<family>`). */
+export interface PriceMatch {
+  readonly name: string;
+  readonly price: PriceEntry;
+}
+
+/** The dearest of `tier`'s and `q`'s prices, field by field. */
+const dearerTier = (tier: PriceTier, q: PriceTier): PriceTier => ({
+  input: Math.max(tier.input, q.input), cachedInput: Math.max(tier.cachedInput, q.cachedInput),
+  cacheWriteInput: Math.max(tier.cacheWriteInput, q.cacheWriteInput), output: Math.max(tier.output, q.output),
+});
+const largest = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
+
+/** One entry at least as dear as each of `entries` on every price and limit (their long-context tiers folded in). */
+export function dearestOf(entries: readonly PriceEntry[], source: string): PriceEntry {
+  let tier: PriceTier = { input: 0, cachedInput: 0, cacheWriteInput: 0, output: 0 };
+  let audio = { input: 0, cachedInput: 0, output: 0 };
+  let anyAudio = false;
+  let requestFee: number | undefined;
+  let maxOutput: number | undefined;
+  let contextWindow: number | undefined;
+  for (const e of entries) {
+    const own = e.longContext ? dearerTier(e, e.longContext) : e;
+    tier = dearerTier(tier, own);
+    // Audio tokens of a model without audio prices cost what its text does.
+    const a = e.audio ?? own;
+    anyAudio ||= e.audio !== undefined;
+    audio = { input: Math.max(audio.input, a.input), cachedInput: Math.max(audio.cachedInput, a.cachedInput), output: Math.max(audio.output, a.output) };
+    requestFee = largest(requestFee, e.requestFee);
+    maxOutput = largest(maxOutput, e.maxOutput);
+    contextWindow = largest(contextWindow, e.contextWindow);
+  }
+  return Object.freeze({
+    ...tier,
+    ...(anyAudio ? { audio: Object.freeze(audio) } : {}),
+    ...(requestFee !== undefined ? { requestFee } : {}),
+    ...(maxOutput !== undefined ? { maxOutput } : {}),
+    ...(contextWindow !== undefined ? { contextWindow } : {}),
+    source,
+  });
 }
 
 export class PriceBook {
   private readonly byProvider = new Map<string, ProviderPrices>();
+  readonly unpriced: UnpricedRule;
 
-  /** `layers` in order, later ones overriding earlier entries of the same provider and name (files, then KEYWARD_PRICES). */
-  constructor(layers: readonly { tables: PriceTables; source: (providerId: string) => string }[]) {
+  /**
+   * `layers` in order, later ones overriding earlier entries of the same provider and name (files, then
+   * KEYWARD_PRICES); `unpriced`: how a model none of them lists is priced.
+   */
+  constructor(layers: readonly { tables: PriceTables; source: (providerId: string) => string }[], unpriced: UnpricedRule = 'refuse') {
+    this.unpriced = unpriced;
     const merged = new Map<string, Map<string, PriceEntry>>();
     for (const layer of layers) {
       for (const [providerId, table] of Object.entries(layer.tables)) {
@@ -139,32 +201,64 @@ export class PriceBook {
         else exact.set(name, entry);
       }
       prefixes.sort((a, b) => b[0].length - a[0].length);
-      this.byProvider.set(providerId, { exact, prefixes });
+      this.byProvider.set(providerId, { exact, prefixes, families: unpriced === 'family_max' ? familiesOf(providerId, entries) : new Map() });
     }
   }
 
-  /** The price of `model` at `providerId`: exact name, else the longest matching prefix, else undefined (unpriced). */
+  /**
+   * The price of `model` at `providerId`: exact name, else the longest matching prefix, else (family_max) its
+   * family's dearest, else undefined (unpriced).
+   */
   lookup(providerId: string, model: string): PriceEntry | undefined {
     return this.match(providerId, model)?.price;
   }
 
   /**
-   * lookup, with the table's name that matched: the model itself or its `prefix*`. Metrics label spend by
-   * this name, never by the caller's free-form model string, so their cardinality is the table's size.
+   * lookup, with the table's name that matched: the model itself, its `prefix*` or `family_max:<family>`. Metrics
+   * label spend by this name, never by the caller's free-form model string, so their cardinality is the table's size.
    */
-  match(providerId: string, model: string): { name: string; price: PriceEntry } | undefined {
+  match(providerId: string, model: string): PriceMatch | undefined {
     const prices = this.byProvider.get(providerId);
     if (!prices) return undefined;
-    const exact = prices.exact.get(model);
-    if (exact) return { name: model, price: exact };
-    for (const [prefix, entry] of prices.prefixes) if (model.startsWith(prefix)) return { name: `${prefix}*`, price: entry };
-    return undefined;
+    const listed = listedIn(prices, model);
+    if (listed || prices.families.size === 0) return listed;
+    const family = familyOf(providerId, model);
+    const dearest = family === undefined ? undefined : prices.families.get(family);
+    return dearest && { name: `family_max:${family}`, price: dearest };
+  }
+
+  /** Whether `model` has a price of its own at `providerId` (its name or a `prefix*`): no rule needed. */
+  lists(providerId: string, model: string): boolean {
+    const prices = this.byProvider.get(providerId);
+    return prices !== undefined && listedIn(prices, model) !== undefined;
   }
 
   /** Does `providerId` price anything at all? */
   prices(providerId: string): boolean {
     return this.byProvider.has(providerId);
   }
+}
+
+function listedIn(prices: ProviderPrices, model: string): PriceMatch | undefined {
+  const exact = prices.exact.get(model);
+  if (exact) return { name: model, price: exact };
+  for (const [prefix, entry] of prices.prefixes) if (model.startsWith(prefix)) return { name: `${prefix}*`, price: entry };
+  return undefined;
+}
+
+/** Each family of a provider's entries → their dearest. */
+function familiesOf(providerId: string, entries: ReadonlyMap<string, PriceEntry>): Map<string, PriceEntry> {
+  const members = new Map<string, PriceEntry[]>();
+  for (const [name, entry] of entries) {
+    const family = familyOf(providerId, name);
+    if (family !== undefined) members.set(family, [...(members.get(family) ?? []), entry]);
+  }
+  const families = new Map<string, PriceEntry>();
+  for (const [family, list] of members) {
+    const sources = [...new Set(list.map((e) => e.source))].join(', ');
+    families.set(family, dearestOf(list, `KEYWARD_UNPRICED=family_max: the dearest of ${family} in ${sources}`));
+  }
+  return families;
 }
 
 /** The prices that apply to a request of `inputTokens` input tokens: the long-context ones past their threshold. */

@@ -28,6 +28,7 @@ import { UsageRecorder } from '../accounting/usage-recorder.js';
 import { Metrics } from '../metrics.js';
 import { clientAddress } from '../controls/client-address.js';
 import { PriceBook, usageCost } from '../catalog/prices.js';
+import { UnpricedModels } from '../catalog/unpriced-models.js';
 import { ResponseModelTap } from './response-model.js';
 import { settledSpend } from './settlement.js';
 import type { Tracing } from '../telemetry/tracing.js';
@@ -49,6 +50,7 @@ export class Gateway implements ProxyHandler {
     @inject(Metrics) private readonly metrics: Metrics,
     @inject(BufferBudget) private readonly budget: BufferBudget,
     @inject(PriceBook) private readonly prices: PriceBook,
+    @inject(UnpricedModels) private readonly unpriced: UnpricedModels,
     @inject(Symbols.Tracing) private readonly tracing: Tracing,
   ) {}
 
@@ -174,6 +176,7 @@ export class Gateway implements ProxyHandler {
 
   private async done(ctx: RequestContext, answered?: ResponseModelTap): Promise<void> {
     const provider = ctx.provider?.id ?? 'unknown';
+    if (ctx.auth) this.unpriced.observe(ctx.auth.credential.orgId, provider, ctx.model ?? answered?.model);
     if (ctx.forwarded) {
       this.metrics.proxied(provider, ctx.status ?? 499, Number(process.hrtime.bigint() - ctx.forwardedAt) / 1e9, ctx.ttfbMs === undefined ? undefined : ctx.ttfbMs / 1000);
       this.price(ctx, answered);

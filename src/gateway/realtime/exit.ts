@@ -11,6 +11,7 @@
 import type { UsageRecorder } from '../../accounting/usage-recorder.js';
 import type { PriceBook } from '../../catalog/prices.js';
 import type { TokenUsage } from '../../catalog/provider.js';
+import type { UnpricedModels } from '../../catalog/unpriced-models.js';
 import type { Metrics } from '../../metrics.js';
 import type { RequestContext } from '../context.js';
 import type { Pipeline } from '../pipeline.js';
@@ -18,7 +19,10 @@ import type { Pipeline } from '../pipeline.js';
 export class UpgradeExit {
   private readonly done = new WeakSet<RequestContext>();
 
-  constructor(private readonly pipeline: Pipeline, private readonly usage: UsageRecorder, private readonly metrics: Metrics, private readonly prices: PriceBook) {}
+  constructor(
+    private readonly pipeline: Pipeline, private readonly usage: UsageRecorder, private readonly metrics: Metrics, private readonly prices: PriceBook,
+    private readonly unpriced: UnpricedModels,
+  ) {}
 
   /** One response of a session settled: its tokens and what it was charged, counted now (a session may last hours). */
   settled(ctx: RequestContext, usage: TokenUsage | undefined, micros: number | undefined, model: string | undefined): void {
@@ -42,6 +46,8 @@ export class UpgradeExit {
     if (this.done.has(ctx)) return;
     this.done.add(ctx);
     const provider = ctx.provider?.id ?? 'unknown';
+    // The session's model as its upgrade named it (the Responses API names one per response.create: noted there).
+    if (ctx.auth) this.unpriced.observe(ctx.auth.credential.orgId, provider, ctx.model);
     if (ctx.forwarded) {
       this.metrics.proxied(provider, ctx.status ?? 499, Number(process.hrtime.bigint() - ctx.forwardedAt) / 1e9, ctx.ttfbMs === undefined ? undefined : ctx.ttfbMs / 1000);
       const auth = ctx.auth!;

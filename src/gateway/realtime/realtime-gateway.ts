@@ -37,6 +37,7 @@ import type { Logger } from '../../log.js';
 import { normaliseProviderPath } from '../../catalog/path.js';
 import { presentedToken } from '../../catalog/presented-token.js';
 import { usageCost, type PriceBook } from '../../catalog/prices.js';
+import type { UnpricedModels } from '../../catalog/unpriced-models.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
 import type { CredentialSecrets, RealtimeProtocol, Signer } from '../../catalog/provider.js';
 import { modelAllowed } from '../../catalog/scopes.js';
@@ -77,6 +78,8 @@ export interface RealtimeServices {
   credentials: CredentialService;
   providers: ProviderRegistry;
   prices: PriceBook;
+  /** Notes the models sessions name that have no price of their own (GET /v1/providers, the metric). */
+  unpriced: UnpricedModels;
   usage: UsageRecorder;
   metrics: Metrics;
   tracing: Tracing;
@@ -97,7 +100,7 @@ export class RealtimeGateway {
   private readonly answers = new WeakMap<IncomingMessage, { protocol: string; headers: string[] }>();
 
   constructor(private readonly s: RealtimeServices) {
-    this.exit = new UpgradeExit(s.pipeline, s.usage, s.metrics, s.prices);
+    this.exit = new UpgradeExit(s.pipeline, s.usage, s.metrics, s.prices, s.unpriced);
     this.sessions = new SessionRegistry(s.feed, s.tokens, s.clock, s.config.upstreamIdleTimeoutMs);
     for (const id of s.providers.ids()) {
       const p = s.providers.get(id)!;
@@ -223,6 +226,7 @@ export class RealtimeGateway {
       book, model: ctx.model, scoped: scope !== undefined,
       modelAllowed: (m) => scope === undefined || modelAllowed(scope, m),
       price: (m) => this.s.prices.lookup(provider, m),
+      seen: (m) => this.s.unpriced.observe(auth.credential.orgId, provider, m),
     });
     session = new Session({
       log: this.s.log, requestId: ctx.requestId, protocol, masks: dialed.masks, now: () => this.s.clock.now(),

@@ -79,7 +79,10 @@ export class OpenAIResponses implements SessionProtocol {
     if (this.deps.scoped && (model === undefined || !this.deps.modelAllowed(model))) {
       return { kind: 'refuse', error: Errors.modelNotAllowed(model ?? '(none)'), eventId };
     }
-    if (model !== undefined) this.model = model;
+    if (model !== undefined) {
+      this.model = model;
+      this.deps.seen(model);
+    }
     const worst: Worst = () => {
       const price = model === undefined ? undefined : this.deps.price(model);
       if (!price) throw Errors.modelUnpriced(model);

@@ -39,6 +39,8 @@ export interface ProtocolDeps {
   readonly scoped: boolean;
   modelAllowed(model: string): boolean;
   price(model: string): PriceEntry | undefined;
+  /** A request inside the session named `model` (the Responses API's response.create): noted if it has no price of its own. */
+  seen(model: string): void;
   /** The model the upgrade named (its query), if any. */
   readonly model: string | undefined;
 }
