@@ -1,4 +1,4 @@
-/** GET /v1/providers: the loaded providers and their credential fields (what a credential form needs). */
+/** GET /v1/providers: the loaded providers, their credential fields (what a credential form needs) and how their SDKs are pointed here. */
 import { inject, injectable } from 'tsyringe';
 import type { Static } from '@sinclair/typebox';
 import type { ProviderRegistry } from '../catalog/registry.js';
@@ -29,8 +29,10 @@ export class ProvidersApi {
             return {
               name: f.name, secret: f.secret, optional: f.optional, pattern: d.pattern, rule: d.must, max_length: f.maxLength,
               description: f.description ?? (f.secret ? 'The provider\'s key' : 'A plain credential field'),
+              label: f.label, help: f.help ?? f.description ?? '',
             };
           }),
+          sdk: (p.sdk ?? []).map((e) => ({ ...e, ...(e.env ? { env: { ...e.env } } : {}) })),
         };
       }),
     };
@@ -39,7 +41,7 @@ export class ProvidersApi {
   register(router: Router): void {
     router.add('GET', '/v1/providers', {
       auth: 'org', operationId: 'listProviders', tag: 'credentials', summary: 'List the providers and their credential fields',
-      description: 'What POST /v1/credentials takes for each loaded provider: every field, secret or plain, optional or not, and the pattern its value must match.',
+      description: 'What POST /v1/credentials takes for each loaded provider: every field, secret or plain, optional or not, the pattern its value must match, its label and help for a form; and the environment variables (or code) that point its SDKs at this gateway.',
       response: { status: 200, schema: ProviderList, description: 'The loaded providers, by id.' },
     }, async () => ({ status: 200, body: this.list }));
   }
