@@ -144,7 +144,7 @@ export const COMMANDS: Command[] = [
     async run(ctx) {
       const vault = await ctx.vault();
       const { org, token } = await vault.orgs.create(vault.orgs.validateName(ctx.args[0]));
-      await audited(vault, org.id, 'org.create', org.id);
+      await audited(vault, org.id, 'org.create', org.id, org.name);
       // The API's view without its `object` (the CLI's JSON is {id, name, token, created_at}).
       const { object: _, ...json } = orgView(org, token);
       emit(ctx, json, `${fields([['id', org.id], ['name', org.name], ['token', token], ['created_at', json.created_at]])}\n${SHOWN_ONCE}`);
