@@ -153,7 +153,7 @@ test('a revoked token is kept as a record: GET /v1/tokens?status=revoked lists i
   // The revoked value no longer authenticates a proxied request (its hash left the lookup path).
   const proxied = await fetch(`${app.url}/v1/proxy/v1/chat/completions`, { method: 'POST', headers: { 'x-proxy-token': doomed.body.token, 'content-type': 'application/json' }, body: '{}' });
   t.is(proxied.status, 401);
-  t.is((await proxied.json()).error.code, 'invalid_token');
+  t.is(((await proxied.json()) as { error: { code: string } }).error.code, 'invalid_token');
 });
 
 test('a minter lists only the revoked tokens it minted; viewers list them all', async (t) => {
