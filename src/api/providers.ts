@@ -4,6 +4,7 @@ import type { Static } from '@sinclair/typebox';
 import type { ProviderRegistry } from '../catalog/registry.js';
 import type { Router } from '../http/router.js';
 import { Symbols } from '../symbols.js';
+import { EVERYONE } from '../vault/roles.js';
 import { credentialDeclarations } from './schemas/credentials.js';
 import { ProviderList } from './schemas/providers.js';
 
@@ -40,7 +41,8 @@ export class ProvidersApi {
 
   register(router: Router): void {
     router.add('GET', '/v1/providers', {
-      auth: 'org', operationId: 'listProviders', tag: 'credentials', summary: 'List the providers and their credential fields',
+      // Every role: gateway-wide declarations, no organisation's data (a minter's console shows the SDK variables from them).
+      auth: 'org', roles: EVERYONE, operationId: 'listProviders', tag: 'credentials', summary: 'List the providers and their credential fields',
       description: 'What POST /v1/credentials takes for each loaded provider: every field, secret or plain, optional or not, the pattern its value must match, its label and help for a form; and the environment variables (or code) that point its SDKs at this gateway.',
       response: { status: 200, schema: ProviderList, description: 'The loaded providers, by id.' },
     }, async () => ({ status: 200, body: this.list }));

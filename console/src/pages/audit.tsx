@@ -1,5 +1,6 @@
 /**
- * The audit trail (GET /v1/audit, newest first) with a filter by action. The API pages the trail
+ * The audit trail (GET /v1/audit, newest first) with a filter by action; each target by the name it
+ * had when the action was done (`target_name`), its id beneath. The API pages the trail
  * and has no action parameter, so the console reads pages of 100 and filters them: with a filter
  * set, it keeps reading (up to MAX_PAGES a time) until a screenful matches or the trail ends.
  */
@@ -12,8 +13,8 @@ const MAX_PAGES = 10;
 const SCREENFUL = 50;
 /** Offered before any record is read; the actions seen in the trail are added. */
 const KNOWN_ACTIONS = [
-  'credential.create', 'credential.rotate', 'credential.delete', 'token.create', 'token.revoke', 'token.exchange',
-  'org.create', 'org.update', 'org.token_rotate', 'admin_key.create', 'admin_key.revoke', 'trust_policy.create', 'trust_policy.delete',
+  'credential.create', 'credential.update', 'credential.rotate', 'credential.delete', 'token.create', 'token.update', 'token.revoke', 'token.exchange',
+  'org.create', 'org.update', 'org.token_rotate', 'admin_key.create', 'admin_key.update', 'admin_key.revoke', 'trust_policy.create', 'trust_policy.delete',
   'auth.failed', 'quota.refused', 'budget.refused', 'admin.rate_limited',
 ];
 
@@ -83,7 +84,7 @@ export function AuditPage({ api }: { api: Api }) {
                   <td data-label="Time" class="time">{shortTime(e.time)}</td>
                   <td data-label="Action" class="mono">{e.action}{e.count && e.count > 1 ? ` ×${e.count}` : ''}</td>
                   <td data-label="Outcome"><span class={`badge ${e.outcome}`}>{e.outcome}</span></td>
-                  <td data-label="Target" class="mono">{e.target}</td>
+                  <td data-label="Target">{e.target_name !== undefined ? <>{e.target_name}<div class="sub mono">{e.target}</div></> : <span class="mono">{e.target}</span>}</td>
                   <td data-label="Actor" class="mono">{e.actor}</td>
                   <td data-label="Address" class="mono">{e.ip}</td>
                 </tr>
