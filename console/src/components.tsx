@@ -9,7 +9,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure } from './api.js';
-import { plainError, type FormField, type PlainError } from './errors.js';
+import { inSentence, plainError, type FormField, type PlainError } from './errors.js';
 
 /** A refusal shown for a whole form or page (not one field), in plain words; announced to screen readers. */
 export function ErrorLine({ error, fields = [] }: { error: unknown; fields?: readonly FormField[] }) {
@@ -63,7 +63,7 @@ export function useFormState(idPrefix: string, fields: readonly FormField[]): Fo
     errorOf: (field) => (error?.field === field ? error.message : undefined),
     clear: () => setError(undefined),
     async submit(send, missing) {
-      if (missing) return fail({ field: missing.name, message: `Enter the ${missing.label.toLowerCase()}.` });
+      if (missing) return fail({ field: missing.name, message: `Enter the ${inSentence(missing.label)}.` });
       setBusy(true);
       setError(undefined);
       try {

@@ -35,6 +35,9 @@ const BY_CODE: Record<string, string> = {
   internal: 'Something went wrong on the gateway. Try again in a moment.',
 };
 
+/** A label inside a sentence: "Lifetime" → "lifetime", but "API key" and "AWS region" stay as they are. */
+export const inSentence = (label: string): string => (/^[A-Z][A-Z]/.test(label) ? label : label.charAt(0).toLowerCase() + label.slice(1));
+
 const sentence = (s: string) => (/[.!?]$/.test(s) ? s : `${s}.`);
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
@@ -93,10 +96,10 @@ export function plainError(err: unknown, fields: readonly FormField[] = []): Pla
   const field = shown(err.param);
   if (field) {
     const x = f(field)!;
-    // "`x` is required…" however the API continues it: ask for the value.
-    if (new RegExp(`^\`${field}\` is required`).test(err.message)) return { field, message: `Enter the ${x.label.toLowerCase()}.` };
+    // "`x` is required: …" (the field alone): ask for the value. "… is required with `y`" keeps its reason.
+    if (new RegExp(`^\`${field}\` is required( for provider [a-z0-9-]+)?:`).test(err.message)) return { field, message: `Enter the ${inSentence(x.label)}.` };
     // A pattern is no help to an operator: the field's help line says what the value looks like.
-    if (/matching|\^|\$\//.test(err.message)) return { field, message: `This ${x.label.toLowerCase()} is not in the expected form.${x.help ? ` ${x.help}` : ''}` };
+    if (/matching|\^|\$\//.test(err.message)) return { field, message: `This ${inSentence(x.label)} is not in the expected form.${x.help ? ` ${x.help}` : ''}` };
   }
   return { ...(field ? { field } : {}), message: plainWords(err.message, fields) };
 }
