@@ -17,6 +17,12 @@ export function dollars(n: number, decimals = 2): string {
   return `$${n.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals })}`;
 }
 
+/** An amount in dollars as a figure (not a tick): cents at least, more places only where they count ($20.00, $0.0035). */
+export function money(n: number): string {
+  const places = Math.min(6, Math.max(2, ...[2, 3, 4, 5, 6].filter((d) => Math.abs(Number(n.toFixed(d)) - n) > 1e-12).map((d) => d + 1)));
+  return dollars(Number(n.toFixed(places)), places).replace(/(\.\d\d\d*?)0+$/, '$1');
+}
+
 /** An amount the API gave as a decimal string, as written: $12.50 (the API's own precision, at least cents). */
 export const usdText = (amount: string): string => `$${amount}`;
 
@@ -42,7 +48,8 @@ export function niceStep(max: number, want = 4): number {
  * (every tick alike: $0.000, $0.005, $0.010, never "$0" beside "$0.0000"). An empty series gets one step.
  */
 export function axis(max: number, unit: 'count' | 'usd'): Axis {
-  const floor = unit === 'count' ? 1 : 0.01;
+  // The smallest top: one request, or a tenth of a cent (a day of test traffic still gets a scale of its own).
+  const floor = unit === 'count' ? 1 : 0.001;
   let step = niceStep(Math.max(max, floor * 4) || floor * 4);
   if (unit === 'count') step = Math.max(1, Math.round(step));
   const n = Math.max(1, Math.ceil(max / step - 1e-9));

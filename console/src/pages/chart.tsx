@@ -9,7 +9,7 @@
  */
 import type { RefObject } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { axis } from '../format.js';
+import { axis, count, money } from '../format.js';
 
 export interface Series {
   name: string;
@@ -64,8 +64,10 @@ export function Chart({ id, title, labels, series, kind = 'bars', limit, unit }:
   const fit = Math.max(2, Math.min(labels.length, Math.floor(plotW / 56)));
   const dayTicks = labels.length <= 1 ? [0] : [...new Set(Array.from({ length: fit }, (_, k) => Math.round((k * (labels.length - 1)) / (fit - 1))))];
   const last = totals[totals.length - 1] ?? 0;
+  /** A figure (the limit, the summary) as the page writes figures, not as a tick. */
+  const figure = (v: number) => (unit === 'usd' ? money(v) : count(v));
   const summary = `${title}: ${labels.length} days${labels.length ? ` from ${labels[0]} to ${labels[labels.length - 1]}` : ''}; ` +
-    `${kind === 'line' ? `total ${ax.label(last)}` : `highest ${ax.label(Math.max(0, ...totals))}`}${limit ? `; limit ${ax.label(limit.value)}` : ''}.`;
+    `${kind === 'line' ? `total ${figure(last)}` : `highest ${figure(Math.max(0, ...totals))}`}${limit ? `; limit ${figure(limit.value)}` : ''}.`;
 
   return (
     <figure class="chart" data-chart={id}>
@@ -90,7 +92,7 @@ export function Chart({ id, title, labels, series, kind = 'bars', limit, unit }:
               <g key={label}>
                 {series.map((s) => {
                   const v = s.values[i] ?? 0;
-                  const rect = v > 0 ? <rect class={`bar ${s.cls}`} x={x(i)} y={y(base + v)} width={barW} height={Math.max(0.5, y(base) - y(base + v))}><title>{`${label} ${s.name}: ${ax.label(v)}`}</title></rect> : null;
+                  const rect = v > 0 ? <rect class={`bar ${s.cls}`} x={x(i)} y={y(base + v)} width={barW} height={Math.max(0.5, y(base) - y(base + v))}><title>{`${label} ${s.name}: ${figure(v)}`}</title></rect> : null;
                   base += v;
                   return rect;
                 })}
@@ -103,7 +105,7 @@ export function Chart({ id, title, labels, series, kind = 'bars', limit, unit }:
           {limit ? (
             <g class="limit">
               <line x1={left} y1={y(limit.value)} x2={W - PAD.right} y2={y(limit.value)} />
-              <text x={W - PAD.right} y={y(limit.value) - 5} text-anchor="end">{`${limit.label}: ${ax.label(limit.value)}`}</text>
+              <text x={W - PAD.right} y={y(limit.value) - 5} text-anchor="end">{`${limit.label}: ${figure(limit.value)}`}</text>
             </g>
           ) : null}
         </svg>
