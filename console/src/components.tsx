@@ -239,3 +239,40 @@ export function NameSearch({ id, value, onSearch, what }: { id: string; value: s
     </form>
   );
 }
+
+export interface Column<T> {
+  label: string;
+  cell: (row: T) => ComponentChildren;
+  /** The cell's class (`actions`, `mono`, `usage`, …). */
+  cls?: string;
+}
+
+/**
+ * A list of records as a table (at phone width, each record a card with each cell labelled: styles.css);
+ * `attrs` names a row for tests and styles (`data-id`). Columns left out (`false`) are not drawn.
+ */
+export function RecordTable<T>({ columns, rows, attrs }: { columns: Array<Column<T> | false>; rows: T[]; attrs: (row: T) => Record<string, string> }) {
+  const shown = columns.filter((c): c is Column<T> => c !== false);
+  return (
+    <div class="table-wrap">
+      <table class="records">
+        <thead><tr>{shown.map((c) => <th scope="col" key={c.label}>{c.label}</th>)}</tr></thead>
+        <tbody>
+          {rows.map((r) => {
+            const a = attrs(r);
+            return (
+              <tr key={a['data-id'] ?? Object.values(a).join(' ')} {...a}>
+                {shown.map((c) => <td key={c.label} data-label={c.label} {...(c.cls ? { class: c.cls } : {})}>{c.cell(r)}</td>)}
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A record's name (or "unnamed") with its id beneath: how lists show what they list. */
+export function NameCell({ name, id }: { name: string | undefined; id: string }) {
+  return <>{name ?? <span class="muted">unnamed</span>}<div class="sub mono">{id}</div></>;
+}

@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import type { AdminKey, Api, Credential, ListOf, Provider } from '../api.js';
-import { ConfirmAction, ErrorLine, Field, FormError, NameSearch, Section, ShownOnce, shortTime, useFormState, useLoad, valueOf } from '../components.js';
+import { ConfirmAction, ErrorLine, Field, FormError, NameCell, NameSearch, RecordTable, Section, ShownOnce, shortTime, useFormState, useLoad, valueOf } from '../components.js';
 import { credentialLabel } from '../format.js';
 import { RenameForm } from './rename.js';
 
@@ -107,35 +107,28 @@ export function AdminKeysPage({ api }: { api: Api }) {
         <ErrorLine error={list.error} />
         {list.data && list.data.data.length === 0 ? <p>{prefix ? 'No key has a name starting with that.' : 'No admin keys yet.'}</p> : null}
         {list.data && list.data.data.length > 0 ? (
-          <div class="table-wrap">
-            <table class="records">
-              <thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">May mint for</th><th scope="col">Status</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
-              <tbody>
-                {list.data.data.map((k) => (
-                  <tr key={k.id} data-id={k.id}>
-                    <td data-label="Name">{k.name ?? <span class="muted">unnamed</span>}<div class="sub mono">{k.id}</div></td>
-                    <td data-label="Role">{k.role}</td>
-                    <td data-label="May mint for">{k.role !== 'minter' ? '—' : k.credential_ids ? k.credential_ids.map(credentialText).join('; ') : 'every credential'}</td>
-                    <td data-label="Status"><span class={`badge ${k.status}`}>{k.status}</span></td>
-                    <td data-label="Expires">{k.expires_at ? shortTime(k.expires_at) : 'never'}</td>
-                    <td data-label="Actions" class="actions">
-                      <button type="button" aria-label={`Rename ${label(k)}`} onClick={() => setRenaming(renaming?.id === k.id ? undefined : k)}>Rename</button>
-                      <ConfirmAction label="Revoke" name={label(k)} question="Revoke this key? It stops working at once." confirmLabel="Revoke now" onConfirm={async () => {
-                        await api.delete(`/v1/admin-keys/${k.id}`);
-                        setNotice(`Revoked ${label(k)}.`);
-                        list.reload();
-                      }} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <RecordTable rows={list.data.data} attrs={(k) => ({ 'data-id': k.id })} columns={[
+            { label: 'Name', cell: (k) => <NameCell name={k.name} id={k.id} /> },
+            { label: 'Role', cell: (k) => k.role },
+            { label: 'May mint for', cell: (k) => (k.role !== 'minter' ? '—' : k.credential_ids ? k.credential_ids.map(credentialText).join('; ') : 'every credential') },
+            { label: 'Status', cell: (k) => <span class={`badge ${k.status}`}>{k.status}</span> },
+            { label: 'Expires', cell: (k) => (k.expires_at ? shortTime(k.expires_at) : 'never') },
+            { label: 'Actions', cls: 'actions', cell: (k) => (
+              <>
+                <button type="button" aria-label={`Rename ${label(k)}`} onClick={() => setRenaming(renaming?.id === k.id ? undefined : k)}>Rename</button>
+                <ConfirmAction label="Revoke" name={label(k)} question="Revoke this key? It stops working at once." confirmLabel="Revoke now" onConfirm={async () => {
+                  await api.delete(`/v1/admin-keys/${k.id}`);
+                  setNotice(`Revoked ${label(k)}.`);
+                  list.reload();
+                }} />
+              </>
+            ) },
+          ]} />
         ) : null}
         {renaming ? (
           <RenameForm api={api} path={`/v1/admin-keys/${renaming.id}`} what={label(renaming)} current={renaming.name} onCancel={() => setRenaming(undefined)}
-            onDone={(name) => {
-              setNotice(name ? `Renamed to "${name}".` : 'Name removed.');
+            onDone={(notice) => {
+              setNotice(notice);
               setRenaming(undefined);
               list.reload();
             }} />

@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import type { Api, Credential, ListOf, Provider } from '../api.js';
-import { ConfirmAction, ErrorLine, NameSearch, Section, shortTime, useLoad } from '../components.js';
+import { ConfirmAction, ErrorLine, NameCell, NameSearch, RecordTable, Section, shortTime, useLoad } from '../components.js';
 import { credentialLabel } from '../format.js';
 import type { Abilities } from '../roles.js';
 import { CreateCredential, formField, RotateForm } from './credential-form.js';
@@ -39,38 +39,28 @@ export function CredentialsPage({ api, can }: { api: Api; can: Abilities }) {
         <ErrorLine error={list.error} />
         {list.data && list.data.data.length === 0 ? <p>{prefix ? 'No key has a name starting with that.' : 'No keys yet. Store one below: tokens are minted for it.'}</p> : null}
         {list.data && list.data.data.length > 0 ? (
-          <div class="table-wrap">
-            <table class="records">
-              <thead><tr><th scope="col">Name</th><th scope="col">Provider</th><th scope="col">Key</th><th scope="col">Fields</th><th scope="col">Updated</th>{can.manageCredentials ? <th scope="col">Actions</th> : null}</tr></thead>
-              <tbody>
-                {list.data.data.map((c) => {
-                  const label = credentialLabel(c, all);
-                  return (
-                    <tr key={c.id} data-id={c.id}>
-                      <td data-label="Name">{c.name ?? <span class="muted">unnamed</span>}<div class="sub mono">{c.id}</div></td>
-                      <td data-label="Provider">{providerOf(c)?.name ?? c.provider}</td>
-                      <td data-label="Key" class="mono">{c.key_hint}</td>
-                      <td data-label="Fields">{plainFields(c, providerOf(c))}</td>
-                      <td data-label="Updated">{shortTime(c.updated_at)}</td>
-                      {can.manageCredentials ? (
-                        <td data-label="Actions" class="actions">
-                          <button type="button" aria-expanded={open?.id === c.id && open.what === 'rename'} aria-label={`Rename ${label}`}
-                            onClick={() => setOpen(open?.id === c.id && open.what === 'rename' ? undefined : { id: c.id, what: 'rename' })}>Rename</button>
-                          <button type="button" aria-expanded={open?.id === c.id && open.what === 'rotate'} aria-label={`Rotate ${label}`}
-                            onClick={() => setOpen(open?.id === c.id && open.what === 'rotate' ? undefined : { id: c.id, what: 'rotate' })}>Rotate</button>
-                          <ConfirmAction label="Delete" name={label} question="Delete this key and every token that uses it?" confirmLabel="Delete for good" onConfirm={async () => {
-                            await api.delete(`/v1/credentials/${c.id}`);
-                            setNotice(`Deleted ${label}.`);
-                            list.reload();
-                          }} />
-                        </td>
-                      ) : null}
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
+          <RecordTable rows={list.data.data} attrs={(c) => ({ 'data-id': c.id })} columns={[
+            { label: 'Name', cell: (c) => <NameCell name={c.name} id={c.id} /> },
+            { label: 'Provider', cell: (c) => providerOf(c)?.name ?? c.provider },
+            { label: 'Key', cls: 'mono', cell: (c) => c.key_hint },
+            { label: 'Fields', cell: (c) => plainFields(c, providerOf(c)) },
+            { label: 'Updated', cell: (c) => shortTime(c.updated_at) },
+            can.manageCredentials && { label: 'Actions', cls: 'actions', cell: (c) => {
+              const label = credentialLabel(c, all);
+              const toggle = (what: 'rotate' | 'rename') => setOpen(open?.id === c.id && open.what === what ? undefined : { id: c.id, what });
+              return (
+                <>
+                  <button type="button" aria-expanded={open?.id === c.id && open.what === 'rename'} aria-label={`Rename ${label}`} onClick={() => toggle('rename')}>Rename</button>
+                  <button type="button" aria-expanded={open?.id === c.id && open.what === 'rotate'} aria-label={`Rotate ${label}`} onClick={() => toggle('rotate')}>Rotate</button>
+                  <ConfirmAction label="Delete" name={label} question="Delete this key and every token that uses it?" confirmLabel="Delete for good" onConfirm={async () => {
+                    await api.delete(`/v1/credentials/${c.id}`);
+                    setNotice(`Deleted ${label}.`);
+                    list.reload();
+                  }} />
+                </>
+              );
+            } },
+          ]} />
         ) : null}
         {current && open?.what === 'rotate' ? (
           <RotateForm api={api} credential={current} label={credentialLabel(current, all)} provider={providerOf(current)} onCancel={() => setOpen(undefined)}
@@ -82,8 +72,8 @@ export function CredentialsPage({ api, can }: { api: Api; can: Abilities }) {
         ) : null}
         {current && open?.what === 'rename' ? (
           <RenameForm api={api} path={`/v1/credentials/${current.id}`} what={credentialLabel(current, all)} current={current.name} onCancel={() => setOpen(undefined)}
-            onDone={(name) => {
-              setNotice(name ? `Renamed to "${name}".` : 'Name removed.');
+            onDone={(notice) => {
+              setNotice(notice);
               setOpen(undefined);
               list.reload();
             }} />

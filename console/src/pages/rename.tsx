@@ -13,7 +13,8 @@ export const NAME_FIELD = {
 };
 
 export function RenameForm({ api, path, what, current, onDone, onCancel }: {
-  api: Api; path: string; what: string; current: string | undefined; onDone: (name: string | undefined) => void; onCancel: () => void;
+  /** `onDone`: what to tell the operator, once renamed. */
+  api: Api; path: string; what: string; current: string | undefined; onDone: (notice: string) => void; onCancel: () => void;
 }) {
   const [value, setValue] = useState(current ?? '');
   const form = useFormState('rename', [NAME_FIELD]);
@@ -21,7 +22,7 @@ export function RenameForm({ api, path, what, current, onDone, onCancel }: {
   useEffect(() => input.current?.focus(), [path]);
   const save = (name: string | null) => form.submit(async () => {
     await api.patch(path, { name });
-    onDone(name ?? undefined);
+    onDone(name === null ? 'Name removed.' : `Renamed to "${name}".`);
   }, name === '' ? NAME_FIELD : undefined);
   return (
     <form class="stack inset" aria-label={`Rename ${what}`} noValidate onSubmit={(e) => {

@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import type { Api, Credential, ListOf, Provider, Token } from '../api.js';
-import { ConfirmAction, ErrorLine, NameSearch, Section, shortTime, useLoad, valueOf } from '../components.js';
+import { ConfirmAction, ErrorLine, NameCell, NameSearch, RecordTable, Section, shortTime, useLoad, valueOf } from '../components.js';
 import { count, credentialLabel } from '../format.js';
 import type { Abilities } from '../roles.js';
 import { MintedToken, MintForm } from './mint.js';
@@ -70,53 +70,34 @@ export function TokensPage({ api, can, credentialIds }: { api: Api; can: Abiliti
         <ErrorLine error={list.error} />
         {list.data && list.data.data.length === 0 ? <p>{prefix ? 'No token has a name starting with that.' : revoked ? 'No revoked tokens.' : 'No tokens yet.'}</p> : null}
         {list.data && list.data.data.length > 0 ? (
-          <div class="table-wrap">
-            <table class="records">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th><th scope="col">Status</th><th scope="col">Credential</th><th scope="col">Limits</th>
-                  {revoked ? <><th scope="col">Revoked</th><th scope="col">By</th></> : <><th scope="col">Usage</th><th scope="col">Expires</th></>}
-                  {can.revoke && !revoked ? <th scope="col">Actions</th> : null}
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.data.map((t) => (
-                  <tr key={t.id} data-id={t.id}>
-                    <td data-label="Name">{t.name ?? <span class="muted">unnamed</span>}<div class="sub mono">{t.id}</div></td>
-                    <td data-label="Status"><span class={`badge ${t.status}`}>{t.status}</span></td>
-                    <td data-label="Credential">{credentialText(t.credential_id)}</td>
-                    <td data-label="Limits">{scopesOf(t)}</td>
-                    {revoked ? (
-                      <>
-                        <td data-label="Revoked">{t.revoked_at ? shortTime(t.revoked_at) : '—'}</td>
-                        <td data-label="By" class="mono">{t.revoked_by ?? '—'}</td>
-                      </>
-                    ) : (
-                      <>
-                        <td data-label="Usage" class="usage">{usageOf(t)}</td>
-                        <td data-label="Expires">{shortTime(t.expires_at)}</td>
-                      </>
-                    )}
-                    {can.revoke && !revoked ? (
-                      <td data-label="Actions" class="actions">
-                        <button type="button" aria-label={`Rename ${tokenLabel(t)}`} aria-expanded={renaming?.id === t.id} onClick={() => setRenaming(renaming?.id === t.id ? undefined : t)}>Rename</button>
-                        <ConfirmAction label="Revoke" name={tokenLabel(t)} question="Revoke it? Requests with it fail at once." confirmLabel="Revoke now" onConfirm={async () => {
-                          await api.delete(`/v1/tokens/${t.id}`);
-                          setNotice(`Revoked ${tokenLabel(t)}. It is listed under Revoked tokens.`);
-                          list.reload();
-                        }} />
-                      </td>
-                    ) : null}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <RecordTable rows={list.data.data} attrs={(t) => ({ 'data-id': t.id })} columns={[
+            { label: 'Name', cell: (t) => <NameCell name={t.name} id={t.id} /> },
+            { label: 'Status', cell: (t) => <span class={`badge ${t.status}`}>{t.status}</span> },
+            { label: 'Credential', cell: (t) => credentialText(t.credential_id) },
+            { label: 'Limits', cell: scopesOf },
+            ...(revoked ? [
+              { label: 'Revoked', cell: (t: Token) => (t.revoked_at ? shortTime(t.revoked_at) : '—') },
+              { label: 'By', cls: 'mono', cell: (t: Token) => t.revoked_by ?? '—' },
+            ] : [
+              { label: 'Usage', cls: 'usage', cell: usageOf },
+              { label: 'Expires', cell: (t: Token) => shortTime(t.expires_at) },
+            ]),
+            can.revoke && !revoked && { label: 'Actions', cls: 'actions', cell: (t) => (
+              <>
+                <button type="button" aria-label={`Rename ${tokenLabel(t)}`} aria-expanded={renaming?.id === t.id} onClick={() => setRenaming(renaming?.id === t.id ? undefined : t)}>Rename</button>
+                <ConfirmAction label="Revoke" name={tokenLabel(t)} question="Revoke it? Requests with it fail at once." confirmLabel="Revoke now" onConfirm={async () => {
+                  await api.delete(`/v1/tokens/${t.id}`);
+                  setNotice(`Revoked ${tokenLabel(t)}. It is listed under Revoked tokens.`);
+                  list.reload();
+                }} />
+              </>
+            ) },
+          ]} />
         ) : null}
         {renaming ? (
           <RenameForm api={api} path={`/v1/tokens/${renaming.id}`} what={tokenLabel(renaming)} current={renaming.name} onCancel={() => setRenaming(undefined)}
-            onDone={(name) => {
-              setNotice(name ? `Renamed to "${name}".` : 'Name removed.');
+            onDone={(notice) => {
+              setNotice(notice);
               setRenaming(undefined);
               list.reload();
             }} />

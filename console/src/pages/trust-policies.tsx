@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import type { Api, Credential, ListOf, Provider, TrustPolicy } from '../api.js';
-import { ConfirmAction, ErrorLine, Field, FormError, Section, shortTime, useFormState, useLoad, valueOf } from '../components.js';
+import { ConfirmAction, ErrorLine, Field, FormError, RecordTable, Section, shortTime, useFormState, useLoad, valueOf } from '../components.js';
 import type { FormField } from '../errors.js';
 import { count, credentialLabel } from '../format.js';
 import type { Abilities } from '../roles.js';
@@ -14,7 +14,7 @@ import type { Abilities } from '../roles.js';
 const ISSUERS = ['https://token.actions.githubusercontent.com', 'https://accounts.google.com', 'https://gitlab.com'];
 
 const FIELDS: Array<FormField & { placeholder?: string }> = [
-  { name: 'issuer', label: 'Issuer', help: 'Who signs the workload\'s token, such as GitHub Actions (https://token.actions.githubusercontent.com).' },
+  { name: 'issuer', label: 'Issuer', help: 'Who signs the workload\'s token: one the gateway accepts, such as GitHub Actions, Google or GitLab (suggested as you type).' },
   { name: 'audience', label: 'Audience', help: 'The audience the workload asks its token for, usually this gateway\'s URL.' },
   { name: 'subject', label: 'Subject', help: 'The token\'s subject exactly, or its start followed by *, such as repo:acme/app:*.', placeholder: 'repo:acme/app:ref:refs/heads/main' },
   { name: 'claims', label: 'Further claims', help: 'One per line as name=value, each matched exactly. Prefer ids that cannot be re-registered, such as repository_owner_id.', placeholder: 'repository_owner_id=1234567' },
@@ -100,32 +100,23 @@ export function TrustPoliciesPage({ api, can }: { api: Api; can: Abilities }) {
         <ErrorLine error={list.error} />
         {list.data && list.data.data.length === 0 ? <p>No trust policies yet.</p> : null}
         {list.data && list.data.data.length > 0 ? (
-          <div class="table-wrap">
-            <table class="records">
-              <thead><tr><th scope="col">Subject</th><th scope="col">Issuer</th><th scope="col">Audience</th><th scope="col">Credential</th><th scope="col">Tokens</th><th scope="col">Created</th>{can.manageCredentials ? <th scope="col">Actions</th> : null}</tr></thead>
-              <tbody>
-                {list.data.data.map((p) => (
-                  <tr key={p.id} data-id={p.id}>
-                    <td data-label="Subject" class="wrap">{p.subject}{Object.keys(p.claims).length ? <div class="sub">{Object.entries(p.claims).map(([k, x]) => `${k}=${String(x)}`).join(', ')}</div> : null}<div class="sub mono">{p.id}</div></td>
-                    <td data-label="Issuer" class="wrap">{p.issuer}</td>
-                    <td data-label="Audience" class="wrap">{p.audience}</td>
-                    <td data-label="Credential">{credentialText(p.credential_id)}</td>
-                    <td data-label="Tokens">{[`last ${p.ttl}`, p.models ? `models ${p.models.join(' ')}` : '', p.max_requests !== undefined ? `at most ${count(p.max_requests)} requests` : ''].filter(Boolean).join('; ')}</td>
-                    <td data-label="Created">{shortTime(p.created_at)}{p.expires_at ? <div class="sub">ends {shortTime(p.expires_at)}</div> : null}</td>
-                    {can.manageCredentials ? (
-                      <td data-label="Actions" class="actions">
-                        <ConfirmAction label="Delete" name={`policy for ${p.subject}`} question="Delete this policy? Exchanges stop at once; tokens it gave live out their lifetime." confirmLabel="Delete for good" onConfirm={async () => {
-                          await api.delete(`/v1/trust-policies/${p.id}`);
-                          setNotice(`Deleted the policy for ${p.subject}.`);
-                          list.reload();
-                        }} />
-                      </td>
-                    ) : null}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <RecordTable rows={list.data.data} attrs={(p) => ({ 'data-id': p.id })} columns={[
+            { label: 'Subject', cls: 'wrap', cell: (p) => (
+              <>{p.subject}{Object.keys(p.claims).length ? <div class="sub">{Object.entries(p.claims).map(([k, x]) => `${k}=${String(x)}`).join(', ')}</div> : null}<div class="sub mono">{p.id}</div></>
+            ) },
+            { label: 'Issuer', cls: 'wrap', cell: (p) => p.issuer },
+            { label: 'Audience', cls: 'wrap', cell: (p) => p.audience },
+            { label: 'Credential', cell: (p) => credentialText(p.credential_id) },
+            { label: 'Tokens', cell: (p) => [`last ${p.ttl}`, p.models ? `models ${p.models.join(' ')}` : '', p.max_requests !== undefined ? `at most ${count(p.max_requests)} requests` : ''].filter(Boolean).join('; ') },
+            { label: 'Created', cell: (p) => <>{shortTime(p.created_at)}{p.expires_at ? <div class="sub">ends {shortTime(p.expires_at)}</div> : null}</> },
+            can.manageCredentials && { label: 'Actions', cls: 'actions', cell: (p) => (
+              <ConfirmAction label="Delete" name={`policy for ${p.subject}`} question="Delete this policy? Exchanges stop at once; tokens it gave live out their lifetime." confirmLabel="Delete for good" onConfirm={async () => {
+                await api.delete(`/v1/trust-policies/${p.id}`);
+                setNotice(`Deleted the policy for ${p.subject}.`);
+                list.reload();
+              }} />
+            ) },
+          ]} />
         ) : null}
         {notice ? <p class="ok" role="status">{notice}</p> : null}
       </Section>
