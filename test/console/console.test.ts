@@ -287,6 +287,7 @@ test('at phone width every page fits, focus moves to each page, and a kept key s
       await page.waitForLoadState('networkidle');
       const overflow = await sidewaysScroll(page);
       t.true(overflow <= 0, `${name} scrolls sideways by ${overflow}px at 375 px`);
+      await accessible(t, page, `${name} at 375 px`);
     }
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Tokens' }).waitFor();
