@@ -7,6 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseTraceSettings, type TraceSettings } from './telemetry/settings.js';
+import { parseTlsSettings, type TlsSettings } from './tls-settings.js';
 
 export type StoreKind = 'sqlite' | 'firestore';
 export type KmsKind = 'local' | 'gcp';
@@ -48,6 +49,8 @@ export interface Config {
   bodyTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
   upstreamIdleTimeoutMs: number;
+  wsMaxMessage: number; // KEYWARD_WS_MAX_MESSAGE: the largest WebSocket message relayed either way (larger: 1009)
+  tls: TlsSettings | undefined; // KEYWARD_TLS_CERT / KEYWARD_TLS_KEY (src/tls-settings.ts); a secret: never in PluginConfig
   drainS: number;
   logLevel: LogLevel;
   adminRate: number;
@@ -327,6 +330,8 @@ export function loadConfig(env: Env = process.env): Config {
     bodyTimeoutMs: int('KEYWARD_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
     upstreamConnectTimeoutMs: int('KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1, 3_600_000),
     upstreamIdleTimeoutMs: int('KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS', 600_000, 1, 86_400_000),
+    wsMaxMessage: size('KEYWARD_WS_MAX_MESSAGE', '16mb'),
+    tls: parseTlsSettings(get, (variable, accepts, got) => { throw new ConfigError(variable, accepts, got); }),
     drainS: int('KEYWARD_DRAIN_S', 8, 0, 3600),
     logLevel: oneOf<LogLevel>('KEYWARD_LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error']),
     adminRate: int('KEYWARD_ADMIN_RATE', 600, 1, 1_000_000),

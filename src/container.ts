@@ -60,6 +60,9 @@ import { sendError } from './http/reply.js';
 import { noTracing, type Tracing } from './telemetry/tracing.js';
 import { consoleRoutes } from './http/console-assets.js';
 import { ProvidersApi } from './api/providers.js';
+import { RealtimeGateway } from './gateway/realtime/realtime-gateway.js';
+import { spendLimit } from './gateway/realtime/limits.js';
+import type { ChangeFeed } from './store/ports.js';
 
 export interface AppOptions {
   /** Tests pass a clock they control. */
@@ -186,6 +189,8 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       ? orgLimits.get(resolved.credential.orgId).then(() => resolved, () => resolved)
       : resolved;
 
+  // One SpendHost for the budget plugin and the realtime sessions' per-response holds: the same ledger and caps.
+  const spending = spendHost(spend, orgLimits, c.resolve(PriceBook));
   const host: PluginHost = {
     errors: Errors,
     GatewayError: ApiError,
@@ -202,7 +207,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     },
     providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers },
     quota: { reserve: (orgId) => ledger.reserve(orgId), refund: (orgId) => ledger.refund(orgId), releaseAll: () => ledger.releaseAll() },
-    spend: spendHost(spend, orgLimits, c.resolve(PriceBook)),
+    spend: spending,
     audit: {
       refused: (ctx, action) => audit.record({ requestId: ctx.requestId, org: ctx.orgId ?? '', actor: ctx.tokenId ?? 'anonymous', action, target: ctx.credentialId ?? '', outcome: 'denied', ip: ctx.ip }),
     },
@@ -219,6 +224,13 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
 
   // GET /v1/providers: what the console's credential forms are built from (registered before the document is made).
   c.resolve(ProvidersApi).register(router);
+
+  // WebSocket upgrades of proxy paths: realtime sessions through the same pipeline (src/gateway/realtime/).
+  const realtime = new RealtimeGateway({
+    config, log, clock: c.resolve(Symbols.Clock), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook),
+    usage, metrics, tracing, feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending)],
+    refused: (ctx, action) => host.audit.refused(ctx, action),
+  });
 
   // Generated once from the route table (each route's schemas and docs) and the loaded providers.
   const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)] }));
@@ -244,7 +256,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     },
     // The operators' console: the built page and its assets, GET only (src/http/console-assets.ts).
     ...consoleRoutes(log),
-  });
+  }, realtime);
   const server = http;
 
   let closing: Promise<void> | undefined;
