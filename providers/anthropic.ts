@@ -12,7 +12,10 @@ const sonnet4: ModelPrice = {
 export default {
   id: 'anthropic',
   name: 'Anthropic',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [{ name: 'Anthropic SDKs (Python, TypeScript, …) and Claude Code', env: { ANTHROPIC_BASE_URL: '{proxy}', ANTHROPIC_API_KEY: '{token}' } }],
   upstream: 'https://api.anthropic.com',
+  credential: { fields: { api_key: { secret: true, main: true, label: 'API key', help: 'A key from console.anthropic.com, API keys. It starts with sk-ant-.' } } },
   auth: { kind: 'header', header: 'x-api-key' },
   // Its SDKs send x-api-key, or Authorization: Bearer when given an auth token.
   tokenIn: [{ header: 'x-api-key' }, { header: 'authorization', scheme: 'Bearer' }],

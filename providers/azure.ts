@@ -17,15 +17,28 @@ const storedResponses = (base: string) => [
 export default {
   id: 'azure',
   name: 'Azure OpenAI',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [
+    {
+      name: "openai's AzureOpenAI client", env: { AZURE_OPENAI_ENDPOINT: '{proxy}', AZURE_OPENAI_API_KEY: '{token}' },
+      note: 'Give the API version (OPENAI_API_VERSION) and the deployment as usual.',
+    },
+    { name: 'OpenAI SDKs on the version-less v1 surface', env: { OPENAI_BASE_URL: '{proxy}/openai/v1', OPENAI_API_KEY: '{token}' } },
+  ],
   upstream: 'https://{resource}.openai.azure.com',
   credential: {
     fields: {
-      api_key: { secret: true, main: true, description: 'One of the resource\'s two keys (Keys and Endpoint)' },
+      api_key: {
+        secret: true, main: true, description: 'One of the resource\'s two keys (Keys and Endpoint)',
+        label: 'API key', help: 'One of the two keys under Keys and Endpoint of your Azure OpenAI resource.',
+      },
       // One DNS label: the template keeps its host, so no value can point the key at another origin.
       resource: {
         pattern: /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/,
         maxLength: 63,
         description: 'The Azure OpenAI resource name: the `my-res` of https://my-res.openai.azure.com',
+        label: 'Resource name',
+        help: 'The my-res part of your endpoint https://my-res.openai.azure.com.',
       },
     },
   },

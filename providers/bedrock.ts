@@ -62,14 +62,37 @@ const longClaude = (input: number, output: number): ModelPrice => ({
 export default {
   id: 'bedrock',
   name: 'Amazon Bedrock',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [
+    {
+      name: 'AWS SDKs (@aws-sdk/client-bedrock-runtime, boto3, …)',
+      env: { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: '{proxy}', AWS_BEARER_TOKEN_BEDROCK: '{token}', AWS_REGION: '{region}' },
+    },
+    { name: 'AnthropicBedrock (@anthropic-ai/bedrock-sdk)', env: { ANTHROPIC_BEDROCK_BASE_URL: '{proxy}', AWS_BEARER_TOKEN_BEDROCK: '{token}', AWS_REGION: '{region}' } },
+  ],
   upstream: 'https://bedrock-runtime.{region}.amazonaws.com',
   credential: {
     fields: {
-      region: { pattern: /^[a-z]{2}(-[a-z]+)+-\d$/, maxLength: 32, description: 'AWS region, e.g. us-east-1' },
-      aws_access_key_id: { secret: true, optional: true, pattern: /^[A-Z0-9]{16,128}$/, description: 'IAM access key id (with aws_secret_access_key)' },
-      aws_secret_access_key: { secret: true, optional: true, main: true, pattern: /^[A-Za-z0-9/+=]{16,128}$/, description: 'IAM secret access key' },
-      aws_session_token: { secret: true, optional: true, maxLength: 8192, description: 'Temporary credentials only' },
-      api_key: { secret: true, optional: true, description: 'A Bedrock API key (sent as Bearer), instead of the key pair' },
+      region: {
+        pattern: /^[a-z]{2}(-[a-z]+)+-\d$/, maxLength: 32, description: 'AWS region, e.g. us-east-1',
+        label: 'AWS region', help: 'The region your Bedrock models run in, such as us-east-1.',
+      },
+      aws_access_key_id: {
+        secret: true, optional: true, pattern: /^[A-Z0-9]{16,128}$/, description: 'IAM access key id (with aws_secret_access_key)',
+        label: 'Access key ID', help: 'An IAM access key ID such as AKIA…, given with its secret access key (or give a Bedrock API key instead).',
+      },
+      aws_secret_access_key: {
+        secret: true, optional: true, main: true, pattern: /^[A-Za-z0-9/+=]{16,128}$/, description: 'IAM secret access key',
+        label: 'Secret access key', help: 'The secret that goes with the access key ID.',
+      },
+      aws_session_token: {
+        secret: true, optional: true, maxLength: 8192, description: 'Temporary credentials only',
+        label: 'Session token', help: 'Only for temporary credentials from AWS STS.',
+      },
+      api_key: {
+        secret: true, optional: true, description: 'A Bedrock API key (sent as Bearer), instead of the key pair',
+        label: 'Bedrock API key', help: 'A Bedrock API key, instead of the access key pair.',
+      },
     },
     check({ secrets }) {
       const pair = secrets.aws_access_key_id !== undefined || secrets.aws_secret_access_key !== undefined;

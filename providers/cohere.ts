@@ -4,7 +4,10 @@ import type { ProviderPlugin } from '../src/catalog/provider.js';
 export default {
   id: 'cohere',
   name: 'Cohere',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [{ name: 'Cohere SDK (Python)', code: "cohere.ClientV2(api_key='{token}', base_url='{proxy}')" }],
   upstream: 'https://api.cohere.com',
+  credential: { fields: { api_key: { secret: true, main: true, label: 'API key', help: 'A key from dashboard.cohere.com, API keys.' } } },
   auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
   usage: 'openai',

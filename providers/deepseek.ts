@@ -4,7 +4,10 @@ import type { ProviderPlugin } from '../src/catalog/provider.js';
 export default {
   id: 'deepseek',
   name: 'DeepSeek',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [{ name: 'OpenAI SDKs (Python, Node, …) and the tools built on them', env: { OPENAI_BASE_URL: '{proxy}', OPENAI_API_KEY: '{token}' } }],
   upstream: 'https://api.deepseek.com',
+  credential: { fields: { api_key: { secret: true, main: true, label: 'API key', help: 'A key from platform.deepseek.com, API keys. It starts with sk-.' } } },
   auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
   usage: 'openai',

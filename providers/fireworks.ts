@@ -4,7 +4,10 @@ import type { ProviderPlugin } from '../src/catalog/provider.js';
 export default {
   id: 'fireworks',
   name: 'Fireworks AI',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [{ name: 'OpenAI SDKs (Python, Node, …) and the tools built on them', env: { OPENAI_BASE_URL: '{proxy}/inference/v1', OPENAI_API_KEY: '{token}' } }],
   upstream: 'https://api.fireworks.ai',
+  credential: { fields: { api_key: { secret: true, main: true, label: 'API key', help: 'A key from fireworks.ai, Settings, API keys. It starts with fw_.' } } },
   auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }, { header: 'x-api-key' }], // its Anthropic-compatible route's SDKs use x-api-key
   usage: 'openai',

@@ -8,12 +8,20 @@ const actions = ['generateContent', 'streamGenerateContent', 'countTokens', 'emb
 export default {
   id: 'gemini',
   name: 'Google Gemini',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [
+    { name: 'Google Gen AI SDK (@google/genai)', env: { GOOGLE_GEMINI_BASE_URL: '{proxy}', GEMINI_API_KEY: '{token}' } },
+    { name: "OpenAI SDKs on Gemini's OpenAI-compatible surface", env: { OPENAI_BASE_URL: '{proxy}/v1beta/openai', OPENAI_API_KEY: '{token}' } },
+  ],
   upstream: 'https://generativelanguage.googleapis.com',
   credential: {
     fields: {
-      api_key: { secret: true, main: true },
+      api_key: { secret: true, main: true, label: 'API key', help: 'A Gemini API key from aistudio.google.com, API keys. It starts with AIza.' },
       // The Google Cloud project billed and quota-checked: the organisation's choice, never the caller's.
-      project: { optional: true, header: 'x-goog-user-project', description: 'Google Cloud project id for quota and billing' },
+      project: {
+        optional: true, header: 'x-goog-user-project', description: 'Google Cloud project id for quota and billing',
+        label: 'Google Cloud project', help: 'Only to bill and count quota on a specific Google Cloud project: its id.',
+      },
     },
   },
   auth: { kind: 'header', header: 'x-goog-api-key' },

@@ -4,7 +4,13 @@ import type { ProviderPlugin } from '../src/catalog/provider.js';
 export default {
   id: 'groq',
   name: 'Groq',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [
+    { name: 'Groq SDKs (Python, TypeScript)', env: { GROQ_BASE_URL: '{proxy}', GROQ_API_KEY: '{token}' } },
+    { name: 'OpenAI SDKs (Python, Node, …)', env: { OPENAI_BASE_URL: '{proxy}/openai/v1', OPENAI_API_KEY: '{token}' } },
+  ],
   upstream: 'https://api.groq.com',
+  credential: { fields: { api_key: { secret: true, main: true, label: 'API key', help: 'A key from console.groq.com, API keys. It starts with gsk_.' } } },
   auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
   usage: 'openai',

@@ -4,7 +4,10 @@ import type { ProviderPlugin } from '../src/catalog/provider.js';
 export default {
   id: 'mistral',
   name: 'Mistral AI',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [{ name: 'Mistral SDK (Python)', code: "Mistral(api_key='{token}', server_url='{proxy}')" }],
   upstream: 'https://api.mistral.ai',
+  credential: { fields: { api_key: { secret: true, main: true, label: 'API key', help: 'A key from console.mistral.ai, API keys.' } } },
   auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
   usage: 'openai',

@@ -24,13 +24,21 @@ const realtime = {
 export default {
   id: 'openai',
   name: 'OpenAI',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [{ name: 'OpenAI SDKs (Python, Node, …) and the tools built on them', env: { OPENAI_BASE_URL: '{proxy}/v1', OPENAI_API_KEY: '{token}' } }],
   upstream: 'https://api.openai.com',
   credential: {
     fields: {
-      api_key: { secret: true, main: true },
+      api_key: { secret: true, main: true, label: 'API key', help: 'A secret key from platform.openai.com, API keys. It starts with sk-.' },
       // Which organisation and project a multi-org key acts for: the organisation's choice, never the caller's.
-      organization: { optional: true, header: 'openai-organization', description: 'OpenAI organisation id, org-…' },
-      project: { optional: true, header: 'openai-project', description: 'OpenAI project id, proj_…' },
+      organization: {
+        optional: true, header: 'openai-organization', description: 'OpenAI organisation id, org-…',
+        label: 'Organization ID', help: 'Only for a key that belongs to several organizations: the org-… id from your OpenAI settings.',
+      },
+      project: {
+        optional: true, header: 'openai-project', description: 'OpenAI project id, proj_…',
+        label: 'Project ID', help: 'Only to use one project of the key: the proj_… id from your OpenAI project settings.',
+      },
     },
   },
   auth: { kind: 'header', header: 'authorization' }, // Bearer <key>

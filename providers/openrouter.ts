@@ -4,7 +4,10 @@ import type { ProviderPlugin } from '../src/catalog/provider.js';
 export default {
   id: 'openrouter',
   name: 'OpenRouter',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [{ name: 'OpenAI SDKs (Python, Node, …) and the tools built on them', env: { OPENAI_BASE_URL: '{proxy}/api/v1', OPENAI_API_KEY: '{token}' } }],
   upstream: 'https://openrouter.ai',
+  credential: { fields: { api_key: { secret: true, main: true, label: 'API key', help: 'A key from openrouter.ai, Keys. It starts with sk-or-.' } } },
   auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
   usage: 'openai',

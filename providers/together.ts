@@ -4,7 +4,10 @@ import type { ProviderPlugin } from '../src/catalog/provider.js';
 export default {
   id: 'together',
   name: 'Together AI',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [{ name: 'OpenAI SDKs (Python, Node, …) and the tools built on them', env: { OPENAI_BASE_URL: '{proxy}/v1', OPENAI_API_KEY: '{token}' } }],
   upstream: 'https://api.together.xyz',
+  credential: { fields: { api_key: { secret: true, main: true, label: 'API key', help: 'A key from api.together.ai, Settings, API keys.' } } },
   auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
   usage: 'openai',

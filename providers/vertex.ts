@@ -57,6 +57,18 @@ const regional = (id: string, price: ModelPrice): Record<string, ModelPrice> => 
 export default {
   id: 'vertex',
   name: 'Google Vertex AI',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [
+    {
+      name: '@google/genai (Vertex mode)',
+      code: "new GoogleGenAI({ vertexai: true, project: '{project}', location: '{location}',\n  apiKey: '{token}', httpOptions: { baseUrl: '{proxy}', apiVersion: 'v1' } })",
+      note: 'Neither Vertex SDK takes the token from the environment: it goes in the client options.',
+    },
+    {
+      name: 'AnthropicVertex (@anthropic-ai/vertex-sdk)',
+      code: "new AnthropicVertex({ baseURL: '{proxy}/v1', region: '{location}', projectId: '{project}',\n  authClient: { getRequestHeaders: async () => new Headers({ authorization: 'Bearer {token}' }) } })",
+    },
+  ],
   // Regional endpoints only: the `global` location lives on another host (aiplatform.googleapis.com), which
   // this template cannot express, so `location` refuses it.
   upstream: 'https://{location}-aiplatform.googleapis.com',
@@ -70,11 +82,22 @@ export default {
         pattern: /^\s*\{[\s\S]*\}\s*$/,
         maxLength: 16_384,
         description: 'The service account\'s JSON key (type service_account). Its token_uri is not used: tokens come from https://oauth2.googleapis.com/token.',
+        label: 'Service account key (JSON)',
+        help: 'The whole JSON key file of a service account allowed to call Vertex AI. Leave it empty to use the gateway\'s own identity instead.',
       },
-      project: { pattern: /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/, pinsPath: true, description: 'Google Cloud project id: the only project a request\'s path may name' },
-      location: { pattern: /^[a-z]+-[a-z]+\d+$/, pinsPath: true, description: 'Vertex region, e.g. us-central1 (global is not supported): the only location a request\'s path may name' },
+      project: {
+        pattern: /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/, pinsPath: true, description: 'Google Cloud project id: the only project a request\'s path may name',
+        label: 'Project ID', help: 'The Google Cloud project id, such as my-proj. Requests may use only this project.',
+      },
+      location: {
+        pattern: /^[a-z]+-[a-z]+\d+$/, pinsPath: true, description: 'Vertex region, e.g. us-central1 (global is not supported): the only location a request\'s path may name',
+        label: 'Region', help: 'The Vertex AI region, such as us-central1 (global is not supported).',
+      },
       // Fields are strings: a flag is the string "true".
-      ambient: { optional: true, pattern: /^true$/, description: '"true": use the gateway\'s own Google identity (metadata server) instead of a stored key' },
+      ambient: {
+        optional: true, pattern: /^true$/, description: '"true": use the gateway\'s own Google identity (metadata server) instead of a stored key',
+        label: 'Use the gateway\'s identity', help: 'Type true to call Vertex AI as the gateway itself, with no stored key (only in projects the operator allows).',
+      },
     },
     check,
   },

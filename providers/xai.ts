@@ -4,7 +4,10 @@ import type { ProviderPlugin } from '../src/catalog/provider.js';
 export default {
   id: 'xai',
   name: 'xAI',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [{ name: 'OpenAI SDKs (Python, Node, …) and the tools built on them', env: { OPENAI_BASE_URL: '{proxy}/v1', OPENAI_API_KEY: '{token}' } }],
   upstream: 'https://api.x.ai',
+  credential: { fields: { api_key: { secret: true, main: true, label: 'API key', help: 'A key from console.x.ai, API keys. It starts with xai-.' } } },
   auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }, { header: 'x-api-key' }], // its Anthropic-compatible route's SDKs use x-api-key
   usage: 'openai',

@@ -81,6 +81,13 @@ export interface CredentialField {
   /** One line for the API document. */
   description?: string;
   /**
+   * What a form calls the field, in plain words (`API key`, `AWS region`): at most 40 printable characters,
+   * no backticks. Default: the name with spaces for `_`.
+   */
+  label?: string;
+  /** One or two plain sentences under the form's field: where to find the value and what it looks like (at most 200 characters, no backticks). */
+  help?: string;
+  /**
    * A plain field that pins a route parameter of the same name: a request whose path has
    * `{<field>}` with another value is refused (403 path_not_allowed, nothing sent), e.g. a
    * Vertex path's `{project}` and `{location}` must be the credential's own.
@@ -231,6 +238,23 @@ export interface LongContextPrice {
   cacheWriteInput?: number;
 }
 
+/**
+ * How a provider's official SDKs (or a tool) reach it through Keyward: the environment variables to set, or
+ * a snippet of code where they take no variable. Values are templates: `{proxy}` is the gateway's proxy base
+ * URL (`https://<gateway>/v1/proxy`), `{token}` the proxy token, and `{<field>}` a plain credential field
+ * (Bedrock's `{region}`). The console shows them after minting; README's "Point your agent at Keyward" says the same.
+ */
+export interface SdkSetup {
+  /** Who reads them, e.g. `OpenAI SDKs (Python, Node, …)`. */
+  name: string;
+  /** Variable name → value template, in the order to show them. */
+  env?: Readonly<Record<string, string>>;
+  /** A code snippet (template) for SDKs that take the token only in their options. */
+  code?: string;
+  /** One plain sentence more (what else the SDK needs). */
+  note?: string;
+}
+
 export interface ProviderPlugin {
   /** The credential's `provider` value, e.g. `anthropic`. */
   id: string;
@@ -258,4 +282,6 @@ export interface ProviderPlugin {
   prices?: Readonly<Record<string, ModelPrice>>;
   /** The day `prices` were taken from the provider's price page, `YYYY-MM-DD`. Required with `prices`. */
   pricesAsOf?: string;
+  /** How its SDKs are pointed at Keyward (sdk-setup.ts checks it). */
+  sdk?: readonly SdkSetup[];
 }

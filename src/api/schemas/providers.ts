@@ -16,6 +16,8 @@ export const CredentialFieldInfo = named('CredentialFieldInfo', Type.Object({
   rule: Type.String({ description: 'Completes "`name` must be …".' }),
   max_length: Type.Integer({ minimum: 1, description: 'The longest value accepted.' }),
   description: Type.String({ description: 'What the field holds, from the provider file.' }),
+  label: Type.String({ description: 'What a form calls the field, in plain words.', examples: ['API key'] }),
+  help: Type.String({ description: 'A plain help line for a form: where to find the value and what it looks like (the description where the file gives no help).' }),
 }, { additionalProperties: false }));
 
 export const UnpricedModel = named('UnpricedModel', Type.Object({
@@ -37,6 +39,15 @@ export const ProviderPricing = named('ProviderPricing', Type.Object({
   }),
   unpriced_other_requests: Type.Integer({ minimum: 0, description: 'Requests naming further unpriced models past the 32 listed.' }),
 }, { additionalProperties: false }));
+export const SdkSetupInfo = named('SdkSetupInfo', Type.Object({
+  name: Type.String({ description: 'Who reads these variables or runs this code.', examples: ['OpenAI SDKs (Python, Node, …)'] }),
+  env: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Z][A-Z0-9_]*$' }), Type.String(), {
+    description: 'Environment variable → value template, in order. `{proxy}` is `https://<gateway>/v1/proxy`, `{token}` the proxy token, `{<field>}` a plain field of the credential.',
+    examples: [{ OPENAI_BASE_URL: '{proxy}/v1', OPENAI_API_KEY: '{token}' }],
+  })),
+  code: Type.Optional(Type.String({ description: 'A code snippet template (same placeholders), for SDKs that take the token only in their options.' })),
+  note: Type.Optional(Type.String({ description: 'What else the SDK needs, in plain words.' })),
+}, { additionalProperties: false, description: 'How one SDK is pointed at this gateway with a proxy token.' }));
 
 export const ProviderInfo = named('ProviderInfo', Type.Object({
   id: Type.String({ description: 'The `provider` of a credential.', examples: ['openai'] }),
@@ -44,6 +55,7 @@ export const ProviderInfo = named('ProviderInfo', Type.Object({
   name: Type.String({ description: 'A human name.', examples: ['OpenAI'] }),
   credential_fields: Type.Array(CredentialFieldInfo, { description: 'In the provider file\'s order.' }),
   pricing: ProviderPricing,
+  sdk: Type.Array(SdkSetupInfo, { description: 'How its SDKs reach it through Keyward (empty where the provider file declares none).' }),
 }, { additionalProperties: false }));
 
 export const ProviderList = named('ProviderList', Type.Object({
