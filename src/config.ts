@@ -7,12 +7,14 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseTraceSettings, type TraceSettings } from './telemetry/settings.js';
+import { federationConfig, type FederationConfig } from './federation-config.js';
 
 export type StoreKind = 'sqlite' | 'firestore';
 export type KmsKind = 'local' | 'gcp';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-export interface Config {
+/** FederationConfig: Keyward as each organisation's OIDC identity (federation-config.ts). */
+export interface Config extends FederationConfig {
   host: string;
   port: number;
   dataDir: string;
@@ -343,6 +345,7 @@ export function loadConfig(env: Env = process.env): Config {
       throw new ConfigError(variable, accepts, got);
     }),
     ...oidcIssuers(get('KEYWARD_OIDC_ISSUERS'), get('KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK')),
+    ...federationConfig(get, kms, (variable, accepts, got) => { throw new ConfigError(variable, accepts, got); }),
   });
 }
 

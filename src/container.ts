@@ -60,6 +60,9 @@ import { sendError } from './http/reply.js';
 import { noTracing, type Tracing } from './telemetry/tracing.js';
 import { consoleRoutes } from './http/console-assets.js';
 import { ProvidersApi } from './api/providers.js';
+import { Issuer } from './identity/issuer.js';
+import { lazyKmsSigning, SigningKeyRing } from './identity/signing-keys.js';
+import { discoveryRoutes } from './http/discovery-routes.js';
 
 export interface AppOptions {
   /** Tests pass a clock they control. */
@@ -134,6 +137,11 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   for (const cls of [SpendLedger, OrgLimits]) c.registerSingleton(cls as never);
   c.register(RateLimiter, { useValue: new RateLimiter() });
   for (const cls of [OidcVerifier, TrustPolicyService, TokenExchange]) c.registerSingleton(cls as never);
+  // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
+  const clock = options.clock ?? systemClock;
+  const ring = new SigningKeyRing(store, wrapper, clock, log, config.kms === 'gcp' ? lazyKmsSigning(config.kmsSigningKey, config.kmsEndpoint) : undefined);
+  c.register(SigningKeyRing, { useValue: ring });
+  if (config.issuerUrl !== undefined) c.register(Issuer, { useValue: new Issuer(config.issuerUrl, ring, clock) });
   return c;
 }
 
@@ -213,7 +221,16 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const pipeline = new Pipeline(pipelineStages({ config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, budget }, plugins), log);
   if (!pipeline.has('quota')) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');
   c.register(Symbols.Pipeline, { useValue: pipeline });
-  const upstream = new UpstreamProxy(config, log, providers);
+  const issuer = c.isRegistered(Issuer) ? c.resolve(Issuer) : undefined;
+  const ring = c.resolve(SigningKeyRing);
+  const clock = c.resolve<Clock>(Symbols.Clock);
+  const upstream = new UpstreamProxy(config, log, providers, {
+    clock,
+    federation: {
+      assertion: issuer && ((request) => issuer.assertion(request)), clock, log, awsStsEndpoint: config.awsStsEndpoint,
+      azureAuthorityHost: config.azureAuthorityHost, googleStsUri: config.googleStsUri, googleIamCredentialsUri: config.googleIamCredentialsUri,
+    },
+  });
   c.register(UpstreamProxy, { useValue: upstream });
   c.registerSingleton(Gateway);
 
@@ -244,6 +261,8 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     },
     // The operators' console: the built page and its assets, GET only (src/http/console-assets.ts).
     ...consoleRoutes(log),
+    // Keyward as its organisations' OIDC issuer: discovery and JWKS, when KEYWARD_ISSUER_URL is set.
+    ...discoveryRoutes(issuer, log),
   });
   const server = http;
 
@@ -262,6 +281,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       upstream.close();
       await usage.close();
       await audit.close();
+      await ring.close();
       await wrapper.close();
       await store.close();
       // Last: the spans of the final flushes above are exported too.
@@ -285,6 +305,9 @@ export interface Vault {
   providers: ProviderRegistry;
   audit: AuditLog;
   secrets: DeploymentSecrets;
+  /** Keyward's OIDC signing keys (`keyward keys rotate-signing`); `issuer` when KEYWARD_ISSUER_URL is set. */
+  signingKeys: SigningKeyRing;
+  issuer: Issuer | undefined;
   envelope: Envelope;
   store: Store;
   keyWrapper: KeyWrapper;
@@ -309,12 +332,15 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
     usageSummaries: c.resolve(UsageSummaries),
     providers: c.resolve<ProviderRegistry>(Symbols.ProviderRegistry),
     secrets: c.resolve(DeploymentSecrets),
+    signingKeys: c.resolve(SigningKeyRing),
+    issuer: c.isRegistered(Issuer) ? c.resolve(Issuer) : undefined,
     envelope: c.resolve(Envelope),
     store,
     keyWrapper,
     close: async () => {
       await usage.close();
       await audit.close();
+      await c.resolve(SigningKeyRing).close();
       await keyWrapper.close();
       await store.close();
     },

@@ -23,6 +23,10 @@ export interface CredentialFieldDeclaration {
   /** Completes "`name` must be …". */
   must: string;
   description: string;
+  /** A yes-flag: "true" or JSON true (catalog: CredentialField.flag). */
+  flag?: boolean;
+  /** A secret shown as a plain field in a federated credential. */
+  plainWhenFederated?: boolean;
 }
 
 
@@ -43,12 +47,14 @@ export function credentialDeclarations(registry: ProviderRegistry): Map<string, 
     const description = f.secret
       ? `${f.description ?? 'A secret of the provider\'s credential'}. Stored encrypted, never shown again.`
       : `${f.description ?? 'A plain credential field'}: set by the organisation, shown in the credential.${upstream}`;
-    return { name: f.name, secret: f.secret, optional: f.optional, pattern, must, description };
+    return { name: f.name, secret: f.secret, optional: f.optional, pattern, must: f.flag ? '"true" (or JSON true)' : must, description, ...(f.flag ? { flag: true } : {}), ...(f.plainWhenFederated ? { plainWhenFederated: true } : {}) };
   })]));
 }
 
 const fieldSchema = (f: CredentialFieldDeclaration): TSchema => {
-  const s = rule(Type.String({ pattern: f.pattern, description: f.description, ...(f.secret ? { writeOnly: true } : {}) }), f.must);
+  const s = f.flag
+    ? rule(Type.Union([Type.Literal('true'), Type.Literal(true)], { description: f.description }), f.must)
+    : rule(Type.String({ pattern: f.pattern, description: f.description, ...(f.secret ? { writeOnly: true } : {}) }), f.must);
   return f.optional ? Type.Optional(s) : s;
 };
 
@@ -128,7 +134,7 @@ export type CredentialView = Static<typeof CredentialViewBase> & { [field: strin
 export function credentialViewSchema(registry: ProviderRegistry, declarations: Map<string, CredentialFieldDeclaration[]>): TObject {
   const plain = new Map<string, string[]>();
   for (const [provider, fields] of declarations) {
-    for (const f of fields) if (!f.secret) plain.set(f.name, [...(plain.get(f.name) ?? []), `${provider}: ${f.description}`]);
+    for (const f of fields) if (!f.secret || f.plainWhenFederated) plain.set(f.name, [...(plain.get(f.name) ?? []), `${provider}: ${f.description}`]);
   }
   const fields = Object.fromEntries([...plain].sort(([a], [b]) => a.localeCompare(b)).map(([name, uses]) => [name, Type.Optional(Type.String({
     description: `A plain credential field, only for the providers that declare it (any other → 400 \`invalid_request\`). ${uses.join('; ')}`,
