@@ -103,7 +103,7 @@ export async function federationFixture(t: ExecutionContext, options: { clock?: 
     async credential(org, cloud, extra = {}) {
       const made = await api(app, 'POST', '/v1/credentials', { token: org.token, body: { ...body(cloud), ...extra } });
       if (made.status !== 201) throw new Error(`federated credential create failed: ${made.status} ${made.text}`);
-      const tok = await mintToken(app, org, made.body.id);
+      const tok = await mintToken(app, org, made.body.id, '1d');
       return { credentialId: made.body.id, token: tok.token, tokenId: tok.id };
     },
     proxyUrl: (path) => `${app.url}/v1/proxy/${path}`,
