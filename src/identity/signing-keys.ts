@@ -79,6 +79,15 @@ function encodeEntry(kind: keyof typeof KIND, meta: { activates_at: number; jwk:
   return Buffer.concat([head, json, der]);
 }
 
+/** An entry's wrapped plaintext, read: its kind, metadata and (a local key) its PKCS#8 DER, a view into `plain`. */
+export function decodeEntry(plain: Buffer, name: string): { kind: keyof typeof KIND; meta: { activates_at: number; jwk: JWK; kms?: string }; der: Buffer } {
+  if (plain.length < 6 || plain.readUInt8(0) !== FORMAT) throw new Error(`${name} is in an unknown format`);
+  const kind = plain.readUInt8(1) === KIND.kms ? 'kms' : 'local';
+  const length = plain.readUInt32BE(2);
+  const meta = JSON.parse(plain.subarray(6, 6 + length).toString('utf8')) as { activates_at: number; jwk: JWK; kms?: string };
+  return { kind, meta, der: plain.subarray(6 + length) };
+}
+
 export class SigningKeyRing {
   private entries: Opened[] = [];
   private loading: Promise<void> | undefined;
@@ -198,16 +207,13 @@ export class SigningKeyRing {
   private async open(n: number, stored: StoredSecret): Promise<Opened> {
     const plain = await this.wrapper.unwrap(stored.wrapped, secretAad(stored.name), stored.kekId);
     try {
-      if (plain.readUInt8(0) !== FORMAT) throw new Error(`${stored.name} is in an unknown format`);
-      const kind = plain.readUInt8(1);
-      const length = plain.readUInt32BE(2);
-      const meta = JSON.parse(plain.subarray(6, 6 + length).toString('utf8')) as { activates_at: number; jwk: JWK; kms?: string };
+      const { kind, meta, der } = decodeEntry(plain, stored.name);
       const key: SigningKey = Object.freeze({
         n, name: stored.name, kid: meta.jwk.kid!, alg: 'RS256' as const, jwk: Object.freeze({ ...meta.jwk }), createdAt: stored.createdAt, activatesAt: meta.activates_at,
-        ...(kind === KIND.kms ? { kmsVersion: meta.kms! } : {}),
+        ...(kind === 'kms' ? { kmsVersion: meta.kms! } : {}),
       });
-      if (kind === KIND.kms) return { key };
-      return { key, privateKey: createPrivateKey({ key: plain.subarray(6 + length), format: 'der', type: 'pkcs8' }) };
+      if (kind === 'kms') return { key };
+      return { key, privateKey: createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }) };
     } finally {
       plain.fill(0);
     }
