@@ -135,12 +135,14 @@ export class SigningKeyRing {
    * in the ring yet), published at once, signing from `leadMs` later.
    */
   async rotate(leadMs = DEFAULT_LEAD_MS): Promise<SigningKey> {
-    await this.ensureLoaded();
+    // Read, not loaded: loading would add KEYWARD_KMS_SIGNING_KEY's version itself, on the default lead.
+    await this.read();
     const version = this.kms?.version;
     if (version !== undefined && this.entries.some((e) => e.key.kmsVersion === version)) {
       throw new Error(`KEYWARD_KMS_SIGNING_KEY (${version}) is in the ring already: create a new key version in Cloud KMS and set it first`);
     }
-    return this.append(version, this.clock.now() + leadMs, () => true);
+    // A ring's first key signs at once: no token can have been signed before it.
+    return this.append(version, this.clock.now() + (this.entries.length === 0 ? 0 : leadMs), () => true);
   }
 
   /** Every entry's stored name (for `keyward keys rewrap`): read, never made. */
