@@ -123,7 +123,7 @@ export const CredentialViewBase = Type.Object({
   id: IdOf('cred', 'The credential\'s id.'),
   object: Type.Literal('credential'),
   provider: Type.String(),
-  key_hint: Type.String({ pattern: '^…[\\x21-\\x7e]{4}$', description: '"…" and the key\'s last 4 characters.', examples: ['…wxyz'] }),
+  key_hint: Type.String({ pattern: '^…([\\x21-\\x7e]{4})?$', description: '"…" and the key\'s last 4 characters ("…" alone when the credential holds no secret: ambient or federated).', examples: ['…wxyz'] }),
   created_at: Time,
   updated_at: Time,
   usage: Type.Optional(UsageCounts),
