@@ -26,6 +26,24 @@ export interface Proc {
   stderr(): string;
 }
 
+/** `node args…` under `ulimit -n fds` (never above the hard limit). */
+export function nodeWithFds(fds: number, args: string[], opts: Parameters<typeof spawn>[2]): ChildProcess {
+  return spawn('sh', ['-c', `ulimit -n ${fds} && exec "$0" "$@"`, process.execPath, ...args], opts);
+}
+
+/** The port a child announces with a `ready <port>` line on stdout. */
+export function readyLine(proc: ChildProcess, name: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      const m = /ready (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    proc.once('exit', (code) => reject(new Error(`${name} exited ${code}`)));
+  });
+}
+
 export async function freePort(): Promise<number> {
   const s = net.createServer();
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));

@@ -55,7 +55,8 @@ export default {
   // `api-key: <key>`, or a federated credential's Entra token as Bearer.
   auth: { kind: 'signer', signer: 'entra-assertion' },
   // AzureOpenAI sends `api-key`; with `azureADTokenProvider`, and the plain OpenAI client on openai/v1/, Bearer.
-  tokenIn: [{ header: 'api-key' }, { header: 'authorization', scheme: 'Bearer' }],
+  // A browser's OpenAIRealtimeWebSocket.azure(...) cannot set headers: it puts the key in `?api-key=`.
+  tokenIn: [{ header: 'api-key' }, { header: 'authorization', scheme: 'Bearer' }, { query: 'api-key' }],
   usage: 'openai',
   // `api-version` (a query parameter every AzureOpenAI call carries) is passed through as sent.
   // The deployment is what Azure runs (the body's `model` is ignored on that surface), so it is
@@ -74,6 +75,9 @@ export default {
     ...storedResponses('openai/v1'),
     { method: 'POST', path: 'openai/v1/embeddings' },
     { method: 'GET', path: 'openai/v1/models' },
+    // Realtime sessions over WebSocket (docs/realtime.md): the deployment (or the v1 surface's model) names the model.
+    { method: 'GET', path: 'openai/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'deployment' } },
+    { method: 'GET', path: 'openai/v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model' } },
   ],
   // No price table: the model a request names is the operator's own deployment name, and its price depends on the
   // deployment type (global, data zone, regional, provisioned). Price your deployments in KEYWARD_PRICES, e.g.

@@ -28,6 +28,10 @@ export default {
       { method: 'GET' as const, path: `${v}/models` },
       { method: 'GET' as const, path: `${v}/models/{model}` },
     ]),
+    // Gemini Live (docs/realtime.md): one WebSocket session per connection; the model is named in its first message.
+    ...['v1beta', 'v1alpha', 'v1'].map((v) => ({
+      method: 'GET' as const, path: `ws/google.ai.generativelanguage.${v}.GenerativeService.BidiGenerateContent`, websocket: { protocol: 'gemini-live' as const },
+    })),
     // The OpenAI-compatible surface.
     { method: 'POST', path: 'v1beta/openai/chat/completions' },
     { method: 'POST', path: 'v1beta/openai/embeddings' },
@@ -55,5 +59,10 @@ export default {
     'gemini-2.0-flash-001': { input: 0.1, cachedInput: 0.025, output: 0.4, maxOutput: 8_192, contextWindow: 1_048_576 },
     'gemini-2.0-flash-lite': { input: 0.075, output: 0.3, maxOutput: 8_192, contextWindow: 1_048_576 },
     'gemini-2.0-flash-lite-001': { input: 0.075, output: 0.3, maxOutput: 8_192, contextWindow: 1_048_576 },
+    // Live API models: text apart from audio, image and video (`audio`), same page and date.
+    'gemini-2.0-flash-live-001': { input: 0.35, output: 1.5, audio: { input: 2.1, output: 8.5 }, maxOutput: 8_192, contextWindow: 1_048_576 },
+    'gemini-live-2.5-flash-preview': { input: 0.5, output: 2, audio: { input: 3, output: 12 }, maxOutput: 8_192, contextWindow: 1_048_576 },
+    'gemini-2.5-flash-native-audio-preview-09-2025': { input: 0.5, output: 2, audio: { input: 3, output: 12 }, maxOutput: 8_192, contextWindow: 131_072 },
+    'gemini-2.5-flash-preview-native-audio-dialog': { input: 0.5, output: 2, audio: { input: 3, output: 12 }, maxOutput: 8_192, contextWindow: 131_072 },
   },
 } satisfies ProviderPlugin;

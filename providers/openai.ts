@@ -1,5 +1,14 @@
 // OpenAI: https://platform.openai.com/docs/api-reference. SDK base URL: <gateway>/v1/proxy/v1
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ModelPrice, ProviderPlugin } from '../src/catalog/provider.js';
+
+// Realtime list prices (USD per million tokens, text and audio apart) from https://platform.openai.com/docs/pricing,
+// limits from each model's page, as of 2025-11-13 (`pricesAsOf`).
+const realtime = {
+  gptRealtime: { input: 4, cachedInput: 0.4, output: 16, audio: { input: 32, cachedInput: 0.4, output: 64 }, maxOutput: 4_096, contextWindow: 32_000 },
+  gptRealtimeMini: { input: 0.6, cachedInput: 0.06, output: 2.4, audio: { input: 10, cachedInput: 0.3, output: 20 }, maxOutput: 4_096, contextWindow: 32_000 },
+  gpt4oRealtime: { input: 5, cachedInput: 2.5, output: 20, audio: { input: 40, cachedInput: 2.5, output: 80 }, maxOutput: 4_096, contextWindow: 128_000 },
+  gpt4oMiniRealtime: { input: 0.6, cachedInput: 0.3, output: 2.4, audio: { input: 10, cachedInput: 0.3, output: 20 }, maxOutput: 4_096, contextWindow: 128_000 },
+} satisfies Record<string, ModelPrice>;
 
 export default {
   id: 'openai',
@@ -14,7 +23,8 @@ export default {
     },
   },
   auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
-  tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
+  // Browsers cannot set headers on a WebSocket: OpenAIRealtimeWebSocket offers the key as a subprotocol.
+  tokenIn: [{ header: 'authorization', scheme: 'Bearer' }, { header: 'sec-websocket-protocol', pattern: /(?:^|,)\s*openai-insecure-api-key\.([^\s,]+)/ }],
   usage: 'openai',
   // Stored responses (and their input items) are readable, cancellable and deletable by id by anyone on
   // the project: `account`. POST v1/responses may store one (`store`), but creating is every chat's path.
@@ -35,6 +45,9 @@ export default {
     { method: 'POST', path: 'v1/audio/translations' },
     { method: 'GET', path: 'v1/models' },
     { method: 'GET', path: 'v1/models/{model}' },
+    // WebSocket sessions (docs/realtime.md): the Realtime API, and the Responses API as Codex CLI opens it.
+    { method: 'GET', path: 'v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model' } },
+    { method: 'GET', path: 'v1/responses', websocket: { protocol: 'openai-responses' } },
   ],
   // List prices (Standard tier) in USD per million tokens from https://platform.openai.com/docs/pricing, and each model's
   // page for context and output limits, as of `pricesAsOf`; operators override or extend them with KEYWARD_PRICES.
@@ -74,6 +87,16 @@ export default {
     'o3-mini-2025-*': { input: 1.1, cachedInput: 0.55, output: 4.4, maxOutput: 100_000, contextWindow: 200_000 },
     'o1': { input: 15, cachedInput: 7.5, output: 60, maxOutput: 100_000, contextWindow: 200_000 },
     'o1-2024-12-17': { input: 15, cachedInput: 7.5, output: 60, maxOutput: 100_000, contextWindow: 200_000 },
+    // Realtime models bill text and audio tokens apart (`audio`); a response's input is the whole conversation, up to
+    // the context window (src/gateway/realtime/).
+    'gpt-realtime': { ...realtime.gptRealtime },
+    'gpt-realtime-2025-*': { ...realtime.gptRealtime },
+    'gpt-realtime-mini': { ...realtime.gptRealtimeMini },
+    'gpt-realtime-mini-2025-*': { ...realtime.gptRealtimeMini },
+    'gpt-4o-realtime-preview': { ...realtime.gpt4oRealtime },
+    'gpt-4o-realtime-preview-20*': { ...realtime.gpt4oRealtime },
+    'gpt-4o-mini-realtime-preview': { ...realtime.gpt4oMiniRealtime },
+    'gpt-4o-mini-realtime-preview-20*': { ...realtime.gpt4oMiniRealtime },
     'text-embedding-3-small': { input: 0.02, output: 0, contextWindow: 8_191 },
     'text-embedding-3-large': { input: 0.13, output: 0, contextWindow: 8_191 },
     'text-embedding-ada-002': { input: 0.1, output: 0, contextWindow: 8_191 },

@@ -7,7 +7,8 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseTraceSettings, type TraceSettings } from './telemetry/settings.js';
-import { federationConfig, type FederationConfig } from './federation-config.js';
+import { parseTlsSettings, type TlsSettings } from './tls-settings.js';
+import { cloudEndpoint, federationConfig, type FederationConfig } from './federation-config.js';
 
 export type StoreKind = 'sqlite' | 'firestore';
 export type KmsKind = 'local' | 'gcp';
@@ -50,6 +51,8 @@ export interface Config extends FederationConfig {
   bodyTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
   upstreamIdleTimeoutMs: number;
+  wsMaxMessage: number; // KEYWARD_WS_MAX_MESSAGE: the largest WebSocket message relayed either way (larger: 1009)
+  tls: TlsSettings | undefined; // KEYWARD_TLS_CERT / KEYWARD_TLS_KEY (src/tls-settings.ts); a secret: never in PluginConfig
   drainS: number;
   logLevel: LogLevel;
   adminRate: number;
@@ -186,6 +189,9 @@ export function loadConfig(env: Env = process.env): Config {
     if (buf.length !== 32) throw new ConfigError(name, 'base64 of exactly 32 bytes', '<redacted>');
     return buf;
   };
+  const fail = (variable: string, accepts: string, got: string): never => {
+    throw new ConfigError(variable, accepts, got);
+  };
   const origin = (name: string, raw: string): string => {
     let url: URL;
     try {
@@ -241,7 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamOverrides[m[1]!.toLowerCase().replace(/_/g, '-')] = origin(name, value);
   }
 
-  const googleTokenUri = tokenEndpoint('KEYWARD_GOOGLE_TOKEN_URI', get('KEYWARD_GOOGLE_TOKEN_URI'));
+  const googleTokenUri = cloudEndpoint('KEYWARD_GOOGLE_TOKEN_URI', get('KEYWARD_GOOGLE_TOKEN_URI') ?? 'https://oauth2.googleapis.com/token', true, fail);
   const gceMetadataHost = metadataHost(get('GCE_METADATA_IP') ?? get('GCE_METADATA_HOST'));
   const ambientProjects = (get('KEYWARD_AMBIENT_PROJECTS') ?? '').split(',').map((p) => p.trim()).filter(Boolean);
   for (const p of ambientProjects) {
@@ -329,6 +335,8 @@ export function loadConfig(env: Env = process.env): Config {
     bodyTimeoutMs: int('KEYWARD_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
     upstreamConnectTimeoutMs: int('KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1, 3_600_000),
     upstreamIdleTimeoutMs: int('KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS', 600_000, 1, 86_400_000),
+    wsMaxMessage: size('KEYWARD_WS_MAX_MESSAGE', '16mb'),
+    tls: parseTlsSettings(get, (variable, accepts, got) => { throw new ConfigError(variable, accepts, got); }),
     drainS: int('KEYWARD_DRAIN_S', 8, 0, 3600),
     logLevel: oneOf<LogLevel>('KEYWARD_LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error']),
     adminRate: int('KEYWARD_ADMIN_RATE', 600, 1, 1_000_000),
@@ -345,7 +353,7 @@ export function loadConfig(env: Env = process.env): Config {
       throw new ConfigError(variable, accepts, got);
     }),
     ...oidcIssuers(get('KEYWARD_OIDC_ISSUERS'), get('KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK')),
-    ...federationConfig(get, kms, (variable, accepts, got) => { throw new ConfigError(variable, accepts, got); }),
+    ...federationConfig(get, kms, fail),
   });
 }
 
@@ -367,21 +375,6 @@ function oidcIssuers(raw: string | undefined, loopback: string | undefined): Pic
     }
   }
   return { oidcIssuers: Object.freeze(issuers), oidcAllowHttpLoopback: loopback === '1' };
-}
-
-/** An http(s) origin and path (no user, password, query or fragment): Google's token endpoint by default. */
-function tokenEndpoint(name: string, raw: string | undefined): string {
-  if (raw === undefined || raw === '') return 'https://oauth2.googleapis.com/token';
-  let url: URL | undefined;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
-    throw new ConfigError(name, 'an http(s) URL such as https://oauth2.googleapis.com/token (no user, password or query)', redactUrl(raw));
-  }
-  return url.origin + url.pathname;
 }
 
 /** As gcp-metadata reads it: `host[:port]`, or an http(s) URL whose path is ignored; the origin only. */

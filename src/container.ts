@@ -60,7 +60,10 @@ import { sendError } from './http/reply.js';
 import { noTracing, type Tracing } from './telemetry/tracing.js';
 import { consoleRoutes } from './http/console-assets.js';
 import { ProvidersApi } from './api/providers.js';
-import { Issuer } from './identity/issuer.js';
+import { RealtimeGateway } from './gateway/realtime/realtime-gateway.js';
+import { spendLimit } from './gateway/realtime/limits.js';
+import type { ChangeFeed } from './store/ports.js';
+import { Issuer, type AssertionRequest } from './identity/issuer.js';
 import { lazyKmsSigning, SigningKeyRing } from './identity/signing-keys.js';
 import { discoveryRoutes } from './http/discovery-routes.js';
 
@@ -194,6 +197,8 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       ? orgLimits.get(resolved.credential.orgId).then(() => resolved, () => resolved)
       : resolved;
 
+  // One SpendHost for the budget plugin and the realtime sessions' per-response holds: the same ledger and caps.
+  const spending = spendHost(spend, orgLimits, c.resolve(PriceBook));
   const host: PluginHost = {
     errors: Errors,
     GatewayError: ApiError,
@@ -210,7 +215,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     },
     providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers },
     quota: { reserve: (orgId) => ledger.reserve(orgId), refund: (orgId) => ledger.refund(orgId), releaseAll: () => ledger.releaseAll() },
-    spend: spendHost(spend, orgLimits, c.resolve(PriceBook)),
+    spend: spending,
     audit: {
       refused: (ctx, action) => audit.record({ requestId: ctx.requestId, org: ctx.orgId ?? '', actor: ctx.tokenId ?? 'anonymous', action, target: ctx.credentialId ?? '', outcome: 'denied', ip: ctx.ip }),
     },
@@ -224,18 +229,27 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const issuer = c.isRegistered(Issuer) ? c.resolve(Issuer) : undefined;
   const ring = c.resolve(SigningKeyRing);
   const clock = c.resolve<Clock>(Symbols.Clock);
-  const upstream = new UpstreamProxy(config, log, providers, {
+  // One set of signer settings for the proxy and the realtime relay: the same signers, the same minted tokens.
+  const signers = {
     clock,
     federation: {
-      assertion: issuer && ((request) => issuer.assertion(request)), clock, log, awsStsEndpoint: config.awsStsEndpoint,
+      assertion: issuer && ((request: AssertionRequest) => issuer.assertion(request)), clock, log, awsStsEndpoint: config.awsStsEndpoint,
       azureAuthorityHost: config.azureAuthorityHost, googleStsUri: config.googleStsUri, googleIamCredentialsUri: config.googleIamCredentialsUri,
     },
-  });
+  };
+  const upstream = new UpstreamProxy(config, log, providers, signers);
   c.register(UpstreamProxy, { useValue: upstream });
   c.registerSingleton(Gateway);
 
   // GET /v1/providers: what the console's credential forms are built from (registered before the document is made).
   c.resolve(ProvidersApi).register(router);
+
+  // WebSocket upgrades of proxy paths: realtime sessions through the same pipeline (src/gateway/realtime/).
+  const realtime = new RealtimeGateway({
+    config, log, clock: c.resolve(Symbols.Clock), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook),
+    usage, metrics, tracing, feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending)],
+    refused: (ctx, action) => host.audit.refused(ctx, action), signers,
+  });
 
   // Generated once from the route table (each route's schemas and docs) and the loaded providers.
   const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)] }));
@@ -263,7 +277,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     ...consoleRoutes(log),
     // Keyward as its organisations' OIDC issuer: discovery and JWKS, when KEYWARD_ISSUER_URL is set.
     ...discoveryRoutes(issuer, log),
-  });
+  }, realtime);
   const server = http;
 
   let closing: Promise<void> | undefined;

@@ -28,8 +28,11 @@ export interface FederationConfig {
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
-/** An https URL (http on a loopback host) without user, query or fragment; `path: false` wants an origin. Trailing slashes dropped. */
-function endpointUrl(name: string, raw: string, path: boolean, fail: Fail): string {
+/**
+ * A cloud endpoint: an https URL (http on a loopback host) without user, query or fragment; `path: false` wants an
+ * origin. Trailing slashes dropped. (KEYWARD_GOOGLE_TOKEN_URI too: a key's assertion travels there.)
+ */
+export function cloudEndpoint(name: string, raw: string, path: boolean, fail: Fail): string {
   let url: URL | undefined;
   try {
     url = new URL(raw);
@@ -54,11 +57,11 @@ export function federationConfig(get: (name: string) => string | undefined, kms:
   if (kmsSigningKey !== undefined && kms !== 'gcp') fail('KEYWARD_KMS_SIGNING_KEY', 'to be set only with KEYWARD_KMS=gcp', kmsSigningKey);
   const sts = get('AWS_ENDPOINT_URL_STS');
   return {
-    issuerUrl: issuer === undefined ? undefined : endpointUrl('KEYWARD_ISSUER_URL', issuer, true, fail),
+    issuerUrl: issuer === undefined ? undefined : cloudEndpoint('KEYWARD_ISSUER_URL', issuer, true, fail),
     kmsSigningKey,
-    awsStsEndpoint: sts === undefined ? undefined : endpointUrl('AWS_ENDPOINT_URL_STS', sts, true, fail),
-    azureAuthorityHost: endpointUrl('AZURE_AUTHORITY_HOST', get('AZURE_AUTHORITY_HOST') ?? 'https://login.microsoftonline.com', false, fail),
-    googleStsUri: endpointUrl('KEYWARD_GOOGLE_STS_URI', get('KEYWARD_GOOGLE_STS_URI') ?? 'https://sts.googleapis.com/v1/token', true, fail),
-    googleIamCredentialsUri: endpointUrl('KEYWARD_GOOGLE_IAM_CREDENTIALS_URI', get('KEYWARD_GOOGLE_IAM_CREDENTIALS_URI') ?? 'https://iamcredentials.googleapis.com', false, fail),
+    awsStsEndpoint: sts === undefined ? undefined : cloudEndpoint('AWS_ENDPOINT_URL_STS', sts, true, fail),
+    azureAuthorityHost: cloudEndpoint('AZURE_AUTHORITY_HOST', get('AZURE_AUTHORITY_HOST') ?? 'https://login.microsoftonline.com', false, fail),
+    googleStsUri: cloudEndpoint('KEYWARD_GOOGLE_STS_URI', get('KEYWARD_GOOGLE_STS_URI') ?? 'https://sts.googleapis.com/v1/token', true, fail),
+    googleIamCredentialsUri: cloudEndpoint('KEYWARD_GOOGLE_IAM_CREDENTIALS_URI', get('KEYWARD_GOOGLE_IAM_CREDENTIALS_URI') ?? 'https://iamcredentials.googleapis.com', false, fail),
   };
 }

@@ -13,7 +13,7 @@
  * priced at a cheaper tier than the request turns out to be). A `requestFee`
  * (Perplexity's search fee) is added to both.
  */
-import type { LongContextPrice, ModelPrice, TokenUsage } from './provider.js';
+import type { AudioPrice, LongContextPrice, ModelPrice, TokenUsage } from './provider.js';
 import { priceMicrosPerMillion, tokensCost } from './money.js';
 
 /** One set of prices in µ$ per million tokens. */
@@ -30,6 +30,8 @@ export interface PriceEntry extends PriceTier {
   readonly longContext?: PriceTier & { readonly above: number };
   /** µ$ per request on top of its tokens (absent or 0 for most models). */
   readonly requestFee?: number;
+  /** Audio token prices in µ$ per million (realtime and audio models): absent, audio costs what text does. */
+  readonly audio?: { readonly input: number; readonly cachedInput: number; readonly output: number };
   readonly maxOutput?: number;
   readonly contextWindow?: number;
   /** Where it came from: `<provider file>` dated, or KEYWARD_PRICES. */
@@ -47,7 +49,8 @@ export class PriceError extends Error {
 }
 
 /** The fields a written price may have: any other is a typo that would leave a default standing, so it is refused. */
-export const PRICE_FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext'];
+export const PRICE_FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext', 'audio'];
+const AUDIO_FIELDS: readonly (keyof AudioPrice)[] = ['input', 'output', 'cachedInput'];
 const LONG_CONTEXT_FIELDS: readonly (keyof LongContextPrice)[] = ['aboveInputTokens', 'input', 'output', 'cachedInput', 'cacheWriteInput'];
 
 function refuseUnknown(where: string, o: object, fields: readonly string[]): void {
@@ -79,16 +82,27 @@ export function priceEntry(where: string, p: ModelPrice, source: string): PriceE
       output: amount(`${at}output`, q.output),
     };
   };
+  const audioTier = (a: AudioPrice): { input: number; cachedInput: number; output: number } => {
+    const input = amount('audio.input', a.input);
+    return { input, cachedInput: a.cachedInput === undefined ? input : amount('audio.cachedInput', a.cachedInput), output: amount('audio.output', a.output) };
+  };
   const long: unknown = p.longContext;
   if (long !== undefined && (typeof long !== 'object' || long === null || Array.isArray(long))) {
     throw new PriceError(`${where}.longContext: an object { aboveInputTokens, input, output, cachedInput?, cacheWriteInput? }`);
   }
   const longContext = long === undefined ? undefined : (long as LongContextPrice);
   if (longContext) refuseUnknown(`${where}.longContext`, longContext, LONG_CONTEXT_FIELDS);
+  const audioRaw: unknown = p.audio;
+  if (audioRaw !== undefined && (typeof audioRaw !== 'object' || audioRaw === null || Array.isArray(audioRaw))) {
+    throw new PriceError(`${where}.audio: an object { input, output, cachedInput? }`);
+  }
+  const audio = audioRaw === undefined ? undefined : (audioRaw as AudioPrice);
+  if (audio) refuseUnknown(`${where}.audio`, audio, AUDIO_FIELDS);
   return Object.freeze({
     ...tier(p, ''),
     // An amount in USD → µ$: the same conversion as a price per million tokens → µ$ per million tokens.
     ...(p.requestFee !== undefined ? { requestFee: amount('requestFee', p.requestFee, 'USD per request') } : {}),
+    ...(audio !== undefined ? { audio: Object.freeze(audioTier(audio)) } : {}),
     ...(longContext !== undefined ? { longContext: Object.freeze({ ...tier(longContext, 'longContext.'), above: tokens('longContext.aboveInputTokens', longContext.aboveInputTokens) }) } : {}),
     ...(p.maxOutput !== undefined ? { maxOutput: tokens('maxOutput', p.maxOutput) } : {}),
     ...(p.contextWindow !== undefined ? { contextWindow: tokens('contextWindow', p.contextWindow) } : {}),
@@ -158,21 +172,35 @@ export function tierFor(price: PriceEntry, inputTokens: number): PriceTier {
   return price.longContext !== undefined && inputTokens > price.longContext.above ? price.longContext : price;
 }
 
-/** The cost in µ$ of what a provider reported: cached and cache-written input at their prices, the rest at `input`. */
+/**
+ * The cost in µ$ of what a provider reported: cached and cache-written input at their prices, the rest at `input`;
+ * audio tokens (a part of input or output) at the model's audio prices when it has them.
+ */
 export function usageCost(entry: PriceEntry, usage: TokenUsage): number {
   const price = tierFor(entry, usage.inputTokens);
   const cached = Math.max(0, usage.cachedInputTokens ?? 0);
   const written = Math.max(0, usage.cacheWriteInputTokens ?? 0);
-  const plain = Math.max(0, usage.inputTokens - cached - written);
-  return (entry.requestFee ?? 0) + tokensCost(plain, price.input) + tokensCost(cached, price.cachedInput) + tokensCost(written, price.cacheWriteInput) + tokensCost(usage.outputTokens, price.output);
+  const audio = entry.audio ?? { input: price.input, cachedInput: price.cachedInput, output: price.output };
+  const audioIn = Math.max(0, usage.audioInputTokens ?? 0);
+  const cachedAudio = Math.min(audioIn, cached, Math.max(0, usage.cachedAudioInputTokens ?? 0));
+  const audioOut = Math.min(Math.max(0, usage.outputTokens), Math.max(0, usage.audioOutputTokens ?? 0));
+  const cachedText = cached - cachedAudio;
+  const plainText = Math.max(0, usage.inputTokens - audioIn - cachedText - written);
+  return (entry.requestFee ?? 0) + tokensCost(plainText, price.input) + tokensCost(cachedText, price.cachedInput) + tokensCost(written, price.cacheWriteInput)
+    + tokensCost(audioIn - cachedAudio, audio.input) + tokensCost(cachedAudio, audio.cachedInput)
+    + tokensCost(usage.outputTokens - audioOut, price.output) + tokensCost(audioOut, audio.output);
 }
 
 /**
  * The most a request can cost: `inputTokens` (an upper bound of its input) at the highest input price
- * (uncached; a cache write can cost more than a plain token), and `outputTokens` at the output price.
+ * (uncached; a cache write can cost more than a plain token; audio can cost more than text), and
+ * `outputTokens` at the highest output price (text or audio).
  */
 export function worstCaseCost(entry: PriceEntry, inputTokens: number, outputTokens: number): number {
   // The tier of the bound: never cheaper than the tier of the real input, which is at most the bound.
   const price = tierFor(entry, inputTokens);
-  return (entry.requestFee ?? 0) + tokensCost(inputTokens, Math.max(price.input, price.cacheWriteInput, price.cachedInput)) + tokensCost(outputTokens, price.output);
+  // Audio may be any share of either side: the dearer of text and audio prices bounds every token.
+  const a = entry.audio;
+  const input = Math.max(price.input, price.cacheWriteInput, price.cachedInput, a?.input ?? 0, a?.cachedInput ?? 0);
+  return (entry.requestFee ?? 0) + tokensCost(inputTokens, input) + tokensCost(outputTokens, Math.max(price.output, a?.output ?? 0));
 }

@@ -38,6 +38,21 @@ export interface ProviderRoute {
    * ARNs). The value stays encoded upstream; a `model` parameter is scope-checked decoded.
    */
   resourceParams?: readonly string[];
+  /**
+   * A WebSocket route (`method` GET): reached only by an `Upgrade: websocket` request, relayed message by
+   * message (src/gateway/realtime/), never by a plain request. `protocol` says how its messages are read
+   * (responses, usage, the model); `modelQuery` names the query parameter that names the model
+   * (OpenAI `model`, Azure `deployment`), checked against a token's `models` scope before the upgrade.
+   */
+  websocket?: WebSocketRoute;
+}
+
+/** The message protocols the realtime relay reads (src/gateway/realtime/protocols/). */
+export type RealtimeProtocol = 'openai-realtime' | 'openai-responses' | 'gemini-live';
+
+export interface WebSocketRoute {
+  protocol: RealtimeProtocol;
+  modelQuery?: string;
 }
 
 /**
@@ -164,6 +179,12 @@ export interface TokenUsage {
   cachedInputTokens?: number;
   /** Input tokens written to the provider's cache (Anthropic's cache_creation_input_tokens); part of `inputTokens`. */
   cacheWriteInputTokens?: number;
+  /** Audio (and, for Gemini Live, image and video) input tokens, priced at the model's `audio` prices; part of `inputTokens`. */
+  audioInputTokens?: number;
+  /** The cached share of `audioInputTokens` (part of `cachedInputTokens` too). */
+  cachedAudioInputTokens?: number;
+  /** Audio output tokens, priced at the model's `audio.output`; part of `outputTokens`. */
+  audioOutputTokens?: number;
 }
 
 /** Reads one response's usage from its bytes as they pass (after masking); never changes them. */
@@ -207,6 +228,18 @@ export interface ModelPrice {
    * to this tier's `input`.
    */
   longContext?: LongContextPrice;
+  /**
+   * A realtime or audio model's audio token prices (OpenAI bills audio apart from text; Gemini Live bills
+   * audio, image and video input apart). Unset: audio tokens cost what text tokens cost.
+   */
+  audio?: AudioPrice;
+}
+
+export interface AudioPrice {
+  input: number;
+  output: number;
+  /** Default: `input`. */
+  cachedInput?: number;
 }
 
 export interface LongContextPrice {

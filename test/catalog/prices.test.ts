@@ -150,9 +150,13 @@ test('a known current model of each provider is priced as its price page says; v
   t.is(book.lookup('anthropic', 'claude-sonnet-4-5')!.cachedInput, 300_000, 'cache reads at 0.1×');
   t.is(book.lookup('anthropic', 'claude-sonnet-4-5')!.cacheWriteInput, 3_750_000, 'cache writes at 1.25×');
   t.is(book.lookup('perplexity', 'sonar')!.requestFee, 12_000);
+  // Realtime models are priced with their audio tokens apart (issue 26), never by the text model's prefix.
+  t.deepEqual(book.lookup('openai', 'gpt-4o-realtime-preview')?.audio, { input: 40_000_000, cachedInput: 2_500_000, output: 80_000_000 });
+  t.is(book.lookup('openai', 'gpt-realtime')?.contextWindow, 32_000);
+  t.is(book.lookup('gemini', 'gemini-2.0-flash-live-001')?.audio?.output, 8_500_000);
   // Dearer variants and unknown names stay unpriced (a budgeted request for them is refused, never underpriced).
   for (const [provider, model] of [
-    ['openai', 'gpt-4o-realtime-preview'], ['openai', 'gpt-4o-2024-05-13'], ['openai', 'gpt-5-pro'], ['gemini', 'gemini-2.5-flash-image'],
+    ['openai', 'gpt-4o-audio-preview'], ['openai', 'gpt-4o-2024-05-13'], ['openai', 'gpt-5-pro'], ['gemini', 'gemini-2.5-flash-image'],
     ['azure', 'gpt-4o'], ['openrouter', 'openai/gpt-5:online'], ['anthropic', 'claude-next'],
   ] as const) {
     t.is(book.lookup(provider, model), undefined, `${provider} ${model} is unpriced`);
@@ -235,7 +239,7 @@ test('KEYWARD_PRICES: the built server refuses a bad entry with one stderr line 
   });
   const bad = await run({ gemini: { 'gemini-2.5-pro': { input: 1.25, output: 10, cachedInptu: 0.3 } } });
   t.is(bad.code, 2);
-  t.deepEqual(bad.stderr.trim().split('\n'), [`keyward: invalid configuration: KEYWARD_PRICES: expected gemini["gemini-2.5-pro"]: only the fields input, output, cachedInput, cacheWriteInput, maxOutput, contextWindow, requestFee, longContext, got "cachedInptu"`]);
+  t.deepEqual(bad.stderr.trim().split('\n'), [`keyward: invalid configuration: KEYWARD_PRICES: expected gemini["gemini-2.5-pro"]: only the fields input, output, cachedInput, cacheWriteInput, maxOutput, contextWindow, requestFee, longContext, audio, got "cachedInptu"`]);
   t.false(bad.stdout.includes('"listening"'));
   const good = await run({ gemini: { 'gemini-2.5-pro': { input: 1.25, output: 10, cachedInput: 0.3 } } });
   t.true(good.stdout.includes('"listening"'), good.stderr);

@@ -45,7 +45,23 @@ const BUILT_IN: Readonly<Record<string, SignerFactory>> = Object.freeze({
   'entra-assertion': (_options, _provider, settings) => entraAssertionSigner(settings.federation, settings.log),
 });
 
+/**
+ * Built-in signers made with the same federation settings, by provider: the proxy's upstream leg and the realtime
+ * relay ask for theirs separately and get the same one, so a token minted for a credential serves both.
+ */
+const shared = new WeakMap<FederationSettings, Map<string, Signer>>();
+
 export function signerFor(provider: Provider, settings: SignerSettings = {}): Signer {
+  const federation = settings.federation;
+  if (!federation) return makeSigner(provider, settings);
+  let byProvider = shared.get(federation);
+  if (!byProvider) shared.set(federation, (byProvider = new Map()));
+  let signer = byProvider.get(provider.id);
+  if (!signer) byProvider.set(provider.id, (signer = makeSigner(provider, settings)));
+  return signer;
+}
+
+function makeSigner(provider: Provider, settings: SignerSettings): Signer {
   const auth = provider.auth;
   switch (auth.kind) {
     case 'header':

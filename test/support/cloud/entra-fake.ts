@@ -35,10 +35,15 @@ export interface FakeEntra {
   refusals: string[];
   fetched: OidcFetchCount;
   delayMs: number;
+  /** Makes each access token (default: a random one). */
+  issue: () => string;
 }
 
 export async function startFakeEntra(t: ExecutionContext, clock?: Clock): Promise<FakeEntra> {
-  const entra: FakeEntra = { url: '', apps: new Map(), tokens: new Set(), assertions: [], calls: 0, refusals: [], fetched: { discovery: 0, jwks: 0 }, delayMs: 0 };
+  const entra: FakeEntra = {
+    url: '', apps: new Map(), tokens: new Set(), assertions: [], calls: 0, refusals: [], fetched: { discovery: 0, jwks: 0 }, delayMs: 0,
+    issue: () => `eyAz.${randomBytes(32).toString('base64url')}`,
+  };
   const refuse = (res: ServerResponse, status: number, error: string, code: number, description: string) => {
     entra.refusals.push(`${error}: AADSTS${code}`);
     const body = JSON.stringify({ error, error_description: `AADSTS${code}: ${description} Trace ID: ${randomBytes(8).toString('hex')}`, error_codes: [code], timestamp: new Date().toISOString() });
@@ -69,7 +74,7 @@ export async function startFakeEntra(t: ExecutionContext, clock?: Clock): Promis
     if (!match) {
       return refuse(res, 400, 'invalid_client', 700213, `No matching federated identity record found for presented assertion subject '${String(claims.sub)}'. Please check your federated identity credential Subject, Audience and Issuer against the presented assertion.`);
     }
-    const token = `eyAz.${randomBytes(32).toString('base64url')}`;
+    const token = entra.issue();
     entra.tokens.add(token);
     const body = JSON.stringify({ token_type: 'Bearer', expires_in: 3599, ext_expires_in: 3599, access_token: token });
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(body);
