@@ -11,7 +11,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LatencyResult, SatResult, Target } from './load.js';
-import { ADMIN_TOKEN, cpuSeconds, type LoadWorker, type Proc } from './servers.js';
+import { ADMIN_TOKEN, cpuSeconds, postJson as post, type LoadWorker, type Proc } from './servers.js';
 
 export interface FederationRow {
   static: { p50: number; rps: number; cpuUsPerRequest: number };
@@ -42,13 +42,6 @@ export const federationEnv = (entraUrl: string, upstreamPort: number): Record<st
   AZURE_AUTHORITY_HOST: entraUrl,
   KEYWARD_UPSTREAM_AZURE: `http://127.0.0.1:${upstreamPort}`,
 });
-
-async function post(url: string, token: string, body: unknown): Promise<any> {
-  const r = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const text = await r.text();
-  if (r.status !== 201) throw new Error(`POST ${url}: ${r.status} ${text}`);
-  return JSON.parse(text);
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 

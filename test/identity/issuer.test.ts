@@ -8,9 +8,7 @@
 import 'reflect-metadata';
 import test, { type ExecutionContext } from 'ava';
 import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
-import { PassThrough, Readable } from 'node:stream';
 import { calculateJwkThumbprint, createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { run } from '../../src/cli/main.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { Issuer } from '../../src/identity/issuer.js';
 import { decodeEntry, RETIRE_AFTER_MS } from '../../src/identity/signing-keys.js';
@@ -22,19 +20,11 @@ import { secretAad } from '../../src/vault/deployment-secrets.js';
 import { api, createOrg, startApp, tempDir, type TestApp } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';
 import { startIssuerFront } from '../support/cloud/keyward-oidc.js';
+import { cliInProcess } from '../support/cli.js';
 
 const ISSUER = 'http://127.0.0.1:9'; // a front the clouds would fetch from; these tests read the documents from the gateway itself
 
-async function keyward(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let stdout = '';
-  let stderr = '';
-  out.on('data', (d) => (stdout += d));
-  err.on('data', (d) => (stderr += d));
-  const code = await run(args, { stdin: Readable.from([]), stdout: out, stderr: err }, { KEYWARD_LOG_LEVEL: 'error', ...env });
-  return { code, stdout, stderr };
-}
+const keyward = cliInProcess;
 
 const jwksOf = async (app: TestApp) => (await api(app, 'GET', '/.well-known/jwks.json')).body as { keys: Array<Record<string, string>> };
 const kids = async (app: TestApp) => (await jwksOf(app)).keys.map((k) => k.kid);

@@ -23,6 +23,7 @@ import { startFakeBedrock } from '../support/cloud/bedrock-fake.js';
 import { startFakeSts } from '../support/cloud/aws-sts-fake.js';
 import { startIssuerFront } from '../support/cloud/keyward-oidc.js';
 import { ManualClock } from '../support/clocks.js';
+import { cliInProcess } from '../support/cli.js';
 
 const ROLE = 'arn:aws:iam::123456789012:role/keyward';
 
@@ -68,16 +69,9 @@ test('a gateway whose signing key is a KMS version: the JWKS publishes its publi
   t.true(stored.kekId.startsWith(kms.keyName), 'wrapped by Cloud KMS like a DEK');
   // A new version, added with the CLI's rotation on the same store: published at once, signing after its lead.
   const v2 = kms.signing.addVersion();
-  const { run } = await import('../../src/cli/main.js');
-  const { PassThrough, Readable } = await import('node:stream');
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let printed = '';
-  let complaint = '';
-  out.on('data', (d) => (printed += d));
-  err.on('data', (d) => (complaint += d));
-  t.is(await run(['keys', 'rotate-signing', '--json'], { stdin: Readable.from([]), stdout: out, stderr: err }, { ...env, KEYWARD_DATA_DIR: dataDir, KEYWARD_KMS_SIGNING_KEY: v2, KEYWARD_LOG_LEVEL: 'error' }), 0, complaint);
-  const rotated = JSON.parse(printed) as { kid: string; kms_key_version: string; activates_at: string };
+  const cli = await cliInProcess(['keys', 'rotate-signing', '--json'], { ...env, KEYWARD_DATA_DIR: dataDir, KEYWARD_KMS_SIGNING_KEY: v2 });
+  t.is(cli.code, 0, cli.stderr);
+  const rotated = JSON.parse(cli.stdout) as { kid: string; kms_key_version: string; activates_at: string };
   t.is(rotated.kms_key_version, v2);
   clock.advance(5_000);
   t.deepEqual((await api(app, 'GET', '/.well-known/jwks.json')).body.keys.map((k: { kid: string }) => k.kid), [jwks.keys[0].kid, rotated.kid]);

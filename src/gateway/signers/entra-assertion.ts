@@ -54,14 +54,7 @@ export function entraAssertionSigner(federation?: FederationSettings, log?: Logg
         request.headers['api-key'] = credential.secrets.api_key!;
         return;
       }
-      const token = tokens.get(credential);
-      if (typeof token === 'string') {
-        request.headers.authorization = `Bearer ${token}`;
-        return;
-      }
-      return token.then((t) => {
-        request.headers.authorization = `Bearer ${t}`;
-      });
+      return tokens.bearer(request, credential);
     },
     masks: (credential) => (isFederated(credential) ? tokens.masks(credential) : []),
   };

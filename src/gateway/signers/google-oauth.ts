@@ -93,14 +93,7 @@ export function googleOAuthSigner(settings: GoogleOAuthSettings, federation?: Fe
     needsBody: false,
     sign(request: OutgoingRequest, credential: CredentialSecrets): void | Promise<void> {
       admit(credential);
-      const token = tokens.get(credential);
-      if (typeof token === 'string') {
-        request.headers.authorization = `Bearer ${token}`;
-        return;
-      }
-      return token.then((t) => {
-        request.headers.authorization = `Bearer ${t}`;
-      });
+      return tokens.bearer(request, credential);
     },
     masks(credential: CredentialSecrets): readonly string[] {
       const key = keyMasks.get(credential) ?? [];

@@ -154,6 +154,18 @@ export class CredentialTokens<T> {
     return cache.get();
   }
 
+  /** Sets `Authorization: Bearer <token>` with the credential's token: at once when it is cached, else once it is minted. */
+  bearer(this: CredentialTokens<string>, request: { headers: Record<string, string | string[]> }, credential: CredentialSecrets): void | Promise<void> {
+    const token = this.get(credential);
+    if (typeof token === 'string') {
+      request.headers.authorization = `Bearer ${token}`;
+      return;
+    }
+    return token.then((t) => {
+      request.headers.authorization = `Bearer ${t}`;
+    });
+  }
+
   /** The values minted recently for this credential, as strings to mask (none before its first mint). */
   masks(credential: CredentialSecrets): readonly string[] {
     const recent = this.byCredential.get(credential)?.masks();
