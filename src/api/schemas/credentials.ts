@@ -45,7 +45,7 @@ export function credentialDeclarations(registry: ProviderRegistry): Map<string, 
     const must = declared ? `a string matching ${declared}` : f.secret ? `a string of 8 to ${f.maxLength} printable characters without spaces` : `a string of 1 to ${f.maxLength} printable characters without spaces`;
     const upstream = f.header ? ` Sent upstream as \`${f.header}\` (the caller's own copy of that header never is).` : '';
     const description = f.secret
-      ? `${f.description ?? 'A secret of the provider\'s credential'}. Stored encrypted, never shown again.`
+      ? `${f.description ?? 'A secret of the provider\'s credential'}. ${f.plainWhenFederated ? 'Stored encrypted and never shown again, except in a federated credential, where it names an identity and is shown.' : 'Stored encrypted, never shown again.'}`
       : `${f.description ?? 'A plain credential field'}: set by the organisation, shown in the credential.${upstream}`;
     return { name: f.name, secret: f.secret, optional: f.optional, pattern, must: f.flag ? '"true" (or JSON true)' : must, description, ...(f.flag ? { flag: true } : {}), ...(f.plainWhenFederated ? { plainWhenFederated: true } : {}) };
   })]));
