@@ -121,6 +121,7 @@ function privateForms(der: Buffer): Record<string, Buffer> {
 }
 
 test('with KMS the private key is never in the gateway\'s memory; a local key is (the search works)', async (t) => {
+  t.timeout(300_000); // two built servers spawned, and their memory read, on a machine that may be busy
   const kms = await startKmsServer(t);
   const version = kms.signing.addVersion();
   const bedrock = await startFakeBedrock();
