@@ -263,7 +263,7 @@ export interface KeywardOptions {
 
 /**
  * The V8 flags Keyward runs with: those of `npm start` (package.json; the Dockerfile's CMD carries the same, which
- * scripts/docker-replay.sh checks), so the bench measures the process as it is deployed.
+ * scripts/docker/image.ts checks), so the bench measures the process as it is deployed.
  */
 export const KEYWARD_NODE_FLAGS: readonly string[] = (() => {
   const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start!;

@@ -62,8 +62,8 @@ export interface Config extends FederationConfig {
   auditRetentionDays: number;
   /** Proxies in front that append to X-Forwarded-For (src/controls/client-address.ts); 0 trusts none. */
   trustedProxies: number;
-  /** When set, GET /metrics needs `Authorization: Bearer` it. */
-  metricsToken: string | undefined;
+  /** When set, GET /metrics on the main listener needs `Authorization: Bearer` it. */ metricsToken: string | undefined;
+  /** KEYWARD_METRICS_PORT: GET /metrics on 127.0.0.1:<port> (a sidecar's); on the main listener then only with metricsToken. */ metricsPort: number | undefined;
   /** KEYWARD_GOOGLE_TOKEN_URI: where Google access tokens are minted (default Google's); a service-account key's own token_uri is never used. */
   googleTokenUri: string;
   /** The metadata server for ambient Google credentials: GCE_METADATA_IP, else GCE_METADATA_HOST (host[:port] or an http(s) URL whose path is ignored), else 169.254.169.254. */
@@ -343,7 +343,7 @@ export function loadConfig(env: Env = process.env): Config {
     authFailures: int('KEYWARD_AUTH_FAILURES', 20, 1, 1_000_000),
     authCooldownS: int('KEYWARD_AUTH_COOLDOWN_S', 60, 1, 86_400),
     trustedProxies: int('KEYWARD_TRUSTED_PROXIES', 0, 0, 32),
-    metricsToken,
+    metricsToken, metricsPort: get('KEYWARD_METRICS_PORT') === undefined ? undefined : int('KEYWARD_METRICS_PORT', 0, 0, 65535),
     quota,
     auditRetentionDays: int('KEYWARD_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
     googleTokenUri,

@@ -34,6 +34,8 @@ import { UsageRecorder } from './accounting/usage-recorder.js';
 import { UsageSummaries } from './accounting/usage-summary.js';
 import { Router } from './http/router.js';
 import { HttpServer } from './http/server.js';
+import { LoopbackMetricsListener } from './http/metrics-listener.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeyWrapper } from './kms/key-wrapper.js';
 import { LocalKeyWrapper, loadOrCreateKeyFile } from './kms/local.js';
 import type { Logger } from './log.js';
@@ -244,13 +246,17 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   // GET /v1/providers: what the console's credential forms are built from (registered before the document is made).
   c.resolve(ProvidersApi).register(router);
 
+  const sendMetrics = async (res: ServerResponse): Promise<void> => {
+    const body = await metrics.registry.metrics();
+    res.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
+    res.end(body);
+  };
   // WebSocket upgrades of proxy paths: realtime sessions through the same pipeline (src/gateway/realtime/).
   const realtime = new RealtimeGateway({
     config, log, clock: c.resolve(Symbols.Clock), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook),
     usage, metrics, tracing, feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending)],
     refused: (ctx, action) => host.audit.refused(ctx, action), signers,
   });
-
   // Generated once from the route table (each route's schemas and docs) and the loaded providers.
   const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)] }));
   http = new HttpServer(config, log, router, c.resolve(AdminPipeline), c.resolve(Gateway), {
@@ -258,17 +264,18 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       await Promise.all([store.ping(), wrapper.ping()]);
     },
   }, {
-    '/metrics': async (req, res) => {
-      // KEYWARD_METRICS_TOKEN set: only `Authorization: Bearer <it>` (one header), compared in constant time.
-      const authorization = (req.headersDistinct.authorization?.length ?? 0) > 1 ? undefined : bearer(req.headers.authorization);
-      if (config.metricsToken !== undefined && !secretEquals(authorization ?? '', config.metricsToken)) {
-        sendError(res, Errors.metricsUnauthenticated());
-        return;
-      }
-      const body = await metrics.registry.metrics();
-      res.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
-      res.end(body);
-    },
+    // With KEYWARD_METRICS_PORT, the main (public) listener serves /metrics only behind KEYWARD_METRICS_TOKEN.
+    ...(config.metricsPort === undefined || config.metricsToken !== undefined ? {
+      '/metrics': async (req: IncomingMessage, res: ServerResponse) => {
+        // KEYWARD_METRICS_TOKEN set: only `Authorization: Bearer <it>` (one header), compared in constant time.
+        const authorization = (req.headersDistinct.authorization?.length ?? 0) > 1 ? undefined : bearer(req.headers.authorization);
+        if (config.metricsToken !== undefined && !secretEquals(authorization ?? '', config.metricsToken)) {
+          sendError(res, Errors.metricsUnauthenticated());
+          return;
+        }
+        await sendMetrics(res);
+      },
+    } : {}),
     '/v1/openapi.json': (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(openapi) });
       res.end(openapi);
@@ -277,7 +284,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     ...consoleRoutes(log),
     // Keyward as its organisations' OIDC issuer: discovery and JWKS, when KEYWARD_ISSUER_URL is set.
     ...discoveryRoutes(issuer, log),
-  }, realtime);
+  }, realtime, config.metricsPort === undefined ? undefined : new LoopbackMetricsListener(config.metricsPort, (_req, res) => sendMetrics(res), config.headersTimeoutMs));
   const server = http;
 
   let closing: Promise<void> | undefined;

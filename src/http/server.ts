@@ -21,6 +21,7 @@ import type { Config } from '../config.js';
 import { ApiError, Errors, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { H2cFrontDoor } from './h2c.js';
+import type { LoopbackMetricsListener } from './metrics-listener.js';
 import { rawErrorResponse, sendError, sendJson } from './reply.js';
 import type { Route, Router } from './router.js';
 
@@ -90,6 +91,8 @@ export class HttpServer {
     private readonly health: HealthCheck,
     private readonly extra: ExtraRoutes = {},
     private readonly upgrades?: UpgradeHandler,
+    /** KEYWARD_METRICS_PORT's listener: opened with the main one, closed after the drain (a collector's last scrape). */
+    private readonly loopbackMetrics?: LoopbackMetricsListener,
   ) {
     this.server = http.createServer({
       // Only a WebSocket upgrade of a proxy path is taken over; any other `Upgrade` is a plain request.
@@ -148,6 +151,13 @@ export class HttpServer {
         resolve();
       });
     });
+    if (this.loopbackMetrics) {
+      const metrics = await this.loopbackMetrics.listen().catch((err: unknown) => {
+        this.listener.close();
+        throw err;
+      });
+      this.log.info({ address: metrics.address, port: metrics.port }, 'metrics listening');
+    }
     return this.listener.address() as AddressInfo;
   }
 
@@ -296,6 +306,7 @@ export class HttpServer {
     const clean = this.inflight === 0 && (this.upgrades?.openSessions ?? 0) === 0;
     this.server.closeAllConnections();
     this.h2c.destroyAll();
+    this.loopbackMetrics?.close();
     return clean;
   }
 
