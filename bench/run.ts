@@ -8,7 +8,8 @@
  *   nginx    proxy_pass with the key in a header (skipped when not installed)
  *   keyward  `node dist/src/main.js`, embedded default (SQLite + local key)
  * and a short spend-budget row (bench/budget.ts): a budgeted token against an
- * unbudgeted one on the same Keyward.
+ * unbudgeted one on the same Keyward; and a federation row (bench/federation.ts):
+ * a federated Azure credential against a key one, CPU per request.
  *
  * BENCH_QUICK=1 shortens every phase (a smoke run, not for numbers).
  */
@@ -20,6 +21,7 @@ import {
   BENCH, LoadWorker, RssSampler, cpuSeconds, memory, nginxVersion, provision, resetPeak, sleep, startBare, startFake, startKeyward, startNginx, type Proc,
 } from './servers.js';
 import { budgetProvidersDir, budgetRow, type BudgetRow } from './budget.js';
+import { federationEnv, federationRow, startEntraStub, type FederationRow } from './federation.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 /** Every latency and throughput phase runs in `rounds` rounds, each round visiting every path (in a rotated order), so a machine whose load changes over the run affects every path alike. */
@@ -138,7 +140,9 @@ async function main(): Promise<void> {
     } else {
       log('nginx is not installed: its row is skipped (apt-get install -y nginx to include it)');
     }
-    const keyward = await startKeyward(path.join(tmp, 'data'), fake.port, path.join(tmp, 'keyward.log'), { env: { KEYWARD_PROVIDERS_DIR: budgetProvidersDir(tmp) } });
+    const entra = await startEntraStub();
+    closers.push(() => entra.close());
+    const keyward = await startKeyward(path.join(tmp, 'data'), fake.port, path.join(tmp, 'keyward.log'), { env: { KEYWARD_PROVIDERS_DIR: budgetProvidersDir(tmp), ...federationEnv(entra.url, fake.port) } });
     procs.push(keyward);
     const ptok = await provision(`http://127.0.0.1:${keyward.port}`, KEY);
 
@@ -195,6 +199,7 @@ async function main(): Promise<void> {
     });
 
     const budget = await budgetRow(workers.get('keyward')!, `http://127.0.0.1:${keyward.port}`, KEY, BODY, { rounds: D.rounds, c1Ms: D.c1Ms, satS: D.satS, connections: D.satConnections }, log);
+    const federation = await federationRow(workers.get('keyward')!, keyward, entra, KEY, BODY, { rounds: D.rounds, c1Ms: D.c1Ms, satS: D.satS, connections: D.satConnections }, log);
 
     // VmHWM so far (the soak resets it), so the whole-run peak keeps the earlier phases.
     const peakBeforeSoak = new Map<PathName, number>(names.map((n) => [n, memory(targets.get(n)!.proc.pids()).hwmMb]));
@@ -237,7 +242,7 @@ async function main(): Promise<void> {
       r.peakRssMb = Math.max(memory(targets.get(name)!.proc.pids()).hwmMb, r.soak?.peakRssMb ?? 0, peakBeforeSoak.get(name) ?? 0);
     }
 
-    const report = { ...buildReport(names, results, cold, nginxV, started, loadAvgStart), budget };
+    const report = { ...buildReport(names, results, cold, nginxV, started, loadAvgStart), budget, federation };
     const out = renderTables(report);
     process.stdout.write(out + '\n');
     const dir = path.join(BENCH, 'results');
@@ -272,6 +277,7 @@ interface Report {
   targets: Array<{ target: string; value: string; met: boolean | null }>;
   durationS: number;
   budget?: BudgetRow;
+  federation?: FederationRow;
 }
 
 function cpuModel(): string {
@@ -373,6 +379,11 @@ function renderTables(r: Report): string {
     row([n, s ? `${s.completed}/${s.streams * s.rounds}` : '–', s ? `${fmt(s.firstEventP50, 0)} / ${fmt(s.firstEventP99, 0)}` : '–', s ? `${fmt(s.wallMs / 1000, 2)} (${s.wallRoundsMs.map((x) => (x / 1000).toFixed(2)).join(', ')})` : '–', x2(p.vsBare?.soakWall), x2(p.vsNginx?.soakWall), fmt(s?.peakRssMb, 0)]);
   }
   lines.push('');
+  if (r.federation) {
+    const f = r.federation;
+    lines.push(`Federated credential (same Keyward, Azure OpenAI, same body; median of ${r.settings.rounds} rounds): key credential ${fmt(f.static.p50, 3)} ms c=1 p50, ${fmt(f.static.rps, 0)} req/s, ${fmt(f.static.cpuUsPerRequest, 0)} µs CPU/request; federated ${fmt(f.federated.p50, 3)} ms, ${fmt(f.federated.rps, 0)} req/s, ${fmt(f.federated.cpuUsPerRequest, 0)} µs CPU/request (${f.cpuRatio.toFixed(2)}× CPU); ${f.mints} Entra grant${f.mints === 1 ? '' : 's'} for all of its requests.`);
+    lines.push('');
+  }
   if (r.budget) {
     const b = r.budget;
     lines.push(`Spend budget (same Keyward, same body; c=1 p50 and saturation req/s, median of ${r.settings.rounds} rounds): unbudgeted ${fmt(b.plain.p50, 3)} ms, ${fmt(b.plain.rps, 0)} req/s; models-scoped (body read first) ${fmt(b.scoped.p50, 3)} ms, ${fmt(b.scoped.rps, 0)} req/s; budgeted ${fmt(b.budgeted.p50, 3)} ms (+${fmt(b.addedP50Ms, 3)} ms), ${fmt(b.budgeted.rps, 0)} req/s (${b.rpsRatio.toFixed(2)}×).`);

@@ -291,7 +291,7 @@ export async function startKeyward(dataDir: string, upstreamPort: number, logFil
   return { name: 'keyward', proc, port, readyMs: at - t0, pids: () => [proc.pid!], stop: () => stopProc(proc, 15_000), stderr: () => err };
 }
 
-async function postJson(url: string, token: string, body: unknown): Promise<any> {
+export async function postJson(url: string, token: string, body: unknown): Promise<any> {
   const r = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const text = await r.text();
   if (r.status !== 201) throw new Error(`POST ${url}: ${r.status} ${text}`);

@@ -1,9 +1,16 @@
 // Azure OpenAI: https://learn.microsoft.com/azure/ai-services/openai/reference. The credential is the
-// resource name (its `https://{resource}.openai.azure.com` endpoint) and one of its keys, sent as `api-key`.
+// resource name (its `https://{resource}.openai.azure.com` endpoint) and one of its keys, sent as `api-key`;
+// or, with no secret at all, `federated` with the Entra app (`tenant_id`, `client_id`) whose federated
+// credential trusts Keyward's OIDC identity for the organisation: Keyward's JWT is the client assertion of
+// a client-credentials grant and the Entra token goes as Bearer (signers/entra-assertion.ts, docs/identity.md).
 // SDK: `new AzureOpenAI({ endpoint: <gateway>/v1/proxy, apiKey: 'ptok_…', apiVersion, deployment })`
 // (environment: AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY), or the plain `OpenAI` client with
 // `baseURL: <gateway>/v1/proxy/openai/v1/` on the version-less surface.
 import type { ProviderPlugin } from '../src/catalog/provider.js';
+
+const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+/** A tenant id, or one of its verified domain names (contoso.onmicrosoft.com). */
+const GUID_OR_DOMAIN = /^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63})$/;
 
 // Stored responses (and their input items) are readable, cancellable and deletable by id by anyone
 // holding a key of the resource: `account`. Creating one is every chat's path.
@@ -29,8 +36,8 @@ export default {
   credential: {
     fields: {
       api_key: {
-        secret: true, main: true, description: 'One of the resource\'s two keys (Keys and Endpoint)',
-        label: 'API key', help: 'One of the two keys under Keys and Endpoint of your Azure OpenAI resource.',
+        secret: true, main: true, optional: true, description: 'One of the resource\'s two keys (Keys and Endpoint)',
+        label: 'API key', help: 'One of the two keys under Keys and Endpoint of your Azure OpenAI resource (leave it empty for a federated credential).',
       },
       // One DNS label: the template keeps its host, so no value can point the key at another origin.
       resource: {
@@ -40,9 +47,35 @@ export default {
         label: 'Resource name',
         help: 'The my-res part of your endpoint https://my-res.openai.azure.com.',
       },
+      tenant_id: {
+        optional: true, pattern: GUID_OR_DOMAIN, maxLength: 253, description: 'With `federated`: the Entra tenant (directory) id of the app',
+        label: 'Tenant ID', help: 'Federated only: the Entra directory (tenant) id of the app that trusts this gateway.',
+      },
+      client_id: {
+        optional: true, pattern: GUID, maxLength: 36, description: 'With `federated`: the Entra app\'s application (client) id, which holds a federated credential for Keyward',
+        label: 'Client ID', help: 'Federated only: the application (client) id of that Entra app.',
+      },
+      federated: {
+        optional: true, flag: true, description: '"true": no stored key; Keyward signs in as the Entra app with its own OIDC token for the organisation',
+        label: 'Federated (no stored key)', help: 'Type true to sign in as the Entra app with this gateway\'s identity for your organisation instead of storing a key.',
+      },
+    },
+    check({ secrets, plain }) {
+      if (plain.federated !== undefined) {
+        if (secrets.api_key !== undefined) return { field: 'api_key', message: 'A federated credential holds no key: give `resource`, `tenant_id`, `client_id` and `federated: true`.' };
+        for (const field of ['tenant_id', 'client_id']) {
+          if (plain[field] === undefined) return { field, message: `\`${field}\` is required with \`federated\` (the Entra app that trusts this gateway for your organisation).` };
+        }
+        return undefined;
+      }
+      for (const field of ['tenant_id', 'client_id']) {
+        if (plain[field] !== undefined) return { field, message: `\`${field}\` goes with \`federated: true\`.` };
+      }
+      return secrets.api_key === undefined ? { field: 'api_key', message: '`api_key` is required (or `federated: true` with `tenant_id` and `client_id`).' } : undefined;
     },
   },
-  auth: { kind: 'header', header: 'api-key' }, // the bare key
+  // `api-key: <key>`, or a federated credential's Entra token as Bearer.
+  auth: { kind: 'signer', signer: 'entra-assertion' },
   // AzureOpenAI sends `api-key`; with `azureADTokenProvider`, and the plain OpenAI client on openai/v1/, Bearer.
   // A browser's OpenAIRealtimeWebSocket.azure(...) cannot set headers: it puts the key in `?api-key=`.
   tokenIn: [{ header: 'api-key' }, { header: 'authorization', scheme: 'Bearer' }, { query: 'api-key' }],

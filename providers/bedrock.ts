@@ -1,6 +1,9 @@
 // Amazon Bedrock Runtime: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_Operations_Amazon_Bedrock_Runtime.html
 // SDK endpoint: <gateway>/v1/proxy (no trailing slash). The credential is a region plus either an
-// AWS key pair (signed with SigV4 per request, over the exact body) or a Bedrock API key (Bearer).
+// AWS key pair (signed with SigV4 per request, over the exact body), a Bedrock API key (Bearer), or
+// no secret at all: `federated` with a `role_arn` that trusts Keyward's OIDC identity for the
+// organisation, assumed with STS AssumeRoleWithWebIdentity (signers/aws-web-identity.ts) and the
+// temporary credentials signing with SigV4 (docs/identity.md).
 // The caller presents its ptok as a Bearer token (AWS_BEARER_TOKEN_BEDROCK, AnthropicBedrock's
 // apiKey) or as the access key id of its own SigV4 signature (credentials.accessKeyId = ptok_…);
 // the caller's signature and every x-amz-* / amz-sdk-* header are dropped (signers/sigv4.ts).
@@ -93,8 +96,26 @@ export default {
         secret: true, optional: true, description: 'A Bedrock API key (sent as Bearer), instead of the key pair',
         label: 'Bedrock API key', help: 'A Bedrock API key, instead of the access key pair.',
       },
+      role_arn: {
+        optional: true,
+        pattern: /^arn:aws(-cn|-us-gov)?:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/,
+        maxLength: 600,
+        description: 'With `federated`: the IAM role Keyward assumes as the organisation (its trust policy names Keyward\'s issuer and `sub` org:<org_id>)',
+        label: 'Role ARN', help: 'Federated only: the IAM role this gateway assumes for your organisation, such as arn:aws:iam::123456789012:role/keyward.',
+      },
+      federated: {
+        optional: true, flag: true, description: '"true": no stored secret; Keyward assumes `role_arn` with its own OIDC token for the organisation',
+        label: 'Federated (no stored key)', help: 'Type true to assume the role with this gateway\'s identity for your organisation instead of storing an AWS key.',
+      },
     },
-    check({ secrets }) {
+    check({ secrets, plain }) {
+      const any = Object.keys(secrets)[0];
+      if (plain.federated !== undefined) {
+        if (any !== undefined) return { field: any, message: 'A federated credential holds no secret: give `region`, `role_arn` and `federated: true` only.' };
+        if (plain.role_arn === undefined) return { field: 'role_arn', message: '`role_arn` is required with `federated`: the IAM role that trusts this gateway for your organisation.' };
+        return undefined;
+      }
+      if (plain.role_arn !== undefined) return { field: 'role_arn', message: '`role_arn` goes with `federated: true` (the role Keyward assumes with its own identity).' };
       const pair = secrets.aws_access_key_id !== undefined || secrets.aws_secret_access_key !== undefined;
       if (secrets.api_key !== undefined && (pair || secrets.aws_session_token !== undefined)) {
         return { field: 'api_key', message: 'Give either `api_key` or the AWS key pair (`aws_access_key_id`, `aws_secret_access_key`), not both.' };

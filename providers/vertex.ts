@@ -2,7 +2,10 @@
 // friends), partner models such as Anthropic's (rawPredict / streamRawPredict), and the OpenAI-compatible
 // chat endpoint, under `v1/` and `v1beta1/` (@google/genai's default). Upstream it authenticates with an
 // OAuth access token the gateway mints itself (the `google-oauth` signer): from the stored service-account
-// key (JWT grant), or, with `ambient: "true"`, from the metadata server of the machine Keyward runs on.
+// key (JWT grant); with `ambient: "true"`, from the metadata server of the machine Keyward runs on; or, with
+// `federated: "true"` and no secret at all, from Google STS in exchange for Keyward's own OIDC token for the
+// organisation (a workload identity pool provider that trusts it), then optionally as a service account
+// (iamcredentials generateAccessToken) — signers/google-sts.ts, docs/identity.md.
 // Clients: AnthropicVertex with baseURL `<gateway>/v1/proxy/v1` and an authClient sending `Bearer ptok_…`;
 // GoogleGenAI `{vertexai:true, project, location, httpOptions:{baseUrl:'<gateway>/v1/proxy'}}` with an
 // authClient, or `apiKey: 'ptok_…'` (sent as x-goog-api-key).
@@ -31,12 +34,34 @@ export function serviceAccountProblem(json: string): string | undefined {
   return undefined;
 }
 
-/** Either a stored service-account key, or `ambient: "true"` (the gateway's own identity): exactly one. */
+/** `//iam.googleapis.com/projects/<number>/locations/global/workloadIdentityPools/<pool>/providers/<provider>`. */
+const WORKLOAD_IDENTITY_PROVIDER = /^\/\/iam\.googleapis\.com\/projects\/\d{1,20}\/locations\/global\/workloadIdentityPools\/[a-z0-9-]{4,32}\/providers\/[a-z0-9-]{4,32}$/;
+/** A service account's email (the one a federated credential impersonates). */
+const SERVICE_ACCOUNT_EMAIL = /^[a-z0-9][a-z0-9._-]{0,62}@[a-z0-9][a-z0-9.-]{0,200}\.gserviceaccount\.com$/;
+
+/** A federated credential: the pool provider, and a service account's email if any; no secret. */
+function federatedCheck(c: CredentialSecrets): { field: string; message: string } | undefined {
+  if (c.plain.ambient !== undefined) return { field: 'ambient', message: 'Give either `ambient` or `federated`, not both.' };
+  const secret = Object.keys(c.secrets)[0];
+  if (secret !== undefined) return { field: secret, message: 'A federated credential holds no secret.' };
+  if (c.plain.workload_identity_provider === undefined) {
+    return { field: 'workload_identity_provider', message: '`workload_identity_provider` is required with `federated`: the pool provider that trusts this gateway for your organisation.' };
+  }
+  const sa = c.plain.service_account;
+  if (sa !== undefined && !SERVICE_ACCOUNT_EMAIL.test(sa)) return { field: 'service_account', message: 'With `federated`, `service_account` is the email of the service account to impersonate (…@….iam.gserviceaccount.com).' };
+  return undefined;
+}
+
+/** Either a stored service-account key, `ambient: "true"` (the gateway's own identity), or `federated: "true"`: exactly one. */
 function check(c: CredentialSecrets): { field: string; message: string } | undefined {
+  if (c.plain.federated !== undefined) return federatedCheck(c);
+  if (c.plain.workload_identity_provider !== undefined) return { field: 'workload_identity_provider', message: '`workload_identity_provider` goes with `federated: true`.' };
   const key = c.secrets.service_account;
   const ambient = c.plain.ambient;
   if (key !== undefined && ambient !== undefined) return { field: 'ambient', message: 'Give either `service_account` or `ambient: "true"`, not both.' };
-  if (key === undefined && ambient === undefined) return { field: 'service_account', message: 'Give `service_account` (the JSON key), or `ambient: "true"` to use the gateway\'s own Google identity.' };
+  if (key === undefined && ambient === undefined) {
+    return { field: 'service_account', message: 'Give `service_account` (the JSON key), `ambient: "true"` to use the gateway\'s own Google identity, or `federated: "true"` with `workload_identity_provider`.' };
+  }
   if (key !== undefined) {
     const problem = serviceAccountProblem(key);
     return problem ? { field: 'service_account', message: problem } : undefined;
@@ -78,12 +103,13 @@ export default {
         secret: true,
         main: true,
         optional: true,
-        // A JSON key file: spaces and line breaks allowed; `check` parses it.
-        pattern: /^\s*\{[\s\S]*\}\s*$/,
+        // A JSON key file (spaces and line breaks allowed; `check` parses it), or a federated credential's email.
+        pattern: /^\s*\{[\s\S]*\}\s*$|^[^\s@]{1,100}@[A-Za-z0-9.-]{1,200}$/,
         maxLength: 16_384,
-        description: 'The service account\'s JSON key (type service_account). Its token_uri is not used: tokens come from https://oauth2.googleapis.com/token.',
+        plainWhenFederated: true,
+        description: 'The service account\'s JSON key (type service_account; its token_uri is not used: tokens come from https://oauth2.googleapis.com/token), or with `federated` the email of the service account to impersonate (then shown)',
         label: 'Service account key (JSON)',
-        help: 'The whole JSON key file of a service account allowed to call Vertex AI. Leave it empty to use the gateway\'s own identity instead.',
+        help: 'The JSON key file of a service account allowed to call Vertex AI. Empty: the gateway\'s own identity. Federated: optionally the email of a service account to impersonate.',
       },
       project: {
         pattern: /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/, pinsPath: true, description: 'Google Cloud project id: the only project a request\'s path may name',
@@ -95,8 +121,19 @@ export default {
       },
       // Fields are strings: a flag is the string "true".
       ambient: {
-        optional: true, pattern: /^true$/, description: '"true": use the gateway\'s own Google identity (metadata server) instead of a stored key',
+        optional: true, flag: true, description: '"true": use the gateway\'s own Google identity (metadata server) instead of a stored key',
         label: 'Use the gateway\'s identity', help: 'Type true to call Vertex AI as the gateway itself, with no stored key (only in projects the operator allows).',
+      },
+      workload_identity_provider: {
+        optional: true,
+        pattern: WORKLOAD_IDENTITY_PROVIDER,
+        maxLength: 200,
+        description: 'With `federated`: the workload identity pool provider\'s full name, //iam.googleapis.com/projects/<number>/locations/global/workloadIdentityPools/<pool>/providers/<provider>',
+        label: 'Workload identity provider', help: 'Federated only: the full name of the pool provider that trusts this gateway, //iam.googleapis.com/projects/…/providers/….',
+      },
+      federated: {
+        optional: true, flag: true, description: '"true": no stored key; Google STS exchanges Keyward\'s own OIDC token for the organisation',
+        label: 'Federated (no stored key)', help: 'Type true to exchange this gateway\'s identity for your organisation at Google instead of storing a key.',
       },
     },
     check,

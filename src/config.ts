@@ -8,12 +8,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseTraceSettings, type TraceSettings } from './telemetry/settings.js';
 import { parseTlsSettings, type TlsSettings } from './tls-settings.js';
+import { cloudEndpoint, federationConfig, type FederationConfig } from './federation-config.js';
 
 export type StoreKind = 'sqlite' | 'firestore';
 export type KmsKind = 'local' | 'gcp';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-export interface Config {
+/** FederationConfig: Keyward as each organisation's OIDC identity (federation-config.ts). */
+export interface Config extends FederationConfig {
   host: string;
   port: number;
   dataDir: string;
@@ -188,6 +190,9 @@ export function loadConfig(env: Env = process.env): Config {
     if (buf.length !== 32) throw new ConfigError(name, 'base64 of exactly 32 bytes', '<redacted>');
     return buf;
   };
+  const fail = (variable: string, accepts: string, got: string): never => {
+    throw new ConfigError(variable, accepts, got);
+  };
   const origin = (name: string, raw: string): string => {
     let url: URL;
     try {
@@ -243,7 +248,7 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamOverrides[m[1]!.toLowerCase().replace(/_/g, '-')] = origin(name, value);
   }
 
-  const googleTokenUri = tokenEndpoint('KEYWARD_GOOGLE_TOKEN_URI', get('KEYWARD_GOOGLE_TOKEN_URI'));
+  const googleTokenUri = cloudEndpoint('KEYWARD_GOOGLE_TOKEN_URI', get('KEYWARD_GOOGLE_TOKEN_URI') ?? 'https://oauth2.googleapis.com/token', true, fail);
   const gceMetadataHost = metadataHost(get('GCE_METADATA_IP') ?? get('GCE_METADATA_HOST'));
   const ambientProjects = (get('KEYWARD_AMBIENT_PROJECTS') ?? '').split(',').map((p) => p.trim()).filter(Boolean);
   for (const p of ambientProjects) {
@@ -348,6 +353,7 @@ export function loadConfig(env: Env = process.env): Config {
     ambientProjects: Object.freeze(ambientProjects),
     traces: parseTraceSettings(get, (variable, accepts, got) => { throw new ConfigError(variable, accepts, got); }),
     ...oidcIssuers(get('KEYWARD_OIDC_ISSUERS'), get('KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK')),
+    ...federationConfig(get, kms, fail),
   });
 }
 
@@ -369,21 +375,6 @@ function oidcIssuers(raw: string | undefined, loopback: string | undefined): Pic
     }
   }
   return { oidcIssuers: Object.freeze(issuers), oidcAllowHttpLoopback: loopback === '1' };
-}
-
-/** An http(s) origin and path (no user, password, query or fragment): Google's token endpoint by default. */
-function tokenEndpoint(name: string, raw: string | undefined): string {
-  if (raw === undefined || raw === '') return 'https://oauth2.googleapis.com/token';
-  let url: URL | undefined;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
-    throw new ConfigError(name, 'an http(s) URL such as https://oauth2.googleapis.com/token (no user, password or query)', redactUrl(raw));
-  }
-  return url.origin + url.pathname;
 }
 
 /** As gcp-metadata reads it: `host[:port]`, or an http(s) URL whose path is ignored; the origin only. */

@@ -66,6 +66,9 @@ import { ProvidersApi } from './api/providers.js';
 import { RealtimeGateway } from './gateway/realtime/realtime-gateway.js';
 import { spendLimit } from './gateway/realtime/limits.js';
 import type { ChangeFeed } from './store/ports.js';
+import { Issuer, type AssertionRequest } from './identity/issuer.js';
+import { lazyKmsSigning, SigningKeyRing } from './identity/signing-keys.js';
+import { discoveryRoutes } from './http/discovery-routes.js';
 
 export interface AppOptions {
   /** Tests pass a clock they control. */
@@ -141,6 +144,11 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   for (const cls of [SpendLedger, OrgLimits]) c.registerSingleton(cls as never);
   c.register(RateLimiter, { useValue: new RateLimiter() });
   for (const cls of [OidcVerifier, TrustPolicyService, TokenExchange]) c.registerSingleton(cls as never);
+  // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
+  const clock = options.clock ?? systemClock;
+  const ring = new SigningKeyRing(store, wrapper, clock, log, config.kms === 'gcp' ? lazyKmsSigning(config.kmsSigningKey, config.kmsEndpoint) : undefined);
+  c.register(SigningKeyRing, { useValue: ring });
+  if (config.issuerUrl !== undefined) c.register(Issuer, { useValue: new Issuer(config.issuerUrl, ring, clock) });
   return c;
 }
 
@@ -223,7 +231,18 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const pipeline = new Pipeline(pipelineStages({ config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, budget }, plugins), log);
   if (!pipeline.has('quota')) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');
   c.register(Symbols.Pipeline, { useValue: pipeline });
-  const upstream = new UpstreamProxy(config, log, providers);
+  const issuer = c.isRegistered(Issuer) ? c.resolve(Issuer) : undefined;
+  const ring = c.resolve(SigningKeyRing);
+  const clock = c.resolve<Clock>(Symbols.Clock);
+  // One set of signer settings for the proxy and the realtime relay: the same signers, the same minted tokens.
+  const signers = {
+    clock,
+    federation: {
+      assertion: issuer && ((request: AssertionRequest) => issuer.assertion(request)), clock, log, awsStsEndpoint: config.awsStsEndpoint,
+      azureAuthorityHost: config.azureAuthorityHost, googleStsUri: config.googleStsUri, googleIamCredentialsUri: config.googleIamCredentialsUri,
+    },
+  };
+  const upstream = new UpstreamProxy(config, log, providers, signers);
   c.register(UpstreamProxy, { useValue: upstream });
   c.registerSingleton(Gateway);
 
@@ -239,7 +258,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const realtime = new RealtimeGateway({
     config, log, clock: c.resolve(Symbols.Clock), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook), unpriced: c.resolve(UnpricedModels),
     usage, metrics, tracing, feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending)],
-    refused: (ctx, action) => host.audit.refused(ctx, action),
+    refused: (ctx, action) => host.audit.refused(ctx, action), signers,
   });
   // Generated once from the route table (each route's schemas and docs) and the loaded providers.
   const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)] }));
@@ -266,6 +285,8 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     },
     // The operators' console: the built page and its assets, GET only (src/http/console-assets.ts).
     ...consoleRoutes(log),
+    // Keyward as its organisations' OIDC issuer: discovery and JWKS, when KEYWARD_ISSUER_URL is set.
+    ...discoveryRoutes(issuer, log),
   }, realtime, config.metricsPort === undefined ? undefined : new LoopbackMetricsListener(config.metricsPort, (_req, res) => sendMetrics(res), config.headersTimeoutMs));
   const server = http;
 
@@ -284,6 +305,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       upstream.close();
       await usage.close();
       await audit.close();
+      await ring.close();
       await wrapper.close();
       await store.close();
       // Last: the spans of the final flushes above are exported too.
@@ -307,6 +329,9 @@ export interface Vault {
   providers: ProviderRegistry;
   audit: AuditLog;
   secrets: DeploymentSecrets;
+  /** Keyward's OIDC signing keys (`keyward keys rotate-signing`); `issuer` when KEYWARD_ISSUER_URL is set. */
+  signingKeys: SigningKeyRing;
+  issuer: Issuer | undefined;
   envelope: Envelope;
   store: Store;
   keyWrapper: KeyWrapper;
@@ -331,12 +356,15 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
     usageSummaries: c.resolve(UsageSummaries),
     providers: c.resolve<ProviderRegistry>(Symbols.ProviderRegistry),
     secrets: c.resolve(DeploymentSecrets),
+    signingKeys: c.resolve(SigningKeyRing),
+    issuer: c.isRegistered(Issuer) ? c.resolve(Issuer) : undefined,
     envelope: c.resolve(Envelope),
     store,
     keyWrapper,
     close: async () => {
       await usage.close();
       await audit.close();
+      await c.resolve(SigningKeyRing).close();
       await keyWrapper.close();
       await store.close();
     },

@@ -52,6 +52,7 @@ export const ERROR_CATALOGUE = {
   too_many_failures: { status: 429, type: 'rate_limit', when: 'Too many failed authentications from this IP (KEYWARD_AUTH_FAILURES); cooling down for KEYWARD_AUTH_COOLDOWN_S.' },
   internal: { status: 500, type: 'internal', when: 'An unexpected fault; the message is fixed and says nothing more.' },
   upstream_unreachable: { status: 502, type: 'upstream', when: 'The provider cannot be reached.' },
+  upstream_auth_failed: { status: 502, type: 'upstream', when: 'A cloud refused the access Keyward asks for on the credential\'s behalf: a federated credential\'s token exchange (AWS STS, Entra ID, Google STS or iamcredentials), or a rejected or revoked Google service-account key. `message` carries the cloud\'s own words, masked of anything secret. Nothing was sent to the provider and nothing counted.' },
   unavailable: { status: 503, type: 'unavailable', when: 'The store or the key wrapper is down (the quota fails closed), or the instance is shutting down.' },
   overloaded: { status: 503, type: 'unavailable', when: 'Request bodies held while a token\'s scopes read them would pass KEYWARD_BUFFER_BUDGET; nothing was forwarded or counted.' },
   upstream_timeout: { status: 504, type: 'upstream', when: 'The provider did not connect (KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS) or went silent (KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS).' },
@@ -129,7 +130,9 @@ export const Errors = {
     : 'This request\'s worst-case cost does not fit in what is left of the organisation\'s monthly spend_limit_usd.', retryAfterS === undefined ? {} : { 'retry-after': String(retryAfterS) }),
   tooManyFailures: (retryAfterS: number) =>
     fail('too_many_failures', 'Too many failed authentications from this address; try again later.', { 'retry-after': String(retryAfterS) }),
-  upstreamUnreachable: () => fail('upstream_unreachable', 'The provider could not be reached.'),
+  upstreamUnreachable: (message = 'The provider could not be reached.') => fail('upstream_unreachable', message),
+  /** `message`: what the cloud said (the caller's own configuration problem to fix), already masked of tokens and keys. */
+  upstreamAuthFailed: (message: string) => fail('upstream_auth_failed', message),
   upstreamTimeout: () => fail('upstream_timeout', 'The provider did not answer in time.'),
   overloaded: () => fail('overloaded', 'The gateway is holding as many request bodies as it may; retry shortly.', { 'retry-after': '1' }),
   unavailable: () => fail('unavailable', 'The service is temporarily unavailable; retry shortly.', { 'retry-after': '1' }),

@@ -1,6 +1,8 @@
 /** POST /v1/orgs (the operator's admin token), GET /v1/orgs/self (who is calling), PATCH /v1/orgs/self (the monthly spend limit) and the org token's rotation (owner only). */
 import { inject, injectable } from 'tsyringe';
+import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
+import { Symbols } from '../symbols.js';
 import type { Router } from '../http/router.js';
 import { OrgService } from '../vault/org-service.js';
 import { orgOf } from './params.js';
@@ -10,7 +12,10 @@ import { orgSelfView, orgSettingsView, orgView } from './views.js';
 
 @injectable()
 export class OrgsApi {
-  constructor(@inject(OrgService) private readonly orgs: OrgService) {}
+  constructor(
+    @inject(OrgService) private readonly orgs: OrgService,
+    @inject(Symbols.Config) private readonly config: Config,
+  ) {}
 
   register(router: Router): void {
     router.add('POST', '/v1/orgs', {
@@ -26,12 +31,12 @@ export class OrgsApi {
 
     router.add('GET', '/v1/orgs/self', {
       auth: 'org', roles: EVERYONE, operationId: 'getOrgSelf', tag: 'organisations', summary: 'The calling organisation and key',
-      description: '`caller` names the presented key and its role, so a client (the console) knows what it may do.',
+      description: '`caller` names the presented key and its role, so a client (the console) knows what it may do. `federation`: the issuer and subject a cloud\'s trust policy names for this organisation\'s federated credentials (null when this gateway is no OIDC issuer).',
       response: { status: 200, schema: OrgSelf, description: 'The organisation and the caller.' },
     }, async (r) => {
       const p = r.principal;
       if (p.kind !== 'org') throw Errors.unauthenticated();
-      return { status: 200, body: orgSelfView(p.org, { id: p.actor, role: p.role, ...(p.credentialIds ? { credential_ids: [...p.credentialIds] } : {}) }) };
+      return { status: 200, body: orgSelfView(p.org, { id: p.actor, role: p.role, ...(p.credentialIds ? { credential_ids: [...p.credentialIds] } : {}) }, this.config.issuerUrl) };
     });
 
     router.add('POST', '/v1/orgs/self/token/rotate', {

@@ -6,6 +6,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { DayUsage, UsageSummary } from '../accounting/usage-summary.js';
 import { formatUsd } from '../catalog/money.js';
+import { subjectOf } from '../identity/issuer.js';
 import type { AdminKeyRecord, AuditRecord, CredentialRecord, OrgRecord, Page, RevokedTokenRecord, TokenRecord, UsageCounts as UsageCountsRecord } from '../store/ports.js';
 import type { AdminKey, AdminKeyCreated, Caller } from './schemas/admin-keys.js';
 import type { CredentialView } from './schemas/credentials.js';
@@ -33,9 +34,13 @@ export function orgView(org: OrgRecord, token: string): Static<typeof Organizati
 }
 
 /** GET /v1/orgs/self: the organisation and who is calling (no token value). */
-export function orgSelfView(org: OrgRecord, caller: Static<typeof Caller>): Static<typeof OrgSelf> {
+/** `issuer`: KEYWARD_ISSUER_URL, if this gateway is an OIDC issuer (then `federation` names the org's subject). */
+export function orgSelfView(org: OrgRecord, caller: Static<typeof Caller>, issuer?: string): Static<typeof OrgSelf> {
   const limit = org.spendLimitMicros ?? null;
-  return { id: org.id, object: 'organization', name: org.name, created_at: iso(org.createdAt), spend_limit_usd: limit === null ? null : formatUsd(limit), caller };
+  return {
+    id: org.id, object: 'organization', name: org.name, created_at: iso(org.createdAt), spend_limit_usd: limit === null ? null : formatUsd(limit),
+    federation: issuer === undefined ? null : { issuer, subject: subjectOf(org.id) }, caller,
+  };
 }
 
 export function adminKeyView(k: AdminKeyRecord, now: number): Static<typeof AdminKey> {

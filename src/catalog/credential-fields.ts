@@ -12,7 +12,7 @@
  */
 import { Errors } from '../errors.js';
 import { CREDENTIAL_HEADERS, HOP_BY_HOP } from './header-names.js';
-import type { CredentialField, CredentialSecrets, CredentialSpec } from './provider.js';
+import { FEDERATED, type CredentialField, type CredentialSecrets, type CredentialSpec } from './provider.js';
 
 /** One field as the registry normalised it. */
 export interface DeclaredField {
@@ -29,6 +29,10 @@ export interface DeclaredField {
   readonly help?: string;
   /** Routes' `{<name>}` parameter must equal this plain field's value (CredentialField.pinsPath). */
   readonly pinsPath?: boolean;
+  /** A plain yes-flag: "true" (a JSON `true` is taken as it), or left out (CredentialField.flag). */
+  readonly flag?: boolean;
+  /** A secret kept plain (and shown) in a federated credential (CredentialField.plainWhenFederated). */
+  readonly plainWhenFederated?: boolean;
   /** The value is sent in a header, a query string or the origin (see the file comment). */
   readonly wire: boolean;
 }
@@ -53,7 +57,8 @@ const HEADER = /^[a-z0-9-]+$/;
 /** Printable ASCII without spaces: what may go into a header or a URL. */
 const WIRE = /^[\x21-\x7e]+$/;
 const DEFAULT_SECRET = /^[\x21-\x7e]{8,}$/;
-const KEYS = new Set(['secret', 'main', 'optional', 'pattern', 'maxLength', 'header', 'description', 'label', 'help', 'pinsPath']);
+const KEYS = new Set(['secret', 'main', 'optional', 'pattern', 'maxLength', 'header', 'description', 'label', 'help', 'pinsPath', 'flag', 'plainWhenFederated']);
+const FLAG = /^true$/;
 /** Plain words for a form: printable, no backticks (API wording) and no control characters. */
 const PLAIN_WORDS = /^[^`\p{Cc}\p{Cf}]+$/u;
 
@@ -80,7 +85,7 @@ export function declareFields(spec: unknown, fail: (problem: string) => never): 
     const f = raw as CredentialField;
     if (!f || typeof f !== 'object') fail(`${at} must be an object`);
     for (const k of Object.keys(f)) if (!KEYS.has(k)) fail(`${at}: unknown key \`${k}\` (it takes ${[...KEYS].join(', ')})`);
-    for (const k of ['secret', 'main', 'optional', 'pinsPath'] as const) if (f[k] !== undefined && typeof f[k] !== 'boolean') fail(`${at}: \`${k}\` must be true or false`);
+    for (const k of ['secret', 'main', 'optional', 'pinsPath', 'flag', 'plainWhenFederated'] as const) if (f[k] !== undefined && typeof f[k] !== 'boolean') fail(`${at}: \`${k}\` must be true or false`);
     const secret = f.secret === true;
     if (name === 'api_key' && !secret) fail(`${at}: \`api_key\` is the key-based providers' secret: it must be \`secret: true\``);
     if (f.pattern !== undefined && (!(f.pattern instanceof RegExp) || f.pattern.global || f.pattern.sticky)) fail(`${at}: \`pattern\` must be a RegExp without the g or y flag`);
@@ -91,6 +96,8 @@ export function declareFields(spec: unknown, fail: (problem: string) => never): 
       if (v !== undefined && (typeof v !== 'string' || v.length > max || !PLAIN_WORDS.test(v))) fail(`${at}: \`${k}\` must be plain words of at most ${max} characters (no backticks or control characters)`);
     }
     if (f.pinsPath && (secret || f.optional)) fail(`${at}: only a required plain field can pin a path parameter (\`pinsPath\`)`);
+    if (f.flag && (secret || !f.optional || f.pattern !== undefined || f.header !== undefined)) fail(`${at}: a \`flag\` is an optional plain field with no pattern or header of its own (its one value is "true")`);
+    if (f.plainWhenFederated && (!secret || !f.optional)) fail(`${at}: only an optional secret field can be \`plainWhenFederated\``);
     if (f.main) {
       if (!secret) fail(`${at}: only a secret field can be \`main\``);
       if (main !== undefined) fail(`${at}: only one field can be \`main\` (${main} is already)`);
@@ -108,7 +115,8 @@ export function declareFields(spec: unknown, fail: (problem: string) => never): 
       name, secret, optional: f.optional === true, maxLength: f.maxLength ?? (secret ? 4096 : 200),
       ...(f.pattern ? { pattern: f.pattern } : {}), ...(f.header ? { header: f.header } : {}), ...(f.description ? { description: f.description } : {}),
       label: f.label ?? defaultLabel(name), ...(f.help ? { help: f.help } : {}),
-      ...(f.pinsPath ? { pinsPath: true } : {}),
+      ...(f.pinsPath ? { pinsPath: true } : {}), ...(f.flag ? { flag: true, pattern: FLAG, maxLength: 4 } : {}),
+      ...(f.plainWhenFederated ? { plainWhenFederated: true } : {}),
     }));
   }
   const secrets = fields.filter((f) => f.secret);
@@ -119,6 +127,7 @@ export function declareFields(spec: unknown, fail: (problem: string) => never): 
 }
 
 function rule(f: DeclaredField): string {
+  if (f.flag) return '"true" (or JSON true), or left out';
   if (f.pattern) return `a string of at most ${f.maxLength} characters matching ${f.pattern.source}${f.wire ? ', printable and without spaces' : ''}`;
   return `a string of ${f.secret ? 8 : 1} to ${f.maxLength} printable characters without spaces`;
 }
@@ -150,12 +159,15 @@ export function parseCredentialInput(p: CredentialRules, body: Readonly<Record<s
   }
   const secrets: Record<string, string> = {};
   const plain: Record<string, string> = {};
+  const federated = Object.hasOwn(body, FEDERATED) && (body[FEDERATED] === 'true' || body[FEDERATED] === true);
   for (const f of p.fields) {
     const present = Object.hasOwn(body, f.name);
     if (!present && f.optional) continue;
     if (!present) throw Errors.invalidRequest(`\`${f.name}\` is required for provider ${p.id}: ${rule(f)}.`, f.name);
-    checkValue(f, body[f.name]);
-    (f.secret ? secrets : plain)[f.name] = body[f.name] as string;
+    // A flag's JSON `true` is its string "true": stored and shown as the string, like every field.
+    const value = f.flag && body[f.name] === true ? 'true' : body[f.name];
+    checkValue(f, value);
+    (f.secret && !(federated && f.plainWhenFederated) ? secrets : plain)[f.name] = value as string;
   }
   const c = { secrets, plain };
   crossCheck(p, c);
@@ -168,6 +180,7 @@ export function parseCredentialInput(p: CredentialRules, body: Readonly<Record<s
  * where and as whom the key is used (delete and create to change them).
  */
 export function parseRotateInput(p: CredentialRules, body: Readonly<Record<string, unknown>>, plain: Readonly<Record<string, string>>): Record<string, string> {
+  if (plain[FEDERATED] === 'true') throw Errors.invalidRequest('A federated credential holds no secret, so there is nothing to rotate (its trust lives in the cloud; delete it and create another to change its fields).');
   const secretFields = p.fields.filter((f) => f.secret);
   for (const name of Object.keys(body)) {
     const f = p.fields.find((d) => d.name === name);

@@ -93,13 +93,32 @@ export interface CredentialField {
    * Vertex path's `{project}` and `{location}` must be the credential's own.
    */
   pinsPath?: boolean;
+  /**
+   * A plain yes-flag (Vertex's `ambient`, the clouds' `federated`): its one value is the string "true", and a
+   * JSON `true` is taken as it. Must be optional (leaving it out is the "no").
+   */
+  flag?: boolean;
+  /**
+   * A secret field whose value, in a federated credential, names who to act as instead of being a key (Vertex's
+   * `service_account`: the JSON key, or with `federated` the email to impersonate): then it is kept plain and shown.
+   */
+  plainWhenFederated?: boolean;
 }
 
 /** A credential's values as the proxy uses them: sealed secret fields and plain fields, by name. */
 export interface CredentialSecrets {
   readonly secrets: Readonly<Record<string, string>>;
   readonly plain: Readonly<Record<string, string>>;
+  /**
+   * Whose credential this is, when the proxy uses it (absent while a body is parsed): a federated credential's
+   * signer signs Keyward's JWT for this organisation (`sub` org:<orgId>) and credential.
+   */
+  readonly owner?: Readonly<{ orgId: string; credentialId: string }>;
 }
+
+/** The plain flag that makes a credential federated: no secret at all, Keyward's own signed JWT exchanged at the cloud (docs/identity.md). */
+export const FEDERATED = 'federated';
+export const isFederated = (credential: CredentialSecrets): boolean => credential.plain[FEDERATED] === 'true';
 
 export interface CredentialSpec {
   /** By field name (lower-case letters, digits and `_`). Default: `{ api_key: { secret: true, main: true } }`. */

@@ -15,7 +15,7 @@ import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.j
 export type OptionName =
   | 'org' | 'provider' | 'credential' | 'ttl' | 'limit' | 'starting-after'
   | 'model' | 'path' | 'max-requests' | 'rate-limit' | 'budget-usd' | 'name' | 'role'
-  | 'issuer' | 'audience' | 'subject' | 'claim' | 'status';
+  | 'issuer' | 'audience' | 'subject' | 'claim' | 'status' | 'activate-in';
 
 export interface Context {
   io: Io;
@@ -54,6 +54,7 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
   status: '--status revoked          list the revoked tokens instead of the live ones',
   role: '--role <role>             admin, minter or viewer',
   'budget-usd': '--budget-usd <amount>     at most this many US dollars over the token\'s life, e.g. 25.00',
+  'activate-in': '--activate-in <duration>  how long a new signing key is published before it signs (default 5m; 0s: at once)',
   json: '--json                    print JSON on stdout instead of text',
   help: '--help, -h                show this help',
 };
@@ -324,7 +325,7 @@ export const COMMANDS: Command[] = [
     words: ['keys', 'rewrap'],
     args: [],
     options: [],
-    summary: 're-wrap every credential\'s data key under the current key-encryption key',
+    summary: 're-wrap every credential\'s data key (and the deployment\'s secrets and OIDC signing keys) under the current key-encryption key',
     details: [
       'Run after rotating the key-encryption key: Cloud KMS (a new primary version), or',
       'KEYWARD_LOCAL_KEK set to the new key with the old one in KEYWARD_LOCAL_KEK_PREVIOUS.',
@@ -335,7 +336,9 @@ export const COMMANDS: Command[] = [
     ].join('\n'),
     async run(ctx) {
       const vault = await ctx.vault();
-      const report = await new RewrapService(vault.store, vault.envelope, vault.keyWrapper, vault.secrets).run();
+      // Deployment secrets and the OIDC signing keys are wrapped like DEKs: they move too.
+      const secrets = { rewrap: async () => vault.secrets.rewrap(await vault.signingKeys.storedNames()) };
+      const report = await new RewrapService(vault.store, vault.envelope, vault.keyWrapper, secrets).run();
       const failed = report.failed.map((f) => ({ id: f.id, org_id: f.orgId, kek_id: f.kekId, reason: f.reason }));
       emit(ctx, {
         kek_id: report.kekId, scanned: report.scanned, rewrapped: report.rewrapped, already_current: report.alreadyCurrent, changed: report.changed, failed,

@@ -16,11 +16,13 @@ import { ADMIN_KEY_COMMANDS } from './admin-key-commands.js';
 import { RENAME_COMMANDS } from './rename-commands.js';
 import { COMMANDS as CORE_COMMANDS, OPTION_HELP, RewrapIncomplete, type Command, type Context, type OptionName } from './commands.js';
 import { TRUST_POLICY_COMMANDS } from './trust-policy-commands.js';
+import { SIGNING_KEY_COMMANDS } from './signing-key-commands.js';
 import { Exit, NotFound, processIo, UsageError, type Io } from './io.js';
 
-const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS, ...RENAME_COMMANDS];
+const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS, ...RENAME_COMMANDS, ...SIGNING_KEY_COMMANDS];
 const VALUE_OPTIONS: OptionName[] = [
   'org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd', 'name', 'role', 'issuer', 'audience', 'subject', 'claim', 'status',
+  'activate-in',
 ];
 /** Repeatable; a command that takes one value uses the last (`--credential` is a list only for an admin key). */
 const MULTIPLE: OptionName[] = ['model', 'path', 'credential', 'claim'];
@@ -33,7 +35,7 @@ const GROUPS: Record<string, string> = {
   tokens: 'proxy tokens',
   'trust-policies': 'workload identities that may exchange their OIDC token for a proxy token',
   'admin-keys': 'scoped admin keys (admin, minter, viewer)',
-  keys: 'key-encryption key maintenance',
+  keys: 'key-encryption key and OIDC signing key maintenance',
 };
 
 function topHelp(): string {

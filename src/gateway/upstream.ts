@@ -28,7 +28,7 @@ import type { Provider, ProviderRegistry } from '../catalog/registry.js';
 import type { CredentialSecrets, OutgoingRequest, Signer, UsageReader, UsageReaderFactory, UsageResponse } from '../catalog/provider.js';
 import type { BufferBudget } from './buffer-budget.js';
 import { credentialWire, outgoingRequest, readWhole, requestTarget, signOverBody, withSignerMasks, type CredentialWire, type WholeBody } from './outgoing.js';
-import { signerFor } from './signers/index.js';
+import { signerFor, type SignerSettings } from './signers/index.js';
 import { applyUsage, guardedReader, usageReaderFactory } from './usage-scanner.js';
 import { BodyLimiter, decoderFor, flushIdleHead, relay, type ResponseTap } from './relay.js';
 
@@ -93,10 +93,10 @@ export class UpstreamProxy {
    * start-up naming the provider file. Every key-carrying header and query parameter any provider names is
    * stripped whatever the provider, since any of them may hold the caller's token.
    */
-  constructor(private readonly config: Config, private readonly log: Logger, private readonly providers: ProviderRegistry) {
+  constructor(private readonly config: Config, private readonly log: Logger, private readonly providers: ProviderRegistry, signers: SignerSettings = {}) {
     for (const id of providers.ids()) {
       const p = providers.get(id)!;
-      this.runtimes.set(id, { signer: signerFor(p, { google: { tokenUri: config.googleTokenUri, metadataOrigin: config.gceMetadataHost, ambientProjects: config.ambientProjects } }), usage: usageReaderFactory(p) });
+      this.runtimes.set(id, { signer: signerFor(p, { google: { tokenUri: config.googleTokenUri, metadataOrigin: config.gceMetadataHost, ambientProjects: config.ambientProjects }, log, ...signers }), usage: usageReaderFactory(p) });
     }
     // No cap per upstream host: a cap would queue request 1,025 behind streams lasting minutes (ulimit -n bounds it).
     const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' as const };

@@ -15,7 +15,7 @@ import { Timeout, withTimeout } from '../timeout.js';
 import { UnwrapFailed, type KeyWrapper, type WrappedKey } from './key-wrapper.js';
 
 const { KeyManagementServiceClient } = kmsPkg;
-type KmsClient = InstanceType<typeof KeyManagementServiceClient>;
+export type KmsClient = InstanceType<typeof KeyManagementServiceClient>;
 
 // ---- CRC32C (Castagnoli), as Cloud KMS computes it -------------------------------
 
@@ -92,6 +92,21 @@ function gaxGrpc(): typeof import('@grpc/grpc-js') {
   return (require('google-gax') as { grpc: typeof import('@grpc/grpc-js') }).grpc;
 }
 
+/** A Cloud KMS client: Google's endpoint, or `endpoint` (host:port) in plaintext gRPC (tests and emulators). */
+export function kmsClient(endpoint: string | undefined): KmsClient {
+  const clientOptions: ConstructorParameters<typeof KeyManagementServiceClient>[0] & object = {};
+  if (endpoint) {
+    const i = endpoint.lastIndexOf(':');
+    clientOptions.apiEndpoint = endpoint.slice(0, i).replace(/^\[(.*)\]$/, '$1');
+    clientOptions.port = Number(endpoint.slice(i + 1));
+    clientOptions.sslCreds = gaxGrpc().credentials.createInsecure();
+    // No credentials travel over a plaintext endpoint; naming the universe keeps the client from
+    // probing for Application Default Credentials (a metadata-server lookup) first.
+    clientOptions.universeDomain = 'googleapis.com';
+  }
+  return new KeyManagementServiceClient(clientOptions);
+}
+
 export class GcpKeyWrapper implements KeyWrapper {
   readonly kind = 'gcp';
   private readonly callTimeoutMs: number;
@@ -108,17 +123,7 @@ export class GcpKeyWrapper implements KeyWrapper {
   /** `config.kmsEndpoint` (host:port) means a plaintext gRPC endpoint: tests and emulators. */
   static async connect(config: GcpKmsConfig, options: GcpKeyWrapperOptions = {}): Promise<GcpKeyWrapper> {
     if (!config.kmsKey) throw new Error('KEYWARD_KMS_KEY is required with KEYWARD_KMS=gcp');
-    const clientOptions: ConstructorParameters<typeof KeyManagementServiceClient>[0] & object = {};
-    if (config.kmsEndpoint) {
-      const i = config.kmsEndpoint.lastIndexOf(':');
-      clientOptions.apiEndpoint = config.kmsEndpoint.slice(0, i).replace(/^\[(.*)\]$/, '$1');
-      clientOptions.port = Number(config.kmsEndpoint.slice(i + 1));
-      clientOptions.sslCreds = gaxGrpc().credentials.createInsecure();
-      // No credentials travel over a plaintext endpoint; naming the universe keeps the client from
-      // probing for Application Default Credentials (a metadata-server lookup) first.
-      clientOptions.universeDomain = 'googleapis.com';
-    }
-    return new GcpKeyWrapper(new KeyManagementServiceClient(clientOptions), config.kmsKey, options);
+    return new GcpKeyWrapper(kmsClient(config.kmsEndpoint), config.kmsKey, options);
   }
 
   constructor(private readonly client: KmsClient, readonly keyName: string, options: GcpKeyWrapperOptions = {}) {

@@ -12,7 +12,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
 import type { Provider, ProviderRegistry } from '../catalog/registry.js';
-import type { CredentialSecrets } from '../catalog/provider.js';
+import { isFederated, type CredentialSecrets } from '../catalog/provider.js';
 import { keyHint, parseCredentialInput, parseRotateInput } from '../catalog/credential-fields.js';
 import { SecretsFormatError, decodeSecrets, encodeSecrets } from './secret-encoding.js';
 import type { Logger } from '../log.js';
@@ -70,6 +70,10 @@ export class CredentialService {
     const p = this.provider(provider);
     const checkedName = parseName(name) ?? undefined;
     const values = parseCredentialInput(p, { ...plain, ...(typeof secrets === 'string' ? { [p.mainSecret]: secrets } : secrets) });
+    // Its signer will sign as this gateway: refused now rather than at every request.
+    if (isFederated(values) && this.config.issuerUrl === undefined) {
+      throw Errors.invalidRequest('This gateway is not an OpenID Connect issuer (its operator has not set KEYWARD_ISSUER_URL), so it cannot hold a federated credential.', 'federated');
+    }
     const now = this.clock.now();
     const ref: CredentialRef = { orgId, id: newId('cred'), provider };
     const sealed = await this.envelope.seal(ref, encodeSecrets(values.secrets));
@@ -154,7 +158,9 @@ export class CredentialService {
       }
       throw err;
     }
-    return Object.freeze({ secrets: Object.freeze(secrets), plain: Object.freeze({ ...(record.fields ?? {}) }) });
+    return Object.freeze({
+      secrets: Object.freeze(secrets), plain: Object.freeze({ ...(record.fields ?? {}) }), owner: Object.freeze({ orgId: record.orgId, credentialId: record.id }),
+    });
   }
 
   private provider(id: string): Provider {

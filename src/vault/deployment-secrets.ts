@@ -61,11 +61,14 @@ export class DeploymentSecrets {
     return this.wrapper.unwrap(stored.wrapped, aad, stored.kekId);
   }
 
-  /** `keyward keys rewrap`: moves every stored secret to the current KEK (compare-and-swap); what could not be unwrapped. */
-  async rewrap(): Promise<{ rewrapped: number; failed: RewrapFailure[] }> {
+  /**
+   * `keyward keys rewrap`: moves every stored secret to the current KEK (compare-and-swap), and the `others` wrapped
+   * the same way under their names (the OIDC signing keys); what could not be unwrapped.
+   */
+  async rewrap(others: readonly string[] = []): Promise<{ rewrapped: number; failed: RewrapFailure[] }> {
     const current = await this.wrapper.currentKekId();
     const out = { rewrapped: 0, failed: [] as RewrapFailure[] };
-    for (const name of SECRET_NAMES) {
+    for (const name of [...SECRET_NAMES, ...others]) {
       const stored = await this.store.getSecret(name);
       if (!stored || stored.kekId === current) continue;
       const aad = secretAad(name);

@@ -70,7 +70,7 @@ test('an upstream echoing the private key or the minted token gets them masked, 
   }
 });
 
-test('a refused grant is a 502 naming nothing; the key is not logged; the next request tries again', async (t) => {
+test('a rejected or revoked key is 502 upstream_auth_failed with Google\'s words, never the key; not logged with the key; the next request tries again', async (t) => {
   const f = await vertexFixture(t);
   // A key the token endpoint does not know: its assertion is refused (400 invalid_grant).
   const stranger = newServiceAccount(PROJECT);
@@ -82,7 +82,10 @@ test('a refused grant is a 502 naming nothing; the key is not logged; the next r
     const r = await fetch(f.proxyUrl(f.geminiPath('generateContent')), { method: 'POST', headers: { authorization: `Bearer ${tok.body.token}` }, body: GEMINI_BODY });
     t.is(r.status, 502);
     const text = await r.text();
-    t.false(text.includes('invalid_grant'));
+    const error = JSON.parse(text).error;
+    t.is(error.code, 'upstream_auth_failed', 'the refused key is the caller\'s to fix, not an unreachable provider');
+    t.is(error.type, 'upstream');
+    t.regex(error.message, /^the Google token endpoint refused the grant: HTTP 400 invalid_grant: unknown kid$/, 'Google\'s own words');
     t.false(text.includes(keyLine(stranger.privateKey)));
   }
   t.is(f.google.refusals.length, 2, 'each request after a failure tries again');

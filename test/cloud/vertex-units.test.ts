@@ -1,13 +1,13 @@
 /**
  * Vertex's building blocks alone: KEYWARD_GOOGLE_TOKEN_URI and GCE_METADATA_HOST as the
  * config reads them, the token cache's single flight (one mint for a burst, a failure shared
- * by its waiters only, early refresh), `@` in a model segment, and the `pinsPath` declaration rule.
+ * by its waiters only, refresh in the background before expiry), `@` in a model segment, and the `pinsPath` declaration rule.
  */
 import test from 'ava';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { normaliseProviderPath } from '../../src/catalog/path.js';
 import { validateProvider } from '../../src/catalog/provider-check.js';
-import { CachedToken } from '../../src/gateway/signers/google-token.js';
+import { MintedCache } from '../../src/gateway/signers/minted-cache.js';
 
 const base = { KEYWARD_DATA_DIR: '/tmp', KEYWARD_ADMIN_TOKEN: 'test-admin-token-0123456789abcdef' };
 
@@ -26,15 +26,15 @@ test('config: the metadata host as gcp-metadata reads it (host:port, or a URL wh
   t.is(loadConfig({ ...base, GCE_METADATA_HOST: '127.0.0.1:1', GCE_METADATA_IP: '10.0.0.9' }).gceMetadataHost, 'http://10.0.0.9');
 });
 
-test('token cache: 200 concurrent gets make one mint; a failure goes to its waiters only; refresh before expiry', async (t) => {
+test('token cache: 200 concurrent gets make one mint; refreshed in the background before expiry; a failure goes to its waiters only', async (t) => {
   let now = 1_000_000;
   let mints = 0;
   let fail = false;
-  const cache = new CachedToken(async () => {
+  const cache = new MintedCache(async () => {
     mints++;
     await new Promise((r) => setTimeout(r, 10));
     if (fail) throw new Error('refused');
-    return { token: `tok-${mints}`, expiresInS: 3600 };
+    return { value: `tok-${mints}`, lifetimeMs: 3600 * 1000 };
   }, () => now);
   const got = await Promise.all(Array.from({ length: 200 }, () => cache.get()));
   t.deepEqual([...new Set(got)], ['tok-1']);
@@ -42,14 +42,23 @@ test('token cache: 200 concurrent gets make one mint; a failure goes to its wait
   t.is(cache.get(), 'tok-1', 'a cached token is handed out synchronously');
   now += 3300 * 1000 - 1;
   t.is(cache.get(), 'tok-1', 'still fresh just before the five-minute margin');
+  t.is(mints, 1);
   now += 1;
   fail = true;
+  // From five minutes before expiry a refresh runs in the background: the request is not kept waiting.
+  t.is(cache.get(), 'tok-1');
+  t.is(mints, 2);
+  await new Promise((r) => setTimeout(r, 30));
+  t.is(cache.get(), 'tok-1', 'a failed background refresh leaves the current token serving');
+  t.is(mints, 2, 'and is not retried at once');
+  now = 1_000_000 + 3540 * 1000;
+  // Within a minute of expiry the token is never handed out: callers wait for the next, and share its failure.
   const failed = await Promise.allSettled(Array.from({ length: 20 }, () => cache.get()));
   t.true(failed.every((r) => r.status === 'rejected'));
-  t.is(mints, 2);
+  t.is(mints, 3);
   fail = false;
-  t.is(await cache.get(), 'tok-3', 'the next call tries again');
-  t.deepEqual(cache.masks(), ['tok-3', 'tok-1']);
+  t.is(await cache.get(), 'tok-4', 'the next call tries again');
+  t.deepEqual(cache.masks(), ['tok-4', 'tok-1']);
 });
 
 test('path: `@` is allowed in a segment (Vertex model versions), encoded or not', (t) => {

@@ -7,6 +7,7 @@
 import test from 'ava';
 import { api, mintToken } from '../support/app.js';
 import { LOCATION, PROJECT, vertexFixture } from '../support/cloud/google-fixture.js';
+import { ManualClock } from '../support/clocks.js';
 
 const GEMINI_BODY = JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] });
 const post = (url: string, token: string, body = GEMINI_BODY, headers: Record<string, string> = {}) =>
@@ -26,20 +27,21 @@ test('200 concurrent requests on one service-account credential cause exactly on
   t.true(JSON.parse(f.sa.json).token_uri === 'https://oauth2.googleapis.com/token');
 });
 
-test('an expired token is refreshed once for a burst, then reused', async (t) => {
-  const f = await vertexFixture(t);
-  f.google.expiresIn = 2; // refreshed half-way through: after 1 s
-  t.is((await post(f.proxyUrl(f.geminiPath('generateContent')), f.tokens.sa.token)).status, 200);
+test('a token within a minute of its expiry is never sent: replaced once for a burst, then reused', async (t) => {
+  const clock = new ManualClock(Date.now());
+  const f = await vertexFixture(t, {}, clock);
+  const tok = await mintToken(f.app, f.org, f.credentials.sa, '2h');
+  t.is((await post(f.proxyUrl(f.geminiPath('generateContent')), tok.token)).status, 200);
   t.is(f.google.mints, 1);
-  await new Promise((r) => setTimeout(r, 1300));
-  f.google.expiresIn = 3599;
-  const burst = await Promise.all(Array.from({ length: 50 }, () => post(f.proxyUrl(f.geminiPath('generateContent')), f.tokens.sa.token).then((r) => r.status)));
+  clock.advance((f.google.expiresIn - 59) * 1000);
+  const burst = await Promise.all(Array.from({ length: 50 }, () => post(f.proxyUrl(f.geminiPath('generateContent')), tok.token).then((r) => r.status)));
   t.deepEqual([...new Set(burst)], [200]);
   t.is(f.google.mints, 2);
-  t.is((await post(f.proxyUrl(f.geminiPath('countTokens')), f.tokens.sa.token)).status, 200);
+  t.is((await post(f.proxyUrl(f.geminiPath('countTokens')), tok.token)).status, 200);
   t.is(f.google.mints, 2);
   const last = f.vertex.received.at(-1)!.headers.authorization;
   t.not(last, f.vertex.received[0]!.headers.authorization, 'the refreshed token is used');
+  t.true(f.vertex.received.slice(1).every((r) => r.headers.authorization === last), 'the old one was never sent within its last minute');
 });
 
 test('ambient: the metadata server\'s token, with no secret stored; its answer must say Metadata-Flavor: Google', async (t) => {

@@ -71,7 +71,8 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
     // A multi-field cloud credential: Bedrock's region and AWS key pair, under the provider file's labels.
     await page.getByLabel('Provider', { exact: true }).selectOption('bedrock');
     t.deepEqual(await page.locator('form[aria-label="Store a provider key"] label').allInnerTexts(),
-      ['Provider', 'Name (optional)', 'AWS region', 'Access key ID (optional)', 'Secret access key (optional)', 'Session token (optional)', 'Bedrock API key (optional)']);
+      ['Provider', 'Name (optional)', 'AWS region', 'Access key ID (optional)', 'Secret access key (optional)', 'Session token (optional)', 'Bedrock API key (optional)',
+        'Role ARN (optional)', 'Federated (no stored key) (optional)']);
     await page.locator('#new-name').fill('bedrock eu');
     await page.locator('#new-region').fill('eu-west-1');
     await page.locator('#new-aws_access_key_id').fill('AKIAIOSFODNN7EXAMPLE');

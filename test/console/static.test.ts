@@ -124,12 +124,12 @@ test('GET /v1/providers lists every provider with its credential fields, and nee
   const openaiKey = byId.openai.credential_fields.find((f: { name: string }) => f.name === 'api_key');
   t.like(openaiKey, { secret: true, optional: false });
   const bedrock = Object.fromEntries(byId.bedrock.credential_fields.map((f: { name: string }) => [f.name, f]));
-  t.deepEqual(Object.keys(bedrock), ['region', 'aws_access_key_id', 'aws_secret_access_key', 'aws_session_token', 'api_key']);
+  t.deepEqual(Object.keys(bedrock), ['region', 'aws_access_key_id', 'aws_secret_access_key', 'aws_session_token', 'api_key', 'role_arn', 'federated']);
   t.like(bedrock.region, { secret: false, optional: false, description: 'AWS region, e.g. us-east-1' });
   t.true(new RegExp(bedrock.region.pattern).test('eu-west-1'));
   t.false(new RegExp(bedrock.region.pattern).test('eu west 1'));
   const vertex = byId.vertex.credential_fields.map((f: { name: string; secret: boolean }) => `${f.name}:${f.secret}`);
-  t.deepEqual(vertex, ['service_account:true', 'project:false', 'location:false', 'ambient:false']);
+  t.deepEqual(vertex, ['service_account:true', 'project:false', 'location:false', 'ambient:false', 'workload_identity_provider:false', 'federated:false']);
   // What the forms are built from is what the create body takes: every required field of each provider, named.
   for (const p of res.body.data) {
     for (const f of p.credential_fields) {

@@ -180,7 +180,7 @@ test('a record sealed the old way (the bare key) still opens and serves; several
   const legacyKey = 'sk-legacy-sealed-bare-0123456';
   const ref = { orgId: org.id, id: newId('cred'), provider: 'openai' };
   await store.createCredential({ ...ref, ...(await envelope.seal(ref, legacyKey)), keyHint: `…${legacyKey.slice(-4)}`, fields: {}, createdAt: Date.now(), updatedAt: Date.now() }, 100);
-  t.deepEqual(await credentials.secretsFor(ref), { secrets: { api_key: legacyKey }, plain: {} });
+  t.deepEqual(await credentials.secretsFor(ref), { secrets: { api_key: legacyKey }, plain: {}, owner: { orgId: org.id, credentialId: ref.id } });
   const tok = await mintToken(app, org, ref.id);
   t.is((await send(`${app.url}/v1/proxy/v1/chat/completions`, { headers: { 'x-proxy-token': tok.token }, body: CHAT })).status, 200);
   t.is(fake.received.at(-1)!.headers.authorization, `Bearer ${legacyKey}`);

@@ -55,3 +55,16 @@ export async function cliAll(runs: Array<{ args: string[]; env?: Record<string, 
   await Promise.all(Array.from({ length: Math.min(concurrency, runs.length) }, worker));
   return results;
 }
+
+/** Runs the CLI's `run()` in this process (the source, no build needed) with captured output. */
+export async function cliInProcess(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  const [{ run }, { PassThrough, Readable }] = await Promise.all([import('../../src/cli/main.js'), import('node:stream')]);
+  const out = new PassThrough();
+  const err = new PassThrough();
+  let stdout = '';
+  let stderr = '';
+  out.on('data', (d) => (stdout += d));
+  err.on('data', (d) => (stderr += d));
+  const code = await run(args, { stdin: Readable.from([]), stdout: out, stderr: err }, { KEYWARD_LOG_LEVEL: 'error', ...env });
+  return { code, stdout, stderr };
+}

@@ -6,6 +6,8 @@
  * fields as Cloud KMS does; Decrypt finds the version from the ciphertext, so
  * old versions keep decrypting after the primary changes.
  *
+ * Signing keys (kms-signing.ts) answer GetPublicKey and AsymmetricSign as the real API does.
+ *
  * Faults for tests: `down` (every call answers UNAVAILABLE), `lie` (a wrong
  * checksum or verification flag in responses), `stop()` / `restart()` (no
  * server at all, then back on the same port).
@@ -17,6 +19,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { crc32c } from '../../src/kms/gcp.js';
 import { ROOT } from './app.js';
+import { KmsRpcError, SigningKeys } from './kms-signing.js';
 
 export const KMS_KEY = 'projects/p/locations/l/keyRings/r/cryptoKeys/k';
 
@@ -38,6 +41,8 @@ export interface KmsServer {
   lie: Lie;
   /** Calls served, by method name. */
   calls: Record<string, number>;
+  /** The asymmetric signing key (`signing.addVersion()` makes a version to sign with). */
+  signing: SigningKeys;
   stop(): Promise<void>;
   restart(): Promise<void>;
 }
@@ -62,11 +67,7 @@ async function kmsService(): Promise<grpc.ServiceDefinition> {
   return serviceDefinition;
 }
 
-class RpcError extends Error {
-  constructor(readonly code: grpc.status, message: string) {
-    super(message);
-  }
-}
+const RpcError = KmsRpcError;
 
 type Int64Value = { value?: string | number } | null | undefined;
 const int64 = (v: Int64Value): number | undefined => (v && v.value !== undefined && v.value !== null ? Number(v.value) : undefined);
@@ -87,7 +88,7 @@ export async function startKmsServer(t?: ExecutionContext, keyName = KMS_KEY): P
     try {
       callback(null, fn(call.request));
     } catch (err) {
-      if (err instanceof RpcError) callback({ code: err.code, details: err.message }, null);
+      if (err instanceof KmsRpcError) callback({ code: err.code, details: err.message }, null);
       else callback({ code: grpc.status.INTERNAL, details: (err as Error).message }, null);
     }
   };
@@ -100,7 +101,10 @@ export async function startKmsServer(t?: ExecutionContext, keyName = KMS_KEY): P
     return crc !== undefined;
   };
 
+  const signing = new SigningKeys();
   const impl: grpc.UntypedServiceImplementation = {
+    getPublicKey: unary('GetPublicKey', (req: { name: string }) => signing.getPublicKey(req)),
+    asymmetricSign: unary('AsymmetricSign', (req: Parameters<SigningKeys['asymmetricSign']>[0]) => signing.asymmetricSign(req)),
     getCryptoKey: unary('GetCryptoKey', (req: { name: string }) => {
       if (state.denyGet) throw new RpcError(grpc.status.PERMISSION_DENIED, `Permission 'cloudkms.cryptoKeys.get' denied on resource '${req.name}'.`);
       if (req.name !== keyName) throw new RpcError(grpc.status.NOT_FOUND, `CryptoKey ${req.name} not found.`);
@@ -218,6 +222,7 @@ export async function startKmsServer(t?: ExecutionContext, keyName = KMS_KEY): P
       state.lie = v;
     },
     calls,
+    signing,
     async stop() {
       const s = server;
       server = undefined;

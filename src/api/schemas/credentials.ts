@@ -23,6 +23,10 @@ export interface CredentialFieldDeclaration {
   /** Completes "`name` must be …". */
   must: string;
   description: string;
+  /** A yes-flag: "true" or JSON true (catalog: CredentialField.flag). */
+  flag?: boolean;
+  /** A secret shown as a plain field in a federated credential. */
+  plainWhenFederated?: boolean;
 }
 
 
@@ -41,14 +45,16 @@ export function credentialDeclarations(registry: ProviderRegistry): Map<string, 
     const must = declared ? `a string matching ${declared}` : f.secret ? `a string of 8 to ${f.maxLength} printable characters without spaces` : `a string of 1 to ${f.maxLength} printable characters without spaces`;
     const upstream = f.header ? ` Sent upstream as \`${f.header}\` (the caller's own copy of that header never is).` : '';
     const description = f.secret
-      ? `${f.description ?? 'A secret of the provider\'s credential'}. Stored encrypted, never shown again.`
+      ? `${f.description ?? 'A secret of the provider\'s credential'}. ${f.plainWhenFederated ? 'Stored encrypted and never shown again, except in a federated credential, where it names an identity and is shown.' : 'Stored encrypted, never shown again.'}`
       : `${f.description ?? 'A plain credential field'}: set by the organisation, shown in the credential.${upstream}`;
-    return { name: f.name, secret: f.secret, optional: f.optional, pattern, must, description };
+    return { name: f.name, secret: f.secret, optional: f.optional, pattern, must: f.flag ? '"true" (or JSON true)' : must, description, ...(f.flag ? { flag: true } : {}), ...(f.plainWhenFederated ? { plainWhenFederated: true } : {}) };
   })]));
 }
 
 const fieldSchema = (f: CredentialFieldDeclaration): TSchema => {
-  const s = rule(Type.String({ pattern: f.pattern, description: f.description, ...(f.secret ? { writeOnly: true } : {}) }), f.must);
+  const s = f.flag
+    ? rule(Type.Union([Type.Literal('true'), Type.Literal(true)], { description: f.description }), f.must)
+    : rule(Type.String({ pattern: f.pattern, description: f.description, ...(f.secret ? { writeOnly: true } : {}) }), f.must);
   return f.optional ? Type.Optional(s) : s;
 };
 
@@ -119,7 +125,7 @@ export const CredentialViewBase = Type.Object({
   object: Type.Literal('credential'),
   provider: Type.String(),
   name: Type.Optional(Name),
-  key_hint: Type.String({ pattern: '^…[\\x21-\\x7e]{4}$', description: '"…" and the key\'s last 4 characters.', examples: ['…wxyz'] }),
+  key_hint: Type.String({ pattern: '^…([\\x21-\\x7e]{4})?$', description: '"…" and the key\'s last 4 characters ("…" alone when the credential holds no secret: ambient or federated).', examples: ['…wxyz'] }),
   created_at: Time,
   updated_at: Time,
   usage: Type.Optional(UsageCounts),
@@ -130,7 +136,7 @@ export type CredentialView = Static<typeof CredentialViewBase> & { [field: strin
 export function credentialViewSchema(registry: ProviderRegistry, declarations: Map<string, CredentialFieldDeclaration[]>): TObject {
   const plain = new Map<string, string[]>();
   for (const [provider, fields] of declarations) {
-    for (const f of fields) if (!f.secret) plain.set(f.name, [...(plain.get(f.name) ?? []), `${provider}: ${f.description}`]);
+    for (const f of fields) if (!f.secret || f.plainWhenFederated) plain.set(f.name, [...(plain.get(f.name) ?? []), `${provider}: ${f.description}`]);
   }
   const fields = Object.fromEntries([...plain].sort(([a], [b]) => a.localeCompare(b)).map(([name, uses]) => [name, Type.Optional(Type.String({
     description: `A plain credential field, only for the providers that declare it (any other → 400 \`invalid_request\`). ${uses.join('; ')}`,

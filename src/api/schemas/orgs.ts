@@ -22,12 +22,22 @@ export const Organization = named('Organization', Type.Object({
   created_at: Time,
 }, { additionalProperties: false, description: 'A new organisation. `token` is shown here once and never again (absent from an idempotent replay).' }));
 
+/** What a cloud's trust names to accept this organisation's federated credentials (docs/identity.md). */
+export const Federation = named('Federation', Type.Union([
+  Type.Object({
+    issuer: Type.String({ description: 'Keyward\'s OIDC issuer URL (KEYWARD_ISSUER_URL): the `iss` of the JWTs it signs for this organisation.', examples: ['https://keyward.example.com'] }),
+    subject: Type.String({ pattern: '^org:org_', description: 'The `sub` of every JWT Keyward signs for this organisation: what an AWS role, Entra federated credential or Google pool provider trusts.', examples: ['org:org_2Vh…'] }),
+  }, { additionalProperties: false }),
+  Type.Null({ description: 'This gateway is no OIDC issuer (KEYWARD_ISSUER_URL is unset): federated credentials cannot be used here.' }),
+]));
+
 export const OrgSelf = named('OrgSelf', Type.Object({
   id: IdOf('org', 'The organisation\'s id.'),
   object: Type.Literal('organization'),
   name: Type.String(),
   created_at: Time,
   spend_limit_usd: Type.Union([Type.String(), Type.Null()], { description: 'The monthly spend cap (UTC calendar month), or null for none.' }),
+  federation: Federation,
   caller: Caller,
 }, { additionalProperties: false, description: 'The calling organisation, and who the presented key is (its role says what it may do).' }));
 

@@ -47,7 +47,7 @@ import type { Tracing } from '../../telemetry/tracing.js';
 import type { CredentialService } from '../../vault/credential-service.js';
 import { RequestContext } from '../context.js';
 import type { Pipeline } from '../pipeline.js';
-import { signerFor } from '../signers/index.js';
+import { signerFor, type SignerSettings } from '../signers/index.js';
 import { ResponseBook } from './book.js';
 import { dialUpstream, UpstreamRefusal, type Dialed } from './dial.js';
 import { UpgradeExit } from './exit.js';
@@ -89,6 +89,8 @@ export interface RealtimeServices {
   limits: readonly ResponseLimit[];
   /** Audits a refusal inside a session (aggregated like the stages' refusals). */
   refused(ctx: RequestContext, action: string): void;
+  /** What built-in signers take from the gateway (federation: the same signers, and minted tokens, as the proxy's). */
+  signers?: SignerSettings;
 }
 
 export class RealtimeGateway {
@@ -105,7 +107,7 @@ export class RealtimeGateway {
     for (const id of s.providers.ids()) {
       const p = s.providers.get(id)!;
       if (p.routes.some((r) => r.websocket)) {
-        this.signers.set(id, signerFor(p, { google: { tokenUri: s.config.googleTokenUri, metadataOrigin: s.config.gceMetadataHost, ambientProjects: s.config.ambientProjects } }));
+        this.signers.set(id, signerFor(p, { google: { tokenUri: s.config.googleTokenUri, metadataOrigin: s.config.gceMetadataHost, ambientProjects: s.config.ambientProjects }, log: s.log, ...s.signers }));
       }
     }
     this.wss = new WebSocketServer({

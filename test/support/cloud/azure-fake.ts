@@ -1,7 +1,8 @@
 /**
  * A fake Azure OpenAI resource on 127.0.0.1:0 that refuses rather than trusts: every request must
- * carry exactly one credential, `api-key: <the stored key>`, and no `authorization` (a caller's
- * Bearer or a second key would be a leak); anything else is a 401 in Azure's shape. It answers
+ * carry exactly one credential, `api-key: <the stored key>` and no `authorization` (a caller's
+ * Bearer or a second key would be a leak), or, for a federated credential, `Authorization: Bearer
+ * <a token the fake Entra ID issued>` and no `api-key`; anything else is a 401 in Azure's shape. It answers
  * the deployments surface (`?api-version=` required, as Azure does), `openai/responses`, and the
  * version-less `openai/v1/` surface, in OpenAI shapes (JSON and SSE with usage), and records every
  * request. `x-fake-echo: 1` echoes the received headers in the body (to prove masking).
@@ -36,7 +37,7 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-export async function startFakeAzure(storedKey: string): Promise<FakeAzure> {
+export async function startFakeAzure(storedKey: string, entraTokens: ReadonlySet<string> = new Set()): Promise<FakeAzure> {
   const received: AzureReceived[] = [];
   const refused: AzureReceived[] = [];
   const server = http.createServer(async (req, res) => {
@@ -45,8 +46,11 @@ export async function startFakeAzure(storedKey: string): Promise<FakeAzure> {
     const body = Buffer.concat(chunks).toString('utf8');
     const record = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body };
     received.push(record);
-    const keys = req.rawHeaders.filter((_, i) => i % 2 === 0 && req.rawHeaders[i]!.toLowerCase() === 'api-key');
-    if (keys.length !== 1 || req.headers['api-key'] !== storedKey || req.headers.authorization !== undefined) {
+    const named = (name: string) => req.rawHeaders.filter((_, i) => i % 2 === 0 && req.rawHeaders[i]!.toLowerCase() === name).length;
+    const byKey = named('api-key') === 1 && req.headers['api-key'] === storedKey && named('authorization') === 0;
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const byEntra = named('authorization') === 1 && bearer !== undefined && entraTokens.has(bearer) && named('api-key') === 0;
+    if (!byKey && !byEntra) {
       refused.push(record);
       json(res, 401, { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint.' } });
       return;

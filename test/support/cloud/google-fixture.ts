@@ -3,6 +3,7 @@
  * service-account credential (`sa`) and an ambient one, each with a proxy token ready.
  */
 import type { ExecutionContext } from 'ava';
+import type { Clock } from '../../../src/clock.js';
 import { api, createOrg, mintToken, startApp, type Org, type TestApp } from '../app.js';
 import { IssuedTokens, newServiceAccount, startFakeGoogleAuth, type FakeGoogleAuth, type ServiceAccount } from './google-auth.js';
 import { startFakeVertex, type FakeVertex } from './google-vertex.js';
@@ -24,7 +25,7 @@ export interface VertexFixture {
   geminiPath(action: string, version?: string, project?: string, location?: string): string;
 }
 
-export async function vertexFixture(t: ExecutionContext, env: Record<string, string> = {}): Promise<VertexFixture> {
+export async function vertexFixture(t: ExecutionContext, env: Record<string, string> = {}, clock?: Clock): Promise<VertexFixture> {
   const issued = new IssuedTokens();
   const sa = newServiceAccount(PROJECT);
   const google = await startFakeGoogleAuth([sa], issued);
@@ -32,6 +33,7 @@ export async function vertexFixture(t: ExecutionContext, env: Record<string, str
   const vertex = await startFakeVertex(issued);
   t.teardown(() => vertex.close());
   const app = await startApp(t, {
+    ...(clock ? { clock } : {}),
     env: { KEYWARD_UPSTREAM_VERTEX: vertex.url, KEYWARD_GOOGLE_TOKEN_URI: google.tokenUri, GCE_METADATA_HOST: google.metadataHost, KEYWARD_AMBIENT_PROJECTS: PROJECT, ...env },
   });
   const org = await createOrg(app);
