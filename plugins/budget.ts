@@ -20,8 +20,10 @@
  * Only budgeted requests pay for this: an unbudgeted one costs two map reads
  * (the token's scope and the org's cached cap), no price lookup, no body wait.
  * A budgeted request's body is read whole before it is forwarded (bounded by
- * KEYWARD_BUFFER_BUDGET). A bodiless request (GET) names nothing to price and
- * is forwarded unreserved.
+ * KEYWARD_BUFFER_BUDGET). Whether a body follows is the gate's judgement from
+ * the request stream (`ctx.bodyFollows`: HTTP/2's END_STREAM, HTTP/1.1's
+ * framing), never content-length: a bodiless request (GET) names nothing to
+ * price and is forwarded unreserved; one with a body is never forwarded unread.
  */
 import { Errors, type PluginHost, type PluginModule, type ProxyContext, type SpendReservation } from '../src/gateway/contracts.js';
 import { worstCaseCost } from '../src/catalog/prices.js';
@@ -30,12 +32,6 @@ import { BOUND_FIELDS, MEDIA_KEYS, requestBound } from '../src/catalog/spend-bou
 /** The plugin's state key for a request's reservation. */
 const STATE = 'budget';
 
-/** The request carries a body (as the body stage judges it). */
-const hasBody = (ctx: ProxyContext): boolean => {
-  const length = ctx.headers['content-length'];
-  return ctx.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-};
-
 const budget: PluginModule<ProxyContext> = {
   name: 'budget',
   priority: 120,
@@ -43,7 +39,7 @@ const budget: PluginModule<ProxyContext> = {
     const spend = host.spend;
     /** Whether the body must be read whole: a budgeted token, or an org whose cap is set or not yet known here. */
     const mayBeBudgeted = (ctx: ProxyContext): boolean => {
-      if (!ctx.auth || !hasBody(ctx)) return false;
+      if (!ctx.auth || !ctx.bodyFollows) return false;
       return ctx.auth.token.scopes.budgetMicros !== undefined || spend.peekOrgLimit(ctx.auth.credential.orgId) !== null;
     };
     /** The reservation of a request some cap applies to (or may: the org's limit is not known here yet). */
@@ -52,6 +48,8 @@ const budget: PluginModule<ProxyContext> = {
       const tokenBudget = auth.token.scopes.budgetMicros;
       orgLimit ??= await spend.orgLimit(orgId);
       if (tokenBudget === undefined && orgLimit === null) return;
+      // An empty body (zero bytes read to its end) names nothing, like a bodiless request.
+      if (ctx.bodyBytes === 0) return;
       // The cap was set after the body stage let this body stream (a change just arrived): no bound, try again.
       if (ctx.bodyBytes === undefined) throw Errors.unavailable();
       try {
@@ -74,7 +72,7 @@ const budget: PluginModule<ProxyContext> = {
         if (!ctx.auth) throw Errors.invalidToken();
         const orgLimit = spend.peekOrgLimit(ctx.auth.credential.orgId);
         if (ctx.auth.token.scopes.budgetMicros === undefined && orgLimit === null) return;
-        if (!hasBody(ctx)) return;
+        if (!ctx.bodyFollows) return;
         return reserve(ctx, ctx.auth, orgLimit);
       },
       undo(ctx: ProxyContext): void {

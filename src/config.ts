@@ -44,6 +44,8 @@ export interface Config {
   maxAdminBody: number;
   /** Bytes all proxied requests together may hold while a scan decides them (KEYWARD_BUFFER_BUDGET). */
   bufferBudget: number;
+  /** The share of it one token's requests may hold at once (KEYWARD_BUFFER_PER_TOKEN): one token cannot starve the others. */
+  bufferPerToken: number;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
@@ -323,6 +325,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxBody,
     maxAdminBody: size('KEYWARD_MAX_ADMIN_BODY', '64kb'),
     bufferBudget: size('KEYWARD_BUFFER_BUDGET', '64mb'),
+    bufferPerToken: size('KEYWARD_BUFFER_PER_TOKEN', '8mb'),
     headersTimeoutMs: int('KEYWARD_HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
     bodyTimeoutMs: int('KEYWARD_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
     upstreamConnectTimeoutMs: int('KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1, 3_600_000),

@@ -208,7 +208,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     },
   };
   const plugins = await loadPlugins(config, host, log);
-  const budget = new BufferBudget(config.bufferBudget);
+  const budget = new BufferBudget(config.bufferBudget, config.bufferPerToken);
   c.register(BufferBudget, { useValue: budget });
   const pipeline = new Pipeline(pipelineStages({ config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, budget }, plugins), log);
   if (!pipeline.has('quota')) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');

@@ -6,8 +6,8 @@
  * Promises: the bytes read are held only until the wanted fields are found or
  * the top-level object closes (`decided`; with `toEnd`, only when it closes, so
  * the whole body's length and every field are known); all bytes held by all requests stay
- * within the BufferBudget (a request that would pass it is refused with 503
- * `overloaded` before anything is forwarded); the body is then a Readable that
+ * within the BufferBudget, and one token's within its share of it (a request that would pass
+ * either is refused with 503 `overloaded` before anything is forwarded); the body is then a Readable that
  * hands the held chunks (the same Buffers, never copied) and then the rest of
  * the request, with backpressure, to the upstream leg. The scan keeps watching
  * the rest as it passes: a duplicate key, bytes that are not JSON, or a body
@@ -34,6 +34,8 @@ export interface BodyScanOptions {
   /** KEYWARD_MAX_BODY. */
   maxBody: number;
   budget: BufferBudget;
+  /** Whose share of the budget the held bytes count against (the proxy token's id). */
+  holder?: string;
   /** Decide only when the top-level object closes (a spend budget needs the whole body's length). */
   toEnd?: boolean;
   /** Keys to notice at any depth (JsonFieldScanner's `anyKeys`). */
@@ -123,7 +125,7 @@ export class BodyScan extends Readable {
       const chunk = this.held[this.heldAt]!;
       this.held[this.heldAt++] = EMPTY;
       this.heldBytes -= chunk.length + CHUNK_OVERHEAD;
-      this.options.budget.release(chunk.length + CHUNK_OVERHEAD);
+      this.options.budget.release(chunk.length + CHUNK_OVERHEAD, this.options.holder);
       if (!this.push(chunk)) return;
     }
     this.held = [];
@@ -140,7 +142,7 @@ export class BodyScan extends Readable {
     if (this.phase !== 'holding' && this.phase !== 'decided') return;
     this.total += chunk.length;
     if (this.total > this.options.maxBody) return this.fail(Errors.payloadTooLarge(this.options.maxBody));
-    if (!this.options.budget.take(chunk.length + CHUNK_OVERHEAD)) return this.fail(Errors.overloaded());
+    if (!this.options.budget.take(chunk.length + CHUNK_OVERHEAD, this.options.holder)) return this.fail(Errors.overloaded());
     this.held.push(chunk);
     this.heldBytes += chunk.length + CHUNK_OVERHEAD;
     if (!this.scanner.write(chunk)) return this.fail(scanRefusal(this.scanner.problem!));
@@ -170,6 +172,11 @@ export class BodyScan extends Readable {
     this.sourceEnded = true;
     if (this.phase === 'flowing') {
       if (this.heldAt >= this.held.length) this.finish();
+    } else if (this.phase === 'holding' && this.total === 0) {
+      // An empty body (a zero-length chunked body, HTTP/2 DATA frames that carried nothing) is no body at all,
+      // as HTTP/1.1's Content-Length: 0 is: nothing found, nothing to hand on.
+      this.phase = 'decided';
+      this.resolveDecided(this.scanner.found);
     } else if (this.phase === 'holding' || (this.phase === 'decided' && !this.scanner.complete)) {
       this.scanner.end();
       this.fail(scanRefusal(this.scanner.problem ?? { reason: 'not_json' }));
@@ -177,7 +184,7 @@ export class BodyScan extends Readable {
   };
 
   private finish(): void {
-    if (!this.scanner.end()) return this.fail(scanRefusal(this.scanner.problem!));
+    if (this.total > 0 && !this.scanner.end()) return this.fail(scanRefusal(this.scanner.problem!));
     this.phase = 'ended';
     this.release();
     this.push(null);
@@ -210,7 +217,7 @@ export class BodyScan extends Readable {
     this.req.off('end', this.onEnd);
     this.req.off('error', this.onAbort);
     this.req.off('close', this.onClose);
-    this.options.budget.release(this.heldBytes);
+    this.options.budget.release(this.heldBytes, this.options.holder);
     this.held = [];
     this.heldAt = 0;
     this.heldBytes = 0;

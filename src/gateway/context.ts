@@ -54,6 +54,8 @@ export class RequestContext implements ProxyContext {
 
   /** Pipeline bookkeeping: how many of its request-phase stages completed their access. */
   passed = 0;
+  /** The body readers (a bit each, admission.ts) whose fields the body stage's scan found for this request. */
+  bodyRead = 0;
   /** The body stage's scan, handed to the upstream leg (the held bytes, then the rest). */
   bodyScan: BodyScan | undefined = undefined;
   /** process.hrtime.bigint() when the request was handed upstream. */
@@ -68,6 +70,8 @@ export class RequestContext implements ProxyContext {
     readonly path: string,
     readonly query: string,
     readonly ip: string,
+    /** The gate's judgement from the transport's framing (admission.ts bodyFollows). */
+    readonly bodyFollows: boolean,
   ) {
     this.#req = req;
     this.#res = res;

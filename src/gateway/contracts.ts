@@ -4,7 +4,8 @@
  * (Kong's PRIORITY: higher runs first; Envoy's two directions):
  *
  *   abuse 1000 · auth 900 · route 800 · scopes 700 · body 600 · models 550 ·
- *   operator plugins 500..300 · rate 250 · max_requests 150 · budget 120 · quota 100
+ *   operator plugins 500..300 · rate 250 · max_requests 150 · budget 120 · quota 100 ·
+ *   admit 0 (the gate: a body a stage must read was read)
  *
  * `access` runs in that order and may refuse by throwing a GatewayError before
  * anything is sent upstream; when a later stage refuses, or the caller leaves
@@ -44,6 +45,11 @@ export interface RequestView {
   readonly query: string;
   /** The caller's headers, as they arrived (credential headers included: never log them). */
   readonly headers: Readonly<IncomingHttpHeaders>;
+  /**
+   * Whether body bytes follow the head, read from the transport's framing (HTTP/2: the HEADERS frame did not end
+   * the stream; HTTP/1.1: Transfer-Encoding or a Content-Length other than 0), never from content-length alone.
+   */
+  readonly bodyFollows: boolean;
   /** The client address: X-Forwarded-For as far as KEYWARD_TRUSTED_PROXIES trusts it, else the socket's. */
   readonly ip: string;
   /** process.hrtime.bigint() when the request arrived. */
@@ -134,7 +140,11 @@ export interface ResponseHead {
 export interface BodyNeed<Ctx extends RequestView = RequestView> {
   /** Dotted paths into the top-level JSON object: `model`, `generationConfig.maxOutputTokens`. */
   readonly fields: readonly string[];
-  /** Whether this request needs them (default: whenever the request carries a body). A body that is not one JSON object is then refused with 400. */
+  /**
+   * Whether this request needs them (default: always). Asked only when a body follows (`bodyFollows`); the gate asks
+   * again right before forwarding, and a request this says needs its body, unread, is refused 503 (fail closed). A
+   * body that is not one JSON object is refused with 400.
+   */
   when?(ctx: Ctx): boolean;
   /** Read the whole body before this stage's access (its length as `bodyBytes`), not only until the fields are found. */
   readonly toEnd?: boolean;

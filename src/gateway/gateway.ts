@@ -30,6 +30,7 @@ import { clientAddress } from '../controls/client-address.js';
 import { PriceBook, usageCost } from '../catalog/prices.js';
 import { ResponseModelTap } from './response-model.js';
 import { settledSpend } from './settlement.js';
+import { bodyFollows } from './admission.js';
 import type { Tracing } from '../telemetry/tracing.js';
 import type { CredentialSecrets } from '../catalog/provider.js';
 
@@ -56,7 +57,7 @@ export class Gateway implements ProxyHandler {
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const rawPath = url.slice(PREFIX.length, q === -1 ? undefined : q);
-    const ctx = new RequestContext(req, res, requestId, normaliseProviderPath(rawPath) ?? normaliseResourcePath(rawPath) ?? '', q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.config.trustedProxies));
+    const ctx = new RequestContext(req, res, requestId, normaliseProviderPath(rawPath) ?? normaliseResourcePath(rawPath) ?? '', q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.config.trustedProxies), bodyFollows(req));
     // No res.setHeader here: a header set before writeHead sends every upstream header down Node's slow path
     // (removeHeader + appendHeader each). Every response the gateway writes names the request id itself.
     // Tracing off: no span, nothing else to do. On: the stages, the key and the forwarding run inside the span.

@@ -33,6 +33,7 @@ function ctx(over: Partial<ProxyContext> & { budgetMicros?: number } = {}): Prox
   const { budgetMicros, ...rest } = over;
   return {
     headers: { 'content-length': '40' },
+    bodyFollows: true,
     auth: { token: { id: 'tok_1', scopes: budgetMicros === undefined ? {} : { budgetMicros } }, credential: { id: 'cred_1', orgId: 'org_1', provider: 'priced' } },
     model: 'pm-1',
     bodyFields: new Map([['max_tokens', { kind: 'number', value: 10 }]]),
