@@ -145,6 +145,13 @@ export interface TokenUsage {
   cachedInputTokens?: number;
   /** Input tokens written to the provider's cache (Anthropic's cache_creation_input_tokens); part of `inputTokens`. */
   cacheWriteInputTokens?: number;
+  /**
+   * Set by a reader at `end`: the response said the message ended (Anthropic's `message_delta` with a
+   * `stop_reason` or `message_stop`, OpenAI's last chunk with `usage` or `response.completed`, Gemini's chunk with
+   * a `finishReason`, Bedrock's `metadata` frame), read whole, so these counts are final. Without it a stream's
+   * counts are charged no less than its reservation (settlement.ts); a complete JSON body is final either way.
+   */
+  final?: boolean;
 }
 
 /** Reads one response's usage from its bytes as they pass (after masking); never changes them. */

@@ -45,6 +45,7 @@ export class RequestContext implements ProxyContext {
   bytesOut = 0;
   ttfbMs: number | undefined = undefined;
   usage = { inputTokens: 0, outputTokens: 0 };
+  usageFinal = false;
   /** µ$: the priced cost of the reported usage, set when the response is over (undefined: none reported, or unpriced). */
   costMicros: number | undefined = undefined;
   reservedMicros: number | undefined = undefined;

@@ -83,6 +83,8 @@ export interface RequestView {
   readonly ttfbMs: number | undefined;
   /** Token counts read from the provider's `usage` as the bytes passed. */
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number; readonly cachedInputTokens?: number };
+  /** Set with `costMicros`: the provider said the message ended (its end-of-message event, or one complete body), so `usage` is final. */
+  readonly usageFinal: boolean;
   /** Micro-dollars: the cost of `usage` at the model's price, set after the last byte (before `log` hooks); undefined when no usage was reported or the model has no price. */
   readonly costMicros: number | undefined;
   /** Micro-dollars reserved for this request's worst case by the budget stage (undefined: no budget applies). */
@@ -115,6 +117,7 @@ export interface ProxyContext extends RequestView {
   bytesOut: number;
   ttfbMs: number | undefined;
   usage: { inputTokens: number; outputTokens: number };
+  usageFinal: boolean;
   costMicros: number | undefined;
   reservedMicros: number | undefined;
   spentMicros: number | undefined;

@@ -315,20 +315,24 @@ export function guardedReader(reader: UsageReader, onFail: (err: unknown) => voi
 
 const count = (n: unknown): number | undefined => (typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : undefined);
 
-/** Ends `reader` and copies its counts into `usage`; anything that is not a count is ignored, a throw reported. */
-export function applyUsage(usage: TokenUsage, reader: UsageReader, onFail: (err: unknown) => void): void {
+/**
+ * Ends `reader` and copies its counts into `usage`; anything that is not a count is ignored, a throw reported.
+ * Returns whether the reader saw the provider's end-of-message signal (`final`).
+ */
+export function applyUsage(usage: TokenUsage, reader: UsageReader, onFail: (err: unknown) => void): boolean {
   let counts: TokenUsage | undefined;
   try {
     counts = reader.end();
   } catch (err) {
     onFail(err);
-    return;
+    return false;
   }
-  if (!counts) return;
+  if (!counts) return false;
   usage.inputTokens = count(counts.inputTokens) ?? usage.inputTokens;
   usage.outputTokens = count(counts.outputTokens) ?? usage.outputTokens;
   const cached = count(counts.cachedInputTokens);
   if (cached !== undefined) usage.cachedInputTokens = cached;
   const written = count(counts.cacheWriteInputTokens);
   if (written !== undefined) usage.cacheWriteInputTokens = written;
+  return counts.final === true;
 }

@@ -135,13 +135,14 @@ function sendH2(base: string, o: SendOptions, headers: Record<string, string>, p
       chunks.push(c);
       o.onData?.(c, abort);
     });
-    const end = (complete: boolean) => {
+    // Complete: the response's END_STREAM arrived and the stream closed without an error code.
+    let ended = false;
+    stream.on('end', () => (ended = true));
+    stream.on('error', () => {});
+    stream.on('close', () => {
       const text = Buffer.concat(chunks).toString();
-      finish({ status, headers: got, text, body: parse(text), complete });
-    };
-    stream.on('end', () => end(stream.rstCode === undefined || stream.rstCode === http2.constants.NGHTTP2_NO_ERROR));
-    stream.on('error', () => end(false));
-    stream.on('close', () => end(false));
+      finish({ status, headers: got, text, body: parse(text), complete: ended && stream.rstCode === http2.constants.NGHTTP2_NO_ERROR });
+    });
     if (pieces.length > 0) void writePieces((b) => stream.write(b), () => stream.end(), pieces, o.gapMs ?? 0, () => done || stream.destroyed);
   });
 }
