@@ -25,14 +25,20 @@ export function usageFinal(end: ResponseEnd | undefined): boolean {
 }
 
 /**
- * What a forwarded request spent (µ$), the one figure usage, budgets, metrics and the log line count: the
- * reported cost; nothing when the provider answered an error and reported nothing (nothing was generated);
- * the whole reservation when nothing was reported (caller gone, stream cut: the worst case stands);
- * undefined when the model is unpriced and no budget reserved anything.
+ * What a forwarded request spent (µ$), the one figure usage, budgets, metrics and the log line count. The
+ * provider's usage is final only when it said the message ended (`usageFinal`): then the request spent what
+ * it reported, nothing for an error answer that reported nothing (nothing was generated), and the whole
+ * reservation for a success that reported nothing (it may bill what it did not say). Anything else (the
+ * caller left, the stream was cut, a stream that ended without its end-of-message event, partial usage such
+ * as Anthropic's `message_start`) is charged the larger of the usage seen and the whole reservation, so what
+ * is charged is never below what the provider can bill. Undefined when the model is unpriced and no budget
+ * reserved anything.
  */
-export function settledSpend(ctx: Pick<RequestView, "costMicros" | "reservedMicros" | "error" | "status">): number | undefined {
-  if (ctx.costMicros !== undefined) return ctx.costMicros;
-  if (ctx.reservedMicros === undefined) return undefined;
-  if (ctx.error === undefined && ctx.status !== undefined && ctx.status >= 400) return 0;
-  return ctx.reservedMicros;
+export function settledSpend(ctx: Pick<RequestView, 'costMicros' | 'reservedMicros' | 'usageFinal' | 'status'>): number | undefined {
+  const cost = ctx.costMicros;
+  const reserved = ctx.reservedMicros;
+  if (reserved === undefined) return cost;
+  if (!ctx.usageFinal) return Math.max(cost ?? 0, reserved);
+  if (cost !== undefined) return cost;
+  return ctx.status !== undefined && ctx.status >= 400 ? 0 : reserved;
 }

@@ -66,7 +66,7 @@ test('a budgeted body not read to its end is refused 503, never reserved', async
   t.deepEqual(calls, []);
 });
 
-test('settlement (the core\'s settledSpend, then the log hook): the reported cost; nothing for the provider\'s error answer; all of it when nothing was reported', async (t) => {
+test('settlement (the core\'s settledSpend, then the log hook): the final reported cost; nothing for the provider\'s error answer; all of it when nothing was reported or the usage is not final', async (t) => {
   const { host, calls } = stubHost(5_000_000);
   const hooks = await budget.create(host, {});
   const worst = (40 + 1024) * 2 + 10 * 8;
@@ -80,14 +80,22 @@ test('settlement (the core\'s settledSpend, then the log hook): the reported cos
     hooks.log!(c);
     hooks.undo!(c); // a late undo finds nothing to give back
   };
-  await run({ costMicros: 123 });
-  await run({ status: 400 });
+  // The provider said the message ended: its figure; an error answer reporting nothing: 0; a success reporting
+  // nothing: all of it. Not final (a cut, a caller gone, partial usage): the larger of the usage seen and all of it.
+  await run({ costMicros: 123, usageFinal: true });
+  await run({ status: 400, usageFinal: true });
+  await run({ usageFinal: true });
   await run({});
   await run({ status: 504, error: Errors.upstreamTimeout() });
+  await run({ costMicros: 123 });
+  await run({ costMicros: worst + 7 });
   t.deepEqual(calls.filter((x) => !x.startsWith('price')), [
     `reserve ${worst}`, `settle ${worst} 123`,
     `reserve ${worst}`, `settle ${worst} 0`,
     `reserve ${worst}`, `settle ${worst} ${worst}`,
     `reserve ${worst}`, `settle ${worst} ${worst}`,
+    `reserve ${worst}`, `settle ${worst} ${worst}`,
+    `reserve ${worst}`, `settle ${worst} ${worst}`,
+    `reserve ${worst}`, `settle ${worst} ${worst + 7}`,
   ]);
 });

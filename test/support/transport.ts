@@ -24,6 +24,8 @@ export interface SendOptions {
   gapMs?: number;
   /** Called with a function that aborts the request (the caller leaves) as soon as it is open. */
   onOpen?: (abort: () => void) => void;
+  /** Called when the response head arrives. */
+  onHead?: (abort: () => void) => void;
   /** Called with each response body chunk (the stream's events as they come). */
   onData?: (chunk: Buffer, abort: () => void) => void;
 }
@@ -88,6 +90,7 @@ function sendH1(base: string, o: SendOptions, headers: Record<string, string>, p
     const abort = () => req.destroy();
     o.onOpen?.(abort);
     req.on('response', (res) => {
+      o.onHead?.(abort);
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => {
         chunks.push(c);
@@ -130,6 +133,7 @@ function sendH2(base: string, o: SendOptions, headers: Record<string, string>, p
     stream.on('response', (h) => {
       status = Number(h[':status']);
       got = h as typeof got;
+      o.onHead?.(abort);
     });
     stream.on('data', (c: Buffer) => {
       chunks.push(c);
