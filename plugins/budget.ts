@@ -6,11 +6,12 @@
  *
  * Before forwarding, a request is priced at its worst case (src/catalog/
  * spend-bound.ts: input at most its body's length plus an overhead, or the
- * context window for media; output at its cap or the model's largest output)
+ * context window for media and provider-side tools, plus those tools' per-use
+ * fees; output at its cap or the model's largest output)
  * and that amount is reserved under every cap that applies, from what this
  * instance holds of it (the SpendLedger leases more from the store when short,
  * never past a cap). Refusals, nothing forwarded and nothing counted: 400
- * max_tokens_required, 403 model_unpriced, 429 budget_exhausted (audited
+ * max_tokens_required, 400 tools_unbounded, 403 model_unpriced, 429 budget_exhausted (audited
  * `budget.refused`). After the response the reservation is settled to what the
  * core says the request spent (`ctx.spentMicros`, gateway/settlement.ts): the
  * priced usage the provider reported; the whole reservation when none was
@@ -28,6 +29,7 @@
 import { Errors, type PluginHost, type PluginModule, type ProxyContext, type SpendReservation } from '../src/gateway/contracts.js';
 import { worstCaseCost } from '../src/catalog/prices.js';
 import { BOUND_FIELDS, MEDIA_KEYS, requestBound } from '../src/catalog/spend-bound.js';
+import { TOOLS_FIELD } from '../src/catalog/billed-tools.js';
 
 /** The plugin's state key for a request's reservation. */
 const STATE = 'budget';
@@ -55,9 +57,10 @@ const budget: PluginModule<ProxyContext> = {
       try {
         const price = ctx.model === undefined ? undefined : spend.price(auth.credential.provider, ctx.model);
         if (!price) throw Errors.modelUnpriced(ctx.model);
-        const bound = requestBound(price, { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set() });
-        if ('refusal' in bound) throw Errors.maxTokensRequired(bound.refusal);
-        const micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens);
+        const body = { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set(), elements: ctx.bodyElements };
+        const bound = requestBound(price, body, { declared: ctx.provider?.tools, model: ctx.model! });
+        if ('refusal' in bound) throw bound.code === 'tools_unbounded' ? Errors.toolsUnbounded(bound.refusal) : Errors.maxTokensRequired(bound.refusal);
+        const micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens) + bound.feeMicros;
         ctx.state.set(STATE, await spend.reserve({ tokenId: auth.token.id, tokenBudget, orgId, orgLimit }, micros));
         ctx.reservedMicros = micros;
       } catch (err) {
@@ -66,7 +69,14 @@ const budget: PluginModule<ProxyContext> = {
       }
     };
     return {
-      body: { fields: BOUND_FIELDS, toEnd: true, keys: MEDIA_KEYS, when: mayBeBudgeted },
+      // The bound's fields, and whatever names or bounds a provider-side tool (the loaded providers' `tools`).
+      body: {
+        fields: [...BOUND_FIELDS, ...host.providers.toolScan.fields],
+        toEnd: true,
+        keys: MEDIA_KEYS,
+        elements: { field: TOOLS_FIELD, values: host.providers.toolScan.elementValues },
+        when: mayBeBudgeted,
+      },
       // Synchronous (no promise per request) when no cap applies, the usual unbudgeted request.
       access(ctx: ProxyContext): void | Promise<void> {
         if (!ctx.auth) throw Errors.invalidToken();

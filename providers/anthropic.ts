@@ -31,6 +31,16 @@ export default {
   // Aliases and dated snapshots share a prefix (`claude-sonnet-4-5` and `claude-sonnet-4-5-20250929`). Sonnet 4 and 4.5
   // take up to 1M input tokens (beta header); a request whose input passes 200k is billed at the long-context prices.
   // Batch (50% off) and the US-only inference premium are not modelled.
+  // Server tools Anthropic runs and bills beyond the visible input (https://docs.claude.com/en/docs/agents-and-tools/tool-use/overview,
+  // its pricing page): their results come back as input tokens, so a budget reserves the context window for input. Web search
+  // also costs $10 per 1,000 searches, at most the tool's `max_uses` each; web fetch and the MCP connector cost tokens only;
+  // code execution is billed by container time, which no request field bounds (refused under a budget).
+  tools: {
+    web_search: { match: { toolType: ['web_search_*'] }, perUse: 0.01, uses: { toolField: 'max_uses' } },
+    web_fetch: { match: { toolType: ['web_fetch_*'] } },
+    code_execution: { match: { toolType: ['code_execution_*'] }, unbounded: true },
+    mcp_connector: { match: { field: ['mcp_servers'] } },
+  },
   pricesAsOf: '2025-11-24',
   prices: {
     'claude-opus-4-5*': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25, maxOutput: 64_000, contextWindow: 200_000 },

@@ -72,6 +72,15 @@ export default {
   // in particular for application inference-profile ARNs (their names are the operator's own; an ARN prefix works)
   // and other providers' models. From Claude 4.5 on, in-region and geographic profiles cost 10% more than `global.`.
   // Nova's cached reads cost a quarter of input and its cache writes nothing extra.
+  // Claude's server tools, should Bedrock run them for an InvokeModel body that names them (Anthropic-native `tools`): their
+  // results would come back as input tokens (the context window is reserved), web search at $10 per 1,000 searches (at most
+  // the tool's `max_uses`), code execution by time (refused under a budget). Converse's `toolConfig` tools are the caller's
+  // own: the model asks, the caller runs them and sends the results as visible input.
+  tools: {
+    web_search: { match: { toolType: ['web_search_*'] }, perUse: 0.01, uses: { toolField: 'max_uses' } },
+    web_fetch: { match: { toolType: ['web_fetch_*'] } },
+    code_execution: { match: { toolType: ['code_execution_*'] }, unbounded: true },
+  },
   pricesAsOf: '2025-11-24',
   prices: {
     ...priced('anthropic.claude-opus-4-5-20251101', claude(5.5, 27.5, 64_000), claude(5, 25, 64_000)),

@@ -39,6 +39,19 @@ export default {
   // 200k input tokens (`longContext`). Cached reads are priced at the explicit-cache rate (25% of input on 2.5; the
   // storage fee per hour is not a request's cost). Exact names: `gemini-2.5-flash*` would also price the image and
   // audio variants, which cost more.
+  // Tools Google runs and bills beyond the visible input (https://ai.google.dev/gemini-api/docs/pricing): their results come
+  // back as input tokens, so a budget reserves the context window for input. Grounding with Google Search costs $35 per 1,000
+  // grounded prompts on Gemini 2.x and earlier (one per request); Gemini 3 bills each search query, and a prompt may make
+  // any number (refused under a budget). Maps grounding $25 per 1,000 grounded prompts. URL context, code execution and
+  // file search cost tokens only. Both spellings of each key (the API takes camelCase and snake_case).
+  tools: {
+    google_search: { match: { toolKey: ['googleSearch', 'google_search', 'googleSearchRetrieval', 'google_search_retrieval'] }, perUse: 0.035, uses: { perRequest: 1 } },
+    google_search_per_query: { match: { toolKey: ['googleSearch', 'google_search', 'googleSearchRetrieval', 'google_search_retrieval'] }, unbounded: true, models: ['gemini-3*'] },
+    google_maps: { match: { toolKey: ['googleMaps', 'google_maps'] }, perUse: 0.025, uses: { perRequest: 1 } },
+    url_context: { match: { toolKey: ['urlContext', 'url_context'] } },
+    code_execution: { match: { toolKey: ['codeExecution', 'code_execution'] } },
+    file_search: { match: { toolKey: ['fileSearch', 'file_search'] } },
+  },
   pricesAsOf: '2025-11-18',
   prices: {
     'gemini-3-pro-preview': {

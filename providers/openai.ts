@@ -41,6 +41,19 @@ export default {
   // Exact names and their dated snapshots (`gpt-5-2025-*`): a prefix as short as `gpt-4o*` would also price the
   // audio, realtime and search variants, which cost more. `service_tier: "priority"` (billed higher) and the
   // Responses API's built-in tools (billed per call) are not modelled. Embeddings have no output.
+  // Built-in tools OpenAI runs and bills beyond the visible input (https://platform.openai.com/docs/pricing#built-in-tools):
+  // their results come back as input tokens, so a budget reserves the context window for input, plus per call: web search
+  // up to $25 per 1,000 calls (the preview's price, the highest), file search $2.50 per 1,000, code interpreter $0.03 per
+  // container; the Responses API's `max_tool_calls` bounds the calls. Chat Completions' search models (`web_search_options`)
+  // search as often as they choose, and image generation is billed per image: neither is bounded (refused under a budget).
+  tools: {
+    web_search: { match: { toolType: ['web_search*'] }, perUse: 0.025, uses: { field: 'max_tool_calls' } },
+    file_search: { match: { toolType: ['file_search'], toolKey: ['vector_store_ids'] }, perUse: 0.0025, uses: { field: 'max_tool_calls' } },
+    code_interpreter: { match: { toolType: ['code_interpreter'] }, perUse: 0.03, uses: { field: 'max_tool_calls' } },
+    mcp: { match: { toolType: ['mcp'] } },
+    image_generation: { match: { toolType: ['image_generation'] }, unbounded: true },
+    chat_web_search: { match: { field: ['web_search_options'] }, unbounded: true },
+  },
   pricesAsOf: '2025-11-13',
   prices: {
     'gpt-5.1': { input: 1.25, cachedInput: 0.125, output: 10, maxOutput: 128_000, contextWindow: 400_000 },

@@ -89,6 +89,24 @@ export default {
   // endpoints are reachable here, so Claude 4.5 models carry the regional price (10% over the global endpoint's).
   // Gemini's prices as on the Gemini API (see providers/gemini.ts); Claude's cache reads 0.1× and 5-minute cache
   // writes 1.25× input.
+  // Tools Google and Anthropic run on Vertex and bill beyond the visible input (https://cloud.google.com/vertex-ai/generative-ai/pricing):
+  // their results come back as input tokens, so a budget reserves the context window for input. Gemini: Grounding with Google
+  // Search $35 per 1,000 grounded prompts (one per request; Gemini 3 bills each query: refused under a budget), Maps grounding
+  // $25 per 1,000; Web Grounding for Enterprise and grounding on your own data (`retrieval`) are billed by other products'
+  // meters, which no request field bounds (refused under a budget); URL context and code execution cost tokens only. Claude on
+  // Vertex: web search $10 per 1,000 searches (at most the tool's `max_uses`), web fetch tokens only, code execution by time.
+  tools: {
+    google_search: { match: { toolKey: ['googleSearch', 'google_search', 'googleSearchRetrieval', 'google_search_retrieval'] }, perUse: 0.035, uses: { perRequest: 1 } },
+    google_search_per_query: { match: { toolKey: ['googleSearch', 'google_search', 'googleSearchRetrieval', 'google_search_retrieval'] }, unbounded: true, models: ['gemini-3*'] },
+    google_maps: { match: { toolKey: ['googleMaps', 'google_maps'] }, perUse: 0.025, uses: { perRequest: 1 } },
+    enterprise_web_search: { match: { toolKey: ['enterpriseWebSearch', 'enterprise_web_search'] }, unbounded: true },
+    retrieval: { match: { toolKey: ['retrieval'] }, unbounded: true },
+    url_context: { match: { toolKey: ['urlContext', 'url_context'] } },
+    code_execution: { match: { toolKey: ['codeExecution', 'code_execution'] } },
+    claude_web_search: { match: { toolType: ['web_search_*'] }, perUse: 0.01, uses: { toolField: 'max_uses' } },
+    claude_web_fetch: { match: { toolType: ['web_fetch_*'] } },
+    claude_code_execution: { match: { toolType: ['code_execution_*'] }, unbounded: true },
+  },
   pricesAsOf: '2025-11-24',
   prices: {
     'gemini-3-pro-preview': {

@@ -200,7 +200,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
         return resolved instanceof Promise ? resolved.then(withOrgLimit) : withOrgLimit(resolved);
       },
     },
-    providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers },
+    providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers, toolScan: providers.toolScan },
     quota: { reserve: (orgId) => ledger.reserve(orgId), refund: (orgId) => ledger.refund(orgId), releaseAll: () => ledger.releaseAll() },
     spend: spendHost(spend, orgLimits, c.resolve(PriceBook)),
     audit: {

@@ -205,6 +205,37 @@ export interface LongContextPrice {
   cacheWriteInput?: number;
 }
 
+/**
+ * A tool the provider runs on its own side and bills beyond the request's visible input: web search, page
+ * fetch, code execution, file search, MCP connectors. Their results come back as input tokens the body does not
+ * show, and some cost per use. Under a spend budget a request that uses one is reserved at the model's context
+ * window for input plus `perUse` times the most uses it can make; one with no such bound is refused (400
+ * `tools_unbounded`). Checked at load (billed-tools.ts).
+ */
+export interface BilledTool {
+  /**
+   * How a body asks for it (any one): the `type` of an element of its top-level `tools` array (exact, or a
+   * `prefix*` such as `web_search_*`), a key of such an element (Gemini's `googleSearch`), or a top-level field
+   * that is present and not null or false (`web_search_options`, `mcp_servers`).
+   */
+  readonly match: { readonly toolType?: readonly string[]; readonly toolKey?: readonly string[]; readonly field?: readonly string[] };
+  /** USD per use beyond tokens (a search call). Omitted: tokens only. */
+  readonly perUse?: number;
+  /**
+   * The most uses one request can bill (required with `perUse`): a number in the tool's own element (`max_uses`,
+   * per element naming it), a top-level number field (`max_tool_calls`), or a fixed count per request. A body
+   * that does not give the number is refused under a budget (`tools_unbounded`).
+   */
+  readonly uses?: { readonly toolField: string } | { readonly field: string } | { readonly perRequest: number };
+  /** Billed by what no request field bounds (container time, generated images): refused under a budget. */
+  readonly unbounded?: boolean;
+  /**
+   * Only for these models (names or `prefix*`): a declaration with `models` that names the request's model wins
+   * over one without for the same tool. Default: every model.
+   */
+  readonly models?: readonly string[];
+}
+
 export interface ProviderPlugin {
   /** The credential's `provider` value, e.g. `anthropic`. */
   id: string;
@@ -232,4 +263,6 @@ export interface ProviderPlugin {
   prices?: Readonly<Record<string, ModelPrice>>;
   /** The day `prices` were taken from the provider's price page, `YYYY-MM-DD`. Required with `prices`. */
   pricesAsOf?: string;
+  /** Tools it runs and bills on its side, by name (see BilledTool). */
+  tools?: Readonly<Record<string, BilledTool>>;
 }

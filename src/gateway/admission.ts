@@ -25,6 +25,7 @@ import type { IncomingMessage } from 'node:http';
 import { Errors } from '../errors.js';
 import type { RequestContext } from './context.js';
 import type { CoreStage } from './pipeline.js';
+import type { ElementsWanted } from './json-field-scanner.js';
 
 export const BODY_PRIORITY = 600;
 
@@ -33,6 +34,8 @@ export interface BodyWanted {
   readonly fields: readonly string[];
   readonly toEnd: boolean;
   readonly anyKeys: readonly string[];
+  /** The array whose elements are recorded (one per process: every reader asking names the same). */
+  readonly elements: ElementsWanted | undefined;
   /** The readers it serves, a bit each (their index among the declared readers). */
   readonly readers: number;
 }
@@ -60,6 +63,8 @@ export class Admission implements CoreStage {
   /** `readers`: the stages that declare `body`, each running after the body stage. */
   constructor(private readonly readers: readonly CoreStage[]) {
     if (readers.length > 30) throw new Error('more than 30 stages declare body fields');
+    const arrays = new Set(readers.flatMap((s) => (s.body!.elements ? [s.body!.elements.field] : [])));
+    if (arrays.size > 1) throw new Error(`stages ask for the elements of several arrays (${[...arrays].join(', ')}); the body scan records one`);
     for (const s of readers) {
       if (s.priority >= BODY_PRIORITY) throw new Error(`stage ${s.name} declares body fields but runs before the body stage (priority ${s.priority} ≥ ${BODY_PRIORITY})`);
     }
@@ -72,10 +77,13 @@ export class Admission implements CoreStage {
     let union = this.unions.get(readers);
     if (!union) {
       const needs = this.readers.filter((_, i) => readers & (1 << i)).map((s) => s.body!);
+      const elements = needs.flatMap((n) => (n.elements ? [n.elements] : []));
       union = Object.freeze({
         fields: [...new Set(needs.flatMap((n) => n.fields))],
-        toEnd: needs.some((n) => n.toEnd === true),
+        // Elements are known only once the array has passed: such a scan reads to the end.
+        toEnd: needs.some((n) => n.toEnd === true || n.elements !== undefined),
         anyKeys: [...new Set(needs.flatMap((n) => n.keys ?? []))],
+        elements: elements.length === 0 ? undefined : { field: elements[0]!.field, values: [...new Set(elements.flatMap((e) => e.values))] },
         readers,
       });
       this.unions.set(readers, union);

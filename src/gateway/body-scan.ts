@@ -19,7 +19,7 @@ import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { Errors, type ApiError } from '../errors.js';
 import type { BufferBudget } from './buffer-budget.js';
-import { JsonFieldScanner, type FieldValue, type ScanProblem } from './json-field-scanner.js';
+import { JsonFieldScanner, type ElementsFound, type ElementsWanted, type FieldValue, type ScanProblem } from './json-field-scanner.js';
 
 /**
  * What one held chunk costs beyond its bytes: the Buffer object and, for a body of tiny chunks (chunked
@@ -40,6 +40,8 @@ export interface BodyScanOptions {
   toEnd?: boolean;
   /** Keys to notice at any depth (JsonFieldScanner's `anyKeys`). */
   anyKeys?: readonly string[];
+  /** The top-level array whose elements are recorded (JsonFieldScanner's `elements`). */
+  elements?: ElementsWanted;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -80,7 +82,7 @@ export class BodyScan extends Readable {
 
   constructor(private readonly req: IncomingMessage, private readonly options: BodyScanOptions) {
     super();
-    this.scanner = new JsonFieldScanner(options.fields, options.anyKeys);
+    this.scanner = new JsonFieldScanner(options.fields, options.anyKeys, options.elements);
     const declared = req.headers['content-length'];
     this.declared = declared === undefined ? undefined : Number(declared);
     this.decided = new Promise((resolve, reject) => {
@@ -103,6 +105,11 @@ export class BodyScan extends Readable {
   /** The `anyKeys` found (folded), final once a `toEnd` scan has decided. */
   get keysFound(): ReadonlySet<string> {
     return this.scanner.keysFound;
+  }
+
+  /** The wanted array's elements, final once a `toEnd` scan has decided. */
+  get elementsFound(): ElementsFound {
+    return this.scanner.elements;
   }
 
   /** The upstream leg's cut-off, called once if the rest of the body breaks the scan (at once if it already has). */

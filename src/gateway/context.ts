@@ -14,7 +14,7 @@ import type { ResolvedToken } from '../vault/token-service.js';
 import type { BodyScan } from './body-scan.js';
 import { rawHeaderCount } from './headers.js';
 import type { ProxyContext } from './contracts.js';
-import type { FieldValue } from './json-field-scanner.js';
+import type { ElementsFound, FieldValue } from './json-field-scanner.js';
 import type { RequestSpan } from '../telemetry/tracing.js';
 
 /** The caller's request, for the core only. */
@@ -38,6 +38,7 @@ export class RequestContext implements ProxyContext {
   bodyFields: ReadonlyMap<string, FieldValue> | undefined = undefined;
   bodyBytes: number | undefined = undefined;
   bodyKeys: ReadonlySet<string> | undefined = undefined;
+  bodyElements: ElementsFound | undefined = undefined;
   quotaRemaining: number | undefined = undefined;
   forwarded = false;
   status: number | undefined = undefined;

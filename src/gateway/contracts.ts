@@ -21,15 +21,17 @@ import type { TSchema, Type } from '@sinclair/typebox';
 import type { PluginConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { ApiError, Errors } from '../errors.js';
-import type { FieldValue } from './json-field-scanner.js';
+import type { ElementsFound, ElementsWanted, FieldValue } from './json-field-scanner.js';
 
 export { ApiError as GatewayError, Errors };
 
 export type { CredentialField, HttpMethod, ProviderPlugin, ProviderRoute } from '../catalog/provider.js';
 export type { TokenCarriers } from '../catalog/registry.js';
 import type { TokenCarriers } from '../catalog/registry.js';
+import type { ToolScan } from '../catalog/billed-tools.js';
+export type { ToolScan } from '../catalog/billed-tools.js';
 export type { ResolvedToken } from '../vault/token-service.js';
-export type { FieldValue } from './json-field-scanner.js';
+export type { ElementsFound, ElementsWanted, FieldValue } from './json-field-scanner.js';
 import type { ProviderPlugin } from '../catalog/provider.js';
 import type { PriceEntry } from '../catalog/prices.js';
 export type { PriceEntry } from '../catalog/prices.js';
@@ -69,6 +71,8 @@ export interface RequestView {
   readonly bodyBytes: number | undefined;
   /** The `body.keys` found anywhere in the body (lower-cased), when a stage asked for `body.toEnd`. */
   readonly bodyKeys: ReadonlySet<string> | undefined;
+  /** The elements of the array a stage asked for (`body.elements`: the body's `tools`), recorded to the body's end. */
+  readonly bodyElements: ElementsFound | undefined;
   /** Set by the quota stage: what this organisation has left this month. */
   readonly quotaRemaining: number | undefined;
   /** True once the request was handed to the upstream: it counts against quota. */
@@ -110,6 +114,7 @@ export interface ProxyContext extends RequestView {
   bodyFields: ReadonlyMap<string, FieldValue> | undefined;
   bodyBytes: number | undefined;
   bodyKeys: ReadonlySet<string> | undefined;
+  bodyElements: ElementsFound | undefined;
   quotaRemaining: number | undefined;
   forwarded: boolean;
   status: number | undefined;
@@ -153,6 +158,8 @@ export interface BodyNeed<Ctx extends RequestView = RequestView> {
   readonly toEnd?: boolean;
   /** Keys to notice at any depth of the body (compared without case), reported in `bodyKeys`. */
   readonly keys?: readonly string[];
+  /** A top-level array whose elements are recorded (their `values` and keys), reported in `bodyElements`; read to the body's end. */
+  readonly elements?: ElementsWanted;
 }
 
 /** One stage of the pipeline. Built-in stages implement it directly; a plugin file's `create` returns its hooks. */
@@ -210,6 +217,8 @@ export interface PluginHost {
     readonly keyQueryParams: readonly string[];
     /** Where a proxy token may be presented besides X-Proxy-Token: every loaded provider's `tokenIn`. */
     readonly tokenIn: TokenCarriers;
+    /** What a body scan reads to see any loaded provider's billed tools (the budget plugin asks for it). */
+    readonly toolScan: ToolScan;
   };
   readonly quota: {
     /**

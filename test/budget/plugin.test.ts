@@ -15,6 +15,7 @@ function stubHost(orgLimit: number | null) {
   const host = {
     errors: Errors,
     GatewayError: ApiError,
+    providers: { toolScan: { fields: [], elementValues: ['type'] } },
     audit: { refused: (_ctx: unknown, action: string) => calls.push(`audit ${action}`) },
     spend: {
       price: () => (calls.push('price'), { input: 2_000_000, cachedInput: 2_000_000, cacheWriteInput: 2_000_000, output: 8_000_000, source: 't' }),

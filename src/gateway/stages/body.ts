@@ -48,6 +48,7 @@ export class BodyStage implements CoreStage {
     if (wanted.toEnd) {
       ctx.bodyBytes = scan.bytesRead;
       ctx.bodyKeys = scan.keysFound;
+      if (wanted.elements) ctx.bodyElements = scan.elementsFound;
     }
     if (ctx.model === undefined) {
       const model = found.get('model');
