@@ -244,7 +244,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     },
     // The operators' console: the built page and its assets, GET only (src/http/console-assets.ts).
     ...consoleRoutes(log),
-  });
+  }, c.resolve<Clock>(Symbols.Clock));
   const server = http;
 
   let closing: Promise<void> | undefined;

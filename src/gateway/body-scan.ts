@@ -42,6 +42,8 @@ export interface BodyScanOptions {
   anyKeys?: readonly string[];
   /** The top-level array whose elements are recorded (JsonFieldScanner's `elements`). */
   elements?: ElementsWanted;
+  /** The body's declared length (content-length), when it has one. */
+  declared?: number;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -80,11 +82,11 @@ export class BodyScan extends Readable {
   private violation: ApiError | undefined;
   private violationHandler: ((err: ApiError) => void) | undefined;
 
-  constructor(private readonly req: IncomingMessage, private readonly options: BodyScanOptions) {
+  /** `req`: the request's body (the request itself, or HTTP/2's guarded body: http/h2c.ts requestBody). */
+  constructor(private readonly req: Readable, private readonly options: BodyScanOptions) {
     super();
     this.scanner = new JsonFieldScanner(options.fields, options.anyKeys, options.elements);
-    const declared = req.headers['content-length'];
-    this.declared = declared === undefined ? undefined : Number(declared);
+    this.declared = options.declared;
     this.decided = new Promise((resolve, reject) => {
       this.resolveDecided = resolve;
       this.rejectDecided = reject;
@@ -202,7 +204,8 @@ export class BodyScan extends Readable {
   };
 
   private readonly onClose = (): void => {
-    if (!this.req.complete) this.onAbort();
+    // An HTTP/1.1 request is complete once parsed whole (read or not); another body once it ended.
+    if (!((this.req as IncomingMessage).complete ?? this.req.readableEnded)) this.onAbort();
   };
 
   private fail(err: ApiError): void {

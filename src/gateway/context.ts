@@ -7,6 +7,7 @@
  * plugins' state map is made on first use, so a request costs one object here.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { ApiError } from '../errors.js';
 import type { Provider } from '../catalog/registry.js';
 import type { CompiledRoute } from '../catalog/path.js';
@@ -58,6 +59,8 @@ export class RequestContext implements ProxyContext {
   passed = 0;
   /** The body readers (a bit each, admission.ts) whose fields the body stage's scan found for this request. */
   bodyRead = 0;
+  /** The request's body as the gateway reads it (http/h2c.ts requestBody): set by the gateway when a body follows. */
+  body: Readable | undefined = undefined;
   /** The body stage's scan, handed to the upstream leg (the held bytes, then the rest). */
   bodyScan: BodyScan | undefined = undefined;
   /** process.hrtime.bigint() when the request was handed upstream. */

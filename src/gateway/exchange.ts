@@ -17,7 +17,8 @@
  * A local reply (refuse, unforward, fail before any response byte) carries the
  * stages' responseHead exactly as a proxied head does (`x-keyward-*` on every
  * refusal); a request body left unread is drained when small and otherwise
- * ends with its connection (HTTP/1.1) or stream (HTTP/2). Whatever the stages
+ * ends with its connection (HTTP/1.1) or its stream, reset once the answer
+ * has gone out (HTTP/2). Whatever the stages
  * took is given back whenever the request turns out never forwarded. At the
  * end the provider's usage is settled by the one rule (settlement.ts), priced
  * and counted, the span ends and the stages' log hooks run.
@@ -33,6 +34,7 @@ import http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, toApiError } from '../errors.js';
 import { sendError } from '../http/reply.js';
+import { stopUpload } from '../http/h2c.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { UsageRecorder } from '../accounting/usage-recorder.js';
@@ -167,12 +169,14 @@ export class Exchange {
     ctx.error = err;
     ctx.status = err.status;
     const headers = this.head(err.status);
-    if (!req.readableEnded && ctx.bodyFollows) {
-      const declared = req.headers['content-length'];
-      if (unread || declared === undefined || Number(declared) > DRAIN_LIMIT) endAfterReply(req, res, headers);
-    }
+    const declared = req.headers['content-length'];
+    // The body is not read on: HTTP/1.1 closes the connection after the reply, HTTP/2 ends the stream.
+    const stop = !req.readableEnded && ctx.bodyFollows && (unread || declared === undefined || Number(declared) > DRAIN_LIMIT);
+    if (stop && req.httpVersionMajor < 2) headers.connection = 'close';
     req.resume();
+    ctx.body?.resume();
     sendError(res, err, headers);
+    if (stop) stopUpload(req);
   }
 
   private apiError(err: unknown): ApiError {
@@ -235,15 +239,5 @@ export class Exchange {
     ctx.costMicros = match && reported ? usageCost(match.price, ctx.usage) : undefined;
     ctx.spentMicros = settledSpend(ctx);
     this.exit.metrics.spent(provider, match?.name ?? 'unpriced', ctx.spentMicros ?? 0);
-  }
-}
-
-/** The request's body is not read on: HTTP/1.1 closes the connection after the reply; HTTP/2 ends the stream (RST_STREAM NO_ERROR, RFC 9113 §8.1). */
-function endAfterReply(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): void {
-  if (req.httpVersionMajor >= 2) {
-    const stream = (req as unknown as H2Stream).stream;
-    res.once('finish', () => stream?.close(http2.constants.NGHTTP2_NO_ERROR));
-  } else {
-    headers.connection = 'close';
   }
 }

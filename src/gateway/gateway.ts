@@ -31,6 +31,7 @@ import { PriceBook } from '../catalog/prices.js';
 import type { Tracing } from '../telemetry/tracing.js';
 import type { CredentialSecrets } from '../catalog/provider.js';
 import { bodyFollows } from './admission.js';
+import { requestBody } from '../http/h2c.js';
 import { Exchange, type ExitServices } from './exchange.js';
 
 const PREFIX = '/v1/proxy/';
@@ -72,6 +73,7 @@ export class Gateway implements ProxyHandler {
     const ctx = new RequestContext(req, res, requestId, normaliseProviderPath(rawPath) ?? normaliseResourcePath(rawPath) ?? '',
       q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.config.trustedProxies), bodyFollows(req));
     ctx.span = this.tracing.startRequest(req.headers);
+    if (ctx.bodyFollows) ctx.body = requestBody(req);
     return new Exchange(this.exit, ctx, req, res);
   }
 

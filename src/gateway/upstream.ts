@@ -162,16 +162,21 @@ export class UpstreamProxy {
       // A body a scope reads is refused by its scan (a scope refusal); a body only counted is cut off after forwarding.
       scan.onViolation((err) => cutOff(err, () => {
         scan.discard();
-        req.resume();
+        ctx.body?.resume();
       }, true));
       body = scan;
-    } else if (ctx.bodyFollows && req.headers['content-length'] === undefined && !runtime.signer.needsBody) {
+    } else if (ctx.body && req.headers['content-length'] === undefined && !runtime.signer.needsBody) {
+      const source = ctx.body;
       const limiter = new BodyLimiter(this.config.maxBody, () => cutOff(Errors.payloadTooLarge(this.config.maxBody), () => {
-        req.unpipe(limiter);
-        req.resume();
+        source.unpipe(limiter);
+        source.resume();
       }, false));
-      req.pipe(limiter);
+      // A body that breaks (an HTTP/2 stream reset) never ends the limiter: the upstream request is aborted, never ended.
+      source.pipe(limiter);
       body = limiter;
+    } else if (ctx.body && ctx.body !== req) {
+      // HTTP/2 with a content-length: its guarded body, so a reset never passes for an end.
+      body = ctx.body;
     }
     // The scan broke before the upstream leg began: refused above, nothing is sent.
     if (flight.overflow) return;
@@ -187,7 +192,7 @@ export class UpstreamProxy {
       return;
     }
     if (runtime.signer.needsBody) {
-      void this.signWithBody(flight, runtime.signer, request, body ?? req);
+      void this.signWithBody(flight, runtime.signer, request, body ?? ctx.body ?? req);
       return;
     }
     let signed: void | Promise<void>;

@@ -6,7 +6,8 @@
  * admin router. Malformed HTTP is answered by the client-error handler with the
  * contract's JSON; header and body read timeouts come from the config.
  * `drain()` implements graceful shutdown. Cleartext HTTP/2 is served on the same
- * port (h2c.ts), through the same handler.
+ * port (h2c.ts), through the same handler, with the same header and body
+ * deadlines (read against the injected clock).
  */
 import { randomFillSync } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
@@ -14,6 +15,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from '../config.js';
 import { ApiError, Errors, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { systemClock, type Clock } from '../clock.js';
 import { H2cFrontDoor } from './h2c.js';
 import { rawErrorResponse, sendError, sendJson } from './reply.js';
 import type { Route, Router } from './router.js';
@@ -73,18 +75,24 @@ export class HttpServer {
     private readonly proxy: ProxyHandler,
     private readonly health: HealthCheck,
     private readonly extra: ExtraRoutes = {},
+    clock: Clock = systemClock,
   ) {
+    const requestTimeoutMs = Math.max(config.bodyTimeoutMs, config.headersTimeoutMs);
+    // Node checks the HTTP/1.1 deadlines on this interval (30 s by default); HTTP/2's sweep runs on it too.
+    const checkEveryMs = Math.max(50, Math.min(1000, Math.floor(Math.min(config.headersTimeoutMs, config.bodyTimeoutMs) / 4)));
     this.server = http.createServer({
       headersTimeout: config.headersTimeoutMs,
-      requestTimeout: Math.max(config.bodyTimeoutMs, config.headersTimeoutMs),
-      // Node checks the two timeouts above on this interval (30 s by default).
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(config.headersTimeoutMs, config.bodyTimeoutMs) / 4))),
+      requestTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: checkEveryMs,
       keepAliveTimeout: 65_000,
       requireHostHeader: false,
       maxHeaderSize: 32 * 1024,
     }, (req, res) => this.onRequest(req, res));
     this.h2c = new H2cFrontDoor(this.server, (req, res) => this.onRequest(req, res), {
       firstBytesTimeoutMs: config.headersTimeoutMs,
+      requestTimeoutMs,
+      checkEveryMs,
+      clock,
       idleTimeoutMs: 65_000,
       maxHeaderSize: 32 * 1024,
     });

@@ -13,7 +13,7 @@
 import { Errors } from '../../errors.js';
 import { BodyScan } from '../body-scan.js';
 import type { BufferBudget } from '../buffer-budget.js';
-import { requestOf, responseOf, type RequestContext } from '../context.js';
+import { responseOf, type RequestContext } from '../context.js';
 import type { CoreStage } from '../pipeline.js';
 import { BODY_PRIORITY, type Admission, type BodyWanted } from '../admission.js';
 
@@ -30,7 +30,9 @@ export class BodyStage implements CoreStage {
     if (declared !== undefined && Number(declared) > this.maxBody) throw Errors.payloadTooLarge(this.maxBody);
     const wanted = this.admission.wanted(ctx);
     if (!wanted) return undefined;
-    const scan = new BodyScan(requestOf(ctx), { ...wanted, maxBody: this.maxBody, budget: this.budget, holder: ctx.tokenId });
+    const scan = new BodyScan(ctx.body!, {
+      ...wanted, maxBody: this.maxBody, budget: this.budget, holder: ctx.tokenId, declared: declared === undefined ? undefined : Number(declared),
+    });
     ctx.bodyScan = scan;
     responseOf(ctx).once('close', () => scan.discard());
     return this.read(ctx, scan, wanted);
