@@ -63,6 +63,7 @@ const budget: PluginModule<ProxyContext> = {
         const micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens) + bound.feeMicros;
         ctx.state.set(STATE, await spend.reserve({ tokenId: auth.token.id, tokenBudget, orgId, orgLimit }, micros));
         ctx.reservedMicros = micros;
+        if (bound.feeMicros > 0) ctx.toolFeeMicros = bound.feeMicros;
       } catch (err) {
         if (err instanceof host.GatewayError && err.code === 'budget_exhausted') host.audit.refused(ctx, 'budget.refused');
         throw err;
@@ -89,6 +90,7 @@ const budget: PluginModule<ProxyContext> = {
         const reservation = ctx.state.get(STATE) as SpendReservation | undefined;
         ctx.state.delete(STATE);
         ctx.reservedMicros = undefined;
+        ctx.toolFeeMicros = undefined;
         if (reservation) spend.refund(reservation);
       },
       log(ctx: ProxyContext): void {

@@ -51,6 +51,7 @@ export class RequestContext implements ProxyContext {
   /** µ$: the priced cost of the reported usage, set when the response is over (undefined: none reported, or unpriced). */
   costMicros: number | undefined = undefined;
   reservedMicros: number | undefined = undefined;
+  toolFeeMicros: number | undefined = undefined;
   spentMicros: number | undefined = undefined;
   /** The model the response named, when the request's own model was not read (response-model.ts). */
   responseModel: string | undefined = undefined;

@@ -94,6 +94,11 @@ export interface RequestView {
   /** Micro-dollars reserved for this request's worst case by the budget stage (undefined: no budget applies). */
   readonly reservedMicros: number | undefined;
   /**
+   * Micro-dollars of provider-side tool fees inside that reservation (the most the body's tools' uses allow): a
+   * provider's usage counts tokens, not searches, so they are charged on top of it when the request settles.
+   */
+  readonly toolFeeMicros: number | undefined;
+  /**
    * Micro-dollars this request spent, as counted everywhere (usage, budgets, metrics, the log line), set with
    * `costMicros`: the reported cost; 0 when the provider answered an error and reported nothing; the whole
    * reservation when nothing was reported (caller gone, stream cut); undefined when unpriced and unbudgeted.
@@ -125,6 +130,7 @@ export interface ProxyContext extends RequestView {
   usageFinal: boolean;
   costMicros: number | undefined;
   reservedMicros: number | undefined;
+  toolFeeMicros: number | undefined;
   spentMicros: number | undefined;
   /** Node's per-name arrays of the caller's headers (a repeated credential header is ambiguous). */
   readonly headersDistinct: NodeJS.Dict<string[]>;

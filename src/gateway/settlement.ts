@@ -31,11 +31,13 @@ export function usageFinal(end: ResponseEnd | undefined): boolean {
  * reservation for a success that reported nothing (it may bill what it did not say). Anything else (the
  * caller left, the stream was cut, a stream that ended without its end-of-message event, partial usage such
  * as Anthropic's `message_start`) is charged the larger of the usage seen and the whole reservation, so what
- * is charged is never below what the provider can bill. Undefined when the model is unpriced and no budget
- * reserved anything.
+ * is charged is never below what the provider can bill. The most the request's provider-side tools can add in
+ * fees (`toolFeeMicros`, part of the reservation) is charged on top of reported usage, which counts no
+ * searches. Undefined when the model is unpriced and no budget reserved anything.
  */
-export function settledSpend(ctx: Pick<RequestView, 'costMicros' | 'reservedMicros' | 'usageFinal' | 'status'>): number | undefined {
-  const cost = ctx.costMicros;
+export function settledSpend(ctx: Pick<RequestView, 'costMicros' | 'reservedMicros' | 'toolFeeMicros' | 'usageFinal' | 'status'>): number | undefined {
+  // Provider-side tool fees (searches) are billed beside the tokens a usage reports: always charged in full.
+  const cost = ctx.costMicros === undefined ? undefined : ctx.costMicros + (ctx.toolFeeMicros ?? 0);
   const reserved = ctx.reservedMicros;
   if (reserved === undefined) return cost;
   if (!ctx.usageFinal) return Math.max(cost ?? 0, reserved);

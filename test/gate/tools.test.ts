@@ -125,3 +125,21 @@ test('a provider file\'s tools are checked at load: a bad declaration stops star
   const providers = await Promise.all(['anthropic', 'openai', 'gemini', 'vertex', 'bedrock'].map(async (p) => (await import(`../../providers/${p}.js`)).default));
   t.deepEqual(toolScan(providers), { fields: ['max_tool_calls', 'mcp_servers', 'web_search_options'], elementValues: ['max_uses', 'type'] });
 });
+
+test('settled: a whole answer is charged its usage plus the most its tools\' uses can cost (usage counts no searches); never below what the provider bills', async (t) => {
+  const { billCost } = await import('../support/billing-gateway.js');
+  const { usageCost } = await import('../../src/catalog/prices.js');
+  const g = await billingGateway(t);
+  const spec = SHAPE_SPECS.anthropic;
+  const tok = await g.token('anthropic', { budget_usd: '100' });
+  for (const uses of [0, 2, 3]) {
+    const id = `fee-${uses}`;
+    const body = JSON.stringify(spec.body(500, { tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }] }));
+    const r = await send(g.apps[0]!.url, { transport: 'h1', path: `/v1/proxy/${spec.path}`, headers: { 'x-proxy-token': tok.token, 'x-bill-id': id, 'x-bill-input': '5000', 'x-bill-output': '77', 'x-bill-tool-uses': String(uses) }, body });
+    t.is(r.status, 200);
+    const charged = await g.chargeOf(String(r.headers['x-keyward-request-id']));
+    const tokens = usageCost(priceOf('anthropic', spec.model), { inputTokens: 5000, outputTokens: 77 });
+    t.is(charged, tokens + 3 * 10_000, `${uses} searches billed: charged the tokens plus the three max_uses allow`);
+    t.true(charged! >= billCost(g.fake.bills.get(id)!, 10_000));
+  }
+});

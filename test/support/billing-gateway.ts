@@ -6,8 +6,8 @@
  * what the fake billed with the provider files' own prices; `chargeOf` reads what the gateway charged a
  * request (its log line's spend_usd).
  *
- * Instances are made by `startInstance`: in this process (startApp) by default. A test that must kill one
- * with SIGKILL can make them child processes instead (spawnServer with the same data dir and env).
+ * Instances are in this process (startApp) by default; `spawn: true` makes them child processes running the
+ * built server (spawnServer, the same data dir and env), which a test can kill with SIGKILL (`kill`).
  */
 import type { ExecutionContext } from 'ava';
 import anthropic from '../../providers/anthropic.js';
@@ -17,7 +17,7 @@ import openai from '../../providers/openai.js';
 import vertex from '../../providers/vertex.js';
 import { parseUsd } from '../../src/catalog/money.js';
 import { PriceBook, usageCost, type PriceEntry } from '../../src/catalog/prices.js';
-import { api, createOrg, startApp, tempDir, type Org, type TestApp } from './app.js';
+import { api, createOrg, spawnServer, startApp, tempDir, type Org } from './app.js';
 import { startBillingProvider, SHAPE_SPECS, VERTEX_LOCATION, VERTEX_PROJECT, type Bill, type BillingProvider, type ShapeSpec } from './billing-provider.js';
 import { IssuedTokens, startFakeGoogleAuth } from './cloud/google-auth.js';
 
@@ -39,8 +39,17 @@ export function billCost(bill: Bill, perUseMicros = 0): number {
   return usageCost(priceOf(spec.provider, spec.model), { inputTokens: bill.input, outputTokens: bill.output }) + bill.toolUses * perUseMicros;
 }
 
+/** One gateway instance, in this process or a child process. */
+export interface Instance {
+  url: string;
+  /** Its log lines so far, parsed. */
+  logs(): Array<Record<string, unknown>>;
+  /** Child processes only: sends the signal and resolves with the exit code. */
+  kill?(signal: NodeJS.Signals): Promise<number | null>;
+}
+
 export interface BillingGateway {
-  apps: TestApp[];
+  apps: Instance[];
   fake: BillingProvider;
   org: Org;
   credentials: Record<BilledProvider, string>;
@@ -54,7 +63,7 @@ export interface BillingGateway {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function billingGateway(t: ExecutionContext, options: { instances?: number; env?: Record<string, string> } = {}): Promise<BillingGateway> {
+export async function billingGateway(t: ExecutionContext, options: { instances?: number; spawn?: boolean; env?: Record<string, string> } = {}): Promise<BillingGateway> {
   const fake = await startBillingProvider();
   t.teardown(() => fake.close());
   const google = await startFakeGoogleAuth([], new IssuedTokens());
@@ -67,10 +76,25 @@ export async function billingGateway(t: ExecutionContext, options: { instances?:
     KEYWARD_FREE_PROXY_REQUESTS: '1000000',
     ...options.env,
   };
-  const apps: TestApp[] = [];
+  const start = async (): Promise<Instance> => {
+    if (!options.spawn) {
+      const app = await startApp(t, { dataDir, env });
+      return { url: app.url, logs: () => app.logs };
+    }
+    const child = await spawnServer(t, { ...env, KEYWARD_DATA_DIR: dataDir, KEYWARD_LOG_LEVEL: 'debug' });
+    const parsed = (): Array<Record<string, unknown>> => child.lines.flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+    return { url: child.url, logs: parsed, kill: (signal) => child.kill(signal) };
+  };
+  const apps: Instance[] = [];
   // One after another: the first creates the data dir's key and database, the others open them.
-  for (let i = 0; i < (options.instances ?? 1); i++) apps.push(await startApp(t, { dataDir, env }));
-  const app = apps[0]!;
+  for (let i = 0; i < (options.instances ?? 1); i++) apps.push(await start());
+  const app = apps[0]!.url;
   const credentialsOf = async (org: Org): Promise<Record<BilledProvider, string>> => {
     const create = async (body: Record<string, unknown>): Promise<string> => {
       const r = await api(app, 'POST', '/v1/credentials', { token: org.token, body });
@@ -102,7 +126,7 @@ export async function billingGateway(t: ExecutionContext, options: { instances?:
     async chargeOf(requestId) {
       for (let i = 0; i < 500; i++) {
         for (const a of apps) {
-          const line = a.logs.find((l) => l.message === 'proxy request' && (l.keyward as { request_id?: string } | undefined)?.request_id === requestId);
+          const line = a.logs().find((l) => l.message === 'proxy request' && (l.keyward as { request_id?: string } | undefined)?.request_id === requestId);
           if (line) {
             const spend = (line.keyward as { spend_usd?: string }).spend_usd;
             return spend === undefined ? undefined : parseUsd(spend);
