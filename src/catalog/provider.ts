@@ -166,6 +166,16 @@ export interface UsageResponse {
   headers: Readonly<IncomingHttpHeaders>;
   /** The provider path requested, without a leading slash. */
   path: string;
+  /**
+   * A stream of events (`text/event-stream`, AWS's event stream), whose usage is final only at its end-of-message
+   * event; false for one JSON body (final when whole). Undefined: not known, read as a stream.
+   */
+  eventStream?: boolean;
+  /**
+   * Whether the end of message matters for this response: false when no reservation is settled against it (an
+   * unbudgeted request), so a reader may skip looking for it. Undefined: it matters.
+   */
+  settles?: boolean;
 }
 
 /** `vertex`: Anthropic's shape on its publisher's models, OpenAI's on the OpenAI-compatible endpoint, Gemini's otherwise. */

@@ -87,7 +87,10 @@ export interface RequestView {
   readonly ttfbMs: number | undefined;
   /** Token counts read from the provider's `usage` as the bytes passed. */
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number; readonly cachedInputTokens?: number };
-  /** Set with `costMicros`: the provider said the message ended (its end-of-message event, or one complete body), so `usage` is final. */
+  /**
+   * Set with `costMicros`: the provider said the message ended (its end-of-message event, or one complete body), so
+   * `usage` is final. A stream's end is looked for only when a reservation is settled against it (else false).
+   */
   readonly usageFinal: boolean;
   /** Micro-dollars: the cost of `usage` at the model's price, set after the last byte (before `log` hooks); undefined when no usage was reported or the model has no price. */
   readonly costMicros: number | undefined;

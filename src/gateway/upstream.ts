@@ -69,6 +69,8 @@ class Flight implements UpstreamLeg {
   response?: IncomingMessage;
   /** Whether the response arrived whole (set with the relay). */
   complete?: () => boolean;
+  /** The response is a stream of events (its content type). */
+  eventStream = false;
   /** This response's usage reader. */
   usage?: UsageReader;
 
@@ -83,7 +85,7 @@ class Flight implements UpstreamLeg {
     this.usage = undefined;
     const endOfMessage = reader !== undefined && applyUsage(this.forward.exchange.ctx.usage, reader, (err) => this.leg.usageFailed(this, err));
     if (!this.response || !this.complete) return undefined;
-    return { complete: this.complete(), eventStream: EVENT_STREAM.test(rawHeader(this.response.rawHeaders, 'content-type') ?? ''), endOfMessage };
+    return { complete: this.complete(), eventStream: this.eventStream, endOfMessage };
   }
 }
 
@@ -336,7 +338,8 @@ export class UpstreamProxy {
     ctx.status = status;
     setImmediate(flushIdleHead, res, ctx); // the head goes out with the first body bytes, or alone next turn
     const masker = new StreamMasker(masks.maskBytes);
-    const taps = this.responseTaps(flight, { status, get headers() { return proxyRes.headers; }, path: ctx.path }, typeof provider.usage === 'function');
+    flight.eventStream = EVENT_STREAM.test(rawHeader(proxyRes.rawHeaders, 'content-type') ?? '');
+    const taps = this.responseTaps(flight, { status, get headers() { return proxyRes.headers; }, path: ctx.path, eventStream: flight.eventStream, settles: ctx.reservedMicros !== undefined }, typeof provider.usage === 'function');
     if (decoder) {
       proxyRes.on('error', () => {});
       proxyRes.on('close', () => {

@@ -20,10 +20,10 @@
  * was read (usage-end.ts); a JSON body's finality is its completeness, which
  * only the upstream leg knows.
  */
-import type { TokenUsage, UsageReader, UsageReaderFactory, UsageShape } from '../catalog/provider.js';
+import type { TokenUsage, UsageReader, UsageReaderFactory, UsageResponse, UsageShape } from '../catalog/provider.js';
 import type { Provider } from '../catalog/registry.js';
 import { bedrockUsageReader } from './bedrock-usage.js';
-import { ANTHROPIC_STOP, EndOfMessage, GEMINI_STOP, OPENAI_STOP, probeSpans, type StopSignal } from './usage-end.js';
+import { ANTHROPIC_STOP, EndOfMessage, GEMINI_STOP, OPENAI_STOP, probeSpans, stopSignalFor, type StopSignal } from './usage-end.js';
 
 /** Enough of the previous chunk to complete a key and number cut at the edge. */
 const OVERLAP = 128;
@@ -179,9 +179,13 @@ export class UsageScanner implements UsageReader {
   /** The message's end, for a shape that streams. */
   private readonly ending: EndOfMessage | undefined;
 
-  /** `counts` is updated in place as the bytes pass; `shape`: the keys, compiled once per shape (never per response). */
-  constructor(private readonly counts: TokenUsage = { inputTokens: 0, outputTokens: 0 }, private readonly shape: CompiledKeys = ANY) {
-    this.ending = shape.end ? new EndOfMessage(shape.end) : undefined;
+  /**
+   * `counts` is updated in place as the bytes pass; `shape`: the keys, compiled once per shape (never per response);
+   * `end`: how this response says its message ended, when that is looked for (a stream settled against a
+   * reservation; a JSON body's finality is its completeness, which the upstream leg knows).
+   */
+  constructor(private readonly counts: TokenUsage = { inputTokens: 0, outputTokens: 0 }, private readonly shape: CompiledKeys = ANY, end?: StopSignal) {
+    this.ending = end ? new EndOfMessage(end) : undefined;
   }
 
   scan(chunk: Buffer): void {
@@ -289,13 +293,17 @@ function vertexShape(path: string): CompiledKeys {
   return GEMINI;
 }
 
-const builtIn = (shape: CompiledKeys): UsageReaderFactory => () => new UsageScanner({ inputTokens: 0, outputTokens: 0 }, shape);
+/** How a response's end of message is told, when it is looked for: a stream (or not known to be one body) settled against a reservation. */
+const endOf = (shape: CompiledKeys, response: UsageResponse): StopSignal | undefined =>
+  shape.end && response.eventStream !== false && response.settles !== false ? stopSignalFor(shape.end, response.path) : undefined;
+
+const scanner = (shape: CompiledKeys, response: UsageResponse): UsageScanner => new UsageScanner({ inputTokens: 0, outputTokens: 0 }, shape, endOf(shape, response));
 
 export const BUILT_IN_READERS: Readonly<Record<UsageShape, UsageReaderFactory>> = Object.freeze({
-  openai: builtIn(OPENAI),
-  anthropic: builtIn(ANTHROPIC),
-  gemini: builtIn(GEMINI),
-  vertex: (response) => new UsageScanner({ inputTokens: 0, outputTokens: 0 }, vertexShape(response.path)),
+  openai: (response) => scanner(OPENAI, response),
+  anthropic: (response) => scanner(ANTHROPIC, response),
+  gemini: (response) => scanner(GEMINI, response),
+  vertex: (response) => scanner(vertexShape(response.path), response),
   // Its own module: JSON keys plus AWS's binary event stream.
   bedrock: (response) => bedrockUsageReader(response, (counts) => new UsageScanner(counts, BEDROCK)),
 });

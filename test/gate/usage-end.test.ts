@@ -44,3 +44,18 @@ for (const shape of Object.keys(SHAPE_SPECS) as StreamShape[]) {
     }
   });
 }
+
+test('the end is looked for only where it decides something: a stream settled against a reservation (an unbudgeted stream, or one JSON body, pays nothing for it)', (t) => {
+  const spec = SHAPE_SPECS.anthropic;
+  const whole = Buffer.concat(spec.events(40, 123));
+  const read = (response: { eventStream?: boolean; settles?: boolean }) => {
+    const reader = BUILT_IN_READERS.anthropic({ status: 200, path: spec.path, headers: {}, ...response });
+    reader.scan(whole);
+    return reader.end();
+  };
+  t.true(read({ eventStream: true, settles: true })?.final);
+  t.true(read({})?.final, 'not known: looked for');
+  t.is(read({ eventStream: true, settles: false })?.final, undefined, 'unbudgeted: not looked for');
+  t.is(read({ eventStream: false, settles: true })?.final, undefined, 'one JSON body: its completeness decides, not the reader');
+  t.is(read({ eventStream: true, settles: false })?.outputTokens, 123, 'the counts are read all the same');
+});
