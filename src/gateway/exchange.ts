@@ -42,7 +42,6 @@ import { usageCost, type PriceBook } from '../catalog/prices.js';
 import type { RequestContext } from './context.js';
 import type { Pipeline } from './pipeline.js';
 import { ResponseModelTap } from './response-model.js';
-import type { ResponseTap } from './relay.js';
 import { settledSpend, usageFinal, type ResponseEnd } from './settlement.js';
 
 /** A refused request's body up to this size is drained (the connection kept); a larger or unknown one is not read. */
@@ -76,10 +75,9 @@ interface H2Stream {
 }
 
 export class Exchange {
-  /** Readers of the response bytes besides the provider's usage reader (the answer's model, when the request's was not read). */
-  readonly taps: ResponseTap[] = [];
+  /** A reader of the response bytes besides the provider's usage reader: the answer's model, when the request's was not read. */
+  answered: ResponseModelTap | undefined = undefined;
   private leg: UpstreamLeg | undefined;
-  private answered: ResponseModelTap | undefined;
   private watching = false;
   private finished = false;
 
@@ -108,10 +106,7 @@ export class Exchange {
     ctx.forwarded = true;
     ctx.forwardedAt = process.hrtime.bigint();
     this.leg = leg;
-    if (ctx.model === undefined && (this.exit.prices.prices(ctx.provider!.id) || ctx.span !== undefined)) {
-      this.answered = new ResponseModelTap();
-      this.taps.push(this.answered);
-    }
+    if (ctx.model === undefined && (this.exit.prices.prices(ctx.provider!.id) || ctx.span !== undefined)) this.answered = new ResponseModelTap();
     this.watchClose();
   }
 

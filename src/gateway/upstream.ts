@@ -356,15 +356,15 @@ export class UpstreamProxy {
 
   /** The provider's usage reader for this response (a provider file's own one guarded: it can never break the relay), then any others. */
   private responseTaps(flight: Flight, response: UsageResponse, foreign: boolean): ResponseTap[] {
-    const others = flight.forward.exchange.taps;
+    const answered = flight.forward.exchange.answered;
     try {
       const reader = this.runtimes.get(flight.forward.provider.id)!.usage(response);
       flight.usage = foreign ? guardedReader(reader, (err) => this.usageFailed(flight, err)) : reader;
     } catch (err) {
       this.usageFailed(flight, err);
-      return others;
+      return answered ? [answered] : [];
     }
-    return others.length === 0 ? [flight.usage] : [flight.usage, ...others];
+    return answered ? [flight.usage, answered] : [flight.usage];
   }
 
   private onError(err: NodeJS.ErrnoException, flight: Flight): void {
