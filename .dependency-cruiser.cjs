@@ -6,7 +6,7 @@
  */
 const LAYERS = [
   // telemetry/: the tracing port and its OpenTelemetry adapter, generic over what it wraps (no store or KMS import).
-  ['foundation', '^src/(errors|clock|log|config|symbols|trace|timeout|private-files|ids)\\.ts$|^src/telemetry/'],
+  ['foundation', '^src/(errors|clock|log|config|symbols|trace|timeout|private-files|ids|tls-settings)\\.ts$|^src/telemetry/'],
   ['infrastructure', '^src/(store|kms)/'],
   ['catalog', '^src/catalog/'],
   ['accounting and controls', '^src/(accounting|controls)/'],

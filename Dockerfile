@@ -1,6 +1,9 @@
 # Keyward for Cloud Run (docs/cloud-run.md). Two stages: build with every
-# dependency, run with production dependencies only. scripts/docker-replay.sh
-# replays these steps without Docker (npm run test:docker): keep them in step.
+# dependency, run with production dependencies only. `npm run test:docker`
+# (scripts/docker/) builds these stages as Docker would, without a Docker engine:
+# the context filtered by .dockerignore, each stage from its own COPY lines, its
+# RUN steps run in it; then runs the image. Every COPY source must be in the
+# build context: .dockerignore decides (it keeps scripts/ out but for this one file).
 
 # ---- build: compile src/, providers/, plugins/ to dist/, bundle console/ to dist/console/ ----
 FROM node:24-slim AS build
@@ -17,10 +20,13 @@ RUN npm ci && npm run build
 
 # ---- runtime ------------------------------------------------------------------
 FROM node:24-slim AS runtime
+# KEYWARD_METRICS_PORT: /metrics only on 127.0.0.1:9464, for a sidecar collector in the same instance
+# (docs/cloud-run.md, Managed Service for Prometheus); the public port does not serve it.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
-    KEYWARD_DATA_DIR=/data
+    KEYWARD_DATA_DIR=/data \
+    KEYWARD_METRICS_PORT=9464
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Production dependencies only, and no install scripts (nothing here needs one; the `prepare` build already ran above).

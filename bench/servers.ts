@@ -26,6 +26,24 @@ export interface Proc {
   stderr(): string;
 }
 
+/** `node args…` under `ulimit -n fds` (never above the hard limit). */
+export function nodeWithFds(fds: number, args: string[], opts: Parameters<typeof spawn>[2]): ChildProcess {
+  return spawn('sh', ['-c', `ulimit -n ${fds} && exec "$0" "$@"`, process.execPath, ...args], opts);
+}
+
+/** The port a child announces with a `ready <port>` line on stdout. */
+export function readyLine(proc: ChildProcess, name: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      const m = /ready (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    proc.once('exit', (code) => reject(new Error(`${name} exited ${code}`)));
+  });
+}
+
 export async function freePort(): Promise<number> {
   const s = net.createServer();
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
@@ -245,7 +263,7 @@ export interface KeywardOptions {
 
 /**
  * The V8 flags Keyward runs with: those of `npm start` (package.json; the Dockerfile's CMD carries the same, which
- * scripts/docker-replay.sh checks), so the bench measures the process as it is deployed.
+ * scripts/docker/image.ts checks), so the bench measures the process as it is deployed.
  */
 export const KEYWARD_NODE_FLAGS: readonly string[] = (() => {
   const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start!;

@@ -22,7 +22,7 @@
  *   BENCH_SOAK10K_RAMP_MS (20000: streams start evenly over this, 500 a second), BENCH_MAIN (another build's main.js),
  *   BENCH_SOAK10K_PROF=<dir> (Keyward runs with --cpu-prof, the profile written there)
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
@@ -30,7 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stats, type Stats } from './load.js';
-import { BENCH, KEYWARD_NODE_FLAGS, ROOT, cpuSeconds, freePort, keywardEnv, memory, provision, sleep, waitFor200 } from './servers.js';
+import { BENCH, KEYWARD_NODE_FLAGS, ROOT, cpuSeconds, freePort, keywardEnv, memory, nodeWithFds, provision, readyLine, sleep, waitFor200 } from './servers.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const KEY = `sk-bench-${'k'.repeat(40)}`;
@@ -176,23 +176,6 @@ function hardFdLimit(): number {
   const r = spawnSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' });
   const v = r.stdout.trim();
   return v === 'unlimited' ? Number.MAX_SAFE_INTEGER : Number(v);
-}
-
-/** `node args…` under `ulimit -n fds` (never above the hard limit). */
-function nodeWithFds(fds: number, args: string[], opts: Parameters<typeof spawn>[2]): ChildProcess {
-  return spawn('sh', ['-c', `ulimit -n ${fds} && exec "$0" "$@"`, process.execPath, ...args], opts);
-}
-
-function readyLine(proc: ChildProcess, name: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d) => {
-      out += d;
-      const m = /ready (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    proc.once('exit', (code) => reject(new Error(`${name} exited ${code}`)));
-  });
 }
 
 const fdCount = (pid: number): number => {

@@ -17,21 +17,35 @@ const storedResponses = (base: string) => [
 export default {
   id: 'azure',
   name: 'Azure OpenAI',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [
+    {
+      name: "openai's AzureOpenAI client", env: { AZURE_OPENAI_ENDPOINT: '{proxy}', AZURE_OPENAI_API_KEY: '{token}' },
+      note: 'Give the API version (OPENAI_API_VERSION) and the deployment as usual.',
+    },
+    { name: 'OpenAI SDKs on the version-less v1 surface', env: { OPENAI_BASE_URL: '{proxy}/openai/v1', OPENAI_API_KEY: '{token}' } },
+  ],
   upstream: 'https://{resource}.openai.azure.com',
   credential: {
     fields: {
-      api_key: { secret: true, main: true, description: 'One of the resource\'s two keys (Keys and Endpoint)' },
+      api_key: {
+        secret: true, main: true, description: 'One of the resource\'s two keys (Keys and Endpoint)',
+        label: 'API key', help: 'One of the two keys under Keys and Endpoint of your Azure OpenAI resource.',
+      },
       // One DNS label: the template keeps its host, so no value can point the key at another origin.
       resource: {
         pattern: /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/,
         maxLength: 63,
         description: 'The Azure OpenAI resource name: the `my-res` of https://my-res.openai.azure.com',
+        label: 'Resource name',
+        help: 'The my-res part of your endpoint https://my-res.openai.azure.com.',
       },
     },
   },
   auth: { kind: 'header', header: 'api-key' }, // the bare key
   // AzureOpenAI sends `api-key`; with `azureADTokenProvider`, and the plain OpenAI client on openai/v1/, Bearer.
-  tokenIn: [{ header: 'api-key' }, { header: 'authorization', scheme: 'Bearer' }],
+  // A browser's OpenAIRealtimeWebSocket.azure(...) cannot set headers: it puts the key in `?api-key=`.
+  tokenIn: [{ header: 'api-key' }, { header: 'authorization', scheme: 'Bearer' }, { query: 'api-key' }],
   usage: 'openai',
   // `api-version` (a query parameter every AzureOpenAI call carries) is passed through as sent.
   // The deployment is what Azure runs (the body's `model` is ignored on that surface), so it is
@@ -50,6 +64,9 @@ export default {
     ...storedResponses('openai/v1'),
     { method: 'POST', path: 'openai/v1/embeddings' },
     { method: 'GET', path: 'openai/v1/models' },
+    // Realtime sessions over WebSocket (docs/realtime.md): the deployment (or the v1 surface's model) names the model.
+    { method: 'GET', path: 'openai/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'deployment' } },
+    { method: 'GET', path: 'openai/v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model' } },
   ],
   // No price table: the model a request names is the operator's own deployment name, and its price depends on the
   // deployment type (global, data zone, regional, provisioned). Price your deployments in KEYWARD_PRICES, e.g.

@@ -20,6 +20,35 @@ function priced(id: string, regional: ModelPrice, global: ModelPrice = regional)
   return { ...Object.fromEntries(GEOS.map((geo) => [`${geo}${id}*`, regional])), [`global.${id}*`]: global };
 }
 
+/** Claude 5 and 4.6 to 4.8 at Anthropic's list prices (USD per million tokens, 5-minute cache writes). */
+const CLAUDE_LIST: Record<string, ModelPrice> = {
+  'claude-fable-5-2': { input: 8, cacheWriteInput: 16, output: 40, maxOutput: 128_000, contextWindow: 1_000_000 },
+  'claude-fable-5-1': { input: 10, cachedInput: 0.25, cacheWriteInput: 12.5, output: 50, maxOutput: 128_000, contextWindow: 1_000_000 },
+  'claude-fable-5': { input: 10, cachedInput: 1, cacheWriteInput: 12.5, output: 50, maxOutput: 128_000, contextWindow: 1_000_000 },
+  'claude-opus-5-5': { input: 4, cachedInput: 0.2, cacheWriteInput: 5, output: 20, maxOutput: 128_000, contextWindow: 1_000_000 },
+  'claude-opus-5': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25, maxOutput: 128_000, contextWindow: 1_000_000 },
+  'claude-opus-4-8': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25 },
+  'claude-opus-4-7': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25, maxOutput: 128_000, contextWindow: 1_000_000 },
+  'claude-opus-4-6': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25, maxOutput: 128_000, contextWindow: 1_000_000 },
+  'claude-sonnet-5-5': { input: 2, cachedInput: 0.1, cacheWriteInput: 2.5, output: 10, maxOutput: 128_000, contextWindow: 1_000_000 },
+  'claude-sonnet-5': { input: 2, cachedInput: 0.2, cacheWriteInput: 2.5, output: 10, maxOutput: 128_000, contextWindow: 1_000_000 },
+  'claude-sonnet-4-6': { input: 3, cachedInput: 0.3, cacheWriteInput: 3.75, output: 15, maxOutput: 64_000, contextWindow: 1_000_000 },
+  'claude-haiku-5-5': {
+    input: 0.1, cachedInput: 0.01, cacheWriteInput: 0.125, output: 0.5, maxOutput: 128_000, contextWindow: 1_000_000,
+    longContext: { aboveInputTokens: 100_000, input: 0.5, cachedInput: 0.05, cacheWriteInput: 0.625, output: 2.5 },
+  },
+};
+
+/** Every price of `p` 10% higher (in-region and geographic profiles of Claude 4.5 and later). */
+function tenPercentMore(p: ModelPrice): ModelPrice {
+  const up = (n: number | undefined) => (n === undefined ? undefined : Math.round(n * 1.1 * 1e6) / 1e6);
+  const tier = <T extends { input: number; output: number; cachedInput?: number; cacheWriteInput?: number }>(q: T): T => ({
+    ...q, input: up(q.input)!, output: up(q.output)!,
+    ...(q.cachedInput !== undefined ? { cachedInput: up(q.cachedInput) } : {}), ...(q.cacheWriteInput !== undefined ? { cacheWriteInput: up(q.cacheWriteInput) } : {}),
+  });
+  return { ...tier(p), ...(p.longContext ? { longContext: tier(p.longContext) } : {}) };
+}
+
 /** Claude's prices from its input and output price: cache reads 0.1×, 5-minute cache writes 1.25× input. */
 const claude = (input: number, output: number, maxOutput: number, contextWindow = 200_000): ModelPrice => ({
   input, output, cachedInput: input / 10, cacheWriteInput: input * 1.25, maxOutput, contextWindow,
@@ -33,14 +62,37 @@ const longClaude = (input: number, output: number): ModelPrice => ({
 export default {
   id: 'bedrock',
   name: 'Amazon Bedrock',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [
+    {
+      name: 'AWS SDKs (@aws-sdk/client-bedrock-runtime, boto3, …)',
+      env: { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: '{proxy}', AWS_BEARER_TOKEN_BEDROCK: '{token}', AWS_REGION: '{region}' },
+    },
+    { name: 'AnthropicBedrock (@anthropic-ai/bedrock-sdk)', env: { ANTHROPIC_BEDROCK_BASE_URL: '{proxy}', AWS_BEARER_TOKEN_BEDROCK: '{token}', AWS_REGION: '{region}' } },
+  ],
   upstream: 'https://bedrock-runtime.{region}.amazonaws.com',
   credential: {
     fields: {
-      region: { pattern: /^[a-z]{2}(-[a-z]+)+-\d$/, maxLength: 32, description: 'AWS region, e.g. us-east-1' },
-      aws_access_key_id: { secret: true, optional: true, pattern: /^[A-Z0-9]{16,128}$/, description: 'IAM access key id (with aws_secret_access_key)' },
-      aws_secret_access_key: { secret: true, optional: true, main: true, pattern: /^[A-Za-z0-9/+=]{16,128}$/, description: 'IAM secret access key' },
-      aws_session_token: { secret: true, optional: true, maxLength: 8192, description: 'Temporary credentials only' },
-      api_key: { secret: true, optional: true, description: 'A Bedrock API key (sent as Bearer), instead of the key pair' },
+      region: {
+        pattern: /^[a-z]{2}(-[a-z]+)+-\d$/, maxLength: 32, description: 'AWS region, e.g. us-east-1',
+        label: 'AWS region', help: 'The region your Bedrock models run in, such as us-east-1.',
+      },
+      aws_access_key_id: {
+        secret: true, optional: true, pattern: /^[A-Z0-9]{16,128}$/, description: 'IAM access key id (with aws_secret_access_key)',
+        label: 'Access key ID', help: 'An IAM access key ID such as AKIA…, given with its secret access key (or give a Bedrock API key instead).',
+      },
+      aws_secret_access_key: {
+        secret: true, optional: true, main: true, pattern: /^[A-Za-z0-9/+=]{16,128}$/, description: 'IAM secret access key',
+        label: 'Secret access key', help: 'The secret that goes with the access key ID.',
+      },
+      aws_session_token: {
+        secret: true, optional: true, maxLength: 8192, description: 'Temporary credentials only',
+        label: 'Session token', help: 'Only for temporary credentials from AWS STS.',
+      },
+      api_key: {
+        secret: true, optional: true, description: 'A Bedrock API key (sent as Bearer), instead of the key pair',
+        label: 'Bedrock API key', help: 'A Bedrock API key, instead of the access key pair.',
+      },
     },
     check({ secrets }) {
       const pair = secrets.aws_access_key_id !== undefined || secrets.aws_secret_access_key !== undefined;
@@ -67,11 +119,6 @@ export default {
     { method: 'POST', path: 'model/{model}/invoke-with-response-stream', ...model },
     { method: 'POST', path: 'model/{model}/count-tokens', ...model },
   ],
-  // On-demand list prices in USD per million tokens from https://aws.amazon.com/bedrock/pricing/ (Anthropic's and
-  // Amazon's model cards for limits), as of `pricesAsOf`; operators override or extend them with KEYWARD_PRICES —
-  // in particular for application inference-profile ARNs (their names are the operator's own; an ARN prefix works)
-  // and other providers' models. From Claude 4.5 on, in-region and geographic profiles cost 10% more than `global.`.
-  // Nova's cached reads cost a quarter of input and its cache writes nothing extra.
   // Claude's server tools, should Bedrock run them for an InvokeModel body that names them (Anthropic-native `tools`): their
   // results would come back as input tokens (the context window is reserved), web search at $10 per 1,000 searches (at most
   // the tool's `max_uses`), code execution by time (refused under a budget). Converse's `toolConfig` tools are the caller's
@@ -81,8 +128,16 @@ export default {
     web_fetch: { match: { toolType: ['web_fetch_*'] } },
     code_execution: { match: { toolType: ['code_execution_*'] }, unbounded: true },
   },
-  pricesAsOf: '2025-11-24',
+  // On-demand list prices in USD per million tokens from https://aws.amazon.com/bedrock/pricing/ (Anthropic's and
+  // Amazon's model cards for limits), as of `pricesAsOf`; operators override or extend them with KEYWARD_PRICES —
+  // in particular for application inference-profile ARNs (their names are the operator's own; an ARN prefix works)
+  // and other providers' models. From Claude 4.5 on, in-region and geographic profiles cost 10% more than `global.`.
+  // Nova's cached reads cost a quarter of input and its cache writes nothing extra. Claude 5 and 4.6 to 4.8 (ids
+  // without a date, `anthropic.claude-opus-5-5`): Anthropic's list prices for `global.` (its page of 2026-11-25: see
+  // anthropic.ts, with what it could not confirm), 10% more in-region and geographic, as for Claude 4.5.
+  pricesAsOf: '2026-11-25',
   prices: {
+    ...Object.fromEntries(Object.entries(CLAUDE_LIST).flatMap(([id, p]) => Object.entries(priced(`anthropic.${id}`, tenPercentMore(p), p)))),
     ...priced('anthropic.claude-opus-4-5-20251101', claude(5.5, 27.5, 64_000), claude(5, 25, 64_000)),
     ...priced('anthropic.claude-sonnet-4-5-20250929', longClaude(3.3, 16.5), longClaude(3, 15)),
     ...priced('anthropic.claude-haiku-4-5-20251001', claude(1.1, 5.5, 64_000), claude(1, 5, 64_000)),

@@ -4,7 +4,13 @@ import type { ProviderPlugin } from '../src/catalog/provider.js';
 export default {
   id: 'groq',
   name: 'Groq',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [
+    { name: 'Groq SDKs (Python, TypeScript)', env: { GROQ_BASE_URL: '{proxy}', GROQ_API_KEY: '{token}' } },
+    { name: 'OpenAI SDKs (Python, Node, …)', env: { OPENAI_BASE_URL: '{proxy}/openai/v1', OPENAI_API_KEY: '{token}' } },
+  ],
   upstream: 'https://api.groq.com',
+  credential: { fields: { api_key: { secret: true, main: true, label: 'API key', help: 'A key from console.groq.com, API keys. It starts with gsk_.' } } },
   auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
   usage: 'openai',
@@ -22,6 +28,9 @@ export default {
   // On-demand list prices in USD per million tokens from https://groq.com/pricing (and the models page for limits),
   // as of `pricesAsOf`; operators override or extend them with KEYWARD_PRICES. Cached input (where Groq discounts
   // it) is priced as input here: never below the bill.
+  // Checked again on 2026-11-25: no current list price page we could read confirms this table's models or their
+  // successors, so it stands as dated; a model released since is unpriced (refused under a budget) until
+  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/agents.md).
   pricesAsOf: '2025-09-05',
   prices: {
     'llama-3.3-70b-versatile': { input: 0.59, output: 0.79, maxOutput: 32_768, contextWindow: 131_072 },

@@ -4,7 +4,10 @@ import type { ProviderPlugin } from '../src/catalog/provider.js';
 export default {
   id: 'mistral',
   name: 'Mistral AI',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [{ name: 'Mistral SDK (Python)', code: "Mistral(api_key='{token}', server_url='{proxy}')" }],
   upstream: 'https://api.mistral.ai',
+  credential: { fields: { api_key: { secret: true, main: true, label: 'API key', help: 'A key from console.mistral.ai, API keys.' } } },
   auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
   usage: 'openai',
@@ -25,6 +28,9 @@ export default {
   // override or extend them with KEYWARD_PRICES. Exact names where a family's older versions were priced otherwise
   // (`mistral-medium-2312`), a prefix where every version shares the price; Mistral publishes no output limit apart
   // from the context window.
+  // Checked again on 2026-11-25: no current list price page we could read confirms this table's models or their
+  // successors, so it stands as dated; a model released since is unpriced (refused under a budget) until
+  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/agents.md).
   pricesAsOf: '2025-08-12',
   prices: {
     'mistral-large-latest': { input: 2, output: 6, contextWindow: 131_072 },

@@ -4,7 +4,10 @@ import type { ProviderPlugin } from '../src/catalog/provider.js';
 export default {
   id: 'openrouter',
   name: 'OpenRouter',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [{ name: 'OpenAI SDKs (Python, Node, …) and the tools built on them', env: { OPENAI_BASE_URL: '{proxy}/api/v1', OPENAI_API_KEY: '{token}' } }],
   upstream: 'https://openrouter.ai',
+  credential: { fields: { api_key: { secret: true, main: true, label: 'API key', help: 'A key from openrouter.ai, Keys. It starts with sk-or-.' } } },
   auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
   usage: 'openai',
@@ -23,8 +26,13 @@ export default {
   // https://openrouter.ai/models showed it, as of `pricesAsOf`; operators override or extend them with KEYWARD_PRICES
   // (open-weight models are routed to hosts with different prices, so only first-party models are listed here).
   // Exact names: variants (`:online` adds web-search fees, `:free`, `:thinking`) are unpriced unless added.
+  // Checked again on 2026-11-25: two of today's models confirmed at their vendors' prices on OpenRouter (listed first);
+  // the rest stands as dated. A model released since is unpriced (refused under a budget) until KEYWARD_PRICES prices
+  // it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/agents.md).
   pricesAsOf: '2025-11-24',
   prices: {
+    'openai/gpt-6.1-terra': { input: 1, cachedInput: 0.05, output: 5, longContext: { aboveInputTokens: 272_000, input: 2, cachedInput: 0.1, output: 7.5 } },
+    'google/gemini-3.1-pro-preview': { input: 2, output: 12, longContext: { aboveInputTokens: 200_000, input: 4, output: 18 } },
     'openai/gpt-5': { input: 1.25, cachedInput: 0.125, output: 10, maxOutput: 128_000, contextWindow: 400_000 },
     'openai/gpt-5-mini': { input: 0.25, cachedInput: 0.025, output: 2, maxOutput: 128_000, contextWindow: 400_000 },
     'openai/gpt-4.1': { input: 2, cachedInput: 0.5, output: 8, maxOutput: 32_768, contextWindow: 1_047_576 },

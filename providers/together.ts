@@ -4,7 +4,10 @@ import type { ProviderPlugin } from '../src/catalog/provider.js';
 export default {
   id: 'together',
   name: 'Together AI',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [{ name: 'OpenAI SDKs (Python, Node, …) and the tools built on them', env: { OPENAI_BASE_URL: '{proxy}/v1', OPENAI_API_KEY: '{token}' } }],
   upstream: 'https://api.together.xyz',
+  credential: { fields: { api_key: { secret: true, main: true, label: 'API key', help: 'A key from api.together.ai, Settings, API keys.' } } },
   auth: { kind: 'header', header: 'authorization' }, // Bearer <key>
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
   usage: 'openai',
@@ -21,6 +24,9 @@ export default {
   ],
   // Serverless list prices in USD per million tokens from https://www.together.ai/pricing, as of `pricesAsOf`;
   // operators override or extend them with KEYWARD_PRICES (dedicated endpoints are billed by the hour, not here).
+  // Checked again on 2026-11-25: no current list price page we could read confirms this table's models or their
+  // successors, so it stands as dated; a model released since is unpriced (refused under a budget) until
+  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/agents.md).
   pricesAsOf: '2025-08-15',
   prices: {
     'meta-llama/Llama-3.3-70B-Instruct-Turbo': { input: 0.88, output: 0.88, contextWindow: 131_072 },

@@ -6,7 +6,7 @@
 // Clients: AnthropicVertex with baseURL `<gateway>/v1/proxy/v1` and an authClient sending `Bearer ptok_…`;
 // GoogleGenAI `{vertexai:true, project, location, httpOptions:{baseUrl:'<gateway>/v1/proxy'}}` with an
 // authClient, or `apiKey: 'ptok_…'` (sent as x-goog-api-key).
-import type { CredentialSecrets, ProviderPlugin, ProviderRoute } from '../src/catalog/provider.js';
+import type { CredentialSecrets, ModelPrice, ProviderPlugin, ProviderRoute } from '../src/catalog/provider.js';
 
 const versions = ['v1', 'v1beta1'] as const;
 const modelActions = ['generateContent', 'streamGenerateContent', 'countTokens', 'rawPredict', 'streamRawPredict'] as const;
@@ -51,9 +51,24 @@ const routes: ProviderRoute[] = versions.flatMap((v) => [
   { method: 'POST' as const, path: `${v}/${base}/endpoints/openapi/chat/completions` },
 ]);
 
+/** A Claude model on Vertex by its name and with an `@version`, at its regional price. */
+const regional = (id: string, price: ModelPrice): Record<string, ModelPrice> => ({ [id]: price, [`${id}@*`]: price });
+
 export default {
   id: 'vertex',
   name: 'Google Vertex AI',
+  // How its SDKs reach it through Keyward (the console shows these after minting).
+  sdk: [
+    {
+      name: '@google/genai (Vertex mode)',
+      code: "new GoogleGenAI({ vertexai: true, project: '{project}', location: '{location}',\n  apiKey: '{token}', httpOptions: { baseUrl: '{proxy}', apiVersion: 'v1' } })",
+      note: 'Neither Vertex SDK takes the token from the environment: it goes in the client options.',
+    },
+    {
+      name: 'AnthropicVertex (@anthropic-ai/vertex-sdk)',
+      code: "new AnthropicVertex({ baseURL: '{proxy}/v1', region: '{location}', projectId: '{project}',\n  authClient: { getRequestHeaders: async () => new Headers({ authorization: 'Bearer {token}' }) } })",
+    },
+  ],
   // Regional endpoints only: the `global` location lives on another host (aiplatform.googleapis.com), which
   // this template cannot express, so `location` refuses it.
   upstream: 'https://{location}-aiplatform.googleapis.com',
@@ -67,11 +82,22 @@ export default {
         pattern: /^\s*\{[\s\S]*\}\s*$/,
         maxLength: 16_384,
         description: 'The service account\'s JSON key (type service_account). Its token_uri is not used: tokens come from https://oauth2.googleapis.com/token.',
+        label: 'Service account key (JSON)',
+        help: 'The whole JSON key file of a service account allowed to call Vertex AI. Leave it empty to use the gateway\'s own identity instead.',
       },
-      project: { pattern: /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/, pinsPath: true, description: 'Google Cloud project id: the only project a request\'s path may name' },
-      location: { pattern: /^[a-z]+-[a-z]+\d+$/, pinsPath: true, description: 'Vertex region, e.g. us-central1 (global is not supported): the only location a request\'s path may name' },
+      project: {
+        pattern: /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/, pinsPath: true, description: 'Google Cloud project id: the only project a request\'s path may name',
+        label: 'Project ID', help: 'The Google Cloud project id, such as my-proj. Requests may use only this project.',
+      },
+      location: {
+        pattern: /^[a-z]+-[a-z]+\d+$/, pinsPath: true, description: 'Vertex region, e.g. us-central1 (global is not supported): the only location a request\'s path may name',
+        label: 'Region', help: 'The Vertex AI region, such as us-central1 (global is not supported).',
+      },
       // Fields are strings: a flag is the string "true".
-      ambient: { optional: true, pattern: /^true$/, description: '"true": use the gateway\'s own Google identity (metadata server) instead of a stored key' },
+      ambient: {
+        optional: true, pattern: /^true$/, description: '"true": use the gateway\'s own Google identity (metadata server) instead of a stored key',
+        label: 'Use the gateway\'s identity', help: 'Type true to call Vertex AI as the gateway itself, with no stored key (only in projects the operator allows).',
+      },
     },
     check,
   },
@@ -82,13 +108,6 @@ export default {
   // on the OpenAI-compatible endpoint, Gemini's usageMetadata otherwise.
   usage: 'vertex',
   routes,
-  // List prices in USD per million tokens from https://cloud.google.com/vertex-ai/generative-ai/pricing, as of
-  // `pricesAsOf`; operators override or extend them with KEYWARD_PRICES (e.g. for other publishers' models or
-  // provisioned throughput). The model is the path's publisher model name: `gemini-2.5-pro`, and Anthropic's
-  // `claude-sonnet-4-5@20250929` (a prefix covers the name with and without its `@version`). Only regional
-  // endpoints are reachable here, so Claude 4.5 models carry the regional price (10% over the global endpoint's).
-  // Gemini's prices as on the Gemini API (see providers/gemini.ts); Claude's cache reads 0.1× and 5-minute cache
-  // writes 1.25× input.
   // Tools Google and Anthropic run on Vertex and bill beyond the visible input (https://cloud.google.com/vertex-ai/generative-ai/pricing):
   // their results come back as input tokens, so a budget reserves the context window for input. Gemini: Grounding with Google
   // Search $35 per 1,000 grounded prompts (one per request; Gemini 3 bills each query: refused under a budget), Maps grounding
@@ -107,8 +126,38 @@ export default {
     claude_web_fetch: { match: { toolType: ['web_fetch_*'] } },
     claude_code_execution: { match: { toolType: ['code_execution_*'] }, unbounded: true },
   },
-  pricesAsOf: '2025-11-24',
+  // List prices in USD per million tokens from https://cloud.google.com/vertex-ai/generative-ai/pricing, as of
+  // `pricesAsOf`; operators override or extend them with KEYWARD_PRICES (e.g. for other publishers' models or
+  // provisioned throughput). The model is the path's publisher model name: `gemini-2.5-pro`, and Anthropic's
+  // `claude-sonnet-4-5@20250929` (a prefix covers the name with and without its `@version`). Only regional
+  // endpoints are reachable here, so Claude 4.5 models carry the regional price (10% over the global endpoint's).
+  // Gemini's prices as on the Gemini API (see providers/gemini.ts); Claude's cache reads 0.1× and 5-minute cache
+  // writes 1.25× input (Opus 5.5's, Sonnet 5.5's and Haiku 5.5's cache reads 0.05×, Fable 5.1's 0.025×, as on
+  // Anthropic's page). Claude 4.6 and later are named without an `@version` (`claude-opus-5-5`); a dated one is
+  // covered too. The regional 10% also applies to them (Haiku 5.5 regional: $0.11 / $0.55). Gemini 3.5 and 3.8
+  // Flash and 3.1 Pro as on the Gemini API's page of 2026-10-07 (its limits there not confirmed: see gemini.ts).
+  // Not confirmed, so left as bounds: Fable 5.2's cache prices, Opus 4.8's limits (see anthropic.ts).
+  pricesAsOf: '2026-11-25',
   prices: {
+    ...regional('claude-fable-5-2', { input: 8.8, cacheWriteInput: 17.6, output: 44, maxOutput: 128_000, contextWindow: 1_000_000 }),
+    ...regional('claude-fable-5-1', { input: 11, cachedInput: 0.275, cacheWriteInput: 13.75, output: 55, maxOutput: 128_000, contextWindow: 1_000_000 }),
+    ...regional('claude-fable-5', { input: 11, cachedInput: 1.1, cacheWriteInput: 13.75, output: 55, maxOutput: 128_000, contextWindow: 1_000_000 }),
+    ...regional('claude-opus-5-5', { input: 4.4, cachedInput: 0.22, cacheWriteInput: 5.5, output: 22, maxOutput: 128_000, contextWindow: 1_000_000 }),
+    ...regional('claude-opus-5', { input: 5.5, cachedInput: 0.55, cacheWriteInput: 6.875, output: 27.5, maxOutput: 128_000, contextWindow: 1_000_000 }),
+    ...regional('claude-opus-4-8', { input: 5.5, cachedInput: 0.55, cacheWriteInput: 6.875, output: 27.5 }),
+    ...regional('claude-opus-4-7', { input: 5.5, cachedInput: 0.55, cacheWriteInput: 6.875, output: 27.5, maxOutput: 128_000, contextWindow: 1_000_000 }),
+    ...regional('claude-opus-4-6', { input: 5.5, cachedInput: 0.55, cacheWriteInput: 6.875, output: 27.5, maxOutput: 128_000, contextWindow: 1_000_000 }),
+    ...regional('claude-sonnet-5-5', { input: 2.2, cachedInput: 0.11, cacheWriteInput: 2.75, output: 11, maxOutput: 128_000, contextWindow: 1_000_000 }),
+    ...regional('claude-sonnet-5', { input: 2.2, cachedInput: 0.22, cacheWriteInput: 2.75, output: 11, maxOutput: 128_000, contextWindow: 1_000_000 }),
+    ...regional('claude-sonnet-4-6', { input: 3.3, cachedInput: 0.33, cacheWriteInput: 4.125, output: 16.5, maxOutput: 64_000, contextWindow: 1_000_000 }),
+    ...regional('claude-haiku-5-5', {
+      input: 0.11, cachedInput: 0.011, cacheWriteInput: 0.1375, output: 0.55, maxOutput: 128_000, contextWindow: 1_000_000,
+      longContext: { aboveInputTokens: 100_000, input: 0.55, cachedInput: 0.055, cacheWriteInput: 0.6875, output: 2.75 },
+    }),
+    'gemini-3.8-flash': { input: 0.75, output: 3.75 },
+    'gemini-3.5-flash': { input: 1.5, output: 9 },
+    'gemini-3.5-flash-lite': { input: 0.3, output: 2.5 },
+    'gemini-3.1-pro-preview': { input: 2, output: 12, longContext: { aboveInputTokens: 200_000, input: 4, output: 18 } },
     'gemini-3-pro-preview': {
       input: 2, cachedInput: 0.2, output: 12, maxOutput: 65_536, contextWindow: 1_048_576,
       longContext: { aboveInputTokens: 200_000, input: 4, cachedInput: 0.4, output: 18 },

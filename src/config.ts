@@ -7,6 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseTraceSettings, type TraceSettings } from './telemetry/settings.js';
+import { parseTlsSettings, type TlsSettings } from './tls-settings.js';
 
 export type StoreKind = 'sqlite' | 'firestore';
 export type KmsKind = 'local' | 'gcp';
@@ -36,20 +37,20 @@ export interface Config {
   pluginSettings: Readonly<Record<string, unknown>>;
   /** KEYWARD_PRICES's file as parsed: provider id → model or prefix* → price; checked against the loaded providers at start (catalog/price-file.ts). */
   priceOverrides: Readonly<Record<string, unknown>>;
+  unpriced: 'refuse' | 'family_max'; // KEYWARD_UNPRICED: how a model with no price of its own is priced (catalog/prices.ts)
   freeCredentials: number;
   freeProxyRequests: number;
   maxTtlMs: number;
   maxBody: number;
-  /** Largest admin API request body (KEYWARD_MAX_ADMIN_BODY): admin bodies are small JSON documents. */
-  maxAdminBody: number;
-  /** Bytes all proxied requests together may hold while a scan decides them (KEYWARD_BUFFER_BUDGET). */
-  bufferBudget: number;
-  /** The share of it one token's requests may hold at once (KEYWARD_BUFFER_PER_TOKEN): one token cannot starve the others. */
-  bufferPerToken: number;
+  maxAdminBody: number; // KEYWARD_MAX_ADMIN_BODY: the largest admin API request body (admin bodies are small JSON documents)
+  bufferBudget: number; // KEYWARD_BUFFER_BUDGET: bytes all proxied requests together may hold while scans decide them
+  bufferPerToken: number; // KEYWARD_BUFFER_PER_TOKEN: the share of that one token's requests may hold (none can starve the others)
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
   upstreamIdleTimeoutMs: number;
+  wsMaxMessage: number; // KEYWARD_WS_MAX_MESSAGE: the largest WebSocket message relayed either way (larger: 1009)
+  tls: TlsSettings | undefined; // KEYWARD_TLS_CERT / KEYWARD_TLS_KEY (src/tls-settings.ts); a secret: never in PluginConfig
   drainS: number;
   logLevel: LogLevel;
   adminRate: number;
@@ -59,8 +60,8 @@ export interface Config {
   auditRetentionDays: number;
   /** Proxies in front that append to X-Forwarded-For (src/controls/client-address.ts); 0 trusts none. */
   trustedProxies: number;
-  /** When set, GET /metrics needs `Authorization: Bearer` it. */
-  metricsToken: string | undefined;
+  /** When set, GET /metrics on the main listener needs `Authorization: Bearer` it. */ metricsToken: string | undefined;
+  /** KEYWARD_METRICS_PORT: GET /metrics on 127.0.0.1:<port> (a sidecar's); on the main listener then only with metricsToken. */ metricsPort: number | undefined;
   /** KEYWARD_GOOGLE_TOKEN_URI: where Google access tokens are minted (default Google's); a service-account key's own token_uri is never used. */
   googleTokenUri: string;
   /** The metadata server for ambient Google credentials: GCE_METADATA_IP, else GCE_METADATA_HOST (host[:port] or an http(s) URL whose path is ignored), else 169.254.169.254. */
@@ -319,6 +320,7 @@ export function loadConfig(env: Env = process.env): Config {
     plugins: Object.freeze(plugins),
     pluginSettings,
     priceOverrides: readJsonObjectFile('KEYWARD_PRICES', get('KEYWARD_PRICES'), 'provider id'),
+    unpriced: oneOf('KEYWARD_UNPRICED', 'refuse', ['refuse', 'family_max'] as const),
     freeCredentials: int('KEYWARD_FREE_CREDENTIALS', 10, 1, 1_000_000),
     freeProxyRequests: int('KEYWARD_FREE_PROXY_REQUESTS', 10_000, 1, 1_000_000_000_000),
     maxTtlMs,
@@ -330,21 +332,21 @@ export function loadConfig(env: Env = process.env): Config {
     bodyTimeoutMs: int('KEYWARD_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
     upstreamConnectTimeoutMs: int('KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1, 3_600_000),
     upstreamIdleTimeoutMs: int('KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS', 600_000, 1, 86_400_000),
+    wsMaxMessage: size('KEYWARD_WS_MAX_MESSAGE', '16mb'),
+    tls: parseTlsSettings(get, (variable, accepts, got) => { throw new ConfigError(variable, accepts, got); }),
     drainS: int('KEYWARD_DRAIN_S', 8, 0, 3600),
     logLevel: oneOf<LogLevel>('KEYWARD_LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error']),
     adminRate: int('KEYWARD_ADMIN_RATE', 600, 1, 1_000_000),
     authFailures: int('KEYWARD_AUTH_FAILURES', 20, 1, 1_000_000),
     authCooldownS: int('KEYWARD_AUTH_COOLDOWN_S', 60, 1, 86_400),
     trustedProxies: int('KEYWARD_TRUSTED_PROXIES', 0, 0, 32),
-    metricsToken,
+    metricsToken, metricsPort: get('KEYWARD_METRICS_PORT') === undefined ? undefined : int('KEYWARD_METRICS_PORT', 0, 0, 65535),
     quota,
     auditRetentionDays: int('KEYWARD_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
     googleTokenUri,
     gceMetadataHost,
     ambientProjects: Object.freeze(ambientProjects),
-    traces: parseTraceSettings(get, (variable, accepts, got) => {
-      throw new ConfigError(variable, accepts, got);
-    }),
+    traces: parseTraceSettings(get, (variable, accepts, got) => { throw new ConfigError(variable, accepts, got); }),
     ...oidcIssuers(get('KEYWARD_OIDC_ISSUERS'), get('KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK')),
   });
 }

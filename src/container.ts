@@ -25,6 +25,7 @@ import { systemClock, type Clock } from './clock.js';
 import { pluginConfig, type Config } from './config.js';
 import { ProviderRegistry } from './catalog/registry.js';
 import { PriceBook, type PriceTables } from './catalog/prices.js';
+import { UnpricedModels } from './catalog/unpriced-models.js';
 import { priceOverrides } from './catalog/price-file.js';
 import { QuotaLedger } from './accounting/quota-ledger.js';
 import { SpendLedger } from './accounting/spend-ledger.js';
@@ -34,6 +35,8 @@ import { UsageRecorder } from './accounting/usage-recorder.js';
 import { UsageSummaries } from './accounting/usage-summary.js';
 import { Router } from './http/router.js';
 import { HttpServer } from './http/server.js';
+import { LoopbackMetricsListener } from './http/metrics-listener.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeyWrapper } from './kms/key-wrapper.js';
 import { LocalKeyWrapper, loadOrCreateKeyFile } from './kms/local.js';
 import type { Logger } from './log.js';
@@ -60,6 +63,9 @@ import { sendError } from './http/reply.js';
 import { noTracing, type Tracing } from './telemetry/tracing.js';
 import { consoleRoutes } from './http/console-assets.js';
 import { ProvidersApi } from './api/providers.js';
+import { RealtimeGateway } from './gateway/realtime/realtime-gateway.js';
+import { spendLimit } from './gateway/realtime/limits.js';
+import type { ChangeFeed } from './store/ports.js';
 
 export interface AppOptions {
   /** Tests pass a clock they control. */
@@ -123,12 +129,13 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.ProviderRegistry, { useValue: registry });
   let prices: PriceBook;
   try {
-    prices = priceBookOf(registry, config.priceOverrides);
+    prices = priceBookOf(registry, config.priceOverrides, config.unpriced);
   } catch (err) {
     await store.close(); // a bad KEYWARD_PRICES stops start-up (ConfigError): nothing left open
     throw err;
   }
   c.register(PriceBook, { useValue: prices });
+  c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => (options.clock ?? systemClock).now()) });
   // Services are singletons within this container (tests run several servers in one process).
   for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries]) c.registerSingleton(cls as never);
   for (const cls of [SpendLedger, OrgLimits]) c.registerSingleton(cls as never);
@@ -152,6 +159,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const metrics = new Metrics(
     (): Record<string, CacheStats> => (c ? { token: c.resolve(TokenService).cache, key: c.resolve(CredentialService).keys } : {}),
     () => http?.inflightRequests ?? 0,
+    () => c?.resolve(UnpricedModels).counts(),
   );
   // The OpenTelemetry SDK is loaded only when an OTLP endpoint is configured: otherwise not even imported.
   const tracing: Tracing = config.traces ? new (await import('./telemetry/otel.js')).OtelTracing(config.traces, log) : noTracing;
@@ -186,6 +194,8 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       ? orgLimits.get(resolved.credential.orgId).then(() => resolved, () => resolved)
       : resolved;
 
+  // One SpendHost for the budget plugin and the realtime sessions' per-response holds: the same ledger and caps.
+  const spending = spendHost(spend, orgLimits, c.resolve(PriceBook));
   const host: PluginHost = {
     errors: Errors,
     GatewayError: ApiError,
@@ -202,7 +212,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     },
     providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers, toolScan: providers.toolScan },
     quota: { reserve: (orgId) => ledger.reserve(orgId), refund: (orgId) => ledger.refund(orgId), releaseAll: () => ledger.releaseAll() },
-    spend: spendHost(spend, orgLimits, c.resolve(PriceBook)),
+    spend: spending,
     audit: {
       refused: (ctx, action) => audit.record({ requestId: ctx.requestId, org: ctx.orgId ?? '', actor: ctx.tokenId ?? 'anonymous', action, target: ctx.credentialId ?? '', outcome: 'denied', ip: ctx.ip }),
     },
@@ -220,6 +230,17 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   // GET /v1/providers: what the console's credential forms are built from (registered before the document is made).
   c.resolve(ProvidersApi).register(router);
 
+  const sendMetrics = async (res: ServerResponse): Promise<void> => {
+    const body = await metrics.registry.metrics();
+    res.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
+    res.end(body);
+  };
+  // WebSocket upgrades of proxy paths: realtime sessions through the same pipeline (src/gateway/realtime/).
+  const realtime = new RealtimeGateway({
+    config, log, clock: c.resolve(Symbols.Clock), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook), unpriced: c.resolve(UnpricedModels),
+    usage, metrics, tracing, feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending)],
+    refused: (ctx, action) => host.audit.refused(ctx, action),
+  });
   // Generated once from the route table (each route's schemas and docs) and the loaded providers.
   const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)] }));
   http = new HttpServer(config, log, router, c.resolve(AdminPipeline), c.resolve(Gateway), {
@@ -227,24 +248,25 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       await Promise.all([store.ping(), wrapper.ping()]);
     },
   }, {
-    '/metrics': async (req, res) => {
-      // KEYWARD_METRICS_TOKEN set: only `Authorization: Bearer <it>` (one header), compared in constant time.
-      const authorization = (req.headersDistinct.authorization?.length ?? 0) > 1 ? undefined : bearer(req.headers.authorization);
-      if (config.metricsToken !== undefined && !secretEquals(authorization ?? '', config.metricsToken)) {
-        sendError(res, Errors.metricsUnauthenticated());
-        return;
-      }
-      const body = await metrics.registry.metrics();
-      res.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
-      res.end(body);
-    },
+    // With KEYWARD_METRICS_PORT, the main (public) listener serves /metrics only behind KEYWARD_METRICS_TOKEN.
+    ...(config.metricsPort === undefined || config.metricsToken !== undefined ? {
+      '/metrics': async (req: IncomingMessage, res: ServerResponse) => {
+        // KEYWARD_METRICS_TOKEN set: only `Authorization: Bearer <it>` (one header), compared in constant time.
+        const authorization = (req.headersDistinct.authorization?.length ?? 0) > 1 ? undefined : bearer(req.headers.authorization);
+        if (config.metricsToken !== undefined && !secretEquals(authorization ?? '', config.metricsToken)) {
+          sendError(res, Errors.metricsUnauthenticated());
+          return;
+        }
+        await sendMetrics(res);
+      },
+    } : {}),
     '/v1/openapi.json': (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(openapi) });
       res.end(openapi);
     },
     // The operators' console: the built page and its assets, GET only (src/http/console-assets.ts).
     ...consoleRoutes(log),
-  }, c.resolve<Clock>(Symbols.Clock));
+  }, realtime, config.metricsPort === undefined ? undefined : new LoopbackMetricsListener(config.metricsPort, (_req, res) => sendMetrics(res), config.headersTimeoutMs), c.resolve<Clock>(Symbols.Clock));
   const server = http;
 
   let closing: Promise<void> | undefined;
@@ -322,7 +344,7 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
 }
 
 /** Every provider file's prices, then KEYWARD_PRICES on top (checked against the loaded providers: a ConfigError names a bad entry). */
-function priceBookOf(registry: ProviderRegistry, overrides: Config['priceOverrides']): PriceBook {
+function priceBookOf(registry: ProviderRegistry, overrides: Config['priceOverrides'], unpriced: Config['unpriced']): PriceBook {
   const tables: Record<string, PriceTables[string]> = {};
   for (const id of registry.ids()) {
     const p = registry.get(id)!;
@@ -331,5 +353,5 @@ function priceBookOf(registry: ProviderRegistry, overrides: Config['priceOverrid
   return new PriceBook([
     { tables, source: (id) => `providers/${registry.get(id)!.file} (${registry.get(id)!.pricesAsOf})` },
     { tables: priceOverrides(overrides, registry.ids()), source: () => 'KEYWARD_PRICES' },
-  ]);
+  ], unpriced);
 }

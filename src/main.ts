@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   } catch (err) {
     // A host that does not resolve or is not ours, a port in use or privileged: one line naming the variable, exit 1.
     const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    const line = code === 'EADDRINUSE' || code === 'EACCES'
+    const line = err instanceof ConfigError ? err.message : code === 'EADDRINUSE' || code === 'EACCES'
       ? `PORT: cannot listen on port ${config.port} (${code})`
       : `HOST: cannot listen on ${config.host} (${code})`;
     release();

@@ -32,9 +32,20 @@ export class Metrics {
   private readonly boundSpend = new Map<string, promClient.Counter.Internal>();
   private readonly bound = new Map<string, { requests: Map<number, promClient.Counter.Internal>; latency: promClient.Histogram.Internal<'provider'>; ttfb: promClient.Histogram.Internal<'provider'> }>();
 
-  constructor(caches: () => Record<string, CacheStats>, inflight: () => number) {
+  /** `unpriced`: requests by provider and model that named a model with no price of its own (catalog/unpriced-models.ts, bounded). */
+  constructor(caches: () => Record<string, CacheStats>, inflight: () => number, unpriced: () => ReadonlyMap<string, ReadonlyMap<string, number>> | undefined = () => undefined) {
     collectDefaultMetrics({ register: this.registry, prefix: 'keyward_' });
     const registry = this.registry;
+    new Counter({
+      name: 'keyward_unpriced_requests_total',
+      help: 'Requests that named a model with no price of its own in the price book (refused under a budget, or priced by KEYWARD_UNPRICED=family_max), by provider and model; the first 64 names of a provider get a label, later ones count as (other).',
+      labelNames: ['provider', 'model'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [provider, models] of unpriced() ?? []) for (const [model, n] of models) this.inc({ provider, model }, n);
+      },
+    });
     new Counter({
       name: 'keyward_cache_requests_total',
       help: 'Token and decrypted-key cache lookups by result (hit ratio = hit / (hit + miss)).',

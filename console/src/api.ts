@@ -1,12 +1,13 @@
 /**
  * The console's only way to the gateway: the public admin API, same origin, with the signed-in
  * key as `Authorization: Bearer`. No cookie is sent or read (credentials: 'omit'), nothing is
- * cached, and an error is surfaced exactly as the API words it (`error.message`), with its code.
- * The shapes below are the API's own (see /v1/openapi.json); only the fields the console reads.
+ * cached. A refusal becomes an ApiFailure with the API's code, message and `param` (the field at
+ * fault); errors.ts turns it into plain words for the page. The shapes below are the API's own
+ * (see /v1/openapi.json); only the fields the console reads.
  */
 
 export class ApiFailure extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(readonly status: number, readonly code: string, message: string, readonly param?: string) {
     super(message);
     this.name = 'ApiFailure';
   }
@@ -27,6 +28,7 @@ export interface UsageCounts {
 export interface Credential {
   id: string;
   provider: string;
+  name?: string;
   key_hint: string;
   created_at: string;
   updated_at: string;
@@ -37,9 +39,12 @@ export interface Credential {
 export interface Token {
   id: string;
   credential_id: string;
-  status: 'active' | 'expired';
+  name?: string;
+  status: 'active' | 'expired' | 'revoked';
   created_at: string;
   expires_at: string;
+  revoked_at?: string;
+  revoked_by?: string;
   models?: string[];
   paths?: string[];
   max_requests?: number;
@@ -58,12 +63,24 @@ export interface CredentialField {
   rule: string;
   max_length: number;
   description: string;
+  /** Plain words for a form (older gateways: absent, the name is shown instead). */
+  label?: string;
+  help?: string;
+}
+
+/** How one SDK reaches a provider through the gateway: templates with {proxy}, {token} and plain fields. */
+export interface SdkSetup {
+  name: string;
+  env?: Record<string, string>;
+  code?: string;
+  note?: string;
 }
 
 export interface Provider {
   id: string;
   name: string;
   credential_fields: CredentialField[];
+  sdk?: SdkSetup[];
 }
 
 export interface UsageSummary {
@@ -88,12 +105,51 @@ export interface AuditEvent {
   actor: string;
   action: string;
   target: string;
+  target_name?: string;
   outcome: string;
   ip: string;
   count?: number;
 }
 
 export type Role = 'owner' | 'admin' | 'minter' | 'viewer';
+
+export interface AdminKey {
+  id: string;
+  name?: string;
+  role: Exclude<Role, 'owner'>;
+  credential_ids?: string[];
+  status: 'active' | 'expired';
+  created_at: string;
+  expires_at: string | null;
+  created_by: string;
+  /** Only in the create response, once. */
+  token?: string;
+}
+
+export interface TrustPolicy {
+  id: string;
+  issuer: string;
+  audience: string;
+  subject: string;
+  claims: Record<string, string | number | boolean>;
+  credential_id: string;
+  ttl: string;
+  created_at: string;
+  expires_at?: string;
+  models?: string[];
+  max_requests?: number;
+  budget_usd?: string;
+}
+
+export interface OrgSelf {
+  id: string;
+  name: string;
+  created_at: string;
+  spend_limit_usd?: string | null;
+  caller?: { id?: string; role?: Role; credential_ids?: string[] };
+  /** What to put in a cloud's trust policy (gateways that are an OIDC issuer). */
+  federation?: { issuer: string; subject: string };
+}
 
 export interface Caller {
   role: Role;
@@ -132,9 +188,9 @@ export class Api {
       parsed = undefined;
     }
     if (!res.ok) {
-      const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+      const error = (parsed as { error?: { code?: unknown; message?: unknown; param?: unknown } } | undefined)?.error;
       const failure = new ApiFailure(res.status, typeof error?.code === 'string' ? error.code : 'http_error',
-        typeof error?.message === 'string' ? error.message : `The gateway answered ${res.status}.`);
+        typeof error?.message === 'string' ? error.message : `The gateway answered ${res.status}.`, typeof error?.param === 'string' ? error.param : undefined);
       if (res.status === 401) this.onUnauthenticated(failure.message);
       throw failure;
     }
@@ -164,7 +220,7 @@ export class Api {
    */
   async whoami(): Promise<Caller> {
     try {
-      const self = await this.get<{ name?: string; caller?: { id?: string; role?: Role; credential_ids?: string[] } }>('/v1/orgs/self');
+      const self = await this.get<OrgSelf>('/v1/orgs/self');
       const c = self.caller;
       return {
         role: c?.role ?? 'owner',

@@ -1,27 +1,38 @@
 /**
  * The console's shell: sign-in state, the navigation (the page is named by the URL's fragment,
- * `#/tokens`, which never carries the key), focus moved to each page's heading as it opens, and
- * sign-out, which forgets the key everywhere. A 401 from any call signs out with the API's words.
+ * `#/tokens`, which never carries the key), where a session opens (the first-run guide while an owner's
+ * or admin's organisation has no key or no token yet, else Tokens), focus moved to each page's heading
+ * as it opens, and sign-out, which forgets the key everywhere. A 401 from any call signs out.
  * Pages a role cannot use are not offered (roles.ts); the API refuses them regardless.
  */
 import { render } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { Api, type Caller } from './api.js';
+import { Api, type Caller, type ListOf } from './api.js';
+import { AdminKeysPage } from './pages/admin-keys.js';
 import { AuditPage } from './pages/audit.js';
 import { CredentialsPage } from './pages/credentials.js';
+import { OrganisationPage } from './pages/organisation.js';
 import { SignIn } from './pages/signin.js';
+import { StartPage } from './pages/start.js';
 import { TokensPage } from './pages/tokens.js';
+import { TrustPoliciesPage } from './pages/trust-policies.js';
 import { UsagePage } from './pages/usage.js';
-import { abilitiesOf } from './roles.js';
-import { forgetKey, keepKey, rememberedKey } from './session.js';
+import { abilitiesOf, type Abilities } from './roles.js';
+import { forgetKey, keepKey, rememberedKey, replaceKey } from './session.js';
 
-type PageId = 'tokens' | 'credentials' | 'usage' | 'audit';
-const PAGES: Array<{ id: PageId; title: string; needsReadAll: boolean }> = [
-  { id: 'tokens', title: 'Tokens', needsReadAll: false },
-  { id: 'credentials', title: 'Credentials', needsReadAll: true },
-  { id: 'usage', title: 'Usage', needsReadAll: true },
-  { id: 'audit', title: 'Audit', needsReadAll: true },
+type PageId = 'start' | 'tokens' | 'credentials' | 'usage' | 'audit' | 'admin-keys' | 'trust-policies' | 'organisation';
+const PAGES: Array<{ id: PageId; title: string; offered: (can: Abilities) => boolean }> = [
+  { id: 'start', title: 'Get started', offered: (can) => can.manageCredentials },
+  { id: 'tokens', title: 'Tokens', offered: () => true },
+  { id: 'credentials', title: 'Credentials', offered: (can) => can.readAll },
+  { id: 'usage', title: 'Usage', offered: (can) => can.readAll },
+  { id: 'audit', title: 'Audit', offered: (can) => can.readAll },
+  { id: 'admin-keys', title: 'Admin keys', offered: (can) => can.manageKeys },
+  { id: 'trust-policies', title: 'Trust policies', offered: (can) => can.readAll },
+  { id: 'organisation', title: 'Organisation', offered: () => true },
 ];
+
+const SIGNED_OUT = 'Signed out: this key is no longer accepted (it was revoked, expired or replaced). Sign in with a current one.';
 
 const pageFromHash = (): PageId | undefined => PAGES.find((p) => location.hash === `#/${p.id}`)?.id;
 
@@ -35,6 +46,13 @@ function useHashPage(): PageId | undefined {
   return page;
 }
 
+/** The guide while an organisation has no key or no token yet (for those who can store one), else Tokens. */
+async function landingPage(api: Api, can: Abilities): Promise<PageId> {
+  if (!can.manageCredentials) return 'tokens';
+  const [keys, tokens] = await Promise.all([api.get<ListOf<unknown>>('/v1/credentials?limit=1'), api.get<ListOf<unknown>>('/v1/tokens?limit=1')]);
+  return keys.data.length === 0 || tokens.data.length === 0 ? 'start' : 'tokens';
+}
+
 interface Session {
   key: string;
   caller: Caller;
@@ -44,15 +62,19 @@ function App() {
   const [session, setSession] = useState<Session>();
   const [notice, setNotice] = useState<string>();
   const [restoring, setRestoring] = useState(() => rememberedKey() !== undefined);
+  const [landing, setLanding] = useState<PageId>();
   const hashPage = useHashPage();
   const heading = useRef<HTMLHeadingElement>(null);
 
   const signOut = (message?: string) => {
     forgetKey();
     setSession(undefined);
+    setLanding(undefined);
     setNotice(message);
   };
-  const api = useMemo(() => (session ? new Api(session.key, (m) => signOut(`Signed out: ${m}`)) : undefined), [session?.key]);
+  const api = useMemo(() => (session ? new Api(session.key, () => signOut(SIGNED_OUT)) : undefined), [session?.key]);
+  const can = abilitiesOf(session?.caller.role ?? 'owner');
+  const offered = PAGES.filter((p) => p.offered(can));
 
   // A key kept in this tab's session storage: check it again (it may be revoked) before using it.
   useEffect(() => {
@@ -61,13 +83,18 @@ function App() {
     new Api(key).whoami().then((caller) => setSession({ key, caller }), () => forgetKey()).finally(() => setRestoring(false));
   }, []);
 
-  const can = abilitiesOf(session?.caller.role ?? 'owner');
-  const offered = PAGES.filter((p) => can.readAll || !p.needsReadAll);
-  const page = offered.find((p) => p.id === hashPage) ?? offered[0]!;
+  // Where a new session opens when the URL names no page.
+  useEffect(() => {
+    if (!session || !api || landing) return;
+    if (pageFromHash()) return setLanding('tokens');
+    landingPage(api, abilitiesOf(session.caller.role)).then(setLanding, () => setLanding('tokens'));
+  }, [session?.key]);
+
+  const page = offered.find((p) => p.id === hashPage) ?? offered.find((p) => p.id === landing) ?? offered.find((p) => p.id === 'tokens')!;
 
   useEffect(() => {
-    if (session) heading.current?.focus();
-  }, [page.id, session?.key]);
+    if (session && landing) heading.current?.focus();
+  }, [page.id, landing, session !== undefined]);
 
   if (restoring) return <main id="main"><p role="status">Checking the saved key…</p></main>;
   if (!session || !api) {
@@ -77,6 +104,7 @@ function App() {
       setSession({ key, caller });
     }} />;
   }
+  if (!landing) return <main id="main"><p role="status">Opening the console…</p></main>;
 
   return (
     <>
@@ -98,10 +126,17 @@ function App() {
       </header>
       <main id="main">
         <h1 tabIndex={-1} ref={heading}>{page.title}</h1>
+        {page.id === 'start' ? <StartPage api={api} can={can} /> : null}
         {page.id === 'tokens' ? <TokensPage api={api} can={can} credentialIds={session.caller.credentialIds} /> : null}
         {page.id === 'credentials' ? <CredentialsPage api={api} can={can} /> : null}
         {page.id === 'usage' ? <UsagePage api={api} can={can} /> : null}
         {page.id === 'audit' ? <AuditPage api={api} /> : null}
+        {page.id === 'admin-keys' ? <AdminKeysPage api={api} /> : null}
+        {page.id === 'trust-policies' ? <TrustPoliciesPage api={api} can={can} /> : null}
+        {page.id === 'organisation' ? <OrganisationPage api={api} can={can} onKeyChanged={(key) => {
+          replaceKey(key);
+          setSession({ ...session, key });
+        }} /> : null}
       </main>
     </>
   );

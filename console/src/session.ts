@@ -34,3 +34,13 @@ export function forgetKey(): void {
     // Nothing was stored.
   }
 }
+
+/** The key changed under the operator (the organisation token rotated here): kept where the old one was. */
+export function replaceKey(key: string): void {
+  memoryKey = key;
+  try {
+    if (sessionStorage.getItem(STORAGE_KEY) !== null) sessionStorage.setItem(STORAGE_KEY, key);
+  } catch {
+    // Storage refused: memory only, as before.
+  }
+}

@@ -115,8 +115,13 @@ export class AdminPipeline {
       }
       if (route.action) {
         const target = reply.target ?? params.id ?? String((reply.body as { id?: unknown }).id ?? '');
+        // A name the organisation gave what was acted on (never a secret): the reply's, or what the handler says.
+        const named = (reply.body as { name?: unknown } | undefined)?.name;
+        const targetName = reply.targetName ?? (typeof named === 'string' ? named : undefined);
         // Stored before the answer (AuditLog.record never rejects: a store failure is logged and retried).
-        await this.audit.record({ requestId, org: org ?? reply.org ?? '', actor: this.actor(principal), action: route.action, target, outcome: 'success', ip });
+        await this.audit.record({
+          requestId, org: org ?? reply.org ?? '', actor: this.actor(principal), action: route.action, target, ...(targetName !== undefined ? { targetName } : {}), outcome: 'success', ip,
+        });
       }
       status = reply.status;
       sendJson(res, reply.status, reply.body);

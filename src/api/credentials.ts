@@ -1,4 +1,4 @@
-/** /v1/credentials: store, list, read, rotate and delete provider keys (org token). */
+/** /v1/credentials: store, list (by name prefix too), read, rename, rotate and delete provider keys (org token). */
 import { inject, injectable } from 'tsyringe';
 import type { TObject } from '@sinclair/typebox';
 import { UsageRecorder } from '../accounting/usage-recorder.js';
@@ -11,7 +11,8 @@ import {
   credentialRotateContract, CredentialDeleted, credentialCreateContract, credentialCreateSchema, credentialDeclarations, credentialListSchema,
   credentialViewSchema, type CredentialCreateBody,
 } from './schemas/credentials.js';
-import { PAGE } from './schemas/query.js';
+import { NAME_CHANGE } from './schemas/common.js';
+import { NAMED_PAGE } from './schemas/query.js';
 import { credentialView, listView } from './views.js';
 
 @injectable()
@@ -44,11 +45,12 @@ export class CredentialsApi {
       const input = await r.body();
       // The provider's own rules have the last word on each field (shared with the CLI).
       const values = this.credentials.parseCredentialInput(input.provider, input);
-      return { status: 201, body: credentialView(await this.credentials.create(org.id, input.provider, values.secrets, values.plain)) };
+      return { status: 201, body: credentialView(await this.credentials.create(org.id, input.provider, values.secrets, values.plain, input.name)) };
     });
 
     router.add('GET', '/v1/credentials', {
-      auth: 'org', query: PAGE, operationId: 'listCredentials', tag: 'credentials', summary: 'List credentials',
+      auth: 'org', query: NAMED_PAGE, operationId: 'listCredentials', tag: 'credentials', summary: 'List credentials',
+      description: '`name` keeps those whose name starts with it (case-insensitive).',
       response: { status: 200, schema: credentialListSchema(this.view), description: 'A page of credentials, newest first.' },
     }, async (r) => {
       const page = await this.credentials.list(orgOf(r).id, r.query);
@@ -62,6 +64,16 @@ export class CredentialsApi {
     }, async (r) => {
       const record = await this.credentials.get(orgOf(r).id, r.params.id!);
       return { status: 200, body: credentialView(record, await this.usage.get('cred', record.id)) };
+    });
+
+    router.add('PATCH', '/v1/credentials/:id', {
+      auth: 'org', action: 'credential.update', body: NAME_CHANGE, operationId: 'updateCredential', tag: 'credentials', summary: 'Rename a credential',
+      description: 'Sets its `name` (null removes it). Its key, fields and tokens are untouched.',
+      response: { status: 200, schema: this.view, description: 'The credential with its new name.' },
+      errors: ['not_found'],
+    }, async (r) => {
+      const { name } = await r.body();
+      return { status: 200, body: credentialView(await this.credentials.rename(orgOf(r).id, r.params.id!, name)) };
     });
 
     router.add('POST', '/v1/credentials/:id/rotate', {
@@ -82,8 +94,8 @@ export class CredentialsApi {
       response: { status: 200, schema: CredentialDeleted, description: 'Deleted.' },
       errors: ['not_found'],
     }, async (r) => {
-      await this.credentials.delete(orgOf(r).id, r.params.id!);
-      return { status: 200, body: { id: r.params.id!, object: 'credential' as const, deleted: true as const } };
+      const gone = await this.credentials.delete(orgOf(r).id, r.params.id!);
+      return { status: 200, body: { id: r.params.id!, object: 'credential' as const, deleted: true as const }, ...(gone.name !== undefined ? { targetName: gone.name } : {}) };
     });
   }
 }

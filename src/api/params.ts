@@ -1,16 +1,10 @@
-/** Who is calling, and the list endpoints' paging as the services take it (also for the CLI's flags). */
+/** Who is calling. */
 import { Errors } from '../errors.js';
 import type { AdminRequest } from '../http/router.js';
-import type { OrgRecord, PageQuery } from '../store/ports.js';
-import { PAGE } from './schemas/query.js';
+import type { OrgRecord } from '../store/ports.js';
 
 /** The calling organisation of an `org`-authenticated route. */
 export function orgOf(r: AdminRequest<unknown, unknown>): OrgRecord {
   if (r.principal.kind !== 'org') throw Errors.unauthenticated();
   return r.principal.org;
-}
-
-/** `limit` and `starting_after` checked against the paging schema (src/api/schemas/query.ts). */
-export function pageQuery(query: URLSearchParams): PageQuery {
-  return PAGE.parse(query);
 }

@@ -1,6 +1,8 @@
 /**
- * /v1/tokens: mint, list, read and revoke proxy tokens (org token or admin key). A minter mints only for
- * its listed credentials (if it has a list) and sees only the tokens it minted (others answer 404).
+ * /v1/tokens: mint, list (by name prefix; revoked ones on request), read, rename and revoke proxy tokens
+ * (org token or admin key). A minter mints only for its listed credentials (if it has a list) and sees
+ * only the tokens it minted (others answer 404). A revoked token is listed with `status=revoked` and
+ * never found by id (GET and DELETE answer 404, as the contract says).
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
@@ -12,9 +14,10 @@ import { Errors } from '../errors.js';
 import type { AdminRequest } from '../http/router.js';
 import { READERS } from '../vault/roles.js';
 import { orgOf } from './params.js';
-import { PAGE } from './schemas/query.js';
+import { NAME_CHANGE } from './schemas/common.js';
+import { TOKEN_LIST } from './schemas/query.js';
 import { Token, TOKEN_CREATE, TokenCreated, TokenList, TokenRevoked } from './schemas/tokens.js';
-import { listView, mintedTokenView, tokenView } from './views.js';
+import { listView, mintedTokenView, revokedTokenView, tokenView } from './views.js';
 
 /** The minter's id when the caller is a minter (whose view of tokens is its own), else undefined. */
 function minterOf(r: AdminRequest<unknown, unknown>): string | undefined {
@@ -38,24 +41,25 @@ export class TokensApi {
       errors: ['invalid_ttl', 'invalid_scope', 'unknown_provider', 'not_found'],
     }, async (r) => {
       const org = orgOf(r);
-      const { credential_id: credentialId, ttl, ...scopes } = await r.body();
+      const { credential_id: credentialId, ttl, name, ...scopes } = await r.body();
       const p = r.principal;
       if (p.kind === 'org' && p.role === 'minter' && p.credentialIds && !p.credentialIds.includes(credentialId)) {
         throw Errors.forbidden('This minter key may not mint tokens for that credential.');
       }
       const createdBy = p.kind === 'org' ? p.actor : undefined;
-      const { record, token } = await this.tokens.mintFor(org.id, { credentialId, ttl, scopes, ...(createdBy ? { createdBy } : {}) });
+      const { record, token } = await this.tokens.mintFor(org.id, { credentialId, ttl, scopes, name, ...(createdBy ? { createdBy } : {}) });
       return { status: 201, body: mintedTokenView(record, token, this.clock.now()), secretFields: ['token'] };
     });
 
     router.add('GET', '/v1/tokens', {
-      auth: 'org', roles: [...READERS, 'minter'], query: PAGE, operationId: 'listTokens', tag: 'tokens', summary: 'List proxy tokens',
-      description: 'A minter lists only the tokens it minted.',
-      response: { status: 200, schema: TokenList, description: 'A page of tokens, newest first (never a token value).' },
+      auth: 'org', roles: [...READERS, 'minter'], query: TOKEN_LIST, operationId: 'listTokens', tag: 'tokens', summary: 'List proxy tokens',
+      description: 'Live tokens (`active`, `expired`), newest first; with `status=revoked`, the revoked ones, most recently revoked first. `name` keeps those whose name starts with it (case-insensitive). A minter lists only the tokens it minted.',
+      response: { status: 200, schema: TokenList, description: 'A page of tokens (never a token value).' },
     }, async (r) => {
-      const page = await this.tokens.list(orgOf(r).id, r.query, minterOf(r));
+      const { page, revoked } = r.query;
+      if (revoked) return { status: 200, body: listView(await this.tokens.listRevoked(orgOf(r).id, page, minterOf(r)), revokedTokenView) };
       const now = this.clock.now();
-      return { status: 200, body: listView(page, (t) => tokenView(t, now)) };
+      return { status: 200, body: listView(await this.tokens.list(orgOf(r).id, page, minterOf(r)), (t) => tokenView(t, now)) };
     });
 
     router.add('GET', '/v1/tokens/:id', {
@@ -70,14 +74,24 @@ export class TokensApi {
       return { status: 200, body: tokenView(record, this.clock.now(), await this.usage.get('tok', record.id)) };
     });
 
+    router.add('PATCH', '/v1/tokens/:id', {
+      auth: 'org', action: 'token.update', body: NAME_CHANGE, operationId: 'updateToken', tag: 'tokens', summary: 'Rename a proxy token',
+      description: 'Sets its `name` (null removes it); its value, scopes and lifetime are untouched. A revoked token answers 404.',
+      response: { status: 200, schema: Token, description: 'The token with its new name.' },
+      errors: ['not_found'],
+    }, async (r) => {
+      const { name } = await r.body();
+      return { status: 200, body: tokenView(await this.tokens.rename(orgOf(r).id, r.params.id!, name), this.clock.now()) };
+    });
+
     router.add('DELETE', '/v1/tokens/:id', {
       auth: 'org', action: 'token.revoke', operationId: 'revokeToken', tag: 'tokens', summary: 'Revoke a proxy token',
-      description: 'Takes effect at once on this instance, within a second on every other; later GET or DELETE → 404.',
+      description: 'Takes effect at once on this instance, within a second on every other; later GET or DELETE → 404. What is kept of it (never its value or hash) is listed by `GET /v1/tokens?status=revoked`.',
       response: { status: 200, schema: TokenRevoked, description: 'Revoked.' },
       errors: ['not_found'],
     }, async (r) => {
-      await this.tokens.revoke(orgOf(r).id, r.params.id!);
-      return { status: 200, body: { id: r.params.id!, object: 'token' as const, revoked: true as const } };
+      const gone = await this.tokens.revoke(orgOf(r).id, r.params.id!, r.principal.kind === 'org' ? r.principal.actor : 'admin');
+      return { status: 200, body: { id: r.params.id!, object: 'token' as const, revoked: true as const }, ...(gone.name !== undefined ? { targetName: gone.name } : {}) };
     });
   }
 }

@@ -6,7 +6,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { DayUsage, UsageSummary } from '../accounting/usage-summary.js';
 import { formatUsd } from '../catalog/money.js';
-import type { AdminKeyRecord, AuditRecord, CredentialRecord, OrgRecord, Page, TokenRecord, UsageCounts as UsageCountsRecord } from '../store/ports.js';
+import type { AdminKeyRecord, AuditRecord, CredentialRecord, OrgRecord, Page, RevokedTokenRecord, TokenRecord, UsageCounts as UsageCountsRecord } from '../store/ports.js';
 import type { AdminKey, AdminKeyCreated, Caller } from './schemas/admin-keys.js';
 import type { CredentialView } from './schemas/credentials.js';
 import type { Organization, OrganizationSettings, OrgSelf } from './schemas/orgs.js';
@@ -42,7 +42,7 @@ export function adminKeyView(k: AdminKeyRecord, now: number): Static<typeof Admi
   return {
     id: k.id,
     object: 'admin_key',
-    name: k.name,
+    ...(k.name !== undefined ? { name: k.name } : {}),
     role: k.role,
     ...(k.credentialIds ? { credential_ids: k.credentialIds } : {}),
     status: k.expiresAt === null || now < k.expiresAt ? 'active' : 'expired',
@@ -69,6 +69,7 @@ export function credentialView(c: CredentialRecord, usage?: UsageCountsRecord): 
     id: c.id,
     object: 'credential',
     provider: c.provider,
+    ...(c.name !== undefined ? { name: c.name } : {}),
     // Plain fields (OpenAI's `organization`…): stored only under names the provider declares, and a
     // provider may not declare one of this view's own keys (catalog/registry.ts).
     ...(c.fields ?? {}),
@@ -79,11 +80,12 @@ export function credentialView(c: CredentialRecord, usage?: UsageCountsRecord): 
   };
 }
 
-export function tokenView(t: TokenRecord, now: number, usage?: UsageCountsRecord): Static<typeof Token> {
+export function tokenView(t: Omit<TokenRecord, 'tokenHash'>, now: number, usage?: UsageCountsRecord): Static<typeof Token> {
   return {
     id: t.id,
     object: 'token',
     credential_id: t.credentialId,
+    ...(t.name !== undefined ? { name: t.name } : {}),
     status: now < t.expiresAt ? 'active' : 'expired',
     created_at: iso(t.createdAt),
     expires_at: iso(t.expiresAt),
@@ -95,6 +97,11 @@ export function tokenView(t: TokenRecord, now: number, usage?: UsageCountsRecord
     ...(t.scopes.budgetMicros !== undefined ? { budget_usd: formatUsd(t.scopes.budgetMicros) } : {}),
     ...(usage ? { usage: usageView(usage) } : {}),
   };
+}
+
+/** What is kept of a revoked token (GET /v1/tokens?status=revoked). */
+export function revokedTokenView(t: RevokedTokenRecord): Static<typeof Token> {
+  return { ...tokenView(t, t.revokedAt), status: 'revoked', revoked_at: iso(t.revokedAt), revoked_by: t.revokedBy };
 }
 
 /** A token just minted: its value, shown this once. */
@@ -117,6 +124,7 @@ export function usageSummaryView(s: UsageSummary): Static<typeof Usage> {
 export function auditView(a: AuditRecord): Static<typeof AuditEvent> {
   return {
     id: a.id, object: 'audit_event', time: iso(a.time), request_id: a.requestId, org: a.org,
-    actor: a.actor, action: a.action, target: a.target, outcome: a.outcome, ip: a.ip, count: a.count,
+    actor: a.actor, action: a.action, target: a.target, ...(a.targetName !== undefined ? { target_name: a.targetName } : {}),
+    outcome: a.outcome, ip: a.ip, count: a.count,
   };
 }

@@ -23,6 +23,10 @@ export interface DeclaredField {
   readonly maxLength: number;
   readonly header?: string;
   readonly description?: string;
+  /** What a form calls it (the declared `label`, or the name with spaces). */
+  readonly label: string;
+  /** A form's help line, where declared. */
+  readonly help?: string;
   /** Routes' `{<name>}` parameter must equal this plain field's value (CredentialField.pinsPath). */
   readonly pinsPath?: boolean;
   /** The value is sent in a header, a query string or the origin (see the file comment). */
@@ -43,13 +47,18 @@ export interface CredentialRules {
 export const DEFAULT_CREDENTIAL: CredentialSpec = Object.freeze({ fields: Object.freeze({ api_key: Object.freeze({ secret: true, main: true }) }) });
 
 /** Names a credential view or body already uses: a field may not shadow them. */
-const RESERVED_FIELDS = new Set(['id', 'object', 'provider', 'key_hint', 'created_at', 'updated_at', 'usage', 'deleted', 'fields', 'secrets']);
+const RESERVED_FIELDS = new Set(['id', 'object', 'provider', 'name', 'key_hint', 'created_at', 'updated_at', 'usage', 'deleted', 'fields', 'secrets']);
 const FIELD_NAME = /^[a-z][a-z0-9_]{0,39}$/;
 const HEADER = /^[a-z0-9-]+$/;
 /** Printable ASCII without spaces: what may go into a header or a URL. */
 const WIRE = /^[\x21-\x7e]+$/;
 const DEFAULT_SECRET = /^[\x21-\x7e]{8,}$/;
-const KEYS = new Set(['secret', 'main', 'optional', 'pattern', 'maxLength', 'header', 'description', 'pinsPath']);
+const KEYS = new Set(['secret', 'main', 'optional', 'pattern', 'maxLength', 'header', 'description', 'label', 'help', 'pinsPath']);
+/** Plain words for a form: printable, no backticks (API wording) and no control characters. */
+const PLAIN_WORDS = /^[^`\p{Cc}\p{Cf}]+$/u;
+
+/** `api_key` → `api key`: a field's label when its file declares none. */
+export const defaultLabel = (name: string): string => name.replace(/_/g, ' ');
 
 /** Header names a plain field may not send: a credential, framing or forwarding header. */
 export function reservedHeader(header: string): boolean {
@@ -77,6 +86,10 @@ export function declareFields(spec: unknown, fail: (problem: string) => never): 
     if (f.pattern !== undefined && (!(f.pattern instanceof RegExp) || f.pattern.global || f.pattern.sticky)) fail(`${at}: \`pattern\` must be a RegExp without the g or y flag`);
     if (f.maxLength !== undefined && (!Number.isInteger(f.maxLength) || f.maxLength < 1 || f.maxLength > 65_536)) fail(`${at}: \`maxLength\` must be an integer from 1 to 65536`);
     if (f.description !== undefined && typeof f.description !== 'string') fail(`${at}: \`description\` must be a string`);
+    for (const [k, max] of [['label', 40], ['help', 200]] as const) {
+      const v = f[k];
+      if (v !== undefined && (typeof v !== 'string' || v.length > max || !PLAIN_WORDS.test(v))) fail(`${at}: \`${k}\` must be plain words of at most ${max} characters (no backticks or control characters)`);
+    }
     if (f.pinsPath && (secret || f.optional)) fail(`${at}: only a required plain field can pin a path parameter (\`pinsPath\`)`);
     if (f.main) {
       if (!secret) fail(`${at}: only a secret field can be \`main\``);
@@ -94,6 +107,7 @@ export function declareFields(spec: unknown, fail: (problem: string) => never): 
     fields.push(Object.freeze({
       name, secret, optional: f.optional === true, maxLength: f.maxLength ?? (secret ? 4096 : 200),
       ...(f.pattern ? { pattern: f.pattern } : {}), ...(f.header ? { header: f.header } : {}), ...(f.description ? { description: f.description } : {}),
+      label: f.label ?? defaultLabel(name), ...(f.help ? { help: f.help } : {}),
       ...(f.pinsPath ? { pinsPath: true } : {}),
     }));
   }

@@ -9,7 +9,7 @@
  * that `%2F` as it is, and only a route parameter declared in `resourceParams`
  * admits it (every other route still refuses such a path).
  */
-import type { HttpMethod, ProviderRoute } from './provider.js';
+import type { HttpMethod, ProviderRoute, WebSocketRoute } from './provider.js';
 
 // `@` (a sub-delimiter, legal in a path segment) is in Vertex model versions: `claude-sonnet-4@20250514`;
 // never first in a segment, so nothing reads like `user@host`.
@@ -74,6 +74,8 @@ export interface CompiledRoute {
   account: boolean;
   /** Parameters that take a resource id (ProviderRoute.resourceParams): `:` and `%2F` admitted. */
   resourceParams: readonly string[];
+  /** A WebSocket route (ProviderRoute.websocket): matched only for an upgrade. */
+  websocket?: WebSocketRoute;
 }
 
 const PARAM = /\{([A-Za-z][A-Za-z0-9_]*)\}/g;
@@ -98,7 +100,10 @@ export function compileRoute(route: ProviderRoute): CompiledRoute {
       return escapeRegex(part);
     })
     .join('');
-  return { method: route.method, path: route.path, pattern: route.path, regex: new RegExp(`^${source}$`), params, account: route.account === true, resourceParams: Object.freeze([...resourceParams]) };
+  return {
+    method: route.method, path: route.path, pattern: route.path, regex: new RegExp(`^${source}$`), params, account: route.account === true, resourceParams: Object.freeze([...resourceParams]),
+    ...(route.websocket ? { websocket: Object.freeze({ ...route.websocket }) } : {}),
+  };
 }
 
 /**
@@ -122,13 +127,23 @@ export function validRoutePattern(path: string): boolean {
   return path.replace(PARAM, 'x').split('/').every((s) => SEGMENT.test(s) && s !== '.' && s !== '..');
 }
 
-export function matchRoute(routes: readonly CompiledRoute[], method: string, path: string): { route: CompiledRoute; params: Record<string, string> } | undefined {
+/**
+ * The route `method` and `path` match. A plain request (`upgradeQuery` undefined) matches only plain routes; a
+ * WebSocket upgrade (its query string, without `?`) only websocket routes, whose `modelQuery` parameter, when the
+ * query names it once, is the `model` parameter (what a `models` scope is checked against).
+ */
+export function matchRoute(routes: readonly CompiledRoute[], method: string, path: string, upgradeQuery?: string): { route: CompiledRoute; params: Record<string, string> } | undefined {
   for (const route of routes) {
-    if (route.method !== method) continue;
+    if (route.method !== method || (route.websocket !== undefined) !== (upgradeQuery !== undefined)) continue;
     const m = route.regex.exec(path);
     if (!m) continue;
     const params: Record<string, string> = {};
     route.params.forEach((name, i) => (params[name] = m[i + 1]!));
+    const modelQuery = route.websocket?.modelQuery;
+    if (modelQuery !== undefined && upgradeQuery) {
+      const named = new URLSearchParams(upgradeQuery).getAll(modelQuery);
+      if (named.length === 1 && named[0] !== '') params.model = named[0]!;
+    }
     return { route, params };
   }
   return undefined;

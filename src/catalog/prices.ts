@@ -5,6 +5,14 @@
  * Built once at start; a lookup costs one Map get, plus a scan of the
  * provider's prefixes when the name is not listed exactly.
  *
+ * A model with neither (unpriced) is refused under a budget (`KEYWARD_UNPRICED=
+ * refuse`, the default), or with `family_max` priced at the highest price the
+ * book lists for its family (catalog/families.ts), field by field: each of
+ * input, cached, cache-write, output and audio at the family's dearest (long-
+ * context tiers included), its largest output and context window. That bounds
+ * what the model costs only while no model of the family costs more than the
+ * ones listed: a price a newer model raises is the operator's to add.
+ *
  * usageCost prices what a provider reported (cached input at its cached
  * price); the budget's reservation uses worstCaseCost with bounds it derives
  * from the request. A model with long-context prices (`longContext`) is priced
@@ -13,7 +21,8 @@
  * priced at a cheaper tier than the request turns out to be). A `requestFee`
  * (Perplexity's search fee) is added to both.
  */
-import type { LongContextPrice, ModelPrice, TokenUsage } from './provider.js';
+import type { AudioPrice, LongContextPrice, ModelPrice, TokenUsage } from './provider.js';
+import { familyOf } from './families.js';
 import { priceMicrosPerMillion, tokensCost } from './money.js';
 
 /** One set of prices in µ$ per million tokens. */
@@ -30,6 +39,8 @@ export interface PriceEntry extends PriceTier {
   readonly longContext?: PriceTier & { readonly above: number };
   /** µ$ per request on top of its tokens (absent or 0 for most models). */
   readonly requestFee?: number;
+  /** Audio token prices in µ$ per million (realtime and audio models): absent, audio costs what text does. */
+  readonly audio?: { readonly input: number; readonly cachedInput: number; readonly output: number };
   readonly maxOutput?: number;
   readonly contextWindow?: number;
   /** Where it came from: `<provider file>` dated, or KEYWARD_PRICES. */
@@ -47,7 +58,8 @@ export class PriceError extends Error {
 }
 
 /** The fields a written price may have: any other is a typo that would leave a default standing, so it is refused. */
-export const PRICE_FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext'];
+export const PRICE_FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext', 'audio'];
+const AUDIO_FIELDS: readonly (keyof AudioPrice)[] = ['input', 'output', 'cachedInput'];
 const LONG_CONTEXT_FIELDS: readonly (keyof LongContextPrice)[] = ['aboveInputTokens', 'input', 'output', 'cachedInput', 'cacheWriteInput'];
 
 function refuseUnknown(where: string, o: object, fields: readonly string[]): void {
@@ -79,16 +91,27 @@ export function priceEntry(where: string, p: ModelPrice, source: string): PriceE
       output: amount(`${at}output`, q.output),
     };
   };
+  const audioTier = (a: AudioPrice): { input: number; cachedInput: number; output: number } => {
+    const input = amount('audio.input', a.input);
+    return { input, cachedInput: a.cachedInput === undefined ? input : amount('audio.cachedInput', a.cachedInput), output: amount('audio.output', a.output) };
+  };
   const long: unknown = p.longContext;
   if (long !== undefined && (typeof long !== 'object' || long === null || Array.isArray(long))) {
     throw new PriceError(`${where}.longContext: an object { aboveInputTokens, input, output, cachedInput?, cacheWriteInput? }`);
   }
   const longContext = long === undefined ? undefined : (long as LongContextPrice);
   if (longContext) refuseUnknown(`${where}.longContext`, longContext, LONG_CONTEXT_FIELDS);
+  const audioRaw: unknown = p.audio;
+  if (audioRaw !== undefined && (typeof audioRaw !== 'object' || audioRaw === null || Array.isArray(audioRaw))) {
+    throw new PriceError(`${where}.audio: an object { input, output, cachedInput? }`);
+  }
+  const audio = audioRaw === undefined ? undefined : (audioRaw as AudioPrice);
+  if (audio) refuseUnknown(`${where}.audio`, audio, AUDIO_FIELDS);
   return Object.freeze({
     ...tier(p, ''),
     // An amount in USD → µ$: the same conversion as a price per million tokens → µ$ per million tokens.
     ...(p.requestFee !== undefined ? { requestFee: amount('requestFee', p.requestFee, 'USD per request') } : {}),
+    ...(audio !== undefined ? { audio: Object.freeze(audioTier(audio)) } : {}),
     ...(longContext !== undefined ? { longContext: Object.freeze({ ...tier(longContext, 'longContext.'), above: tokens('longContext.aboveInputTokens', longContext.aboveInputTokens) }) } : {}),
     ...(p.maxOutput !== undefined ? { maxOutput: tokens('maxOutput', p.maxOutput) } : {}),
     ...(p.contextWindow !== undefined ? { contextWindow: tokens('contextWindow', p.contextWindow) } : {}),
@@ -100,13 +123,66 @@ interface ProviderPrices {
   readonly exact: ReadonlyMap<string, PriceEntry>;
   /** `prefix*` entries, longest prefix first. */
   readonly prefixes: readonly (readonly [string, PriceEntry])[];
+  /** Family → the dearest of its entries (KEYWARD_UNPRICED=family_max only). */
+  readonly families: ReadonlyMap<string, PriceEntry>;
+}
+
+/** How a model with no exact or prefix price is priced (KEYWARD_UNPRICED): not at all, or at its family's dearest. */
+export type UnpricedRule = 'refuse' | 'family_max';
+export const UNPRICED_RULES: readonly UnpricedRule[] = ['refuse', 'family_max'];
+
+/** A price found: `name` is the table's name that matched (the model, its `prefix*`, or `family_max:<family>`). */
+export interface PriceMatch {
+  readonly name: string;
+  readonly price: PriceEntry;
+}
+
+/** The dearest of `tier`'s and `q`'s prices, field by field. */
+const dearerTier = (tier: PriceTier, q: PriceTier): PriceTier => ({
+  input: Math.max(tier.input, q.input), cachedInput: Math.max(tier.cachedInput, q.cachedInput),
+  cacheWriteInput: Math.max(tier.cacheWriteInput, q.cacheWriteInput), output: Math.max(tier.output, q.output),
+});
+const largest = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
+
+/** One entry at least as dear as each of `entries` on every price and limit (their long-context tiers folded in). */
+export function dearestOf(entries: readonly PriceEntry[], source: string): PriceEntry {
+  let tier: PriceTier = { input: 0, cachedInput: 0, cacheWriteInput: 0, output: 0 };
+  let audio = { input: 0, cachedInput: 0, output: 0 };
+  let anyAudio = false;
+  let requestFee: number | undefined;
+  let maxOutput: number | undefined;
+  let contextWindow: number | undefined;
+  for (const e of entries) {
+    const own = e.longContext ? dearerTier(e, e.longContext) : e;
+    tier = dearerTier(tier, own);
+    // Audio tokens of a model without audio prices cost what its text does.
+    const a = e.audio ?? own;
+    anyAudio ||= e.audio !== undefined;
+    audio = { input: Math.max(audio.input, a.input), cachedInput: Math.max(audio.cachedInput, a.cachedInput), output: Math.max(audio.output, a.output) };
+    requestFee = largest(requestFee, e.requestFee);
+    maxOutput = largest(maxOutput, e.maxOutput);
+    contextWindow = largest(contextWindow, e.contextWindow);
+  }
+  return Object.freeze({
+    ...tier,
+    ...(anyAudio ? { audio: Object.freeze(audio) } : {}),
+    ...(requestFee !== undefined ? { requestFee } : {}),
+    ...(maxOutput !== undefined ? { maxOutput } : {}),
+    ...(contextWindow !== undefined ? { contextWindow } : {}),
+    source,
+  });
 }
 
 export class PriceBook {
   private readonly byProvider = new Map<string, ProviderPrices>();
+  readonly unpriced: UnpricedRule;
 
-  /** `layers` in order, later ones overriding earlier entries of the same provider and name (files, then KEYWARD_PRICES). */
-  constructor(layers: readonly { tables: PriceTables; source: (providerId: string) => string }[]) {
+  /**
+   * `layers` in order, later ones overriding earlier entries of the same provider and name (files, then
+   * KEYWARD_PRICES); `unpriced`: how a model none of them lists is priced.
+   */
+  constructor(layers: readonly { tables: PriceTables; source: (providerId: string) => string }[], unpriced: UnpricedRule = 'refuse') {
+    this.unpriced = unpriced;
     const merged = new Map<string, Map<string, PriceEntry>>();
     for (const layer of layers) {
       for (const [providerId, table] of Object.entries(layer.tables)) {
@@ -125,26 +201,36 @@ export class PriceBook {
         else exact.set(name, entry);
       }
       prefixes.sort((a, b) => b[0].length - a[0].length);
-      this.byProvider.set(providerId, { exact, prefixes });
+      this.byProvider.set(providerId, { exact, prefixes, families: unpriced === 'family_max' ? familiesOf(providerId, entries) : new Map() });
     }
   }
 
-  /** The price of `model` at `providerId`: exact name, else the longest matching prefix, else undefined (unpriced). */
+  /**
+   * The price of `model` at `providerId`: exact name, else the longest matching prefix, else (family_max) its
+   * family's dearest, else undefined (unpriced).
+   */
   lookup(providerId: string, model: string): PriceEntry | undefined {
     return this.match(providerId, model)?.price;
   }
 
   /**
-   * lookup, with the table's name that matched: the model itself or its `prefix*`. Metrics label spend by
-   * this name, never by the caller's free-form model string, so their cardinality is the table's size.
+   * lookup, with the table's name that matched: the model itself, its `prefix*` or `family_max:<family>`. Metrics
+   * label spend by this name, never by the caller's free-form model string, so their cardinality is the table's size.
    */
-  match(providerId: string, model: string): { name: string; price: PriceEntry } | undefined {
+  match(providerId: string, model: string): PriceMatch | undefined {
     const prices = this.byProvider.get(providerId);
     if (!prices) return undefined;
-    const exact = prices.exact.get(model);
-    if (exact) return { name: model, price: exact };
-    for (const [prefix, entry] of prices.prefixes) if (model.startsWith(prefix)) return { name: `${prefix}*`, price: entry };
-    return undefined;
+    const listed = listedIn(prices, model);
+    if (listed || prices.families.size === 0) return listed;
+    const family = familyOf(providerId, model);
+    const dearest = family === undefined ? undefined : prices.families.get(family);
+    return dearest && { name: `family_max:${family}`, price: dearest };
+  }
+
+  /** Whether `model` has a price of its own at `providerId` (its name or a `prefix*`): no rule needed. */
+  lists(providerId: string, model: string): boolean {
+    const prices = this.byProvider.get(providerId);
+    return prices !== undefined && listedIn(prices, model) !== undefined;
   }
 
   /** Does `providerId` price anything at all? */
@@ -153,26 +239,62 @@ export class PriceBook {
   }
 }
 
+function listedIn(prices: ProviderPrices, model: string): PriceMatch | undefined {
+  const exact = prices.exact.get(model);
+  if (exact) return { name: model, price: exact };
+  for (const [prefix, entry] of prices.prefixes) if (model.startsWith(prefix)) return { name: `${prefix}*`, price: entry };
+  return undefined;
+}
+
+/** Each family of a provider's entries → their dearest. */
+function familiesOf(providerId: string, entries: ReadonlyMap<string, PriceEntry>): Map<string, PriceEntry> {
+  const members = new Map<string, PriceEntry[]>();
+  for (const [name, entry] of entries) {
+    const family = familyOf(providerId, name);
+    if (family !== undefined) members.set(family, [...(members.get(family) ?? []), entry]);
+  }
+  const families = new Map<string, PriceEntry>();
+  for (const [family, list] of members) {
+    const sources = [...new Set(list.map((e) => e.source))].join(', ');
+    families.set(family, dearestOf(list, `KEYWARD_UNPRICED=family_max: the dearest of ${family} in ${sources}`));
+  }
+  return families;
+}
+
 /** The prices that apply to a request of `inputTokens` input tokens: the long-context ones past their threshold. */
 export function tierFor(price: PriceEntry, inputTokens: number): PriceTier {
   return price.longContext !== undefined && inputTokens > price.longContext.above ? price.longContext : price;
 }
 
-/** The cost in µ$ of what a provider reported: cached and cache-written input at their prices, the rest at `input`. */
+/**
+ * The cost in µ$ of what a provider reported: cached and cache-written input at their prices, the rest at `input`;
+ * audio tokens (a part of input or output) at the model's audio prices when it has them.
+ */
 export function usageCost(entry: PriceEntry, usage: TokenUsage): number {
   const price = tierFor(entry, usage.inputTokens);
   const cached = Math.max(0, usage.cachedInputTokens ?? 0);
   const written = Math.max(0, usage.cacheWriteInputTokens ?? 0);
-  const plain = Math.max(0, usage.inputTokens - cached - written);
-  return (entry.requestFee ?? 0) + tokensCost(plain, price.input) + tokensCost(cached, price.cachedInput) + tokensCost(written, price.cacheWriteInput) + tokensCost(usage.outputTokens, price.output);
+  const audio = entry.audio ?? { input: price.input, cachedInput: price.cachedInput, output: price.output };
+  const audioIn = Math.max(0, usage.audioInputTokens ?? 0);
+  const cachedAudio = Math.min(audioIn, cached, Math.max(0, usage.cachedAudioInputTokens ?? 0));
+  const audioOut = Math.min(Math.max(0, usage.outputTokens), Math.max(0, usage.audioOutputTokens ?? 0));
+  const cachedText = cached - cachedAudio;
+  const plainText = Math.max(0, usage.inputTokens - audioIn - cachedText - written);
+  return (entry.requestFee ?? 0) + tokensCost(plainText, price.input) + tokensCost(cachedText, price.cachedInput) + tokensCost(written, price.cacheWriteInput)
+    + tokensCost(audioIn - cachedAudio, audio.input) + tokensCost(cachedAudio, audio.cachedInput)
+    + tokensCost(usage.outputTokens - audioOut, price.output) + tokensCost(audioOut, audio.output);
 }
 
 /**
  * The most a request can cost: `inputTokens` (an upper bound of its input) at the highest input price
- * (uncached; a cache write can cost more than a plain token), and `outputTokens` at the output price.
+ * (uncached; a cache write can cost more than a plain token; audio can cost more than text), and
+ * `outputTokens` at the highest output price (text or audio).
  */
 export function worstCaseCost(entry: PriceEntry, inputTokens: number, outputTokens: number): number {
   // The tier of the bound: never cheaper than the tier of the real input, which is at most the bound.
   const price = tierFor(entry, inputTokens);
-  return (entry.requestFee ?? 0) + tokensCost(inputTokens, Math.max(price.input, price.cacheWriteInput, price.cachedInput)) + tokensCost(outputTokens, price.output);
+  // Audio may be any share of either side: the dearer of text and audio prices bounds every token.
+  const a = entry.audio;
+  const input = Math.max(price.input, price.cacheWriteInput, price.cachedInput, a?.input ?? 0, a?.cachedInput ?? 0);
+  return (entry.requestFee ?? 0) + tokensCost(inputTokens, input) + tokensCost(outputTokens, Math.max(price.output, a?.output ?? 0));
 }

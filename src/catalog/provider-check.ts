@@ -13,7 +13,8 @@ import { compileTemplate, isTemplate, type UpstreamTemplate } from './upstream-t
 import { MODEL } from './model-name.js';
 import { priceEntry, PriceError } from './prices.js';
 import { validateTools } from './billed-tools.js';
-import type { CredentialSpec, HttpMethod, ModelPrice, ProviderAuth, ProviderPlugin, ProviderRoute, TokenPlacement, UsageReaderFactory, UsageShape } from './provider.js';
+import { validateSdk } from './sdk-setup.js';
+import type { CredentialSpec, HttpMethod, ModelPrice, ProviderAuth, ProviderPlugin, ProviderRoute, RealtimeProtocol, TokenPlacement, UsageReaderFactory, UsageShape } from './provider.js';
 
 /** A validated provider; it is also the CredentialRules its credentials are checked against. */
 export interface Provider extends ProviderPlugin {
@@ -45,7 +46,7 @@ const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'DELETE'];
 const HEADER = /^[a-z0-9-]+$/;
 const PARAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini', 'bedrock', 'vertex'];
-const KNOWN_KEYS = new Set(['id', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf', 'tools']);
+const KNOWN_KEYS = new Set(['id', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf', 'sdk', 'tools']);
 /** The first form's keys, and what replaced each. */
 const FIRST_FORM: Record<string, string> = {
   keyHeader: "`auth: { kind: 'header', header }`",
@@ -111,6 +112,7 @@ export function validateProvider(file: string, p: unknown, override?: string): P
   }
   validatePrices(o.prices, o.pricesAsOf, fail);
   validateTools(o.tools, fail);
+  const sdk = validateSdk(o.sdk, declared.filter((f) => !f.secret).map((f) => f.name), fail);
 
   return Object.freeze({
     ...(o as unknown as ProviderPlugin),
@@ -125,6 +127,7 @@ export function validateProvider(file: string, p: unknown, override?: string): P
     usage: (o.usage ?? 'openai') as UsageShape | UsageReaderFactory,
     routes: Object.freeze(routes.map(compileRoute)),
     headers: Object.freeze({ ...(headers as Record<string, string>) }),
+    ...(sdk ? { sdk } : {}),
   });
 }
 
@@ -199,8 +202,23 @@ function validateRoutes(value: unknown, both: boolean, fail: (problem: string) =
     if (route.account !== undefined && typeof route.account !== 'boolean') fail(`route ${JSON.stringify(route.path)}: \`account\` must be true or false`);
     const rp = route.resourceParams;
     if (rp !== undefined && (!Array.isArray(rp) || !rp.every((n) => typeof n === 'string' && (route.path as string).includes(`{${n}}`)))) fail(`route ${JSON.stringify(route.path)}: \`resourceParams\` must name parameters of its path`);
+    if (route.websocket !== undefined) validateWebSocket(route, fail);
   }
   return value as ProviderRoute[];
+}
+
+const REALTIME_PROTOCOLS: readonly RealtimeProtocol[] = ['openai-realtime', 'openai-responses', 'gemini-live'];
+
+/** A websocket route: a GET, a known message protocol, and at most a query parameter naming the model. */
+function validateWebSocket(route: Record<string, unknown>, fail: (problem: string) => never): void {
+  const ws = route.websocket as Record<string, unknown> | null;
+  const where = `route ${JSON.stringify(route.path)}: \`websocket\``;
+  if (!ws || typeof ws !== 'object' || Array.isArray(ws)) fail(`${where} must be { protocol, modelQuery? }`);
+  if (route.method !== 'GET') fail(`${where} needs method GET (an upgrade is a GET)`);
+  if (!REALTIME_PROTOCOLS.includes(ws!.protocol as RealtimeProtocol)) fail(`${where}.protocol must be one of ${REALTIME_PROTOCOLS.join(', ')}`);
+  if (ws!.modelQuery !== undefined && (typeof ws!.modelQuery !== 'string' || !PARAM_NAME.test(ws!.modelQuery))) fail(`${where}.modelQuery must be a query parameter name`);
+  if ((route.path as string).includes('{model}') && ws!.modelQuery !== undefined) fail(`${where}.modelQuery and a {model} path parameter both name the model`);
+  for (const k of Object.keys(ws!)) if (k !== 'protocol' && k !== 'modelQuery') fail(`${where}: unknown key \`${k}\``);
 }
 
 function validatePrices(value: unknown, asOf: unknown, fail: (problem: string) => never): void {
@@ -208,7 +226,7 @@ function validatePrices(value: unknown, asOf: unknown, fail: (problem: string) =
     if (asOf !== undefined) fail('`pricesAsOf` without `prices`');
     return;
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) fail('`prices` must be an object of { input, output, cachedInput?, cacheWriteInput?, maxOutput?, contextWindow?, requestFee?, longContext? } by model');
+  if (!value || typeof value !== 'object' || Array.isArray(value)) fail('`prices` must be an object of { input, output, cachedInput?, cacheWriteInput?, maxOutput?, contextWindow?, requestFee?, longContext?, audio? } by model');
   if (typeof asOf !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(asOf)) fail('`pricesAsOf` must be the day the prices were taken, YYYY-MM-DD');
   for (const [model, raw] of Object.entries(value as object)) {
     if (!MODEL.test(model)) fail(`\`prices\` key ${JSON.stringify(model)} is not a model name or prefix*`);

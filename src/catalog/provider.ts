@@ -38,6 +38,21 @@ export interface ProviderRoute {
    * ARNs). The value stays encoded upstream; a `model` parameter is scope-checked decoded.
    */
   resourceParams?: readonly string[];
+  /**
+   * A WebSocket route (`method` GET): reached only by an `Upgrade: websocket` request, relayed message by
+   * message (src/gateway/realtime/), never by a plain request. `protocol` says how its messages are read
+   * (responses, usage, the model); `modelQuery` names the query parameter that names the model
+   * (OpenAI `model`, Azure `deployment`), checked against a token's `models` scope before the upgrade.
+   */
+  websocket?: WebSocketRoute;
+}
+
+/** The message protocols the realtime relay reads (src/gateway/realtime/protocols/). */
+export type RealtimeProtocol = 'openai-realtime' | 'openai-responses' | 'gemini-live';
+
+export interface WebSocketRoute {
+  protocol: RealtimeProtocol;
+  modelQuery?: string;
 }
 
 /**
@@ -65,6 +80,13 @@ export interface CredentialField {
   header?: string;
   /** One line for the API document. */
   description?: string;
+  /**
+   * What a form calls the field, in plain words (`API key`, `AWS region`): at most 40 printable characters,
+   * no backticks. Default: the name with spaces for `_`.
+   */
+  label?: string;
+  /** One or two plain sentences under the form's field: where to find the value and what it looks like (at most 200 characters, no backticks). */
+  help?: string;
   /**
    * A plain field that pins a route parameter of the same name: a request whose path has
    * `{<field>}` with another value is refused (403 path_not_allowed, nothing sent), e.g. a
@@ -152,6 +174,12 @@ export interface TokenUsage {
    * counts are charged no less than its reservation (settlement.ts); a complete JSON body is final either way.
    */
   final?: boolean;
+  /** Audio (and, for Gemini Live, image and video) input tokens, priced at the model's `audio` prices; part of `inputTokens`. */
+  audioInputTokens?: number;
+  /** The cached share of `audioInputTokens` (part of `cachedInputTokens` too). */
+  cachedAudioInputTokens?: number;
+  /** Audio output tokens, priced at the model's `audio.output`; part of `outputTokens`. */
+  audioOutputTokens?: number;
 }
 
 /** Reads one response's usage from its bytes as they pass (after masking); never changes them. */
@@ -205,6 +233,18 @@ export interface ModelPrice {
    * to this tier's `input`.
    */
   longContext?: LongContextPrice;
+  /**
+   * A realtime or audio model's audio token prices (OpenAI bills audio apart from text; Gemini Live bills
+   * audio, image and video input apart). Unset: audio tokens cost what text tokens cost.
+   */
+  audio?: AudioPrice;
+}
+
+export interface AudioPrice {
+  input: number;
+  output: number;
+  /** Default: `input`. */
+  cachedInput?: number;
 }
 
 export interface LongContextPrice {
@@ -246,6 +286,23 @@ export interface BilledTool {
   readonly models?: readonly string[];
 }
 
+/**
+ * How a provider's official SDKs (or a tool) reach it through Keyward: the environment variables to set, or
+ * a snippet of code where they take no variable. Values are templates: `{proxy}` is the gateway's proxy base
+ * URL (`https://<gateway>/v1/proxy`), `{token}` the proxy token, and `{<field>}` a plain credential field
+ * (Bedrock's `{region}`). The console shows them after minting; README's "Point your agent at Keyward" says the same.
+ */
+export interface SdkSetup {
+  /** Who reads them, e.g. `OpenAI SDKs (Python, Node, …)`. */
+  name: string;
+  /** Variable name → value template, in the order to show them. */
+  env?: Readonly<Record<string, string>>;
+  /** A code snippet (template) for SDKs that take the token only in their options. */
+  code?: string;
+  /** One plain sentence more (what else the SDK needs). */
+  note?: string;
+}
+
 export interface ProviderPlugin {
   /** The credential's `provider` value, e.g. `anthropic`. */
   id: string;
@@ -275,4 +332,6 @@ export interface ProviderPlugin {
   pricesAsOf?: string;
   /** Tools it runs and bills on its side, by name (see BilledTool). */
   tools?: Readonly<Record<string, BilledTool>>;
+  /** How its SDKs are pointed at Keyward (sdk-setup.ts checks it). */
+  sdk?: readonly SdkSetup[];
 }

@@ -65,7 +65,7 @@ function reachable(pattern: string, provider: Provider): boolean {
   return provider.routes.some((r) => {
     if (pattern === r.pattern) return true;
     if (pattern.endsWith('*')) return routeAdmitsPrefix(r, pattern.slice(0, -1));
-    return matchRoute([r], r.method, pattern) !== undefined;
+    return matchRoute([r], r.method, pattern, r.websocket ? '' : undefined) !== undefined;
   });
 }
 

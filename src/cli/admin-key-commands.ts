@@ -6,8 +6,8 @@
 import { adminKeyView, createdAdminKeyView } from '../api/views.js';
 import type { AdminKeyRole } from '../store/ports.js';
 import { CLI_CREATOR } from '../vault/admin-key-service.js';
-import { audited, emit, idArg, one, page, required, SHOWN_ONCE, withOrg, type Command } from './commands.js';
-import { fields, table } from './io.js';
+import { audited, emit, idArg, listText, one, page, required, SHOWN_ONCE, withOrg, type Command } from './commands.js';
+import { fields } from './io.js';
 
 export const ADMIN_KEY_COMMANDS: Command[] = [
   {
@@ -23,13 +23,13 @@ export const ADMIN_KEY_COMMANDS: Command[] = [
     ].join('\n'),
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
-      const name = vault.orgs.validateName(required(ctx, 'name'));
+      const name = one(ctx, 'name');
       const credentials = ctx.options.credential === undefined ? undefined : ([] as string[]).concat(ctx.options.credential);
       const ttl = one(ctx, 'ttl');
       const { record, token } = await vault.adminKeys.create(org.id, CLI_CREATOR, {
-        name, role: required(ctx, 'role') as AdminKeyRole, ...(credentials ? { credentialIds: credentials } : {}), ...(ttl !== undefined ? { ttl } : {}),
+        ...(name !== undefined ? { name } : {}), role: required(ctx, 'role') as AdminKeyRole, ...(credentials ? { credentialIds: credentials } : {}), ...(ttl !== undefined ? { ttl } : {}),
       });
-      await audited(vault, org.id, 'admin_key.create', record.id);
+      await audited(vault, org.id, 'admin_key.create', record.id, record.name);
       const view = createdAdminKeyView(record, token, Date.now());
       emit(ctx, view, `${fields([
         ['id', view.id], ['token', token], ['name', view.name], ['role', view.role], ['credentials', view.credential_ids?.join(', ')], ['expires_at', view.expires_at ?? 'never'],
@@ -39,16 +39,15 @@ export const ADMIN_KEY_COMMANDS: Command[] = [
   {
     words: ['admin-keys', 'list'],
     args: [],
-    options: ['org', 'limit', 'starting-after'],
+    options: ['org', 'name', 'limit', 'starting-after'],
     summary: 'list an organisation\'s admin keys, newest first (never their values)',
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
       const p = await vault.adminKeys.list(org.id, page(ctx));
       const now = Date.now();
       const data = p.data.map((k) => adminKeyView(k, now));
-      const rows = data.map((k) => [k.id, k.name, k.role, k.status, k.expires_at ?? 'never']);
-      const more = p.hasMore ? `\n(more: --starting-after ${data[data.length - 1]!.id})` : '';
-      emit(ctx, { data, has_more: p.hasMore }, data.length ? table(['ID', 'NAME', 'ROLE', 'STATUS', 'EXPIRES'], rows) + more : 'No admin keys.');
+      const rows = data.map((k) => [k.id, k.name ?? '', k.role, k.status, k.expires_at ?? 'never']);
+      emit(ctx, { data, has_more: p.hasMore }, listText(data, p.hasMore, ['ID', 'NAME', 'ROLE', 'STATUS', 'EXPIRES'], rows, 'No admin keys.'));
     },
   },
   {
@@ -59,8 +58,8 @@ export const ADMIN_KEY_COMMANDS: Command[] = [
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
       const id = idArg(ctx, 'akey', 'the admin key');
-      await vault.adminKeys.delete(org.id, CLI_CREATOR.role, id);
-      await audited(vault, org.id, 'admin_key.revoke', id);
+      const gone = await vault.adminKeys.delete(org.id, CLI_CREATOR.role, id);
+      await audited(vault, org.id, 'admin_key.revoke', id, gone.name);
       emit(ctx, { id, revoked: true }, `Revoked admin key ${id}.`);
     },
   },

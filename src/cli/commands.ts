@@ -4,10 +4,10 @@
  * the CLI and the API share every rule (limits, ttl grammar, scopes). Changes
  * reach running servers through the store's change feed within a second.
  */
-import { pageQuery } from '../api/params.js';
-import { auditView, credentialView, mintedTokenView, orgView, tokenView, usageSummaryView } from '../api/views.js';
+import { NAMED_PAGE } from '../api/schemas/query.js';
+import { auditView, credentialView, mintedTokenView, orgView, revokedTokenView, tokenView, usageSummaryView } from '../api/views.js';
 import type { Vault } from '../container.js';
-import type { OrgRecord, PageQuery } from '../store/ports.js';
+import type { NamedPageQuery, OrgRecord } from '../store/ports.js';
 import { RewrapService } from '../vault/rewrap-service.js';
 import { isId } from '../ids.js';
 import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.js';
@@ -15,7 +15,7 @@ import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.j
 export type OptionName =
   | 'org' | 'provider' | 'credential' | 'ttl' | 'limit' | 'starting-after'
   | 'model' | 'path' | 'max-requests' | 'rate-limit' | 'budget-usd' | 'name' | 'role'
-  | 'issuer' | 'audience' | 'subject' | 'claim';
+  | 'issuer' | 'audience' | 'subject' | 'claim' | 'status';
 
 export interface Context {
   io: Io;
@@ -50,7 +50,8 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
   audience: '--audience <aud>          the audience the workload asks its OIDC token for',
   subject: '--subject <sub|prefix*>   the token\'s subject, exactly or as a prefix and *',
   claim: '--claim <name=value>      a further claim the token must hold with this value (repeatable)',
-  name: '--name <text>             what the admin key is for',
+  name: '--name <text>             its name (a list: only names starting with this, in any case)',
+  status: '--status revoked          list the revoked tokens instead of the live ones',
   role: '--role <role>             admin, minter or viewer',
   'budget-usd': '--budget-usd <amount>     at most this many US dollars over the token\'s life, e.g. 25.00',
   json: '--json                    print JSON on stdout instead of text',
@@ -60,8 +61,8 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
 // ---- shared helpers ---------------------------------------------------------
 
 /** The CLI's actions are admin actions too: audited with actor `cli`, stored before the command reports success. */
-export function audited(vault: Vault, org: string, action: string, target: string): Promise<void> {
-  return vault.audit.record({ requestId: 'cli', org, actor: 'cli', action, target, outcome: 'success', ip: '' });
+export function audited(vault: Vault, org: string, action: string, target: string, targetName?: string): Promise<void> {
+  return vault.audit.record({ requestId: 'cli', org, actor: 'cli', action, target, ...(targetName !== undefined ? { targetName } : {}), outcome: 'success', ip: '' });
 }
 
 export function one(ctx: Context, name: OptionName): string | undefined {
@@ -91,13 +92,22 @@ export async function withOrg(ctx: Context): Promise<[Vault, OrgRecord]> {
   return [vault, org];
 }
 
-export function page(ctx: Context): PageQuery {
+/** --limit, --starting-after and (a list of named records) --name, checked as the API checks its query. */
+export function page(ctx: Context): NamedPageQuery {
   const q = new URLSearchParams();
   const limit = one(ctx, 'limit');
   const after = one(ctx, 'starting-after');
+  const name = one(ctx, 'name');
   if (limit !== undefined) q.set('limit', limit);
   if (after !== undefined) q.set('starting_after', after);
-  return pageQuery(q);
+  if (name !== undefined) q.set('name', name);
+  return NAMED_PAGE.parse(q);
+}
+
+/** A list's text: its table, or `none` when empty, and how to read on. */
+export function listText(data: Array<{ id: string }>, hasMore: boolean, header: string[], rows: string[][], none: string): string {
+  if (data.length === 0) return none;
+  return table(header, rows) + (hasMore ? `\n(more: --starting-after ${data[data.length - 1]!.id})` : '');
 }
 
 /** The scope flags as the API's body fields; the token service checks them as it checks the API's. */
@@ -134,7 +144,7 @@ export const COMMANDS: Command[] = [
     async run(ctx) {
       const vault = await ctx.vault();
       const { org, token } = await vault.orgs.create(vault.orgs.validateName(ctx.args[0]));
-      await audited(vault, org.id, 'org.create', org.id);
+      await audited(vault, org.id, 'org.create', org.id, org.name);
       // The API's view without its `object` (the CLI's JSON is {id, name, token, created_at}).
       const { object: _, ...json } = orgView(org, token);
       emit(ctx, json, `${fields([['id', org.id], ['name', org.name], ['token', token], ['created_at', json.created_at]])}\n${SHOWN_ONCE}`);
@@ -143,15 +153,14 @@ export const COMMANDS: Command[] = [
   {
     words: ['credentials', 'list'],
     args: [],
-    options: ['org', 'limit', 'starting-after'],
+    options: ['org', 'name', 'limit', 'starting-after'],
     summary: 'list an organisation\'s credentials, newest first',
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
       const p = await vault.credentials.list(org.id, page(ctx));
       const data = p.data.map((c) => credentialView(c));
-      const rows = data.map((c) => [c.id, c.provider, c.key_hint, c.created_at]);
-      const more = p.hasMore ? `\n(more: --starting-after ${data[data.length - 1]!.id})` : '';
-      emit(ctx, { data, has_more: p.hasMore }, data.length ? table(['ID', 'PROVIDER', 'KEY', 'CREATED'], rows) + more : 'No credentials.');
+      const rows = data.map((c) => [c.id, c.name ?? '', c.provider, c.key_hint, c.created_at]);
+      emit(ctx, { data, has_more: p.hasMore }, listText(data, p.hasMore, ['ID', 'NAME', 'PROVIDER', 'KEY', 'CREATED'], rows, 'No credentials.'));
     },
   },
   {
@@ -164,7 +173,7 @@ export const COMMANDS: Command[] = [
       const c = await vault.credentials.get(org.id, idArg(ctx, 'cred', 'the credential'));
       const view = credentialView(c, await vault.usage.get('cred', c.id));
       emit(ctx, view, fields([
-        ['id', view.id], ['provider', view.provider], ['key_hint', view.key_hint], ['created_at', view.created_at], ['updated_at', view.updated_at],
+        ['id', view.id], ['name', view.name], ['provider', view.provider], ['key_hint', view.key_hint], ['created_at', view.created_at], ['updated_at', view.updated_at],
         ['requests', view.usage!.requests], ['input_tokens', view.usage!.input_tokens], ['output_tokens', view.usage!.output_tokens],
         ['spend_usd', view.usage!.spend_usd],
       ]));
@@ -173,7 +182,7 @@ export const COMMANDS: Command[] = [
   {
     words: ['credentials', 'create'],
     args: [],
-    options: ['org', 'provider'],
+    options: ['org', 'provider', 'name'],
     summary: 'store a provider API key, read from stdin or typed at a prompt',
     details: 'The key is read from stdin (a pipe or file), or typed at a prompt that does not echo.\nIt is never taken from the command line, where shell history and ps would keep it.\n\nExample:  keyward credentials create --org org_… --provider openai < openai.key',
     async run(ctx) {
@@ -182,9 +191,9 @@ export const COMMANDS: Command[] = [
       if (!vault.providers.get(provider)) throw new UsageError(`unknown provider ${JSON.stringify(provider.slice(0, 40))}; known: ${vault.providers.ids().join(', ')}`);
       // The provider's declared rules check the key (create and rotate run them): the same rules as the API's.
       const apiKey = await readSecret(ctx.io, `${provider} API key (not echoed): `);
-      const c = credentialView(await vault.credentials.create(org.id, provider, apiKey));
-      await audited(vault, org.id, 'credential.create', c.id);
-      emit(ctx, c, `Stored credential ${c.id} (${c.provider}, key ${c.key_hint}).`);
+      const c = credentialView(await vault.credentials.create(org.id, provider, apiKey, {}, one(ctx, 'name')));
+      await audited(vault, org.id, 'credential.create', c.id, c.name);
+      emit(ctx, c, `Stored credential ${c.id}${c.name !== undefined ? ` "${c.name}"` : ''} (${c.provider}, key ${c.key_hint}).`);
     },
   },
   {
@@ -211,24 +220,26 @@ export const COMMANDS: Command[] = [
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
       const id = idArg(ctx, 'cred', 'the credential');
-      await vault.credentials.delete(org.id, id);
-      await audited(vault, org.id, 'credential.delete', id);
+      const gone = await vault.credentials.delete(org.id, id);
+      await audited(vault, org.id, 'credential.delete', id, gone.name);
       emit(ctx, { id, deleted: true }, `Deleted credential ${id} and its tokens.`);
     },
   },
   {
     words: ['tokens', 'list'],
     args: [],
-    options: ['org', 'limit', 'starting-after'],
-    summary: 'list an organisation\'s proxy tokens, newest first (never their values)',
+    options: ['org', 'name', 'status', 'limit', 'starting-after'],
+    summary: 'list an organisation\'s proxy tokens, newest first (never their values); --status revoked: the revoked ones',
     async run(ctx) {
+      const status = one(ctx, 'status');
+      if (status !== undefined && status !== 'revoked') throw new UsageError('--status takes only revoked (leave it out for live tokens)');
       const [vault, org] = await withOrg(ctx);
-      const p = await vault.tokens.list(org.id, page(ctx));
       const now = Date.now();
-      const data = p.data.map((t) => tokenView(t, now));
-      const rows = data.map((t) => [t.id, t.credential_id, t.status, t.expires_at]);
-      const more = p.hasMore ? `\n(more: --starting-after ${data[data.length - 1]!.id})` : '';
-      emit(ctx, { data, has_more: p.hasMore }, data.length ? table(['ID', 'CREDENTIAL', 'STATUS', 'EXPIRES'], rows) + more : 'No tokens.');
+      const p = status === 'revoked'
+        ? await vault.tokens.listRevoked(org.id, page(ctx)).then((r) => ({ hasMore: r.hasMore, data: r.data.map(revokedTokenView) }))
+        : await vault.tokens.list(org.id, page(ctx)).then((r) => ({ hasMore: r.hasMore, data: r.data.map((t) => tokenView(t, now)) }));
+      const rows = p.data.map((t) => [t.id, t.name ?? '', t.credential_id, t.status, t.revoked_at ?? t.expires_at]);
+      emit(ctx, { data: p.data, has_more: p.hasMore }, listText(p.data, p.hasMore, ['ID', 'NAME', 'CREDENTIAL', 'STATUS', status ? 'REVOKED' : 'EXPIRES'], rows, status ? 'No revoked tokens.' : 'No tokens.'));
     },
   },
   {
@@ -241,7 +252,7 @@ export const COMMANDS: Command[] = [
       const t = await vault.tokens.get(org.id, idArg(ctx, 'tok', 'the token'));
       const view = tokenView(t, Date.now(), await vault.usage.get('tok', t.id));
       emit(ctx, view, fields([
-        ['id', view.id], ['credential_id', view.credential_id], ['status', view.status], ['created_at', view.created_at], ['expires_at', view.expires_at],
+        ['id', view.id], ['name', view.name], ['credential_id', view.credential_id], ['status', view.status], ['created_at', view.created_at], ['expires_at', view.expires_at],
         ['models', view.models?.join(', ')], ['paths', view.paths?.join(', ')], ['max_requests', view.max_requests], ['rate_limit', view.rate_limit],
         ['budget_usd', view.budget_usd], ['requests', view.usage!.requests], ['spend_usd', view.usage!.spend_usd],
       ]));
@@ -250,17 +261,17 @@ export const COMMANDS: Command[] = [
   {
     words: ['tokens', 'create'],
     args: [],
-    options: ['org', 'credential', 'ttl', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd'],
+    options: ['org', 'credential', 'ttl', 'name', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd'],
     summary: 'mint a proxy token (ptok_…) bound to a credential',
     details: 'The token is printed once. With --json: {"id", "token", "credential_id", "created_at", "expires_at", …}.',
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
       const credentialId = required(ctx, 'credential');
       const scopes = scopeFlags(ctx);
-      const { record, token } = await vault.tokens.mintFor(org.id, { credentialId, ttl: one(ctx, 'ttl') ?? '15m', scopes, createdBy: 'cli' });
-      await audited(vault, org.id, 'token.create', record.id);
+      const { record, token } = await vault.tokens.mintFor(org.id, { credentialId, ttl: one(ctx, 'ttl') ?? '15m', scopes, createdBy: 'cli', name: one(ctx, 'name') });
+      await audited(vault, org.id, 'token.create', record.id, record.name);
       const view = mintedTokenView(record, token, Date.now());
-      emit(ctx, view, `${fields([['id', view.id], ['token', token], ['credential_id', view.credential_id], ['expires_at', view.expires_at]])}\n${SHOWN_ONCE}`);
+      emit(ctx, view, `${fields([['id', view.id], ['name', view.name], ['token', token], ['credential_id', view.credential_id], ['expires_at', view.expires_at]])}\n${SHOWN_ONCE}`);
     },
   },
   {
@@ -271,8 +282,8 @@ export const COMMANDS: Command[] = [
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
       const id = idArg(ctx, 'tok', 'the token');
-      await vault.tokens.revoke(org.id, id);
-      await audited(vault, org.id, 'token.revoke', id);
+      const gone = await vault.tokens.revoke(org.id, id, 'cli');
+      await audited(vault, org.id, 'token.revoke', id, gone.name);
       emit(ctx, { id, revoked: true }, `Revoked token ${id}.`);
     },
   },
@@ -305,9 +316,8 @@ export const COMMANDS: Command[] = [
       // The audit log's own listing (pending refusal counts flushed, retention applied), as GET /v1/audit.
       const p = await vault.audit.list(org.id, page(ctx));
       const data = p.data.map(auditView);
-      const rows = data.map((e) => [e.time, e.action, e.outcome, e.actor, e.target, e.ip, String(e.count)]);
-      const more = p.hasMore ? `\n(more: --starting-after ${data[data.length - 1]!.id})` : '';
-      emit(ctx, { data, has_more: p.hasMore }, data.length ? table(['TIME', 'ACTION', 'OUTCOME', 'ACTOR', 'TARGET', 'IP', 'COUNT'], rows) + more : 'No audit records.');
+      const rows = data.map((e) => [e.time, e.action, e.outcome, e.actor, e.target_name !== undefined ? `${e.target} (${e.target_name})` : e.target, e.ip, String(e.count)]);
+      emit(ctx, { data, has_more: p.hasMore }, listText(data, p.hasMore, ['TIME', 'ACTION', 'OUTCOME', 'ACTOR', 'TARGET', 'IP', 'COUNT'], rows, 'No audit records.'));
     },
   },
   {

@@ -13,12 +13,15 @@ import { ConfigError, loadConfig } from '../config.js';
 import type { Vault } from '../container.js';
 import { ApiError } from '../errors.js';
 import { ADMIN_KEY_COMMANDS } from './admin-key-commands.js';
+import { RENAME_COMMANDS } from './rename-commands.js';
 import { COMMANDS as CORE_COMMANDS, OPTION_HELP, RewrapIncomplete, type Command, type Context, type OptionName } from './commands.js';
 import { TRUST_POLICY_COMMANDS } from './trust-policy-commands.js';
 import { Exit, NotFound, processIo, UsageError, type Io } from './io.js';
 
-const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS];
-const VALUE_OPTIONS: OptionName[] = ['org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd', 'name', 'role', 'issuer', 'audience', 'subject', 'claim'];
+const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS, ...RENAME_COMMANDS];
+const VALUE_OPTIONS: OptionName[] = [
+  'org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd', 'name', 'role', 'issuer', 'audience', 'subject', 'claim', 'status',
+];
 /** Repeatable; a command that takes one value uses the last (`--credential` is a list only for an admin key). */
 const MULTIPLE: OptionName[] = ['model', 'path', 'credential', 'claim'];
 /** Flags someone might try to pass a key with: refused with the reason, the value never echoed. */
@@ -74,7 +77,8 @@ function commandHelp(c: Command): string {
     'keyward', ...c.words, ...c.args,
     ...c.options.map((o) => {
       const flag = OPTION_HELP[o].split(/\s{2,}/)[0]!;
-      const needed = ['org', 'provider', ...(c.words[0] === 'admin-keys' ? ['name', 'role'] : c.words[0] === 'trust-policies' ? ['credential', 'issuer', 'audience', 'subject'] : ['credential'])];
+      const needed = ['org', 'provider', ...(c.words[0] === 'admin-keys' ? ['role'] : c.words[0] === 'trust-policies' ? ['credential', 'issuer', 'audience', 'subject'] : ['credential']),
+        ...(c.words[1] === 'rename' ? ['name'] : [])];
       return needed.includes(o) ? flag : `[${flag}]`;
     }),
     '[--json]',

@@ -39,6 +39,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { UsageRecorder } from '../accounting/usage-recorder.js';
 import { usageCost, type PriceBook } from '../catalog/prices.js';
+import type { UnpricedModels } from '../catalog/unpriced-models.js';
 import type { RequestContext } from './context.js';
 import type { Pipeline } from './pipeline.js';
 import { ResponseModelTap } from './response-model.js';
@@ -54,6 +55,8 @@ export interface ExitServices {
   readonly usage: UsageRecorder;
   readonly metrics: Metrics;
   readonly prices: PriceBook;
+  /** Models seen with no price (counted and listed, catalog/unpriced-models.ts). */
+  readonly unpriced: UnpricedModels;
 }
 
 /** What the exit asks of the upstream leg once it has the request. */
@@ -198,6 +201,7 @@ export class Exchange {
       exit.pipeline.undo(ctx);
     }
     leg?.abandon();
+    if (ctx.auth) exit.unpriced.observe(ctx.auth.credential.orgId, ctx.provider?.id ?? 'unknown', ctx.model ?? this.answered?.model);
     if (ctx.forwarded) {
       ctx.usageFinal = usageFinal(leg?.ended());
       exit.metrics.proxied(ctx.provider!.id, ctx.status ?? 499, Number(process.hrtime.bigint() - ctx.forwardedAt) / 1e9, ctx.ttfbMs === undefined ? undefined : ctx.ttfbMs / 1000);

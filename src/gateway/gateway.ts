@@ -28,6 +28,7 @@ import { UsageRecorder } from '../accounting/usage-recorder.js';
 import { Metrics } from '../metrics.js';
 import { clientAddress } from '../controls/client-address.js';
 import { PriceBook } from '../catalog/prices.js';
+import { UnpricedModels } from '../catalog/unpriced-models.js';
 import type { Tracing } from '../telemetry/tracing.js';
 import type { CredentialSecrets } from '../catalog/provider.js';
 import { bodyFollows } from './admission.js';
@@ -50,9 +51,10 @@ export class Gateway implements ProxyHandler {
     @inject(Metrics) metrics: Metrics,
     @inject(BufferBudget) private readonly budget: BufferBudget,
     @inject(PriceBook) prices: PriceBook,
+    @inject(UnpricedModels) unpriced: UnpricedModels,
     @inject(Symbols.Tracing) private readonly tracing: Tracing,
   ) {
-    this.exit = { log, pipeline, usage, metrics, prices };
+    this.exit = { log, pipeline, usage, metrics, prices, unpriced };
   }
 
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {

@@ -56,6 +56,8 @@ export interface Reply<T = unknown> {
   body: T;
   /** The audit record's target, when it is not the path's or the reply's `id`. */
   target?: string;
+  /** The target's name for the audit record, when the reply's `name` is not it (a deletion's). */
+  targetName?: string;
   /** The organisation an `admin` action concerns (the one it created). */
   org?: string;
   /** Fields of `body` never stored for an idempotent replay (secrets shown once). */

@@ -7,21 +7,36 @@
  * contract's JSON; header and body read timeouts come from the config.
  * `drain()` implements graceful shutdown. Cleartext HTTP/2 is served on the same
  * port (h2c.ts), through the same handler, with the same header and body
- * deadlines (read against the injected clock).
+ * deadlines (read against the injected clock). A WebSocket upgrade of a proxy path
+ * (`Upgrade: websocket` on `/v1/proxy/…`) goes to the upgrade handler (realtime
+ * sessions); any other upgrade is served as a plain request. With
+ * KEYWARD_TLS_CERT/KEY the port speaks TLS: ALPN `h2` goes to the HTTP/2
+ * server, anything else to the HTTP/1.1 one (upgrades, `wss:`, included).
  */
 import { randomFillSync } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import tls from 'node:tls';
 import type { Config } from '../config.js';
 import { ApiError, Errors, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { systemClock, type Clock } from '../clock.js';
 import { H2cFrontDoor } from './h2c.js';
+import type { LoopbackMetricsListener } from './metrics-listener.js';
 import { rawErrorResponse, sendError, sendJson } from './reply.js';
 import type { Route, Router } from './router.js';
 
 export interface ProxyHandler {
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void;
+}
+
+/** WebSocket upgrades of proxy paths (src/gateway/realtime/): sessions that drain like streams. */
+export interface UpgradeHandler {
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, requestId: string): void;
+  /** Refuses new sessions, lets open ones go on up to `ms`, then closes them. */
+  drain(ms: number): Promise<void>;
+  readonly openSessions: number;
 }
 
 /** Runs a matched admin route: authentication, limits, idempotency, the handler, audit (src/api/admin-pipeline.ts). */
@@ -62,6 +77,8 @@ export const newRequestId = (): string => {
 export class HttpServer {
   readonly server: http.Server;
   private readonly h2c: H2cFrontDoor;
+  /** What listens: the HTTP/1.1 server itself, or the TLS server in front of it. */
+  private readonly listener: NetServer;
   private draining = false;
   private inflight = 0;
   private idleWaiters: Array<() => void> = [];
@@ -75,12 +92,17 @@ export class HttpServer {
     private readonly proxy: ProxyHandler,
     private readonly health: HealthCheck,
     private readonly extra: ExtraRoutes = {},
+    private readonly upgrades?: UpgradeHandler,
+    /** KEYWARD_METRICS_PORT's listener: opened with the main one, closed after the drain (a collector's last scrape). */
+    private readonly loopbackMetrics?: LoopbackMetricsListener,
     clock: Clock = systemClock,
   ) {
     const requestTimeoutMs = Math.max(config.bodyTimeoutMs, config.headersTimeoutMs);
     // Node checks the HTTP/1.1 deadlines on this interval (30 s by default); HTTP/2's sweep runs on it too.
     const checkEveryMs = Math.max(50, Math.min(1000, Math.floor(Math.min(config.headersTimeoutMs, config.bodyTimeoutMs) / 4)));
     this.server = http.createServer({
+      // Only a WebSocket upgrade of a proxy path is taken over; any other `Upgrade` is a plain request.
+      shouldUpgradeCallback: (req) => upgrades !== undefined && req.url?.startsWith(PROXY_PREFIX) === true && String(req.headers.upgrade).toLowerCase() === 'websocket',
       headersTimeout: config.headersTimeoutMs,
       requestTimeout: requestTimeoutMs,
       connectionsCheckingInterval: checkEveryMs,
@@ -97,6 +119,8 @@ export class HttpServer {
       maxHeaderSize: 32 * 1024,
     });
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.onClientError(err, socket));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrades!.handleUpgrade(req, socket, head, newRequestId()));
+    this.listener = config.tls ? this.tlsFront(config.tls) : this.server;
     // `Expect: 100-continue` with a body over KEYWARD_MAX_BODY (KEYWARD_MAX_ADMIN_BODY off the proxy): do not invite
     // a body that will be refused (Node would send 100 Continue before any check); the handler refuses it unread,
     // and the connection closes.
@@ -114,15 +138,35 @@ export class HttpServer {
     });
   }
 
+  /**
+   * TLS on the listening port: each connection's ALPN choice picks the server (h2: HTTP/2; http/1.1 or none:
+   * HTTP/1.1, whose own connection handling, timeouts and upgrades apply as on cleartext).
+   */
+  private tlsFront(pem: { cert: Buffer; key: Buffer }): tls.Server {
+    const front = tls.createServer({ cert: pem.cert, key: pem.key, ALPNProtocols: ['h2', 'http/1.1'], minVersion: 'TLSv1.2' }, (socket) => {
+      if (socket.alpnProtocol === 'h2') this.h2c.h2.emit('connection', socket);
+      else this.server.emit('connection', socket);
+    });
+    front.on('tlsClientError', (_err, socket) => socket.destroy());
+    return front;
+  }
+
   async listen(): Promise<AddressInfo> {
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.config.port, this.config.host, () => {
-        this.server.off('error', reject);
+      this.listener.once('error', reject);
+      this.listener.listen(this.config.port, this.config.host, () => {
+        this.listener.off('error', reject);
         resolve();
       });
     });
-    return this.server.address() as AddressInfo;
+    if (this.loopbackMetrics) {
+      const metrics = await this.loopbackMetrics.listen().catch((err: unknown) => {
+        this.listener.close();
+        throw err;
+      });
+      this.log.info({ address: metrics.address, port: metrics.port }, 'metrics listening');
+    }
+    return this.listener.address() as AddressInfo;
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
@@ -250,9 +294,12 @@ export class HttpServer {
   /** Graceful shutdown: stop accepting, refuse new requests, wait for in-flight ones up to `ms`. */
   async drain(ms: number): Promise<boolean> {
     this.draining = true;
+    if (this.listener !== this.server) this.listener.close();
     this.server.close();
     this.server.closeIdleConnections();
     this.h2c.close();
+    // Open sessions drain beside in-flight requests, in the same window.
+    const sessions = this.upgrades?.drain(ms);
     if (this.inflight > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, ms);
@@ -263,9 +310,11 @@ export class HttpServer {
         });
       });
     }
-    const clean = this.inflight === 0;
+    await sessions;
+    const clean = this.inflight === 0 && (this.upgrades?.openSessions ?? 0) === 0;
     this.server.closeAllConnections();
     this.h2c.destroyAll();
+    this.loopbackMetrics?.close();
     return clean;
   }
 

@@ -9,7 +9,7 @@
  */
 import type {
   AdminKeyRecord, AdminKeyStore, AuditRecord, AuditStore, Change, ChangeFeed, CredentialRecord, CredentialStore, IdempotencyRecord, IdempotencyStore, LeaseStore, OrgRecord,
-  OrgStore, OrgTokenRecord, PageQuery, SealedKey, SecretStore, Store, StoredSecret, TokenRecord, TokenStore, UsageDelta, UsageScope, UsageStore,
+  NamedPageQuery, OrgStore, OrgTokenRecord, PageQuery, SealedKey, SecretStore, Store, StoredSecret, TokenRecord, TokenStore, UsageDelta, UsageScope, UsageStore,
 } from './ports.js';
 import type { TrustPolicyRecord, TrustPolicyStore } from './ports.js';
 
@@ -47,13 +47,15 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   createAdminKey(record: AdminKeyRecord) { return this.ports.adminKeys.createAdminKey(record); }
   findAdminKeyByHash(tokenHash: string) { return this.ports.adminKeys.findAdminKeyByHash(tokenHash); }
   getAdminKey(orgId: string, id: string) { return this.ports.adminKeys.getAdminKey(orgId, id); }
-  listAdminKeys(orgId: string, page: PageQuery) { return this.ports.adminKeys.listAdminKeys(orgId, page); }
+  listAdminKeys(orgId: string, page: NamedPageQuery) { return this.ports.adminKeys.listAdminKeys(orgId, page); }
+  setAdminKeyName(orgId: string, id: string, name: string | null) { return this.ports.adminKeys.setAdminKeyName(orgId, id, name); }
   deleteAdminKey(orgId: string, id: string) { return this.ports.adminKeys.deleteAdminKey(orgId, id); }
 
   // ---- credentials (CredentialStore) ----------------------------------------
   createCredential(record: CredentialRecord, limit: number) { return this.ports.credentials.createCredential(record, limit); }
   getCredential(orgId: string, id: string) { return this.ports.credentials.getCredential(orgId, id); }
-  listCredentials(orgId: string, page: PageQuery) { return this.ports.credentials.listCredentials(orgId, page); }
+  listCredentials(orgId: string, page: NamedPageQuery) { return this.ports.credentials.listCredentials(orgId, page); }
+  setCredentialName(orgId: string, id: string, name: string | null) { return this.ports.credentials.setCredentialName(orgId, id, name); }
   countCredentials(orgId: string) { return this.ports.credentials.countCredentials(orgId); }
   deleteCredential(orgId: string, id: string) { return this.ports.credentials.deleteCredential(orgId, id); }
   replaceCredentialKey(orgId: string, id: string, sealed: SealedKey, keyHint: string, updatedAt: number) {
@@ -68,8 +70,10 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   createToken(record: TokenRecord) { return this.ports.tokens.createToken(record); }
   findTokenByHash(tokenHash: string) { return this.ports.tokens.findTokenByHash(tokenHash); }
   getToken(orgId: string, id: string) { return this.ports.tokens.getToken(orgId, id); }
-  listTokens(orgId: string, page: PageQuery, createdBy?: string) { return this.ports.tokens.listTokens(orgId, page, createdBy); }
-  deleteToken(orgId: string, id: string) { return this.ports.tokens.deleteToken(orgId, id); }
+  listTokens(orgId: string, page: NamedPageQuery, createdBy?: string) { return this.ports.tokens.listTokens(orgId, page, createdBy); }
+  revokeToken(orgId: string, id: string, revokedAt: number, revokedBy: string) { return this.ports.tokens.revokeToken(orgId, id, revokedAt, revokedBy); }
+  listRevokedTokens(orgId: string, page: NamedPageQuery, createdBy?: string) { return this.ports.tokens.listRevokedTokens(orgId, page, createdBy); }
+  setTokenName(orgId: string, id: string, name: string | null) { return this.ports.tokens.setTokenName(orgId, id, name); }
 
   // ---- leases (LeaseStore) and usage (UsageStore) ---------------------------
   lease(key: string, limit: number, want: number) { return this.ports.leases.lease(key, limit, want); }

@@ -42,6 +42,8 @@ export interface CredentialRecord extends SealedKey {
   keyHint: string;
   /** Plain (non-secret) fields the provider declares, e.g. OpenAI's `organization`; stored in clear. */
   fields?: Record<string, string>;
+  /** What the organisation calls it (vault/names.ts); absent: unnamed. */
+  name?: string;
   createdAt: number;
   updatedAt: number;
 }
@@ -65,6 +67,19 @@ export interface TokenRecord {
   expiresAt: number;
   /** Who minted it: an `otk_`/`akey_` id, or `cli`; absent on tokens minted before it was recorded. A minter lists only its own. */
   createdBy?: string;
+  /** What the organisation calls it; absent: unnamed. */
+  name?: string;
+}
+
+/**
+ * What is kept of a revoked token: its record without the hash (which left the lookup path in the same
+ * write, so the token can never authenticate again), when and by whom it was revoked. Listed on request
+ * (`GET /v1/tokens?status=revoked`), never found by id or hash.
+ */
+export interface RevokedTokenRecord extends Omit<TokenRecord, 'tokenHash'> {
+  revokedAt: number;
+  /** Who revoked it: an `otk_`/`akey_` id, or `cli`. */
+  revokedBy: string;
 }
 
 /** The roles an admin key may hold (the org token itself is `owner`; src/vault/roles.ts orders them). */
@@ -74,7 +89,8 @@ export type AdminKeyRole = 'admin' | 'minter' | 'viewer';
 export interface AdminKeyRecord {
   id: string;
   orgId: string;
-  name: string;
+  /** What the key is for; absent: unnamed (keys made before names were optional always have one). */
+  name?: string;
   role: AdminKeyRole;
   /** A minter limited to these credentials; absent: every credential. */
   credentialIds?: string[];
@@ -89,6 +105,11 @@ export interface AdminKeyRecord {
 export interface PageQuery {
   limit: number;
   startingAfter?: string;
+}
+
+/** A page of a list whose records have names: `namePrefix` keeps those whose name starts with it (case-insensitive, store/name-key.ts); unnamed ones never match. */
+export interface NamedPageQuery extends PageQuery {
+  namePrefix?: string;
 }
 
 export interface Page<T> {
@@ -116,7 +137,9 @@ export interface CredentialStore {
   /** Atomic: stores the credential only while the org holds fewer than `limit`. */
   createCredential(record: CredentialRecord, limit: number): Promise<'created' | 'limit'>;
   getCredential(orgId: string, id: string): Promise<CredentialRecord | undefined>;
-  listCredentials(orgId: string, page: PageQuery): Promise<Page<CredentialRecord> | typeof BAD_CURSOR>;
+  listCredentials(orgId: string, page: NamedPageQuery): Promise<Page<CredentialRecord> | typeof BAD_CURSOR>;
+  /** Sets (a string) or clears (null) its name; false: no such credential of this org. Nothing cached holds a name, so no change is published. */
+  setCredentialName(orgId: string, id: string, name: string | null): Promise<boolean>;
   countCredentials(orgId: string): Promise<number>;
   /** Deletes the credential and every token bound to it; frees its slot. */
   deleteCredential(orgId: string, id: string): Promise<boolean>;
@@ -134,8 +157,16 @@ export interface TokenStore {
   findTokenByHash(tokenHash: string): Promise<TokenRecord | undefined>;
   getToken(orgId: string, id: string): Promise<TokenRecord | undefined>;
   /** `createdBy`: only the tokens that caller minted (a minter's view); a cursor outside them is BAD_CURSOR. */
-  listTokens(orgId: string, page: PageQuery, createdBy?: string): Promise<Page<TokenRecord> | typeof BAD_CURSOR>;
-  deleteToken(orgId: string, id: string): Promise<boolean>;
+  listTokens(orgId: string, page: NamedPageQuery, createdBy?: string): Promise<Page<TokenRecord> | typeof BAD_CURSOR>;
+  /**
+   * Atomic: removes the token (its hash leaves the lookup path), keeps its revocation record and
+   * announces the token on the change feed. The record kept, or undefined (no such live token of this org) once revoked.
+   */
+  revokeToken(orgId: string, id: string, revokedAt: number, revokedBy: string): Promise<RevokedTokenRecord | undefined>;
+  /** Revoked tokens, most recently revoked first (`createdBy`, `namePrefix` as listTokens); a cursor is a revoked token's id. */
+  listRevokedTokens(orgId: string, page: NamedPageQuery, createdBy?: string): Promise<Page<RevokedTokenRecord> | typeof BAD_CURSOR>;
+  /** Sets or clears a live token's name; false: no such live token of this org. */
+  setTokenName(orgId: string, id: string, name: string | null): Promise<boolean>;
 }
 
 /**
@@ -146,7 +177,9 @@ export interface AdminKeyStore {
   createAdminKey(record: AdminKeyRecord): Promise<void>;
   findAdminKeyByHash(tokenHash: string): Promise<AdminKeyRecord | undefined>;
   getAdminKey(orgId: string, id: string): Promise<AdminKeyRecord | undefined>;
-  listAdminKeys(orgId: string, page: PageQuery): Promise<Page<AdminKeyRecord> | typeof BAD_CURSOR>;
+  listAdminKeys(orgId: string, page: NamedPageQuery): Promise<Page<AdminKeyRecord> | typeof BAD_CURSOR>;
+  /** Sets or clears its name; false: no such key of this org. */
+  setAdminKeyName(orgId: string, id: string, name: string | null): Promise<boolean>;
   /** True once; a second delete (or another org's id) is false. */
   deleteAdminKey(orgId: string, id: string): Promise<boolean>;
 }
@@ -233,7 +266,10 @@ export interface AuditRecord {
   /** A token id (`tok_`, `otk_`), `admin`, `cli`, or `anonymous`. */
   actor: string;
   action: string;
+  /** An id (or a path, a `<provider>:<tool>`): what the action was done to. */
   target: string;
+  /** The target's name when it has one (never a secret: a name the organisation chose). */
+  targetName?: string;
   outcome: 'success' | 'failure' | 'denied';
   ip: string;
   /** How many events the record stands for: 1, or more for an aggregated refusal (one per org, action, address and minute). */

@@ -13,8 +13,9 @@ import type { Clock } from '../clock.js';
 import { parseDuration } from '../config.js';
 import { Errors } from '../errors.js';
 import { newId, newToken, sha256Hex } from '../ids.js';
-import { BAD_CURSOR, type AdminKeyRecord, type AdminKeyRole, type AdminKeyStore, type CredentialStore, type Page, type PageQuery } from '../store/ports.js';
+import { BAD_CURSOR, type AdminKeyRecord, type AdminKeyRole, type AdminKeyStore, type CredentialStore, type NamedPageQuery, type Page } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
+import { parseName } from './names.js';
 import { KEY_ROLES, mayCreate, type Role } from './roles.js';
 
 /** The longest an admin key may be given (omit `ttl` for a key that lasts until deleted). */
@@ -30,7 +31,8 @@ export interface KeyCreator {
 }
 
 export interface AdminKeyRequest {
-  name: string;
+  /** Unchecked: vault/names.ts decides; absent: unnamed. */
+  name?: unknown;
   role: AdminKeyRole;
   credentialIds?: readonly string[];
   /** Unchecked duration (`30d`), or undefined for no expiry. */
@@ -58,10 +60,11 @@ export class AdminKeyService {
       if (expiresAt !== null && expiresAt > creator.expiresAt) throw Errors.forbidden('A key may not outlive the key that creates it; ask for a shorter `ttl`.');
       expiresAt ??= creator.expiresAt;
     }
+    const name = parseName(request.name) ?? undefined;
     const credentialIds = await this.checkCredentials(orgId, request);
     const token = newToken('otok');
     const record: AdminKeyRecord = {
-      id: newId('akey'), orgId, name: request.name, role: request.role, ...(credentialIds ? { credentialIds } : {}),
+      id: newId('akey'), orgId, ...(name !== undefined ? { name } : {}), role: request.role, ...(credentialIds ? { credentialIds } : {}),
       tokenHash: sha256Hex(token), createdAt: now, expiresAt, createdBy: creator.id,
     };
     await this.store.createAdminKey(record);
@@ -74,17 +77,27 @@ export class AdminKeyService {
     return k;
   }
 
-  async list(orgId: string, page: PageQuery): Promise<Page<AdminKeyRecord>> {
+  async list(orgId: string, page: NamedPageQuery): Promise<Page<AdminKeyRecord>> {
     const p = await this.store.listAdminKeys(orgId, page);
     if (p === BAD_CURSOR) throw Errors.invalidRequest('`starting_after` names no admin key of this organisation.', 'starting_after');
     return p;
   }
 
+  /** Names or unnames a key the caller covers (as deleting it would need). */
+  async rename(orgId: string, caller: Role, id: string, name: unknown): Promise<AdminKeyRecord> {
+    const checked = parseName(name) ?? null;
+    const k = await this.get(orgId, id);
+    if (!mayCreate(caller, k.role)) throw Errors.forbidden(`A ${caller} may not rename a ${k.role} key.`);
+    if (!(await this.store.setAdminKeyName(orgId, id, checked))) throw Errors.notFound('No such admin key.');
+    return this.get(orgId, id);
+  }
+
   /** Deletes a key the caller covers; later requests with it get 401 on every instance at once (nothing caches it). */
-  async delete(orgId: string, caller: Role, id: string): Promise<void> {
+  async delete(orgId: string, caller: Role, id: string): Promise<AdminKeyRecord> {
     const k = await this.get(orgId, id);
     if (!mayCreate(caller, k.role)) throw Errors.forbidden(`A ${caller} may not delete a ${k.role} key.`);
     if (!(await this.store.deleteAdminKey(orgId, id))) throw Errors.notFound('No such admin key.');
+    return k;
   }
 
   private parseTtl(ttl: unknown): number {

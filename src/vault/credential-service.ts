@@ -17,11 +17,12 @@ import { keyHint, parseCredentialInput, parseRotateInput } from '../catalog/cred
 import { SecretsFormatError, decodeSecrets, encodeSecrets } from './secret-encoding.js';
 import type { Logger } from '../log.js';
 import { UnwrapFailed } from '../kms/key-wrapper.js';
-import { BAD_CURSOR, type ChangeFeed, type CredentialRecord, type CredentialStore, type Page, type PageQuery } from '../store/ports.js';
+import { BAD_CURSOR, type ChangeFeed, type CredentialRecord, type CredentialStore, type NamedPageQuery, type Page } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { Envelope, type CredentialRef } from './envelope.js';
 import { newId } from '../ids.js';
 import { CoalescingCache } from './coalescing-cache.js';
+import { parseName } from './names.js';
 import { TokenService } from './token-service.js';
 
 const KEY_CACHE_TTL_MS = 5 * 60_000;
@@ -56,20 +57,25 @@ export class CredentialService {
    * Unknown provider → 400 unknown_provider.
    */
   parseCredentialInput(provider: string, body: Readonly<Record<string, unknown>>): CredentialSecrets {
-    return parseCredentialInput(this.provider(provider), body, ['provider']);
+    return parseCredentialInput(this.provider(provider), body, ['provider', 'name']);
   }
 
   /**
    * `secrets`: the secret fields, or (a key-based provider, the CLI) the main secret alone; `plain`: the plain
-   * fields. Checked against the provider's declaration whoever calls.
+   * fields; `name`: what the organisation calls it (vault/names.ts). Checked against the provider's declaration whoever calls.
    */
-  async create(orgId: string, provider: string, secrets: string | Readonly<Record<string, string>>, plain: Readonly<Record<string, string>> = {}): Promise<CredentialRecord> {
+  async create(
+    orgId: string, provider: string, secrets: string | Readonly<Record<string, string>>, plain: Readonly<Record<string, string>> = {}, name?: unknown,
+  ): Promise<CredentialRecord> {
     const p = this.provider(provider);
+    const checkedName = parseName(name) ?? undefined;
     const values = parseCredentialInput(p, { ...plain, ...(typeof secrets === 'string' ? { [p.mainSecret]: secrets } : secrets) });
     const now = this.clock.now();
     const ref: CredentialRef = { orgId, id: newId('cred'), provider };
     const sealed = await this.envelope.seal(ref, encodeSecrets(values.secrets));
-    const record: CredentialRecord = { ...ref, ...sealed, keyHint: keyHint(p, values.secrets), fields: { ...values.plain }, createdAt: now, updatedAt: now };
+    const record: CredentialRecord = {
+      ...ref, ...sealed, keyHint: keyHint(p, values.secrets), fields: { ...values.plain }, ...(checkedName !== undefined ? { name: checkedName } : {}), createdAt: now, updatedAt: now,
+    };
     const outcome = await this.store.createCredential(record, this.config.freeCredentials);
     if (outcome === 'limit') throw Errors.limitExceeded(this.config.freeCredentials);
     return record;
@@ -81,17 +87,26 @@ export class CredentialService {
     return c;
   }
 
-  async list(orgId: string, page: PageQuery): Promise<Page<CredentialRecord>> {
+  async list(orgId: string, page: NamedPageQuery): Promise<Page<CredentialRecord>> {
     const p = await this.store.listCredentials(orgId, page);
     if (p === BAD_CURSOR) throw Errors.invalidRequest('`starting_after` names no credential of this organisation.', 'starting_after');
     return p;
   }
 
-  async delete(orgId: string, id: string): Promise<void> {
+  /** Names (a string) or unnames (null) a credential. */
+  async rename(orgId: string, id: string, name: unknown): Promise<CredentialRecord> {
+    if (!(await this.store.setCredentialName(orgId, id, parseName(name) ?? null))) throw Errors.notFound('No such credential.');
+    return this.get(orgId, id);
+  }
+
+  /** Its name, if it had one (for the audit trail). A delete that died part-way is finished (the store's deleteCredential) though it answers 404. */
+  async delete(orgId: string, id: string): Promise<{ name?: string }> {
+    const c = await this.store.getCredential(orgId, id);
     if (!(await this.store.deleteCredential(orgId, id))) throw Errors.notFound('No such credential.');
     this.forget(id);
     // Its tokens died with it: this instance refuses them now (others within a second, by the change feed).
     this.tokens.forgetCredential(id);
+    return c?.name !== undefined ? { name: c.name } : {};
   }
 
   /**

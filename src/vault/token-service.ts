@@ -13,10 +13,11 @@ import { parseDuration } from '../config.js';
 import { Errors } from '../errors.js';
 import type { ProviderRegistry } from '../catalog/registry.js';
 import { parseScopes } from '../catalog/scopes.js';
-import { BAD_CURSOR, type ChangeFeed, type CredentialStore, type Page, type PageQuery, type TokenRecord, type TokenScopes, type TokenStore } from '../store/ports.js';
+import { BAD_CURSOR, type ChangeFeed, type CredentialStore, type NamedPageQuery, type Page, type RevokedTokenRecord, type TokenRecord, type TokenScopes, type TokenStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { CoalescingCache } from './coalescing-cache.js';
 import { isWellFormedToken, newId, newToken, sha256Hex } from '../ids.js';
+import { parseName } from './names.js';
 
 /** What the auth plugin resolves a proxy token to. */
 export interface ResolvedToken {
@@ -35,6 +36,8 @@ export interface MintRequest {
   scopes: Record<string, unknown>;
   /** Who is minting (`otk_`/`akey_` id, `cli`): recorded on the token, so a minter can list its own. */
   createdBy?: string;
+  /** Unchecked: vault/names.ts decides. */
+  name?: unknown;
 }
 
 @injectable()
@@ -77,18 +80,20 @@ export class TokenService {
    */
   async mintFor(orgId: string, request: MintRequest): Promise<{ record: TokenRecord; token: string }> {
     const ttlMs = this.parseTtl(request.ttl);
+    const name = parseName(request.name) ?? undefined;
     const credential = await this.credentials.getCredential(orgId, request.credentialId);
     if (!credential) throw Errors.notFound('No such credential.');
     const provider = this.providers.get(credential.provider);
     if (!provider) throw Errors.unknownProvider(credential.provider);
-    return this.mint(orgId, credential.id, ttlMs, parseScopes(request.scopes, provider), request.createdBy);
+    return this.mint(orgId, credential.id, ttlMs, parseScopes(request.scopes, provider), request.createdBy, name);
   }
 
-  async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes, createdBy?: string): Promise<{ record: TokenRecord; token: string }> {
+  async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes, createdBy?: string, name?: string): Promise<{ record: TokenRecord; token: string }> {
     const createdAt = this.clock.now();
     const token = newToken('ptok');
     const record: TokenRecord = {
-      id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt: createdAt + ttlMs, ...(createdBy !== undefined ? { createdBy } : {}),
+      id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt: createdAt + ttlMs,
+      ...(createdBy !== undefined ? { createdBy } : {}), ...(name !== undefined ? { name } : {}),
     };
     if ((await this.store.createToken(record)) === 'no_credential') throw Errors.notFound('No such credential.');
     return { record, token };
@@ -101,15 +106,32 @@ export class TokenService {
   }
 
   /** `createdBy`: only the tokens that caller minted (a minter's list). */
-  async list(orgId: string, page: PageQuery, createdBy?: string): Promise<Page<TokenRecord>> {
+  async list(orgId: string, page: NamedPageQuery, createdBy?: string): Promise<Page<TokenRecord>> {
     const p = await this.store.listTokens(orgId, page, createdBy);
     if (p === BAD_CURSOR) throw Errors.invalidRequest('`starting_after` names no token of this organisation.', 'starting_after');
     return p;
   }
 
-  async revoke(orgId: string, id: string): Promise<void> {
-    if (!(await this.store.deleteToken(orgId, id))) throw Errors.notFound('No such token.');
+  /** Revoked tokens, most recently revoked first (a cursor is a revoked token's id). */
+  async listRevoked(orgId: string, page: NamedPageQuery, createdBy?: string): Promise<Page<RevokedTokenRecord>> {
+    const p = await this.store.listRevokedTokens(orgId, page, createdBy);
+    if (p === BAD_CURSOR) throw Errors.invalidRequest('`starting_after` names no revoked token of this organisation.', 'starting_after');
+    return p;
+  }
+
+  /** `by`: who revokes (the audit actor). The token is gone from the lookup path at once; what is kept of it is returned. */
+  async revoke(orgId: string, id: string, by: string): Promise<RevokedTokenRecord> {
+    const revoked = await this.store.revokeToken(orgId, id, this.clock.now(), by);
+    if (!revoked) throw Errors.notFound('No such token.');
     this.cache.forgetId(id);
+    return revoked;
+  }
+
+  /** Names (a string) or unnames (null) a live token; the name is checked here whoever calls. */
+  async rename(orgId: string, id: string, name: unknown): Promise<TokenRecord> {
+    const checked = parseName(name) ?? null;
+    if (!(await this.store.setTokenName(orgId, id, checked))) throw Errors.notFound('No such token.');
+    return this.get(orgId, id);
   }
 
   /** Drops every cached token of a credential (it was deleted on this instance: refuse them at once, not at the next feed poll). */

@@ -195,7 +195,10 @@ test('bad bodies â†’ 400 naming the field; credentials of another organisation â
   const other = await createOrg(app, 'other');
   const foreign = await createCredential(app, other, 'openai', KEY);
   const cases: Array<[unknown, number, string, string?]> = [
-    [{ role: 'admin' }, 400, 'invalid_request', 'name'],
+    // The name became optional (Round 4: 1 to 64 printable characters): an empty, over-long or control-character one is refused.
+    [{ name: '', role: 'admin' }, 400, 'invalid_request', 'name'],
+    [{ name: 'x'.repeat(65), role: 'admin' }, 400, 'invalid_request', 'name'],
+    [{ name: 'a\u0007b', role: 'admin' }, 400, 'invalid_request', 'name'],
     [{ name: 'x' }, 400, 'invalid_request', 'role'],
     [{ name: 'x', role: 'root' }, 400, 'invalid_request', 'role'],
     [{ name: ' x', role: 'admin' }, 400, 'invalid_request', 'name'],

@@ -93,7 +93,7 @@ test('unknown routes and methods → 404 not_found JSON', async (t) => {
   const org = await createOrg(app);
   const cases: Array<[string, string]> = [
     ['GET', '/'], ['GET', '/v1'], ['GET', '/v1/'], ['GET', '/v2/credentials'], ['GET', '/v1/credential'], ['GET', '/V1/credentials'],
-    ['PUT', '/v1/credentials'], ['PATCH', '/v1/credentials/cred_AAAAAAAAAAAAAAAAAAAAAAAA'], ['POST', '/v1/usage'],
+    ['PUT', '/v1/credentials'], ['PATCH', '/v1/credentials'], ['POST', '/v1/usage'],
     ['GET', '/v1/credentials/cred_A/extra'], ['GET', '/v1//credentials'], ['GET', '/v1/credentials/..%2Forgs'],
     ['DELETE', '/v1/orgs'], ['GET', '/healthz/x'], ['POST', '/healthz'],
   ];

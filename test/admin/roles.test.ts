@@ -19,6 +19,8 @@ const WRITE: Role[] = ['owner', 'admin'];
 /** The contract's table: route → the roles that may call it. */
 const EXPECTED: Record<string, Role[]> = {
   'GET /v1/orgs/self': ALL,
+  // Gateway-wide declarations (fields, SDK variables), no organisation's data: a minter's console shows its SDK variables from them.
+  'GET /v1/providers': ALL,
   'POST /v1/orgs/self/token/rotate': ['owner'],
   'POST /v1/credentials': WRITE,
   'GET /v1/credentials': READ,
@@ -29,6 +31,9 @@ const EXPECTED: Record<string, Role[]> = {
   'GET /v1/tokens': ALL,
   'GET /v1/tokens/:id': ALL,
   'DELETE /v1/tokens/:id': WRITE,
+  'PATCH /v1/credentials/:id': WRITE,
+  'PATCH /v1/tokens/:id': WRITE,
+  'PATCH /v1/admin-keys/:id': WRITE,
   'GET /v1/usage': READ,
   'GET /v1/audit': READ,
   'POST /v1/admin-keys': WRITE,

@@ -77,6 +77,7 @@ test('every configuration variable with a wrong value: exit ≠ 0 and one stderr
     [{ ...firestore, FIRESTORE_EMULATOR_HOST: 'not-a-host-port' }, 'FIRESTORE_EMULATOR_HOST'],
     [{ KEYWARD_STORE: 'firestore' }, 'KEYWARD_LOCAL_KEK'],
     [{ KEYWARD_KMS: 'aws' }, 'KEYWARD_KMS'],
+    [{ KEYWARD_UNPRICED: 'cheapest' }, 'KEYWARD_UNPRICED'],
     [{ KEYWARD_KMS: 'gcp' }, 'KEYWARD_KMS_KEY'],
     [{ KEYWARD_KMS_KEY: 'my-key' }, 'KEYWARD_KMS_KEY'],
     [{ KEYWARD_KMS_KEY: 'projects/p/locations/l/keyRings/r' }, 'KEYWARD_KMS_KEY'],

@@ -4,37 +4,15 @@
  * counted), settlement to the reported usage, the whole reservation kept when none is
  * reported, and exactness: 300 concurrent requests at a cap that fits 37 worst cases.
  */
-import test, { type ExecutionContext } from 'ava';
-import { api, createCredential, createOrg, mintToken, startApp, type Org, type TestApp } from '../support/app.js';
-import { providersDir } from '../support/providers-dir.js';
-import { chat, chatBody, startUsageUpstream, worstCase, type UsageUpstream } from '../support/budget.js';
+import test from 'ava';
+import { api, mintToken } from '../support/app.js';
+import { budgetSetup, chat, chatBody, spentOf as spentIn, worstCase, type BudgetSetup } from '../support/budget.js';
 import { formatUsd } from '../../src/catalog/money.js';
-import { SpendLedger } from '../../src/accounting/spend-ledger.js';
-import { Symbols } from '../../src/symbols.js';
-import type { Store } from '../../src/store/ports.js';
 import { pool } from '../support/pool.js';
 
-interface Setup {
-  app: TestApp;
-  up: UsageUpstream;
-  org: Org;
-  credential: string;
-}
-
-async function setup(t: ExecutionContext, env: Record<string, string> = {}): Promise<Setup> {
-  const up = await startUsageUpstream();
-  t.teardown(() => up.close());
-  const app = await startApp(t, { env: { KEYWARD_PROVIDERS_DIR: providersDir(t, ['priced']), KEYWARD_UPSTREAM_PRICED: up.url, ...env } });
-  const org = await createOrg(app);
-  const credential = await createCredential(app, org, 'priced', 'sk-priced-0123456789');
-  return { app, up, org, credential };
-}
-
-const spentOf = async (s: Setup, key: string): Promise<number> => {
-  // What the store has leased under the key minus what this instance holds unreserved = what was spent.
-  const store = s.app.server.container.resolve<Store>(Symbols.Store);
-  return (await store.leased(key)) - s.app.server.container.resolve(SpendLedger).heldOf(key);
-};
+type Setup = BudgetSetup;
+const setup = budgetSetup;
+const spentOf = (s: Setup, key: string): Promise<number> => spentIn(s.app, key);
 
 test('budget_usd: minted, shown as a decimal string, validated', async (t) => {
   const s = await setup(t);

@@ -126,6 +126,12 @@ test('a known current model of each provider is priced as its price page says; v
   const book = app.server.container.resolve(PriceBook);
   // provider, model as a request names it, input and output USD per million tokens.
   const known: Array<[string, string, number, number]> = [
+    // The models the coding agents ask for by default (Claude Code 2.1.332, Codex CLI 0.169.0: test/agents/).
+    ['anthropic', 'claude-opus-5-5', 4, 20], ['openai', 'gpt-6.1-sol', 2, 10], ['openai', 'gpt-6.1-sol-2026-09-29', 2, 10],
+    ['anthropic', 'claude-sonnet-5-5', 2, 10], ['anthropic', 'claude-haiku-5-5', 0.1, 0.5], ['anthropic', 'claude-fable-5-1', 10, 50],
+    ['vertex', 'claude-opus-5-5', 4.4, 22], ['vertex', 'claude-haiku-5-5@20261007', 0.11, 0.55], ['gemini', 'gemini-3.1-pro-preview', 2, 12],
+    ['bedrock', 'us.anthropic.claude-opus-5-5-v1:0', 4.4, 22], ['bedrock', 'global.anthropic.claude-opus-5-5-v1:0', 4, 20],
+    ['openai', 'gpt-6.1-terra', 1, 5], ['openai', 'gpt-5.6-sol', 5, 30], ['openai', 'gpt-5.6-luna', 0.2, 1.2],
     ['openai', 'gpt-5', 1.25, 10], ['openai', 'gpt-5-2025-08-07', 1.25, 10], ['openai', 'gpt-4o-mini-2024-07-18', 0.15, 0.6],
     ['anthropic', 'claude-sonnet-4-5-20250929', 3, 15], ['anthropic', 'claude-sonnet-4-5', 3, 15], ['anthropic', 'claude-opus-4-1-20250805', 15, 75],
     ['anthropic', 'claude-haiku-4-5-20251001', 1, 5], ['anthropic', 'claude-sonnet-4-20250514', 3, 15],
@@ -133,7 +139,7 @@ test('a known current model of each provider is priced as its price page says; v
     ['vertex', 'gemini-2.5-flash', 0.3, 2.5], ['vertex', 'claude-sonnet-4@20250514', 3, 15], ['vertex', 'claude-sonnet-4-5@20250929', 3.3, 16.5],
     ['bedrock', 'anthropic.claude-sonnet-4-20250514-v1:0', 3, 15], ['bedrock', 'us.anthropic.claude-sonnet-4-5-20250929-v1:0', 3.3, 16.5],
     ['bedrock', 'global.anthropic.claude-sonnet-4-5-20250929-v1:0', 3, 15], ['bedrock', 'eu.amazon.nova-pro-v1:0', 0.8, 3.2],
-    ['deepseek', 'deepseek-chat', 0.28, 0.42], ['xai', 'grok-4-0709', 3, 15], ['mistral', 'mistral-medium-2508', 0.4, 2],
+    ['deepseek', 'deepseek-flash', 0.3, 1.2], ['deepseek', 'deepseek-chat', 0.3, 1.2], ['xai', 'grok-4-0709', 3, 15], ['xai', 'grok-4.5', 2, 6], ['mistral', 'mistral-medium-2508', 0.4, 2],
     ['cohere', 'command-a-03-2025', 2.5, 10], ['groq', 'llama-3.3-70b-versatile', 0.59, 0.79],
     ['together', 'meta-llama/Llama-3.3-70B-Instruct-Turbo', 0.88, 0.88], ['fireworks', 'accounts/fireworks/models/llama-v3p3-70b-instruct', 0.9, 0.9],
     ['perplexity', 'sonar-pro', 3, 15], ['openrouter', 'anthropic/claude-sonnet-4.5', 3, 15],
@@ -150,10 +156,23 @@ test('a known current model of each provider is priced as its price page says; v
   t.is(book.lookup('anthropic', 'claude-sonnet-4-5')!.cachedInput, 300_000, 'cache reads at 0.1×');
   t.is(book.lookup('anthropic', 'claude-sonnet-4-5')!.cacheWriteInput, 3_750_000, 'cache writes at 1.25×');
   t.is(book.lookup('perplexity', 'sonar')!.requestFee, 12_000);
+  // Today's long-context tiers: GPT-6 past 272k input tokens, Haiku 5.5 past 100k; Sonnet 5.5's cache reads as cut on 2026-10-07.
+  t.like(book.lookup('openai', 'gpt-6.1-sol')!.longContext, { above: 272_000, input: 4_000_000, cachedInput: 200_000, cacheWriteInput: 5_000_000, output: 15_000_000 });
+  t.like(book.lookup('openai', 'gpt-6.1-sol'), { cachedInput: 100_000, cacheWriteInput: 2_500_000, maxOutput: 128_000, contextWindow: 1_050_000 });
+  t.like(book.lookup('anthropic', 'claude-haiku-5-5')!.longContext, { above: 100_000, input: 500_000, output: 2_500_000 });
+  t.is(book.lookup('anthropic', 'claude-sonnet-5-5')!.cachedInput, 100_000);
+  t.like(book.lookup('bedrock', 'eu.anthropic.claude-haiku-5-5-v1:0')!.longContext, { above: 100_000, input: 550_000, cachedInput: 55_000, output: 2_750_000 });
+  t.like(book.lookup('anthropic', 'claude-opus-5-5'), { cachedInput: 200_000, cacheWriteInput: 5_000_000, maxOutput: 128_000, contextWindow: 1_000_000 });
+  // Realtime models are priced with their audio tokens apart (issue 26), never by the text model's prefix.
+  t.deepEqual(book.lookup('openai', 'gpt-4o-realtime-preview')?.audio, { input: 40_000_000, cachedInput: 2_500_000, output: 80_000_000 });
+  t.is(book.lookup('openai', 'gpt-realtime')?.contextWindow, 32_000);
+  t.is(book.lookup('gemini', 'gemini-2.0-flash-live-001')?.audio?.output, 8_500_000);
   // Dearer variants and unknown names stay unpriced (a budgeted request for them is refused, never underpriced).
   for (const [provider, model] of [
-    ['openai', 'gpt-4o-realtime-preview'], ['openai', 'gpt-4o-2024-05-13'], ['openai', 'gpt-5-pro'], ['gemini', 'gemini-2.5-flash-image'],
+    ['openai', 'gpt-4o-audio-preview'], ['openai', 'gpt-4o-2024-05-13'], ['openai', 'gpt-5-pro'], ['gemini', 'gemini-2.5-flash-image'],
     ['azure', 'gpt-4o'], ['openrouter', 'openai/gpt-5:online'], ['anthropic', 'claude-next'],
+    // Not confirmed, so not listed; and a later version is never priced by an earlier one's name.
+    ['openai', 'gpt-6-astra'], ['openai', 'gpt-6-pro'], ['anthropic', 'claude-opus-5-7'], ['anthropic', 'claude-sonnet-5-6'],
   ] as const) {
     t.is(book.lookup(provider, model), undefined, `${provider} ${model} is unpriced`);
   }
@@ -235,7 +254,7 @@ test('KEYWARD_PRICES: the built server refuses a bad entry with one stderr line 
   });
   const bad = await run({ gemini: { 'gemini-2.5-pro': { input: 1.25, output: 10, cachedInptu: 0.3 } } });
   t.is(bad.code, 2);
-  t.deepEqual(bad.stderr.trim().split('\n'), [`keyward: invalid configuration: KEYWARD_PRICES: expected gemini["gemini-2.5-pro"]: only the fields input, output, cachedInput, cacheWriteInput, maxOutput, contextWindow, requestFee, longContext, got "cachedInptu"`]);
+  t.deepEqual(bad.stderr.trim().split('\n'), [`keyward: invalid configuration: KEYWARD_PRICES: expected gemini["gemini-2.5-pro"]: only the fields input, output, cachedInput, cacheWriteInput, maxOutput, contextWindow, requestFee, longContext, audio, got "cachedInptu"`]);
   t.false(bad.stdout.includes('"listening"'));
   const good = await run({ gemini: { 'gemini-2.5-pro': { input: 1.25, output: 10, cachedInput: 0.3 } } });
   t.true(good.stdout.includes('"listening"'), good.stderr);

@@ -66,7 +66,9 @@ test('admin-keys: refusals exit 2 (usage) or 3 (not found), creating nothing', a
   const org = (await cli(['org', 'create', 'acme', '--json'], { env })).json.id as string;
   const runs: Array<[string[], number]> = [
     [['admin-keys', 'create', '--org', org, '--name', 'x'], 2],
-    [['admin-keys', 'create', '--org', org, '--role', 'viewer'], 2],
+    // A name is optional (Round 4), but an empty or over-long one is refused.
+    [['admin-keys', 'create', '--org', org, '--name', '', '--role', 'viewer'], 2],
+    [['admin-keys', 'create', '--org', org, '--name', 'x'.repeat(65), '--role', 'viewer'], 2],
     [['admin-keys', 'create', '--org', org, '--name', 'x', '--role', 'owner'], 2],
     [['admin-keys', 'create', '--org', org, '--name', 'x', '--role', 'viewer', '--ttl', '400d'], 2],
     [['admin-keys', 'create', '--org', org, '--name', 'x', '--role', 'viewer', '--credential', 'cred_AAAAAAAAAAAAAAAAAAAAAAAA'], 2],

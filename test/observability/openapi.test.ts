@@ -128,7 +128,17 @@ test('every registered route, the proxy and the operational endpoints are docume
   t.truthy(doc.paths['/v1/proxy/{path}'].post.responses['429'].headers['retry-after']);
   t.truthy(doc.paths['/v1/tokens'].post.responses['201'].headers['idempotent-replayed']);
   t.truthy(doc.paths['/v1/tokens'].get.responses['200'].headers['x-request-id']);
-  t.deepEqual(doc.paths['/v1/tokens'].get.parameters.map((p: any) => p.$ref.split('/').pop()), ['Limit', 'StartingAfter']);
+  // `name` (a prefix) and `status=revoked` arrived with names and revocation records.
+  t.deepEqual(doc.paths['/v1/tokens'].get.parameters.map((p: any) => p.$ref.split('/').pop()), ['Limit', 'StartingAfter', 'Name', 'Status']);
+  t.like(doc.components.parameters.Status, { name: 'status', in: 'query' });
+  t.deepEqual(doc.components.parameters.Status.schema.const, 'revoked');
+  for (const path of ['/v1/credentials', '/v1/admin-keys']) {
+    t.deepEqual(doc.paths[path].get.parameters.map((p: any) => p.$ref.split('/').pop()), ['Limit', 'StartingAfter', 'Name'], path);
+  }
+  for (const path of ['/v1/credentials/{id}', '/v1/tokens/{id}', '/v1/admin-keys/{id}']) {
+    t.deepEqual(doc.paths[path].patch.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/NameChange' }, path);
+  }
+  t.is(doc.components.schemas.TokenCreate.properties.name.$ref, '#/components/schemas/Name');
   t.like(doc.components.parameters.Limit.schema, { minimum: 1, maximum: 100, default: 20 });
   t.deepEqual(doc.components.schemas.TokenCreate.required, ['credential_id', 'ttl']);
   for (const scope of ['models', 'paths', 'max_requests', 'rate_limit']) t.truthy(doc.components.schemas.TokenCreate.properties[scope]);

@@ -15,6 +15,7 @@ import { adminKeyContract } from './contract-admin-keys.js';
 import { auditContract } from './contract-audit.js';
 import { trustPolicyContract } from './contract-trust-policies.js';
 import { spendContract } from './contract-spend.js';
+import { namesContract } from './contract-names.js';
 
 export interface Backend {
   /** Another store instance on the same backend; closed when the test ends. */
@@ -78,6 +79,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
   trustPolicyContract(test, h);
   adminKeyContract(test, h);
   spendContract(test, h);
+  namesContract(test, h);
 
   // ---- organisations ----------------------------------------------------------
 
@@ -347,7 +349,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     t.deepEqual((await store.findTokenByHash(plain.tokenHash))?.scopes, {});
   });
 
-  test(n('listTokens pages newest first; deleteToken is true once; org scoping'), async (t) => {
+  test(n('listTokens pages newest first; revokeToken answers the kept record once; org scoping'), async (t) => {
     const store = await (await h.backend(t)).open();
     const a = (await org(store)).org;
     const b = (await org(store, 'other')).org;
@@ -372,9 +374,9 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     t.is(await store.listTokens(a.id, { limit: 3, startingAfter: newId('tok') }), BAD_CURSOR);
     t.is(await store.listTokens(a.id, { limit: 3, startingAfter: foreign.id }), BAD_CURSOR);
 
-    t.false(await store.deleteToken(b.id, toks[0]!.id));
-    t.true(await store.deleteToken(a.id, toks[0]!.id));
-    t.false(await store.deleteToken(a.id, toks[0]!.id));
+    t.is(await store.revokeToken(b.id, toks[0]!.id, base + 10, 'otk_x'), undefined);
+    t.truthy(await store.revokeToken(a.id, toks[0]!.id, base + 10, 'otk_x'));
+    t.is(await store.revokeToken(a.id, toks[0]!.id, base + 11, 'otk_x'), undefined);
     t.is(await store.findTokenByHash(toks[0]!.tokenHash), undefined);
     t.is(await store.getToken(a.id, toks[0]!.id), undefined);
     const after = await store.listTokens(a.id, { limit: 10 });
@@ -522,7 +524,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     await sleep(100);
 
     const revoked = collect(reader, (ch) => ch.kind === 'token' && ch.id === tk.id);
-    await writer.deleteToken(a.id, tk.id);
+    await writer.revokeToken(a.id, tk.id, Date.now(), 'cli');
     t.true((await revoked.done) < 1000);
 
     const rotated = collect(reader, (ch) => ch.kind === 'credential' && ch.id === c.id);
@@ -550,7 +552,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     await writer.createCredential(c2, 10);
     const tk3 = token(a.id, c2.id);
     await writer.createToken(tk3);
-    await writer.deleteToken(a.id, tk3.id);
+    await writer.revokeToken(a.id, tk3.id, Date.now(), 'cli');
     await own.done;
     warm();
 
@@ -562,7 +564,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     const before = heard.length;
     const tk4 = token(a.id, c2.id);
     await writer.createToken(tk4);
-    await writer.deleteToken(a.id, tk4.id);
+    await writer.revokeToken(a.id, tk4.id, Date.now(), 'cli');
     await sleep(400);
     t.is(heard.length, before);
   });
@@ -614,7 +616,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     const c = credential(a.id);
     await writer.createCredential(c, 10);
     await writer.createToken(token(a.id, c.id));
-    t.false(await writer.deleteToken(a.id, newId('tok')));
+    t.is(await writer.revokeToken(a.id, newId('tok'), Date.now(), 'cli'), undefined);
     t.false(await writer.deleteCredential(a.id, newId('cred')));
     await writer.addUsage([{ scope: 'org', id: a.id, period: '2026-11', requests: 1, inputTokens: 0, outputTokens: 0, spendMicros: 0 }]);
     await writer.lease(`quota:${a.id}:2026-11`, 10, 2);

@@ -169,3 +169,34 @@ test('sqlite: a tokens table made before admin keys gains created_by on open; it
   t.deepEqual(await a.listTokens('org_old', { limit: 10 }, 'akey_x'), { data: [mine], hasMore: false });
   t.deepEqual(await a.listAdminKeys('org_old', { limit: 10 }), { data: [], hasMore: false });
 });
+
+test('sqlite: a database made before names gains name columns on open; its admin keys are found by their names, the rest read back unnamed', async (t) => {
+  const { randomBytes } = await import('node:crypto');
+  const dir = tempDir(t, 'keyward-store-');
+  const now = Date.now();
+  const first = new SqliteStore(dir);
+  await first.createOrg({ id: 'org_old', name: 'old', createdAt: now }, { id: 'otk_old', orgId: 'org_old', tokenHash: 'h'.repeat(64), createdAt: now, expiresAt: null });
+  const cred = { id: 'cred_old', orgId: 'org_old', provider: 'openai', keyHint: '…wxyz', wrappedDek: randomBytes(60), kekId: 'k', nonce: randomBytes(12), ciphertext: randomBytes(41), fields: {}, createdAt: now, updatedAt: now };
+  await first.createCredential(cred, 10);
+  const tok = { id: 'tok_old', orgId: 'org_old', credentialId: 'cred_old', tokenHash: sha256Hex(newToken('ptok')), scopes: {}, createdAt: now, expiresAt: now + 60_000 };
+  t.is(await first.createToken(tok), 'created');
+  const key = { id: 'akey_old', orgId: 'org_old', name: 'Déploy bot', role: 'viewer' as const, tokenHash: sha256Hex(newToken('otok')), createdAt: now, expiresAt: null, createdBy: 'cli' };
+  await first.createAdminKey(key);
+  await first.close();
+  // Back to the schema as it was: no name columns, no revoked_tokens table, audit without target_name.
+  const raw = new DatabaseSync(path.join(dir, 'keyward.db'));
+  raw.exec(`ALTER TABLE credentials DROP COLUMN name; ALTER TABLE credentials DROP COLUMN name_key; ALTER TABLE tokens DROP COLUMN name;
+    ALTER TABLE tokens DROP COLUMN name_key; ALTER TABLE admin_keys DROP COLUMN name_key; ALTER TABLE audit DROP COLUMN target_name; DROP TABLE revoked_tokens`);
+  raw.close();
+
+  const [a, b] = [new SqliteStore(dir), new SqliteStore(dir)];
+  t.teardown(() => Promise.all([a.close(), b.close()]));
+  t.deepEqual(await a.getCredential('org_old', 'cred_old'), cred);
+  t.deepEqual(await b.getToken('org_old', 'tok_old'), tok);
+  t.deepEqual(await a.listAdminKeys('org_old', { limit: 10, namePrefix: 'déPLOY' }), { data: [key], hasMore: false });
+  t.true(await b.setCredentialName('org_old', 'cred_old', 'legacy'));
+  t.deepEqual(await a.listCredentials('org_old', { limit: 10, namePrefix: 'LEG' }), { data: [{ ...cred, name: 'legacy' }], hasMore: false });
+  t.truthy(await a.revokeToken('org_old', 'tok_old', now + 1, 'cli'));
+  const revoked = await b.listRevokedTokens('org_old', { limit: 10 });
+  t.deepEqual(revoked !== BAD_CURSOR && revoked.data.map((r) => r.id), ['tok_old']);
+});

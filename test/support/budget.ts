@@ -4,9 +4,16 @@
  * the request's worst case (input: the body's bytes + INPUT_OVERHEAD_TOKENS; output: its max_tokens), so
  * every forwarded request costs exactly what it reserved. `worstCase` prices a body as the gateway does.
  */
+import type { ExecutionContext } from 'ava';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+// app.js first: it loads the container (and reflect-metadata) before any tsyringe class below.
+import { createCredential, createOrg, startApp, type Org, type TestApp } from './app.js';
+import { SpendLedger } from '../../src/accounting/spend-ledger.js';
 import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
+import type { Store } from '../../src/store/ports.js';
+import { Symbols } from '../../src/symbols.js';
+import { providersDir } from './providers-dir.js';
 
 /** pm-1's prices in µ$ per token (2 and 8 USD per million tokens). */
 export const PM1 = { input: 2, output: 8 };
@@ -87,4 +94,27 @@ export async function chat(base: string, token: string, body: string, headers: R
     parsed = JSON.parse(text);
   } catch { /* not JSON */ }
   return { status: r.status, body: parsed, headers: r.headers };
+}
+
+/** An in-process gateway with the `priced` provider before a usage upstream, an organisation and its credential. */
+export interface BudgetSetup {
+  app: TestApp;
+  up: UsageUpstream;
+  org: Org;
+  credential: string;
+}
+
+export async function budgetSetup(t: ExecutionContext, env: Record<string, string> = {}): Promise<BudgetSetup> {
+  const up = await startUsageUpstream();
+  t.teardown(() => up.close());
+  const app = await startApp(t, { env: { KEYWARD_PROVIDERS_DIR: providersDir(t, ['priced']), KEYWARD_UPSTREAM_PRICED: up.url, ...env } });
+  const org = await createOrg(app);
+  const credential = await createCredential(app, org, 'priced', 'sk-priced-0123456789');
+  return { app, up, org, credential };
+}
+
+/** What was spent under a ledger key: what the store has leased under it minus what this instance holds unreserved. */
+export async function spentOf(app: TestApp, key: string): Promise<number> {
+  const store = app.server.container.resolve<Store>(Symbols.Store);
+  return (await store.leased(key)) - app.server.container.resolve(SpendLedger).heldOf(key);
 }

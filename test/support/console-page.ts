@@ -12,16 +12,39 @@ export const text = (page: Page, selector: string) => page.locator(selector).fir
 /** SVG text has no innerText. */
 export const svgText = async (page: Page, selector: string) => (await page.locator(selector).first().textContent()) ?? '';
 
-/** Opens /console and signs in with the keyboard only (the key field has the focus), `keep` ticking "stay signed in". */
-export async function signIn(page: Page, baseUrl: string, token: string, keep = false): Promise<void> {
+/**
+ * Opens /console and signs in with the keyboard only (the key field has the focus), `keep` ticking "keep me
+ * signed in"; resolves with the heading of the page the console opens on (Get started or Tokens).
+ */
+export async function signIn(page: Page, baseUrl: string, token: string, keep = false): Promise<string> {
   await page.goto(`${baseUrl}/console`);
   // The key field has the focus: type and press Enter, no mouse.
   // `:focus` selectors, not waitForFunction: its polling evaluates a string, which the page's CSP (rightly) refuses.
   await page.locator('#key:focus').waitFor();
   await page.keyboard.type(token);
-  if (keep) await page.getByLabel(/Stay signed in/).check();
+  if (keep) await page.getByLabel(/Keep me signed in/).check();
   await page.keyboard.press('Enter');
-  await page.getByRole('heading', { level: 1, name: 'Tokens' }).waitFor();
+  await page.locator('h1:focus').waitFor();
+  return page.locator('h1').innerText();
+}
+
+/** Opens a page from the navigation and waits until its heading has the focus. */
+export async function openPage(page: Page, title: string): Promise<void> {
+  await page.getByRole('navigation').getByRole('link', { name: title, exact: true }).click();
+  await page.locator('h1:focus', { hasText: new RegExp(`^${title}$`) }).waitFor();
+}
+
+/** How far the page scrolls sideways (0 or less: it fits). */
+export const sidewaysScroll = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+
+/** The field's error message in plain words, after checking it is wired to the field (aria-invalid, aria-describedby). */
+export async function fieldError(page: Page, inputId: string): Promise<string> {
+  const input = page.locator(`#${inputId}`);
+  const error = page.locator(`#${inputId}-error`);
+  await error.waitFor();
+  if ((await input.getAttribute('aria-invalid')) !== 'true') throw new Error(`#${inputId} is not marked aria-invalid`);
+  if (!(await input.getAttribute('aria-describedby'))?.split(' ').includes(`${inputId}-error`)) throw new Error(`#${inputId} is not described by its error`);
+  return error.innerText();
 }
 
 /** The key is in no URL, localStorage or cookie. */

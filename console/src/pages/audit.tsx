@@ -1,19 +1,20 @@
 /**
- * The audit trail (GET /v1/audit, newest first) with a filter by action. The API pages the trail
+ * The audit trail (GET /v1/audit, newest first) with a filter by action; each target by the name it
+ * had when the action was done (`target_name`), its id beneath. The API pages the trail
  * and has no action parameter, so the console reads pages of 100 and filters them: with a filter
  * set, it keeps reading (up to MAX_PAGES a time) until a screenful matches or the trail ends.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api, AuditEvent, ListOf } from '../api.js';
-import { ErrorLine, Section, shortTime } from '../components.js';
+import { ErrorLine, NameCell, RecordTable, Section, shortTime } from '../components.js';
 
 const PAGE = 100;
 const MAX_PAGES = 10;
 const SCREENFUL = 50;
 /** Offered before any record is read; the actions seen in the trail are added. */
 const KNOWN_ACTIONS = [
-  'credential.create', 'credential.rotate', 'credential.delete', 'token.create', 'token.revoke', 'token.exchange',
-  'org.create', 'org.update', 'org.token_rotate', 'admin_key.create', 'admin_key.revoke', 'trust_policy.create', 'trust_policy.delete',
+  'credential.create', 'credential.update', 'credential.rotate', 'credential.delete', 'token.create', 'token.update', 'token.revoke', 'token.exchange',
+  'org.create', 'org.update', 'org.token_rotate', 'admin_key.create', 'admin_key.update', 'admin_key.revoke', 'trust_policy.create', 'trust_policy.delete',
   'auth.failed', 'quota.refused', 'budget.refused', 'admin.rate_limited',
 ];
 
@@ -74,23 +75,14 @@ export function AuditPage({ api }: { api: Api }) {
       <ErrorLine error={error} />
       <p class="note" role="status">{busy ? 'Reading the trail…' : `${shown.length} of ${events.length} records read${action ? ` match ${action}` : ''}.`}</p>
       {shown.length > 0 ? (
-        <div class="table-wrap">
-          <table class="records">
-            <thead><tr><th scope="col">Time</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Target</th><th scope="col">Actor</th><th scope="col">Address</th></tr></thead>
-            <tbody>
-              {shown.map((e) => (
-                <tr key={e.id} data-action={e.action}>
-                  <td data-label="Time" class="time">{shortTime(e.time)}</td>
-                  <td data-label="Action" class="mono">{e.action}{e.count && e.count > 1 ? ` ×${e.count}` : ''}</td>
-                  <td data-label="Outcome"><span class={`badge ${e.outcome}`}>{e.outcome}</span></td>
-                  <td data-label="Target" class="mono">{e.target}</td>
-                  <td data-label="Actor" class="mono">{e.actor}</td>
-                  <td data-label="Address" class="mono">{e.ip}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <RecordTable rows={shown} attrs={(e) => ({ 'data-id': e.id, 'data-action': e.action })} columns={[
+          { label: 'Time', cls: 'time', cell: (e) => shortTime(e.time) },
+          { label: 'Action', cls: 'mono', cell: (e) => `${e.action}${e.count && e.count > 1 ? ` ×${e.count}` : ''}` },
+          { label: 'Outcome', cell: (e) => <span class={`badge ${e.outcome}`}>{e.outcome}</span> },
+          { label: 'Target', cell: (e) => (e.target_name !== undefined ? <NameCell name={e.target_name} id={e.target} /> : <span class="mono">{e.target}</span>) },
+          { label: 'Actor', cls: 'mono', cell: (e) => e.actor },
+          { label: 'Address', cls: 'mono', cell: (e) => e.ip },
+        ]} />
       ) : null}
       {hasMore ? <button type="button" disabled={busy} onClick={() => void read(action, events, shown.length + SCREENFUL)}>Load older records</button> : null}
     </Section>

@@ -1,17 +1,27 @@
 /**
  * Sign in with an organisation token or an admin key (`otok_…`). The key is checked against the
  * API (GET /v1/orgs/self, which also says the key's role) before the console opens; it is kept in
- * memory, and in this tab's sessionStorage only if asked. It never goes in the URL.
+ * memory, and in this tab's sessionStorage only if asked. It never goes in the URL. A refusal shows
+ * under the key field in plain words.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { Api, type Caller } from '../api.js';
-import { ErrorLine } from '../components.js';
+import { Api, ApiFailure, type Caller } from '../api.js';
+import { Field, valueOf } from '../components.js';
+import { plainError } from '../errors.js';
 
-export function SignIn({ onSignedIn, notice }: { onSignedIn: (key: string, caller: Caller, keep: boolean) => void; notice?: string }) {
+const KEY_FIELD = { name: 'key', label: 'Organisation token or admin key' };
+
+function refusal(err: unknown): string {
+  if (err instanceof ApiFailure && err.status === 401) return 'This key is not accepted: it may be mistyped, revoked, expired or replaced.';
+  if (err instanceof ApiFailure && err.code === 'too_many_failures') return 'Too many failed sign-ins from here. Wait a minute and try again.';
+  return plainError(err, [KEY_FIELD]).message;
+}
+
+export function SignIn({ onSignedIn, notice }: { onSignedIn: (key: string, caller: Caller, keep: boolean) => void; notice?: string | undefined }) {
   const [key, setKey] = useState('');
   const [keep, setKeep] = useState(false);
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const [error, setError] = useState<string>();
   const input = useRef<HTMLInputElement>(null);
   useEffect(() => input.current?.focus(), []);
 
@@ -19,7 +29,8 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (key: string, calle
     e.preventDefault();
     const trimmed = key.trim();
     if (!trimmed) {
-      setError(new Error('Enter an organisation token or admin key (otok_…).'));
+      setError('Enter an organisation token or admin key: it starts with otok_.');
+      input.current?.focus();
       return;
     }
     setBusy(true);
@@ -29,7 +40,8 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (key: string, calle
       setKey('');
       onSignedIn(trimmed, caller, keep);
     } catch (err) {
-      setError(err);
+      setError(refusal(err));
+      input.current?.focus();
     } finally {
       setBusy(false);
     }
@@ -39,16 +51,15 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (key: string, calle
     <main class="signin" id="main">
       <h1>Keyward console</h1>
       {notice ? <p class="notice" role="status">{notice}</p> : null}
-      <form onSubmit={submit} class="card" aria-label="Sign in">
-        <label for="key">Organisation token or admin key</label>
-        <input id="key" ref={input} type="password" autocomplete="off" spellcheck={false} placeholder="otok_…"
-          value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} />
+      <form onSubmit={submit} class="card stack" aria-label="Sign in" noValidate>
+        <Field id="key" label={KEY_FIELD.label} help="The organisation token, or an admin key made for you." error={error}>
+          {(p) => <input {...p} ref={input} type="password" autocomplete="off" spellcheck={false} placeholder="otok_…" value={key} onInput={(e) => setKey(valueOf(e))} />}
+        </Field>
         <label class="check">
-          <input type="checkbox" checked={keep} onChange={(e) => setKeep((e.target as HTMLInputElement).checked)} />
-          Stay signed in in this tab (session storage; closing the tab forgets the key)
+          <input type="checkbox" checked={keep} onChange={(e) => setKeep(e.currentTarget.checked)} />
+          Keep me signed in while this tab is open (closing the tab forgets the key)
         </label>
         <button type="submit" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
-        <ErrorLine error={error} />
       </form>
       <p class="note">The key is sent only to this gateway's admin API, as a Bearer token.</p>
     </main>

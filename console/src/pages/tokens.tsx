@@ -1,152 +1,106 @@
 /**
- * Proxy tokens: the list with status, scopes and usage (each listed token's usage is read from
- * GET /v1/tokens/:id, the one place the API gives it), minting with every scope the API takes
- * (ttl, models, paths, max_requests, rate_limit, budget_usd: an empty field is left out), the new
- * token's value shown once with a copy button, and revocation after confirmation.
+ * Proxy tokens: live ones with their name, status, credential (by name), limits and usage (each live
+ * token's usage is read from GET /v1/tokens/:id, the one place the API gives it), or the revoked ones
+ * (GET /v1/tokens?status=revoked: who revoked each and when); a search by name; renaming; revocation
+ * after confirmation; and minting (mint.tsx), the new token shown once with its SDK variables.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Api, Credential, ListOf, Token } from '../api.js';
-import { ConfirmAction, CopyButton, ErrorLine, Section, shortTime, useLoad } from '../components.js';
+import { useState } from 'preact/hooks';
+import type { Api, Credential, ListOf, Provider, Token } from '../api.js';
+import { ConfirmAction, ErrorLine, NameCell, NameSearch, RecordTable, Section, shortTime, useLoad, valueOf } from '../components.js';
+import { count, credentialLabel } from '../format.js';
 import type { Abilities } from '../roles.js';
-
-const listOfWords = (text: string): string[] => text.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
-
-/** The mint body from the form: the scope fields filled in, numbers as numbers. */
-export function mintBody(form: Record<string, string>): Record<string, unknown> {
-  const body: Record<string, unknown> = { credential_id: form.credential_id?.trim() ?? '', ttl: form.ttl?.trim() ?? '' };
-  if (form.models?.trim()) body.models = listOfWords(form.models);
-  if (form.paths?.trim()) body.paths = listOfWords(form.paths);
-  // Sent as typed when not a plain integer: the API's own message names what it takes.
-  const integer = (v: string) => (/^\d+$/.test(v.trim()) ? Number(v.trim()) : v.trim());
-  if (form.max_requests?.trim()) body.max_requests = integer(form.max_requests);
-  if (form.rate_limit?.trim()) body.rate_limit = integer(form.rate_limit);
-  if (form.budget_usd?.trim()) body.budget_usd = form.budget_usd.trim();
-  return body;
-}
-
-function MintForm({ api, credentials, onMinted }: { api: Api; credentials: string[] | undefined; onMinted: (t: Token) => void }) {
-  const [form, setForm] = useState<Record<string, string>>({ ttl: '1h', credential_id: credentials?.[0] ?? '' });
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  const set = (name: string) => (e: Event) => setForm({ ...form, [name]: (e.target as HTMLInputElement).value });
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      onMinted(await api.post<Token>('/v1/tokens', mintBody(form)));
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const text = (name: string, label: string, help: string, placeholder = '') => (
-    <div class="field">
-      <label for={`mint-${name}`}>{label}</label>
-      <input id={`mint-${name}`} name={name} value={form[name] ?? ''} placeholder={placeholder} onInput={set(name)} aria-describedby={`mint-${name}-help`} autocomplete="off" spellcheck={false} />
-      <small id={`mint-${name}-help`}>{help}</small>
-    </div>
-  );
-  return (
-    <form onSubmit={submit} aria-label="Mint a proxy token" class="stack">
-      <div class="field">
-        <label for="mint-credential_id">Credential</label>
-        {credentials && credentials.length > 0 ? (
-          <select id="mint-credential_id" name="credential_id" value={form.credential_id} onChange={set('credential_id')}>
-            {credentials.map((id) => <option value={id} key={id}>{id}</option>)}
-          </select>
-        ) : (
-          <input id="mint-credential_id" name="credential_id" value={form.credential_id ?? ''} onInput={set('credential_id')} placeholder="cred_…" autocomplete="off" />
-        )}
-      </div>
-      {text('ttl', 'Lifetime (ttl)', 'A number and one unit of s, m, h, d, e.g. 15m.')}
-      {text('models', 'Models (optional)', 'Exact names or prefix*, separated by spaces or commas.', 'gpt-4o-mini claude-3-5-*')}
-      {text('paths', 'Paths (optional)', 'Provider path patterns, separated by spaces or commas.', 'v1/chat/completions')}
-      {text('max_requests', 'Max requests (optional)', 'Lifetime request cap.')}
-      {text('rate_limit', 'Rate limit (optional)', 'Requests per minute.')}
-      {text('budget_usd', 'Budget in USD (optional)', 'The token\'s lifetime spend cap, e.g. 5.00.')}
-      <button type="submit" disabled={busy}>Mint token</button>
-      <ErrorLine error={error} />
-    </form>
-  );
-}
-
-/** The value of a token just minted: shown here once, never again. */
-function MintedToken({ token, onDismiss }: { token: Token; onDismiss: () => void }) {
-  const value = useRef<HTMLInputElement>(null);
-  useEffect(() => value.current?.focus(), [token.id]);
-  return (
-    <div class="minted">
-      <p role="status"><strong>{token.id}</strong> minted. Copy its value now: it is not shown again.</p>
-      <label for="minted-value">Token value</label>
-      <input id="minted-value" ref={value} class="mono" readOnly value={token.token ?? ''} onFocus={(e) => (e.target as HTMLInputElement).select()} />
-      <div class="row">
-        <CopyButton value={token.token ?? ''} label="Copy token" />
-        <button type="button" onClick={onDismiss}>Done</button>
-      </div>
-    </div>
-  );
-}
+import { MintedToken, MintForm } from './mint.js';
+import { RenameForm } from './rename.js';
 
 const scopesOf = (t: Token): string => [
-  t.models ? `models: ${t.models.join(' ')}` : '',
-  t.paths ? `paths: ${t.paths.join(' ')}` : '',
-  t.max_requests !== undefined ? `max ${t.max_requests} requests` : '',
-  t.rate_limit !== undefined ? `${t.rate_limit}/min` : '',
+  t.models ? `models ${t.models.join(' ')}` : '',
+  t.paths ? `paths ${t.paths.join(' ')}` : '',
+  t.max_requests !== undefined ? `at most ${count(t.max_requests)} requests` : '',
+  t.rate_limit !== undefined ? `${count(t.rate_limit)} a minute` : '',
   t.budget_usd !== undefined ? `budget $${t.budget_usd}` : '',
 ].filter(Boolean).join('; ') || '—';
 
 const usageOf = (t: Token): string => {
   if (!t.usage) return '…';
   const u = t.usage;
-  return `${u.requests} req · ${u.input_tokens} in / ${u.output_tokens} out${u.spend_usd !== undefined ? ` · $${u.spend_usd}` : ''}`;
+  return `${count(u.requests)} req · ${count(u.input_tokens)} in / ${count(u.output_tokens)} out${u.spend_usd !== undefined ? ` · $${u.spend_usd}` : ''}`;
 };
 
+/** Credentials and providers the token pages name things with (a minter reads neither list: ids stay ids). */
+export function useNames(api: Api, can: Abilities) {
+  const credentials = useLoad(async () => (can.readAll ? (await api.get<ListOf<Credential>>('/v1/credentials?limit=100')).data : undefined), [api]);
+  const providers = useLoad(() => api.get<ListOf<Provider>>('/v1/providers').then((l) => l.data).catch(() => [] as Provider[]), [api]);
+  return { credentials, providers };
+}
+
 export function TokensPage({ api, can, credentialIds }: { api: Api; can: Abilities; credentialIds: string[] | undefined }) {
+  const [show, setShow] = useState<'live' | 'revoked'>('live');
+  const [prefix, setPrefix] = useState('');
   const list = useLoad(async () => {
-    const page = await api.get<ListOf<Token>>('/v1/tokens?limit=20');
+    const q = `limit=20${show === 'revoked' ? '&status=revoked' : ''}${prefix ? `&name=${encodeURIComponent(prefix)}` : ''}`;
+    const page = await api.get<ListOf<Token>>(`/v1/tokens?${q}`);
+    if (show === 'revoked') return page;
     // Usage is on each token's own GET: read them side by side (a token gone meanwhile keeps its list row).
-    const detailed = await Promise.all(page.data.map((t) => api.get<Token>(`/v1/tokens/${t.id}`).catch(() => t)));
-    return { ...page, data: detailed };
-  }, [api]);
-  const credentials = useLoad(async () => (can.readAll ? (await api.get<ListOf<Credential>>('/v1/credentials?limit=100')).data.map((c) => c.id) : credentialIds), [api]);
+    return { ...page, data: await Promise.all(page.data.map((t) => api.get<Token>(`/v1/tokens/${t.id}`).catch(() => t))) };
+  }, [api, show, prefix]);
+  const { credentials, providers } = useNames(api, can);
   const [minted, setMinted] = useState<Token>();
+  const [renaming, setRenaming] = useState<Token>();
   const [notice, setNotice] = useState<string>();
+  const credentialOf = (id: string) => credentials.data?.find((c) => c.id === id);
+  const credentialText = (id: string) => {
+    const c = credentialOf(id);
+    return c ? credentialLabel(c, providers.data) : id;
+  };
+  const tokenLabel = (t: Token) => (t.name ? `"${t.name}"` : `token ${t.id}`);
+  const revoked = show === 'revoked';
 
   return (
     <>
-      {minted ? <MintedToken token={minted} onDismiss={() => setMinted(undefined)} /> : null}
-      <Section title="Proxy tokens">
+      {minted ? <MintedToken token={minted} credential={credentialOf(minted.credential_id)} providers={providers.data ?? []} onDismiss={() => setMinted(undefined)} /> : null}
+      <Section title={revoked ? 'Revoked tokens' : 'Proxy tokens'}>
+        <div class="row filters">
+          <label for="tokens-show">Show</label>
+          <select id="tokens-show" value={show} onChange={(e) => setShow(valueOf(e) as 'live' | 'revoked')}>
+            <option value="live">Live tokens</option>
+            <option value="revoked">Revoked tokens</option>
+          </select>
+        </div>
+        <NameSearch id="tokens-search" value={prefix} onSearch={setPrefix} what="tokens" />
         <ErrorLine error={list.error} />
-        {list.data && list.data.data.length === 0 ? <p>No tokens.</p> : null}
+        {list.data && list.data.data.length === 0 ? <p>{prefix ? 'No token has a name starting with that.' : revoked ? 'No revoked tokens.' : 'No tokens yet.'}</p> : null}
         {list.data && list.data.data.length > 0 ? (
-          <div class="table-wrap">
-            <table class="records">
-              <thead><tr><th scope="col">Id</th><th scope="col">Status</th><th scope="col">Credential</th><th scope="col">Scopes</th><th scope="col">Usage</th><th scope="col">Expires</th>{can.revoke ? <th scope="col">Actions</th> : null}</tr></thead>
-              <tbody>
-                {list.data.data.map((t) => (
-                  <tr key={t.id} data-id={t.id}>
-                    <td data-label="Id" class="mono">{t.id}</td>
-                    <td data-label="Status"><span class={`badge ${t.status}`}>{t.status}</span></td>
-                    <td data-label="Credential" class="mono">{t.credential_id}</td>
-                    <td data-label="Scopes">{scopesOf(t)}</td>
-                    <td data-label="Usage" class="usage">{usageOf(t)}</td>
-                    <td data-label="Expires">{shortTime(t.expires_at)}</td>
-                    {can.revoke ? (
-                      <td data-label="Actions" class="actions">
-                        <ConfirmAction label="Revoke" name={t.id} question={`Revoke ${t.id}? Requests with it fail at once.`} confirmLabel="Revoke now" onConfirm={async () => {
-                          await api.delete(`/v1/tokens/${t.id}`);
-                          setNotice(`Revoked ${t.id}.`);
-                          list.reload();
-                        }} />
-                      </td>
-                    ) : null}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <RecordTable rows={list.data.data} attrs={(t) => ({ 'data-id': t.id })} columns={[
+            { label: 'Name', cell: (t) => <NameCell name={t.name} id={t.id} /> },
+            { label: 'Status', cell: (t) => <span class={`badge ${t.status}`}>{t.status}</span> },
+            { label: 'Credential', cell: (t) => credentialText(t.credential_id) },
+            { label: 'Limits', cell: scopesOf },
+            ...(revoked ? [
+              { label: 'Revoked', cell: (t: Token) => (t.revoked_at ? shortTime(t.revoked_at) : '—') },
+              { label: 'By', cls: 'mono', cell: (t: Token) => t.revoked_by ?? '—' },
+            ] : [
+              { label: 'Usage', cls: 'usage', cell: usageOf },
+              { label: 'Expires', cell: (t: Token) => shortTime(t.expires_at) },
+            ]),
+            can.revoke && !revoked && { label: 'Actions', cls: 'actions', cell: (t) => (
+              <>
+                <button type="button" aria-label={`Rename ${tokenLabel(t)}`} aria-expanded={renaming?.id === t.id} onClick={() => setRenaming(renaming?.id === t.id ? undefined : t)}>Rename</button>
+                <ConfirmAction label="Revoke" name={tokenLabel(t)} question="Revoke it? Requests with it fail at once." confirmLabel="Revoke now" onConfirm={async () => {
+                  await api.delete(`/v1/tokens/${t.id}`);
+                  setNotice(`Revoked ${tokenLabel(t)}. It is listed under Revoked tokens.`);
+                  list.reload();
+                }} />
+              </>
+            ) },
+          ]} />
+        ) : null}
+        {renaming ? (
+          <RenameForm api={api} path={`/v1/tokens/${renaming.id}`} what={tokenLabel(renaming)} current={renaming.name} onCancel={() => setRenaming(undefined)}
+            onDone={(notice) => {
+              setNotice(notice);
+              setRenaming(undefined);
+              list.reload();
+            }} />
         ) : null}
         {notice ? <p class="ok" role="status">{notice}</p> : null}
         <div class="row">
@@ -157,10 +111,15 @@ export function TokensPage({ api, can, credentialIds }: { api: Api; can: Abiliti
       {can.mint ? (
         <Section title="Mint a proxy token">
           <ErrorLine error={credentials.error} />
-          {!credentials.loading ? <MintForm api={api} credentials={credentials.data} onMinted={(t) => {
-            setMinted(t);
-            list.reload();
-          }} /> : null}
+          {credentials.data?.length === 0 ? (
+            <p data-empty="credentials">No provider key is stored yet: a token needs one. <a href="#/start">Get started</a> or <a href="#/credentials">store a key</a>.</p>
+          ) : null}
+          {!credentials.loading && !providers.loading && credentials.data?.length !== 0 ? (
+            <MintForm api={api} credentials={credentials.data} minterIds={credentialIds} providers={providers.data ?? []} onMinted={(t) => {
+              setMinted(t);
+              if (!revoked) list.reload();
+            }} />
+          ) : null}
         </Section>
       ) : null}
     </>

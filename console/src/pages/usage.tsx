@@ -9,12 +9,12 @@
 import { useState } from 'preact/hooks';
 import type { Api, DailyUsage, UsageSummary } from '../api.js';
 import { ApiFailure } from '../api.js';
-import { ErrorLine, Section, useLoad } from '../components.js';
+import { ErrorLine, Field, FormError, Section, useFormState, useLoad, valueOf } from '../components.js';
+import { count, usdText } from '../format.js';
 import type { Abilities } from '../roles.js';
 import { Chart } from './chart.js';
 
-const usd = (n: number): string => (n === 0 ? '$0' : n < 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`);
-const count = (n: number): string => (n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e4 ? `${(n / 1e3).toFixed(0)}k` : String(Math.round(n)));
+const LIMIT_FIELD = [{ name: 'spend_limit_usd', label: 'Monthly spend limit in USD', help: 'An amount such as 100.00; requests that would pass it are refused until the month ends.' }];
 
 const cumulative = (values: number[]): number[] => {
   let sum = 0;
@@ -24,31 +24,28 @@ const cumulative = (values: number[]): number[] => {
 /** The organisation's monthly spend limit: a decimal amount of USD, or none. */
 function SpendLimitForm({ api, current, onSaved }: { api: Api; current: string | null; onSaved: () => void }) {
   const [value, setValue] = useState(current ?? '');
-  const [error, setError] = useState<unknown>();
   const [saved, setSaved] = useState<string>();
-  const save = async (limit: string | null) => {
-    setError(undefined);
+  const form = useFormState('usage', LIMIT_FIELD);
+  const save = (limit: string | null) => form.submit(async () => {
     setSaved(undefined);
-    try {
-      await api.patch('/v1/orgs/self', { spend_limit_usd: limit });
-      setSaved(limit === null ? 'No monthly limit.' : `Monthly limit set to $${limit}.`);
-      if (limit === null) setValue('');
-      onSaved();
-    } catch (err) {
-      setError(err);
-    }
-  };
+    await api.patch('/v1/orgs/self', { spend_limit_usd: limit });
+    setSaved(limit === null ? 'No monthly limit.' : `Monthly limit set to $${limit}.`);
+    if (limit === null) setValue('');
+    onSaved();
+  }, limit === '' ? LIMIT_FIELD[0] : undefined);
   return (
-    <form class="row" aria-label="Monthly spend limit" onSubmit={(e) => {
+    <form class="stack" aria-label="Monthly spend limit" noValidate onSubmit={(e) => {
       e.preventDefault();
       void save(value.trim());
     }}>
-      <label for="spend-limit">Monthly spend limit (USD)</label>
-      <input id="spend-limit" class="short" inputMode="decimal" autocomplete="off" value={value} placeholder="e.g. 100.00"
-        onInput={(e) => setValue((e.target as HTMLInputElement).value)} />
-      <button type="submit">Set limit</button>
-      {current !== null ? <button type="button" onClick={() => void save(null)}>Remove limit</button> : null}
-      <ErrorLine error={error} />
+      <Field id="usage-spend_limit_usd" label={LIMIT_FIELD[0]!.label} help={LIMIT_FIELD[0]!.help} error={form.errorOf('spend_limit_usd')}>
+        {(p) => <input {...p} class="short" inputMode="decimal" autocomplete="off" value={value} placeholder="100.00" onInput={(e) => setValue(valueOf(e))} />}
+      </Field>
+      <div class="row">
+        <button type="submit" disabled={form.busy}>Set limit</button>
+        {current !== null ? <button type="button" onClick={() => void save(null)}>Remove limit</button> : null}
+      </div>
+      <FormError state={form} />
       {saved ? <span class="ok" role="status">{saved}</span> : null}
     </form>
   );
@@ -78,11 +75,11 @@ export function UsagePage({ api, can }: { api: Api; can: Abilities }) {
         <ErrorLine error={summary.error} />
         {s ? (
           <dl class="figures" data-period={s.period}>
-            <div><dt>Proxy requests</dt><dd data-figure="requests">{s.proxy_requests.used} of {s.proxy_requests.limit}</dd></div>
-            <div><dt>Tokens in / out</dt><dd data-figure="tokens">{s.tokens.input} / {s.tokens.output}</dd></div>
-            <div><dt>Credentials</dt><dd data-figure="credentials">{s.credentials.used} of {s.credentials.limit}</dd></div>
+            <div><dt>Proxy requests</dt><dd data-figure="requests">{count(s.proxy_requests.used)} of {count(s.proxy_requests.limit)}</dd></div>
+            <div><dt>Tokens in / out</dt><dd data-figure="tokens">{count(s.tokens.input)} / {count(s.tokens.output)}</dd></div>
+            <div><dt>Stored keys</dt><dd data-figure="credentials">{count(s.credentials.used)} of {count(s.credentials.limit)}</dd></div>
             {s.spend_usd ? (
-              <div><dt>Spend (USD)</dt><dd data-figure="spend">${s.spend_usd.used}{s.spend_usd.limit !== null ? ` of $${s.spend_usd.limit}` : ' (no monthly limit)'}</dd></div>
+              <div><dt>Spend</dt><dd data-figure="spend">{usdText(s.spend_usd.used)}{s.spend_usd.limit !== null ? ` of ${usdText(s.spend_usd.limit)}` : ' (no monthly limit)'}</dd></div>
             ) : null}
           </dl>
         ) : null}
@@ -91,21 +88,21 @@ export function UsagePage({ api, can }: { api: Api; can: Abilities }) {
       </Section>
       <Section title="Per day">
         <ErrorLine error={daily.error} />
-        {daily.data === null ? <p class="note" data-daily="absent">Per-day charts need GET /v1/usage/daily, which this gateway does not serve yet.</p> : null}
+        {daily.data === null ? <p class="note" data-daily="absent">This gateway does not keep usage per day yet, so there are no charts.</p> : null}
         {daily.data && days.length > 0 ? (
           <div class="charts">
-            <Chart id="requests" title="Requests per day" labels={labels} format={count}
+            <Chart id="requests" title="Requests per day" labels={labels} unit="count"
               series={[{ name: 'Requests', values: days.map((d) => d.requests), cls: 's1' }]} />
-            <Chart id="tokens" title="Tokens per day" labels={labels} format={count}
+            <Chart id="tokens" title="Tokens per day" labels={labels} unit="count"
               series={[{ name: 'Input', values: days.map((d) => d.input_tokens), cls: 's1' }, { name: 'Output', values: days.map((d) => d.output_tokens), cls: 's2' }]} />
-            <Chart id="spend" title="Spend per day (USD)" labels={labels} format={usd}
+            <Chart id="spend" title="Spend per day (USD)" labels={labels} unit="usd"
               series={[{ name: 'Spend', values: days.map((d) => Number(d.spend_usd)), cls: 's3' }]} />
             {s && month.length > 0 ? (
               <>
-                <Chart id="requests-month" title="Requests this month, cumulative, against the free tier" kind="line" labels={month.map((d) => d.date)} format={count}
+                <Chart id="requests-month" title="Requests this month, cumulative, against the free tier" kind="line" labels={month.map((d) => d.date)} unit="count"
                   series={[{ name: 'Requests so far', values: cumulative(month.map((d) => d.requests)), cls: 's1' }]}
                   limit={{ value: s.proxy_requests.limit, label: 'Free tier' }} />
-                <Chart id="spend-month" title="Spend this month, cumulative, against the monthly limit" kind="line" labels={month.map((d) => d.date)} format={usd}
+                <Chart id="spend-month" title="Spend this month, cumulative, against the monthly limit" kind="line" labels={month.map((d) => d.date)} unit="usd"
                   series={[{ name: 'Spend so far', values: cumulative(month.map((d) => Number(d.spend_usd))), cls: 's3' }]}
                   limit={spendLimit !== undefined ? { value: spendLimit, label: 'Spend limit' } : undefined} />
               </>

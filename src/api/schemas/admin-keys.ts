@@ -1,14 +1,13 @@
 /**
- * Admin keys: POST /v1/admin-keys (name, role, a minter's credential_ids, optional ttl), the key view,
+ * Admin keys: POST /v1/admin-keys (role, optional name, a minter's credential_ids, optional ttl), the key view,
  * lists and deletion; and GET /v1/orgs/self's `caller` (who the presented key is, and what it may do).
  * What a schema cannot say stays with the admin key service and is named in the descriptions: a role
  * above the caller's own, a key outliving its creator (403 `forbidden`), credentials of another
  * organisation (404) and the ttl's upper bound (366d).
  */
 import { Type } from '@sinclair/typebox';
-import { ORG_NAME } from '../../vault/org-service.js';
 import { MAX_CREDENTIAL_IDS } from '../../vault/admin-key-service.js';
-import { IdOf, listOf, named, SecretOf, Time } from './common.js';
+import { IdOf, listOf, Name, named, SecretOf, Time } from './common.js';
 import { bodyContract, rule } from './validate.js';
 
 export const KeyRole = named('AdminKeyRole', rule(Type.Union([Type.Literal('admin'), Type.Literal('minter'), Type.Literal('viewer')], {
@@ -25,8 +24,7 @@ const CredentialIds = rule(Type.Array(Type.String({ pattern: '^[A-Za-z0-9_]{1,64
 }), `a non-empty array of at most ${MAX_CREDENTIAL_IDS} credential ids`);
 
 export const AdminKeyCreate = named('AdminKeyCreate', Type.Object({
-  name: rule(Type.RegExp(ORG_NAME, { minLength: 1, maxLength: 100, description: 'What the key is for (shown in lists).' }),
-    '1 to 100 letters, digits, spaces or ._\'&()- and start with a letter or digit'),
+  name: Type.Optional(Name),
   role: KeyRole,
   credential_ids: Type.Optional(CredentialIds),
   ttl: Type.Optional(rule(Type.String({
@@ -39,7 +37,7 @@ export const AdminKeyCreate = named('AdminKeyCreate', Type.Object({
 const adminKeyProperties = {
   id: IdOf('akey', 'The key\'s id (not the secret); the `actor` of its audit events.'),
   object: Type.Literal('admin_key'),
-  name: Type.String(),
+  name: Type.Optional(Type.String({ description: 'What the key is for (keys named before names were limited to 64 characters may have up to 100).' })),
   role: KeyRole,
   credential_ids: Type.Optional(Type.Array(Type.String())),
   status: Type.Union([Type.Literal('active'), Type.Literal('expired')], { description: '`active` until `expires_at` (if any).' }),

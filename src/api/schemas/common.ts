@@ -1,9 +1,11 @@
 /**
- * Building blocks of the admin wire shapes: ids, secrets shown once, times, counts, lists, and the
+ * Building blocks of the admin wire shapes: ids, secrets shown once, times, counts, lists, names, and the
  * component names the OpenAPI document refers to them by. A schema marked with `named` becomes
  * `#/components/schemas/<name>` wherever it is used (src/api/openapi/json-schema.ts).
  */
 import { Type, type TSchema } from '@sinclair/typebox';
+import { NAME, NAME_RULE } from '../../vault/names.js';
+import { bodyContract, rule } from './validate.js';
 
 const COMPONENT = Symbol.for('keyward.component');
 
@@ -46,3 +48,19 @@ export function listOf<T extends TSchema>(name: string, item: T, description: st
 }
 
 export const Health = named('Health', Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('ready'), Type.Literal('draining'), Type.Literal('unavailable')]) }, { additionalProperties: false }));
+
+/**
+ * The optional `name` of credentials, tokens, admin keys and pools (vault/names.ts has the rule): shown in
+ * lists, the console and the audit trail's `target_name`; a list's `?name=` finds it by prefix.
+ */
+export const Name = named('Name', rule(Type.RegExp(NAME, {
+  description: 'What the organisation calls it: 1 to 64 printable characters (no control or formatting characters), not starting or ending with a space. Need not be unique.',
+  examples: ['prod openai', 'ci: nightly evals'],
+}), NAME_RULE));
+
+/** PATCH of a named record: its new name, or null to remove it. */
+export const NameChange = named('NameChange', Type.Object({
+  name: rule(Type.Union([Name, Type.Null()], { description: 'The new name, or null to remove it.' }), `${NAME_RULE}, or null to remove it`),
+}, { additionalProperties: false, examples: [{ name: 'prod openai' }] }));
+
+export const NAME_CHANGE = bodyContract(NameChange);

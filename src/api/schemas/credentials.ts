@@ -8,7 +8,7 @@ import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 import { Errors } from '../../errors.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
 import type { BodyContract } from '../../http/router.js';
-import { IdOf, listOf, named, Time } from './common.js';
+import { IdOf, listOf, Name, named, Time } from './common.js';
 import { UsageCounts } from './usage.js';
 import { asObject, bodyContract, rule } from './validate.js';
 
@@ -56,15 +56,16 @@ const fieldSchema = (f: CredentialFieldDeclaration): TSchema => {
 export function credentialCreateSchema(declarations: Map<string, CredentialFieldDeclaration[]>): TSchema {
   const variants = [...declarations].map(([provider, fields]) => Type.Object({
     provider: Type.Literal(provider),
+    name: Type.Optional(Name),
     ...Object.fromEntries(fields.map((f) => [f.name, fieldSchema(f)])),
   }, { additionalProperties: false, title: provider }));
   return named('CredentialCreate', Type.Union(variants, {
     description: 'The provider and its credential; the fields depend on the provider (one variant each). A `provider` not loaded here → 400 `unknown_provider`.',
-    examples: [{ provider: 'openai', api_key: 'sk-…' }],
+    examples: [{ provider: 'openai', name: 'prod openai', api_key: 'sk-…' }],
   }));
 }
 
-export type CredentialCreateBody = { provider: string } & Record<string, string>;
+export type CredentialCreateBody = { provider: string; name?: string } & Record<string, string>;
 
 /** The create body's validator: `provider` first (it picks the variant), then that variant's fields. */
 export function credentialCreateContract(schema: TSchema): BodyContract<CredentialCreateBody> {
@@ -117,6 +118,7 @@ export const CredentialViewBase = Type.Object({
   id: IdOf('cred', 'The credential\'s id.'),
   object: Type.Literal('credential'),
   provider: Type.String(),
+  name: Type.Optional(Name),
   key_hint: Type.String({ pattern: '^…[\\x21-\\x7e]{4}$', description: '"…" and the key\'s last 4 characters.', examples: ['…wxyz'] }),
   created_at: Time,
   updated_at: Time,

@@ -1,5 +1,5 @@
 /**
- * Proxy tokens: POST /v1/tokens (ttl and scopes), the token view, lists and revocation.
+ * Proxy tokens: POST /v1/tokens (ttl, name and scopes), the token view (live or revoked), lists and revocation.
  * What a schema cannot say stays with the services and is named in the descriptions: the ttl's
  * upper bound (KEYWARD_MAX_TTL, TokenService.parseTtl) and each path scope's reachability on the
  * credential's provider (catalog/scopes.ts parseScopes), both answering 400 as the schema does.
@@ -7,7 +7,7 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_ITEMS, MODEL, PATH_PATTERN } from '../../catalog/scopes.js';
 import { USD_AMOUNT } from '../../catalog/money.js';
-import { IdOf, listOf, named, SecretOf, Time } from './common.js';
+import { IdOf, listOf, Name, named, SecretOf, Time } from './common.js';
 import { UsageCounts } from './usage.js';
 import { bodyContract, rule } from './validate.js';
 
@@ -51,18 +51,22 @@ export const BudgetScope = named('BudgetScope', rule(Type.String({
 export const TokenCreate = named('TokenCreate', Type.Object({
   credential_id: rule(Type.String({ minLength: 1, description: 'A stored credential of this organisation (else 404).' }), 'the id of a stored credential'),
   ttl: Ttl,
+  name: Type.Optional(Name),
   models: Type.Optional(ModelsScope),
   paths: Type.Optional(PathsScope),
   max_requests: Type.Optional(MaxRequestsScope),
   rate_limit: Type.Optional(RateLimitScope),
   budget_usd: Type.Optional(BudgetScope),
-}, { additionalProperties: false, examples: [{ credential_id: 'cred_4kT9bQ2mXw7Zr1sVc8NpL3aY', ttl: '15m', models: ['gpt-4o-mini'], max_requests: 100 }] }));
+}, { additionalProperties: false, examples: [{ credential_id: 'cred_4kT9bQ2mXw7Zr1sVc8NpL3aY', ttl: '15m', name: 'evals agent', models: ['gpt-4o-mini'], max_requests: 100 }] }));
 
 const tokenProperties = {
   id: IdOf('tok', 'The token\'s id (not the secret).'),
   object: Type.Literal('token'),
   credential_id: IdOf('cred', 'The credential whose key the token uses.'),
-  status: Type.Union([Type.Literal('active'), Type.Literal('expired')], { description: '`active` while now < `expires_at`.' }),
+  name: Type.Optional(Name),
+  status: Type.Union([Type.Literal('active'), Type.Literal('expired'), Type.Literal('revoked')], {
+    description: '`active` while now < `expires_at`, then `expired`; `revoked` only in `GET /v1/tokens?status=revoked` (a revoked token is never found by id).',
+  }),
   created_at: Time,
   expires_at: Time,
   models: Type.Optional(ModelsScope),
@@ -73,9 +77,14 @@ const tokenProperties = {
   budget_usd: Type.Optional(BudgetScope),
 };
 
-export const Token = named('Token', Type.Object({ ...tokenProperties, usage: Type.Optional(UsageCounts) }, {
+export const Token = named('Token', Type.Object({
+  ...tokenProperties,
+  usage: Type.Optional(UsageCounts),
+  revoked_at: Type.Optional(Time),
+  revoked_by: Type.Optional(Type.String({ description: 'Who revoked it: an `otk_` or `akey_` id, or `cli`.' })),
+}, {
   additionalProperties: false,
-  description: 'A proxy token (never its value). Scope fields appear when set; `usage` on GET /v1/tokens/{id} only.',
+  description: 'A proxy token (never its value). Scope fields and `name` appear when set; `usage` on GET /v1/tokens/{id} only; `revoked_at` and `revoked_by` on revoked ones.',
 }));
 
 export const TokenCreated = named('TokenCreated', Type.Object({
@@ -83,7 +92,7 @@ export const TokenCreated = named('TokenCreated', Type.Object({
   token: Type.Optional(SecretOf('ptok', 'The proxy token: `X-Proxy-Token: ptok_…` (or an SDK\'s `apiKey`). Shown once.')),
 }, { additionalProperties: false, description: 'A new proxy token. `token` is shown here once and never again (absent from an idempotent replay).' }));
 
-export const TokenList = listOf('TokenList', Token, 'Proxy tokens.');
+export const TokenList = listOf('TokenList', Token, 'Proxy tokens: live ones (`active`, `expired`), or with `status=revoked` the revoked ones (most recently revoked first).');
 
 export const TokenRevoked = named('TokenRevoked', Type.Object({
   id: Type.String(), object: Type.Literal('token'), revoked: Type.Literal(true),

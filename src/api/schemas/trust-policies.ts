@@ -10,7 +10,8 @@ import { IdOf, listOf, named, Time } from './common.js';
 import { TokenCreate, Ttl } from './tokens.js';
 import { bodyContract, rule } from './validate.js';
 
-const { credential_id: credentialId, ttl: _ttl, ...scopeFields } = TokenCreate.properties;
+// A token's `name` is not a scope: a policy's tokens are not named by it.
+const { credential_id: credentialId, ttl: _ttl, name: _name, ...scopeFields } = TokenCreate.properties;
 
 /** The token scopes a policy's tokens carry: POST /v1/tokens's own fields. */
 export const TRUST_POLICY_SCOPES = scopeFields;

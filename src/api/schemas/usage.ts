@@ -66,9 +66,10 @@ export const AuditEvent = named('AuditEvent', Type.Object({
   actor: Type.String({ description: 'A token id (`otk_…`, `tok_…`), `admin`, `cli` or `anonymous`; for a token exchange the workload, `oidc:<iss>#<sub>`.' }),
   action: Type.String({
     description: 'What was done.',
-    examples: ['org.create', 'org.token_rotate', 'credential.create', 'credential.rotate', 'credential.delete', 'token.create', 'token.revoke', 'auth.failed', 'quota.refused', 'admin.rate_limited'],
+    examples: ['org.create', 'org.token_rotate', 'credential.create', 'credential.update', 'credential.rotate', 'credential.delete', 'token.create', 'token.update', 'token.revoke', 'auth.failed', 'quota.refused', 'admin.rate_limited'],
   }),
   target: Type.String({ description: 'The id (or path) acted on.' }),
+  target_name: Type.Optional(Type.String({ description: 'The name the target had when the action was done, if it had one (a credential\'s, token\'s, admin key\'s or organisation\'s name; never a secret).' })),
   outcome: Type.Union([Type.Literal('success'), Type.Literal('failure'), Type.Literal('denied')]),
   ip: Type.String({ description: 'The caller\'s address (`*`: refusals from more addresses at once than the gateway counts apart).' }),
   count: Type.Integer({ minimum: 1, description: 'How many events the record stands for: 1 for a change, the minute\'s total for a refusal.' }),

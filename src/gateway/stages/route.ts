@@ -25,7 +25,8 @@ export class RouteStage implements CoreStage {
     if (!provider) throw Errors.pathNotAllowed(`The provider ${JSON.stringify(auth.credential.provider)} is not loaded on this gateway.`);
     ctx.provider = provider;
     if (ctx.path === '') throw Errors.pathNotAllowed();
-    const match = matchRoute(provider.routes, ctx.method, ctx.path);
+    // An upgrade matches only websocket routes, a plain request only plain ones (src/gateway/realtime/).
+    const match = matchRoute(provider.routes, ctx.method, ctx.path, ctx.upgrade ? ctx.query : undefined);
     if (!match) throw Errors.pathNotAllowed(`${ctx.method} /${ctx.path} is not on the ${provider.id} allow-list.`);
     // A plain field that pins a path parameter (Vertex's project and location): the path names the credential's own, or nothing is sent.
     for (const f of provider.fields) {

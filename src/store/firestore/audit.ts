@@ -41,6 +41,7 @@ function toAudit(d: DocumentSnapshot): AuditRecord {
     id: d.get('id'), time, requestId: d.get('requestId'), org: d.get('org'), actor: d.get('actor'),
     action: d.get('action'), target: d.get('target'), outcome: d.get('outcome'), ip: d.get('ip'),
     count: (d.get('count') as number | undefined) ?? 1, expireAt: expireAt ? expireAt.toMillis() : time + LEGACY_RETENTION_MS,
+    ...(typeof d.get('targetName') === 'string' ? { targetName: d.get('targetName') as string } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 /**
  * The Firestore store's credentials: credentials/{cred} (sealed key, plain
- * fields, `sortKey`) and the org's slots orgs/{org}/credential_slots/{k}, k in
+ * fields, `sortKey`, `name` and `namePrefixes`: names.ts) and the org's slots orgs/{org}/credential_slots/{k}, k in
  * [0, limit). A credential is stored in the same batch as create() of a free
  * slot, so two creators can never both win slot k, and no more than `limit`
  * credentials can exist. Deleting a credential deletes its slot in the same
@@ -10,9 +10,10 @@
  * a re-wrap is a compare-and-swap transaction.
  */
 import type { CollectionReference, DocumentSnapshot } from '@google-cloud/firestore';
-import { BAD_CURSOR, type CredentialRecord, type CredentialStore, type Page, type PageQuery, type SealedKey } from '../ports.js';
+import { BAD_CURSOR, type CredentialRecord, type CredentialStore, type NamedPageQuery, type Page, type SealedKey } from '../ports.js';
 import type { FirestoreChanges } from './changes.js';
 import { buf, Code, errCode, pageByOrg, sortKey, type FirestoreDb } from './db.js';
+import { nameFields, renameDoc } from './names.js';
 import { deleteTokensOf } from './tokens.js';
 
 const toCredential = (d: DocumentSnapshot): CredentialRecord => {
@@ -22,6 +23,7 @@ const toCredential = (d: DocumentSnapshot): CredentialRecord => {
     wrappedDek: buf(x.wrappedDek), kekId: x.kekId, nonce: buf(x.nonce), ciphertext: buf(x.ciphertext),
     // Documents written before credentials had plain fields have none.
     fields: { ...(x.fields ?? {}) }, createdAt: x.createdAt, updatedAt: x.updatedAt,
+    ...(typeof x.name === 'string' ? { name: x.name } : {}),
   };
 };
 
@@ -54,7 +56,7 @@ export class FirestoreCredentials implements CredentialStore {
       batch.create(this.db.credentials.doc(c.id), {
         id: c.id, orgId: c.orgId, provider: c.provider, keyHint: c.keyHint,
         wrappedDek: c.wrappedDek, kekId: c.kekId, nonce: c.nonce, ciphertext: c.ciphertext,
-        createdAt: c.createdAt, updatedAt: c.updatedAt, slot, sortKey: sortKey(c.createdAt, c.id), fields: { ...(c.fields ?? {}) },
+        createdAt: c.createdAt, updatedAt: c.updatedAt, slot, sortKey: sortKey(c.createdAt, c.id), fields: { ...(c.fields ?? {}) }, ...nameFields(c.name),
       });
       try {
         await batch.commit();
@@ -75,8 +77,13 @@ export class FirestoreCredentials implements CredentialStore {
     });
   }
 
-  listCredentials(orgId: string, q: PageQuery): Promise<Page<CredentialRecord> | typeof BAD_CURSOR> {
+  listCredentials(orgId: string, q: NamedPageQuery): Promise<Page<CredentialRecord> | typeof BAD_CURSOR> {
     return this.db.guard(() => pageByOrg(this.db.credentials, orgId, q, async (id) => this.db.credentials.doc(id).get(), toCredential));
+  }
+
+  /** A name is not a secret nor cached anywhere: an update, no change event. */
+  setCredentialName(orgId: string, id: string, name: string | null): Promise<boolean> {
+    return this.db.guard(async () => renameDoc(await this.db.credentials.doc(id).get(), orgId, name));
   }
 
   countCredentials(orgId: string): Promise<number> {

@@ -11,7 +11,8 @@ import firestorePkg from '@google-cloud/firestore';
 import type { CollectionReference, DocumentSnapshot, Firestore as FirestoreClient, Query, Settings } from '@google-cloud/firestore';
 import { BackendUnavailable } from '../../errors.js';
 import { Timeout, withTimeout } from '../../timeout.js';
-import { BAD_CURSOR, type Page, type PageQuery } from '../ports.js';
+import { nameKey } from '../name-key.js';
+import { BAD_CURSOR, type NamedPageQuery, type Page } from '../ports.js';
 
 const { Firestore } = firestorePkg;
 
@@ -197,11 +198,13 @@ export async function deleteOwned(d: DocumentSnapshot | undefined, orgId: string
 }
 
 export async function pageByOrg<T>(
-  coll: CollectionReference, orgId: string, q: PageQuery, cursorOf: (id: string) => Promise<DocumentSnapshot | undefined>,
+  coll: CollectionReference, orgId: string, q: NamedPageQuery, cursorOf: (id: string) => Promise<DocumentSnapshot | undefined>,
   map: (d: DocumentSnapshot) => T, createdBy?: string,
 ): Promise<Page<T> | typeof BAD_CURSOR> {
   let query: Query = coll.where('orgId', '==', orgId);
   if (createdBy !== undefined) query = query.where('createdBy', '==', createdBy);
+  // Every prefix of the folded name is stored (store/name-key.ts): needs the (orgId, namePrefixes, sortKey) index.
+  if (q.namePrefix !== undefined) query = query.where('namePrefixes', 'array-contains', nameKey(q.namePrefix));
   if (q.startingAfter !== undefined) {
     const cursor = await cursorOf(q.startingAfter);
     if (!cursor?.exists || cursor.get('orgId') !== orgId || (createdBy !== undefined && cursor.get('createdBy') !== createdBy)) return BAD_CURSOR;

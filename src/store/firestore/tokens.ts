@@ -1,24 +1,29 @@
 /**
  * The Firestore store's proxy tokens: tokens/{sha256 of the token} (O(1)
  * lookup by hash), with `orgId`, `credentialId` and `sortKey` for the other
- * reads (`createdBy`: who minted it; a minter lists only its own). A token
- * is created only while its credential exists, without a transaction (see createToken); a revocation deletes it under an exists
- * precondition (one deleter wins) in the batch that announces it.
+ * reads (`createdBy`: who minted it; a minter lists only its own; `name` and
+ * `namePrefixes`, names.ts). A token is created only while its
+ * credential exists, without a transaction (see createToken). A revocation is
+ * one batch: the token deleted under an exists precondition (one revoker wins;
+ * its hash leaves the lookup path), its record kept in revoked_tokens/{tok_id}
+ * (`sortKey` by revocation time) and the change that announces it.
  * `deleteTokensOf` is the second step of a credential's deletion.
  */
-import type { DocumentSnapshot, QueryDocumentSnapshot } from '@google-cloud/firestore';
-import { BAD_CURSOR, type Page, type PageQuery, type TokenRecord, type TokenStore } from '../ports.js';
+import type { CollectionReference, DocumentData, DocumentSnapshot, QueryDocumentSnapshot } from '@google-cloud/firestore';
+import { BAD_CURSOR, type NamedPageQuery, type Page, type RevokedTokenRecord, type TokenRecord, type TokenStore } from '../ports.js';
 import type { FirestoreChanges } from './changes.js';
 import { BATCH_WRITES, pageByOrg, sortKey, type FirestoreDb } from './db.js';
+import { nameFields, renameDoc } from './names.js';
 
-const toToken = (d: DocumentSnapshot): TokenRecord => {
-  const x = d.data()!;
-  return {
-    id: x.id, orgId: x.orgId, credentialId: x.credentialId, tokenHash: x.tokenHash,
-    scopes: JSON.parse(x.scopes), createdAt: x.createdAt, expiresAt: x.expiresAt,
-    ...(typeof x.createdBy === 'string' ? { createdBy: x.createdBy } : {}),
-  };
-};
+/** The fields a live token and its revocation record share. */
+const common = (x: DocumentData): Omit<TokenRecord, 'tokenHash'> => ({
+  id: x.id, orgId: x.orgId, credentialId: x.credentialId, scopes: JSON.parse(x.scopes), createdAt: x.createdAt, expiresAt: x.expiresAt,
+  ...(typeof x.createdBy === 'string' ? { createdBy: x.createdBy } : {}),
+  ...(typeof x.name === 'string' ? { name: x.name } : {}),
+});
+
+const toToken = (d: DocumentSnapshot): TokenRecord => ({ ...common(d.data()!), tokenHash: d.get('tokenHash') });
+const toRevoked = (d: DocumentSnapshot): RevokedTokenRecord => ({ ...common(d.data()!), revokedAt: d.get('revokedAt'), revokedBy: d.get('revokedBy') });
 
 /**
  * Deletes every token of a credential of `orgId`, in batches, with no change
@@ -36,7 +41,12 @@ export async function deleteTokensOf(db: FirestoreDb, credentialId: string, orgI
 }
 
 export class FirestoreTokens implements TokenStore {
-  constructor(private readonly db: FirestoreDb, private readonly changes: FirestoreChanges) {}
+  /** Revocation records by token id (the data model's revoked_tokens collection). */
+  private readonly revoked: CollectionReference;
+
+  constructor(private readonly db: FirestoreDb, private readonly changes: FirestoreChanges) {
+    this.revoked = db.client.collection('revoked_tokens');
+  }
 
   /**
    * Without transaction isolation: (1) read the credential, (2) create the
@@ -54,7 +64,7 @@ export class FirestoreTokens implements TokenStore {
       const ref = this.db.tokens.doc(t.tokenHash);
       await ref.create({
         id: t.id, orgId: t.orgId, credentialId: t.credentialId, tokenHash: t.tokenHash, scopes: JSON.stringify(t.scopes),
-        createdAt: t.createdAt, expiresAt: t.expiresAt, sortKey: sortKey(t.createdAt, t.id), createdBy: t.createdBy,
+        createdAt: t.createdAt, expiresAt: t.expiresAt, sortKey: sortKey(t.createdAt, t.id), createdBy: t.createdBy, ...nameFields(t.name),
       });
       if (!(await cred.get()).exists) {
         await ref.delete();
@@ -78,19 +88,32 @@ export class FirestoreTokens implements TokenStore {
     });
   }
 
-  listTokens(orgId: string, q: PageQuery, createdBy?: string): Promise<Page<TokenRecord> | typeof BAD_CURSOR> {
+  listTokens(orgId: string, q: NamedPageQuery, createdBy?: string): Promise<Page<TokenRecord> | typeof BAD_CURSOR> {
     return this.db.guard(() => pageByOrg(this.db.tokens, orgId, q, (id) => this.byId(id), toToken, createdBy));
   }
 
-  deleteToken(orgId: string, id: string): Promise<boolean> {
+  revokeToken(orgId: string, id: string, revokedAt: number, revokedBy: string): Promise<RevokedTokenRecord | undefined> {
     return this.db.guard(async () => {
       const d = await this.byId(id);
-      if (!d || d.get('orgId') !== orgId) return false;
+      if (!d || d.get('orgId') !== orgId) return undefined;
+      const { tokenHash: _hash, sortKey: _key, ...kept } = d.data();
       const batch = this.db.client.batch();
       batch.delete(d.ref, { exists: true });
+      // set, not create: the delete's precondition already lets one revoker through.
+      batch.set(this.revoked.doc(id), { ...kept, revokedAt, revokedBy, sortKey: sortKey(revokedAt, id) });
       this.changes.publish(batch, 'token', id);
-      return this.changes.commitUnlessGone(batch);
+      if (!(await this.changes.commitUnlessGone(batch))) return undefined;
+      return { ...common(kept), revokedAt, revokedBy };
     });
+  }
+
+  listRevokedTokens(orgId: string, q: NamedPageQuery, createdBy?: string): Promise<Page<RevokedTokenRecord> | typeof BAD_CURSOR> {
+    return this.db.guard(() => pageByOrg(this.revoked, orgId, q, async (id) => this.revoked.doc(id).get(), toRevoked, createdBy));
+  }
+
+  /** A token revoked meanwhile is not renamed (renameDoc's exists precondition). */
+  setTokenName(orgId: string, id: string, name: string | null): Promise<boolean> {
+    return this.db.guard(async () => renameDoc(await this.byId(id), orgId, name));
   }
 
   /** Documents are keyed by hash: a token's id is a query. */

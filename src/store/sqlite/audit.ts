@@ -7,15 +7,15 @@
 import { BAD_CURSOR, type AuditRecord, type AuditStore, type Page, type PageQuery } from '../ports.js';
 import type { Row, SqliteDb } from './db.js';
 
-const INSERT = `INSERT INTO audit (id, time, request_id, org, actor, action, target, outcome, ip, count, expire_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const INSERT = `INSERT INTO audit (id, time, request_id, org, actor, action, target, outcome, ip, count, expire_at, target_name)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-const params = (r: AuditRecord) => [r.id, r.time, r.requestId, r.org, r.actor, r.action, r.target, r.outcome, r.ip, r.count, r.expireAt] as const;
+const params = (r: AuditRecord) => [r.id, r.time, r.requestId, r.org, r.actor, r.action, r.target, r.outcome, r.ip, r.count, r.expireAt, r.targetName ?? null] as const;
 
 const toAudit = (r: Row): AuditRecord => ({
   id: r.id as string, time: r.time as number, requestId: r.request_id as string, org: r.org as string, actor: r.actor as string,
   action: r.action as string, target: r.target as string, outcome: r.outcome as AuditRecord['outcome'], ip: r.ip as string,
-  count: r.count as number, expireAt: r.expire_at as number,
+  count: r.count as number, expireAt: r.expire_at as number, ...(r.target_name != null ? { targetName: r.target_name as string } : {}),
 });
 
 export class SqliteAudit implements AuditStore {

@@ -7,7 +7,8 @@
  * single updates that announce the credential; a re-wrap is a compare-and-swap
  * on the wrapped DEK.
  */
-import { BAD_CURSOR, type CredentialRecord, type CredentialStore, type Page, type PageQuery, type SealedKey } from '../ports.js';
+import { nameKey } from '../name-key.js';
+import { BAD_CURSOR, type CredentialRecord, type CredentialStore, type NamedPageQuery, type Page, type SealedKey } from '../ports.js';
 import { publishChange } from './changes.js';
 import { pageByOrg, type Row, type SqliteDb } from './db.js';
 
@@ -24,6 +25,7 @@ const toCredential = (r: Row): CredentialRecord => ({
   id: r.id as string, orgId: r.org_id as string, provider: r.provider as string, keyHint: r.key_hint as string,
   wrappedDek: buf(r.wrapped_dek), kekId: r.kek_id as string, nonce: buf(r.nonce), ciphertext: buf(r.ciphertext),
   fields: JSON.parse((r.fields as string | undefined) ?? '{}'), createdAt: r.created_at as number, updatedAt: r.updated_at as number,
+  ...(r.name != null ? { name: r.name as string } : {}),
 });
 
 export class SqliteCredentials implements CredentialStore {
@@ -34,9 +36,10 @@ export class SqliteCredentials implements CredentialStore {
       const held = this.db.one('SELECT COUNT(*) AS n FROM credentials WHERE org_id = ?', c.orgId)!.n as number;
       if (held >= limit) return 'limit' as const;
       this.db.run(
-        `INSERT INTO credentials (id, org_id, provider, key_hint, wrapped_dek, kek_id, nonce, ciphertext, created_at, updated_at, fields)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO credentials (id, org_id, provider, key_hint, wrapped_dek, kek_id, nonce, ciphertext, created_at, updated_at, fields, name, name_key)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         c.id, c.orgId, c.provider, c.keyHint, c.wrappedDek, c.kekId, c.nonce, c.ciphertext, c.createdAt, c.updatedAt, JSON.stringify(c.fields ?? {}),
+        c.name ?? null, c.name === undefined ? null : nameKey(c.name),
       );
       return 'created' as const;
     }));
@@ -49,8 +52,15 @@ export class SqliteCredentials implements CredentialStore {
     });
   }
 
-  listCredentials(orgId: string, q: PageQuery): Promise<Page<CredentialRecord> | typeof BAD_CURSOR> {
+  listCredentials(orgId: string, q: NamedPageQuery): Promise<Page<CredentialRecord> | typeof BAD_CURSOR> {
     return this.db.guard(() => pageByOrg(this.db, 'credentials', orgId, q, toCredential));
+  }
+
+  /** A name is not a secret nor cached anywhere: an update, no change event. */
+  setCredentialName(orgId: string, id: string, name: string | null): Promise<boolean> {
+    return this.db.guard(() => this.db.run(
+      'UPDATE credentials SET name = ?, name_key = ? WHERE org_id = ? AND id = ?', name, name === null ? null : nameKey(name), orgId, id,
+    ) > 0);
   }
 
   countCredentials(orgId: string): Promise<number> {

@@ -11,7 +11,8 @@ import path from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { BackendUnavailable } from '../../errors.js';
 import { ensurePrivateDir, preparePrivateDatabase } from '../../private-files.js';
-import { BAD_CURSOR, type Page, type PageQuery } from '../ports.js';
+import { prefixQuery } from '../name-key.js';
+import { BAD_CURSOR, type NamedPageQuery, type Page } from '../ports.js';
 
 export type Row = Record<string, SQLInputValue>;
 
@@ -104,23 +105,40 @@ export class SqliteDb {
   }
 }
 
-/** One newest-first page of an org's credentials or tokens, keyed by (created_at, id); an unknown cursor is BAD_CURSOR. */
+/** What narrows a page beyond its organisation: a minter's own (`created_by`), a name prefix, and the column it is ordered by. */
+export interface PageFilter {
+  createdBy?: string;
+  /** Kept when the folded name (`name_key`) starts with it (store/name-key.ts); unnamed rows never match. */
+  namePrefix?: string;
+  /** Newest first by this time column, then id (default `created_at`). */
+  orderBy?: 'created_at' | 'revoked_at';
+}
+
+/**
+ * One newest-first page of an org's records, keyed by (time, id); an unknown cursor is BAD_CURSOR. A cursor
+ * is a position: it must be one of the org's (and, with `createdBy`, that caller's) records, whatever its name.
+ */
 export function pageByOrg<T>(
-  db: SqliteDb, table: 'credentials' | 'tokens' | 'admin_keys' | 'trust_policies', orgId: string, q: PageQuery, map: (r: Row) => T, createdBy?: string,
+  db: SqliteDb, table: 'credentials' | 'tokens' | 'revoked_tokens' | 'admin_keys' | 'trust_policies', orgId: string, q: NamedPageQuery,
+  map: (r: Row) => T, filter: PageFilter = {},
 ): Page<T> | typeof BAD_CURSOR {
+  const time = filter.orderBy ?? 'created_at';
   // A minter's list is only its own tokens: the filter (and its cursor check) ride in the same query.
-  const mine = createdBy === undefined ? '' : ' AND created_by = ?';
-  const by = createdBy === undefined ? [] : [createdBy];
+  const mine = filter.createdBy === undefined ? '' : ' AND created_by = ?';
+  const by: SQLInputValue[] = filter.createdBy === undefined ? [] : [filter.createdBy];
+  const prefix = q.namePrefix === undefined ? undefined : prefixQuery(q.namePrefix);
+  const named = prefix ? ' AND substr(name_key, 1, ?) = ?' : '';
+  const byName: SQLInputValue[] = prefix ? [prefix.length, prefix.key] : [];
   let rows: Row[];
   if (q.startingAfter !== undefined) {
-    const cursor = db.one(`SELECT created_at, id FROM ${table} WHERE org_id = ? AND id = ?${mine}`, orgId, q.startingAfter, ...by);
+    const cursor = db.one(`SELECT ${time} AS t, id FROM ${table} WHERE org_id = ? AND id = ?${mine}`, orgId, q.startingAfter, ...by);
     if (!cursor) return BAD_CURSOR;
     rows = db.all(
-      `SELECT * FROM ${table} WHERE org_id = ?${mine} AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?`,
-      orgId, ...by, cursor.created_at!, cursor.created_at!, cursor.id!, q.limit + 1,
+      `SELECT * FROM ${table} WHERE org_id = ?${mine}${named} AND (${time} < ? OR (${time} = ? AND id < ?)) ORDER BY ${time} DESC, id DESC LIMIT ?`,
+      orgId, ...by, ...byName, cursor.t!, cursor.t!, cursor.id!, q.limit + 1,
     );
   } else {
-    rows = db.all(`SELECT * FROM ${table} WHERE org_id = ?${mine} ORDER BY created_at DESC, id DESC LIMIT ?`, orgId, ...by, q.limit + 1);
+    rows = db.all(`SELECT * FROM ${table} WHERE org_id = ?${mine}${named} ORDER BY ${time} DESC, id DESC LIMIT ?`, orgId, ...by, ...byName, q.limit + 1);
   }
   return { data: rows.slice(0, q.limit).map(map), hasMore: rows.length > q.limit };
 }

@@ -1,10 +1,12 @@
 /**
  * The SQLite store's tables and their migrations: `createSchema` creates what is
  * missing and adds the columns that came later (credentials' `fields`, audit's
- * `count` and `expire_at`, usage's `spend_micros`, tokens' `created_by`, orgs' `spend_limit_micros`) to a file made before them, each in one write
+ * `count` and `expire_at`, usage's `spend_micros`, tokens' `created_by`, orgs' `spend_limit_micros`,
+ * names and their folded `name_key`, audit's `target_name`) to a file made before them, each in one write
  * transaction re-checked inside it, so two processes opening the same old file
  * do not both alter a table.
  */
+import { nameKey } from '../name-key.js';
 import type { SqliteDb } from './db.js';
 import { createTrustPolicyTable } from './trust-policies.js';
 
@@ -22,21 +24,28 @@ CREATE TABLE IF NOT EXISTS org_tokens (
 CREATE INDEX IF NOT EXISTS org_tokens_org ON org_tokens(org_id);
 CREATE TABLE IF NOT EXISTS admin_keys (
   id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id), name TEXT NOT NULL, role TEXT NOT NULL, credential_ids TEXT,
-  token_hash TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, expires_at INTEGER, created_by TEXT NOT NULL
+  token_hash TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, expires_at INTEGER, created_by TEXT NOT NULL, name_key TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS admin_keys_org_created ON admin_keys(org_id, created_at DESC, id DESC);
 CREATE TABLE IF NOT EXISTS credentials (
   id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id), provider TEXT NOT NULL, key_hint TEXT NOT NULL,
   wrapped_dek BLOB NOT NULL, kek_id TEXT NOT NULL, nonce BLOB NOT NULL, ciphertext BLOB NOT NULL,
-  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, fields TEXT NOT NULL DEFAULT '{}'
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, fields TEXT NOT NULL DEFAULT '{}', name TEXT, name_key TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS credentials_org_created ON credentials(org_id, created_at DESC, id DESC);
 CREATE TABLE IF NOT EXISTS tokens (
   id TEXT PRIMARY KEY, org_id TEXT NOT NULL, credential_id TEXT NOT NULL REFERENCES credentials(id) ON DELETE CASCADE,
-  token_hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, created_by TEXT
+  token_hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, created_by TEXT,
+  name TEXT, name_key TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS tokens_org_created ON tokens(org_id, created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS tokens_credential ON tokens(credential_id);
+CREATE TABLE IF NOT EXISTS revoked_tokens (
+  id TEXT PRIMARY KEY, org_id TEXT NOT NULL, credential_id TEXT NOT NULL, scopes TEXT NOT NULL, created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL, created_by TEXT, name TEXT, name_key TEXT, revoked_at INTEGER NOT NULL, revoked_by TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS revoked_tokens_org ON revoked_tokens(org_id, revoked_at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS revoked_tokens_org_creator ON revoked_tokens(org_id, created_by, revoked_at DESC, id DESC);
 CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, leased INTEGER NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS usage (
   scope TEXT NOT NULL, id TEXT NOT NULL, period TEXT NOT NULL,
@@ -47,7 +56,7 @@ CREATE TABLE IF NOT EXISTS usage (
 CREATE TABLE IF NOT EXISTS audit (
   id TEXT PRIMARY KEY, time INTEGER NOT NULL, request_id TEXT NOT NULL, org TEXT NOT NULL, actor TEXT NOT NULL,
   action TEXT NOT NULL, target TEXT NOT NULL, outcome TEXT NOT NULL, ip TEXT NOT NULL,
-  count INTEGER NOT NULL DEFAULT 1, expire_at INTEGER NOT NULL
+  count INTEGER NOT NULL DEFAULT 1, expire_at INTEGER NOT NULL, target_name TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS audit_org_time ON audit(org, time DESC, id DESC);
 CREATE TABLE IF NOT EXISTS idempotency (
@@ -70,6 +79,29 @@ export function createSchema(db: SqliteDb): void {
   createTrustPolicyTable(db);
   addTokenCreator(db);
   addOrgSpendLimit(db);
+  addNames(db);
+}
+
+/**
+ * Adds `name` and `name_key` to credentials and tokens, `name_key` to admin keys (their `name` was
+ * required, NOT NULL: '' now stands for none) filled from the names they have, and `target_name` to audit.
+ */
+function addNames(db: SqliteDb): void {
+  const columns = (table: string) => new Set(db.all(`PRAGMA table_info(${table})`).map((c) => c.name as string));
+  const missing = () => !columns('credentials').has('name_key') || !columns('tokens').has('name_key') || !columns('admin_keys').has('name_key') || !columns('audit').has('target_name');
+  if (!missing()) return;
+  db.tx(() => {
+    for (const table of ['credentials', 'tokens']) {
+      const has = columns(table);
+      if (!has.has('name')) db.run(`ALTER TABLE ${table} ADD COLUMN name TEXT`);
+      if (!has.has('name_key')) db.run(`ALTER TABLE ${table} ADD COLUMN name_key TEXT`);
+    }
+    if (!columns('admin_keys').has('name_key')) {
+      db.run('ALTER TABLE admin_keys ADD COLUMN name_key TEXT');
+      for (const r of db.all("SELECT id, name FROM admin_keys WHERE name != ''")) db.run('UPDATE admin_keys SET name_key = ? WHERE id = ?', nameKey(r.name as string), r.id!);
+    }
+    if (!columns('audit').has('target_name')) db.run('ALTER TABLE audit ADD COLUMN target_name TEXT');
+  });
 }
 
 /** Adds `spend_limit_micros` (the monthly spend cap; NULL: none) to an orgs table made before it. */

@@ -2,18 +2,26 @@
  * The SQLite store's proxy tokens (known by hash; scopes as JSON). A token is
  * created only while its credential exists, checked and inserted under one
  * write lock (and the foreign key's ON DELETE CASCADE takes any token a
- * credential's deletion did not see). A revocation announces the token on the
- * change feed in its own transaction. `created_by` names who minted it (a minter lists only its own).
+ * credential's deletion did not see). A revocation deletes the token (its hash
+ * leaves the lookup path), keeps its record in `revoked_tokens` and announces
+ * it on the change feed, in one transaction. `created_by` names who minted it
+ * (a minter lists only its own); `name_key` is the folded name prefixes match.
  */
-import { BAD_CURSOR, type Page, type PageQuery, type TokenRecord, type TokenStore } from '../ports.js';
+import { nameKey } from '../name-key.js';
+import { BAD_CURSOR, type NamedPageQuery, type Page, type RevokedTokenRecord, type TokenRecord, type TokenStore } from '../ports.js';
 import { publishChange } from './changes.js';
 import { pageByOrg, type Row, type SqliteDb } from './db.js';
 
-const toToken = (r: Row): TokenRecord => ({
-  id: r.id as string, orgId: r.org_id as string, credentialId: r.credential_id as string, tokenHash: r.token_hash as string,
+/** The fields a live token and its revocation record share. */
+const common = (r: Row): Omit<TokenRecord, 'tokenHash'> => ({
+  id: r.id as string, orgId: r.org_id as string, credentialId: r.credential_id as string,
   scopes: JSON.parse(r.scopes as string), createdAt: r.created_at as number, expiresAt: r.expires_at as number,
   ...(r.created_by != null ? { createdBy: r.created_by as string } : {}),
+  ...(r.name != null ? { name: r.name as string } : {}),
 });
+
+const toToken = (r: Row): TokenRecord => ({ ...common(r), tokenHash: r.token_hash as string });
+const toRevoked = (r: Row): RevokedTokenRecord => ({ ...common(r), revokedAt: r.revoked_at as number, revokedBy: r.revoked_by as string });
 
 export class SqliteTokens implements TokenStore {
   constructor(private readonly db: SqliteDb) {}
@@ -22,8 +30,9 @@ export class SqliteTokens implements TokenStore {
     return this.db.guard(() => this.db.tx(() => {
       if (!this.db.one('SELECT 1 AS ok FROM credentials WHERE org_id = ? AND id = ?', t.orgId, t.credentialId)) return 'no_credential' as const;
       this.db.run(
-        'INSERT INTO tokens (id, org_id, credential_id, token_hash, scopes, created_at, expires_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO tokens (id, org_id, credential_id, token_hash, scopes, created_at, expires_at, created_by, name, name_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         t.id, t.orgId, t.credentialId, t.tokenHash, JSON.stringify(t.scopes), t.createdAt, t.expiresAt, t.createdBy ?? null,
+        t.name ?? null, t.name === undefined ? null : nameKey(t.name),
       );
       return 'created' as const;
     }));
@@ -43,15 +52,32 @@ export class SqliteTokens implements TokenStore {
     });
   }
 
-  listTokens(orgId: string, q: PageQuery, createdBy?: string): Promise<Page<TokenRecord> | typeof BAD_CURSOR> {
-    return this.db.guard(() => pageByOrg(this.db, 'tokens', orgId, q, toToken, createdBy));
+  listTokens(orgId: string, q: NamedPageQuery, createdBy?: string): Promise<Page<TokenRecord> | typeof BAD_CURSOR> {
+    return this.db.guard(() => pageByOrg(this.db, 'tokens', orgId, q, toToken, { ...(createdBy !== undefined ? { createdBy } : {}) }));
   }
 
-  deleteToken(orgId: string, id: string): Promise<boolean> {
+  revokeToken(orgId: string, id: string, revokedAt: number, revokedBy: string): Promise<RevokedTokenRecord | undefined> {
     return this.db.guard(() => this.db.tx(() => {
-      if (this.db.run('DELETE FROM tokens WHERE org_id = ? AND id = ?', orgId, id) === 0) return false;
+      const r = this.db.one('SELECT * FROM tokens WHERE org_id = ? AND id = ?', orgId, id);
+      if (!r) return undefined;
+      this.db.run('DELETE FROM tokens WHERE id = ?', id);
+      this.db.run(
+        `INSERT INTO revoked_tokens (id, org_id, credential_id, scopes, created_at, expires_at, created_by, name, name_key, revoked_at, revoked_by)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        id, orgId, r.credential_id!, r.scopes!, r.created_at!, r.expires_at!, r.created_by ?? null, r.name ?? null, r.name_key ?? null, revokedAt, revokedBy,
+      );
       publishChange(this.db, 'token', id);
-      return true;
+      return toRevoked({ ...r, revoked_at: revokedAt, revoked_by: revokedBy });
     }));
+  }
+
+  listRevokedTokens(orgId: string, q: NamedPageQuery, createdBy?: string): Promise<Page<RevokedTokenRecord> | typeof BAD_CURSOR> {
+    return this.db.guard(() => pageByOrg(this.db, 'revoked_tokens', orgId, q, toRevoked, { orderBy: 'revoked_at', ...(createdBy !== undefined ? { createdBy } : {}) }));
+  }
+
+  setTokenName(orgId: string, id: string, name: string | null): Promise<boolean> {
+    return this.db.guard(() => this.db.run(
+      'UPDATE tokens SET name = ?, name_key = ? WHERE org_id = ? AND id = ?', name, name === null ? null : nameKey(name), orgId, id,
+    ) > 0);
   }
 }

@@ -1,0 +1,12 @@
+/**
+ * ava's settings. The coding-agent tests (test/agents/) need the agents installed from npm first, so they run only
+ * from `npm run test:agents` (scripts/test-agents.mjs, which sets KEYWARD_AGENTS_DIR), never in `npm test`.
+ */
+const agents = process.env.KEYWARD_AGENTS_DIR !== undefined;
+
+export default {
+  extensions: ['ts'],
+  nodeArguments: ['--import=tsx'],
+  files: agents ? ['test/agents/**/*.test.ts'] : ['test/**/*.test.ts', '!test/agents/**'],
+  timeout: agents ? '5m' : '60s',
+};

@@ -1,0 +1,143 @@
+/**
+ * Per-response limits of a session: before a response can start, its worst case
+ * is held under every limit that applies to the session, all or none; when the
+ * response ends it is settled to what it cost (final usage), or charged whole
+ * when it was cut; when it never started it is given back.
+ *
+ * A limit is a small interface (ResponseLimit): the spend budget (a token's
+ * `budget_usd`, the organisation's monthly cap) through the same SpendHost the
+ * budget plugin uses, so the same ledger, leases and caps; `tokens_per_minute`
+ * plugs in beside it as a second ResponseLimit (it holds `worst.inputTokens +
+ * worst.outputTokens` and settles to the usage's tokens) without a change here.
+ */
+import { Errors } from '../../errors.js';
+import type { TokenUsage } from '../../catalog/provider.js';
+import { worstCaseCost, type PriceEntry } from '../../catalog/prices.js';
+import type { SpendHost, SpendReservation } from '../contracts.js';
+
+/** Who a response is for: what a limit needs to find its caps. */
+export interface SessionParty {
+  readonly tokenId: string;
+  readonly orgId: string;
+  /** µ$: the token's `budget_usd`, if any. */
+  readonly tokenBudget: number | undefined;
+  readonly scopes: Readonly<Record<string, unknown>>;
+}
+
+/** The most one response can cost: its tokens and their price. */
+export interface WorstCase {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly micros: number;
+}
+
+/** What a response that ended cost, from the provider's final usage. */
+export interface ResponseCost {
+  readonly usage: TokenUsage;
+  readonly micros: number;
+}
+
+/** One limit's hold on one response. Settle or refund once; later calls do nothing. */
+export interface LimitHold {
+  /** The response ended: `cost` from its final usage, or undefined (cut, no final usage: the worst case stands). */
+  settle(cost: ResponseCost | undefined): void;
+  /** The response never started. */
+  refund(): void;
+}
+
+export interface ResponseLimit {
+  readonly name: string;
+  /** Whether this limit applies to the party now: synchronous where it can be (the usual, cached case). */
+  applies(party: SessionParty): boolean | Promise<boolean>;
+  /** Holds `worst`, or throws (rejects with) the refusal (429 budget_exhausted…). */
+  hold(party: SessionParty, worst: WorstCase): Promise<LimitHold>;
+}
+
+/** The spend budget: the token's and the organisation's caps, through the budget plugin's SpendHost. */
+export function spendLimit(spend: SpendHost): ResponseLimit {
+  const orgLimitOf = (orgId: string): number | null | Promise<number | null> => spend.peekOrgLimit(orgId) ?? spend.orgLimit(orgId);
+  return {
+    name: 'budget',
+    applies(party) {
+      if (party.tokenBudget !== undefined) return true;
+      const limit = orgLimitOf(party.orgId);
+      return limit instanceof Promise ? limit.then((l) => l !== null) : limit !== null;
+    },
+    async hold(party, worst) {
+      const orgLimit = await orgLimitOf(party.orgId);
+      const reservation: SpendReservation = await spend.reserve({ tokenId: party.tokenId, tokenBudget: party.tokenBudget, orgId: party.orgId, orgLimit }, worst.micros);
+      return {
+        settle: (cost) => spend.settle(reservation, cost === undefined ? reservation.micros : Math.max(0, cost.micros)),
+        refund: () => spend.refund(reservation),
+      };
+    },
+  };
+}
+
+/** The holds of one response under every limit that applied when it was made. */
+export interface Hold extends LimitHold {
+  readonly worst: WorstCase;
+  /** False when no limit applied: nothing was held. */
+  readonly held: boolean;
+}
+
+/** Every limit of the gateway, for one session's party: hold all that apply, or none. */
+export class ResponseLimits {
+  constructor(private readonly limits: readonly ResponseLimit[], private readonly party: SessionParty) {}
+
+  /** Whether any limit applies to the party now (then every response that can start must be held first). */
+  applies(): boolean | Promise<boolean> {
+    let pending: Promise<boolean>[] | undefined;
+    for (const l of this.limits) {
+      const a = l.applies(this.party);
+      if (a === true) return true;
+      if (a instanceof Promise) (pending ??= []).push(a);
+    }
+    return pending ? Promise.all(pending).then((all) => all.includes(true)) : false;
+  }
+
+  /** Holds `worst` under every limit that applies, or refuses (what was held already is given back). */
+  async hold(worst: WorstCase): Promise<Hold> {
+    const taken: LimitHold[] = [];
+    try {
+      for (const l of this.limits) {
+        if (await l.applies(this.party)) taken.push(await l.hold(this.party, worst));
+      }
+    } catch (err) {
+      for (const h of taken) h.refund();
+      throw err;
+    }
+    let open = true;
+    return {
+      worst,
+      held: taken.length > 0,
+      settle(cost) {
+        if (!open) return;
+        open = false;
+        for (const h of taken) h.settle(cost);
+      },
+      refund() {
+        if (!open) return;
+        open = false;
+        for (const h of taken) h.refund();
+      },
+    };
+  }
+}
+
+/**
+ * One response's worst case at `price`: its input is the whole conversation, so at most the model's context
+ * window; its output at most `outputCap` (the response's or the session's), else the model's largest output.
+ * Throws 400 max_tokens_required when either bound is unknown.
+ */
+export function responseWorstCase(price: PriceEntry, outputCap: number | undefined): WorstCase {
+  if (price.contextWindow === undefined) {
+    throw Errors.maxTokensRequired('A realtime response\'s input is the whole conversation: under a spend budget its model needs a known context window (KEYWARD_PRICES `contextWindow`).');
+  }
+  const output = outputCap ?? price.maxOutput;
+  if (output === undefined) {
+    throw Errors.maxTokensRequired('Under a spend budget a realtime session must cap its output (`max_output_tokens` / `max_response_output_tokens`, Gemini `maxOutputTokens`): this model has no known largest output.');
+  }
+  const outputTokens = Math.min(output, price.maxOutput ?? output);
+  return { inputTokens: price.contextWindow, outputTokens, micros: worstCaseCost(price, price.contextWindow, outputTokens) };
+}

@@ -1,0 +1,175 @@
+/**
+ * OpenAI's Realtime API (and Azure's, the same events), GA and beta shapes:
+ *
+ * - `session.update`: a `model` outside the token's `models` scope is refused
+ *   (error event, not forwarded); its output cap (`max_output_tokens`, beta
+ *   `max_response_output_tokens`) and turn detection (`audio.input.
+ *   turn_detection`, beta `turn_detection`) are noted. Turning server turns
+ *   on is held first (the response the server may then start).
+ * - `response.create`: held at the response's (or the session's) output cap
+ *   before it is forwarded; refused with an error event otherwise.
+ * - `input_audio_buffer.append` / `commit` while server turns are on: the
+ *   next server-started response must be held (ResponseBook.cover), or the
+ *   session gets an error event and closes with 1008.
+ * - From the server: `session.created` / `session.updated` are the truth of
+ *   the model, the cap and turn detection (server turns on by default: the
+ *   next response is armed as the session opens); `response.created` starts,
+ *   `response.done` (with `usage`) settles; an `error` about a client's
+ *   `response.create` gives its hold back.
+ *
+ * Turn detection switched off by the client is believed only once the server
+ * confirms it (`session.updated`): until then the armed hold stays.
+ */
+import type { ApiError } from '../../../errors.js';
+import { Errors } from '../../../errors.js';
+import type { TokenUsage } from '../../../catalog/provider.js';
+import { FORWARD, forwardOrClose, forwardOrRefuse, capOf, countOf, markers, objectOf, openaiErrorEvent, readMarked, stringOf, worstAt, type ProtocolDeps, type SessionProtocol, type Verdict } from './protocol.js';
+
+const SERVER_MARKERS = markers('session.created', 'session.updated', 'response.created', 'response.done', 'error');
+
+/** The Realtime API's `usage` (response.done) as TokenUsage: audio apart from text, cached tokens of each. */
+export function realtimeUsage(u: Record<string, unknown> | undefined): TokenUsage | undefined {
+  if (!u) return undefined;
+  const input = countOf(u.input_tokens);
+  const output = countOf(u.output_tokens);
+  if (input === undefined || output === undefined) return undefined;
+  const inDetails = objectOf(u.input_token_details);
+  const outDetails = objectOf(u.output_token_details);
+  const cachedDetails = objectOf(inDetails?.cached_tokens_details);
+  const usage: TokenUsage = { inputTokens: input, outputTokens: output };
+  const cached = countOf(inDetails?.cached_tokens);
+  if (cached !== undefined) usage.cachedInputTokens = cached;
+  const audioIn = countOf(inDetails?.audio_tokens);
+  if (audioIn !== undefined) usage.audioInputTokens = audioIn;
+  const cachedAudio = countOf(cachedDetails?.audio_tokens);
+  if (cachedAudio !== undefined) usage.cachedAudioInputTokens = cachedAudio;
+  const audioOut = countOf(outDetails?.audio_tokens);
+  if (audioOut !== undefined) usage.audioOutputTokens = audioOut;
+  return usage;
+}
+
+/** The turn detection a session object sets: true/false for on/off (a server that only detects, never responds, is off), null: not named. */
+function serverTurnsOf(session: Record<string, unknown>): boolean | null {
+  const audioInput = objectOf(objectOf(session.audio)?.input);
+  const key = audioInput && 'turn_detection' in audioInput ? audioInput : 'turn_detection' in session ? session : undefined;
+  if (!key) return null;
+  const td = key.turn_detection;
+  if (td === null) return false;
+  const o = objectOf(td);
+  return o ? o.create_response !== false : null;
+}
+
+const capIn = (o: Record<string, unknown>): number | undefined | null => {
+  const ga = capOf(o.max_output_tokens);
+  return ga !== null ? ga : capOf(o.max_response_output_tokens);
+};
+
+export class OpenAIRealtime implements SessionProtocol {
+  readonly binaryJson = false;
+  private confirmedModel: string | undefined;
+  /** A model a client's session.update asked for, until the server confirms one. */
+  private askedModel: string | undefined;
+  /** Output caps: the server's confirmed one and the client's asked one (undefined: the model's largest). */
+  private confirmedCap: number | undefined = undefined;
+  private askedCap: number | undefined | null = null;
+
+  constructor(private readonly deps: ProtocolDeps) {
+    this.confirmedModel = deps.model;
+    // Server turn detection is on when a session opens.
+    deps.book.setServerTurns(true);
+  }
+
+  get model(): string | undefined {
+    return this.confirmedModel;
+  }
+
+  /** The session's output cap: the larger of the confirmed and the asked one (undefined, the model's largest, beats any number). */
+  private readonly sessionCap = (): number | undefined => {
+    if (this.askedCap === null) return this.confirmedCap;
+    if (this.askedCap === undefined || this.confirmedCap === undefined) return undefined;
+    return Math.max(this.askedCap, this.confirmedCap);
+  };
+
+  private worst(cap: () => number | undefined) {
+    return worstAt((m) => this.deps.price(m), this.askedModel !== undefined ? [this.confirmedModel, this.askedModel] : [this.confirmedModel], cap);
+  }
+
+  fromClient(message: Record<string, unknown>): Verdict | Promise<Verdict> {
+    const type = message.type;
+    const eventId = stringOf(message.event_id);
+    if (type === 'session.update') return this.sessionUpdate(objectOf(message.session) ?? {}, eventId);
+    if (type === 'response.create') {
+      const cap = capIn(objectOf(message.response) ?? {});
+      return forwardOrRefuse(this.deps.book.forClient(this.worst(cap === null ? this.sessionCap : () => cap), eventId), eventId);
+    }
+    if ((type === 'input_audio_buffer.append' || type === 'input_audio_buffer.commit') && this.deps.book.serverTurnsOn) {
+      return forwardOrClose(this.deps.book.cover(this.worst(this.sessionCap)), eventId);
+    }
+    return FORWARD;
+  }
+
+  private async sessionUpdate(session: Record<string, unknown>, eventId: string | undefined): Promise<Verdict> {
+    const model = stringOf(session.model);
+    if (model !== undefined && !this.deps.modelAllowed(model)) return { kind: 'refuse', error: Errors.modelNotAllowed(model), eventId };
+    const turns = serverTurnsOf(session);
+    const cap = capIn(session);
+    const before = { model: this.askedModel, cap: this.askedCap };
+    if (model !== undefined) this.askedModel = model;
+    if (cap !== null) this.askedCap = cap;
+    if (turns === true && !this.deps.book.serverTurnsOn) {
+      this.deps.book.setServerTurns(true);
+      try {
+        await this.deps.book.cover(this.worst(this.sessionCap));
+      } catch (err) {
+        this.deps.book.setServerTurns(false);
+        this.askedModel = before.model;
+        this.askedCap = before.cap;
+        return { kind: 'refuse', error: err as ApiError, eventId };
+      }
+    }
+    return FORWARD;
+  }
+
+  fromServer(raw: Buffer): void {
+    const event = readMarked(raw, SERVER_MARKERS);
+    if (!event) return;
+    const book = this.deps.book;
+    switch (event.type) {
+      case 'session.created':
+      case 'session.updated': {
+        const session = objectOf(event.session) ?? {};
+        const model = stringOf(session.model);
+        if (model !== undefined) this.confirmedModel = model;
+        this.askedModel = undefined;
+        const cap = capIn(session);
+        if (cap !== null) this.confirmedCap = cap;
+        this.askedCap = null;
+        const turns = serverTurnsOf(session);
+        if (turns !== null) book.setServerTurns(turns);
+        book.armAhead(this.worst(this.sessionCap));
+        return;
+      }
+      case 'response.created': {
+        const id = stringOf(objectOf(event.response)?.id);
+        if (id !== undefined) book.started(id, this.worst(this.sessionCap));
+        return;
+      }
+      case 'response.done': {
+        const response = objectOf(event.response);
+        const id = stringOf(response?.id);
+        if (id !== undefined) book.ended(id, realtimeUsage(objectOf(response?.usage)));
+        return;
+      }
+      case 'error': {
+        const error = objectOf(event.error);
+        const code = stringOf(error?.code);
+        book.refusedByProvider(stringOf(error?.event_id), code === 'conversation_already_has_active_response' ? 'newest' : undefined);
+        return;
+      }
+    }
+  }
+
+  errorEvent(err: ApiError, eventId: string | undefined): string {
+    return openaiErrorEvent(err, eventId);
+  }
+}
