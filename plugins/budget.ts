@@ -6,11 +6,12 @@
  *
  * Before forwarding, a request is priced at its worst case (src/catalog/
  * spend-bound.ts: input at most its body's length plus an overhead, or the
- * context window for media; output at its cap or the model's largest output)
+ * context window for media and provider-side tools, plus those tools' per-use
+ * fees; output at its cap or the model's largest output)
  * and that amount is reserved under every cap that applies, from what this
  * instance holds of it (the SpendLedger leases more from the store when short,
  * never past a cap). Refusals, nothing forwarded and nothing counted: 400
- * max_tokens_required, 403 model_unpriced, 429 budget_exhausted (audited
+ * max_tokens_required, 400 tools_unbounded, 403 model_unpriced, 429 budget_exhausted (audited
  * `budget.refused`). After the response the reservation is settled to what the
  * core says the request spent (`ctx.spentMicros`, gateway/settlement.ts): the
  * priced usage the provider reported; the whole reservation when none was
@@ -20,21 +21,18 @@
  * Only budgeted requests pay for this: an unbudgeted one costs two map reads
  * (the token's scope and the org's cached cap), no price lookup, no body wait.
  * A budgeted request's body is read whole before it is forwarded (bounded by
- * KEYWARD_BUFFER_BUDGET). A bodiless request (GET) names nothing to price and
- * is forwarded unreserved.
+ * KEYWARD_BUFFER_BUDGET). Whether a body follows is the gate's judgement from
+ * the request stream (`ctx.bodyFollows`: HTTP/2's END_STREAM, HTTP/1.1's
+ * framing), never content-length: a bodiless request (GET) names nothing to
+ * price and is forwarded unreserved; one with a body is never forwarded unread.
  */
 import { Errors, type PluginHost, type PluginModule, type ProxyContext, type SpendReservation } from '../src/gateway/contracts.js';
 import { worstCaseCost } from '../src/catalog/prices.js';
 import { BOUND_FIELDS, MEDIA_KEYS, requestBound } from '../src/catalog/spend-bound.js';
+import { TOOLS_FIELD } from '../src/catalog/billed-tools.js';
 
 /** The plugin's state key for a request's reservation. */
 const STATE = 'budget';
-
-/** The request carries a body (as the body stage judges it). */
-const hasBody = (ctx: ProxyContext): boolean => {
-  const length = ctx.headers['content-length'];
-  return ctx.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-};
 
 const budget: PluginModule<ProxyContext> = {
   name: 'budget',
@@ -43,7 +41,7 @@ const budget: PluginModule<ProxyContext> = {
     const spend = host.spend;
     /** Whether the body must be read whole: a budgeted token, or an org whose cap is set or not yet known here. */
     const mayBeBudgeted = (ctx: ProxyContext): boolean => {
-      if (!ctx.auth || !hasBody(ctx)) return false;
+      if (!ctx.auth || !ctx.bodyFollows) return false;
       return ctx.auth.token.scopes.budgetMicros !== undefined || spend.peekOrgLimit(ctx.auth.credential.orgId) !== null;
     };
     /** The reservation of a request some cap applies to (or may: the org's limit is not known here yet). */
@@ -52,35 +50,47 @@ const budget: PluginModule<ProxyContext> = {
       const tokenBudget = auth.token.scopes.budgetMicros;
       orgLimit ??= await spend.orgLimit(orgId);
       if (tokenBudget === undefined && orgLimit === null) return;
+      // An empty body (zero bytes read to its end) names nothing, like a bodiless request.
+      if (ctx.bodyBytes === 0) return;
       // The cap was set after the body stage let this body stream (a change just arrived): no bound, try again.
       if (ctx.bodyBytes === undefined) throw Errors.unavailable();
       try {
         const price = ctx.model === undefined ? undefined : spend.price(auth.credential.provider, ctx.model);
         if (!price) throw Errors.modelUnpriced(ctx.model);
-        const bound = requestBound(price, { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set() });
-        if ('refusal' in bound) throw Errors.maxTokensRequired(bound.refusal);
-        const micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens);
+        const body = { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set(), elements: ctx.bodyElements };
+        const bound = requestBound(price, body, { declared: ctx.provider?.tools, model: ctx.model! });
+        if ('refusal' in bound) throw bound.code === 'tools_unbounded' ? Errors.toolsUnbounded(bound.refusal) : Errors.maxTokensRequired(bound.refusal);
+        const micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens) + bound.feeMicros;
         ctx.state.set(STATE, await spend.reserve({ tokenId: auth.token.id, tokenBudget, orgId, orgLimit }, micros));
         ctx.reservedMicros = micros;
+        if (bound.feeMicros > 0) ctx.toolFeeMicros = bound.feeMicros;
       } catch (err) {
         if (err instanceof host.GatewayError && err.code === 'budget_exhausted') host.audit.refused(ctx, 'budget.refused');
         throw err;
       }
     };
     return {
-      body: { fields: BOUND_FIELDS, toEnd: true, keys: MEDIA_KEYS, when: mayBeBudgeted },
+      // The bound's fields, and whatever names or bounds a provider-side tool (the loaded providers' `tools`).
+      body: {
+        fields: [...BOUND_FIELDS, ...host.providers.toolScan.fields],
+        toEnd: true,
+        keys: MEDIA_KEYS,
+        elements: { field: TOOLS_FIELD, values: host.providers.toolScan.elementValues },
+        when: mayBeBudgeted,
+      },
       // Synchronous (no promise per request) when no cap applies, the usual unbudgeted request.
       access(ctx: ProxyContext): void | Promise<void> {
         if (!ctx.auth) throw Errors.invalidToken();
         const orgLimit = spend.peekOrgLimit(ctx.auth.credential.orgId);
         if (ctx.auth.token.scopes.budgetMicros === undefined && orgLimit === null) return;
-        if (!hasBody(ctx)) return;
+        if (!ctx.bodyFollows) return;
         return reserve(ctx, ctx.auth, orgLimit);
       },
       undo(ctx: ProxyContext): void {
         const reservation = ctx.state.get(STATE) as SpendReservation | undefined;
         ctx.state.delete(STATE);
         ctx.reservedMicros = undefined;
+        ctx.toolFeeMicros = undefined;
         if (reservation) spend.refund(reservation);
       },
       log(ctx: ProxyContext): void {

@@ -35,6 +35,16 @@ export default {
     { method: 'GET', path: 'v1/models' },
     { method: 'GET', path: 'v1/models/{model}' },
   ],
+  // Server tools Anthropic runs and bills beyond the visible input (https://docs.claude.com/en/docs/agents-and-tools/tool-use/overview,
+  // its pricing page): their results come back as input tokens, so a budget reserves the context window for input. Web search
+  // also costs $10 per 1,000 searches, at most the tool's `max_uses` each; web fetch and the MCP connector cost tokens only;
+  // code execution is billed by container time, which no request field bounds (refused under a budget).
+  tools: {
+    web_search: { match: { toolType: ['web_search_*'] }, perUse: 0.01, uses: { toolField: 'max_uses' } },
+    web_fetch: { match: { toolType: ['web_fetch_*'] } },
+    code_execution: { match: { toolType: ['code_execution_*'] }, unbounded: true },
+    mcp_connector: { match: { field: ['mcp_servers'] } },
+  },
   // List prices in USD per million tokens from https://platform.claude.com/docs/en/about-claude/pricing and each
   // model's overview page (output and context limits), as of `pricesAsOf`; operators override or extend them with
   // KEYWARD_PRICES. Cache writes are priced at the 5-minute TTL's rate (a 1-hour write costs more, which this table

@@ -140,6 +140,15 @@ export default {
     { method: 'POST', path: 'model/{model}/invoke-with-response-stream', ...model },
     { method: 'POST', path: 'model/{model}/count-tokens', ...model },
   ],
+  // Claude's server tools, should Bedrock run them for an InvokeModel body that names them (Anthropic-native `tools`): their
+  // results would come back as input tokens (the context window is reserved), web search at $10 per 1,000 searches (at most
+  // the tool's `max_uses`), code execution by time (refused under a budget). Converse's `toolConfig` tools are the caller's
+  // own: the model asks, the caller runs them and sends the results as visible input.
+  tools: {
+    web_search: { match: { toolType: ['web_search_*'] }, perUse: 0.01, uses: { toolField: 'max_uses' } },
+    web_fetch: { match: { toolType: ['web_fetch_*'] } },
+    code_execution: { match: { toolType: ['code_execution_*'] }, unbounded: true },
+  },
   // On-demand list prices in USD per million tokens from https://aws.amazon.com/bedrock/pricing/ (Anthropic's and
   // Amazon's model cards for limits), as of `pricesAsOf`; operators override or extend them with KEYWARD_PRICES —
   // in particular for application inference-profile ARNs (their names are the operator's own; an ARN prefix works)

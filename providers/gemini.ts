@@ -45,6 +45,19 @@ export default {
     { method: 'POST', path: 'v1beta/openai/embeddings' },
     { method: 'GET', path: 'v1beta/openai/models' },
   ],
+  // Tools Google runs and bills beyond the visible input (https://ai.google.dev/gemini-api/docs/pricing): their results come
+  // back as input tokens, so a budget reserves the context window for input. Grounding with Google Search costs $35 per 1,000
+  // grounded prompts on Gemini 2.x and earlier (one per request); Gemini 3 bills each search query, and a prompt may make
+  // any number (refused under a budget). Maps grounding $25 per 1,000 grounded prompts. URL context, code execution and
+  // file search cost tokens only. Both spellings of each key (the API takes camelCase and snake_case).
+  tools: {
+    google_search: { match: { toolKey: ['googleSearch', 'google_search', 'googleSearchRetrieval', 'google_search_retrieval'] }, perUse: 0.035, uses: { perRequest: 1 } },
+    google_search_per_query: { match: { toolKey: ['googleSearch', 'google_search', 'googleSearchRetrieval', 'google_search_retrieval'] }, unbounded: true, models: ['gemini-3*'] },
+    google_maps: { match: { toolKey: ['googleMaps', 'google_maps'] }, perUse: 0.025, uses: { perRequest: 1 } },
+    url_context: { match: { toolKey: ['urlContext', 'url_context'] } },
+    code_execution: { match: { toolKey: ['codeExecution', 'code_execution'] } },
+    file_search: { match: { toolKey: ['fileSearch', 'file_search'] } },
+  },
   // Paid-tier list prices in USD per million tokens from https://ai.google.dev/gemini-api/docs/pricing (and the models
   // page for limits), as of `pricesAsOf`; operators override or extend them with KEYWARD_PRICES. Text/image/video
   // input prices (audio input costs more on Flash); thinking tokens are output. The Pro models' prices double past

@@ -68,6 +68,19 @@ export default {
     { method: 'GET', path: 'v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model' } },
     { method: 'GET', path: 'v1/responses', websocket: { protocol: 'openai-responses' } },
   ],
+  // Built-in tools OpenAI runs and bills beyond the visible input (https://platform.openai.com/docs/pricing#built-in-tools):
+  // their results come back as input tokens, so a budget reserves the context window for input, plus per call: web search
+  // up to $25 per 1,000 calls (the preview's price, the highest), file search $2.50 per 1,000, code interpreter $0.03 per
+  // container; the Responses API's `max_tool_calls` bounds the calls. Chat Completions' search models (`web_search_options`)
+  // search as often as they choose, and image generation is billed per image: neither is bounded (refused under a budget).
+  tools: {
+    web_search: { match: { toolType: ['web_search*'] }, perUse: 0.025, uses: { field: 'max_tool_calls' } },
+    file_search: { match: { toolType: ['file_search'], toolKey: ['vector_store_ids'] }, perUse: 0.0025, uses: { field: 'max_tool_calls' } },
+    code_interpreter: { match: { toolType: ['code_interpreter'] }, perUse: 0.03, uses: { field: 'max_tool_calls' } },
+    mcp: { match: { toolType: ['mcp'] } },
+    image_generation: { match: { toolType: ['image_generation'] }, unbounded: true },
+    chat_web_search: { match: { field: ['web_search_options'] }, unbounded: true },
+  },
   // List prices (Standard tier) in USD per million tokens from https://developers.openai.com/api/docs/pricing, and each
   // model's page for context and output limits, as of `pricesAsOf`; operators override or extend them with
   // KEYWARD_PRICES. Exact names and their dated snapshots (`gpt-5-2025-*`): a prefix as short as `gpt-4o*` would also

@@ -145,6 +145,24 @@ export default {
   // on the OpenAI-compatible endpoint, Gemini's usageMetadata otherwise.
   usage: 'vertex',
   routes,
+  // Tools Google and Anthropic run on Vertex and bill beyond the visible input (https://cloud.google.com/vertex-ai/generative-ai/pricing):
+  // their results come back as input tokens, so a budget reserves the context window for input. Gemini: Grounding with Google
+  // Search $35 per 1,000 grounded prompts (one per request; Gemini 3 bills each query: refused under a budget), Maps grounding
+  // $25 per 1,000; Web Grounding for Enterprise and grounding on your own data (`retrieval`) are billed by other products'
+  // meters, which no request field bounds (refused under a budget); URL context and code execution cost tokens only. Claude on
+  // Vertex: web search $10 per 1,000 searches (at most the tool's `max_uses`), web fetch tokens only, code execution by time.
+  tools: {
+    google_search: { match: { toolKey: ['googleSearch', 'google_search', 'googleSearchRetrieval', 'google_search_retrieval'] }, perUse: 0.035, uses: { perRequest: 1 } },
+    google_search_per_query: { match: { toolKey: ['googleSearch', 'google_search', 'googleSearchRetrieval', 'google_search_retrieval'] }, unbounded: true, models: ['gemini-3*'] },
+    google_maps: { match: { toolKey: ['googleMaps', 'google_maps'] }, perUse: 0.025, uses: { perRequest: 1 } },
+    enterprise_web_search: { match: { toolKey: ['enterpriseWebSearch', 'enterprise_web_search'] }, unbounded: true },
+    retrieval: { match: { toolKey: ['retrieval'] }, unbounded: true },
+    url_context: { match: { toolKey: ['urlContext', 'url_context'] } },
+    code_execution: { match: { toolKey: ['codeExecution', 'code_execution'] } },
+    claude_web_search: { match: { toolType: ['web_search_*'] }, perUse: 0.01, uses: { toolField: 'max_uses' } },
+    claude_web_fetch: { match: { toolType: ['web_fetch_*'] } },
+    claude_code_execution: { match: { toolType: ['code_execution_*'] }, unbounded: true },
+  },
   // List prices in USD per million tokens from https://cloud.google.com/vertex-ai/generative-ai/pricing, as of
   // `pricesAsOf`; operators override or extend them with KEYWARD_PRICES (e.g. for other publishers' models or
   // provisioned throughput). The model is the path's publisher model name: `gemini-2.5-pro`, and Anthropic's

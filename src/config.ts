@@ -44,10 +44,9 @@ export interface Config extends FederationConfig {
   freeProxyRequests: number;
   maxTtlMs: number;
   maxBody: number;
-  /** Largest admin API request body (KEYWARD_MAX_ADMIN_BODY): admin bodies are small JSON documents. */
-  maxAdminBody: number;
-  /** Bytes all proxied requests together may hold while a scan decides them (KEYWARD_BUFFER_BUDGET). */
-  bufferBudget: number;
+  maxAdminBody: number; // KEYWARD_MAX_ADMIN_BODY: the largest admin API request body (admin bodies are small JSON documents)
+  bufferBudget: number; // KEYWARD_BUFFER_BUDGET: bytes all proxied requests together may hold while scans decide them
+  bufferPerToken: number; // KEYWARD_BUFFER_PER_TOKEN: the share of that one token's requests may hold (none can starve the others)
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
@@ -333,6 +332,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxBody,
     maxAdminBody: size('KEYWARD_MAX_ADMIN_BODY', '64kb'),
     bufferBudget: size('KEYWARD_BUFFER_BUDGET', '64mb'),
+    bufferPerToken: size('KEYWARD_BUFFER_PER_TOKEN', '8mb'),
     headersTimeoutMs: int('KEYWARD_HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
     bodyTimeoutMs: int('KEYWARD_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
     upstreamConnectTimeoutMs: int('KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1, 3_600_000),

@@ -218,7 +218,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
         return resolved instanceof Promise ? resolved.then(withOrgLimit) : withOrgLimit(resolved);
       },
     },
-    providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers },
+    providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers, toolScan: providers.toolScan },
     quota: { reserve: (orgId) => ledger.reserve(orgId), refund: (orgId) => ledger.refund(orgId), releaseAll: () => ledger.releaseAll() },
     spend: spending,
     audit: {
@@ -226,7 +226,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     },
   };
   const plugins = await loadPlugins(config, host, log);
-  const budget = new BufferBudget(config.bufferBudget);
+  const budget = new BufferBudget(config.bufferBudget, config.bufferPerToken);
   c.register(BufferBudget, { useValue: budget });
   const pipeline = new Pipeline(pipelineStages({ config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, budget }, plugins), log);
   if (!pipeline.has('quota')) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');
@@ -287,7 +287,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     ...consoleRoutes(log),
     // Keyward as its organisations' OIDC issuer: discovery and JWKS, when KEYWARD_ISSUER_URL is set.
     ...discoveryRoutes(issuer, log),
-  }, realtime, config.metricsPort === undefined ? undefined : new LoopbackMetricsListener(config.metricsPort, (_req, res) => sendMetrics(res), config.headersTimeoutMs));
+  }, realtime, config.metricsPort === undefined ? undefined : new LoopbackMetricsListener(config.metricsPort, (_req, res) => sendMetrics(res), config.headersTimeoutMs), c.resolve<Clock>(Symbols.Clock));
   const server = http;
 
   let closing: Promise<void> | undefined;

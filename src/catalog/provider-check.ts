@@ -12,6 +12,7 @@ import { HOP_BY_HOP } from './header-names.js';
 import { compileTemplate, isTemplate, type UpstreamTemplate } from './upstream-template.js';
 import { MODEL } from './model-name.js';
 import { priceEntry, PriceError } from './prices.js';
+import { validateTools } from './billed-tools.js';
 import { validateSdk } from './sdk-setup.js';
 import type { CredentialSpec, HttpMethod, ModelPrice, ProviderAuth, ProviderPlugin, ProviderRoute, RealtimeProtocol, TokenPlacement, UsageReaderFactory, UsageShape } from './provider.js';
 
@@ -45,7 +46,7 @@ const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'DELETE'];
 const HEADER = /^[a-z0-9-]+$/;
 const PARAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini', 'bedrock', 'vertex'];
-const KNOWN_KEYS = new Set(['id', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf', 'sdk']);
+const KNOWN_KEYS = new Set(['id', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf', 'sdk', 'tools']);
 /** The first form's keys, and what replaced each. */
 const FIRST_FORM: Record<string, string> = {
   keyHeader: "`auth: { kind: 'header', header }`",
@@ -110,6 +111,7 @@ export function validateProvider(file: string, p: unknown, override?: string): P
     if (!HEADER.test(k) || typeof v !== 'string' || !/^[\t\x20-\x7e]*$/.test(v)) fail(`header ${JSON.stringify(k)} must be a lower-case name with a printable string value`);
   }
   validatePrices(o.prices, o.pricesAsOf, fail);
+  validateTools(o.tools, fail);
   const sdk = validateSdk(o.sdk, declared.filter((f) => !f.secret).map((f) => f.name), fail);
 
   return Object.freeze({

@@ -186,6 +186,13 @@ export interface TokenUsage {
   cachedInputTokens?: number;
   /** Input tokens written to the provider's cache (Anthropic's cache_creation_input_tokens); part of `inputTokens`. */
   cacheWriteInputTokens?: number;
+  /**
+   * Set by a reader at `end`: the response said the message ended (Anthropic's `message_delta` with a
+   * `stop_reason` or `message_stop`, OpenAI's last chunk with `usage` or `response.completed`, Gemini's chunk with
+   * a `finishReason`, Bedrock's `metadata` frame), read whole, so these counts are final. Without it a stream's
+   * counts are charged no less than its reservation (settlement.ts); a complete JSON body is final either way.
+   */
+  final?: boolean;
   /** Audio (and, for Gemini Live, image and video) input tokens, priced at the model's `audio` prices; part of `inputTokens`. */
   audioInputTokens?: number;
   /** The cached share of `audioInputTokens` (part of `cachedInputTokens` too). */
@@ -206,6 +213,16 @@ export interface UsageResponse {
   headers: Readonly<IncomingHttpHeaders>;
   /** The provider path requested, without a leading slash. */
   path: string;
+  /**
+   * A stream of events (`text/event-stream`, AWS's event stream), whose usage is final only at its end-of-message
+   * event; false for one JSON body (final when whole). Undefined: not known, read as a stream.
+   */
+  eventStream?: boolean;
+  /**
+   * Whether the end of message matters for this response: false when no reservation is settled against it (an
+   * unbudgeted request), so a reader may skip looking for it. Undefined: it matters.
+   */
+  settles?: boolean;
 }
 
 /** `vertex`: Anthropic's shape on its publisher's models, OpenAI's on the OpenAI-compatible endpoint, Gemini's otherwise. */
@@ -258,6 +275,37 @@ export interface LongContextPrice {
 }
 
 /**
+ * A tool the provider runs on its own side and bills beyond the request's visible input: web search, page
+ * fetch, code execution, file search, MCP connectors. Their results come back as input tokens the body does not
+ * show, and some cost per use. Under a spend budget a request that uses one is reserved at the model's context
+ * window for input plus `perUse` times the most uses it can make; one with no such bound is refused (400
+ * `tools_unbounded`). Checked at load (billed-tools.ts).
+ */
+export interface BilledTool {
+  /**
+   * How a body asks for it (any one): the `type` of an element of its top-level `tools` array (exact, or a
+   * `prefix*` such as `web_search_*`), a key of such an element (Gemini's `googleSearch`), or a top-level field
+   * that is present and not null or false (`web_search_options`, `mcp_servers`).
+   */
+  readonly match: { readonly toolType?: readonly string[]; readonly toolKey?: readonly string[]; readonly field?: readonly string[] };
+  /** USD per use beyond tokens (a search call). Omitted: tokens only. */
+  readonly perUse?: number;
+  /**
+   * The most uses one request can bill (required with `perUse`): a number in the tool's own element (`max_uses`,
+   * per element naming it), a top-level number field (`max_tool_calls`), or a fixed count per request. A body
+   * that does not give the number is refused under a budget (`tools_unbounded`).
+   */
+  readonly uses?: { readonly toolField: string } | { readonly field: string } | { readonly perRequest: number };
+  /** Billed by what no request field bounds (container time, generated images): refused under a budget. */
+  readonly unbounded?: boolean;
+  /**
+   * Only for these models (names or `prefix*`): a declaration with `models` that names the request's model wins
+   * over one without for the same tool. Default: every model.
+   */
+  readonly models?: readonly string[];
+}
+
+/**
  * How a provider's official SDKs (or a tool) reach it through Keyward: the environment variables to set, or
  * a snippet of code where they take no variable. Values are templates: `{proxy}` is the gateway's proxy base
  * URL (`https://<gateway>/v1/proxy`), `{token}` the proxy token, and `{<field>}` a plain credential field
@@ -301,6 +349,8 @@ export interface ProviderPlugin {
   prices?: Readonly<Record<string, ModelPrice>>;
   /** The day `prices` were taken from the provider's price page, `YYYY-MM-DD`. Required with `prices`. */
   pricesAsOf?: string;
+  /** Tools it runs and bills on its side, by name (see BilledTool). */
+  tools?: Readonly<Record<string, BilledTool>>;
   /** How its SDKs are pointed at Keyward (sdk-setup.ts checks it). */
   sdk?: readonly SdkSetup[];
 }

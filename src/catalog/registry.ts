@@ -12,6 +12,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CREDENTIAL_HEADERS } from './header-names.js';
 import { ProviderLoadError, validateProvider, type Provider } from './provider-check.js';
+import { toolScan, type ToolScan } from './billed-tools.js';
 
 export { ProviderLoadError, validateProvider, type Provider };
 
@@ -39,6 +40,8 @@ export class ProviderRegistry {
   /** Every header a plain credential field sets: never taken from the caller. */
   readonly fieldHeaders: ReadonlySet<string>;
   readonly tokenCarriers: TokenCarriers;
+  /** What a body scan reads to see any provider's billed tools (billed-tools.ts). */
+  readonly toolScan: ToolScan;
   private readonly byId: ReadonlyMap<string, Provider>;
 
   constructor(providers: readonly Provider[]) {
@@ -66,6 +69,7 @@ export class ProviderRegistry {
       if (p.auth.kind === 'query') query.add(p.auth.param);
     }
     this.keyQueryParams = Object.freeze([...query].sort());
+    this.toolScan = toolScan(providers);
     this.keyHeaders = keyHeaders;
     this.fieldHeaders = new Set(providers.flatMap((p) => p.fields.flatMap((f) => (f.header ? [f.header] : []))));
     const headers = [...carriers.values()].sort((a, b) => (a.header < b.header ? -1 : a.header > b.header ? 1 : 0));

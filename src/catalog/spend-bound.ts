@@ -17,8 +17,17 @@
  * else the model's largest output, times the number of choices asked for
  * (`n`, `best_of`, `candidateCount`). No cap and no largest output → 400
  * max_tokens_required, unless the model's output is free (embeddings).
+ *
+ * Provider-side tools (the provider file's `tools`, billed-tools.ts: web
+ * search, fetch, code execution, file search) bring back input the body does
+ * not show: a request using one is bounded by the context window for input,
+ * plus each tool's per-use fee times the most uses the request allows
+ * (`feeMicros`); no context window, or a tool whose uses nothing bounds → 400
+ * tools_unbounded.
  */
 import type { PriceEntry } from './prices.js';
+import type { BilledTool } from './provider.js';
+import { toolBound, type ToolFacts } from './billed-tools.js';
 
 /** Tokens a provider may add to a request beyond its body's bytes (chat templates, tool-use system prompts). */
 export const INPUT_OVERHEAD_TOKENS = 1024;
@@ -53,11 +62,19 @@ export interface BodyFacts {
   readonly bytes: number;
   /** MEDIA_KEYS found anywhere in the body. */
   readonly mediaKeys: ReadonlySet<string>;
+  /** The elements of its `tools`, as the scan recorded them. */
+  readonly elements?: ToolFacts['elements'];
+}
+
+/** The provider's billed tools and the model they are looked up for. */
+export interface ToolsOf {
+  readonly declared: Readonly<Record<string, BilledTool>> | undefined;
+  readonly model: string;
 }
 
 export type Bound =
-  | { readonly inputTokens: number; readonly outputTokens: number }
-  | { readonly refusal: string };
+  | { readonly inputTokens: number; readonly outputTokens: number; /** µ$ of provider-side tool fees, at most. */ readonly feeMicros: number }
+  | { readonly refusal: string; readonly code: 'max_tokens_required' | 'tools_unbounded' };
 
 /** More choices than this in one request is not a real request; the bound stays finite. */
 const MAX_CHOICES = 1024;
@@ -70,19 +87,27 @@ function countOf(v: ScannedValue | undefined): number | undefined {
   return undefined;
 }
 
-export function requestBound(price: PriceEntry, body: BodyFacts): Bound {
+export function requestBound(price: PriceEntry, body: BodyFacts, tools?: ToolsOf): Bound {
   let input: number;
+  const used = toolBound(tools?.declared, tools?.model ?? '', body);
+  if ('unbounded' in used) return { code: 'tools_unbounded', refusal: `${used.unbounded} A spend budget cannot bound what this request's provider-side tools cost.` };
   const referenced = body.mediaKeys.size > 0 || REFERENCE_FIELDS.some((f) => body.fields.get(f)?.kind === 'object');
-  if (referenced) {
+  if (used.used) {
     if (price.contextWindow === undefined) {
-      return { refusal: 'This request carries media or references stored content (an image, audio, a file, an earlier response…), whose tokens its bytes do not bound, and the model has no known context window; a spend budget cannot bound its cost.' };
+      return { code: 'tools_unbounded', refusal: 'This request uses provider-side tools (search, fetch, code execution…), whose results are billed as input its body does not show, and the model has no known context window; a spend budget cannot bound its cost.' };
+    }
+    input = price.contextWindow;
+  } else if (referenced) {
+    if (price.contextWindow === undefined) {
+      return { code: 'max_tokens_required', refusal: 'This request carries media or references stored content (an image, audio, a file, an earlier response…), whose tokens its bytes do not bound, and the model has no known context window; a spend budget cannot bound its cost.' };
     }
     input = price.contextWindow;
   } else {
     input = body.bytes + INPUT_OVERHEAD_TOKENS;
     if (price.contextWindow !== undefined) input = Math.min(input, price.contextWindow);
   }
-  if (price.output === 0) return { inputTokens: input, outputTokens: 0 };
+  const feeMicros = used.used ? used.feeMicros : 0;
+  if (price.output === 0) return { inputTokens: input, outputTokens: 0, feeMicros };
   let cap: number | undefined;
   for (const f of OUTPUT_CAP_FIELDS) {
     const n = countOf(body.fields.get(f));
@@ -90,9 +115,9 @@ export function requestBound(price: PriceEntry, body: BodyFacts): Bound {
   }
   cap ??= price.maxOutput;
   if (cap === undefined) {
-    return { refusal: 'Under a spend budget a request must name its output cap (`max_tokens`, `max_completion_tokens`, `max_output_tokens` or `generationConfig.maxOutputTokens`): this model has no known largest output.' };
+    return { code: 'max_tokens_required', refusal: 'Under a spend budget a request must name its output cap (`max_tokens`, `max_completion_tokens`, `max_output_tokens` or `generationConfig.maxOutputTokens`): this model has no known largest output.' };
   }
   let choices = 1;
   for (const f of CHOICE_FIELDS) choices = Math.max(choices, Math.min(MAX_CHOICES, countOf(body.fields.get(f)) ?? 1));
-  return { inputTokens: input, outputTokens: cap * choices };
+  return { inputTokens: input, outputTokens: cap * choices, feeMicros };
 }

@@ -9,8 +9,9 @@
  * InvokeModelWithResponseStream) is cut into frames by the SDK's own splitter
  * (`getChunkedStream`), each frame checked by the codec (both CRCs): `metadata`
  * frames carry Converse usage, `chunk` frames carry base64 provider events whose
- * last one holds `amazon-bedrock-invocationMetrics`. Incremental across chunk
- * edges; a frame longer than 16 MiB (AWS's limit) or a corrupt one stops the
+ * last one holds `amazon-bedrock-invocationMetrics`. Either frame, decoded
+ * whole, is the message's end (`final`): a stream cut before it is not.
+ * Incremental across chunk edges; a frame longer than 16 MiB (AWS's limit) or a corrupt one stops the
  * reading, never the relay (the bytes pass unchanged either way).
  */
 import { EventStreamCodec, getChunkedStream } from '@smithy/core/event-streams';
@@ -24,6 +25,7 @@ export type KeyScanner = (counts: TokenUsage) => UsageReader;
 export const MAX_FRAME = 16 * 1024 * 1024;
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
+const INVOCATION_METRICS = Buffer.from('"amazon-bedrock-invocationMetrics"');
 
 const headerCount = (v: string | string[] | undefined): number | undefined => (typeof v === 'string' && /^\d{1,12}$/.test(v) ? Number(v) : undefined);
 
@@ -104,6 +106,8 @@ class EventStreamUsage implements UsageReader {
   /** The provider events inside `chunk` frames, scanned by key like a JSON body. */
   private readonly inner: UsageReader;
   private failed = false;
+  /** The stream's end-of-message frame was decoded. */
+  private ended = false;
 
   constructor(keyScanner: KeyScanner) {
     this.inner = keyScanner(this.counts);
@@ -116,6 +120,7 @@ class EventStreamUsage implements UsageReader {
 
   end(): TokenUsage {
     this.feed.end();
+    if (this.ended) this.counts.final = true;
     return this.counts;
   }
 
@@ -136,9 +141,14 @@ class EventStreamUsage implements UsageReader {
       // ConverseStream's `{"usage":{inputTokens, outputTokens, cacheReadInputTokens, cacheWriteInputTokens}, "metrics":…}`:
       // the same keys as Converse's JSON, so the same scanner (which adds the cache counts to the input).
       this.inner.scan(Buffer.from(message.body));
+      this.ended = true;
     } else if (event === 'chunk') {
       const bytes = (JSON.parse(toUtf8(message.body)) as { bytes?: unknown }).bytes;
-      if (typeof bytes === 'string') this.inner.scan(Buffer.from(bytes, 'base64'));
+      if (typeof bytes !== 'string') return;
+      const inner = Buffer.from(bytes, 'base64');
+      this.inner.scan(inner);
+      // InvokeModelWithResponseStream's last event: the invocation's final counts.
+      if (inner.includes(INVOCATION_METRICS)) this.ended = true;
     }
   }
 }

@@ -6,8 +6,8 @@
  * Promises: the bytes read are held only until the wanted fields are found or
  * the top-level object closes (`decided`; with `toEnd`, only when it closes, so
  * the whole body's length and every field are known); all bytes held by all requests stay
- * within the BufferBudget (a request that would pass it is refused with 503
- * `overloaded` before anything is forwarded); the body is then a Readable that
+ * within the BufferBudget, and one token's within its share of it (a request that would pass
+ * either is refused with 503 `overloaded` before anything is forwarded); the body is then a Readable that
  * hands the held chunks (the same Buffers, never copied) and then the rest of
  * the request, with backpressure, to the upstream leg. The scan keeps watching
  * the rest as it passes: a duplicate key, bytes that are not JSON, or a body
@@ -19,7 +19,7 @@ import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { Errors, type ApiError } from '../errors.js';
 import type { BufferBudget } from './buffer-budget.js';
-import { JsonFieldScanner, type FieldValue, type ScanProblem } from './json-field-scanner.js';
+import { JsonFieldScanner, type ElementsFound, type ElementsWanted, type FieldValue, type ScanProblem } from './json-field-scanner.js';
 
 /**
  * What one held chunk costs beyond its bytes: the Buffer object and, for a body of tiny chunks (chunked
@@ -34,10 +34,16 @@ export interface BodyScanOptions {
   /** KEYWARD_MAX_BODY. */
   maxBody: number;
   budget: BufferBudget;
+  /** Whose share of the budget the held bytes count against (the proxy token's id). */
+  holder?: string;
   /** Decide only when the top-level object closes (a spend budget needs the whole body's length). */
   toEnd?: boolean;
   /** Keys to notice at any depth (JsonFieldScanner's `anyKeys`). */
   anyKeys?: readonly string[];
+  /** The top-level array whose elements are recorded (JsonFieldScanner's `elements`). */
+  elements?: ElementsWanted;
+  /** The body's declared length (content-length), when it has one. */
+  declared?: number;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -76,11 +82,11 @@ export class BodyScan extends Readable {
   private violation: ApiError | undefined;
   private violationHandler: ((err: ApiError) => void) | undefined;
 
-  constructor(private readonly req: IncomingMessage, private readonly options: BodyScanOptions) {
+  /** `req`: the request's body (the request itself, or HTTP/2's guarded body: http/h2c.ts requestBody). */
+  constructor(private readonly req: Readable, private readonly options: BodyScanOptions) {
     super();
-    this.scanner = new JsonFieldScanner(options.fields, options.anyKeys);
-    const declared = req.headers['content-length'];
-    this.declared = declared === undefined ? undefined : Number(declared);
+    this.scanner = new JsonFieldScanner(options.fields, options.anyKeys, options.elements);
+    this.declared = options.declared;
     this.decided = new Promise((resolve, reject) => {
       this.resolveDecided = resolve;
       this.rejectDecided = reject;
@@ -103,6 +109,11 @@ export class BodyScan extends Readable {
     return this.scanner.keysFound;
   }
 
+  /** The wanted array's elements, final once a `toEnd` scan has decided. */
+  get elementsFound(): ElementsFound {
+    return this.scanner.elements;
+  }
+
   /** The upstream leg's cut-off, called once if the rest of the body breaks the scan (at once if it already has). */
   onViolation(handler: (err: ApiError) => void): void {
     this.violationHandler = handler;
@@ -123,7 +134,7 @@ export class BodyScan extends Readable {
       const chunk = this.held[this.heldAt]!;
       this.held[this.heldAt++] = EMPTY;
       this.heldBytes -= chunk.length + CHUNK_OVERHEAD;
-      this.options.budget.release(chunk.length + CHUNK_OVERHEAD);
+      this.options.budget.release(chunk.length + CHUNK_OVERHEAD, this.options.holder);
       if (!this.push(chunk)) return;
     }
     this.held = [];
@@ -140,7 +151,7 @@ export class BodyScan extends Readable {
     if (this.phase !== 'holding' && this.phase !== 'decided') return;
     this.total += chunk.length;
     if (this.total > this.options.maxBody) return this.fail(Errors.payloadTooLarge(this.options.maxBody));
-    if (!this.options.budget.take(chunk.length + CHUNK_OVERHEAD)) return this.fail(Errors.overloaded());
+    if (!this.options.budget.take(chunk.length + CHUNK_OVERHEAD, this.options.holder)) return this.fail(Errors.overloaded());
     this.held.push(chunk);
     this.heldBytes += chunk.length + CHUNK_OVERHEAD;
     if (!this.scanner.write(chunk)) return this.fail(scanRefusal(this.scanner.problem!));
@@ -170,6 +181,11 @@ export class BodyScan extends Readable {
     this.sourceEnded = true;
     if (this.phase === 'flowing') {
       if (this.heldAt >= this.held.length) this.finish();
+    } else if (this.phase === 'holding' && this.total === 0) {
+      // An empty body (a zero-length chunked body, HTTP/2 DATA frames that carried nothing) is no body at all,
+      // as HTTP/1.1's Content-Length: 0 is: nothing found, nothing to hand on.
+      this.phase = 'decided';
+      this.resolveDecided(this.scanner.found);
     } else if (this.phase === 'holding' || (this.phase === 'decided' && !this.scanner.complete)) {
       this.scanner.end();
       this.fail(scanRefusal(this.scanner.problem ?? { reason: 'not_json' }));
@@ -177,7 +193,7 @@ export class BodyScan extends Readable {
   };
 
   private finish(): void {
-    if (!this.scanner.end()) return this.fail(scanRefusal(this.scanner.problem!));
+    if (this.total > 0 && !this.scanner.end()) return this.fail(scanRefusal(this.scanner.problem!));
     this.phase = 'ended';
     this.release();
     this.push(null);
@@ -188,7 +204,8 @@ export class BodyScan extends Readable {
   };
 
   private readonly onClose = (): void => {
-    if (!this.req.complete) this.onAbort();
+    // An HTTP/1.1 request is complete once parsed whole (read or not); another body once it ended.
+    if (!((this.req as IncomingMessage).complete ?? this.req.readableEnded)) this.onAbort();
   };
 
   private fail(err: ApiError): void {
@@ -210,7 +227,7 @@ export class BodyScan extends Readable {
     this.req.off('end', this.onEnd);
     this.req.off('error', this.onAbort);
     this.req.off('close', this.onClose);
-    this.options.budget.release(this.heldBytes);
+    this.options.budget.release(this.heldBytes, this.options.holder);
     this.held = [];
     this.heldAt = 0;
     this.heldBytes = 0;

@@ -3,6 +3,9 @@
  * decides them (KEYWARD_BUFFER_BUDGET). Requests take bytes as they hold them
  * and give them back as they are forwarded or dropped; a take that would pass
  * the ceiling is refused, so the sum never passes it, however many requests.
+ * Each holder (a proxy token) may hold at most its share of it
+ * (KEYWARD_BUFFER_PER_TOKEN) at once, across all its requests: one token
+ * trickling bodies cannot take the budget every other token needs.
  *
  * Given-back bytes are garbage, and V8 collects Buffer memory lazily (it lets
  * tens of megabytes of it pile up before collecting), so the process would
@@ -40,8 +43,11 @@ export class BufferBudget {
   private givenBack = 0;
   private collecting = false;
   private readonly collectEvery: number;
+  /** Bytes held per holder, while it holds any. */
+  private readonly holders = new Map<string, number>();
 
-  constructor(readonly limit: number) {
+  /** `perHolder`: the most one holder may hold at once (default: the whole limit). */
+  constructor(readonly limit: number, readonly perHolder: number = limit) {
     this.collectEvery = Math.min(16 * MIB, Math.max(MIB, Math.floor(limit / 8)));
   }
 
@@ -50,14 +56,31 @@ export class BufferBudget {
     return this.heldBytes;
   }
 
-  /** Takes `bytes`; false (and nothing taken) when that would pass the limit. */
-  take(bytes: number): boolean {
+  /** Bytes `holder` holds right now. */
+  heldBy(holder: string): number {
+    return this.holders.get(holder) ?? 0;
+  }
+
+  /** Takes `bytes` (for `holder`, when named); false (and nothing taken) when that would pass the limit or the holder's share. */
+  take(bytes: number, holder?: string): boolean {
     if (this.heldBytes + bytes > this.limit) return false;
+    if (holder !== undefined) {
+      const mine = (this.holders.get(holder) ?? 0) + bytes;
+      if (mine > this.perHolder) return false;
+      this.holders.set(holder, mine);
+    }
     this.heldBytes += bytes;
     return true;
   }
 
-  release(bytes: number): void {
+  /** Gives back `bytes` taken (for the same `holder`). */
+  release(bytes: number, holder?: string): void {
+    if (bytes === 0) return;
+    if (holder !== undefined) {
+      const left = (this.holders.get(holder) ?? 0) - bytes;
+      if (left > 0) this.holders.set(holder, left);
+      else this.holders.delete(holder);
+    }
     this.heldBytes -= bytes;
     this.givenBack += bytes;
     if (this.givenBack >= this.collectEvery && !this.collecting) {

@@ -7,6 +7,7 @@
  * plugins' state map is made on first use, so a request costs one object here.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { ApiError } from '../errors.js';
 import type { Provider } from '../catalog/registry.js';
 import type { CompiledRoute } from '../catalog/path.js';
@@ -14,7 +15,7 @@ import type { ResolvedToken } from '../vault/token-service.js';
 import type { BodyScan } from './body-scan.js';
 import { rawHeaderCount } from './headers.js';
 import type { ProxyContext } from './contracts.js';
-import type { FieldValue } from './json-field-scanner.js';
+import type { ElementsFound, FieldValue } from './json-field-scanner.js';
 import type { RequestSpan } from '../telemetry/tracing.js';
 
 /** The caller's request, for the core only. */
@@ -38,6 +39,7 @@ export class RequestContext implements ProxyContext {
   bodyFields: ReadonlyMap<string, FieldValue> | undefined = undefined;
   bodyBytes: number | undefined = undefined;
   bodyKeys: ReadonlySet<string> | undefined = undefined;
+  bodyElements: ElementsFound | undefined = undefined;
   quotaRemaining: number | undefined = undefined;
   forwarded = false;
   status: number | undefined = undefined;
@@ -45,15 +47,21 @@ export class RequestContext implements ProxyContext {
   bytesOut = 0;
   ttfbMs: number | undefined = undefined;
   usage = { inputTokens: 0, outputTokens: 0 };
+  usageFinal = false;
   /** µ$: the priced cost of the reported usage, set when the response is over (undefined: none reported, or unpriced). */
   costMicros: number | undefined = undefined;
   reservedMicros: number | undefined = undefined;
+  toolFeeMicros: number | undefined = undefined;
   spentMicros: number | undefined = undefined;
   /** The model the response named, when the request's own model was not read (response-model.ts). */
   responseModel: string | undefined = undefined;
 
   /** Pipeline bookkeeping: how many of its request-phase stages completed their access. */
   passed = 0;
+  /** The body readers (a bit each, admission.ts) whose fields the body stage's scan found for this request. */
+  bodyRead = 0;
+  /** The request's body as the gateway reads it (http/h2c.ts requestBody): set by the gateway when a body follows. */
+  body: Readable | undefined = undefined;
   /** The body stage's scan, handed to the upstream leg (the held bytes, then the rest). */
   bodyScan: BodyScan | undefined = undefined;
   /** process.hrtime.bigint() when the request was handed upstream. */
@@ -70,6 +78,8 @@ export class RequestContext implements ProxyContext {
     readonly path: string,
     readonly query: string,
     readonly ip: string,
+    /** The gate's judgement from the transport's framing (admission.ts bodyFollows). */
+    readonly bodyFollows: boolean,
   ) {
     this.#req = req;
     this.#res = res;

@@ -4,7 +4,8 @@
  * (Kong's PRIORITY: higher runs first; Envoy's two directions):
  *
  *   abuse 1000 · auth 900 · route 800 · scopes 700 · body 600 · models 550 ·
- *   operator plugins 500..300 · rate 250 · max_requests 150 · budget 120 · quota 100
+ *   operator plugins 500..300 · rate 250 · max_requests 150 · budget 120 · quota 100 ·
+ *   admit 0 (the gate: a body a stage must read was read)
  *
  * `access` runs in that order and may refuse by throwing a GatewayError before
  * anything is sent upstream; when a later stage refuses, or the caller leaves
@@ -20,15 +21,17 @@ import type { TSchema, Type } from '@sinclair/typebox';
 import type { PluginConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { ApiError, Errors } from '../errors.js';
-import type { FieldValue } from './json-field-scanner.js';
+import type { ElementsFound, ElementsWanted, FieldValue } from './json-field-scanner.js';
 
 export { ApiError as GatewayError, Errors };
 
 export type { CredentialField, HttpMethod, ProviderPlugin, ProviderRoute } from '../catalog/provider.js';
 export type { TokenCarriers } from '../catalog/registry.js';
 import type { TokenCarriers } from '../catalog/registry.js';
+import type { ToolScan } from '../catalog/billed-tools.js';
+export type { ToolScan } from '../catalog/billed-tools.js';
 export type { ResolvedToken } from '../vault/token-service.js';
-export type { FieldValue } from './json-field-scanner.js';
+export type { ElementsFound, ElementsWanted, FieldValue } from './json-field-scanner.js';
 import type { ProviderPlugin } from '../catalog/provider.js';
 import type { PriceEntry } from '../catalog/prices.js';
 export type { PriceEntry } from '../catalog/prices.js';
@@ -44,6 +47,11 @@ export interface RequestView {
   readonly query: string;
   /** The caller's headers, as they arrived (credential headers included: never log them). */
   readonly headers: Readonly<IncomingHttpHeaders>;
+  /**
+   * Whether body bytes follow the head, read from the transport's framing (HTTP/2: the HEADERS frame did not end
+   * the stream; HTTP/1.1: Transfer-Encoding or a Content-Length other than 0), never from content-length alone.
+   */
+  readonly bodyFollows: boolean;
   /** The client address: X-Forwarded-For as far as KEYWARD_TRUSTED_PROXIES trusts it, else the socket's. */
   readonly ip: string;
   /** process.hrtime.bigint() when the request arrived. */
@@ -63,6 +71,8 @@ export interface RequestView {
   readonly bodyBytes: number | undefined;
   /** The `body.keys` found anywhere in the body (lower-cased), when a stage asked for `body.toEnd`. */
   readonly bodyKeys: ReadonlySet<string> | undefined;
+  /** The elements of the array a stage asked for (`body.elements`: the body's `tools`), recorded to the body's end. */
+  readonly bodyElements: ElementsFound | undefined;
   /** Set by the quota stage: what this organisation has left this month. */
   readonly quotaRemaining: number | undefined;
   /** True once the request was handed to the upstream: it counts against quota. */
@@ -77,10 +87,20 @@ export interface RequestView {
   readonly ttfbMs: number | undefined;
   /** Token counts read from the provider's `usage` as the bytes passed. */
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number; readonly cachedInputTokens?: number };
+  /**
+   * Set with `costMicros`: the provider said the message ended (its end-of-message event, or one complete body), so
+   * `usage` is final. A stream's end is looked for only when a reservation is settled against it (else false).
+   */
+  readonly usageFinal: boolean;
   /** Micro-dollars: the cost of `usage` at the model's price, set after the last byte (before `log` hooks); undefined when no usage was reported or the model has no price. */
   readonly costMicros: number | undefined;
   /** Micro-dollars reserved for this request's worst case by the budget stage (undefined: no budget applies). */
   readonly reservedMicros: number | undefined;
+  /**
+   * Micro-dollars of provider-side tool fees inside that reservation (the most the body's tools' uses allow): a
+   * provider's usage counts tokens, not searches, so they are charged on top of it when the request settles.
+   */
+  readonly toolFeeMicros: number | undefined;
   /**
    * Micro-dollars this request spent, as counted everywhere (usage, budgets, metrics, the log line), set with
    * `costMicros`: the reported cost; 0 when the provider answered an error and reported nothing; the whole
@@ -102,6 +122,7 @@ export interface ProxyContext extends RequestView {
   bodyFields: ReadonlyMap<string, FieldValue> | undefined;
   bodyBytes: number | undefined;
   bodyKeys: ReadonlySet<string> | undefined;
+  bodyElements: ElementsFound | undefined;
   quotaRemaining: number | undefined;
   forwarded: boolean;
   status: number | undefined;
@@ -109,8 +130,10 @@ export interface ProxyContext extends RequestView {
   bytesOut: number;
   ttfbMs: number | undefined;
   usage: { inputTokens: number; outputTokens: number };
+  usageFinal: boolean;
   costMicros: number | undefined;
   reservedMicros: number | undefined;
+  toolFeeMicros: number | undefined;
   spentMicros: number | undefined;
   /** Node's per-name arrays of the caller's headers (a repeated credential header is ambiguous). */
   readonly headersDistinct: NodeJS.Dict<string[]>;
@@ -134,12 +157,18 @@ export interface ResponseHead {
 export interface BodyNeed<Ctx extends RequestView = RequestView> {
   /** Dotted paths into the top-level JSON object: `model`, `generationConfig.maxOutputTokens`. */
   readonly fields: readonly string[];
-  /** Whether this request needs them (default: whenever the request carries a body). A body that is not one JSON object is then refused with 400. */
+  /**
+   * Whether this request needs them (default: always). Asked only when a body follows (`bodyFollows`); the gate asks
+   * again right before forwarding, and a request this says needs its body, unread, is refused 503 (fail closed). A
+   * body that is not one JSON object is refused with 400.
+   */
   when?(ctx: Ctx): boolean;
   /** Read the whole body before this stage's access (its length as `bodyBytes`), not only until the fields are found. */
   readonly toEnd?: boolean;
   /** Keys to notice at any depth of the body (compared without case), reported in `bodyKeys`. */
   readonly keys?: readonly string[];
+  /** A top-level array whose elements are recorded (their `values` and keys), reported in `bodyElements`; read to the body's end. */
+  readonly elements?: ElementsWanted;
 }
 
 /** One stage of the pipeline. Built-in stages implement it directly; a plugin file's `create` returns its hooks. */
@@ -197,6 +226,8 @@ export interface PluginHost {
     readonly keyQueryParams: readonly string[];
     /** Where a proxy token may be presented besides X-Proxy-Token: every loaded provider's `tokenIn`. */
     readonly tokenIn: TokenCarriers;
+    /** What a body scan reads to see any loaded provider's billed tools (the budget plugin asks for it). */
+    readonly toolScan: ToolScan;
   };
   readonly quota: {
     /**

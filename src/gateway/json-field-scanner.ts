@@ -17,22 +17,16 @@
  * which one wins (most take the last; Go's encoding/json matches keys without
  * case, Kelvin sign K and long s ſ included), so the scope would check one
  * value while the provider used another. `anyKeys` are noticed at any depth.
+ * The elements of one top-level array (`elements`: a body's `tools`) are
+ * recorded as they pass, each object's named values and keys, within a fixed
+ * number of elements and keys (json-fields.ts): one pass, nothing read twice.
  */
 
-/** A field's value: scalars with their value; objects and arrays by kind only. */
-export type FieldValue =
-  | { readonly kind: 'string'; readonly value: string | undefined } // undefined: longer than CAPTURE_LIMIT bytes
-  | { readonly kind: 'number'; readonly value: number } // NaN: a number longer than NUMBER_LIMIT characters
-  | { readonly kind: 'boolean'; readonly value: boolean }
-  | { readonly kind: 'null' | 'object' | 'array' };
+import { ELEMENT_KEYS, ELEMENTS_LIMIT, fieldTree, foldKey, MAX_DEPTH, type ElementFacts, type ElementsFound, type ElementsWanted, type FieldNode, type FieldValue, type Frame, type ScanProblem } from './json-fields.js';
 
-export type ScanProblem =
-  | { readonly reason: 'not_json' }
-  | { readonly reason: 'not_object' }
-  | { readonly reason: 'too_deep'; readonly limit: number }
-  | { readonly reason: 'duplicate'; readonly field: string };
+export { foldKey, MAX_DEPTH };
+export type { ElementFacts, ElementsFound, ElementsWanted, FieldValue, ScanProblem };
 
-export const MAX_DEPTH = 256;
 /** Raw bytes of a key or string value kept for comparison; a wanted key is short, so any longer key is another key. */
 const CAPTURE_LIMIT = 4096;
 const NUMBER_LIMIT = 512;
@@ -52,35 +46,17 @@ const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 /** A byte that starts a JSON value other than an object (array, string, number, true, false, null). */
 const startsOtherValue = (c: number): boolean => c === 0x5b || c === QUOTE || c === 0x2d || isDigit(c) || c === 0x74 || c === 0x66 || c === 0x6e;
 
-/** How keys are compared for duplicates: without case, as Go's encoding/json matches them (K→k and ſ→s included). */
-export const foldKey = (key: string): string => key.toLowerCase().replaceAll('ſ', 's');
-
-/** One level of the wanted fields: `model` and `generationConfig` at the root; `maxOutputTokens` below it. */
-interface FieldNode {
-  /** Exact key → the node below it. */
-  readonly children: Map<string, FieldNode>;
-  /** Folded key → the dotted name reported for a duplicate. */
-  readonly folded: Map<string, string>;
-  /** The dotted field this key ends, if one was asked for. */
-  field?: string;
-}
-
-/** An object on the way to a wanted field: which keys matter there and which it has shown. */
-interface Frame {
-  readonly node: FieldNode;
-  readonly seen: Set<string>;
-}
-
-const newNode = (): FieldNode => ({ children: new Map(), folded: new Map() });
-
 export class JsonFieldScanner {
   /** Wanted fields found so far (dotted name → value); each is final once here. */
   readonly found = new Map<string, FieldValue>();
   readonly keysFound = new Set<string>(); // `anyKeys` seen so far (folded), at any depth: only then is every key captured
+  /** The wanted array's elements recorded so far. */
+  private readonly items: ElementFacts[] = [];
+  private itemsTruncated = false;
   private readonly anyKeys: ReadonlySet<string> | undefined;
   problem: ScanProblem | undefined;
 
-  private readonly root = newNode();
+  private readonly root: FieldNode;
   private readonly wanted: number;
   private state = START;
   private depth = 0;
@@ -110,25 +86,18 @@ export class JsonFieldScanner {
   private literal: Buffer = LITERALS.t;
   private literalAt = 0;
 
-  /** `fields`: dotted paths from the top-level object (`generationConfig.maxOutputTokens`); `anyKeys`: keys noticed at any depth (`image_url`). */
-  constructor(fields: readonly string[], anyKeys: readonly string[] = []) {
+  /**
+   * `fields`: dotted paths from the top-level object (`generationConfig.maxOutputTokens`); `anyKeys`: keys noticed at
+   * any depth (`image_url`); `elements`: the top-level array whose elements are recorded (also a field itself).
+   */
+  constructor(fields: readonly string[], anyKeys: readonly string[] = [], elements?: ElementsWanted) {
     this.anyKeys = anyKeys.length > 0 ? new Set(anyKeys.map(foldKey)) : undefined;
-    for (const field of new Set(fields)) {
-      let node = this.root;
-      let name = '';
-      for (const key of field.split('.')) {
-        name = name ? `${name}.${key}` : key;
-        let child = node.children.get(key);
-        if (!child) {
-          child = newNode();
-          node.children.set(key, child);
-          node.folded.set(foldKey(key), name);
-        }
-        node = child;
-      }
-      node.field = field;
-    }
-    this.wanted = new Set(fields).size;
+    ({ root: this.root, wanted: this.wanted } = fieldTree(fields, elements));
+  }
+
+  /** The wanted array's elements, as far as they were recorded (final once the scan is complete). */
+  get elements(): ElementsFound {
+    return { items: this.items, truncated: this.itemsTruncated };
   }
 
   /** The top-level object has closed (only whitespace may follow). */
@@ -262,11 +231,11 @@ export class JsonFieldScanner {
     return false;
   }
 
-  private open(kind: number, node: FieldNode | undefined): boolean {
+  private open(kind: number, node: FieldNode | undefined, facts?: ElementFacts): boolean {
     if (this.depth === MAX_DEPTH) return this.fail({ reason: 'too_deep', limit: MAX_DEPTH });
     this.depth++;
     this.kinds[this.depth] = kind;
-    this.frames[this.depth] = node ? { node, seen: new Set() } : undefined;
+    this.frames[this.depth] = node ? (facts ? { node, seen: new Set(), facts } : { node, seen: new Set() }) : undefined;
     this.state = kind === OBJECT ? OBJECT_FIRST : ARRAY_FIRST;
     return true;
   }
@@ -286,8 +255,11 @@ export class JsonFieldScanner {
     this.pendingField = undefined;
     if (c === 0x7b || c === 0x5b) {
       if (field !== undefined) this.record({ kind: c === 0x7b ? 'object' : 'array' }, field);
+      if (c === 0x5b) return this.open(ARRAY, node?.element ? node : undefined);
+      const array = this.kinds[this.depth] === ARRAY ? this.frames[this.depth] : undefined;
+      if (array) return this.openElement(array.node.element!);
       // Only an object on the way to a wanted field is tracked; its keys are compared, others are stepped over.
-      return this.open(c === 0x7b ? OBJECT : ARRAY, c === 0x7b && node && node.children.size > 0 ? node : undefined);
+      return this.open(OBJECT, node && node.children.size > 0 ? node : undefined);
     }
     this.pendingField = field;
     if (c === QUOTE) {
@@ -307,8 +279,23 @@ export class JsonFieldScanner {
     return true;
   }
 
+  /** An element of the recorded array: a record of its own while there is room, else the records are incomplete. */
+  private openElement(node: FieldNode): boolean {
+    if (this.items.length === ELEMENTS_LIMIT) {
+      this.itemsTruncated = true;
+      return this.open(OBJECT, undefined);
+    }
+    const facts: ElementFacts = { values: new Map(), keys: new Set() };
+    this.items.push(facts);
+    return this.open(OBJECT, node, facts);
+  }
+
   private record(value: FieldValue, field = this.pendingField): void {
-    if (field !== undefined && !this.found.has(field)) this.found.set(field, value);
+    if (field === undefined) return;
+    // A value of an element being recorded is the element's; any other is a wanted field's.
+    const facts = this.frames[this.depth]?.facts;
+    const into = facts ? facts.values : this.found;
+    if (!into.has(field)) into.set(field, value);
   }
 
   /** One byte of a number; false when it is not part of the number (then the number is over, or wrong). */
@@ -387,6 +374,10 @@ export class JsonFieldScanner {
     const folded = foldKey(value);
     if (this.anyKeys?.has(folded)) this.keysFound.add(folded);
     if (!frame) return true; // not a tracked object
+    if (frame.facts && !frame.facts.keys.has(folded)) {
+      if (frame.facts.keys.size < ELEMENT_KEYS) frame.facts.keys.add(folded);
+      else this.itemsTruncated = true;
+    }
     const name = frame.node.folded.get(folded);
     if (name !== undefined) {
       if (frame.seen.has(folded)) return this.fail({ reason: 'duplicate', field: name });

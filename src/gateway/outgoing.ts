@@ -4,7 +4,7 @@
  * clean path and query, the headers after hygiene, then the provider's signer.
  * A signer that needs the body gets the exact bytes that will be sent: the body
  * is read whole first, within KEYWARD_MAX_BODY (413) and the process-wide
- * buffer budget (503 overloaded), and sent as those bytes with a matching
+ * buffer budget and the token's share of it (503 overloaded), and sent as those bytes with a matching
  * content-length. Per credential, the origin and the masks of its secrets are
  * worked out once and kept while the credential's values are cached.
  */
@@ -77,16 +77,16 @@ export interface WholeBody {
  * into one buffer of that size, charged once; a chunked body's chunks are charged as they come, then swapped
  * for the one joined buffer.
  */
-export function readWhole(source: Readable | IncomingMessage, declared: number | undefined, maxBody: number, budget: BufferBudget | undefined): WholeBody {
+export function readWhole(source: Readable | IncomingMessage, declared: number | undefined, maxBody: number, budget: BufferBudget | undefined, holder?: string): WholeBody {
   let charged = 0;
   let settled = false;
   const take = (bytes: number): boolean => {
-    if (budget && !budget.take(bytes)) return false;
+    if (budget && !budget.take(bytes, holder)) return false;
     charged += bytes;
     return true;
   };
   const giveBack = (): void => {
-    budget?.release(charged);
+    budget?.release(charged, holder);
     charged = 0;
   };
   let resolve!: (b: Buffer) => void;
@@ -137,7 +137,7 @@ export function readWhole(source: Readable | IncomingMessage, declared: number |
       const chunkCharge = charged;
       if (!take(total)) return fail(Errors.overloaded());
       body = Buffer.concat(chunks, total);
-      budget?.release(chunkCharge);
+      budget?.release(chunkCharge, holder);
       charged -= chunkCharge;
     }
     chunks.length = 0;

@@ -15,6 +15,11 @@ export interface ResponseTap {
   scan(chunk: Buffer): void;
 }
 
+/** Where a failed response ends: the request's exit (exchange.ts), which cuts the caller's stream. */
+export interface Cut {
+  cut(): void;
+}
+
 /** Counts request body bytes; past the limit it stops the flow and reports once. */
 export class BodyLimiter extends Transform {
   private seen = 0;
@@ -38,7 +43,7 @@ export class BodyLimiter extends Transform {
  * pipeline builds an AbortController and, on completion, an AbortError and a premature-close error
  * (stack traces included), which cost more than everything else on this leg.
  */
-export function relay(source: Readable, complete: () => boolean, res: ServerResponse, masker: StreamMasker, taps: ResponseTap[], ctx: ProxyContext): void {
+export function relay(source: Readable, complete: () => boolean, res: ServerResponse, masker: StreamMasker, taps: ResponseTap[], ctx: ProxyContext, exit: Cut): void {
   const send = (chunk: Buffer | undefined): void => {
     if (chunk === undefined || res.destroyed) return;
     for (const tap of taps) tap.scan(chunk);
@@ -51,11 +56,11 @@ export function relay(source: Readable, complete: () => boolean, res: ServerResp
     send(masker.end());
     if (!res.destroyed) res.end();
   });
-  // An upstream that dies mid-body ('aborted', ECONNRESET): the caller's stream ends with an error,
-  // never a clean end. A caller who leaves stops the upstream response.
+  // An upstream that dies mid-body ('aborted', ECONNRESET): the exit cuts the caller's stream (an error,
+  // never a clean end). A caller who leaves stops the upstream response.
   source.on('error', () => {});
   source.on('close', () => {
-    if (!complete() && !res.destroyed) res.destroy();
+    if (!complete() && !res.destroyed) exit.cut();
   });
   res.on('close', () => {
     if (!complete()) source.destroy();

@@ -11,17 +11,20 @@
  * Redirects are passed back, never followed. Connect and idle timeouts come
  * from the config; neither caps a stream's length. A caller who disconnects
  * aborts the upstream request.
+ *
+ * It answers the caller only through the request's Exchange (exchange.ts, the
+ * one exit): its response head, its refusals (unforward), its faults (fail)
+ * and its cuts all go there, and the exchange asks the leg, at the end, how
+ * the response ended and what usage it reported (UpstreamLeg).
  */
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import { ProxyServer } from 'http-proxy-3';
 import type { Config } from '../config.js';
 import { ApiError, Errors } from '../errors.js';
 import type { Logger } from '../log.js';
-import { sendError } from '../http/reply.js';
 import type { BodyScan } from './body-scan.js';
-import type { ProxyContext } from './contracts.js';
 import { downstreamHeaders, rawHeader, stripKeyParams, upstreamHeaders } from './headers.js';
 import { StreamMasker, maskString } from './masking.js';
 import type { Provider, ProviderRegistry } from '../catalog/registry.js';
@@ -31,44 +34,59 @@ import { credentialWire, outgoingRequest, readWhole, requestTarget, signOverBody
 import { signerFor, type SignerSettings } from './signers/index.js';
 import { applyUsage, guardedReader, usageReaderFactory } from './usage-scanner.js';
 import { BodyLimiter, decoderFor, flushIdleHead, relay, type ResponseTap } from './relay.js';
+import type { Exchange, UpstreamLeg } from './exchange.js';
+import type { ResponseEnd } from './settlement.js';
 
 export type { ResponseTap };
 
 /** What the gateway hands the upstream leg for one request. */
 export interface Forward {
-  ctx: ProxyContext;
-  /** The caller's request and response (the context does not expose them). */
-  req: IncomingMessage;
-  res: ServerResponse;
+  /** The request's one exit: its context, the caller's request and response, and every way to answer it. */
+  exchange: Exchange;
   provider: Provider;
   /** The credential's secret and plain values (CredentialService.secretsFor). */
   credential: CredentialSecrets;
   /** The body's scan when a scope read it: the held bytes, then the rest, scanned as they pass. */
   body?: BodyScan;
-  /** The process-wide budget a body read whole for a signer is charged to. */
+  /** The process-wide budget a body read whole for a signer is charged to (the token's share of it). */
   budget?: BufferBudget;
-  /** Readers of the masked response bytes as they pass, besides the provider's usage reader; they never change them. */
-  taps?: ResponseTap[];
-  /** Headers added to a response head (proxied, or an upstream fault) about to go out with `status`. */
-  responseHeaders(ctx: ProxyContext, status: number): Record<string, string>;
-  /** Called when the body's scan refuses it before any response started: the upstream never had a whole request. */
-  onCutOff?(): void;
-  /** Called once when the exchange is over, whatever happened. */
-  onFinish(): void;
 }
 
-interface Flight {
-  forward: Forward;
+/** Response content types that are streams of events: their usage is final only at the provider's end-of-message event. */
+const EVENT_STREAM = /^\s*(?:text\/event-stream|application\/vnd\.amazon\.eventstream)/i;
+
+/** One request in the air: what the exit asks of the upstream leg (UpstreamLeg). */
+class Flight implements UpstreamLeg {
   wire?: CredentialWire;
   proxyReq?: http.ClientRequest;
-  /** The caller's body grew past the limit or broke its scan: abort as soon as we can. */
-  overflow: boolean;
+  /** The caller's body grew past the limit or broke its scan, or a signer refused: abort as soon as we can. */
+  overflow = false;
   /** Handed to http-proxy-3 (a signer may make us wait before it). */
-  sent?: boolean;
+  sent = false;
   /** The body being read whole for a signer. */
   whole?: WholeBody;
-  responded?: boolean; // the upstream's response head arrived
-  usage?: UsageReader; // this response's usage reader
+  /** The upstream's response, once its head arrived. */
+  response?: IncomingMessage;
+  /** Whether the response arrived whole (set with the relay). */
+  complete?: () => boolean;
+  /** The response is a stream of events (its content type). */
+  eventStream = false;
+  /** This response's usage reader. */
+  usage?: UsageReader;
+
+  constructor(readonly forward: Forward, private readonly leg: UpstreamProxy) {}
+
+  abandon(): void {
+    this.whole?.abort();
+  }
+
+  ended(): ResponseEnd | undefined {
+    const reader = this.usage;
+    this.usage = undefined;
+    const endOfMessage = reader !== undefined && applyUsage(this.forward.exchange.ctx.usage, reader, (err) => this.leg.usageFailed(this, err));
+    if (!this.response || !this.complete) return undefined;
+    return { complete: this.complete(), eventStream: this.eventStream, endOfMessage };
+  }
 }
 
 /** What the upstream leg runs for one provider, worked out once at start. */
@@ -119,56 +137,49 @@ export class UpstreamProxy {
   }
 
   forward(f: Forward): void {
-    const { ctx, provider, credential, req, res } = f;
+    const { exchange, provider, credential } = f;
+    const { ctx, req } = exchange;
     const runtime = this.runtimes.get(provider.id)!;
-    const flight: Flight = { forward: f, overflow: false };
+    const flight = new Flight(f, this);
     this.flights.set(req, flight);
+    exchange.forwarded(flight);
 
-    // Cut off: the upstream request is destroyed before its body completes; the caller gets the refusal if no
-    // response has started (and the connection closes), else its stream is cut.
+    // Cut off: the upstream request is destroyed before its body completes; the exit answers the caller with the
+    // refusal (a scan's: nothing counts) or the fault (counted) if no response has started, else cuts its stream.
     const cutOff = (err: ApiError, stopReading: () => void, refused: boolean): void => {
       if (flight.overflow) return;
       flight.overflow = true;
       flight.proxyReq?.destroy();
       flight.whole?.abort();
       stopReading();
-      if (!res.headersSent) {
-        res.setHeader('connection', 'close');
-        ctx.error = err;
-        ctx.status = err.status;
-        if (refused) f.onCutOff?.();
-        sendError(res, err, { 'x-keyward-request-id': ctx.requestId });
-      } else {
-        res.destroy();
-      }
+      if (refused) exchange.unforward(err);
+      else exchange.fail(err, true);
     };
-    // A declared content-length was held to the limit already and Node's parser holds the body to it:
-    // only a chunked body is counted on its way upstream (a scanned body counts itself; a body read whole for
-    // the signer is counted as it is read).
+    // A declared content-length was held to the limit already, and the transport holds the body to it (Node's
+    // HTTP/1.1 parser, nghttp2's HTTP/2 checks): only a body without one is counted on its way upstream (a scanned
+    // body counts itself; a body read whole for the signer is counted as it is read).
     let body: Readable | undefined;
     if (f.body) {
       const scan = f.body;
       // A body a scope reads is refused by its scan (a scope refusal); a body only counted is cut off after forwarding.
       scan.onViolation((err) => cutOff(err, () => {
         scan.discard();
-        req.resume();
+        ctx.body?.resume();
       }, true));
       body = scan;
-    } else if (req.headers['content-length'] === undefined && !runtime.signer.needsBody) {
+    } else if (ctx.body && req.headers['content-length'] === undefined && !runtime.signer.needsBody) {
+      const source = ctx.body;
       const limiter = new BodyLimiter(this.config.maxBody, () => cutOff(Errors.payloadTooLarge(this.config.maxBody), () => {
-        req.unpipe(limiter);
-        req.resume();
+        source.unpipe(limiter);
+        source.resume();
       }, false));
-      req.pipe(limiter);
+      // A body that breaks (an HTTP/2 stream reset) never ends the limiter: the upstream request is aborted, never ended.
+      source.pipe(limiter);
       body = limiter;
+    } else if (ctx.body && ctx.body !== req) {
+      // HTTP/2 with a content-length: its guarded body, so a reset never passes for an end.
+      body = ctx.body;
     }
-    res.once('close', () => {
-      // The caller left while a signer worked: nothing was sent, so nothing counts.
-      if (!flight.sent && !flight.overflow) f.onCutOff?.();
-      flight.whole?.abort();
-      this.endUsage(flight);
-      f.onFinish();
-    });
     // The scan broke before the upstream leg began: refused above, nothing is sent.
     if (flight.overflow) return;
 
@@ -183,7 +194,7 @@ export class UpstreamProxy {
       return;
     }
     if (runtime.signer.needsBody) {
-      void this.signWithBody(flight, runtime.signer, request, body ?? req);
+      void this.signWithBody(flight, runtime.signer, request, body ?? ctx.body ?? req);
       return;
     }
     let signed: void | Promise<void>;
@@ -203,13 +214,13 @@ export class UpstreamProxy {
 
   /** Reads the body whole, hands the signer the exact bytes, and sends exactly those with their length. */
   private async signWithBody(flight: Flight, signer: Signer, request: OutgoingRequest, source: Readable | IncomingMessage): Promise<void> {
-    const { req } = flight.forward;
+    const { ctx, req } = flight.forward.exchange;
     const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
-    const whole = readWhole(source, declared, this.config.maxBody, flight.forward.budget);
+    const whole = readWhole(source, declared, this.config.maxBody, flight.forward.budget, ctx.tokenId);
     flight.whole = whole;
     let bytes: Buffer;
     try {
-      bytes = await signOverBody(signer, request, flight.forward.credential, whole, declared !== undefined || req.headers['transfer-encoding'] !== undefined);
+      bytes = await signOverBody(signer, request, flight.forward.credential, whole, ctx.bodyFollows);
     } catch (err) {
       this.refuseUnsent(flight, err);
       return;
@@ -219,9 +230,8 @@ export class UpstreamProxy {
     this.send(flight, request, sent);
   }
 
-  /** Nothing reached the upstream: the caller gets the refusal (a non-ApiError from a signer is a 502), and it does not count. */
+  /** Nothing reached the upstream: the exit refuses it (a signer's ApiError as it is, anything else a 502), and it does not count. */
   private refuseUnsent(flight: Flight, err: unknown): void {
-    const { ctx, onCutOff, req, res } = flight.forward;
     if (flight.overflow || flight.sent) return;
     flight.overflow = true;
     flight.whole?.abort();
@@ -232,23 +242,14 @@ export class UpstreamProxy {
     } else {
       // A signer is provider code: its message may hold a secret, so only its masked first line is logged.
       const message = maskString(String((err as Error)?.message ?? err).split('\n')[0]!.slice(0, 200), flight.wire?.maskStrings ?? []);
-      this.log.warn({ request_id: ctx.requestId, provider: flight.forward.provider.id, err: message }, 'provider signer failed');
+      this.log.warn({ request_id: flight.forward.exchange.ctx.requestId, provider: flight.forward.provider.id, err: message }, 'provider signer failed');
       apiError = Errors.upstreamUnreachable();
     }
-    if (res.destroyed || res.headersSent) {
-      res.destroy();
-      return;
-    }
-    ctx.error = apiError;
-    ctx.status = apiError.status;
-    onCutOff?.();
-    if (!req.readableEnded) res.setHeader('connection', 'close');
-    req.resume();
-    sendError(res, apiError, { 'x-keyward-request-id': ctx.requestId });
+    flight.forward.exchange.unforward(apiError);
   }
 
   private send(flight: Flight, request: OutgoingRequest, body: Readable | undefined): void {
-    const { ctx, req, res } = flight.forward;
+    const { req, res } = flight.forward.exchange;
     // The caller left while a signer worked, or the body broke its limit meanwhile.
     if (flight.overflow || res.destroyed) return;
     flight.sent = true;
@@ -278,14 +279,8 @@ export class UpstreamProxy {
     }
   }
 
-  /** The response is over (whole or cut): what the provider's reader found goes into the request's usage. */
-  private endUsage(flight: Flight): void {
-    const reader = flight.usage;
-    flight.usage = undefined;
-    if (reader) applyUsage(flight.forward.ctx.usage, reader, (err) => this.usageFailed(flight, err));
-  }
-
-  private usageFailed(flight: Flight, err: unknown): void {
+  /** A provider file's usage reader threw: its reading stops (the relay never knew), reported once. */
+  usageFailed(flight: Flight, err: unknown): void {
     flight.usage = undefined;
     this.log.warn({ provider: flight.forward.provider.id, err: String((err as Error)?.message).slice(0, 200) }, 'usage reader failed');
   }
@@ -301,19 +296,19 @@ export class UpstreamProxy {
     // Node ends some exchanges with neither 'response' nor 'error': a 101 the request never asked
     // for has its socket destroyed silently (no 'upgrade' listener). The caller would wait forever:
     // a request that closes without a response is a 502 (after any error event had its turn; none after a response).
-    proxyReq.once('close', () => flight.responded || setImmediate(() => {
-      if (!flight.responded) this.onError(Object.assign(new Error('upstream closed without a response'), { code: 'ECONNRESET' }), flight);
+    proxyReq.once('close', () => flight.response !== undefined || setImmediate(() => {
+      if (flight.response === undefined) this.onError(Object.assign(new Error('upstream closed without a response'), { code: 'ECONNRESET' }), flight);
     }));
   }
 
   private onProxyRes(proxyRes: IncomingMessage, flight: Flight): void {
-    const { res } = flight.forward;
+    const { exchange, provider } = flight.forward;
+    const { ctx, res } = exchange;
     if (flight.overflow) {
       proxyRes.resume();
       return;
     }
-    flight.responded = true;
-    const { ctx, provider } = flight.forward;
+    flight.response = proxyRes;
     const masks = withSignerMasks(flight.wire!, this.runtimes.get(provider.id)?.signer.masks?.(flight.forward.credential));
     ctx.ttfbMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
     const status = proxyRes.statusCode ?? 0;
@@ -327,7 +322,7 @@ export class UpstreamProxy {
       return;
     }
     const headers = downstreamHeaders(proxyRes.rawHeaders, (v) => maskString(v, masks.maskStrings), decoder !== undefined);
-    const extraHeaders = flight.forward.responseHeaders(ctx, status);
+    const extraHeaders = exchange.head(status);
     for (const name in extraHeaders) headers.push(name, extraHeaders[name]!);
     try {
       // The parser lets through statuses writeHead refuses (`HTTP/1.1 099`): a bad gateway, not a throw
@@ -343,41 +338,44 @@ export class UpstreamProxy {
     ctx.status = status;
     setImmediate(flushIdleHead, res, ctx); // the head goes out with the first body bytes, or alone next turn
     const masker = new StreamMasker(masks.maskBytes);
-    const taps = this.responseTaps(flight, { status, get headers() { return proxyRes.headers; }, path: ctx.path }, typeof provider.usage === 'function');
+    flight.eventStream = EVENT_STREAM.test(rawHeader(proxyRes.rawHeaders, 'content-type') ?? '');
+    const taps = this.responseTaps(flight, { status, get headers() { return proxyRes.headers; }, path: ctx.path, eventStream: flight.eventStream, settles: ctx.reservedMicros !== undefined }, typeof provider.usage === 'function');
     if (decoder) {
       proxyRes.on('error', () => {});
       proxyRes.on('close', () => {
         if (!proxyRes.complete) decoder.destroy();
       });
       proxyRes.pipe(decoder);
-      relay(decoder, () => decoder.readableEnded, res, masker, taps, ctx);
+      flight.complete = () => decoder.readableEnded;
+      relay(decoder, flight.complete, res, masker, taps, ctx, exchange);
     } else {
-      relay(proxyRes, () => proxyRes.complete, res, masker, taps, ctx);
+      flight.complete = () => proxyRes.complete;
+      relay(proxyRes, flight.complete, res, masker, taps, ctx, exchange);
     }
   }
 
   /** The provider's usage reader for this response (a provider file's own one guarded: it can never break the relay), then any others. */
   private responseTaps(flight: Flight, response: UsageResponse, foreign: boolean): ResponseTap[] {
-    const others = flight.forward.taps ?? [];
+    const answered = flight.forward.exchange.answered;
     try {
       const reader = this.runtimes.get(flight.forward.provider.id)!.usage(response);
       flight.usage = foreign ? guardedReader(reader, (err) => this.usageFailed(flight, err)) : reader;
     } catch (err) {
       this.usageFailed(flight, err);
-      return others;
+      return answered ? [answered] : [];
     }
-    return others.length === 0 ? [flight.usage] : [flight.usage, ...others];
+    return answered ? [flight.usage, answered] : [flight.usage];
   }
 
   private onError(err: NodeJS.ErrnoException, flight: Flight): void {
-    const { ctx, res } = flight.forward;
+    const { exchange } = flight.forward;
+    const { ctx, res } = exchange;
     if (flight.overflow || res.destroyed || res.writableEnded) return;
     if (res.headersSent) {
       // Mid-stream: the caller's stream ends with an error (no clean chunked terminator), after the head if it
-      // had not gone out yet (flushIdleHead), so the caller sees the status, then the cut.
+      // had not gone out yet, so the caller sees the status, then the cut.
       this.log.warn({ request_id: ctx.requestId, code: err.code }, 'upstream failed mid-response');
-      if (ctx.bytesOut === 0) res.flushHeaders();
-      res.destroy();
+      exchange.cut();
       return;
     }
     const apiError: ApiError = err instanceof IdleTimeout || err.code === 'ECONNECT_TIMEOUT' || err.code === 'ETIMEDOUT'
@@ -386,9 +384,7 @@ export class UpstreamProxy {
     if (!UPSTREAM_ERRORS_502.has(err.code ?? '') && apiError.status === 502) {
       this.log.warn({ request_id: ctx.requestId, code: err.code, err }, 'unexpected upstream error');
     }
-    ctx.error = apiError;
-    ctx.status = apiError.status;
-    sendError(res, apiError, flight.forward.responseHeaders(ctx, apiError.status));
+    exchange.fail(apiError);
   }
 
   close(): void {

@@ -16,11 +16,14 @@
  * OpenAI-compatible endpoint, Gemini's otherwise). A provider file may instead
  * bring its own reader factory. Where a total is reported, the output is at
  * least total − input: reasoning reported beside the completion count (xAI) is
- * output too.
+ * output too. A streamed shape's counts are `final` once its end of message
+ * was read (usage-end.ts); a JSON body's finality is its completeness, which
+ * only the upstream leg knows.
  */
-import type { TokenUsage, UsageReader, UsageReaderFactory, UsageShape } from '../catalog/provider.js';
+import type { TokenUsage, UsageReader, UsageReaderFactory, UsageResponse, UsageShape } from '../catalog/provider.js';
 import type { Provider } from '../catalog/registry.js';
 import { bedrockUsageReader } from './bedrock-usage.js';
+import { ANTHROPIC_STOP, EndOfMessage, GEMINI_STOP, OPENAI_STOP, probeSpans, stopSignalFor, type StopSignal } from './usage-end.js';
 
 /** Enough of the previous chunk to complete a key and number cut at the edge. */
 const OVERLAP = 128;
@@ -44,6 +47,8 @@ interface UsageKeys {
   inputExcludesCache?: boolean;
   /** A lookbehind the input keys must not follow (Bedrock's per-TTL cacheDetails entries reuse `inputTokens`). */
   inputNotAfter?: string;
+  /** How a streamed response of this shape says its message ended. */
+  end?: StopSignal;
 }
 
 const keyRegex = (keys: readonly string[] | undefined, notAfter = ''): RegExp | undefined =>
@@ -64,6 +69,7 @@ interface CompiledKeys {
    * kind. Absent when a kind has a lookbehind of its own (Bedrock's): then each kind's regex runs.
    */
   all?: { re: RegExp; kinds: ReadonlyMap<string, Kind> };
+  end?: StopSignal;
 }
 
 /** The kinds of count, in the order `UsageScanner.match` keeps their last values. */
@@ -88,6 +94,7 @@ function compile(keys: UsageKeys): CompiledKeys {
     outputParts: keyRegex(keys.outputParts),
     inputExcludesCache: keys.inputExcludesCache ?? false,
     ...(keys.inputNotAfter ? {} : { all: { re: new RegExp(`"(${[...kinds.keys()].join('|')})"\\s*:\\s*(\\d{1,12})`, 'g'), kinds } }),
+    ...(keys.end ? { end: keys.end } : {}),
   };
 }
 
@@ -100,6 +107,7 @@ const OPENAI_KEYS: UsageKeys = {
   output: ['completion_tokens', 'output_tokens'],
   cached: ['cached_tokens', 'prompt_cache_hit_tokens'],
   total: ['total_tokens'],
+  end: OPENAI_STOP,
 };
 /**
  * `input_tokens` is only what was neither read from nor written to the cache. In a stream,
@@ -112,6 +120,7 @@ const ANTHROPIC_KEYS: UsageKeys = {
   cached: ['cache_read_input_tokens'],
   cacheWrite: ['cache_creation_input_tokens'],
   inputExcludesCache: true,
+  end: ANTHROPIC_STOP,
 };
 /** promptTokenCount includes cachedContentTokenCount; thinking (thoughtsTokenCount) is billed as output but not in candidatesTokenCount. */
 const GEMINI_KEYS: UsageKeys = {
@@ -121,6 +130,7 @@ const GEMINI_KEYS: UsageKeys = {
   total: ['totalTokenCount', ...OPENAI_KEYS.total!],
   inputParts: ['toolUsePromptTokenCount'],
   outputParts: ['thoughtsTokenCount'],
+  end: GEMINI_STOP,
 };
 const OPENAI = compile(OPENAI_KEYS);
 const ANTHROPIC = compile(ANTHROPIC_KEYS);
@@ -151,19 +161,6 @@ export type TokenCounts = TokenUsage;
 
 const PROBE = Buffer.from('oken', 'latin1');
 
-/** Whether the probe starts in the last 1–3 bytes of the tail and ends in the chunk. */
-function probeSpans(tail: Buffer, tailLength: number, chunk: Buffer): boolean {
-  for (let inTail = 1; inTail < PROBE.length; inTail++) {
-    if (tailLength < inTail || chunk.length < PROBE.length - inTail) continue;
-    let ok = true;
-    for (let i = 0; i < PROBE.length && ok; i++) {
-      ok = (i < inTail ? tail[tailLength - inTail + i] : chunk[i - inTail]) === PROBE[i];
-    }
-    if (ok) return true;
-  }
-  return false;
-}
-
 /** The usage reading of one response, without stream machinery (the upstream leg's relay calls it per chunk). */
 export class UsageScanner implements UsageReader {
   /** The last OVERLAP bytes seen (a copy: a reference would keep the whole chunk alive), made on the first chunk. */
@@ -179,17 +176,27 @@ export class UsageScanner implements UsageReader {
   private cached?: number;
   private written?: number;
   private total?: number;
+  /** The message's end, for a shape that streams. */
+  private readonly ending: EndOfMessage | undefined;
 
-  /** `counts` is updated in place as the bytes pass; `shape`: the keys, compiled once per shape (never per response). */
-  constructor(private readonly counts: TokenUsage = { inputTokens: 0, outputTokens: 0 }, private readonly shape: CompiledKeys = ANY) {}
+  /**
+   * `counts` is updated in place as the bytes pass; `shape`: the keys, compiled once per shape (never per response);
+   * `end`: how this response says its message ended, when that is looked for (a stream settled against a
+   * reservation; a JSON body's finality is its completeness, which the upstream leg knows).
+   */
+  constructor(private readonly counts: TokenUsage = { inputTokens: 0, outputTokens: 0 }, private readonly shape: CompiledKeys = ANY, end?: StopSignal) {
+    this.ending = end ? new EndOfMessage(end) : undefined;
+  }
 
   scan(chunk: Buffer): void {
     // Every key holds "oken" (…_tokens, …TokenCount). Most chunks of a stream hold none, and the
     // probe on the bytes (including the seam with the previous chunk) spares them a string. No
     // allocation on a chunk without the probe: this runs on every event of every stream.
     const tail = this.tail;
-    const probed = chunk.indexOf(PROBE) !== -1 || (tail !== undefined && (this.tailHasKey || probeSpans(tail, this.tailLength, chunk)));
-    if (probed) {
+    const probed = chunk.indexOf(PROBE) !== -1 || (tail !== undefined && (this.tailHasKey || probeSpans(PROBE, tail, this.tailLength, chunk)));
+    // A chunk that may hold the stop marker is read even without a count (OpenAI's finish_reason chunk has none).
+    const stopping = this.ending !== undefined && this.ending.pass(chunk, tail, this.tailLength);
+    if (probed || stopping) {
       // latin1: one char per byte, no decoding cost for split UTF-8; the keys are ASCII.
       this.match((tail ? tail.toString('latin1', 0, this.tailLength) : '') + chunk.toString('latin1'), tail ? this.tailLength : 0);
     }
@@ -217,14 +224,15 @@ export class UsageScanner implements UsageReader {
   }
 
   end(): TokenUsage {
+    if (this.ending?.final) this.counts.final = true;
     return this.counts;
   }
 
   /** `seen`: the length of the tail, already read with the previous chunk (and more before it as context). */
   private match(text: string, seen: number): void {
     const all = this.shape.all;
-    if (all) this.matchAll(text, seen, all.re, all.kinds);
-    else this.matchEach(text, seen);
+    const countsEnd = all ? this.matchAll(text, seen, all.re, all.kinds) : this.matchEach(text, seen);
+    this.ending?.read(text, seen, countsEnd);
     const cache = this.shape.inputExcludesCache ? (this.cached ?? 0) + (this.written ?? 0) : 0;
     const input = this.input + this.inputPart + cache;
     this.counts.inputTokens = input;
@@ -233,12 +241,17 @@ export class UsageScanner implements UsageReader {
     if (this.written !== undefined) this.counts.cacheWriteInputTokens = this.written;
   }
 
-  /** One pass: the last value of each kind (the shared regex is reset first; nothing runs between its calls). */
-  private matchAll(text: string, seen: number, re: RegExp, kinds: ReadonlyMap<string, Kind>): void {
+  /**
+   * One pass: the last value of each kind (the shared regex is reset first; nothing runs between its calls).
+   * Returns the end of the last count read (-1: none).
+   */
+  private matchAll(text: string, seen: number, re: RegExp, kinds: ReadonlyMap<string, Kind>): number {
     re.lastIndex = 0;
+    let countsEnd = -1;
     for (let m = re.exec(text); m !== null; m = re.exec(text)) {
       // A match that ends inside the tail was taken with the previous chunk, where what preceded it could be seen.
       if (m.index + m[0].length <= seen) continue;
+      countsEnd = m.index + m[0].length;
       const value = Number(m[2]);
       switch (kinds.get(m[1]!)) {
         case 0: this.input = value; break;
@@ -250,10 +263,11 @@ export class UsageScanner implements UsageReader {
         case 6: this.total = value; break;
       }
     }
+    return countsEnd;
   }
 
-  /** One regex per kind (a shape whose input keys have a lookbehind of their own). */
-  private matchEach(text: string, seen: number): void {
+  /** One regex per kind (a shape whose input keys have a lookbehind of their own: Bedrock's JSON, which never streams SSE). */
+  private matchEach(text: string, seen: number): number {
     const last = (re: RegExp | undefined): number | undefined => {
       if (!re) return undefined;
       let found: string | undefined;
@@ -268,6 +282,7 @@ export class UsageScanner implements UsageReader {
     this.cached = last(this.shape.cached) ?? this.cached;
     this.written = last(this.shape.cacheWrite) ?? this.written;
     this.total = last(this.shape.total) ?? this.total;
+    return -1;
   }
 }
 
@@ -278,13 +293,17 @@ function vertexShape(path: string): CompiledKeys {
   return GEMINI;
 }
 
-const builtIn = (shape: CompiledKeys): UsageReaderFactory => () => new UsageScanner({ inputTokens: 0, outputTokens: 0 }, shape);
+/** How a response's end of message is told, when it is looked for: a stream (or not known to be one body) settled against a reservation. */
+const endOf = (shape: CompiledKeys, response: UsageResponse): StopSignal | undefined =>
+  shape.end && response.eventStream !== false && response.settles !== false ? stopSignalFor(shape.end, response.path) : undefined;
+
+const scanner = (shape: CompiledKeys, response: UsageResponse): UsageScanner => new UsageScanner({ inputTokens: 0, outputTokens: 0 }, shape, endOf(shape, response));
 
 export const BUILT_IN_READERS: Readonly<Record<UsageShape, UsageReaderFactory>> = Object.freeze({
-  openai: builtIn(OPENAI),
-  anthropic: builtIn(ANTHROPIC),
-  gemini: builtIn(GEMINI),
-  vertex: (response) => new UsageScanner({ inputTokens: 0, outputTokens: 0 }, vertexShape(response.path)),
+  openai: (response) => scanner(OPENAI, response),
+  anthropic: (response) => scanner(ANTHROPIC, response),
+  gemini: (response) => scanner(GEMINI, response),
+  vertex: (response) => scanner(vertexShape(response.path), response),
   // Its own module: JSON keys plus AWS's binary event stream.
   bedrock: (response) => bedrockUsageReader(response, (counts) => new UsageScanner(counts, BEDROCK)),
 });
@@ -315,20 +334,24 @@ export function guardedReader(reader: UsageReader, onFail: (err: unknown) => voi
 
 const count = (n: unknown): number | undefined => (typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : undefined);
 
-/** Ends `reader` and copies its counts into `usage`; anything that is not a count is ignored, a throw reported. */
-export function applyUsage(usage: TokenUsage, reader: UsageReader, onFail: (err: unknown) => void): void {
+/**
+ * Ends `reader` and copies its counts into `usage`; anything that is not a count is ignored, a throw reported.
+ * Returns whether the reader saw the provider's end-of-message signal (`final`).
+ */
+export function applyUsage(usage: TokenUsage, reader: UsageReader, onFail: (err: unknown) => void): boolean {
   let counts: TokenUsage | undefined;
   try {
     counts = reader.end();
   } catch (err) {
     onFail(err);
-    return;
+    return false;
   }
-  if (!counts) return;
+  if (!counts) return false;
   usage.inputTokens = count(counts.inputTokens) ?? usage.inputTokens;
   usage.outputTokens = count(counts.outputTokens) ?? usage.outputTokens;
   const cached = count(counts.cachedInputTokens);
   if (cached !== undefined) usage.cachedInputTokens = cached;
   const written = count(counts.cacheWriteInputTokens);
   if (written !== undefined) usage.cacheWriteInputTokens = written;
+  return counts.final === true;
 }

@@ -6,7 +6,8 @@
  * admin router. Malformed HTTP is answered by the client-error handler with the
  * contract's JSON; header and body read timeouts come from the config.
  * `drain()` implements graceful shutdown. Cleartext HTTP/2 is served on the same
- * port (h2c.ts), through the same handler. A WebSocket upgrade of a proxy path
+ * port (h2c.ts), through the same handler, with the same header and body
+ * deadlines (read against the injected clock). A WebSocket upgrade of a proxy path
  * (`Upgrade: websocket` on `/v1/proxy/…`) goes to the upgrade handler (realtime
  * sessions); any other upgrade is served as a plain request. With
  * KEYWARD_TLS_CERT/KEY the port speaks TLS: ALPN `h2` goes to the HTTP/2
@@ -20,6 +21,7 @@ import tls from 'node:tls';
 import type { Config } from '../config.js';
 import { ApiError, Errors, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { systemClock, type Clock } from '../clock.js';
 import { H2cFrontDoor } from './h2c.js';
 import type { LoopbackMetricsListener } from './metrics-listener.js';
 import { rawErrorResponse, sendError, sendJson } from './reply.js';
@@ -93,20 +95,26 @@ export class HttpServer {
     private readonly upgrades?: UpgradeHandler,
     /** KEYWARD_METRICS_PORT's listener: opened with the main one, closed after the drain (a collector's last scrape). */
     private readonly loopbackMetrics?: LoopbackMetricsListener,
+    clock: Clock = systemClock,
   ) {
+    const requestTimeoutMs = Math.max(config.bodyTimeoutMs, config.headersTimeoutMs);
+    // Node checks the HTTP/1.1 deadlines on this interval (30 s by default); HTTP/2's sweep runs on it too.
+    const checkEveryMs = Math.max(50, Math.min(1000, Math.floor(Math.min(config.headersTimeoutMs, config.bodyTimeoutMs) / 4)));
     this.server = http.createServer({
       // Only a WebSocket upgrade of a proxy path is taken over; any other `Upgrade` is a plain request.
       shouldUpgradeCallback: (req) => upgrades !== undefined && req.url?.startsWith(PROXY_PREFIX) === true && String(req.headers.upgrade).toLowerCase() === 'websocket',
       headersTimeout: config.headersTimeoutMs,
-      requestTimeout: Math.max(config.bodyTimeoutMs, config.headersTimeoutMs),
-      // Node checks the two timeouts above on this interval (30 s by default).
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(config.headersTimeoutMs, config.bodyTimeoutMs) / 4))),
+      requestTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: checkEveryMs,
       keepAliveTimeout: 65_000,
       requireHostHeader: false,
       maxHeaderSize: 32 * 1024,
     }, (req, res) => this.onRequest(req, res));
     this.h2c = new H2cFrontDoor(this.server, (req, res) => this.onRequest(req, res), {
       firstBytesTimeoutMs: config.headersTimeoutMs,
+      requestTimeoutMs,
+      checkEveryMs,
+      clock,
       idleTimeoutMs: 65_000,
       maxHeaderSize: 32 * 1024,
     });

@@ -14,6 +14,7 @@ import { createCredential, createOrg, mintToken, startApp } from '../support/app
 import { providersDir } from '../support/providers-dir.js';
 import { chat, startUsageUpstream, worstCase } from '../support/budget.js';
 
+// A bound without provider-side tools carries no fee (test/gate/tools.test.ts covers them).
 const price = (p: Partial<PriceEntry> = {}): PriceEntry => ({ input: 2, cachedInput: 1, cacheWriteInput: 2, output: 8, source: 'test', ...p });
 
 function scan(body: string) {
@@ -24,21 +25,21 @@ function scan(body: string) {
 
 test('input: the body bytes plus the overhead, capped by the context window; output: the largest cap named, times the choices', (t) => {
   const body = '{"model":"m","max_tokens":100,"max_completion_tokens":250,"messages":[{"role":"user","content":"hi"}]}';
-  t.deepEqual(requestBound(price(), scan(body)), { inputTokens: body.length + INPUT_OVERHEAD_TOKENS, outputTokens: 250 });
-  t.deepEqual(requestBound(price({ contextWindow: 500 }), scan(body)), { inputTokens: 500, outputTokens: 250 });
-  t.deepEqual(requestBound(price(), scan('{"model":"m","max_tokens":10,"n":3}')).valueOf(), { inputTokens: 35 + INPUT_OVERHEAD_TOKENS, outputTokens: 30 });
+  t.deepEqual(requestBound(price(), scan(body)), { inputTokens: body.length + INPUT_OVERHEAD_TOKENS, outputTokens: 250, feeMicros: 0 });
+  t.deepEqual(requestBound(price({ contextWindow: 500 }), scan(body)), { inputTokens: 500, outputTokens: 250, feeMicros: 0 });
+  t.deepEqual(requestBound(price(), scan('{"model":"m","max_tokens":10,"n":3}')).valueOf(), { inputTokens: 35 + INPUT_OVERHEAD_TOKENS, outputTokens: 30, feeMicros: 0 });
   const gemini = '{"contents":[],"generationConfig":{"maxOutputTokens":64,"candidateCount":2}}';
-  t.deepEqual(requestBound(price(), scan(gemini)), { inputTokens: gemini.length + INPUT_OVERHEAD_TOKENS, outputTokens: 128 });
+  t.deepEqual(requestBound(price(), scan(gemini)), { inputTokens: gemini.length + INPUT_OVERHEAD_TOKENS, outputTokens: 128, feeMicros: 0 });
   const bedrock = '{"messages":[],"inferenceConfig":{"maxTokens":77}}';
   t.is((requestBound(price(), scan(bedrock)) as { outputTokens: number }).outputTokens, 77);
   t.is((requestBound(price(), scan('{"max_tokens":"90"}')) as { outputTokens: number }).outputTokens, 90, 'a digit string counts (lenient parsers coerce it)');
 });
 
 test('no cap: the model\'s largest output, else max_tokens_required; free output needs none', (t) => {
-  t.deepEqual(requestBound(price({ maxOutput: 4096 }), scan('{"model":"m"}')), { inputTokens: 13 + INPUT_OVERHEAD_TOKENS, outputTokens: 4096 });
-  t.deepEqual(requestBound(price({ maxOutput: 4096 }), scan('{"model":"m","max_tokens":null}')).valueOf(), { inputTokens: 31 + INPUT_OVERHEAD_TOKENS, outputTokens: 4096 });
+  t.deepEqual(requestBound(price({ maxOutput: 4096 }), scan('{"model":"m"}')), { inputTokens: 13 + INPUT_OVERHEAD_TOKENS, outputTokens: 4096, feeMicros: 0 });
+  t.deepEqual(requestBound(price({ maxOutput: 4096 }), scan('{"model":"m","max_tokens":null}')).valueOf(), { inputTokens: 31 + INPUT_OVERHEAD_TOKENS, outputTokens: 4096, feeMicros: 0 });
   t.true('refusal' in requestBound(price(), scan('{"model":"m"}')));
-  t.deepEqual(requestBound(price({ output: 0 }), scan('{"model":"e","input":"x"}')), { inputTokens: 25 + INPUT_OVERHEAD_TOKENS, outputTokens: 0 });
+  t.deepEqual(requestBound(price({ output: 0 }), scan('{"model":"e","input":"x"}')), { inputTokens: 25 + INPUT_OVERHEAD_TOKENS, outputTokens: 0, feeMicros: 0 });
 });
 
 test('media or stored references anywhere: bounded by the context window, else refused', (t) => {
@@ -51,12 +52,12 @@ test('media or stored references anywhere: bounded by the context window, else r
     '{"messages":[{"content":[{"image":{"format":"png","source":{"s3Location":{"uri":"s3://b/k"}}}}]}],"inferenceConfig":{"maxTokens":5}}',
   ];
   for (const body of bodies) {
-    t.deepEqual(requestBound(price({ contextWindow: 128_000 }), scan(body)), { inputTokens: 128_000, outputTokens: 5 }, body);
+    t.deepEqual(requestBound(price({ contextWindow: 128_000 }), scan(body)), { inputTokens: 128_000, outputTokens: 5, feeMicros: 0 }, body);
     t.true('refusal' in requestBound(price(), scan(body)), body);
   }
   // The same words inside strings, or a legacy prompt string, are not media.
   const plain = '{"model":"m","max_tokens":5,"prompt":"see image_url and file_id","messages":[{"content":"\\"url\\": here"}]}';
-  t.deepEqual(requestBound(price(), scan(plain)), { inputTokens: plain.length + INPUT_OVERHEAD_TOKENS, outputTokens: 5 });
+  t.deepEqual(requestBound(price(), scan(plain)), { inputTokens: plain.length + INPUT_OVERHEAD_TOKENS, outputTokens: 5, feeMicros: 0 });
 });
 
 test('through HTTP: a budgeted body is read to its end before forwarding (an unbudgeted one is not), and its whole length is the bound', async (t) => {

@@ -15,6 +15,7 @@ function stubHost(orgLimit: number | null) {
   const host = {
     errors: Errors,
     GatewayError: ApiError,
+    providers: { toolScan: { fields: [], elementValues: ['type'] } },
     audit: { refused: (_ctx: unknown, action: string) => calls.push(`audit ${action}`) },
     spend: {
       price: () => (calls.push('price'), { input: 2_000_000, cachedInput: 2_000_000, cacheWriteInput: 2_000_000, output: 8_000_000, source: 't' }),
@@ -33,6 +34,7 @@ function ctx(over: Partial<ProxyContext> & { budgetMicros?: number } = {}): Prox
   const { budgetMicros, ...rest } = over;
   return {
     headers: { 'content-length': '40' },
+    bodyFollows: true,
     auth: { token: { id: 'tok_1', scopes: budgetMicros === undefined ? {} : { budgetMicros } }, credential: { id: 'cred_1', orgId: 'org_1', provider: 'priced' } },
     model: 'pm-1',
     bodyFields: new Map([['max_tokens', { kind: 'number', value: 10 }]]),
@@ -65,7 +67,7 @@ test('a budgeted body not read to its end is refused 503, never reserved', async
   t.deepEqual(calls, []);
 });
 
-test('settlement (the core\'s settledSpend, then the log hook): the reported cost; nothing for the provider\'s error answer; all of it when nothing was reported', async (t) => {
+test('settlement (the core\'s settledSpend, then the log hook): the final reported cost; nothing for the provider\'s error answer; all of it when nothing was reported or the usage is not final', async (t) => {
   const { host, calls } = stubHost(5_000_000);
   const hooks = await budget.create(host, {});
   const worst = (40 + 1024) * 2 + 10 * 8;
@@ -79,14 +81,22 @@ test('settlement (the core\'s settledSpend, then the log hook): the reported cos
     hooks.log!(c);
     hooks.undo!(c); // a late undo finds nothing to give back
   };
-  await run({ costMicros: 123 });
-  await run({ status: 400 });
+  // The provider said the message ended: its figure; an error answer reporting nothing: 0; a success reporting
+  // nothing: all of it. Not final (a cut, a caller gone, partial usage): the larger of the usage seen and all of it.
+  await run({ costMicros: 123, usageFinal: true });
+  await run({ status: 400, usageFinal: true });
+  await run({ usageFinal: true });
   await run({});
   await run({ status: 504, error: Errors.upstreamTimeout() });
+  await run({ costMicros: 123 });
+  await run({ costMicros: worst + 7 });
   t.deepEqual(calls.filter((x) => !x.startsWith('price')), [
     `reserve ${worst}`, `settle ${worst} 123`,
     `reserve ${worst}`, `settle ${worst} 0`,
     `reserve ${worst}`, `settle ${worst} ${worst}`,
     `reserve ${worst}`, `settle ${worst} ${worst}`,
+    `reserve ${worst}`, `settle ${worst} ${worst}`,
+    `reserve ${worst}`, `settle ${worst} ${worst}`,
+    `reserve ${worst}`, `settle ${worst} ${worst + 7}`,
   ]);
 });

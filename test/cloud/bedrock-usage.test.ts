@@ -3,7 +3,8 @@
  * Anthropic-native ones, the count headers) and the binary event stream, fed in
  * pieces of every awkward size so frames straddle chunk edges; a corrupt frame, a
  * truncated stream and a frame reporting an absurd length stop the reading without
- * a throw (the relay never notices) and without allocating that length.
+ * a throw (the relay never notices) and without allocating that length; only a
+ * stream whose end-of-message frame was decoded is final.
  */
 import test from 'ava';
 import { BUILT_IN_READERS } from '../../src/gateway/usage-scanner.js';
@@ -36,8 +37,9 @@ async function feed(bytes: Buffer, size: number, type = 'application/vnd.amazon.
 test('event stream: usage from the metadata frame and from invocationMetrics, whatever the chunk sizes', async (t) => {
   for (const size of [1, 7, 37, 100_000]) {
     // inputTokens leaves out cacheReadInputTokens: TokenUsage's input is every input token.
-    t.deepEqual(await feed(CONVERSE_STREAM, size), { inputTokens: 16, outputTokens: 3, cachedInputTokens: 4 }, `converse-stream, ${size}-byte chunks`);
-    t.deepEqual(await feed(INVOKE_STREAM, size), { inputTokens: 21, outputTokens: 8 }, `invoke stream, ${size}-byte chunks`);
+    // Both streams' last frames (metadata, invocationMetrics) end the message: the counts are final.
+    t.deepEqual(await feed(CONVERSE_STREAM, size), { inputTokens: 16, outputTokens: 3, cachedInputTokens: 4, final: true }, `converse-stream, ${size}-byte chunks`);
+    t.deepEqual(await feed(INVOKE_STREAM, size), { inputTokens: 21, outputTokens: 8, final: true }, `invoke stream, ${size}-byte chunks`);
   }
 });
 

@@ -4,7 +4,9 @@
  * Vertex's three publishers' shapes), streamed and not, with cache reads and writes,
  * cut at every chunk edge, and once through the gateway. What they report must meet TokenUsage's definition:
  * `inputTokens` is every input token, cache reads and writes included, so that
- * usageCost prices cached input as cached and the rest as input.
+ * usageCost prices cached input as cached and the rest as input; a stream whose
+ * end-of-message event arrived whole says so (`final`; a JSON body's finality is
+ * its completeness, which the upstream leg knows, not the reader).
  */
 import test from 'ava';
 import { createServer } from 'node:http';
@@ -33,6 +35,9 @@ async function readAllWays(t: import('ava').ExecutionContext, shape: UsageShape,
   for (const size of [1, 2, 3, 5, 7, 11, 31, 64, 100, body.length]) t.deepEqual(await read(shape, body, size, path, headers), expected, `${shape} ${path ?? ''} in ${size}-byte chunks`);
 }
 
+/** A stream's counts with its end-of-message event read whole. */
+const final = (u: TokenUsage): TokenUsage => ({ ...u, final: true });
+
 const sse = (events: Array<[string | undefined, unknown]>) => Buffer.from(events.map(([name, data]) => `${name ? `event: ${name}\n` : ''}data: ${JSON.stringify(data)}\n\n`).join(''));
 
 // --- OpenAI: prompt_tokens already holds the cached tokens.
@@ -47,10 +52,10 @@ test('OpenAI chat completions: cached tokens are part of prompt_tokens, streamed
   const plain = Buffer.from(JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello "prompt_tokens": 999' } }], usage: OPENAI_USAGE }));
   await readAllWays(t, 'openai', plain, OPENAI_EXPECTED);
   const stream = Buffer.concat([
-    sse([[undefined, { choices: [{ index: 0, delta: { content: 'hi' } }], usage: null }], [undefined, { choices: [], usage: OPENAI_USAGE }]]),
+    sse([[undefined, { choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: null }], usage: null }], [undefined, { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: null }], [undefined, { choices: [], usage: OPENAI_USAGE }]]),
     Buffer.from('data: [DONE]\n\n'),
   ]);
-  await readAllWays(t, 'openai', stream, OPENAI_EXPECTED);
+  await readAllWays(t, 'openai', stream, final(OPENAI_EXPECTED));
 });
 
 test('OpenAI Responses API: input_tokens holds the cached ones; the *_details keys are not counts of their own', async (t) => {
@@ -60,7 +65,7 @@ test('OpenAI Responses API: input_tokens holds the cached ones; the *_details ke
     ['response.output_text.delta', { type: 'response.output_text.delta', delta: 'Hi' }],
     ['response.completed', { type: 'response.completed', response: { id: 'resp_1', status: 'completed', usage } }],
   ]);
-  await readAllWays(t, 'openai', stream, OPENAI_EXPECTED);
+  await readAllWays(t, 'openai', stream, final(OPENAI_EXPECTED));
 });
 
 test('DeepSeek (OpenAI shape): its prompt_cache_hit_tokens are read as cached', async (t) => {
@@ -71,8 +76,8 @@ test('DeepSeek (OpenAI shape): its prompt_cache_hit_tokens are read as cached', 
 test('xAI chat completions: reasoning_tokens reported beside completion_tokens (total_tokens holds them) are output', async (t) => {
   const usage = { prompt_tokens: 32, completion_tokens: 9, total_tokens: 135, prompt_tokens_details: { text_tokens: 32, cached_tokens: 6 }, completion_tokens_details: { reasoning_tokens: 94 } };
   await readAllWays(t, 'openai', Buffer.from(JSON.stringify({ model: 'grok-4', usage })), { inputTokens: 32, outputTokens: 103, cachedInputTokens: 6 });
-  const stream = Buffer.concat([sse([[undefined, { choices: [{ index: 0, delta: { content: 'hi' } }] }], [undefined, { choices: [], usage }]]), Buffer.from('data: [DONE]\n\n')]);
-  await readAllWays(t, 'openai', stream, { inputTokens: 32, outputTokens: 103, cachedInputTokens: 6 });
+  const stream = Buffer.concat([sse([[undefined, { choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: 'stop' }] }], [undefined, { choices: [], usage }]]), Buffer.from('data: [DONE]\n\n')]);
+  await readAllWays(t, 'openai', stream, final({ inputTokens: 32, outputTokens: 103, cachedInputTokens: 6 }));
   // Gemini's OpenAI-compatible surface counts thinking in total_tokens only, too.
   await readAllWays(t, 'gemini', Buffer.from(JSON.stringify({ usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 50 } })), { inputTokens: 10, outputTokens: 40 });
 });
@@ -94,13 +99,13 @@ const anthropicStream = (finalUsage: object) => sse([
 test('Anthropic: cache reads and writes are added to input_tokens, streamed and not', async (t) => {
   await readAllWays(t, 'anthropic', Buffer.from(JSON.stringify({ id: 'msg_1', type: 'message', content: [{ type: 'text', text: 'ok' }], usage: ANTHROPIC_USAGE })), ANTHROPIC_EXPECTED);
   // The classic stream: message_delta carries only the cumulative output.
-  await readAllWays(t, 'anthropic', anthropicStream({ output_tokens: 300 }), ANTHROPIC_EXPECTED);
+  await readAllWays(t, 'anthropic', anthropicStream({ output_tokens: 300 }), final(ANTHROPIC_EXPECTED));
 });
 
 test('Anthropic stream: a final message_delta repeating the input counts is not counted twice', async (t) => {
-  await readAllWays(t, 'anthropic', anthropicStream({ input_tokens: 50, cache_creation_input_tokens: 1000, cache_read_input_tokens: 2000, output_tokens: 300 }), ANTHROPIC_EXPECTED);
+  await readAllWays(t, 'anthropic', anthropicStream({ input_tokens: 50, cache_creation_input_tokens: 1000, cache_read_input_tokens: 2000, output_tokens: 300 }), final(ANTHROPIC_EXPECTED));
   // null counts in the delta (the API's "not reported") leave message_start's standing.
-  await readAllWays(t, 'anthropic', anthropicStream({ input_tokens: null, cache_creation_input_tokens: null, cache_read_input_tokens: null, output_tokens: 300 }), ANTHROPIC_EXPECTED);
+  await readAllWays(t, 'anthropic', anthropicStream({ input_tokens: null, cache_creation_input_tokens: null, cache_read_input_tokens: null, output_tokens: 300 }), final(ANTHROPIC_EXPECTED));
 });
 
 test('Anthropic without caching: input_tokens as it is, no cache fields invented', async (t) => {
@@ -148,7 +153,7 @@ test('Bedrock Converse: cacheReadInputTokens and cacheWriteInputTokens are added
     frame('messageStop', { stopReason: 'end_turn' }),
     frame('metadata', { usage, metrics: { latencyMs: 900 } }),
   ]);
-  await readAllWays(t, 'bedrock', stream, expected, 'model/m/converse-stream', EVENTSTREAM);
+  await readAllWays(t, 'bedrock', stream, final(expected), 'model/m/converse-stream', EVENTSTREAM);
 });
 
 test('Bedrock InvokeModel (Anthropic-native): cache counts added, streamed with invocationMetrics and not', async (t) => {
@@ -161,7 +166,7 @@ test('Bedrock InvokeModel (Anthropic-native): cache counts added, streamed with 
       'amazon-bedrock-invocationMetrics': { inputTokenCount: 50, outputTokenCount: 300, invocationLatency: 900, firstByteLatency: 300, cacheReadInputTokenCount: 2000, cacheWriteInputTokenCount: 1000 },
     })),
   ]);
-  await readAllWays(t, 'bedrock', stream, ANTHROPIC_EXPECTED, 'model/m/invoke-with-response-stream', EVENTSTREAM);
+  await readAllWays(t, 'bedrock', stream, final(ANTHROPIC_EXPECTED), 'model/m/invoke-with-response-stream', EVENTSTREAM);
 });
 
 test('Bedrock count headers: the input header plus the cache headers make the input', async (t) => {
@@ -178,7 +183,7 @@ const VERTEX = 'v1/projects/my-project/locations/us-east5/publishers';
 
 test('Vertex: Anthropic shape on publishers/anthropic (rawPredict and streamRawPredict), Gemini shape on generateContent, OpenAI shape on the OpenAI endpoint', async (t) => {
   await readAllWays(t, 'vertex', Buffer.from(JSON.stringify({ type: 'message', usage: ANTHROPIC_USAGE })), ANTHROPIC_EXPECTED, `${VERTEX}/anthropic/models/claude-sonnet-4-5@20250929:rawPredict`);
-  await readAllWays(t, 'vertex', anthropicStream({ output_tokens: 300 }), ANTHROPIC_EXPECTED, `${VERTEX}/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict`);
+  await readAllWays(t, 'vertex', anthropicStream({ output_tokens: 300 }), final(ANTHROPIC_EXPECTED), `${VERTEX}/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict`);
   await readAllWays(t, 'vertex', Buffer.from(JSON.stringify({ usageMetadata: GEMINI_USAGE })), GEMINI_EXPECTED, `${VERTEX}/google/models/gemini-2.5-pro:generateContent`);
   await readAllWays(t, 'vertex', sse([[undefined, { usageMetadata: GEMINI_USAGE }]]), GEMINI_EXPECTED, `${VERTEX}/google/models/gemini-2.5-pro:streamGenerateContent`);
   await readAllWays(t, 'vertex', Buffer.from(JSON.stringify({ usage: OPENAI_USAGE })), OPENAI_EXPECTED, 'v1/projects/my-project/locations/us-central1/endpoints/openapi/chat/completions');

@@ -60,7 +60,11 @@ export async function startUsageUpstream(): Promise<UsageUpstream> {
   const server = http.createServer(async (req, res) => {
     up.started++;
     const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
+    try {
+      for await (const c of req) chunks.push(c as Buffer);
+    } catch {
+      return; // the gateway aborted the request mid-body: no whole body arrived, nothing to answer
+    }
     const body = Buffer.concat(chunks).toString('utf8');
     up.received.push(body);
     if (up.status !== 200) {

@@ -139,7 +139,7 @@ export class RealtimeGateway {
     if (problem) return refuseHandshake(req, socket, Errors.badRequest(problem), { 'x-keyward-request-id': requestId });
     const url = req.url ?? '';
     const q = url.indexOf('?');
-    const ctx = new RequestContext(req, new ServerResponse(req), requestId, normaliseProviderPath(url.slice(PREFIX.length, q === -1 ? undefined : q)) ?? '', q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.s.config.trustedProxies));
+    const ctx = new RequestContext(req, new ServerResponse(req), requestId, normaliseProviderPath(url.slice(PREFIX.length, q === -1 ? undefined : q)) ?? '', q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.s.config.trustedProxies), false);
     ctx.upgrade = true;
     ctx.span = this.s.tracing.startRequest(req.headers);
     let gone = false;

@@ -3,7 +3,8 @@
  * (auth 900, budget 120 and quota 100 among them) are slotted in by priority:
  *
  *   abuse 1000 · auth 900 · route 800 · scopes 700 · body 600 · models 550 ·
- *   operator plugins 500..300 · rate 250 · max_requests 150 · budget 120 · quota 100
+ *   operator plugins 500..300 · rate 250 · max_requests 150 · budget 120 · quota 100 ·
+ *   admit 0 (the gate's last check: every stage that must read the body had it read)
  */
 import type { Config } from '../../config.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
@@ -14,6 +15,7 @@ import type { BufferBudget } from '../buffer-budget.js';
 import type { CoreStage } from '../pipeline.js';
 import { AbuseStage } from './abuse.js';
 import { BodyStage } from './body.js';
+import { Admission } from '../admission.js';
 import { MaxRequestsStage } from './max-requests.js';
 import { ModelsStage } from './models.js';
 import { RateStage } from './rate.js';
@@ -33,15 +35,16 @@ export interface CoreServices {
 /** The built-ins followed by `plugins` (in KEYWARD_PLUGINS order): the Pipeline sorts them. */
 export function pipelineStages(services: CoreServices, plugins: readonly CoreStage[]): CoreStage[] {
   const models = new ModelsStage();
-  const bodyConsumers = [models, ...plugins].filter((s) => s.body !== undefined);
+  const admission = new Admission([models, ...plugins].filter((s) => s.body !== undefined));
   return [
     new AbuseStage(services.guard),
     new RouteStage(services.providers),
     new ScopesStage(),
-    new BodyStage(bodyConsumers, services.config.maxBody, services.budget),
+    new BodyStage(admission, services.config.maxBody, services.budget),
     models,
     new RateStage(services.limiter),
     new MaxRequestsStage(services.ledger),
     ...plugins,
+    admission,
   ];
 }

@@ -1,0 +1,242 @@
+/**
+ * The exit: one object per proxied request through which every way it can end
+ * passes (Envoy's sendLocalReply and onLocalReply are the model), so what must
+ * happen at the end happens on every path, once:
+ *
+ *   refuse     a refusal before forwarding (a stage, the gate, the key)
+ *   unforward  the upstream leg gave up before the provider had the whole
+ *              request (a scan or signer refusal, a request it cannot build):
+ *              nothing counts
+ *   fail       an upstream fault (502, 504), or a body cut off after
+ *              forwarding began (413): counted
+ *   head       the provider's response head is about to go out
+ *   cut        a failure after the response started: the caller's stream
+ *              ends with an error, never a clean end
+ *   finish     the caller's response closed, whatever happened: once
+ *
+ * A local reply (refuse, unforward, fail before any response byte) carries the
+ * stages' responseHead exactly as a proxied head does (`x-keyward-*` on every
+ * refusal); a request body left unread is drained when small and otherwise
+ * ends with its connection (HTTP/1.1) or its stream, reset once the answer
+ * has gone out (HTTP/2). Whatever the stages
+ * took is given back whenever the request turns out never forwarded. At the
+ * end the provider's usage is settled by the one rule (settlement.ts), priced
+ * and counted, the span ends and the stages' log hooks run.
+ *
+ * The upstream leg gets this object and tells it what happened; it never
+ * calls back into the gateway. Another transport ends here too: a WebSocket
+ * upgrade refused before it is accepted is answered through the same local
+ * reply (a ServerResponse assigned to the upgrade's socket); an accepted
+ * session overrides `cut` (a close frame instead of a reset) and calls
+ * `finish` when it closes.
+ */
+import http2 from 'node:http2';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError, toApiError } from '../errors.js';
+import { sendError } from '../http/reply.js';
+import { stopUpload } from '../http/h2c.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { UsageRecorder } from '../accounting/usage-recorder.js';
+import { usageCost, type PriceBook } from '../catalog/prices.js';
+import type { UnpricedModels } from '../catalog/unpriced-models.js';
+import type { RequestContext } from './context.js';
+import type { Pipeline } from './pipeline.js';
+import { ResponseModelTap } from './response-model.js';
+import { settledSpend, usageFinal, type ResponseEnd } from './settlement.js';
+
+/** A refused request's body up to this size is drained (the connection kept); a larger or unknown one is not read. */
+const DRAIN_LIMIT = 64 * 1024;
+
+/** The services every exchange ends through: one set per gateway. */
+export interface ExitServices {
+  readonly log: Logger;
+  readonly pipeline: Pipeline;
+  readonly usage: UsageRecorder;
+  readonly metrics: Metrics;
+  readonly prices: PriceBook;
+  /** Models seen with no price (counted and listed, catalog/unpriced-models.ts). */
+  readonly unpriced: UnpricedModels;
+}
+
+/** What the exit asks of the upstream leg once it has the request. */
+export interface UpstreamLeg {
+  /** The request went out to the provider (a signer may have held it back). */
+  readonly sent: boolean;
+  /** The caller is gone: stop what the leg still does for it (a body being read for a signer). */
+  abandon(): void;
+  /**
+   * Once, at the end: the provider's usage as read goes into the request's (`ctx.usage`), and how its response
+   * ended is told (undefined: there was no response).
+   */
+  ended(): ResponseEnd | undefined;
+}
+
+/** An HTTP/2 request's stream, as the compatibility API exposes it. */
+interface H2Stream {
+  readonly stream?: { close(code?: number): void };
+}
+
+export class Exchange {
+  /** A reader of the response bytes besides the provider's usage reader: the answer's model, when the request's was not read. */
+  answered: ResponseModelTap | undefined = undefined;
+  private leg: UpstreamLeg | undefined;
+  private watching = false;
+  private finished = false;
+
+  constructor(private readonly exit: ExitServices, readonly ctx: RequestContext, readonly req: IncomingMessage, readonly res: ServerResponse) {}
+
+  /** The caller left before the request was forwarded: nothing was sent, so nothing counts. */
+  abandon(): void {
+    this.exit.pipeline.undo(this.ctx);
+    this.ctx.status = 499;
+    this.finish();
+  }
+
+  /** A refusal before forwarding: what the stages took goes back, and the caller gets the refusal. */
+  refuse(err: unknown): void {
+    if (!this.ctx.forwarded) this.exit.pipeline.undo(this.ctx);
+    this.reply(this.apiError(err), false);
+  }
+
+  /**
+   * The request is handed to the upstream leg: from now on it counts, and the exchange ends when the caller's
+   * response closes. When no stage read the request's model, the answer's is read to price it (or name it on
+   * the span).
+   */
+  forwarded(leg: UpstreamLeg): void {
+    const ctx = this.ctx;
+    ctx.forwarded = true;
+    ctx.forwardedAt = process.hrtime.bigint();
+    this.leg = leg;
+    if (ctx.model === undefined && (this.exit.prices.prices(ctx.provider!.id) || ctx.span !== undefined)) this.answered = new ResponseModelTap();
+    this.watchClose();
+  }
+
+  /** The provider never had the whole request (refused by the body's scan or a signer, or not buildable): nothing counts. */
+  unforward(err: ApiError): void {
+    const ctx = this.ctx;
+    // Once a response started, the request was the provider's: it counts, and only a cut is left.
+    if (ctx.forwarded && !this.res.headersSent) {
+      ctx.forwarded = false;
+      this.exit.pipeline.undo(ctx);
+    }
+    this.reply(err, true);
+  }
+
+  /** An upstream fault, or a body cut off after forwarding began (`unread`: the rest of its body is not read): counted. */
+  fail(err: ApiError, unread = false): void {
+    this.reply(err, unread);
+  }
+
+  /** The gateway's and the stages' headers for a response head with `status` about to go out (proxied or local). */
+  head(status: number): Record<string, string> {
+    const headers: Record<string, string> = { 'x-keyward-request-id': this.ctx.requestId };
+    this.exit.pipeline.responseHead(this.ctx, status, headers);
+    return headers;
+  }
+
+  /**
+   * After the response started: the caller sees the status (if no byte carried it yet), then an unclean end (HTTP/1.1:
+   * no last chunk, the connection closed; HTTP/2: RST_STREAM INTERNAL_ERROR, never the NO_ERROR of a finished answer).
+   */
+  cut(): void {
+    const { req, res } = this;
+    if (res.destroyed) return;
+    if (this.ctx.bytesOut === 0 && res.headersSent) res.flushHeaders();
+    if (req.httpVersionMajor >= 2) (req as unknown as H2Stream).stream?.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    else res.destroy();
+  }
+
+  /** Whether the caller's side is gone (its response destroyed). */
+  get gone(): boolean {
+    return this.res.destroyed;
+  }
+
+  /**
+   * The local reply (Envoy's sendLocalReply): the error with the stages' response headers; a cut instead once a
+   * response started. `unread`: the request's body will not be read on, so its connection or stream ends after.
+   */
+  private reply(err: ApiError, unread: boolean): void {
+    const { ctx, req, res } = this;
+    this.watchClose();
+    if (res.destroyed || res.headersSent) {
+      this.cut();
+      return;
+    }
+    ctx.error = err;
+    ctx.status = err.status;
+    const headers = this.head(err.status);
+    const declared = req.headers['content-length'];
+    // The body is not read on: HTTP/1.1 closes the connection after the reply, HTTP/2 ends the stream.
+    const stop = !req.readableEnded && ctx.bodyFollows && (unread || declared === undefined || Number(declared) > DRAIN_LIMIT);
+    if (stop && req.httpVersionMajor < 2) headers.connection = 'close';
+    req.resume();
+    ctx.body?.resume();
+    sendError(res, err, headers);
+    if (stop) stopUpload(req);
+  }
+
+  private apiError(err: unknown): ApiError {
+    if (!(err instanceof ApiError)) this.exit.log.error({ err, request_id: this.ctx.requestId }, 'proxy request failed');
+    return toApiError(err);
+  }
+
+  /** The exchange ends when the caller's response closes (at once if it already has). */
+  private watchClose(): void {
+    if (this.watching) return;
+    this.watching = true;
+    if (this.res.destroyed) setImmediate(() => this.finish());
+    this.res.once('close', () => this.finish());
+  }
+
+  /** The end, once: the leg stops, the usage is settled by the one rule, priced and counted, then the log hooks. */
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    const { ctx, leg, exit } = this;
+    // The caller left while a signer worked: nothing was sent, so nothing counts.
+    if (leg && !leg.sent && ctx.forwarded) {
+      ctx.forwarded = false;
+      exit.pipeline.undo(ctx);
+    }
+    leg?.abandon();
+    if (ctx.auth) exit.unpriced.observe(ctx.auth.credential.orgId, ctx.provider?.id ?? 'unknown', ctx.model ?? this.answered?.model);
+    if (ctx.forwarded) {
+      ctx.usageFinal = usageFinal(leg?.ended());
+      exit.metrics.proxied(ctx.provider!.id, ctx.status ?? 499, Number(process.hrtime.bigint() - ctx.forwardedAt) / 1e9, ctx.ttfbMs === undefined ? undefined : ctx.ttfbMs / 1000);
+      this.price();
+      exit.usage.record({
+        orgId: ctx.auth!.credential.orgId,
+        credentialId: ctx.auth!.credential.id,
+        tokenId: ctx.auth!.token.id,
+        requests: 1,
+        inputTokens: ctx.usage.inputTokens,
+        outputTokens: ctx.usage.outputTokens,
+        spendMicros: ctx.spentMicros ?? 0,
+      });
+    } else if (ctx.error) {
+      exit.metrics.refused(ctx.error.code, ctx.provider?.id, ctx.error.status);
+    }
+    ctx.status ??= this.res.headersSent ? this.res.statusCode : 499;
+    ctx.span?.end(ctx);
+    void exit.pipeline.logAll(ctx);
+  }
+
+  /**
+   * The cost of what the provider reported (ctx.costMicros, µ$; undefined when it reported nothing or the model
+   * has no price) and what the request spent by the one rule (ctx.spentMicros), counted in the metrics under the
+   * price table's name for the model (or `unpriced`).
+   */
+  private price(): void {
+    const ctx = this.ctx;
+    const provider = ctx.provider!.id;
+    ctx.responseModel = this.answered?.model;
+    const model = ctx.model ?? ctx.responseModel;
+    const match = model === undefined ? undefined : this.exit.prices.match(provider, model);
+    const reported = ctx.usage.inputTokens > 0 || ctx.usage.outputTokens > 0;
+    ctx.costMicros = match && reported ? usageCost(match.price, ctx.usage) : undefined;
+    ctx.spentMicros = settledSpend(ctx);
+    this.exit.metrics.spent(provider, match?.name ?? 'unpriced', ctx.spentMicros ?? 0);
+  }
+}

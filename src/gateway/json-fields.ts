@@ -1,0 +1,107 @@
+/**
+ * What the JSON field scanner (json-field-scanner.ts) is asked for and what
+ * it reports: the values of named fields, and a bounded record of each
+ * element of one top-level array (a body's `tools`), built once into a tree
+ * the scanner walks as keys go by.
+ */
+
+/** A field's value: scalars with their value; objects and arrays by kind only. */
+export type FieldValue =
+  | { readonly kind: 'string'; readonly value: string | undefined } // undefined: longer than the capture limit
+  | { readonly kind: 'number'; readonly value: number } // NaN: a number longer than NUMBER_LIMIT characters
+  | { readonly kind: 'boolean'; readonly value: boolean }
+  | { readonly kind: 'null' | 'object' | 'array' };
+
+export type ScanProblem =
+  | { readonly reason: 'not_json' }
+  | { readonly reason: 'not_object' }
+  | { readonly reason: 'too_deep'; readonly limit: number }
+  | { readonly reason: 'duplicate'; readonly field: string };
+
+/**
+ * The elements of one top-level array to record (`tools`): of each element object, the values of `values`
+ * (`type`, `max_uses`) and its keys (folded, at most ELEMENT_KEYS). Past ELEMENTS_LIMIT elements, or an element
+ * with more keys, the record says it is incomplete (`truncated`): a reader that must know every element then
+ * refuses rather than guess.
+ */
+export interface ElementsWanted {
+  readonly field: string;
+  readonly values: readonly string[];
+}
+
+/** One element's record. */
+export interface ElementFacts {
+  readonly values: Map<string, FieldValue>;
+  /** Its keys, folded (foldKey). */
+  readonly keys: Set<string>;
+}
+
+/** The elements of the wanted array, as far as they were recorded. */
+export interface ElementsFound {
+  readonly items: readonly ElementFacts[];
+  /** Some element was not recorded whole (too many elements, or too many keys in one). */
+  readonly truncated: boolean;
+}
+
+export const ELEMENTS_LIMIT = 256;
+export const ELEMENT_KEYS = 16;
+
+export const MAX_DEPTH = 256;
+
+/** How keys are compared for duplicates: without case, as Go's encoding/json matches them (K→k and ſ→s included). */
+export const foldKey = (key: string): string => key.toLowerCase().replaceAll('ſ', 's');
+
+/** One level of the wanted fields: `model` and `generationConfig` at the root; `maxOutputTokens` below it. */
+export interface FieldNode {
+  /** Exact key → the node below it. */
+  readonly children: Map<string, FieldNode>;
+  /** Folded key → the dotted name reported for a duplicate. */
+  readonly folded: Map<string, string>;
+  /** The dotted field this key ends, if one was asked for. */
+  field?: string;
+  /** This key's value is the array whose elements are recorded: the node of one element. */
+  element?: FieldNode;
+  /** This node is an element's: its values are the element's, not fields. */
+  inElement?: boolean;
+}
+
+/** An object on the way to a wanted field (or an element being recorded): which keys matter and which it has shown. */
+export interface Frame {
+  readonly node: FieldNode;
+  readonly seen: Set<string>;
+  /** The record of the element this object is. */
+  readonly facts?: ElementFacts;
+}
+
+const newNode = (): FieldNode => ({ children: new Map(), folded: new Map() });
+
+/** The tree of `fields` (dotted paths from the top-level object) and of the wanted elements' values; with the number of fields. */
+export function fieldTree(fields: readonly string[], elements: ElementsWanted | undefined): { root: FieldNode; wanted: number } {
+  const root = newNode();
+  const add = (from: FieldNode, path: string, prefix: string): FieldNode => {
+    let node = from;
+    let name = prefix;
+    for (const key of path.split('.')) {
+      name = name ? `${name}.${key}` : key;
+      let child = node.children.get(key);
+      if (!child) {
+        child = newNode();
+        node.children.set(key, child);
+        node.folded.set(foldKey(key), name);
+      }
+      node = child;
+    }
+    return node;
+  };
+  const unique = new Set(fields);
+  if (elements) unique.add(elements.field);
+  for (const field of unique) add(root, field, '').field = field;
+  if (elements) {
+    const array = root.children.get(elements.field)!;
+    const element = newNode();
+    element.inElement = true;
+    for (const key of elements.values) add(element, key, `${elements.field}[]`).field = key;
+    array.element = element;
+  }
+  return { root, wanted: unique.size };
+}

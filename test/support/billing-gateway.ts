@@ -1,0 +1,140 @@
+/**
+ * Test support: gateways (one, or several in this process over one shared SQLite file, as instances share
+ * a store) in front of the billing fake (billing-provider.ts) for every provider it speaks: Anthropic,
+ * OpenAI, Gemini, Bedrock (an API key) and Vertex (the gateway's ambient identity, from a fake metadata
+ * server). One organisation with a credential per provider; tokens are minted per test. `priceOf` prices
+ * what the fake billed with the provider files' own prices; `chargeOf` reads what the gateway charged a
+ * request (its log line's spend_usd).
+ *
+ * Instances are in this process (startApp) by default; `spawn: true` makes them child processes running the
+ * built server (spawnServer, the same data dir and env), which a test can kill with SIGKILL (`kill`).
+ */
+import type { ExecutionContext } from 'ava';
+import anthropic from '../../providers/anthropic.js';
+import bedrock from '../../providers/bedrock.js';
+import gemini from '../../providers/gemini.js';
+import openai from '../../providers/openai.js';
+import vertex from '../../providers/vertex.js';
+import { parseUsd } from '../../src/catalog/money.js';
+import { PriceBook, usageCost, type PriceEntry } from '../../src/catalog/prices.js';
+import { api, createOrg, spawnServer, startApp, tempDir, type Org } from './app.js';
+import { startBillingProvider, SHAPE_SPECS, VERTEX_LOCATION, VERTEX_PROJECT, type Bill, type BillingProvider, type ShapeSpec } from './billing-provider.js';
+import { IssuedTokens, startFakeGoogleAuth } from './cloud/google-auth.js';
+
+export type BilledProvider = ShapeSpec['provider'];
+export const PROVIDERS: readonly BilledProvider[] = ['anthropic', 'openai', 'gemini', 'bedrock', 'vertex'];
+
+const book = new PriceBook([{ tables: { anthropic: anthropic.prices, openai: openai.prices, gemini: gemini.prices, bedrock: bedrock.prices, vertex: vertex.prices }, source: () => 'test' }]);
+
+/** The provider file's price of a shape's model. */
+export function priceOf(provider: BilledProvider, model: string): PriceEntry {
+  const price = book.lookup(provider, model);
+  if (!price) throw new Error(`${provider} has no price for ${model}`);
+  return price;
+}
+
+/** µ$ the fake's bill comes to at the provider file's prices (tool uses at `perUseMicros` each). */
+export function billCost(bill: Bill, perUseMicros = 0): number {
+  const spec = SHAPE_SPECS[bill.shape];
+  return usageCost(priceOf(spec.provider, spec.model), { inputTokens: bill.input, outputTokens: bill.output }) + bill.toolUses * perUseMicros;
+}
+
+/** One gateway instance, in this process or a child process. */
+export interface Instance {
+  url: string;
+  /** Its log lines so far, parsed. */
+  logs(): Array<Record<string, unknown>>;
+  /** Child processes only: sends the signal and resolves with the exit code. */
+  kill?(signal: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface BillingGateway {
+  apps: Instance[];
+  fake: BillingProvider;
+  org: Org;
+  credentials: Record<BilledProvider, string>;
+  /** Mints a token for `provider`'s credential with these scopes (through instance 0). */
+  token(provider: BilledProvider, scopes?: Record<string, unknown>, org?: Org): Promise<{ id: string; token: string }>;
+  /** A second organisation with its own credentials (for org caps). */
+  newOrg(name: string): Promise<{ org: Org; credentials: Record<BilledProvider, string> }>;
+  /** µ$ the gateway charged the request (its log line's spend_usd), once the request's log line is written. */
+  chargeOf(requestId: string): Promise<number | undefined>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function billingGateway(t: ExecutionContext, options: { instances?: number; spawn?: boolean; env?: Record<string, string> } = {}): Promise<BillingGateway> {
+  const fake = await startBillingProvider();
+  t.teardown(() => fake.close());
+  const google = await startFakeGoogleAuth([], new IssuedTokens());
+  t.teardown(() => google.close());
+  const dataDir = tempDir(t);
+  const env = {
+    KEYWARD_UPSTREAM_ANTHROPIC: fake.url, KEYWARD_UPSTREAM_OPENAI: fake.url, KEYWARD_UPSTREAM_GEMINI: fake.url,
+    KEYWARD_UPSTREAM_BEDROCK: fake.url, KEYWARD_UPSTREAM_VERTEX: fake.url,
+    GCE_METADATA_HOST: google.metadataHost, KEYWARD_AMBIENT_PROJECTS: VERTEX_PROJECT,
+    KEYWARD_FREE_PROXY_REQUESTS: '1000000',
+    ...options.env,
+  };
+  const start = async (): Promise<Instance> => {
+    if (!options.spawn) {
+      const app = await startApp(t, { dataDir, env });
+      return { url: app.url, logs: () => app.logs };
+    }
+    const child = await spawnServer(t, { ...env, KEYWARD_DATA_DIR: dataDir, KEYWARD_LOG_LEVEL: 'debug' });
+    const parsed = (): Array<Record<string, unknown>> => child.lines.flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+    return { url: child.url, logs: parsed, kill: (signal) => child.kill(signal) };
+  };
+  const apps: Instance[] = [];
+  // One after another: the first creates the data dir's key and database, the others open them.
+  for (let i = 0; i < (options.instances ?? 1); i++) apps.push(await start());
+  const app = apps[0]!.url;
+  const credentialsOf = async (org: Org): Promise<Record<BilledProvider, string>> => {
+    const create = async (body: Record<string, unknown>): Promise<string> => {
+      const r = await api(app, 'POST', '/v1/credentials', { token: org.token, body });
+      if (r.status !== 201) throw new Error(`credential create failed: ${r.status} ${r.text}`);
+      return r.body.id;
+    };
+    return {
+      anthropic: await create({ provider: 'anthropic', api_key: 'sk-ant-bill-0123456789' }),
+      openai: await create({ provider: 'openai', api_key: 'sk-openai-bill-0123456789' }),
+      gemini: await create({ provider: 'gemini', api_key: 'AIza-bill-0123456789' }),
+      bedrock: await create({ provider: 'bedrock', region: 'us-east-1', api_key: 'ABSKbillingkey0123456789' }),
+      vertex: await create({ provider: 'vertex', project: VERTEX_PROJECT, location: VERTEX_LOCATION, ambient: 'true' }),
+    };
+  };
+  const org = await createOrg(app, 'billing');
+  const credentials = await credentialsOf(org);
+  return {
+    apps, fake, org, credentials,
+    async token(provider, scopes = {}, owner = org) {
+      const creds = owner === org ? credentials : await credentialsOf(owner);
+      const r = await api(app, 'POST', '/v1/tokens', { token: owner.token, body: { credential_id: creds[provider], ttl: '1h', ...scopes } });
+      if (r.status !== 201) throw new Error(`token mint failed: ${r.status} ${r.text}`);
+      return { id: r.body.id, token: r.body.token };
+    },
+    async newOrg(name) {
+      const other = await createOrg(app, name);
+      return { org: other, credentials: await credentialsOf(other) };
+    },
+    async chargeOf(requestId) {
+      for (let i = 0; i < 500; i++) {
+        for (const a of apps) {
+          const line = a.logs().find((l) => l.message === 'proxy request' && (l.keyward as { request_id?: string } | undefined)?.request_id === requestId);
+          if (line) {
+            const spend = (line.keyward as { spend_usd?: string }).spend_usd;
+            return spend === undefined ? undefined : parseUsd(spend);
+          }
+        }
+        await sleep(10);
+      }
+      throw new Error(`no log line for ${requestId}`);
+    },
+  };
+}
