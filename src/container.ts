@@ -163,12 +163,16 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   }
   c.register(Metrics, { useValue: metrics });
   c.register(Symbols.Tracing, { useValue: tracing });
-  for (const cls of [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminPipeline]) c.registerSingleton(cls as never);
-  for (const cls of [TrustPoliciesApi, TokenExchangeApi]) c.registerSingleton(cls as never);
+  const apis = [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi, TrustPoliciesApi, TokenExchangeApi];
+  for (const cls of [...apis, AdminPipeline]) c.registerSingleton(cls as never);
+  // Each API registers its routes once; a second registration of a route throws (router.ts) and stops start-up.
   const router = new Router();
-  for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
-  for (const api of [TrustPoliciesApi, TokenExchangeApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
-  for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
+  try {
+    for (const api of apis) c.resolve<{ register(r: Router): void }>(api as never).register(router);
+  } catch (err) {
+    await closeCore(c, tracing);
+    throw err;
+  }
 
   const store = c.resolve<Store>(Symbols.Store);
   const wrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);
@@ -268,6 +272,15 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       await tracing.shutdown();
     })()),
   };
+}
+
+/** What buildCore opened, closed again when start-up stops after it (a duplicate route). */
+async function closeCore(c: DependencyContainer, tracing: Tracing): Promise<void> {
+  await c.resolve(UsageRecorder).close();
+  await c.resolve(AuditLog).close();
+  await c.resolve<KeyWrapper>(Symbols.KeyWrapper).close();
+  await c.resolve<Store>(Symbols.Store).close();
+  await tracing.shutdown();
 }
 
 /** The vault services without HTTP: what the `keyward` CLI works with, straight on the store. */
