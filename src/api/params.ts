@@ -2,12 +2,20 @@
 import { Errors } from '../errors.js';
 import type { AdminRequest } from '../http/router.js';
 import type { OrgRecord, PageQuery } from '../store/ports.js';
+import type { Creator } from '../vault/authority.js';
 import { PAGE } from './schemas/query.js';
 
 /** The calling organisation of an `org`-authenticated route. */
 export function orgOf(r: AdminRequest<unknown, unknown>): OrgRecord {
   if (r.principal.kind !== 'org') throw Errors.unauthenticated();
   return r.principal.org;
+}
+
+/** The caller of an `org`-authenticated route as the creator of what it makes (its end bounds what it creates). */
+export function creatorOf(r: AdminRequest<unknown, unknown>): Creator {
+  if (r.principal.kind !== 'org') throw Errors.unauthenticated();
+  const { actor, role, expiresAt, retiring } = r.principal;
+  return { id: actor, role, expiresAt, retiring };
 }
 
 /** `limit` and `starting_after` checked against the paging schema (src/api/schemas/query.ts). */

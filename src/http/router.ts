@@ -17,9 +17,10 @@ import type { Role } from '../vault/roles.js';
 export type Principal =
   /**
    * `actor`: the org token's `otk_` id or the admin key's `akey_` id (the audit actor). `credentialIds`: a minter
-   * limited to these. `expiresAt`: when the caller's own token ends (null: not before deletion or rotation).
+   * limited to these. `expiresAt`: when the caller's own token ends (null: not before deletion or rotation);
+   * `retiring`: an org token a rotation has given that end.
    */
-  | { kind: 'org'; org: OrgRecord; actor: string; role: Role; credentialIds?: readonly string[]; expiresAt: number | null }
+  | { kind: 'org'; org: OrgRecord; actor: string; role: Role; credentialIds?: readonly string[]; expiresAt: number | null; retiring: boolean }
   | { kind: 'admin'; actor: 'admin' }
   | { kind: 'none' };
 

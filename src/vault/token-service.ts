@@ -16,6 +16,7 @@ import { parseScopes } from '../catalog/scopes.js';
 import { BAD_CURSOR, type ChangeFeed, type CredentialStore, type Page, type PageQuery, type TokenRecord, type TokenScopes, type TokenStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { CoalescingCache } from './coalescing-cache.js';
+import { endWithin, type Creator } from './authority.js';
 import { isWellFormedToken, newId, newToken, sha256Hex } from '../ids.js';
 
 /** What the auth plugin resolves a proxy token to. */
@@ -35,6 +36,10 @@ export interface MintRequest {
   scopes: Record<string, unknown>;
   /** Who is minting (`otk_`/`akey_` id, `cli`): recorded on the token, so a minter can list its own. */
   createdBy?: string;
+  /** The minting caller's own end: a token that would outlive it is refused (403 forbidden; authority.ts). */
+  creator?: Pick<Creator, 'expiresAt'>;
+  /** The source's end (an exchange's trust policy): the token's end is cut to it. */
+  endsBy?: number;
 }
 
 @injectable()
@@ -81,14 +86,17 @@ export class TokenService {
     if (!credential) throw Errors.notFound('No such credential.');
     const provider = this.providers.get(credential.provider);
     if (!provider) throw Errors.unknownProvider(credential.provider);
-    return this.mint(orgId, credential.id, ttlMs, parseScopes(request.scopes, provider), request.createdBy);
+    return this.mint(orgId, credential.id, ttlMs, parseScopes(request.scopes, provider), request.createdBy, request);
   }
 
-  async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes, createdBy?: string): Promise<{ record: TokenRecord; token: string }> {
+  /** A token that ends after `ttlMs`, and never after its creator (refused) nor its source (cut): authority never outlives its source. */
+  async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes, createdBy?: string, bounds: Pick<MintRequest, 'creator' | 'endsBy'> = {}): Promise<{ record: TokenRecord; token: string }> {
     const createdAt = this.clock.now();
+    const expiresAt = Math.min(endWithin(bounds.creator ?? { expiresAt: null }, createdAt + ttlMs, 'A token')!, bounds.endsBy ?? Infinity);
+    if (expiresAt <= createdAt) throw Errors.forbidden('The source of this token has already ended.');
     const token = newToken('ptok');
     const record: TokenRecord = {
-      id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt: createdAt + ttlMs, ...(createdBy !== undefined ? { createdBy } : {}),
+      id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt, ...(createdBy !== undefined ? { createdBy } : {}),
     };
     if ((await this.store.createToken(record)) === 'no_credential') throw Errors.notFound('No such credential.');
     return { record, token };

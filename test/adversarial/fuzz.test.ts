@@ -20,27 +20,11 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { ADMIN_TOKEN, api, createCredential, createOrg, mintToken, spawnServer, tempDir, type Org } from '../support/app.js';
 import { canary, leakForms, NO_ABUSE_LIMITS, parseRaw, storeBytes } from './_harness.js';
+import { prng, type Rng } from '../support/prng.js';
 
 const COUNT = Number(process.env.KEYWARD_FUZZ_COUNT ?? 3000);
 const SEED = Number(process.env.KEYWARD_FUZZ_SEED ?? 0x5eed_f00d);
 const CONCURRENCY = 8;
-
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  const chance = (p: number) => next() < p;
-  return { next, int, pick, chance };
-}
-type Rng = ReturnType<typeof prng>;
 
 const TCHAR = '!#$%&\'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const ALPHABETS = [
