@@ -21,7 +21,7 @@ import { AdminPipeline } from './api/admin-pipeline.js';
 import { AuditLog } from './controls/audit-log.js';
 import { AbuseGuard } from './controls/abuse-guard.js';
 import { DeploymentSecrets } from './vault/deployment-secrets.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, systemTimers, type Clock, type Timers } from './clock.js';
 import { pluginConfig, type Config } from './config.js';
 import { ProviderRegistry } from './catalog/registry.js';
 import { PriceBook, type PriceTables } from './catalog/prices.js';
@@ -64,16 +64,18 @@ import { ProvidersApi } from './api/providers.js';
 export interface AppOptions {
   /** Tests pass a clock they control. */
   clock?: Clock;
+  /** And timers (flushes, polls, cache ages) they move instead of waiting (test/support/clocks.ts). */
+  timers?: Timers;
 }
 
-export async function createStore(config: Config): Promise<Store> {
+export async function createStore(config: Config, timers: Timers = systemTimers): Promise<Store> {
   if (config.store === 'firestore') {
     const { FirestoreStore } = await import('./store/firestore/firestore-store.js');
     return FirestoreStore.connect(config);
   }
   const { SqliteStore } = await import('./store/sqlite/sqlite-store.js');
   try {
-    return new SqliteStore(config.dataDir);
+    return new SqliteStore(config.dataDir, undefined, timers);
   } catch (err) {
     // Start-up's one line names the variable to fix (a file where a folder should be, no permission…).
     throw new Error(`KEYWARD_DATA_DIR: cannot open the store in ${config.dataDir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
@@ -100,7 +102,8 @@ export async function createKeyWrapper(config: Config, log: Logger): Promise<Key
 export async function buildCore(config: Config, log: Logger, options: AppOptions = {}, metrics?: Metrics, tracing: Tracing = noTracing): Promise<DependencyContainer> {
   const c = rootContainer.createChildContainer();
   // Traced: every port the services inject is the same traced instance (spans around its calls).
-  const store = tracing.traceCalls(await createStore(config), 'store', config.store);
+  const timers = options.timers ?? systemTimers;
+  const store = tracing.traceCalls(await createStore(config, timers), 'store', config.store);
   let wrapper: KeyWrapper;
   try {
     wrapper = await createKeyWrapper(config, log);
@@ -113,6 +116,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.Config, { useValue: config });
   c.register(Symbols.Logger, { useValue: log });
   c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
+  c.register(Symbols.Timers, { useValue: timers });
   c.register(Symbols.Store, { useValue: store });
   for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore]) {
     c.register(port, { useValue: store });
@@ -132,7 +136,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   // Services are singletons within this container (tests run several servers in one process).
   for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries]) c.registerSingleton(cls as never);
   for (const cls of [SpendLedger, OrgLimits]) c.registerSingleton(cls as never);
-  c.register(RateLimiter, { useValue: new RateLimiter() });
+  c.register(RateLimiter, { useValue: new RateLimiter(() => timers.elapsed()) });
   for (const cls of [OidcVerifier, TrustPolicyService, TokenExchange]) c.registerSingleton(cls as never);
   return c;
 }
@@ -230,6 +234,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     ready: async () => {
       await Promise.all([store.ping(), wrapper.ping()]);
     },
+    timers: c.resolve<Timers>(Symbols.Timers),
   }, {
     '/metrics': async (req, res) => {
       // KEYWARD_METRICS_TOKEN set: only `Authorization: Bearer <it>` (one header), compared in constant time.

@@ -11,6 +11,7 @@
 import { randomFillSync } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { systemTimers, type Timers } from '../clock.js';
 import type { Config } from '../config.js';
 import { ApiError, Errors, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -30,6 +31,8 @@ export interface AdminHandler {
 export interface HealthCheck {
   /** Resolves when the store and key wrapper answer. */
   ready(): Promise<void>;
+  /** What a readiness result's age is measured on (default: the real monotonic clock). */
+  timers?: Pick<Timers, 'elapsed'>;
 }
 
 export interface ExtraRoutes {
@@ -197,7 +200,7 @@ export class HttpServer {
       sendJson(res, 503, { status: 'draining' });
       return;
     }
-    const now = performance.now();
+    const now = (this.health.timers ?? systemTimers).elapsed();
     if (!this.readiness || now - this.readiness.startedAt >= READY_MAX_AGE_MS) {
       this.readiness = { startedAt: now, ready: this.checkReady() };
     }

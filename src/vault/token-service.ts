@@ -7,7 +7,7 @@
  * is down, a cached token is trusted one second at most).
  */
 import { inject, injectable } from 'tsyringe';
-import type { Clock } from '../clock.js';
+import type { Clock, Timers } from '../clock.js';
 import type { Config } from '../config.js';
 import { parseDuration } from '../config.js';
 import { Errors } from '../errors.js';
@@ -54,8 +54,10 @@ export class TokenService {
     @inject(Symbols.ChangeFeed) feed: ChangeFeed,
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.ProviderRegistry) private readonly providers: ProviderRegistry,
+    @inject(Symbols.Timers) timers: Timers,
   ) {
     this.cache = new CoalescingCache<ResolvedToken>({
+      now: () => timers.elapsed(),
       max: TOKEN_CACHE_MAX,
       ttlMs: TOKEN_CACHE_TTL_MS,
       tagsOf: (r) => ({ id: r.token.id, group: r.credential.id }),
