@@ -45,14 +45,15 @@ test('rotating a credential key in place: same id, tokens keep working, no reque
 });
 
 test('rotating the org token with a grace period: the old token works until it ends, the new one at once', async (t) => {
-  const f = await proxyFixture(t);
+  const clock = new ManualClock(Date.now());
+  const f = await proxyFixture(t, { clock });
   const rotated = await api(f.app, 'POST', '/v1/orgs/self/token/rotate', { token: f.org.token, body: { grace_s: 2 } });
   t.is(rotated.status, 200);
   t.regex(rotated.body.token, /^otok_/);
   t.regex(rotated.body.token_id, /^otk_/);
   t.is((await api(f.app, 'GET', '/v1/credentials', { token: rotated.body.token })).status, 200);
   t.is((await api(f.app, 'GET', '/v1/credentials', { token: f.org.token })).status, 200, 'old token within grace');
-  await new Promise((r) => setTimeout(r, 2100));
+  clock.advance(2000);
   t.is((await api(f.app, 'GET', '/v1/credentials', { token: f.org.token })).status, 401, 'old token after grace');
   t.is((await api(f.app, 'GET', '/v1/credentials', { token: rotated.body.token })).status, 200);
   // Proxy tokens minted under the old org token are untouched.
