@@ -10,6 +10,7 @@ import path from 'node:path';
 import { api, createCredential, createOrg, mintToken, ROOT, spawnServer, tempDir, type SpawnedServer } from '../support/app.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
+import { eventually } from '../support/wait.js';
 
 const KEK = randomBytes(32).toString('base64');
 const START_TIMEOUT_MS = 60_000;
@@ -48,7 +49,7 @@ test('without KEYWARD_LOCAL_KEK the embedded default makes a key file, warns, an
   t.is(parsed()[0].message, 'listening', 'the listening line comes first; start-up notices follow it');
   t.is(parsed()[0].port, server.port);
   // The key-file warning is written right after the listening line: wait for it to be read.
-  for (let i = 0; i < 100 && !parsed().some((o) => o.severity === 'WARNING'); i++) await new Promise((r) => setTimeout(r, 20));
+  await eventually(() => parsed().some((o) => o.severity === 'WARNING'), 'the warning read').catch(() => undefined);
   const warning = parsed().find((o) => o.severity === 'WARNING');
   t.truthy(warning);
   t.regex(warning.message, /local key-encryption key/);
