@@ -9,7 +9,8 @@ storeContract(test, {
   async backend(t) {
     const emulator = await startEmulator(t);
     return {
-      open: () => emulator.store(),
+      // A generous deadline: the emulator on a busy machine is slow, and the contract is not about its speed.
+      open: () => emulator.store({ callTimeoutMs: 60_000 }),
       outage: {
         open: () => emulator.store({ callTimeoutMs: 1500, pingTimeoutMs: 1000 }),
         break: async () => emulator.kill(),
