@@ -28,7 +28,7 @@ function start(env: Record<string, string>, dataDir: string): Promise<{ code: nu
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
       reject(new Error(`still running with ${JSON.stringify(env)}: ${stdout.slice(0, 300)}`));
-    }, 15_000);
+    }, 60_000); // generous: a name lookup that fails offline, on a busy machine, takes a while
     // 'close', not 'exit': only then has all of stdout and stderr been read.
     proc.once('close', (code, signal) => {
       clearTimeout(timer);

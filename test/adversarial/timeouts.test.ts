@@ -58,7 +58,8 @@ test('headers trickled past KEYWARD_HEADERS_TIMEOUT_MS → the connection is clo
 });
 
 test('a body trickled past KEYWARD_BODY_TIMEOUT_MS → closed; a proxied one aborts the upstream, which never sees a complete body', async (t) => {
-  const a = await adversary(t, { env: { KEYWARD_HEADERS_TIMEOUT_MS: '300', KEYWARD_BODY_TIMEOUT_MS: '800' } });
+  // Headers have as long as the body (each head is sent whole): a busy machine's pause must not cut the checks' own requests.
+  const a = await adversary(t, { env: { KEYWARD_HEADERS_TIMEOUT_MS: '800', KEYWARD_BODY_TIMEOUT_MS: '800' } });
   const body = JSON.stringify({ model: 'm', messages: [], pad: 'x'.repeat(100) });
   const cases = [
     `POST /v1/credentials HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${a.org.token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,

@@ -9,8 +9,7 @@ storeContract(test, {
   async backend(t) {
     const emulator = await startEmulator(t);
     return {
-      // A generous deadline: the emulator on a busy machine is slow, and the contract is not about its speed.
-      open: () => emulator.store({ callTimeoutMs: 60_000 }),
+      open: () => emulator.store(),
       outage: {
         open: () => emulator.store({ callTimeoutMs: 1500, pingTimeoutMs: 1000 }),
         break: async () => emulator.kill(),
