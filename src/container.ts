@@ -21,7 +21,7 @@ import { AdminPipeline } from './api/admin-pipeline.js';
 import { AuditLog } from './controls/audit-log.js';
 import { AbuseGuard } from './controls/abuse-guard.js';
 import { DeploymentSecrets } from './vault/deployment-secrets.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, systemTimers, type Clock, type Timers } from './clock.js';
 import { pluginConfig, type Config } from './config.js';
 import { ProviderRegistry } from './catalog/registry.js';
 import { PriceBook, type PriceTables } from './catalog/prices.js';
@@ -73,16 +73,18 @@ import { discoveryRoutes } from './http/discovery-routes.js';
 export interface AppOptions {
   /** Tests pass a clock they control. */
   clock?: Clock;
+  /** And timers (flushes, polls, cache ages) they move instead of waiting (test/support/clocks.ts). */
+  timers?: Timers;
 }
 
-export async function createStore(config: Config): Promise<Store> {
+export async function createStore(config: Config, timers: Timers = systemTimers): Promise<Store> {
   if (config.store === 'firestore') {
     const { FirestoreStore } = await import('./store/firestore/firestore-store.js');
     return FirestoreStore.connect(config);
   }
   const { SqliteStore } = await import('./store/sqlite/sqlite-store.js');
   try {
-    return new SqliteStore(config.dataDir);
+    return new SqliteStore(config.dataDir, undefined, timers);
   } catch (err) {
     // Start-up's one line names the variable to fix (a file where a folder should be, no permission…).
     throw new Error(`KEYWARD_DATA_DIR: cannot open the store in ${config.dataDir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
@@ -109,7 +111,8 @@ export async function createKeyWrapper(config: Config, log: Logger): Promise<Key
 export async function buildCore(config: Config, log: Logger, options: AppOptions = {}, metrics?: Metrics, tracing: Tracing = noTracing): Promise<DependencyContainer> {
   const c = rootContainer.createChildContainer();
   // Traced: every port the services inject is the same traced instance (spans around its calls).
-  const store = tracing.traceCalls(await createStore(config), 'store', config.store);
+  const timers = options.timers ?? systemTimers;
+  const store = tracing.traceCalls(await createStore(config, timers), 'store', config.store);
   let wrapper: KeyWrapper;
   try {
     wrapper = await createKeyWrapper(config, log);
@@ -122,11 +125,11 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.Config, { useValue: config });
   c.register(Symbols.Logger, { useValue: log });
   c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
+  c.register(Symbols.Timers, { useValue: timers });
   c.register(Symbols.Store, { useValue: store });
-  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore]) {
+  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore]) {
     c.register(port, { useValue: store });
   }
-  c.register(Symbols.TrustPolicyStore, { useValue: store });
   c.register(Symbols.KeyWrapper, { useValue: wrapper });
   const registry = await ProviderRegistry.load(config.providersDir, config.upstreamOverrides);
   c.register(Symbols.ProviderRegistry, { useValue: registry });
@@ -138,14 +141,13 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
     throw err;
   }
   c.register(PriceBook, { useValue: prices });
-  c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => (options.clock ?? systemClock).now()) });
-  // Services are singletons within this container (tests run several servers in one process).
-  for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries]) c.registerSingleton(cls as never);
-  for (const cls of [SpendLedger, OrgLimits]) c.registerSingleton(cls as never);
-  c.register(RateLimiter, { useValue: new RateLimiter() });
-  for (const cls of [OidcVerifier, TrustPolicyService, TokenExchange]) c.registerSingleton(cls as never);
-  // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
   const clock = options.clock ?? systemClock;
+  c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => clock.now()) });
+  // Services are singletons within this container (tests run several servers in one process).
+  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange];
+  for (const cls of services) c.registerSingleton(cls as never);
+  c.register(RateLimiter, { useValue: new RateLimiter(() => timers.elapsed()) });
+  // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
   const ring = new SigningKeyRing(store, wrapper, clock, log, config.kms === 'gcp' ? lazyKmsSigning(config.kmsSigningKey, config.kmsEndpoint) : undefined);
   c.register(SigningKeyRing, { useValue: ring });
   if (config.issuerUrl !== undefined) c.register(Issuer, { useValue: new Issuer(config.issuerUrl, ring, clock) });
@@ -179,12 +181,16 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   }
   c.register(Metrics, { useValue: metrics });
   c.register(Symbols.Tracing, { useValue: tracing });
-  for (const cls of [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminPipeline]) c.registerSingleton(cls as never);
-  for (const cls of [TrustPoliciesApi, TokenExchangeApi]) c.registerSingleton(cls as never);
+  const apis = [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi, TrustPoliciesApi, TokenExchangeApi];
+  for (const cls of [...apis, AdminPipeline]) c.registerSingleton(cls as never);
+  // Each API registers its routes once; a second registration of a route throws (router.ts) and stops start-up.
   const router = new Router();
-  for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
-  for (const api of [TrustPoliciesApi, TokenExchangeApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
-  for (const api of [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi]) c.resolve<{ register(r: Router): void }>(api as never).register(router);
+  try {
+    for (const api of apis) c.resolve<{ register(r: Router): void }>(api as never).register(router);
+  } catch (err) {
+    await closeCore(c, tracing);
+    throw err;
+  }
 
   const store = c.resolve<Store>(Symbols.Store);
   const wrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);
@@ -266,6 +272,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     ready: async () => {
       await Promise.all([store.ping(), wrapper.ping()]);
     },
+    timers: c.resolve<Timers>(Symbols.Timers),
   }, {
     // With KEYWARD_METRICS_PORT, the main (public) listener serves /metrics only behind KEYWARD_METRICS_TOKEN.
     ...(config.metricsPort === undefined || config.metricsToken !== undefined ? {
@@ -312,6 +319,15 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       await tracing.shutdown();
     })()),
   };
+}
+
+/** What buildCore opened, closed again when start-up stops after it (a duplicate route). */
+async function closeCore(c: DependencyContainer, tracing: Tracing): Promise<void> {
+  await c.resolve(UsageRecorder).close();
+  await c.resolve(AuditLog).close();
+  await c.resolve<KeyWrapper>(Symbols.KeyWrapper).close();
+  await c.resolve<Store>(Symbols.Store).close();
+  await tracing.shutdown();
 }
 
 /** The vault services without HTTP: what the `keyward` CLI works with, straight on the store. */

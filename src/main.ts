@@ -1,6 +1,7 @@
 /**
  * The server's entry point: read the config, build the container, listen,
- * and shut down gracefully on SIGTERM/SIGINT (exit 0 after draining).
+ * and shut down gracefully on SIGTERM/SIGINT (exit 0 after draining; a second
+ * signal during the drain does not cut it short, only SIGKILL does).
  */
 import { loadConfig, ConfigError } from './config.js';
 import { buildServer } from './container.js';
@@ -49,7 +50,16 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
+  // One drain, whatever arrives during it: a second SIGTERM or SIGINT (npm, `docker stop` wrappers and people
+  // send two) is logged and ignored, never the default action that would exit at once with spans and usage
+  // unflushed. SIGKILL is the only way to skip the drain.
+  let draining = false;
   const stop = (signal: string) => {
+    if (draining) {
+      log.warn({ signal, inflight: server.http.inflightRequests }, 'already draining: this signal is ignored (SIGKILL skips the drain)');
+      return;
+    }
+    draining = true;
     log.info({ signal, inflight: server.http.inflightRequests }, 'shutting down');
     server.shutdown().then(
       () => {
@@ -62,8 +72,8 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
   // Only now: whoever waits for this line may signal at once, and the handlers must already be there.
   // It is written whatever KEYWARD_LOG_LEVEL says: operators and scripts wait for it.
   const listening = { address: address.address, port: address.port };

@@ -7,6 +7,8 @@ export const Symbols = {
   Config: Symbol('Config'),
   Logger: Symbol('Logger'),
   Clock: Symbol('Clock'),
+  /** clock.ts: monotonic time and timers (periodic flushes, polls, cache ages). */
+  Timers: Symbol('Timers'),
   /** The whole adapter (lifecycle: ping, close); services inject the narrow ports below. */
   Store: Symbol('Store'),
   OrgStore: Symbol('OrgStore'),

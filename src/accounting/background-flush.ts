@@ -2,8 +2,11 @@
  * Writes accumulated in memory and flushed to the store in the background
  * (usage counters, audit records): at most one flush at a time, one a
  * second while there is something to write, and a failed batch handed back to
- * be retried on the next one. Never a store write per request.
+ * be retried on the next one. Never a store write per request. The timer is
+ * the injected one (clock.ts), so tests move it instead of waiting a second.
  */
+import { systemTimers, type Timers } from '../clock.js';
+
 export interface FlushTarget<B> {
   /** Takes what has accumulated (and resets it), or undefined when there is nothing. */
   take(): B | undefined;
@@ -13,21 +16,21 @@ export interface FlushTarget<B> {
 }
 
 export class BackgroundFlush<B> {
-  private timer: NodeJS.Timeout | undefined;
+  /** Cancels the armed flush (undefined: none armed). */
+  private timer: (() => void) | undefined;
   private flushing: Promise<void> | undefined;
   private closed = false;
 
-  constructor(private readonly target: FlushTarget<B>, private readonly everyMs = 1000) {}
+  constructor(private readonly target: FlushTarget<B>, private readonly everyMs = 1000, private readonly timers: Timers = systemTimers) {}
 
   /** Arms the next flush unless one is already due. */
   schedule(): void {
     // After close() nothing re-arms: a batch that failed at shutdown is not retried against a closed store forever.
     if (this.timer || this.closed) return;
-    this.timer = setTimeout(() => {
+    this.timer = this.timers.after(this.everyMs, () => {
       this.timer = undefined;
-      void this.flush();
-    }, this.everyMs);
-    this.timer.unref();
+      return this.flush();
+    });
   }
 
   async flush(): Promise<void> {
@@ -47,7 +50,7 @@ export class BackgroundFlush<B> {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.();
     this.timer = undefined;
     await this.flush();
   }

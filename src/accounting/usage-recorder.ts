@@ -6,7 +6,7 @@
  * flushed yet, so a caller sees its own requests at once.
  */
 import { inject, injectable } from 'tsyringe';
-import type { Clock } from '../clock.js';
+import type { Clock, Timers } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { PeriodUsage, UsageCounts, UsageDelta, UsageScope, UsageStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
@@ -35,6 +35,7 @@ export class UsageRecorder {
     @inject(Symbols.UsageStore) private readonly store: UsageStore,
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.Logger) log: Logger,
+    @inject(Symbols.Timers) timers: Timers,
   ) {
     this.flusher = new BackgroundFlush({
       take: () => {
@@ -48,7 +49,7 @@ export class UsageRecorder {
         log.warn({ err, counters: batch.size }, 'usage flush failed; will retry');
         for (const d of batch.values()) this.add(d.scope, d.id, d.period, d);
       },
-    }, FLUSH_MS);
+    }, FLUSH_MS, timers);
   }
 
   record(e: UsageEvent): void {

@@ -5,21 +5,15 @@
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
-import type { AdminRequest, Router } from '../http/router.js';
-import { Errors } from '../errors.js';
+import type { Router } from '../http/router.js';
 import { Symbols } from '../symbols.js';
-import { AdminKeyService, type KeyCreator } from '../vault/admin-key-service.js';
+import { AdminKeyService } from '../vault/admin-key-service.js';
 import { WRITERS } from '../vault/roles.js';
-import { orgOf } from './params.js';
+import { creatorOf, orgOf } from './params.js';
 import { AdminKey, ADMIN_KEY_CREATE, AdminKeyCreated, AdminKeyList, AdminKeyRevoked } from './schemas/admin-keys.js';
 import { NAME_CHANGE } from './schemas/common.js';
 import { NAMED_PAGE } from './schemas/query.js';
 import { adminKeyView, createdAdminKeyView, listView } from './views.js';
-
-function creatorOf(r: AdminRequest<unknown, unknown>): KeyCreator {
-  if (r.principal.kind !== 'org') throw Errors.unauthenticated();
-  return { id: r.principal.actor, role: r.principal.role, expiresAt: r.principal.expiresAt };
-}
 
 @injectable()
 export class AdminKeysApi {

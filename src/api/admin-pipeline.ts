@@ -163,8 +163,8 @@ export class AdminPipeline {
         if (!this.orgs.isAdmin(authorization)) throw Errors.unauthenticated();
         return { kind: 'admin', actor: 'admin' };
       }
-      const { org, tokenId, role, credentialIds, expiresAt } = await this.orgs.authenticate(authorization);
-      return { kind: 'org', org, actor: tokenId, role, expiresAt, ...(credentialIds ? { credentialIds } : {}) };
+      const { org, tokenId, role, credentialIds, expiresAt, retiring } = await this.orgs.authenticate(authorization);
+      return { kind: 'org', org, actor: tokenId, role, expiresAt, retiring, ...(credentialIds ? { credentialIds } : {}) };
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) throw this.guard.authFailed(ip, requestId, path, err);
       throw err;

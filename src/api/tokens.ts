@@ -36,7 +36,7 @@ export class TokensApi {
     router.add('POST', '/v1/tokens', {
       auth: 'org', roles: ['owner', 'admin', 'minter'], action: 'token.create', idempotent: true, body: TOKEN_CREATE,
       operationId: 'createToken', tag: 'tokens', summary: 'Mint a proxy token',
-      description: 'A short-lived `ptok_…` for one credential, with optional scopes. Shown once. A minter limited to `credential_ids` mints only for those (else 403 `forbidden`).',
+      description: 'A short-lived `ptok_…` for one credential, with optional scopes. Shown once. A minter limited to `credential_ids` mints only for those (else 403 `forbidden`). A caller whose own key ends (an admin key with a ttl, a retiring organisation token) mints only tokens that end by then (else 403 `forbidden`).',
       response: { status: 201, schema: TokenCreated, description: 'The token (its value shown once).' },
       errors: ['invalid_ttl', 'invalid_scope', 'unknown_provider', 'not_found'],
     }, async (r) => {
@@ -47,7 +47,8 @@ export class TokensApi {
         throw Errors.forbidden('This minter key may not mint tokens for that credential.');
       }
       const createdBy = p.kind === 'org' ? p.actor : undefined;
-      const { record, token } = await this.tokens.mintFor(org.id, { credentialId, ttl, scopes, name, ...(createdBy ? { createdBy } : {}) });
+      // A token made by an ending key or a retiring org token ends with it at the latest (a longer ttl → 403).
+      const { record, token } = await this.tokens.mintFor(org.id, { credentialId, ttl, scopes, name, ...(createdBy ? { createdBy } : {}), ...(p.kind === 'org' ? { creator: p } : {}) });
       return { status: 201, body: mintedTokenView(record, token, this.clock.now()), secretFields: ['token'] };
     });
 

@@ -4,7 +4,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Router } from '../http/router.js';
 import { TrustPolicyService } from '../identity/trust-policy-service.js';
 import type { TrustPolicyRecord } from '../store/ports.js';
-import { orgOf } from './params.js';
+import { creatorOf, orgOf } from './params.js';
 import { PAGE } from './schemas/query.js';
 import { TRUST_POLICY_CREATE, TrustPolicy, TrustPolicyDeleted, TrustPolicyList } from './schemas/trust-policies.js';
 import { iso, listView } from './views.js';
@@ -13,7 +13,7 @@ import { iso, listView } from './views.js';
 export function trustPolicyView(p: TrustPolicyRecord): Static<typeof TrustPolicy> {
   return {
     id: p.id, object: 'trust_policy', issuer: p.issuer, audience: p.audience, subject: p.subject, claims: p.claims,
-    credential_id: p.credentialId, ttl: p.ttl, created_at: iso(p.createdAt), ...(p.scopes as Partial<Static<typeof TrustPolicy>>),
+    credential_id: p.credentialId, ttl: p.ttl, created_at: iso(p.createdAt), expires_at: p.expiresAt === null ? null : iso(p.expiresAt), ...(p.scopes as Partial<Static<typeof TrustPolicy>>),
   };
 }
 
@@ -25,12 +25,12 @@ export class TrustPoliciesApi {
     router.add('POST', '/v1/trust-policies', {
       auth: 'org', action: 'trust_policy.create', idempotent: true, body: TRUST_POLICY_CREATE,
       operationId: 'createTrustPolicy', tag: 'identity', summary: 'Trust a workload identity',
-      description: 'Workloads whose OIDC token (issuer, audience, subject, claims) matches may exchange it at POST /v1/tokens/exchange for a proxy token of `credential_id`, with `ttl` and the scopes given here.',
+      description: 'Workloads whose OIDC token (issuer, audience, subject, claims) matches may exchange it at POST /v1/tokens/exchange for a proxy token of `credential_id`, with `ttl` and the scopes given here. A `subject` prefix must fix the owner (`repo:<owner>/…*`, `project_path:<group>/…*`). Made with an admin key that has a ttl, the policy ends with that key (`expires_at`), and so do the tokens exchanged through it; a retiring organisation token makes none (403 `token_retiring`).',
       response: { status: 201, schema: TrustPolicy, description: 'The policy.' },
-      errors: ['issuer_not_allowed', 'invalid_ttl', 'invalid_scope', 'unknown_provider', 'not_found'],
+      errors: ['issuer_not_allowed', 'invalid_ttl', 'invalid_scope', 'unknown_provider', 'not_found', 'token_retiring'],
     }, async (r) => {
       const { issuer, audience, subject, claims, credential_id: credentialId, ttl, ...scopes } = await r.body();
-      const record = await this.policies.create(orgOf(r).id, { issuer, audience, subject, ...(claims ? { claims } : {}), credentialId, ttl, scopes });
+      const record = await this.policies.create(orgOf(r).id, { issuer, audience, subject, ...(claims ? { claims } : {}), credentialId, ttl, scopes }, creatorOf(r));
       return { status: 201, body: trustPolicyView(record) };
     });
 

@@ -18,7 +18,7 @@
  */
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { inject, injectable } from 'tsyringe';
-import type { Clock } from '../clock.js';
+import type { Clock, Timers } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { BAD_CURSOR, type AuditRecord, type AuditStore, type Page, type PageQuery } from '../store/ports.js';
@@ -48,7 +48,8 @@ export class AuditLog {
   private readonly refusalFlush: BackgroundFlush<AuditRecord[]>;
   private unsaved: AuditRecord[] = [];
   private readonly retryFlush: BackgroundFlush<AuditRecord[]>;
-  private purgeTimer: NodeJS.Timeout | undefined;
+  /** Stops the purge timers (the first run's, then the hourly one). */
+  private stopPurge: (() => void) | undefined;
   private closed = false;
 
   constructor(
@@ -56,6 +57,7 @@ export class AuditLog {
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.Logger) private readonly log: Logger,
     @inject(Symbols.Config) config: Config,
+    @inject(Symbols.Timers) timers: Timers,
   ) {
     this.retentionMs = config.auditRetentionDays * DAY_MS;
     this.refusals = new RefusalAggregator(this.retentionMs);
@@ -70,7 +72,7 @@ export class AuditLog {
         log.warn({ err, records: records.length }, 'audit refusal counts not stored; will retry');
         this.refusals.restore(records);
       },
-    }, FLUSH_MS);
+    }, FLUSH_MS, timers);
     this.retryFlush = new BackgroundFlush({
       take: () => {
         if (this.unsaved.length === 0) return undefined;
@@ -86,13 +88,11 @@ export class AuditLog {
         log.warn({ err, records: batch.length }, 'audit records still not stored; will retry');
         this.unsaved = batch.concat(this.unsaved);
       },
-    }, FLUSH_MS);
-    this.purgeTimer = setTimeout(() => {
-      this.purgeTimer = setInterval(() => void this.purgeExpired(), PURGE_EVERY_MS);
-      this.purgeTimer.unref();
-      void this.purgeExpired();
-    }, PURGE_FIRST_MS);
-    this.purgeTimer.unref();
+    }, FLUSH_MS, timers);
+    this.stopPurge = timers.after(PURGE_FIRST_MS, () => {
+      this.stopPurge = timers.every(PURGE_EVERY_MS, () => this.purgeExpired());
+      return this.purgeExpired();
+    });
   }
 
   /**
@@ -161,8 +161,8 @@ export class AuditLog {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.purgeTimer) clearTimeout(this.purgeTimer);
-    this.purgeTimer = undefined;
+    this.stopPurge?.();
+    this.stopPurge = undefined;
     await Promise.all([this.refusalFlush.close(), this.retryFlush.close()]);
     const counts = this.refusals.take().records;
     if (counts.length > 0) this.log.error({ audit: counts }, 'audit refusal counts not stored at shutdown: this log line is their only copy');

@@ -17,9 +17,10 @@ import type { Role } from '../vault/roles.js';
 export type Principal =
   /**
    * `actor`: the org token's `otk_` id or the admin key's `akey_` id (the audit actor). `credentialIds`: a minter
-   * limited to these. `expiresAt`: when the caller's own token ends (null: not before deletion or rotation).
+   * limited to these. `expiresAt`: when the caller's own token ends (null: not before deletion or rotation);
+   * `retiring`: an org token a rotation has given that end.
    */
-  | { kind: 'org'; org: OrgRecord; actor: string; role: Role; credentialIds?: readonly string[]; expiresAt: number | null }
+  | { kind: 'org'; org: OrgRecord; actor: string; role: Role; credentialIds?: readonly string[]; expiresAt: number | null; retiring: boolean }
   | { kind: 'admin'; actor: 'admin' }
   | { kind: 'none' };
 
@@ -102,11 +103,21 @@ export interface Route extends RouteSpec {
 /** What a `:name` segment of a route matches (an id). */
 export const PATH_PARAM = /^[A-Za-z0-9_]{1,64}$/;
 
+/** A route registered twice (the same method and path shape, whatever its `:names`): start-up stops. */
+export class DuplicateRouteError extends Error {}
+
 export class Router {
   private readonly routes: Route[] = [];
+  /** `METHOD /v1/x/:` keys: every `:name` is one shape, so `/x/:id` and `/x/:key` are the same route. */
+  private readonly shapes = new Set<string>();
 
+  /** Registers a route; the same method and path shape a second time throws (one handler per route, never a silent shadow). */
   add<B = undefined, Q = Record<string, never>, R extends TSchema = TSchema>(method: string, pattern: string, spec: RouteSpec<B, Q, R>, handler: Handler<B, Q, NoInfer<Static<R>>>): void {
-    this.routes.push({ ...(spec as unknown as RouteSpec), method, pattern, segments: pattern.split('/').filter(Boolean), handler: handler as Handler });
+    const segments = pattern.split('/').filter(Boolean);
+    const shape = `${method} /${segments.map((s) => (s.startsWith(':') ? ':' : s)).join('/')}`;
+    if (this.shapes.has(shape)) throw new DuplicateRouteError(`route registered twice: ${method} ${pattern}`);
+    this.shapes.add(shape);
+    this.routes.push({ ...(spec as unknown as RouteSpec), method, pattern, segments, handler: handler as Handler });
   }
 
   /** Every registered method + pattern (the OpenAPI test checks each is documented). */

@@ -21,7 +21,7 @@ import tls from 'node:tls';
 import type { Config } from '../config.js';
 import { ApiError, Errors, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, systemTimers, type Clock, type Timers } from '../clock.js';
 import { H2cFrontDoor } from './h2c.js';
 import type { LoopbackMetricsListener } from './metrics-listener.js';
 import { rawErrorResponse, sendError, sendJson } from './reply.js';
@@ -47,6 +47,8 @@ export interface AdminHandler {
 export interface HealthCheck {
   /** Resolves when the store and key wrapper answer. */
   ready(): Promise<void>;
+  /** What a readiness result's age is measured on (default: the real monotonic clock). */
+  timers?: Pick<Timers, 'elapsed'>;
 }
 
 export interface ExtraRoutes {
@@ -249,7 +251,7 @@ export class HttpServer {
       sendJson(res, 503, { status: 'draining' });
       return;
     }
-    const now = performance.now();
+    const now = (this.health.timers ?? systemTimers).elapsed();
     if (!this.readiness || now - this.readiness.startedAt >= READY_MAX_AGE_MS) {
       this.readiness = { startedAt: now, ready: this.checkReady() };
     }

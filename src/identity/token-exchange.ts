@@ -1,12 +1,13 @@
 /**
  * RFC 8693 token exchange: a workload's OIDC token in, a proxy token out. Rate-limited per client
  * address (KEYWARD_ADMIN_RATE a minute, the admin API's figure); the token is verified
- * (oidc-verifier.ts); then a trust policy is chosen: the one `policy_id` names, if the identity
- * matches it, else every organisation's policies for the token's issuer and audiences, oldest
- * first, the first that matches. If policies of two organisations match, none is used: an
- * organisation must not be able to capture another's workloads by writing a broader policy
- * (name one with `policy_id`). The proxy token is minted through the token service (its ttl the
- * policy's, at most KEYWARD_MAX_TTL; its scopes checked again) and audited as `token.exchange`
+ * (oidc-verifier.ts); then a live (unexpired) trust policy is chosen: the one `policy_id` names,
+ * if the identity matches it, else the most specific of the policies for the token's issuer and
+ * audiences that match (subjects.ts; equals: the oldest). If policies of two organisations match,
+ * at any specificity, none is used: an organisation must not capture another's workloads by
+ * writing a narrower policy, nor take them by writing a broader one (name one with `policy_id`).
+ * The proxy token is minted through the token service (its ttl the policy's, at most
+ * KEYWARD_MAX_TTL, ending no later than the policy; its scopes checked again) and audited as `token.exchange`
  * with the identity's `iss` and `sub` as the actor. A refusal is one `invalid_grant` (or, for a
  * malformed request, `invalid_request` / `unsupported_grant_type`), audited `denied` (aggregated
  * per address and minute), never with the token.
@@ -25,6 +26,7 @@ import { AuditLog } from '../controls/audit-log.js';
 import { addressBucket } from '../controls/client-address.js';
 import { TokenService } from '../vault/token-service.js';
 import { OidcVerifier, type WorkloadIdentity } from './oidc-verifier.js';
+import { bySpecificity, subjectFixesOwner } from './subjects.js';
 
 export const GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 /** An OIDC ID token is a JWT: both names are taken for `subject_token_type`. */
@@ -53,12 +55,20 @@ export interface ExchangeResponse {
 
 const grantRefused = (description: string) => new OAuthError('invalid_grant', description);
 
-/** Does the identity satisfy the policy: issuer, one of its audiences, subject (exact or `prefix*`), every listed claim exactly? */
+/**
+ * Does the identity satisfy the policy: issuer, one of its audiences, subject (exact, or a `prefix*` that fixes
+ * the owner: one written before that rule matches nothing), every listed claim exactly?
+ */
 export function policyMatches(p: TrustPolicyRecord, id: WorkloadIdentity): boolean {
   if (p.issuer !== id.issuer || !id.audiences.includes(p.audience)) return false;
-  const subjectOk = p.subject.endsWith('*') ? id.subject.startsWith(p.subject.slice(0, -1)) : id.subject === p.subject;
+  const subjectOk = p.subject.endsWith('*')
+    ? subjectFixesOwner(p.issuer, p.subject) && id.subject.startsWith(p.subject.slice(0, -1))
+    : id.subject === p.subject;
   return subjectOk && Object.entries(p.claims).every(([k, v]) => Object.hasOwn(id.claims, k) && id.claims[k] === v);
 }
+
+/** A policy without an end, or before it. */
+const isLive = (p: TrustPolicyRecord, now: number): boolean => p.expiresAt === null || now < p.expiresAt;
 
 /** The audit actor of an exchange: the workload's issuer and subject (bounded). */
 export const workloadActor = (id: WorkloadIdentity): string => `oidc:${id.issuer}#${id.subject}`.slice(0, ACTOR_MAX);
@@ -103,26 +113,34 @@ export class TokenExchange {
     }
   }
 
-  /** The named policy if the identity matches it; else the oldest matching policy, if all matches are one organisation's. */
+  /** The named policy if live and the identity matches it; else the most specific live match (then the oldest), if all matches are one organisation's. */
   private async choose(identity: WorkloadIdentity, policyId: string | undefined, named: TrustPolicyRecord | undefined): Promise<TrustPolicyRecord> {
+    const now = this.clock.now();
     if (policyId !== undefined) {
       if (!named || !policyMatches(named, identity)) throw grantRefused('The token does not satisfy the trust policy `policy_id` names.');
+      if (!isLive(named, now)) throw grantRefused('The trust policy `policy_id` names has expired (it ended with the key that created it).');
       return named;
     }
     const audiences = [...new Set(identity.audiences)].slice(0, MAX_AUDIENCES);
     const found = (await Promise.all(audiences.map((aud) => this.policies.findTrustPolicies(identity.issuer, aud)))).flat();
-    const matching = found.filter((p) => policyMatches(p, identity)).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const matching = found.filter((p) => isLive(p, now) && policyMatches(p, identity))
+      .sort((a, b) => bySpecificity(a, b) || a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     if (matching.length === 0) throw grantRefused('No trust policy matches the token\'s issuer, audience, subject and claims.');
     if (new Set(matching.map((p) => p.orgId)).size > 1) throw grantRefused('Trust policies of more than one organisation match this token: name one with `policy_id`.');
     return matching[0]!;
   }
 
-  /** The policy's ttl (at most KEYWARD_MAX_TTL, which may have been lowered since) and scopes, through the token service's own checks. */
+  /**
+   * The policy's ttl (at most KEYWARD_MAX_TTL, which may have been lowered since; the token ends by the policy's own
+   * end at the latest) and scopes, through the token service's own checks.
+   */
   private async mint(policy: TrustPolicyRecord): Promise<{ record: { id: string; createdAt: number; expiresAt: number }; token: string }> {
     const ttlMs = parseDuration(policy.ttl) ?? this.config.maxTtlMs;
     const ttl = ttlMs > this.config.maxTtlMs ? `${Math.floor(this.config.maxTtlMs / 1000)}s` : policy.ttl;
     try {
-      return await this.tokens.mintFor(policy.orgId, { credentialId: policy.credentialId, ttl, scopes: policy.scopes, createdBy: policy.id });
+      return await this.tokens.mintFor(policy.orgId, {
+        credentialId: policy.credentialId, ttl, scopes: policy.scopes, createdBy: policy.id, ...(policy.expiresAt !== null ? { endsBy: policy.expiresAt } : {}),
+      });
     } catch (err) {
       if (err instanceof ApiError && err.status < 500) throw grantRefused('The trust policy can no longer mint a token (its credential was deleted or its scopes no longer fit it).');
       throw err;

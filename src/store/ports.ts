@@ -343,6 +343,8 @@ export interface TrustPolicyRecord {
   ttl: string;
   scopes: Record<string, unknown>;
   createdAt: number;
+  /** When the policy ends (its creator's own expiry: authority never outlives its source); null: not before deletion. */
+  expiresAt: number | null;
 }
 
 export interface TrustPolicyStore {

@@ -16,19 +16,15 @@ import { newId, newToken, sha256Hex } from '../ids.js';
 import { BAD_CURSOR, type AdminKeyRecord, type AdminKeyRole, type AdminKeyStore, type CredentialStore, type NamedPageQuery, type Page } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { parseName } from './names.js';
+import { CLI_CREATOR, endWithin, type Creator } from './authority.js';
 import { KEY_ROLES, mayCreate, type Role } from './roles.js';
 
 /** The longest an admin key may be given (omit `ttl` for a key that lasts until deleted). */
 export const MAX_ADMIN_KEY_TTL_MS = 366 * 86_400_000;
 export const MAX_CREDENTIAL_IDS = 100;
 
-/** Who is creating or deleting: the org token (`owner`), an admin key, or the operator's CLI. */
-export interface KeyCreator {
-  id: string;
-  role: Role;
-  /** When the creator's own token ends (null: not before rotation or deletion). */
-  expiresAt: number | null;
-}
+/** Who is creating or deleting (authority.ts). */
+export type KeyCreator = Creator;
 
 export interface AdminKeyRequest {
   /** Unchecked: vault/names.ts decides; absent: unnamed. */
@@ -39,8 +35,7 @@ export interface AdminKeyRequest {
   ttl?: unknown;
 }
 
-/** The CLI acts for the operator, who may create any key role. */
-export const CLI_CREATOR: KeyCreator = { id: 'cli', role: 'owner', expiresAt: null };
+export { CLI_CREATOR };
 
 @injectable()
 export class AdminKeyService {
@@ -54,12 +49,8 @@ export class AdminKeyService {
     if (!KEY_ROLES.includes(request.role)) throw Errors.invalidRequest(`\`role\` must be one of ${KEY_ROLES.join(', ')}.`, 'role');
     if (!mayCreate(creator.role, request.role)) throw Errors.forbidden(`A ${creator.role} may not create a ${request.role} key.`);
     const now = this.clock.now();
-    let expiresAt = request.ttl === undefined ? null : now + this.parseTtl(request.ttl);
-    if (creator.expiresAt !== null) {
-      // A key made by an ending token ends with it at the latest; asking for longer is refused, not silently cut.
-      if (expiresAt !== null && expiresAt > creator.expiresAt) throw Errors.forbidden('A key may not outlive the key that creates it; ask for a shorter `ttl`.');
-      expiresAt ??= creator.expiresAt;
-    }
+    // A key made by an ending token ends with it at the latest; asking for longer is refused, not silently cut.
+    const expiresAt = endWithin(creator, request.ttl === undefined ? null : now + this.parseTtl(request.ttl), 'A key');
     const name = parseName(request.name) ?? undefined;
     const credentialIds = await this.checkCredentials(orgId, request);
     const token = newToken('otok');

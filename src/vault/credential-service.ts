@@ -8,7 +8,7 @@
  * Which fields a credential takes is its provider's declaration (catalog).
  */
 import { inject, injectable } from 'tsyringe';
-import type { Clock } from '../clock.js';
+import type { Clock, Timers } from '../clock.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
 import type { Provider, ProviderRegistry } from '../catalog/registry.js';
@@ -43,9 +43,10 @@ export class CredentialService {
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.Logger) private readonly log: Logger,
     @inject(TokenService) private readonly tokens: TokenService,
+    @inject(Symbols.Timers) timers: Timers,
   ) {
     // While the feed is down a decrypted key is trusted one second at most (a rotation elsewhere must land).
-    this.keys = new CoalescingCache<CredentialSecrets>({ max: KEY_CACHE_MAX, ttlMs: KEY_CACHE_TTL_MS, isLive: () => feed.isLive() });
+    this.keys = new CoalescingCache<CredentialSecrets>({ max: KEY_CACHE_MAX, ttlMs: KEY_CACHE_TTL_MS, isLive: () => feed.isLive(), now: () => timers.elapsed() });
     feed.watch((c) => {
       if (c.kind === 'credential') this.forget(c.id);
     });

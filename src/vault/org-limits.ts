@@ -10,6 +10,7 @@
  */
 import { inject, injectable } from 'tsyringe';
 import { LRUCache } from 'lru-cache';
+import type { Timers } from '../clock.js';
 import type { ChangeFeed, OrgStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 
@@ -32,6 +33,7 @@ export class OrgLimits {
   constructor(
     @inject(Symbols.OrgStore) private readonly store: OrgStore,
     @inject(Symbols.ChangeFeed) private readonly feed: ChangeFeed,
+    @inject(Symbols.Timers) private readonly timers: Timers,
   ) {
     feed.watch((c) => {
       if (c.kind === 'org') this.forget(c.id);
@@ -42,7 +44,7 @@ export class OrgLimits {
   peek(orgId: string): number | null | undefined {
     const e = this.entries.get(orgId);
     if (!e) return undefined;
-    const age = performance.now() - e.loadedAt;
+    const age = this.timers.elapsed() - e.loadedAt;
     if (age >= TTL_MS || (age >= UNTRUSTED_MS && !this.feed.isLive())) return undefined;
     return e.limit;
   }
@@ -55,7 +57,7 @@ export class OrgLimits {
       const generation = this.generation;
       const promise = this.store.getOrg(orgId).then((org) => {
         const limit = org?.spendLimitMicros ?? null;
-        if (this.generation === generation) this.entries.set(orgId, { limit, loadedAt: performance.now() });
+        if (this.generation === generation) this.entries.set(orgId, { limit, loadedAt: this.timers.elapsed() });
         return limit;
       }).finally(() => {
         if (this.loads.get(orgId)?.promise === promise) this.loads.delete(orgId);

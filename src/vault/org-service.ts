@@ -29,6 +29,8 @@ export interface OrgPrincipal {
   credentialIds?: readonly string[];
   /** When the presented token stops working (null: not before rotation or deletion). */
   expiresAt: number | null;
+  /** An org token a rotation is retiring (it has an expiry): it may not rotate nor create trust policies. */
+  retiring: boolean;
 }
 
 export const ORG_NAME = /^[\p{L}\p{N}][\p{L}\p{N} ._'&()-]{0,99}$/u;
@@ -92,12 +94,12 @@ export class OrgService {
   /** The org token (`owner`) or admin key with this hash; org tokens first, so the org token costs one read as before. */
   private async findCaller(hash: string): Promise<{ orgId: string; caller: Omit<OrgPrincipal, 'org'> } | undefined> {
     const token = await this.store.findOrgToken(hash);
-    if (token) return { orgId: token.orgId, caller: { tokenId: token.id, role: 'owner', expiresAt: token.expiresAt } };
+    if (token) return { orgId: token.orgId, caller: { tokenId: token.id, role: 'owner', expiresAt: token.expiresAt, retiring: token.expiresAt !== null } };
     const key = await this.adminKeys.findAdminKeyByHash(hash);
     if (!key) return undefined;
     return {
       orgId: key.orgId,
-      caller: { tokenId: key.id, role: key.role, expiresAt: key.expiresAt, ...(key.credentialIds ? { credentialIds: key.credentialIds } : {}) },
+      caller: { tokenId: key.id, role: key.role, expiresAt: key.expiresAt, retiring: false, ...(key.credentialIds ? { credentialIds: key.credentialIds } : {}) },
     };
   }
 

@@ -7,7 +7,7 @@
  * is down, a cached token is trusted one second at most).
  */
 import { inject, injectable } from 'tsyringe';
-import type { Clock } from '../clock.js';
+import type { Clock, Timers } from '../clock.js';
 import type { Config } from '../config.js';
 import { parseDuration } from '../config.js';
 import { Errors } from '../errors.js';
@@ -16,6 +16,7 @@ import { parseScopes } from '../catalog/scopes.js';
 import { BAD_CURSOR, type ChangeFeed, type CredentialStore, type NamedPageQuery, type Page, type RevokedTokenRecord, type TokenRecord, type TokenScopes, type TokenStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { CoalescingCache } from './coalescing-cache.js';
+import { endWithin, type Creator } from './authority.js';
 import { isWellFormedToken, newId, newToken, sha256Hex } from '../ids.js';
 import { parseName } from './names.js';
 
@@ -38,6 +39,10 @@ export interface MintRequest {
   createdBy?: string;
   /** Unchecked: vault/names.ts decides. */
   name?: unknown;
+  /** The minting caller's own end: a token that would outlive it is refused (403 forbidden; authority.ts). */
+  creator?: Pick<Creator, 'expiresAt'>;
+  /** The source's end (an exchange's trust policy): the token's end is cut to it. */
+  endsBy?: number;
 }
 
 @injectable()
@@ -52,8 +57,10 @@ export class TokenService {
     @inject(Symbols.ChangeFeed) feed: ChangeFeed,
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.ProviderRegistry) private readonly providers: ProviderRegistry,
+    @inject(Symbols.Timers) timers: Timers,
   ) {
     this.cache = new CoalescingCache<ResolvedToken>({
+      now: () => timers.elapsed(),
       max: TOKEN_CACHE_MAX,
       ttlMs: TOKEN_CACHE_TTL_MS,
       tagsOf: (r) => ({ id: r.token.id, group: r.credential.id }),
@@ -85,14 +92,18 @@ export class TokenService {
     if (!credential) throw Errors.notFound('No such credential.');
     const provider = this.providers.get(credential.provider);
     if (!provider) throw Errors.unknownProvider(credential.provider);
-    return this.mint(orgId, credential.id, ttlMs, parseScopes(request.scopes, provider), request.createdBy, name);
+    return this.mint(orgId, credential.id, ttlMs, parseScopes(request.scopes, provider), request.createdBy, { ...request, name });
   }
 
-  async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes, createdBy?: string, name?: string): Promise<{ record: TokenRecord; token: string }> {
+  /** A token that ends after `ttlMs`, and never after its creator (refused) nor its source (cut): authority never outlives its source. */
+  async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes, createdBy?: string, bounds: Pick<MintRequest, 'creator' | 'endsBy'> & { name?: string | undefined } = {}): Promise<{ record: TokenRecord; token: string }> {
+    const name = bounds.name;
     const createdAt = this.clock.now();
+    const expiresAt = Math.min(endWithin(bounds.creator ?? { expiresAt: null }, createdAt + ttlMs, 'A token')!, bounds.endsBy ?? Infinity);
+    if (expiresAt <= createdAt) throw Errors.forbidden('The source of this token has already ended.');
     const token = newToken('ptok');
     const record: TokenRecord = {
-      id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt: createdAt + ttlMs,
+      id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt,
       ...(createdBy !== undefined ? { createdBy } : {}), ...(name !== undefined ? { name } : {}),
     };
     if ((await this.store.createToken(record)) === 'no_credential') throw Errors.notFound('No such credential.');

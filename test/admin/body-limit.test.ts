@@ -24,7 +24,7 @@ interface RawExchange {
  * Sends `head` then `body` and waits, sending nothing more, until the server has answered and closed, or
  * `waitMs` passes. The request is never finished: an answer can only come from a server that did not need the rest.
  */
-function exchange(port: number, head: string, body: Buffer, waitMs = 10_000): Promise<RawExchange> {
+function exchange(port: number, head: string, body: Buffer, waitMs = 30_000): Promise<RawExchange> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     let text = '';

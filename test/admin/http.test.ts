@@ -2,6 +2,7 @@ import test from 'ava';
 import http from 'node:http';
 import net from 'node:net';
 import { api, createOrg, startApp, type TestApp } from '../support/app.js';
+import { ManualClock } from '../support/clocks.js';
 
 /** Sends raw bytes and returns everything the server answers before closing (or 2 s). */
 function rawRequest(app: TestApp, bytes: string | Buffer): Promise<string> {
@@ -77,13 +78,15 @@ test('/healthz and /readyz → 200 without a token', async (t) => {
 });
 
 test('/readyz → 503 when the store stops answering; /healthz stays 200', async (t) => {
-  const app = await startApp(t);
+  const timers = new ManualClock();
+  const app = await startApp(t, { timers });
   t.is((await api(app, 'GET', '/readyz')).status, 200);
   const { Symbols } = await import('../../src/symbols.js');
   const store = app.server.container.resolve<{ close(): Promise<void> }>(Symbols.Store);
   await store.close();
   // Readiness is answered from a result at most 2 s old (contract, Hardening): the next check sees the closed store.
-  await new Promise((r) => setTimeout(r, 2100));
+  t.is((await api(app, 'GET', '/readyz')).status, 200, 'the result of a moment ago');
+  await timers.tick(2000);
   t.is((await api(app, 'GET', '/readyz')).status, 503);
   t.is((await api(app, 'GET', '/healthz')).status, 200);
 });

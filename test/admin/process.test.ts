@@ -1,13 +1,16 @@
 /**
  * The built server as its own process (node dist/src/main.js; `npm test`
  * builds dist/ first): the listening line, durability across kill -9, SIGTERM,
- * and start-up refusal of bad configuration.
+ * and start-up refusal of bad configuration; a second signal during the drain.
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { api, createCredential, createOrg, mintToken, ROOT, spawnServer, tempDir } from '../support/app.js';
+import { api, createCredential, createOrg, mintToken, ROOT, spawnServer, tempDir, type SpawnedServer } from '../support/app.js';
+import { startFakeProvider } from '../support/fake-provider.js';
+import { startOtlpReceiver } from '../support/otlp-receiver.js';
+import { eventually } from '../support/wait.js';
 
 const KEK = randomBytes(32).toString('base64');
 const START_TIMEOUT_MS = 60_000;
@@ -46,7 +49,7 @@ test('without KEYWARD_LOCAL_KEK the embedded default makes a key file, warns, an
   t.is(parsed()[0].message, 'listening', 'the listening line comes first; start-up notices follow it');
   t.is(parsed()[0].port, server.port);
   // The key-file warning is written right after the listening line: wait for it to be read.
-  for (let i = 0; i < 100 && !parsed().some((o) => o.severity === 'WARNING'); i++) await new Promise((r) => setTimeout(r, 20));
+  await eventually(() => parsed().some((o) => o.severity === 'WARNING'), 'the warning read').catch(() => undefined);
   const warning = parsed().find((o) => o.severity === 'WARNING');
   t.truthy(warning);
   t.regex(warning.message, /local key-encryption key/);
@@ -141,4 +144,84 @@ test('a bad configuration value exits non-zero with one stderr line naming the v
     }
     if (variable === 'KEYWARD_ADMIN_TOKEN') t.false(stderr.includes('short'), label);
   });
+});
+
+/** Resolves with the first stdout line `matches` accepts (already read or still to come); rejects if the server exits first. */
+function lineOf(server: SpawnedServer, matches: (o: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+  const find = () => server.lines.map((l) => { try { return JSON.parse(l) as Record<string, unknown>; } catch { return {}; } }).find(matches);
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const found = find();
+      if (!found) return;
+      server.proc.stdout!.off('data', check);
+      resolve(found);
+    };
+    // spawnServer's own listener splits the chunk into `lines` first (it was attached first).
+    server.proc.stdout!.on('data', check);
+    void server.exited.then((code) => reject(new Error(`the server exited (${code}) before the line came`)));
+    check();
+  });
+}
+
+test('a second SIGTERM (and a SIGINT) during the drain do not cut it short: the stream ends whole, spans and usage are flushed, exit 0', async (t) => {
+  const dataDir = tempDir(t);
+  const otlp = await startOtlpReceiver();
+  t.teardown(() => otlp.close());
+  const fake = await startFakeProvider();
+  t.teardown(() => fake.close());
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const frame = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+  const chunk = (content: string) => frame({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
+  // The stream's first half goes out at once; the rest (with its usage) only when the test says, after both signals.
+  fake.handler = async (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(chunk('first half'));
+    await released;
+    res.write(chunk(', second half'));
+    res.write(frame({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'gpt-4o-mini', choices: [], usage: { prompt_tokens: 7, completion_tokens: 5, total_tokens: 12 } }));
+    res.end('data: [DONE]\n\n');
+  };
+  const env = { KEYWARD_DATA_DIR: dataDir, KEYWARD_LOCAL_KEK: KEK, KEYWARD_UPSTREAM_OPENAI: fake.url, KEYWARD_DRAIN_S: '120', OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url };
+  const server = await spawnServer(t, env, START_TIMEOUT_MS);
+  const org = await createOrg(server.url);
+  const cred = await createCredential(server.url, org, 'openai', 'sk-test-drain-00000000001');
+  const tok = await mintToken(server.url, org, cred, '1h');
+
+  const res = await fetch(`${server.url}/v1/proxy/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${tok.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  t.is(res.status, 200);
+  const requestId = res.headers.get('x-keyward-request-id');
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let received = decoder.decode((await reader.read()).value, { stream: true });
+  t.true(received.includes('first half'), 'the stream is under way');
+
+  server.proc.kill('SIGTERM');
+  await lineOf(server, (o) => o.message === 'shutting down');
+  server.proc.kill('SIGTERM');
+  server.proc.kill('SIGINT');
+  // Each extra signal is logged and ignored (the default action would have ended the process before logging anything).
+  await lineOf(server, (o) => o.message === 'already draining: this signal is ignored (SIGKILL skips the drain)' && o.signal === 'SIGINT');
+  t.is(server.lines.filter((l) => l.includes('already draining')).length, 2);
+  t.is(server.proc.exitCode, null, 'still draining');
+  t.is((await fetch(`${server.url}/healthz`).catch(() => undefined))?.status ?? 0, 0, 'no new connection is taken while draining');
+
+  release();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) received += decoder.decode(r.value, { stream: true });
+  t.true(received.includes(', second half') && received.trim().endsWith('data: [DONE]'), 'the stream ended whole');
+  t.is(await server.exited, 0);
+
+  // Spans: the proxied request's span was exported before exit, with the usage the stream reported.
+  const span = otlp.spans().find((s) => s.attributes['keyward.request_id'] === requestId);
+  t.truthy(span, 'the drained request\'s span was exported');
+  t.like(span?.attributes, { 'gen_ai.usage.input_tokens': 7, 'gen_ai.usage.output_tokens': 5, 'http.response.status_code': 200 });
+  // Usage: written to the store before exit (the next process reads it there).
+  const again = await spawnServer(t, env, START_TIMEOUT_MS);
+  const after = await api(again.url, 'GET', `/v1/tokens/${tok.id}`, { token: org.token });
+  t.like(after.body.usage, { requests: 1, input_tokens: 7, output_tokens: 5 });
+  t.is(await again.kill('SIGTERM'), 0);
 });

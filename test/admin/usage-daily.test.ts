@@ -12,6 +12,7 @@ import { Symbols } from '../../src/symbols.js';
 import { api, createOrg, mintToken } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';
 import { pricedFixture, type PricedFixture } from '../support/priced-providers.js';
+import { quiet } from '../support/wait.js';
 
 const DAY = 86_400_000;
 const zero = (date: string) => ({ date, requests: 0, input_tokens: 0, output_tokens: 0, spend_usd: '0.00' });
@@ -32,7 +33,7 @@ test('every day of the range, zeros included; unflushed and flushed counts alike
   const later = await mintToken(f.app, f.org, f.credentials.anthropic); // the fixture's tokens expired meanwhile
   await post(f, 'v1/messages', { model: 'spend-claude-sonnet', max_tokens: 5, messages: [] }, later.token);
   await post(f, 'v1/messages', { model: 'spend-claude-sonnet', max_tokens: 5, messages: [], stream: true }, later.token);
-  await new Promise((r) => setTimeout(r, 60));
+  await quiet(f.app); // usage is recorded when the response closes
   const expected = [
     zero('2026-11-14'),
     { date: '2026-11-15', requests: 1, input_tokens: 11, output_tokens: 7, spend_usd: '0.000098' },

@@ -136,9 +136,11 @@ test('NUL and control bytes in a header name or value → 400 bad_request JSON f
     'X-Custom: a\x01b', 'X-Custom: a\x1bb', 'X-Custom: a\x7fb', 'X-Custom: a\x0bb', 'X-Custom: a\x0cb', 'X-Cu\x00stom: a', 'X-Cu\x01stom: a',
     'X-Custom\x00: a', '\x00: a', 'X-Custom: a\rb', 'X-Custom: a\nb',
   ];
+  // The server answers and closes: waited for with a generous bound (a busy machine is slow), never raced.
+  const waitMs = 30_000;
   for (const target of targets) {
     for (const line of headerLines) {
-      const r = await rawRequest(a.app.port, `${target} HTTP/1.1\r\nHost: x\r\nX-Proxy-Token: ${tok}\r\n${line}\r\nContent-Length: 2\r\n\r\n{}`, { w: a.w });
+      const r = await rawRequest(a.app.port, `${target} HTTP/1.1\r\nHost: x\r\nX-Proxy-Token: ${tok}\r\n${line}\r\nContent-Length: 2\r\n\r\n{}`, { w: a.w, waitMs });
       const label = `${target} ${JSON.stringify(line)}`;
       isError(t, r, 400, 'bad_request', label);
       t.regex(r.headers['content-type'] ?? '', /^application\/json/, label);
@@ -147,7 +149,7 @@ test('NUL and control bytes in a header name or value → 400 bad_request JSON f
   }
   // NUL or controls in the request target itself.
   for (const target of ['GET /v1/proxy/v1/mod\x00els', 'GET /v1/proxy/v1/models\x01', 'GET /v1/creden\x00tials', 'GET /v1/proxy/v1/models?x=\x00']) {
-    const r = await rawRequest(a.app.port, `${target} HTTP/1.1\r\nHost: x\r\nX-Proxy-Token: ${tok}\r\n\r\n`, { w: a.w });
+    const r = await rawRequest(a.app.port, `${target} HTTP/1.1\r\nHost: x\r\nX-Proxy-Token: ${tok}\r\n\r\n`, { w: a.w, waitMs });
     isError(t, r, 400, 'bad_request', JSON.stringify(target));
   }
   t.is(a.fake.received.length, 0);

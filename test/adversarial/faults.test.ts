@@ -17,7 +17,9 @@ import { openVault } from '../../src/container.js';
 import { createLogger } from '../../src/log.js';
 import { Symbols } from '../../src/symbols.js';
 import { api, createOrg, mintToken, spawnServer, tempDir, type Org } from '../support/app.js';
-import { adversary, call, canary, isError, leakForms, NO_ABUSE_LIMITS, request, sleep, storeBytes } from './_harness.js';
+import { adversary, call, canary, isError, leakForms, NO_ABUSE_LIMITS, request, storeBytes } from './_harness.js';
+import { ManualClock } from '../support/clocks.js';
+import { quiet } from '../support/wait.js';
 
 /** An upstream that speaks raw bytes: `script` gets each connection once a request head has arrived. */
 async function rawUpstream(t: import('ava').ExecutionContext) {
@@ -206,12 +208,15 @@ test('kill -9 during 200 concurrent creates (20 organisations × 10): every 201 
 
 test('store locked by another connection (BEGIN EXCLUSIVE): writes → 503 unavailable, the quota fails closed, reads still answer; all resumes and nothing is lost when the lock goes', async (t) => {
   // A limit under 32 makes every proxied request lease its own unit: each one needs a store write.
-  const a = await adversary(t, { env: { KEYWARD_FREE_PROXY_REQUESTS: '20' } });
+  // Usage flushes (and the feed's polls) run on these timers: the test moves them instead of waiting a second.
+  const timers = new ManualClock();
+  const a = await adversary(t, { timers, env: { KEYWARD_FREE_PROXY_REQUESTS: '20' } });
   const auth = { authorization: `Bearer ${a.org.token}`, 'content-type': 'application/json' };
   const tok = { 'x-proxy-token': a.tokens.openai.token };
   t.is((await call(a.w, a.proxyUrl('v1/models'), { headers: tok })).status, 200, 'token and key now cached');
-  // Wait for the first usage flush, so what follows is counted from a known point.
-  await sleep(1200);
+  // The first usage flush, so what follows is counted from a known point.
+  await quiet(a.app);
+  await timers.tick(1000);
   // The store's own connection waits 5 s on a lock by design; node:sqlite blocks while it waits,
   // so the test shortens that wait on the live connection to keep the run short.
   const store = a.app.server.container.resolve<{ db: DatabaseSync }>(Symbols.Store);
@@ -244,8 +249,9 @@ test('store locked by another connection (BEGIN EXCLUSIVE): writes → 503 unava
   t.is((await call(a.w, a.proxyUrl('v1/messages'), { method: 'POST', headers: { 'x-proxy-token': a.tokens.anthropic.token }, body: '{}' })).status, 200);
   const list = await call(a.w, `${a.app.url}/v1/credentials`, { headers: auth });
   t.is(list.body.data.length, 3);
-  // Usage: the two forwarded requests after the lock and the one before, none of the refused ones.
-  await sleep(1300);
+  // Usage: the two forwarded requests after the lock and the one before, none of the refused ones (flushed).
+  await quiet(a.app);
+  await timers.tick(1000);
   const usage = await call(a.w, `${a.app.url}/v1/usage`, { headers: auth });
   t.is(usage.body.proxy_requests.used, 3);
   t.false(a.app.logs.some((l) => (l.httpRequest as { status?: number } | undefined)?.status === 500), 'no 500 anywhere in the access logs');

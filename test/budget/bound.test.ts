@@ -13,6 +13,7 @@ import { formatUsd } from '../../src/catalog/money.js';
 import { createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { providersDir } from '../support/providers-dir.js';
 import { chat, startUsageUpstream, worstCase } from '../support/budget.js';
+import { eventually } from '../support/wait.js';
 
 // A bound without provider-side tools carries no fee (test/gate/tools.test.ts covers them).
 const price = (p: Partial<PriceEntry> = {}): PriceEntry => ({ input: 2, cachedInput: 1, cacheWriteInput: 2, output: 8, source: 'test', ...p });
@@ -95,7 +96,7 @@ test('through HTTP: a budgeted body is read to its end before forwarding (an unb
   // as soon as its model is read, before the body ends (no wait, no price lookup).
   const scoped = await mintToken(app, org, cred, '1h', { models: ['pm-1'] });
   const c = partial(scoped.token);
-  for (let i = 0; i < 300 && up.started < 2; i++) await new Promise((r) => setTimeout(r, 10));
+  await eventually(() => up.started >= 2, 'forwarded').catch(() => undefined);
   t.is(up.started, 2, 'forwarded before the body ended');
   c.req.end(tail);
   t.is(await c.status, 200);

@@ -13,6 +13,7 @@ import { SpendLedger } from '../../src/accounting/spend-ledger.js';
 import { Symbols } from '../../src/symbols.js';
 import type { Store } from '../../src/store/ports.js';
 import type { TestApp } from '../support/app.js';
+import { quiet } from '../support/wait.js';
 
 const spent = async (app: TestApp, key: string): Promise<number> =>
   (await app.server.container.resolve<Store>(Symbols.Store).leased(key)) - app.server.container.resolve(SpendLedger).heldOf(key);
@@ -49,7 +50,7 @@ test('streamed: settled to the usage reported at the end; none reported or cut o
   const cut = await stream(app, tok.token, withUsage, { 'x-fake-events': '5', 'x-fake-reset': '2' });
   t.is(cut.status, 200);
   t.false(cut.text.includes('[DONE]'));
-  await new Promise((r) => setTimeout(r, 100));
+  await quiet(app); // settled when the response closes
   t.is(await spent(app, key), reported + worstCase(noUsage, 50) + worstCase(withUsage, 50), 'cut before the usage: the whole worst case stands');
 });
 

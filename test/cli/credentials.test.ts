@@ -9,6 +9,7 @@ import { CredentialService } from '../../src/vault/credential-service.js';
 import { randomBase62 } from '../../src/ids.js';
 import { api, startApp, tempDir } from '../support/app.js';
 import { cli } from '../support/cli.js';
+import { ManualClock } from '../support/clocks.js';
 
 const KEK = randomBytes(32).toString('base64');
 const envFor = (dataDir: string, extra: Record<string, string> = {}) => ({ KEYWARD_DATA_DIR: dataDir, KEYWARD_LOCAL_KEK: KEK, ...extra });
@@ -52,7 +53,9 @@ test('credentials: create (key from stdin), list, get, rotate, delete; the key n
   t.is(got.json.key_hint, c1.json.key_hint);
 
   // The server on the same store decrypts exactly the piped key.
-  const app = await startApp(t, { dataDir, env: { KEYWARD_LOCAL_KEK: KEK } });
+  // Its feed polls and cache ages run on these timers: "within a second" is one the test moves.
+  const timers = new ManualClock();
+  const app = await startApp(t, { timers, dataDir, env: { KEYWARD_LOCAL_KEK: KEK } });
   const credentials = app.server.container.resolve(CredentialService);
   t.is(await credentials.keyFor({ orgId: org.id, id: c1.json.id, provider: 'openai' }), key1);
   t.is(await credentials.keyFor({ orgId: org.id, id: c2id, provider: 'anthropic' }), key2);
@@ -62,8 +65,7 @@ test('credentials: create (key from stdin), list, get, rotate, delete; the key n
   t.is(rot.code, 0, rot.stderr);
   t.is(rot.json.id, c1.json.id);
   t.is(rot.json.key_hint, `…${key3.slice(-4)}`);
-  const start = Date.now();
-  while ((await credentials.keyFor({ orgId: org.id, id: c1.json.id, provider: 'openai' })) !== key3 && Date.now() - start < 1000) await new Promise((r) => setTimeout(r, 25));
+  await timers.tick(1000);
   t.is(await credentials.keyFor({ orgId: org.id, id: c1.json.id, provider: 'openai' }), key3, 'the running server serves the rotated key within a second');
 
   const del = await cli(['credentials', 'delete', c2id, '--org', org.id, '--json'], { env });

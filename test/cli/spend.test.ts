@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { api, tempDir } from '../support/app.js';
 import { cli } from '../support/cli.js';
 import { pricedFixture } from '../support/priced-providers.js';
+import { quiet } from '../support/wait.js';
 
 test('keyward usage shows the month\'s spend; tokens get and credentials get their own', async (t) => {
   const dataDir = tempDir(t);
@@ -20,7 +21,7 @@ test('keyward usage shows the month\'s spend; tokens get and credentials get the
   // 28 + 70 µ$, then 39 + 105 µ$ twice (test/support/priced-providers.ts).
   await send('v1/chat/completions', { model: 'spend-4o', messages: [] }, f.tokens.openai.token);
   for (let i = 0; i < 2; i++) await send('v1/messages', { model: 'spend-claude-3', max_tokens: 5, messages: [] }, f.tokens.anthropic.token);
-  await new Promise((r) => setTimeout(r, 60));
+  await quiet(f.app); // usage is recorded when the response closes
   const viaApi = (await api(f.app, 'GET', '/v1/usage', { token: f.org.token })).body;
   await f.app.stop(); // flushes the counters
 

@@ -11,6 +11,7 @@ import OpenAI, { AzureOpenAI } from 'openai';
 import { api, createOrg, mintToken, startApp, type Org, type TestApp } from '../support/app.js';
 import { send } from '../support/providers-dir.js';
 import { EMBEDDING_TOKENS, PIECES, RESPONSES_USAGE, USAGE, startFakeAzure, type FakeAzure } from '../support/cloud/azure-fake.js';
+import { quiet } from '../support/wait.js';
 
 const API_VERSION = '2024-10-21';
 
@@ -47,7 +48,7 @@ function cleanUpstream(t: ExecutionContext, f: AzureFixture, ...callerSecrets: s
 }
 
 const usageOf = async (f: AzureFixture) => {
-  await new Promise((r) => setTimeout(r, 50)); // usage is recorded when the response closes
+  await quiet(f.app); // usage is recorded when the response closes
   return (await api(f.app, 'GET', `/v1/tokens/${f.token.id}`, { token: f.org.token })).body.usage;
 };
 

@@ -13,6 +13,7 @@ import net from 'node:net';
 import { assertNoLeaks } from '../adversarial/_harness.js';
 import { send } from '../support/providers-dir.js';
 import { API_KEY, bedrockGateway, bedrockToken, SECRET_ACCESS_KEY, SESSION_TOKEN, type BedrockAuth } from '../support/cloud/bedrock-setup.js';
+import { quiet } from '../support/wait.js';
 
 const BODY = JSON.stringify({ messages: [{ role: 'user', content: [{ text: 'hello' }] }] });
 const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1%3A0';
@@ -37,7 +38,7 @@ for (const kind of ['session', 'api_key'] as BedrockAuth[]) {
     const refused = await send(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: `Bearer ${tok.token}` }, body: BODY });
     t.is(refused.status, 403);
     seen.push(JSON.stringify(refused.rawHeaders) + refused.text);
-    await new Promise((r) => setTimeout(r, 100));
+    await quiet(s.app); // the refusal's log line is written when it closes
     assertNoLeaks(t, { canaries: secrets, tokens: [tok.token] }, { logs: s.app.logText(), dataDir: s.app.dataDir, extra: seen });
   });
 }

@@ -12,6 +12,7 @@ import AnthropicBedrock from '@anthropic-ai/bedrock-sdk';
 import { api } from '../support/app.js';
 import { PIECES, USAGE } from '../support/cloud/bedrock-fake.js';
 import { bedrockGateway, bedrockToken, type BedrockSetup } from '../support/cloud/bedrock-setup.js';
+import { quiet } from '../support/wait.js';
 
 const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
 const ARN = 'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-sonnet-20240620-v1:0';
@@ -25,7 +26,7 @@ const sigv4Client = (s: BedrockSetup, ptok: string) => new BedrockRuntimeClient(
 });
 
 async function usageOf(s: BedrockSetup, tokenId: string): Promise<unknown> {
-  await new Promise((r) => setTimeout(r, 50));
+  await quiet(s.app); // usage is recorded when the response closes
   return (await api(s.app, 'GET', `/v1/tokens/${tokenId}`, { token: s.org.token })).body.usage;
 }
 

@@ -9,6 +9,7 @@ import test from 'ava';
 import { api } from '../support/app.js';
 import { send } from '../support/providers-dir.js';
 import { ACCESS_KEY_ID, API_KEY, bedrockGateway, bedrockToken, REGION, SECRET_ACCESS_KEY, SESSION_TOKEN } from '../support/cloud/bedrock-setup.js';
+import { quiet } from '../support/wait.js';
 
 const CONVERSE = JSON.stringify({ messages: [{ role: 'user', content: [{ text: 'hello' }] }], inferenceConfig: { maxTokens: 100 } });
 const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1%3A0';
@@ -61,7 +62,7 @@ for (const kind of ['keys', 'session', 'api_key'] as const) {
       else t.regex(String(got.headers.authorization), new RegExp(`^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY_ID}/\\d{8}/${REGION}/bedrock/aws4_request, SignedHeaders=content-length;content-type;host;x-amz-content-sha256;x-amz-date${kind === 'session' ? ';x-amz-security-token' : ''}, `));
       t.is(got.headers['x-amz-security-token'], kind === 'session' ? SESSION_TOKEN : undefined);
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await quiet(s.app); // usage is recorded when the response closes
     const usage = (await api(s.app, 'GET', `/v1/tokens/${tok.id}`, { token: s.org.token })).body.usage;
     t.like(usage, { requests: 2, input_tokens: 24, output_tokens: 6 }, 'Converse usage read from the JSON');
   });

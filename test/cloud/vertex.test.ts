@@ -8,6 +8,7 @@ import test from 'ava';
 import { api, mintToken } from '../support/app.js';
 import { LOCATION, PROJECT, vertexFixture } from '../support/cloud/google-fixture.js';
 import { ManualClock } from '../support/clocks.js';
+import { quiet } from '../support/wait.js';
 
 const GEMINI_BODY = JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] });
 const post = (url: string, token: string, body = GEMINI_BODY, headers: Record<string, string> = {}) =>
@@ -115,7 +116,7 @@ test('every route reaches Vertex with the path unchanged; usage from usageMetada
     t.is(r.status, 200, path);
     await r.text();
     t.is(f.vertex.received.at(-1)!.url, `/${path}`);
-    await new Promise((res) => setTimeout(res, 50));
+    await quiet(f.app); // usage is recorded when the response closes
     const view = await api(f.app, 'GET', `/v1/tokens/${token.id}`, { token: f.org.token });
     t.like(view.body.usage, { requests: 1, input_tokens: input, output_tokens: output }, path);
   }

@@ -16,6 +16,7 @@ import { chat, chatBody, startUsageUpstream, worstCase } from '../support/budget
 import { formatUsd } from '../../src/catalog/money.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
 import { pool } from '../support/pool.js';
+import { eventually } from '../support/wait.js';
 
 test('three instances on one Firestore: a token budget and an org monthly limit are never passed and reached to within one worst case', async (t) => {
   t.timeout(180_000);
@@ -62,7 +63,10 @@ test('three instances on one Firestore: a token budget and an org monthly limit 
   const plain = await mintToken(nodes[0]!.url, b, credB, '1h');
   for (const n of nodes) t.is((await chat(n.url, plain.token, chatBody(0))).status, 200, 'no limit yet');
   // Usage is flushed every second: then the limit, set mid-month, starts from the month's spend (3 worst cases).
-  await new Promise((r) => setTimeout(r, 1500));
+  // The flushes happen in the other processes: waited for in the store (a real event, a generous bound).
+  const reader = await FirestoreStore.connect({ gcpProject: project, firestoreEmulatorHost: emulator.host });
+  emulator.adopt(reader);
+  await eventually(async () => (await reader.getUsage('org', b.id, month)).spendMicros === 3 * w, 'the three requests flushed');
   t.is((await api(nodes[2]!.url, 'PATCH', '/v1/orgs/self', { token: b.token, body: { spend_limit_usd: formatUsd(cap) } })).status, 200);
   await new Promise((r) => setTimeout(r, 1500)); // every instance hears of it within a second
   const orgOk = await run(plain.token, 3 * w);

@@ -1,9 +1,11 @@
 import test from 'ava';
 import { api, createOrg, startApp } from '../support/app.js';
+import { ManualClock } from '../support/clocks.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
 
 test('repeated failed authentications from one IP start a cool-down on the admin API and the proxy; valid tokens still pass', async (t) => {
-  const f = await proxyFixture(t, { env: { KEYWARD_AUTH_FAILURES: '5', KEYWARD_AUTH_COOLDOWN_S: '2' } });
+  const clock = new ManualClock(Date.now());
+  const f = await proxyFixture(t, { clock, env: { KEYWARD_AUTH_FAILURES: '5', KEYWARD_AUTH_COOLDOWN_S: '2' } });
   for (let i = 0; i < 4; i++) {
     const r = await api(f.app, 'GET', '/v1/credentials', { token: `otok_wrong_${i}` });
     t.is(r.status, 401);
@@ -24,8 +26,10 @@ test('repeated failed authentications from one IP start a cool-down on the admin
   // ...but a valid token is never refused by the cool-down (contract, Hardening).
   t.is((await api(f.app, 'GET', '/v1/credentials', { token: f.org.token })).status, 200);
   t.is((await fetch(f.proxyUrl('v1/models'), { headers: { 'x-proxy-token': f.tokens.openai.token } })).status, 200);
-  // After the cool-down, a bad token is a plain 401 again.
-  await new Promise((r) => setTimeout(r, 2100));
+  // After the cool-down (on the injected clock), a bad token is a plain 401 again.
+  clock.advance(1999);
+  t.is((await api(f.app, 'GET', '/v1/credentials', { token: 'otok_wrong_still' })).status, 429, 'a millisecond before its end');
+  clock.advance(1);
   t.is((await api(f.app, 'GET', '/v1/credentials', { token: 'otok_wrong_later' })).status, 401);
   t.true(f.app.logs.some((l) => l.message === 'too many failed authentications; cooling down'));
 });
@@ -46,7 +50,8 @@ test('the reported attack: 20 bad proxy tokens from one address do not lock out 
 });
 
 test('the admin API is rate limited per organisation', async (t) => {
-  const app = await startApp(t, { env: { KEYWARD_ADMIN_RATE: '10' } });
+  // The bucket refills on the injected timers: a slow machine's seconds do not top it up mid-test.
+  const app = await startApp(t, { timers: new ManualClock(), env: { KEYWARD_ADMIN_RATE: '10' } });
   const a = await createOrg(app, 'a');
   const b = await createOrg(app, 'b');
   const statuses: number[] = [];

@@ -7,6 +7,7 @@ import test from 'ava';
 import type { IncomingMessage } from 'node:http';
 import { addressBucket, clientAddress } from '../../src/controls/client-address.js';
 import { api, createCredential, createOrg, startApp, type TestApp } from '../support/app.js';
+import { quiet } from '../support/wait.js';
 
 function req(socket: string | undefined, ...xff: string[]): IncomingMessage {
   return { socket: { remoteAddress: socket }, headersDistinct: xff.length ? { 'x-forwarded-for': xff } : {} } as unknown as IncomingMessage;
@@ -79,7 +80,7 @@ test('KEYWARD_TRUSTED_PROXIES=1: audit `ip` and log lines show the client addres
     && (l.keyward as any)?.org === org.id);
   t.is((line?.httpRequest as any)?.remoteIp, '203.0.113.9');
   await (await fetch(`${app.url}/v1/proxy/v1/models`, { headers: { 'x-proxy-token': 'ptok_wrong', 'x-forwarded-for': '2001:db8::5' } })).text();
-  await new Promise((r) => setTimeout(r, 50));
+  await quiet(app);
   const proxyLine = app.logs.find((l) => l.message === 'proxy request');
   t.is((proxyLine?.httpRequest as any)?.remoteIp, '2001:db8::5');
 });

@@ -8,6 +8,7 @@ import { CredentialService } from '../../src/vault/credential-service.js';
 import { api, createOrg, startApp, tempDir } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
+import { eventually } from '../support/wait.js';
 
 /** Keeps `concurrency` proxy requests in flight until stopped; returns every status seen. */
 function steadyTraffic(url: string, token: string, concurrency = 4) {
@@ -26,15 +27,15 @@ function steadyTraffic(url: string, token: string, concurrency = 4) {
 test('rotating a credential key in place: same id, tokens keep working, no request fails, new key used at once', async (t) => {
   const f = await proxyFixture(t);
   const traffic = steadyTraffic(f.proxyUrl('v1/models'), f.tokens.openai.token);
-  await new Promise((r) => setTimeout(r, 150));
+  await eventually(() => f.fake.received.length >= 4, 'traffic flowing');
   const newKey = `sk-rotated-${randomBytes(8).toString('hex')}`;
   const rotated = await api(f.app, 'POST', `/v1/credentials/${f.credentials.openai}/rotate`, { token: f.org.token, body: { api_key: newKey } });
   t.is(rotated.status, 200);
   t.is(rotated.body.id, f.credentials.openai);
   t.is(rotated.body.key_hint, `…${newKey.slice(-4)}`);
   const at = f.fake.received.length;
-  // Let traffic run until a dozen requests have gone upstream after the rotation (a loaded machine is slower; 10 s at most).
-  for (const start = Date.now(); f.fake.received.length < at + 12 && Date.now() - start < 10_000;) await new Promise((r) => setTimeout(r, 20));
+  // Let traffic run until a dozen requests have gone upstream after the rotation (a loaded machine is slower).
+  await eventually(() => f.fake.received.length >= at + 12, 'a dozen requests after the rotation').catch(() => undefined);
   const statuses = await traffic.stop();
   t.true(statuses.length > 10);
   t.deepEqual([...new Set(statuses)], [200], 'no request failed during the rotation');
@@ -45,14 +46,15 @@ test('rotating a credential key in place: same id, tokens keep working, no reque
 });
 
 test('rotating the org token with a grace period: the old token works until it ends, the new one at once', async (t) => {
-  const f = await proxyFixture(t);
+  const clock = new ManualClock(Date.now());
+  const f = await proxyFixture(t, { clock });
   const rotated = await api(f.app, 'POST', '/v1/orgs/self/token/rotate', { token: f.org.token, body: { grace_s: 2 } });
   t.is(rotated.status, 200);
   t.regex(rotated.body.token, /^otok_/);
   t.regex(rotated.body.token_id, /^otk_/);
   t.is((await api(f.app, 'GET', '/v1/credentials', { token: rotated.body.token })).status, 200);
   t.is((await api(f.app, 'GET', '/v1/credentials', { token: f.org.token })).status, 200, 'old token within grace');
-  await new Promise((r) => setTimeout(r, 2100));
+  clock.advance(2000);
   t.is((await api(f.app, 'GET', '/v1/credentials', { token: f.org.token })).status, 401, 'old token after grace');
   t.is((await api(f.app, 'GET', '/v1/credentials', { token: rotated.body.token })).status, 200);
   // Proxy tokens minted under the old org token are untouched.

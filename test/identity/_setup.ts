@@ -27,11 +27,12 @@ export interface IdentitySetup {
   audit(org: string): Promise<AuditRecord[]>;
 }
 
-export async function identitySetup(t: ExecutionContext, env: Record<string, string> = {}): Promise<IdentitySetup> {
+/** `timers`: the gateway's timers (rate-limit refills, flushes), when the test moves them itself. */
+export async function identitySetup(t: ExecutionContext, env: Record<string, string> = {}, timers?: ManualClock): Promise<IdentitySetup> {
   const issuer = await startIssuer();
   t.teardown(() => issuer.close());
   const clock = new ManualClock(Date.now());
-  const f = await proxyFixture(t, { clock, env: { KEYWARD_OIDC_ISSUERS: issuer.url, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', ...env } });
+  const f = await proxyFixture(t, { clock, ...(timers ? { timers } : {}), env: { KEYWARD_OIDC_ISSUERS: issuer.url, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', ...env } });
   return {
     f, issuer, clock,
     async policy(over = {}, token = f.org.token) {

@@ -11,6 +11,7 @@ import { api, createOrg, createCredential, startApp } from '../support/app.js';
 import { WORDS } from '../support/fake-provider.js';
 import { GITHUB_SUBJECT, newSigningKey, startIssuer } from '../support/oidc-issuer.js';
 import { identitySetup, AUDIENCE, GRANT, JWT_TYPE } from './_setup.js';
+import { ManualClock } from '../support/clocks.js';
 
 test('a GitHub Actions token is exchanged for a ptok that streams a completion, scoped and audited with iss and sub', async (t) => {
   const s = await identitySetup(t);
@@ -157,24 +158,34 @@ test('malformed requests: invalid_request or unsupported_grant_type, in RFC 6749
   t.is(big.body.error, 'invalid_request');
 });
 
-test('policy choice: oldest matching policy of one organisation; two organisations matching → name one with policy_id', async (t) => {
+test('policy choice: the most specific matching policy of one organisation; two organisations matching → name one with policy_id', async (t) => {
   const s = await identitySetup(t);
+  // Behaviour changed in round 4: the most specific policy wins (it was the oldest). Made broadest first, so age cannot decide.
   const broad = await s.policy({ subject: 'repo:acme/*', claims: {}, ttl: '5m' });
-  await s.policy({ ttl: '7m' });
+  await s.policy({ subject: 'repo:acme/app:*', claims: {}, ttl: '6m' });
+  await s.policy({ subject: 'repo:acme/app:*', ttl: '8m' }); // the same prefix with a claim pinned
+  await s.policy({ ttl: '7m' }); // the exact subject with a claim
   const jwt = await s.issuer.sign(s.clock.now());
   const first = await s.exchange(jwt);
-  t.is(first.body.expires_in, 300, 'the older matching policy');
+  t.is(first.body.expires_in, 420, 'the exact subject beats every prefix');
+  const other = await s.issuer.sign(s.clock.now(), { sub: 'repo:acme/app:ref:refs/heads/dev' });
+  t.is((await s.exchange(other)).body.expires_in, 480, 'among prefixes the longest, then the one with more claims');
+  const elsewhere = await s.issuer.sign(s.clock.now(), { sub: 'repo:acme/site:ref:refs/heads/main', repository: 'acme/site' });
+  t.is((await s.exchange(elsewhere)).body.expires_in, 300, 'only the broad prefix matches');
   const named = await s.exchange(jwt, { policy_id: broad });
   t.is(named.body.expires_in, 300);
 
-  // Another organisation writes a policy that also matches: no token is minted for either without policy_id.
+  // Another organisation writes a policy that also matches, equally specific or more: no token is minted for
+  // either without policy_id (a narrower policy must not capture another organisation's workloads).
   const globex = await createOrg(s.f.app, 'globex');
   const theirCred = await createCredential(s.f.app, globex, 'openai', 'sk-globex-0123456789abcdef');
-  const theirs = await s.policy({ credential_id: theirCred, subject: 'repo:*', claims: {}, ttl: '1m' }, globex.token);
-  const ambiguous = await s.exchange(jwt);
+  const theirs = await s.policy({ credential_id: theirCred, subject: 'repo:acme/*', claims: {}, ttl: '1m' }, globex.token);
+  const ambiguous = await s.exchange(elsewhere);
   t.is(ambiguous.status, 400);
   t.is(ambiguous.body.error, 'invalid_grant');
   t.regex(ambiguous.body.error_description, /policy_id/);
+  await s.policy({ credential_id: theirCred, subject: 'repo:acme/app:ref:refs/heads/main', claims: { repository: 'acme/app', ref: 'refs/heads/main' }, ttl: '2m' }, globex.token);
+  t.is((await s.exchange(jwt)).body.error, 'invalid_grant', 'a narrower policy of another organisation captures nothing');
   const ours = await s.exchange(jwt, { policy_id: broad });
   t.is(ours.status, 200);
   t.is(ours.body.expires_in, 300);
@@ -195,7 +206,8 @@ test('policy choice: oldest matching policy of one organisation; two organisatio
 });
 
 test('the exchange is rate-limited per client address: 429 temporarily_unavailable with Retry-After', async (t) => {
-  const s = await identitySetup(t, { KEYWARD_ADMIN_RATE: '12' });
+  // The bucket refills on the injected timers: a slow machine's seconds do not top it up mid-test.
+  const s = await identitySetup(t, { KEYWARD_ADMIN_RATE: '12' }, new ManualClock());
   await s.policy();
   const jwt = await s.issuer.sign(s.clock.now());
   for (let i = 0; i < 12; i++) t.is((await s.exchange(jwt)).status, 200);

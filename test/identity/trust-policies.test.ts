@@ -21,7 +21,7 @@ test('trust policies: create, get, list, delete; isolated per organisation; audi
   t.regex(created.body.id, /^tp_[0-9A-Za-z]{24}$/);
   const { id, created_at: createdAt, ...rest } = created.body;
   t.regex(createdAt, /Z$/);
-  t.deepEqual(rest, { object: 'trust_policy', ...body });
+  t.deepEqual(rest, { object: 'trust_policy', expires_at: null, ...body });
   const replay = await api(app, 'POST', '/v1/trust-policies', { token: org.token, body, headers: { 'idempotency-key': 'tp-1' } });
   t.is(replay.headers.get('idempotent-replayed'), 'true');
   t.is(replay.body.id, id);
@@ -43,6 +43,12 @@ test('trust policies: create, get, list, delete; isolated per organisation; audi
     [{ subject: '*' }, 400, 'invalid_request', 'subject'],
     [{ subject: 'repo:*:main' }, 400, 'invalid_request', 'subject'],
     [{ subject: '' }, 400, 'invalid_request', 'subject'],
+    // A prefix must fix the owner (`repo:<owner>/`): one character, or an owner left open, would reach other owners' workloads.
+    [{ subject: 'r*' }, 400, 'invalid_request', 'subject'],
+    [{ subject: 'repo:*' }, 400, 'invalid_request', 'subject'],
+    [{ subject: 'repo:acme*' }, 400, 'invalid_request', 'subject'],
+    [{ subject: 'repo:/*' }, 400, 'invalid_request', 'subject'],
+    [{ subject: 'project_path:acme/*' }, 400, 'invalid_request', 'subject'],
     [{ claims: { sub: 'x' } }, 400, 'invalid_request', 'claims'],
     [{ claims: { aud: 'x' } }, 400, 'invalid_request', 'claims'],
     [{ claims: { repository: { nested: true } } }, 400, 'invalid_request', 'claims'],

@@ -13,7 +13,8 @@ import { startKmsServer, type KmsServer } from '../support/kms-server.js';
 import type { ExecutionContext } from 'ava';
 
 async function wrapperFor(t: ExecutionContext, kms: KmsServer, options: GcpKeyWrapperOptions = {}): Promise<GcpKeyWrapper> {
-  const w = await GcpKeyWrapper.connect({ kmsKey: kms.keyName, kmsEndpoint: kms.endpoint }, { callTimeoutMs: 1500, pingTimeoutMs: 1000, ...options });
+  // Generous deadlines where the KMS answers (a new client's first call is slow on a busy machine); outage tests set short ones.
+  const w = await GcpKeyWrapper.connect({ kmsKey: kms.keyName, kmsEndpoint: kms.endpoint }, { callTimeoutMs: 30_000, pingTimeoutMs: 30_000, ...options });
   t.teardown(() => w.close());
   return w;
 }
@@ -175,8 +176,10 @@ test('with Encrypter/Decrypter only (GetCryptoKey denied), ping and currentKekId
   t.is(await w.currentKekId(), kms.versionName(2));
   t.is(kms.calls.GetCryptoKey, 1, 'asked once, then remembered');
   t.is(kms.calls.Encrypt, 3);
+  // Down: the probe fails closed (a wrapper with short deadlines: the client retries UNAVAILABLE until its deadline).
+  const short = await wrapperFor(t, kms, { pingTtlMs: 0, primaryTtlMs: 0, callTimeoutMs: 1000, pingTimeoutMs: 1000 });
   kms.down = true;
-  await t.throwsAsync(w.ping(), { instanceOf: BackendUnavailable });
+  await t.throwsAsync(short.ping(), { instanceOf: BackendUnavailable });
 });
 
 test('connect requires a key name', async (t) => {

@@ -9,6 +9,7 @@ import { HttpServer } from '../../src/http/server.js';
 import { Router } from '../../src/http/router.js';
 import { createLogger } from '../../src/log.js';
 import { api, startApp } from '../support/app.js';
+import { ManualClock } from '../support/clocks.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 
@@ -34,11 +35,11 @@ test('KEYWARD_METRICS_TOKEN unset: /metrics stays open', async (t) => {
 });
 
 /** A bare HttpServer whose readiness check is counted. */
-async function countedServer(t: import('ava').ExecutionContext, ready: () => Promise<void>) {
+async function countedServer(t: import('ava').ExecutionContext, ready: () => Promise<void>, timers: ManualClock) {
   const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', KEYWARD_DATA_DIR: '/nonexistent' });
   const unused = { handle: (_a: unknown, _b: unknown, _c: unknown, _d: unknown, res: ServerResponse) => res.end() };
   const proxy = { handle: (_req: IncomingMessage, res: ServerResponse) => res.end() };
-  const http = new HttpServer(config, createLogger('error'), new Router(), unused as never, proxy, { ready });
+  const http = new HttpServer(config, createLogger('error'), new Router(), unused as never, proxy, { ready, timers });
   const address = await http.listen();
   t.teardown(() => http.drain(0));
   return `http://127.0.0.1:${address.port}/readyz`;
@@ -46,15 +47,20 @@ async function countedServer(t: import('ava').ExecutionContext, ready: () => Pro
 
 test('/readyz: many probes within 2 s, concurrent or not, share one store ping; a later probe checks again', async (t) => {
   let pings = 0;
+  // Readiness ages on these timers: the 2 s pass when the test says, however slow the machine.
+  const timers = new ManualClock();
   const url = await countedServer(t, async () => {
     pings++;
     await new Promise((r) => setTimeout(r, 100));
-  });
+  }, timers);
   const concurrent = await Promise.all(Array.from({ length: 20 }, () => fetch(url).then((r) => r.status)));
   t.deepEqual([...new Set(concurrent)], [200]);
   for (let i = 0; i < 10; i++) t.is((await fetch(url)).status, 200);
   t.is(pings, 1);
-  await new Promise((r) => setTimeout(r, 2100));
+  await timers.tick(1999);
+  t.is((await fetch(url)).status, 200);
+  t.is(pings, 1, 'still within 2 s');
+  await timers.tick(1);
   t.is((await fetch(url)).status, 200);
   t.is(pings, 2);
 });
@@ -64,7 +70,7 @@ test('/readyz: a failed check is shared too, and answered 503', async (t) => {
   const url = await countedServer(t, async () => {
     pings++;
     throw new Error('store down');
-  });
+  }, new ManualClock());
   const statuses = await Promise.all(Array.from({ length: 10 }, () => fetch(url).then((r) => r.status)));
   t.deepEqual([...new Set(statuses)], [503]);
   t.is(pings, 1);

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { api } from '../support/app.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
+import { quiet } from '../support/wait.js';
 
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
   for (const line of text.split('\n')) {
@@ -22,7 +23,7 @@ test('GET /metrics needs no token and counts requests, refusals, latency, caches
   await (await fetch(f.proxyUrl('v1/models'), { headers: { 'x-proxy-token': f.tokens.openai.token } })).text(); // 429 quota
   await (await fetch(f.proxyUrl('v1/models'), { headers: { 'x-proxy-token': 'ptok_bad' } })).text(); // 401
   await api(f.app, 'GET', '/v1/credentials', { token: f.org.token });
-  await new Promise((r) => setTimeout(r, 50));
+  await quiet(f.app);
   const res = await fetch(`${f.app.url}/metrics`);
   t.is(res.status, 200);
   t.regex(res.headers.get('content-type') ?? '', /^text\/plain/);
@@ -48,7 +49,7 @@ test('log lines carry trace correlation from traceparent and X-Cloud-Trace-Conte
   const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
   await (await fetch(f.proxyUrl('v1/models'), { headers: { 'x-proxy-token': f.tokens.openai.token, traceparent: `00-${traceId}-00f067aa0ba902b7-01` } })).text();
   await api(f.app, 'GET', '/v1/credentials', { token: f.org.token, headers: { 'x-cloud-trace-context': `${traceId.replace('4bf', '5bf')}/123;o=1` } });
-  await new Promise((r) => setTimeout(r, 50));
+  await quiet(f.app);
   const proxyLine = f.app.logs.find((l) => l.message === 'proxy request')!;
   t.is(proxyLine['logging.googleapis.com/trace'], `projects/acme-prod/traces/${traceId}`);
   t.is(proxyLine['logging.googleapis.com/spanId'], '00f067aa0ba902b7');
@@ -63,7 +64,7 @@ test('log lines carry trace correlation from traceparent and X-Cloud-Trace-Conte
 test('KEYWARD_LOG_LEVEL filters lines', async (t) => {
   const f = await proxyFixture(t, { env: { KEYWARD_LOG_LEVEL: 'warn' } });
   await (await fetch(f.proxyUrl('v1/models'), { headers: { 'x-proxy-token': f.tokens.openai.token } })).text();
-  await new Promise((r) => setTimeout(r, 50));
+  await quiet(f.app);
   t.false(f.app.logs.some((l) => l.message === 'proxy request'), 'info lines are filtered at warn');
   t.true(f.app.logs.every((l) => l.severity === 'WARNING' || l.severity === 'ERROR'));
 });

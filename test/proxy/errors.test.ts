@@ -18,6 +18,7 @@ import { api, createCredential, mintToken, type TestApp } from '../support/app.j
 import { ManualClock } from '../support/clocks.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
+import { eventually, quiet } from '../support/wait.js';
 
 /** Keep the (future) per-IP auth-failure limiter out of the way: these tests fail auth on purpose. */
 const QUIET = { KEYWARD_AUTH_FAILURES: '1000000' };
@@ -328,8 +329,8 @@ test('413 for a chunked body that grows past the limit: upstream aborted, never 
   } else {
     t.truthy(outcome.error, 'or the connection was closed');
   }
-  // Give the upstream side a moment to see the abort.
-  for (let i = 0; i < 50 && seen.some((s) => !s.complete && !s.aborted); i++) await sleep(20);
+  // Wait for the upstream side to see the abort.
+  await eventually(() => !seen.some((s) => !s.complete && !s.aborted), 'the upstream saw the abort');
   t.true(seen.length <= 1);
   t.false(seen.some((s) => s.complete), 'the upstream never received a complete request');
   for (const s of seen) t.true(s.bytes <= 1024, `upstream got ${s.bytes} bytes, no more than the limit`);
@@ -387,8 +388,7 @@ test('504 upstream_timeout after KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS of silence; a 
   isGatewayError(t, r, 504, 'upstream', 'upstream_timeout');
   t.true(elapsed >= 950, `waited ${elapsed} ms`);
   t.true(elapsed < 10_000, `waited ${elapsed} ms`);
-  await sleep(50);
-  t.true(f.fake.received[0]?.aborted, 'the hung upstream request was closed');
+  await eventually(() => f.fake.received[0]?.aborted === true, 'the hung upstream request was closed');
 
   const streamStarted = performance.now();
   const stream = await send(f.app.port, 'POST', '/v1/proxy/v1/chat/completions',
@@ -424,7 +424,7 @@ test('a 307 redirect is passed back with its Location, never followed', async (t
   t.is(r.status, 307);
   t.is(r.headers.location, location);
   t.regex(String(r.headers['x-keyward-request-id']), /^req_/);
-  await sleep(100);
+  await quiet(f.app);
   t.is(target.received.length, 0, 'the redirect target got nothing');
   t.is(f.fake.received.length, 1);
 });
@@ -540,6 +540,5 @@ test('silence mid-stream past the idle timeout cuts the caller\'s connection (no
   t.is(outcome.text, 'data: {"n":1}\n\n', 'what arrived before the silence arrived');
   t.false(outcome.ended, 'the stream did not end cleanly');
   t.true(elapsed >= 950, `cut after ${elapsed} ms`);
-  await sleep(50);
-  t.true(upstreamClosed, 'the upstream request was closed too');
+  await eventually(() => upstreamClosed, 'the upstream request was closed too');
 });

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { ADMIN_TOKEN, api, createCredential, createOrg, mintToken, ROOT, spawnServer, startApp, tempDir, type StartOptions, type TestApp } from '../support/app.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { pluginConfig, type Config } from '../../src/config.js';
+import { quiet } from '../support/wait.js';
 
 const EXAMPLES = path.join(ROOT, 'test/support/plugins');
 const BUILT_PROVIDERS = path.join(ROOT, 'dist/providers');
@@ -320,7 +321,7 @@ test('a plugin whose log hook throws (or rejects) does not affect the response, 
   const refused = await post(s.url, {});
   t.is(refused.status, 401);
   t.is(refused.body.error.code, 'invalid_token');
-  await new Promise((r) => setTimeout(r, 100));
+  await quiet(s.app);
   const failures = s.app.logs.filter((l) => l.message === 'plugin log failed');
   t.is(failures.length, 5);
   t.true(failures.every((l) => l.plugin === 'explode'));

@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { api, createCredential, createOrg, mintToken, startApp, type Org, type TestApp } from '../support/app.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { EXAMPLE_PROVIDERS, providersDir, send } from '../support/providers-dir.js';
+import { quiet } from '../support/wait.js';
 
 const { signature } = (await import(path.join(EXAMPLE_PROVIDERS, 'hmacco.js'))) as { signature(secret: string, method: string, target: string, body: Buffer | string): string };
 
@@ -59,7 +60,7 @@ test('a provider file whose SDK sends the key in its own header, with its own us
   t.is(got.headers['x-meter-key'], key, 'the stored key, in the provider file\'s header');
   t.false(JSON.stringify(got.rawHeaders).includes(tok.token), 'the caller\'s token never reaches upstream');
   t.is(got.rawHeaders.filter((h) => h.toLowerCase() === 'x-meter-key').length, 1, 'exactly one credential upstream');
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await quiet(s.app);
   t.like(await tokenUsage(s, tok.id), { requests: 1, input_tokens: 12, output_tokens: 34 }, 'counted by the file\'s own reader');
 
   // The new carrier is one for every provider: an openai token presented there works, and the header,
@@ -130,7 +131,7 @@ test('a provider file that signs each request with HMAC over the body from two s
     t.false(JSON.stringify(r.rawHeaders).includes(secret), label);
     t.is(r.statusMessage, `OK ${'*'.repeat(secret.length)}`, `${label}: the reason phrase too`);
   }
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await quiet(s.app);
   t.like(await tokenUsage(s, tok.id), { requests: 2, input_tokens: 10, output_tokens: 14 });
 
   // A token whose scope reads the body's model: the scan's held bytes, then the rest, are what is signed and sent.

@@ -10,6 +10,7 @@ import { api, createCredential, createOrg, mintToken, startApp, tempDir } from '
 import { startFakeProvider } from '../support/fake-provider.js';
 import { ManualClock } from '../support/clocks.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
+import { quiet } from '../support/wait.js';
 
 const CHAT = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
 
@@ -48,7 +49,8 @@ async function usage(app: Parameters<typeof api>[0], orgToken: string): Promise<
 }
 
 test('200 parallel requests against a limit of 50: exactly 50 forwarded, 150 refused with 429 quota_exceeded', async (t) => {
-  const f = await proxyFixture(t, { env: { KEYWARD_FREE_PROXY_REQUESTS: '50' } });
+  const timers = new ManualClock();
+  const f = await proxyFixture(t, { timers, env: { KEYWARD_FREE_PROXY_REQUESTS: '50' } });
   const results = await Promise.all(Array.from({ length: 200 }, () => post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': f.tokens.openai.token })));
   t.deepEqual(tally(results), { '200': 50, '429 quota_exceeded': 150 });
   t.is(f.fake.received.length, 50, 'the provider saw exactly the limit');
@@ -61,7 +63,8 @@ test('200 parallel requests against a limit of 50: exactly 50 forwarded, 150 ref
   t.deepEqual(remaining, Array.from({ length: 50 }, (_, i) => i));
   // Read at once (unflushed counts included) and after the background flush.
   t.deepEqual(await usage(f.app, f.org.token), { used: 50, limit: 50 });
-  await new Promise((r) => setTimeout(r, 1300));
+  await quiet(f.app);
+  await timers.tick(1000);
   t.deepEqual(await usage(f.app, f.org.token), { used: 50, limit: 50 });
   // Still refused afterwards, on any provider of the organisation.
   t.is((await post(f.proxyUrl('v1/messages'), { 'x-proxy-token': f.tokens.anthropic.token })).body?.error?.code, 'quota_exceeded');

@@ -9,9 +9,9 @@ import test from 'ava';
 import type { ServerResponse } from 'node:http';
 import { api, mintToken } from '../support/app.js';
 import { pricedFixture, PROVIDER, type PricedFixture, type Shape } from '../support/priced-providers.js';
+import { quiet } from '../support/wait.js';
 
 const EVENTS = 7;
-const settle = () => new Promise((r) => setTimeout(r, 60)); // usage is recorded when the response closes
 
 /** The model each shape's requests name, and what one default fake answer (EVENTS output tokens) costs there, µ$. */
 const CASES: Record<Shape, { model: string; micros: number }> = {
@@ -59,7 +59,7 @@ for (const shape of ['openai', 'anthropic', 'gemini'] as const) {
       const f = await pricedFixture(t);
       const { model, micros } = CASES[shape];
       const ids = [await ok(t, request(f, shape, stream, model)), await ok(t, request(f, shape, stream, model))];
-      await settle();
+      await quiet(f.app); // usage is recorded when the response closes
       const spent = `0.${String(2 * micros).padStart(6, '0')}`;
       const tok = await api(f.app, 'GET', `/v1/tokens/${f.tokens[shape].id}`, { token: f.org.token });
       t.like(tok.body.usage, { requests: 2, output_tokens: 2 * EVENTS, spend_usd: spent });
@@ -101,7 +101,7 @@ for (const shape of ['openai', 'gemini'] as const) {
       const model = CASES[shape].model;
       f.fake.handler = (_req, res) => answer(shape, stream, model, res);
       const id = await ok(t, request(f, shape, stream, model));
-      await settle();
+      await quiet(f.app); // usage is recorded when the response closes
       // openai: 200 plain × 2.5 + 800 cached × 1.25 + 100 output × 10 = 500 + 1000 + 1000 µ$ (all at the input price: 3500).
       // gemini: 400 plain × 0.3 + 600 cached × 0.075 + 40 output × 2.5 = 120 + 45 + 100 µ$ (all at the input price: 400).
       const spent = shape === 'openai' ? '0.0025' : '0.000265';
@@ -120,7 +120,7 @@ test('the model the request names is priced when the gateway read it; the answer
   const read = await ok(t, request(f, 'openai', false, 'spend-mini', scoped.token));
   // An unscoped token's request model is never read: the answer names `spend-4o` (2500 µ$).
   const unread = await ok(t, request(f, 'openai', false, 'spend-mini'));
-  await settle();
+  await quiet(f.app); // usage is recorded when the response closes
   t.is(logLine(f, read)?.spend_usd, '0.00015');
   t.is(logLine(f, unread)?.spend_usd, '0.0025');
 });
@@ -134,7 +134,7 @@ test('a response without usage, and a model without a price, spend nothing and l
   const silent = await ok(t, request(f, 'openai', false, 'spend-4o'));
   f.fake.handler = undefined;
   const unpriced = await ok(t, request(f, 'openai', false, 'mystery-model'));
-  await settle();
+  await quiet(f.app); // usage is recorded when the response closes
   for (const id of [silent, unpriced]) {
     t.truthy(logLine(f, id));
     t.false('spend_usd' in logLine(f, id)!);
@@ -157,7 +157,7 @@ test('/metrics counts spend by provider and the price table\'s model name; the c
     await ok(t, request(f, 'openai', false, model));
   }
   await ok(t, request(f, 'anthropic', true, CASES.anthropic.model));
-  await settle();
+  await quiet(f.app); // usage is recorded when the response closes
   const text = await (await fetch(`${f.app.url}/metrics`)).text();
   const lines = text.split('\n').filter((l) => l.startsWith('keyward_spend_usd_total{'));
   const labels = lines.map((l) => /model="([^"]*)"/.exec(l)![1]).sort();

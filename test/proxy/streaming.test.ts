@@ -76,7 +76,24 @@ test('SSE passes byte for byte for each provider shape, events spaced in time', 
       direct.setEncoding('utf8');
       direct.on('data', (d) => (s += d)).on('end', () => resolve(s));
     });
-    const res = await post(f.proxyUrl(c.path), { 'x-proxy-token': c.token, 'x-fake-events': '5', 'x-fake-delay-ms': '15' }, c.body);
+    // Through the gateway the upstream replays those frames one at a time, each only once the caller has received the
+    // previous one (and 15 ms later): a gateway that buffered would deliver nothing, and however busy the machine
+    // each frame arrives on its own.
+    let arrived: () => void = () => undefined;
+    f.fake.handler = async (_req, up) => {
+      up.writeHead(200, { 'content-type': 'text/event-stream' });
+      const frames = directText.split(/(?<=\n\n|\r\n\r\n)/);
+      for (const [i, frame] of frames.entries()) {
+        const received = new Promise<void>((r) => (arrived = r));
+        up.write(frame);
+        if (i < frames.length - 1) {
+          await received;
+          await new Promise((r) => setTimeout(r, 15));
+        }
+      }
+      up.end();
+    };
+    const res = await post(f.proxyUrl(c.path), { 'x-proxy-token': c.token }, c.body);
     const arrivals: number[] = [];
     let text = '';
     res.setEncoding('utf8');
@@ -84,8 +101,10 @@ test('SSE passes byte for byte for each provider shape, events spaced in time', 
       res.on('data', (d: string) => {
         arrivals.push(performance.now());
         text += d;
+        arrived();
       }).on('end', resolve);
     });
+    f.fake.handler = undefined;
     t.is(res.statusCode, 200, c.path);
     t.is(text.replace(/"created":\d+/g, ''), directText.replace(/"created":\d+/g, ''), c.path);
     // Events were delivered as they were produced, not in one buffered piece.
@@ -112,7 +131,7 @@ test('a caller that disconnects mid-stream aborts the upstream request', async (
   r.ended.catch(() => {});
   await r.until((s) => s.includes('{"n":1}'));
   res.destroy();
-  const aborted = await Promise.race([upstreamClosed, new Promise<string>((resolve) => setTimeout(() => resolve('timeout'), 3000))]);
+  const aborted = await Promise.race([upstreamClosed, new Promise<string>((resolve) => setTimeout(() => resolve('timeout'), 20_000))]);
   t.is(aborted, true, 'the upstream response was cut short when the caller left');
   // The gateway lives on and serves the next request.
   f.fake.handler = undefined;

@@ -17,6 +17,7 @@ import type { TokenUsage, UsageShape } from '../../src/catalog/provider.js';
 import { api } from '../support/app.js';
 import { frame } from '../support/cloud/bedrock-fake.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
+import { quiet } from '../support/wait.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -237,7 +238,7 @@ test('through the gateway: an Anthropic response with cache reads and writes cou
     t.is(res.status, 200);
     await res.text();
   }
-  await new Promise((r) => setTimeout(r, 50)); // onDone runs when the response closes
+  await quiet(f.app); // onDone runs when the response closes
   const tok = await api(f.app, 'GET', `/v1/tokens/${f.tokens.anthropic.id}`, { token: f.org.token });
   t.like(tok.body.usage, { requests: 2, input_tokens: 2 * 3050, output_tokens: 2 * 300 });
 });

@@ -1,6 +1,8 @@
 import test from 'ava';
 import { api, mintToken } from '../support/app.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
+import { ManualClock } from '../support/clocks.js';
+import { quiet } from '../support/wait.js';
 
 const shapes = [
   { provider: 'openai' as const, path: 'v1/chat/completions', stream: { model: 'm', stream: true, stream_options: { include_usage: true }, messages: [] }, plain: { model: 'm', messages: [] }, input: 11 },
@@ -24,8 +26,8 @@ for (const shape of shapes) {
         t.is(res.status, 200);
         await res.text();
       }
-      // onDone runs when the response closes; give it a tick.
-      await new Promise((r) => setTimeout(r, 50));
+      // onDone runs when the response closes.
+      await quiet(f.app);
       const tok = await api(f.app, 'GET', `/v1/tokens/${token.id}`, { token: f.org.token });
       t.deepEqual(tok.body.usage, { requests: 2, input_tokens: 2 * shape.input, output_tokens: 2 * events, spend_usd: '0.00' }, 'an unpriced model spends nothing');
       const cred = await api(f.app, 'GET', `/v1/credentials/${f.credentials[shape.provider]}`, { token: f.org.token });
@@ -38,15 +40,18 @@ for (const shape of shapes) {
 }
 
 test('usage is flushed to the store in the background, not per request', async (t) => {
-  const f = await proxyFixture(t);
+  const timers = new ManualClock();
+  const f = await proxyFixture(t, { timers });
   const res = await fetch(f.proxyUrl('v1/chat/completions'), {
     method: 'POST',
     headers: { 'x-proxy-token': f.tokens.openai.token, 'x-fake-events': '4', 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'm', messages: [] }),
   });
   await res.text();
-  await new Promise((r) => setTimeout(r, 1500)); // past the 1 s flush
+  await quiet(f.app);
   const store = f.app.server.container.resolve<any>((await import('../../src/symbols.js')).Symbols.UsageStore);
+  t.is((await store.getUsage('tok', f.tokens.openai.id)).requests, 0, 'not written per request');
+  await timers.tick(1000); // the 1 s flush
   const stored = await store.getUsage('tok', f.tokens.openai.id);
   t.deepEqual(stored, { requests: 1, inputTokens: 11, outputTokens: 4, spendMicros: 0 });
 });

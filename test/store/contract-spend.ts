@@ -69,7 +69,9 @@ export function spendContract(test: TestFn, h: StoreHarness): void {
     });
     t.true(await writer.setOrgSpendLimit(org.id, 250_000_000));
     t.is((await watcher.getOrg(org.id))?.spendLimitMicros, 250_000_000);
-    await Promise.race([heard, new Promise((_, reject) => setTimeout(() => reject(new Error(`no org change within 2 s: ${JSON.stringify(seen)}`)), 2000))]);
+    // Within the feed's own second where it polls on the backend's timers (SQLite); a pushed feed's change is a real event.
+    if (backend.timers) await backend.timers.tick(1000);
+    await Promise.race([heard, new Promise((_, reject) => setTimeout(() => reject(new Error(`no org change: ${JSON.stringify(seen)}`)), backend.timers ? 0 : 20_000))]);
     t.true(await writer.setOrgSpendLimit(org.id, null));
     t.is((await writer.getOrg(org.id))?.spendLimitMicros ?? null, null);
     t.false(await writer.setOrgSpendLimit(newId('org'), 1), 'no such org');

@@ -13,7 +13,7 @@ const GITHUB = 'https://token.actions.githubusercontent.com';
 function policy(orgId: string, createdAt: number, over: Partial<TrustPolicyRecord> = {}): TrustPolicyRecord {
   return {
     id: newId('tp'), orgId, issuer: GITHUB, audience: 'keyward', subject: 'repo:acme/app:*', claims: { repository: 'acme/app', run_attempt: 1, fork: false },
-    credentialId: newId('cred'), ttl: '15m', scopes: { models: ['gpt-4o-mini'], max_requests: 10 }, createdAt, ...over,
+    credentialId: newId('cred'), ttl: '15m', scopes: { models: ['gpt-4o-mini'], max_requests: 10 }, createdAt, expiresAt: null, ...over,
   };
 }
 
@@ -25,7 +25,7 @@ export function trustPolicyContract(test: TestFn, h: StoreHarness): void {
     const orgA = newId('org');
     const orgB = newId('org');
     const base = 1_700_000_000_000;
-    const mine = [policy(orgA, base), policy(orgA, base + 1), policy(orgA, base + 2, { claims: {} })];
+    const mine = [policy(orgA, base, { expiresAt: base + 3_600_000 }), policy(orgA, base + 1), policy(orgA, base + 2, { claims: {} })];
     for (const p of mine) await store.createTrustPolicy(p);
     const theirs = policy(orgB, base + 1);
     await store.createTrustPolicy(theirs);
@@ -59,7 +59,7 @@ export function trustPolicyContract(test: TestFn, h: StoreHarness): void {
     const orgA = newId('org');
     const orgB = newId('org');
     const later = policy(orgA, base + 50);
-    const earlier = policy(orgB, base + 10);
+    const earlier = policy(orgB, base + 10, { expiresAt: base + 60_000 });
     const sameMs = [policy(orgA, base + 20), policy(orgA, base + 20)];
     const otherAudience = policy(orgA, base, { audience: 'someone-else' });
     const otherIssuer = policy(orgA, base, { issuer: 'https://gitlab.com' });

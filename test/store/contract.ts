@@ -16,6 +16,8 @@ import { auditContract } from './contract-audit.js';
 import { trustPolicyContract } from './contract-trust-policies.js';
 import { spendContract } from './contract-spend.js';
 import { namesContract } from './contract-names.js';
+import type { ManualClock } from '../support/clocks.js';
+import { eventually } from '../support/wait.js';
 
 export interface Backend {
   /** Another store instance on the same backend; closed when the test ends. */
@@ -25,6 +27,12 @@ export interface Backend {
    * backend unreachable (stops the emulator), `mend` brings it back.
    */
   outage?: { open(): Promise<Store>; break(): Promise<void>; mend(): Promise<void> };
+  /**
+   * The timers the stores' change feed polls on, when it polls (SQLite): the feed tests move them, so "within a
+   * second" is the feed's own second, however busy the machine. Absent for a pushed feed (Firestore's listener):
+   * its changes are waited for as the real events they are, with a generous bound.
+   */
+  timers?: ManualClock;
 }
 
 export interface StoreHarness {
@@ -49,26 +57,46 @@ async function org(store: Store, name = 'acme', createdAt = Date.now()): Promise
   return { org: o, token: tk };
 }
 
-/** Resolves with the changes seen by `store` until `until` matches one, or rejects after `ms`. */
-function collect(store: Store, until: (c: Change) => boolean, ms = 1000): { seen: Change[]; done: Promise<number> } {
+/** A pushed feed's change is a real event: waited for this long at most (a loaded machine is slow; never a race). */
+const PUSHED_WITHIN_MS = 20_000;
+
+/**
+ * Collects the changes `store` hears until `until` matches one. `done()`, called once the change is made, resolves
+ * with how long it took on the backend's timers (moved 10 ms at a time, at most `ms`), or, for a pushed feed,
+ * with undefined once it arrives (PUSHED_WITHIN_MS at most); it rejects when the change does not come.
+ */
+function collect(store: Store, until: (c: Change) => boolean, backend: Backend, ms = 1000): { seen: Change[]; done(): Promise<number | undefined> } {
   const seen: Change[] = [];
-  let stop: () => void = () => undefined;
-  const started = Date.now();
-  const done = new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`no matching change within ${ms} ms; saw ${JSON.stringify(seen)}`));
-    }, ms);
-    stop = store.watch((c) => {
-      seen.push(c);
-      if (until(c)) {
-        clearTimeout(timer);
-        stop();
-        resolve(Date.now() - started);
-      }
-    });
+  let matched = false;
+  const stop = store.watch((c) => {
+    seen.push(c);
+    if (until(c)) matched = true;
   });
+  const fail = (within: string) => new Error(`no matching change within ${within}; saw ${JSON.stringify(seen)}`);
+  const done = async (): Promise<number | undefined> => {
+    try {
+      const timers = backend.timers;
+      if (!timers) {
+        await eventually(() => matched, 'the change', PUSHED_WITHIN_MS).catch(() => Promise.reject(fail(`${PUSHED_WITHIN_MS} ms`)));
+        return undefined;
+      }
+      for (let waited = 0; !matched; waited += 10) {
+        if (waited >= ms) throw fail(`${ms} ms of the feed's timers`);
+        await timers.tick(10);
+      }
+      return timers.elapsed() - started;
+    } finally {
+      stop();
+    }
+  };
+  const started = backend.timers?.elapsed() ?? 0;
   return { seen, done };
+}
+
+/** Lets `ms` pass for the feed: its timers moved (SQLite's poll), or real time for a pushed feed (Firestore's listener). */
+async function pass(backend: Backend, ms: number): Promise<void> {
+  if (backend.timers) await backend.timers.tick(ms);
+  else await sleep(ms);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -521,51 +549,56 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     await writer.createToken(tk2);
     // Let the reader's watch settle before the changes it must see.
     const warm = reader.watch(() => undefined);
-    await sleep(100);
+    await pass(backend, 100);
 
-    const revoked = collect(reader, (ch) => ch.kind === 'token' && ch.id === tk.id);
+    // Within a second on the feed's own timers (SQLite); a pushed feed's change is waited for as a real event.
+    const within = async (done: Promise<number | undefined>) => {
+      const took = await done;
+      if (took !== undefined) t.true(took < 1000, `${took} ms`);
+    };
+    const revoked = collect(reader, (ch) => ch.kind === 'token' && ch.id === tk.id, backend);
     await writer.revokeToken(a.id, tk.id, Date.now(), 'cli');
-    t.true((await revoked.done) < 1000);
+    await within(revoked.done());
 
-    const rotated = collect(reader, (ch) => ch.kind === 'credential' && ch.id === c.id);
+    const rotated = collect(reader, (ch) => ch.kind === 'credential' && ch.id === c.id, backend);
     await writer.replaceCredentialKey(a.id, c.id, sealed(), '…rot1', Date.now());
-    await rotated.done;
+    await within(rotated.done());
 
     const current = (await writer.getCredential(a.id, c.id))!;
-    const rewrapped = collect(reader, (ch) => ch.kind === 'credential' && ch.id === c.id);
+    const rewrapped = collect(reader, (ch) => ch.kind === 'credential' && ch.id === c.id, backend);
     t.true(await writer.rewrapCredential(c.id, current.wrappedDek, randomBytes(60), 'kms:v9'));
-    await rewrapped.done;
+    await within(rewrapped.done());
 
     // Deleting the credential announces it once; that change stands for its tokens (tk2) too.
-    const credGone = collect(reader, (ch) => ch.kind === 'credential' && ch.id === c.id);
+    const credGone = collect(reader, (ch) => ch.kind === 'credential' && ch.id === c.id, backend);
     await writer.deleteCredential(a.id, c.id);
-    await credGone.done;
+    await within(credGone.done());
     t.is(await reader.findTokenByHash(tk2.tokenHash), undefined);
 
-    const orgRotated = collect(reader, (ch) => ch.kind === 'org' && ch.id === a.id);
+    const orgRotated = collect(reader, (ch) => ch.kind === 'org' && ch.id === a.id, backend);
     await writer.rotateOrgToken({ id: newId('otk'), orgId: a.id, tokenHash: sha256Hex(newToken('otok')), createdAt: Date.now(), expiresAt: null }, Date.now(), aToken.id);
-    await orgRotated.done;
+    await within(orgRotated.done());
 
     // The writer's own watchers hear its changes too (the CLI relies on the same feed).
-    const own = collect(writer, (ch) => ch.kind === 'token');
+    const own = collect(writer, (ch) => ch.kind === 'token', backend);
     const c2 = credential(a.id);
     await writer.createCredential(c2, 10);
     const tk3 = token(a.id, c2.id);
     await writer.createToken(tk3);
     await writer.revokeToken(a.id, tk3.id, Date.now(), 'cli');
-    await own.done;
+    await within(own.done());
     warm();
 
     // An unsubscribed listener hears nothing more.
     const heard: Change[] = [];
     const stop = reader.watch((ch) => heard.push(ch));
-    await sleep(100);
+    await pass(backend, 100);
     stop();
     const before = heard.length;
     const tk4 = token(a.id, c2.id);
     await writer.createToken(tk4);
     await writer.revokeToken(a.id, tk4.id, Date.now(), 'cli');
-    await sleep(400);
+    await pass(backend, 400);
     t.is(heard.length, before);
   });
 
@@ -583,12 +616,12 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     await writer.createToken(kept);
     const heard: Change[] = [];
     const stop = reader.watch((ch) => heard.push(ch));
-    await sleep(200);
+    await pass(backend, 200);
+    const first = collect(reader, () => true, backend);
     t.true(await writer.deleteCredential(a.id, c.id));
     // Wait for the one change, then long enough for any stragglers (a second poll or snapshot) to show.
-    const start = Date.now();
-    while (heard.length === 0 && Date.now() - start < 2000) await sleep(20);
-    await sleep(600);
+    await first.done();
+    await pass(backend, 600);
     stop();
     t.deepEqual(heard, [{ kind: 'credential', id: c.id }]);
     for (const tk of tokens.slice(0, 5)) t.is(await reader.findTokenByHash(tk.tokenHash), undefined);
@@ -596,12 +629,13 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
   });
 
   test(n('the change feed says it is live once it is watched and delivering'), async (t) => {
-    const store = await (await h.backend(t)).open();
+    const backend = await h.backend(t);
+    const store = await backend.open();
     t.false(store.isLive(), 'nobody watches yet');
     const stop = store.watch(() => undefined);
-    const start = Date.now();
-    while (!store.isLive() && Date.now() - start < 3000) await sleep(20);
-    t.true(store.isLive(), 'live within a few seconds of being watched');
+    if (backend.timers) await backend.timers.tick(1000);
+    else await eventually(() => store.isLive(), 'the feed live', PUSHED_WITHIN_MS).catch(() => undefined);
+    t.true(store.isLive(), 'live once watched (a second of the feed\'s timers, or a real listener attaching)');
     stop();
     t.false(store.isLive(), 'not live once nobody watches');
   });
@@ -612,7 +646,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     const a = (await org(writer)).org;
     const heard: Change[] = [];
     const stop = reader.watch((ch) => heard.push(ch));
-    await sleep(100);
+    await pass(backend, 100);
     const c = credential(a.id);
     await writer.createCredential(c, 10);
     await writer.createToken(token(a.id, c.id));
@@ -620,7 +654,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     t.false(await writer.deleteCredential(a.id, newId('cred')));
     await writer.addUsage([{ scope: 'org', id: a.id, period: '2026-11', requests: 1, inputTokens: 0, outputTokens: 0, spendMicros: 0 }]);
     await writer.lease(`quota:${a.id}:2026-11`, 10, 2);
-    await sleep(500);
+    await pass(backend, 500);
     stop();
     t.deepEqual(heard.filter((ch) => ch.id === c.id || ch.id === a.id), []);
   });

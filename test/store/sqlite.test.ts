@@ -5,6 +5,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { BAD_CURSOR, type AuditRecord, type Store } from '../../src/store/ports.js';
 import { newId, newToken, sha256Hex } from '../../src/ids.js';
 import { tempDir } from '../support/app.js';
+import { ManualClock } from '../support/clocks.js';
 import { storeContract } from './contract.js';
 
 // No breakFor: an embedded file has no outage to simulate (a closed store throws ERR_INVALID_STATE, which is not one).
@@ -13,9 +14,12 @@ storeContract(test, {
   name: 'sqlite',
   async backend(t) {
     const dir = tempDir(t, 'keyward-store-');
+    // The change feed polls on these: the contract's feed tests move them instead of waiting.
+    const timers = new ManualClock();
     return {
+      timers,
       async open(): Promise<Store> {
-        const store = new SqliteStore(dir);
+        const store = new SqliteStore(dir, undefined, timers);
         t.teardown(() => store.close());
         return store;
       },
@@ -103,32 +107,36 @@ test('sqlite: deleteExpiredAudit deletes at most `limit` expired records per cal
 // Serial: the contract tests above block this process's event loop (in-process lock waits), which would stall the poller.
 test.serial('sqlite: the feed is not live while its polls fail, and live again (with what it missed) once they succeed', async (t) => {
   const dir = tempDir(t, 'keyward-store-');
-  const [writer, reader] = [new SqliteStore(dir), new SqliteStore(dir)];
+  // The feed polls on these timers: the test moves them (200 ms polls; live while the last good poll is at most 500 ms old).
+  const timers = new ManualClock();
+  const [writer, reader] = [new SqliteStore(dir, undefined, timers), new SqliteStore(dir, undefined, timers)];
   t.teardown(() => Promise.all([writer.close(), reader.close()]));
   const heard: string[] = [];
   reader.watch((c) => heard.push(c.id));
-  const until = async (ok: () => boolean, ms: number) => {
-    const start = Date.now();
-    while (!ok() && Date.now() - start < ms) await new Promise((r) => setTimeout(r, 20));
-    return ok();
-  };
-  t.true(await until(() => reader.isLive(), 3000));
+  t.false(reader.isLive(), 'not polled yet');
+  await timers.tick(200);
+  t.true(reader.isLive());
   reader.pollFault = new Error('disk unreadable');
-  t.true(await until(() => !reader.isLive(), 1000), 'not live within about two poll intervals of failing');
+  await timers.tick(500);
+  t.true(reader.isLive(), 'the last good poll is 500 ms old');
+  await timers.tick(1);
+  t.false(reader.isLive(), 'not live within about two poll intervals of failing');
   const orgId = newId('org');
   const firstToken = newId('otk');
   await writer.createOrg({ id: orgId, name: 'acme', createdAt: Date.now() }, { id: firstToken, orgId, tokenHash: sha256Hex(newToken('otok')), createdAt: Date.now(), expiresAt: null });
   await writer.rotateOrgToken({ id: newId('otk'), orgId, tokenHash: sha256Hex(newToken('otok')), createdAt: Date.now(), expiresAt: null }, Date.now(), firstToken);
-  await new Promise((r) => setTimeout(r, 400));
+  await timers.tick(400);
   t.deepEqual(heard, [], 'nothing delivered while down');
   reader.pollFault = undefined;
-  t.true(await until(() => reader.isLive() && heard.length > 0, 3000));
+  await timers.tick(200);
+  t.true(reader.isLive());
   t.deepEqual(heard, [orgId]);
 });
 
 test.serial('sqlite: a listener that throws does not make the next one miss a change', async (t) => {
   const dir = tempDir(t, 'keyward-store-');
-  const [writer, reader] = [new SqliteStore(dir), new SqliteStore(dir)];
+  const timers = new ManualClock();
+  const [writer, reader] = [new SqliteStore(dir, undefined, timers), new SqliteStore(dir, undefined, timers)];
   t.teardown(() => Promise.all([writer.close(), reader.close()]));
   const heard: string[] = [];
   reader.watch(() => {
@@ -139,8 +147,7 @@ test.serial('sqlite: a listener that throws does not make the next one miss a ch
   const firstToken = newId('otk');
   await writer.createOrg({ id: orgId, name: 'acme', createdAt: Date.now() }, { id: firstToken, orgId, tokenHash: sha256Hex(newToken('otok')), createdAt: Date.now(), expiresAt: null });
   await writer.rotateOrgToken({ id: newId('otk'), orgId, tokenHash: sha256Hex(newToken('otok')), createdAt: Date.now(), expiresAt: null }, Date.now(), firstToken);
-  const start = Date.now();
-  while (heard.length === 0 && Date.now() - start < 3000) await new Promise((r) => setTimeout(r, 20));
+  await timers.tick(200); // one poll
   t.deepEqual(heard, [orgId]);
 });
 

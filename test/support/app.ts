@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import type { Clock } from '../../src/clock.js';
+import type { Clock, Timers } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { buildServer, type Server } from '../../src/container.js';
 import { createLogger } from '../../src/log.js';
@@ -43,6 +43,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   dataDir?: string;
   clock?: Clock;
+  /** Flushes, polls and cache ages on these (a ManualClock: moved by the test with tick(), never waited for). */
+  timers?: Timers;
 }
 
 export async function startApp(t: ExecutionContext, options: StartOptions = {}): Promise<TestApp> {
@@ -66,7 +68,7 @@ export async function startApp(t: ExecutionContext, options: StartOptions = {}):
     },
   });
   const log = createLogger(config.logLevel, sink);
-  const server = await buildServer(config, log, options.clock ? { clock: options.clock } : {});
+  const server = await buildServer(config, log, { ...(options.clock ? { clock: options.clock } : {}), ...(options.timers ? { timers: options.timers } : {}) });
   const address = await server.http.listen();
   let stopped = false;
   const stop = async () => {

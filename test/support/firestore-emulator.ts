@@ -28,7 +28,7 @@ export interface Emulator {
   port: number;
   /** The running server (replaced by revive()). */
   readonly server: FirestoreServer;
-  /** A new store (a new client: another "instance") on this emulator; closed by stop(). */
+  /** A new store (a new client: another "instance") on this emulator, with a 60 s call deadline unless given; closed by stop(). */
   store(options?: FirestoreStoreOptions): Promise<FirestoreStore>;
   /** Tracks a store made elsewhere (a whole app's) so that stop() lets it finish before the server goes. */
   adopt(store: FirestoreStore): void;
@@ -63,7 +63,8 @@ export async function startEmulator(t?: ExecutionContext): Promise<Emulator> {
       return server;
     },
     async store(options?: FirestoreStoreOptions) {
-      const s = await FirestoreStore.connect({ gcpProject: 'keyward-test', firestoreEmulatorHost: host }, options);
+      // A generous call deadline unless the test sets its own (an outage's): this emulator shares a busy machine.
+      const s = await FirestoreStore.connect({ gcpProject: 'keyward-test', firestoreEmulatorHost: host }, { callTimeoutMs: 60_000, ...options });
       stores.add(s);
       return s;
     },

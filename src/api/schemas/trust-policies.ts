@@ -28,7 +28,7 @@ const Audience = rule(Type.String({
 
 const Subject = rule(Type.String({
   minLength: 1, maxLength: 512, pattern: '^[^*]+\\*?$',
-  description: 'The token\'s `sub`, exactly, or a prefix followed by `*`. A bare `*` is refused.',
+  description: 'The token\'s `sub`, exactly, or a prefix followed by `*` that fixes the owner: GitHub `repo:<owner>/…*`, GitLab `project_path:<group>/…*` (Google\'s subjects are exact). A bare `*` is refused.',
   examples: ['repo:acme/app:ref:refs/heads/main', 'repo:acme/app:*'],
 }), 'a subject, or a non-empty prefix followed by *');
 
@@ -64,6 +64,7 @@ export const TrustPolicy = named('TrustPolicy', Type.Object({
   credential_id: IdOf('cred', 'The credential the minted tokens use.'),
   ttl: Ttl,
   created_at: Time,
+  expires_at: Type.Union([Time, Type.Null()], { description: 'When the policy stops matching: the end of the admin key that created it. null: until deleted.' }),
   ...scopeFields,
 }, { additionalProperties: false, description: 'Which workload identities may exchange their OIDC token for a proxy token, and what that token may do.' }));
 

@@ -3,7 +3,7 @@
  * organisation's list (the same composite index as credentials and tokens: orgId, sortKey desc)
  * and `issuer` + `audience` for an exchange's lookup (two equality filters, served by Firestore's
  * single-field indexes; sorted here, oldest first). Claims and scopes are JSON strings, as tokens'
- * scopes are. A delete reads the policy's organisation, then deletes under an exists precondition
+ * scopes are; `expiresAt` is null (or absent, on a policy written before it) for none. A delete reads the policy's organisation, then deletes under an exists precondition
  * (of two deleters, one wins).
  */
 import type { CollectionReference, DocumentSnapshot } from '@google-cloud/firestore';
@@ -14,7 +14,7 @@ const toPolicy = (d: DocumentSnapshot): TrustPolicyRecord => {
   const x = d.data()!;
   return {
     id: x.id, orgId: x.orgId, issuer: x.issuer, audience: x.audience, subject: x.subject, claims: JSON.parse(x.claims),
-    credentialId: x.credentialId, ttl: x.ttl, scopes: JSON.parse(x.scopes), createdAt: x.createdAt,
+    credentialId: x.credentialId, ttl: x.ttl, scopes: JSON.parse(x.scopes), createdAt: x.createdAt, expiresAt: x.expiresAt ?? null,
   };
 };
 
@@ -32,7 +32,7 @@ export class FirestoreTrustPolicies implements TrustPolicyStore {
     return this.db.guard(async () => {
       await this.coll.doc(p.id).create({
         id: p.id, orgId: p.orgId, issuer: p.issuer, audience: p.audience, subject: p.subject, claims: JSON.stringify(p.claims),
-        credentialId: p.credentialId, ttl: p.ttl, scopes: JSON.stringify(p.scopes), createdAt: p.createdAt, sortKey: sortKey(p.createdAt, p.id),
+        credentialId: p.credentialId, ttl: p.ttl, scopes: JSON.stringify(p.scopes), createdAt: p.createdAt, expiresAt: p.expiresAt, sortKey: sortKey(p.createdAt, p.id),
       });
     });
   }

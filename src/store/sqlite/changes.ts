@@ -5,8 +5,10 @@
  * Every process on the file (the CLI's included) polls the table five times a
  * second and delivers each row once, in order; rows older than ten minutes are
  * dropped by the writers. The feed is live while its polls succeed; `pollFault`
- * lets tests fail them with the store otherwise up.
+ * lets tests fail them with the store otherwise up. The poll's timer is the
+ * injected one (clock.ts).
  */
+import { systemTimers, type Timers } from '../../clock.js';
 import type { Change, ChangeFeed } from '../ports.js';
 import type { Row, SqliteDb } from './db.js';
 
@@ -27,38 +29,33 @@ export class SqliteChanges implements ChangeFeed {
   private readonly listeners = new Set<(c: Change) => void>();
   /** The newest row delivered: a new feed starts after what the file already holds. */
   private lastSeq: number;
-  private poller: NodeJS.Timeout | undefined;
-  /** When a poll last read the changes table (0: never). */
-  private lastPollOk = 0;
+  /** Stops the polling (undefined: not polling). */
+  private poller: (() => void) | undefined;
+  /** When a poll last read the changes table, on the timers' monotonic clock (undefined: never). */
+  private lastPollOk: number | undefined;
   /** Fault injection for tests: while set, every change poll fails with it (a feed outage, the store otherwise up). */
   pollFault: Error | undefined;
 
-  constructor(private readonly db: SqliteDb) {
+  constructor(private readonly db: SqliteDb, private readonly timers: Timers = systemTimers) {
     this.lastSeq = (db.one('SELECT COALESCE(MAX(seq), 0) AS s FROM changes')?.s as number) ?? 0;
   }
 
   watch(listener: (change: Change) => void): () => void {
     this.listeners.add(listener);
-    if (!this.poller) {
-      this.poller = setInterval(() => this.poll(), CHANGE_POLL_MS);
-      this.poller.unref();
-    }
+    this.poller ??= this.timers.every(CHANGE_POLL_MS, () => this.poll());
     return () => {
       this.listeners.delete(listener);
-      if (this.listeners.size === 0 && this.poller) {
-        clearInterval(this.poller);
-        this.poller = undefined;
-      }
+      if (this.listeners.size === 0) this.stop();
     };
   }
 
   isLive(): boolean {
-    return this.poller !== undefined && Date.now() - this.lastPollOk <= LIVE_WITHIN_MS;
+    return this.poller !== undefined && this.lastPollOk !== undefined && this.timers.elapsed() - this.lastPollOk <= LIVE_WITHIN_MS;
   }
 
   /** Stops polling (the store is closing). */
   stop(): void {
-    if (this.poller) clearInterval(this.poller);
+    this.poller?.();
     this.poller = undefined;
   }
 
@@ -70,7 +67,7 @@ export class SqliteChanges implements ChangeFeed {
     } catch {
       return; // the store is down; /readyz says so, caches stop trusting what they hold, and the next poll retries
     }
-    this.lastPollOk = Date.now();
+    this.lastPollOk = this.timers.elapsed();
     for (const r of rows) {
       this.lastSeq = r.seq as number;
       const change = { kind: r.kind as Change['kind'], id: r.id as string };

@@ -9,6 +9,7 @@
 import { ComposedStore, type StorePorts } from '../composed-store.js';
 import { SqliteAdminKeys } from './admin-keys.js';
 import { SqliteAudit } from './audit.js';
+import { systemTimers, type Timers } from '../../clock.js';
 import { SqliteChanges } from './changes.js';
 import { SqliteCredentials } from './credentials.js';
 import { SqliteDb } from './db.js';
@@ -25,7 +26,7 @@ interface SqlitePorts extends StorePorts {
   changes: SqliteChanges;
 }
 
-function openPorts(db: SqliteDb): SqlitePorts {
+function openPorts(db: SqliteDb, timers: Timers): SqlitePorts {
   createSchema(db);
   return {
     orgs: new SqliteOrgs(db),
@@ -34,7 +35,7 @@ function openPorts(db: SqliteDb): SqlitePorts {
     tokens: new SqliteTokens(db),
     leases: new SqliteLeases(db),
     usage: new SqliteUsage(db),
-    changes: new SqliteChanges(db),
+    changes: new SqliteChanges(db, timers),
     audit: new SqliteAudit(db),
     idempotency: new SqliteIdempotency(db),
     secrets: new SqliteSecrets(db),
@@ -47,9 +48,10 @@ export class SqliteStore extends ComposedStore<SqlitePorts> {
   readonly file: string;
   private readonly db: SqliteDb;
 
-  constructor(dataDir: string, fileName = 'keyward.db') {
+  /** `timers`: what the change feed polls on (tests pass their own; clock.ts). */
+  constructor(dataDir: string, fileName = 'keyward.db', timers: Timers = systemTimers) {
     const db = new SqliteDb(dataDir, fileName);
-    super(openPorts(db));
+    super(openPorts(db, timers));
     this.db = db;
     this.file = db.file;
   }
