@@ -217,8 +217,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     config: pluginConfig(config),
     logger: log,
     tokens: {
-      // The org's spend cap is known (cached) before the body stage decides whether to read a body whole.
-      // At once when the token and the org's limit are cached (the usual case), else a promise.
+      // The org's spend cap is known before the body stage decides to read a body whole; at once when cached, else a promise.
       resolve: (presented) => {
         const resolved = tokens.resolve(presented);
         return resolved instanceof Promise ? resolved.then(withOrgLimit) : withOrgLimit(resolved);
