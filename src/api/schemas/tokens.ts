@@ -5,7 +5,7 @@
  * credential's provider (catalog/scopes.ts parseScopes), both answering 400 as the schema does.
  */
 import { Type } from '@sinclair/typebox';
-import { MAX_ITEMS, MODEL, PATH_PATTERN } from '../../catalog/scopes.js';
+import { MAX_ITEMS, MODEL, PATH_PATTERN, TOOL_PATTERN } from '../../catalog/scopes.js';
 import { USD_AMOUNT } from '../../catalog/money.js';
 import { IdOf, listOf, Name, named, SecretOf, Time } from './common.js';
 import { UsageCounts } from './usage.js';
@@ -48,6 +48,13 @@ export const BudgetScope = named('BudgetScope', rule(Type.String({
   examples: ['12.50'],
 }), 'a decimal string of US dollars above 0 with at most six decimal places, such as "12.50"', 'invalid_scope'));
 
+export const ToolsScope = named('ToolsScope', rule(Type.Array(Type.String({ pattern: TOOL_PATTERN.source }), {
+  minItems: 1,
+  maxItems: MAX_ITEMS,
+  description: 'MCP servers only (a credential of kind `mcp`, else 400 `invalid_scope`): the tools the token may call, exact names or `prefix*`. A `tools/call` of another tool is answered with a JSON-RPC error (code -32602, "tool not allowed") and never forwarded; `tools/list` results list only these tools.',
+  examples: [['get_issue', 'list_*']],
+}), `a non-empty array of at most ${MAX_ITEMS} tool names or prefix* patterns`, 'invalid_scope'));
+
 export const TokenCreate = named('TokenCreate', Type.Object({
   credential_id: rule(Type.String({ minLength: 1, description: 'A stored credential of this organisation (else 404).' }), 'the id of a stored credential'),
   ttl: Ttl,
@@ -57,6 +64,7 @@ export const TokenCreate = named('TokenCreate', Type.Object({
   max_requests: Type.Optional(MaxRequestsScope),
   rate_limit: Type.Optional(RateLimitScope),
   budget_usd: Type.Optional(BudgetScope),
+  tools: Type.Optional(ToolsScope),
 }, { additionalProperties: false, examples: [{ credential_id: 'cred_4kT9bQ2mXw7Zr1sVc8NpL3aY', ttl: '15m', name: 'evals agent', models: ['gpt-4o-mini'], max_requests: 100 }] }));
 
 const tokenProperties = {
@@ -75,6 +83,7 @@ const tokenProperties = {
   rate_limit: Type.Optional(RateLimitScope),
   created_by: Type.Optional(Type.String({ description: 'Who minted it: an `otk_` or `akey_` id, or `cli` (absent on tokens minted before it was recorded).' })),
   budget_usd: Type.Optional(BudgetScope),
+  tools: Type.Optional(ToolsScope),
 };
 
 export const Token = named('Token', Type.Object({
