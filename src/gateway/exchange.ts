@@ -210,7 +210,7 @@ export class Exchange {
         orgId: ctx.auth!.credential.orgId,
         credentialId: ctx.auth!.credential.id,
         tokenId: ctx.auth!.token.id,
-        requests: 1,
+        requests: ctx.requestUnits,
         inputTokens: ctx.usage.inputTokens,
         outputTokens: ctx.usage.outputTokens,
         spendMicros: ctx.spentMicros ?? 0,
