@@ -96,3 +96,47 @@ export async function startFakeMcp(key: string, options: { json?: boolean } = {}
     },
   };
 }
+
+export interface RecordingUpstream {
+  url: string;
+  /** Requests whose head arrived (a body that never completed included). */
+  started: number;
+  /** Complete requests. */
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+/**
+ * A plain upstream that records every complete request and answers with `answer(request)` (status 200 and a
+ * content type and body), so a test controls the answer byte for byte (an event stream, an echoed key).
+ */
+export async function startRecordingUpstream(answer: (r: RecordedRequest) => { type: string; body: string; headers?: Record<string, string> }): Promise<RecordingUpstream> {
+  const state = { started: 0, requests: [] as RecordedRequest[] };
+  const server = http.createServer(async (req, res) => {
+    state.started++;
+    const chunks: Buffer[] = [];
+    try {
+      for await (const c of req) chunks.push(c as Buffer);
+    } catch {
+      return;
+    }
+    if (!req.complete) return;
+    const r = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+    state.requests.push(r);
+    const a = answer(r);
+    res.writeHead(200, { 'content-type': a.type, ...a.headers }).end(a.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get started() {
+      return state.started;
+    },
+    requests: state.requests,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
