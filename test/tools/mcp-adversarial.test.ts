@@ -5,7 +5,7 @@
  * echoes the stored key. Each is answered per the contract (a JSON-RPC error with HTTP 200, a 400, 413, 408 or a
  * closed connection, the key masked), nothing refused reaches the upstream, and the gateway keeps serving.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createCredential, createOrg, mintToken, startApp } from '../support/app.js';
@@ -16,7 +16,7 @@ import { startRecordingUpstream } from '../support/mcp-fake.js';
 const ALLOWED = ['get_issue', 'list_*'];
 const call = (id: number | null, name: string, method = 'tools/call') => ({ jsonrpc: '2.0', ...(id === null ? {} : { id }), method, params: { name, arguments: {} } });
 
-async function setup(t: Parameters<Parameters<typeof test>[1]>[0], env: Record<string, string> = {}) {
+async function setup(t: ExecutionContext, env: Record<string, string> = {}) {
   const key = canaryKey('mcp');
   const upstream = await startRecordingUpstream((r) => (r.body.includes('echo')
     ? { type: 'text/event-stream', body: `event: message\ndata: {"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"key ${key} here"}]}}\n\n` }
