@@ -1,0 +1,54 @@
+/**
+ * The tools contract's edges: a provider's `kind` is checked at load (an unknown kind, or prices on a tool, stop
+ * start-up naming the file), PUT/PATCH routes and one trailing slash (`mcp/`) are routes of their own, an id's `-`
+ * is `_` in KEYWARD_UPSTREAM_<ID>, and the `tools` scope is refused at mint where it can never match (not an MCP
+ * server, empty, not a tool name) and echoed where it is taken; GET /v1/providers names each provider's kind.
+ */
+import test from 'ava';
+import { loadConfig } from '../../src/config.js';
+import { validateProvider } from '../../src/catalog/registry.js';
+import { matchRoute, normaliseProviderPath } from '../../src/catalog/path.js';
+import { api, ADMIN_TOKEN, createCredential, createOrg, startApp } from '../support/app.js';
+
+const base = { id: 'acme-mcp', upstream: 'https://mcp.acme.example', auth: { kind: 'header', header: 'authorization' }, routes: [{ method: 'POST', path: 'mcp/' }, { method: 'PATCH', path: 'items/{id}' }] };
+
+test('kind is checked at load; PATCH and a trailing-slash route are routes; mcp// is refused', (t) => {
+  const p = validateProvider('acme-mcp.js', { ...base, kind: 'mcp' });
+  t.is(p.kind, 'mcp');
+  t.is(validateProvider('x.js', { ...base, id: 'x' }).kind, 'llm', 'the default kind');
+  t.throws(() => validateProvider('bad.js', { ...base, kind: 'agent' }), { message: /bad\.js: `kind` must be one of llm, tool, mcp/ });
+  t.throws(() => validateProvider('priced.js', { ...base, kind: 'tool', prices: { m: { input: 1, output: 1 } }, pricesAsOf: '2026-01-01' }), { message: /declares no `prices`/ });
+  t.is(normaliseProviderPath('mcp/'), 'mcp/');
+  t.is(normaliseProviderPath('mcp//'), undefined);
+  t.is(normaliseProviderPath('/'), undefined);
+  t.truthy(matchRoute(p.routes, 'POST', 'mcp/'));
+  t.is(matchRoute(p.routes, 'POST', 'mcp'), undefined, 'mcp and mcp/ are different routes');
+  t.deepEqual(matchRoute(p.routes, 'PATCH', 'items/7')?.params, { id: '7' });
+});
+
+test('KEYWARD_UPSTREAM_<ID>: a - in an id is _ in the variable', (t) => {
+  const config = loadConfig({ KEYWARD_ADMIN_TOKEN: ADMIN_TOKEN, KEYWARD_UPSTREAM_GITHUB_MCP: 'http://127.0.0.1:9', KEYWARD_UPSTREAM_BRAVE_SEARCH: 'http://127.0.0.1:8' });
+  t.is(config.upstreamOverrides['github-mcp'], 'http://127.0.0.1:9');
+  t.is(config.upstreamOverrides['brave-search'], 'http://127.0.0.1:8');
+});
+
+test('the tools scope: MCP servers only, a non-empty list of tool names or prefix*; echoed on the token', async (t) => {
+  const app = await startApp(t);
+  const org = await createOrg(app);
+  const mcp = await createCredential(app, org, 'github-mcp', 'ghp_0123456789abcdefghij');
+  const rest = await createCredential(app, org, 'github', 'ghp_0123456789abcdefghij');
+  const mint = (credential_id: string, tools: unknown) => api(app, 'POST', '/v1/tokens', { token: org.token, body: { credential_id, ttl: '5m', tools } });
+  for (const [credential, tools] of [[rest, ['get_issue']], [mcp, []], [mcp, ['has space']], [mcp, ['x'.repeat(129)]], [mcp, 'get_issue'], [mcp, [7]]] as const) {
+    const r = await mint(credential, tools);
+    t.is(r.status, 400, JSON.stringify(tools));
+    t.is(r.body.error.code, 'invalid_scope', JSON.stringify(tools));
+  }
+  const ok = await mint(mcp, ['get_issue', 'list_*', 'get_issue']);
+  t.is(ok.status, 201);
+  t.deepEqual(ok.body.tools, ['get_issue', 'list_*']);
+  t.deepEqual((await api(app, 'GET', `/v1/tokens/${ok.body.id}`, { token: org.token })).body.tools, ['get_issue', 'list_*']);
+  const providers = (await api(app, 'GET', '/v1/providers', { token: org.token })).body.data as Array<{ id: string; kind: string; credential_fields: Array<{ label: string }> }>;
+  const kinds = Object.fromEntries(providers.map((p) => [p.id, p.kind]));
+  t.like(kinds, { openai: 'llm', github: 'tool', tavily: 'tool', 'brave-search': 'tool', 'github-mcp': 'mcp', 'huggingface-mcp': 'mcp' });
+  t.is(providers.find((p) => p.id === 'github-mcp')!.credential_fields[0]!.label, 'Personal access token', 'the console\'s credential form reads the label');
+});
