@@ -6,8 +6,10 @@ export default {
   kind: 'tool',
   name: 'Tavily',
   sdk: [
-    { name: 'Tavily SDKs (Python, JavaScript)', code: 'new TavilyClient({ apiKey: "{token}", apiBaseURL: "{proxy}" })', note: 'Python: TavilyClient(api_key="{token}", api_base_url="{proxy}").' },
-    { name: 'curl or any HTTP client', code: 'curl -H "Authorization: Bearer {token}" -H "Content-Type: application/json" -d \'{"query": "…"}\' {proxy}/search' },
+    {
+      name: 'curl or any HTTP client', code: 'curl -H "Authorization: Bearer {token}" -H "Content-Type: application/json" -d \'{"query": "…"}\' {proxy}/search',
+      note: 'A Tavily SDK works where it takes a base URL: the proxy URL as its base and the token as its API key.',
+    },
   ],
   upstream: 'https://api.tavily.com',
   credential: { fields: { api_key: { secret: true, main: true, label: 'API key', help: 'A key from app.tavily.com. It starts with tvly-.' } } },
