@@ -8,7 +8,9 @@ import test from 'ava';
 import { loadConfig } from '../../src/config.js';
 import { validateProvider } from '../../src/catalog/registry.js';
 import { matchRoute, normaliseProviderPath } from '../../src/catalog/path.js';
-import { api, ADMIN_TOKEN, createCredential, createOrg, startApp } from '../support/app.js';
+import { api, ADMIN_TOKEN, createCredential, createOrg, mintToken, startApp } from '../support/app.js';
+import { send } from '../support/providers-dir.js';
+import { startRecordingUpstream } from '../support/mcp-fake.js';
 
 const base = { id: 'acme-mcp', upstream: 'https://mcp.acme.example', auth: { kind: 'header', header: 'authorization' }, routes: [{ method: 'POST', path: 'mcp/' }, { method: 'PATCH', path: 'items/{id}' }] };
 
@@ -51,4 +53,19 @@ test('the tools scope: MCP servers only, a non-empty list of tool names or prefi
   const kinds = Object.fromEntries(providers.map((p) => [p.id, p.kind]));
   t.like(kinds, { openai: 'llm', github: 'tool', tavily: 'tool', 'brave-search': 'tool', 'github-mcp': 'mcp', 'huggingface-mcp': 'mcp' });
   t.is(providers.find((p) => p.id === 'github-mcp')!.credential_fields[0]!.label, 'Personal access token', 'the console\'s credential form reads the label');
+});
+
+test('a spend cap is for model APIs: an organisation with spend_limit_usd still reaches its tool APIs and MCP servers', async (t) => {
+  const upstream = await startRecordingUpstream(() => ({ type: 'application/json', body: '{"results":[]}' }));
+  t.teardown(() => upstream.close());
+  const app = await startApp(t, { env: { KEYWARD_UPSTREAM_TAVILY: upstream.url, KEYWARD_UPSTREAM_GITHUB_MCP: upstream.url } });
+  const org = await createOrg(app);
+  t.is((await api(app, 'PATCH', '/v1/orgs/self', { token: org.token, body: { spend_limit_usd: '5' } })).status, 200);
+  const tavily = await mintToken(app, org, await createCredential(app, org, 'tavily', 'tvly-0123456789abcdef'));
+  const mcp = await mintToken(app, org, await createCredential(app, org, 'github-mcp', 'ghp_0123456789abcdefghij'), '5m', { tools: ['get_issue'] });
+  const search = await send(`${app.url}/v1/proxy/search`, { headers: { authorization: `Bearer ${tavily.token}` }, body: '{"query":"keyward"}' });
+  t.is(search.status, 200, search.text);
+  const called = await send(`${app.url}/v1/proxy/mcp/`, { headers: { authorization: `Bearer ${mcp.token}` }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_issue"}}' });
+  t.is(called.status, 200, called.text);
+  t.is(upstream.requests.length, 2);
 });
