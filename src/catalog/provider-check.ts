@@ -45,6 +45,8 @@ export class ProviderLoadError extends Error {
 
 const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'DELETE', 'PUT', 'PATCH'];
 const KINDS: readonly ProviderKind[] = ['llm', 'tool', 'mcp'];
+/** A tool API or an MCP server reports no token usage: its answers are not read for any (a tool's result may hold a `usage` of its own). */
+const NO_USAGE: UsageReaderFactory = () => ({ scan() {}, end: () => undefined });
 const HEADER = /^[a-z0-9-]+$/;
 const PARAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini', 'bedrock', 'vertex'];
@@ -130,7 +132,7 @@ export function validateProvider(file: string, p: unknown, override?: string): P
     auth,
     tokenIn,
     kind: (o.kind ?? 'llm') as ProviderKind,
-    usage: (o.usage ?? 'openai') as UsageShape | UsageReaderFactory,
+    usage: (o.usage ?? (o.kind === undefined || o.kind === 'llm' ? 'openai' : NO_USAGE)) as UsageShape | UsageReaderFactory,
     routes: Object.freeze(routes.map(compileRoute)),
     headers: Object.freeze({ ...(headers as Record<string, string>) }),
     ...(sdk ? { sdk } : {}),

@@ -5,10 +5,12 @@
  * server, empty, not a tool name) and echoed where it is taken; GET /v1/providers names each provider's kind.
  */
 import test from 'ava';
+import { randomBytes } from 'node:crypto';
+import { cli } from '../support/cli.js';
 import { loadConfig } from '../../src/config.js';
 import { validateProvider } from '../../src/catalog/registry.js';
 import { matchRoute, normaliseProviderPath } from '../../src/catalog/path.js';
-import { api, ADMIN_TOKEN, createCredential, createOrg, mintToken, startApp } from '../support/app.js';
+import { api, ADMIN_TOKEN, createCredential, createOrg, mintToken, startApp, tempDir } from '../support/app.js';
 import { send } from '../support/providers-dir.js';
 import { startRecordingUpstream } from '../support/mcp-fake.js';
 
@@ -68,4 +70,19 @@ test('a spend cap is for model APIs: an organisation with spend_limit_usd still 
   const called = await send(`${app.url}/v1/proxy/mcp/`, { headers: { authorization: `Bearer ${mcp.token}` }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_issue"}}' });
   t.is(called.status, 200, called.text);
   t.is(upstream.requests.length, 2);
+});
+
+test('CLI: tokens create --tools (comma-separated, repeatable) for an MCP credential; refused for another', async (t) => {
+  const env = { KEYWARD_DATA_DIR: tempDir(t), KEYWARD_LOCAL_KEK: randomBytes(32).toString('base64') };
+  const org = (await cli(['org', 'create', 'acme', '--json'], { env })).json;
+  const mcp = (await cli(['credentials', 'create', '--org', org.id, '--provider', 'github-mcp', '--json'], { env, input: 'ghp_0123456789abcdefghijklmn' })).json.id;
+  const made = await cli(['tokens', 'create', '--org', org.id, '--credential', mcp, '--tools', 'get_issue,list_*', '--tools', 'search_code', '--json'], { env });
+  t.is(made.code, 0, made.stderr);
+  t.deepEqual(made.json.tools, ['get_issue', 'list_*', 'search_code']);
+  const shown = await cli(['tokens', 'get', made.json.id, '--org', org.id], { env });
+  t.regex(shown.stdout, /tools\s+get_issue, list_\*, search_code/);
+  const rest = (await cli(['credentials', 'create', '--org', org.id, '--provider', 'tavily', '--json'], { env, input: 'tvly-0123456789abcdefghij' })).json.id;
+  const refused = await cli(['tokens', 'create', '--org', org.id, '--credential', rest, '--tools', 'search'], { env });
+  t.is(refused.code, 2);
+  t.regex(refused.stderr, /not an MCP server/);
 });

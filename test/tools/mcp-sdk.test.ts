@@ -64,6 +64,7 @@ async function sdkThroughKeyward(t: ExecutionContext, json: boolean): Promise<vo
 
   // Two forwarded tools/call: two requests; initialize, list, notifications, GET and DELETE count none.
   await eventually(async () => (await api(app, 'GET', `/v1/tokens/${tok.id}`, { token: org.token })).body?.usage?.requests === 2, 'two tool calls counted');
+  await eventually(async () => (await api(app, 'GET', '/v1/usage', { token: org.token })).body?.proxy_requests?.used === 2, 'the monthly quota counted the two calls');
   await eventually(async () => {
     const audit = await api(app, 'GET', '/v1/audit?limit=100', { token: org.token });
     const targets = (audit.body?.data ?? []).filter((r: { action: string }) => r.action === 'mcp.tool_call').map((r: { target: string }) => r.target).sort();
