@@ -80,7 +80,7 @@ test('CLI: tokens create --tools (comma-separated, repeatable) for an MCP creden
   t.is(made.code, 0, made.stderr);
   t.deepEqual(made.json.tools, ['get_issue', 'list_*', 'search_code']);
   const shown = await cli(['tokens', 'get', made.json.id, '--org', org.id], { env });
-  t.regex(shown.stdout, /tools\s+get_issue, list_\*, search_code/);
+  t.regex(shown.stdout, /tools:\s+get_issue, list_\*, search_code/);
   const rest = (await cli(['credentials', 'create', '--org', org.id, '--provider', 'tavily', '--json'], { env, input: 'tvly-0123456789abcdefghij' })).json.id;
   const refused = await cli(['tokens', 'create', '--org', org.id, '--credential', rest, '--tools', 'search'], { env });
   t.is(refused.code, 2);
