@@ -18,7 +18,9 @@ const call = (id: number | null, name: string, method = 'tools/call') => ({ json
 
 async function setup(t: ExecutionContext, env: Record<string, string> = {}) {
   const key = canaryKey('mcp');
-  const upstream = await startRecordingUpstream((r) => (r.body.includes('echo')
+  const upstream = await startRecordingUpstream((r) => (r.method === 'GET'
+    ? { type: 'text/event-stream', body: `id: 5\ndata: {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"delete_repo"},{"name":"get_issue"}]}}\n\ndata: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n` }
+    : r.body.includes('echo')
     ? { type: 'text/event-stream', body: `event: message\ndata: {"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"key ${key} here"}]}}\n\n` }
     : { type: 'application/json', body: '{"jsonrpc":"2.0","id":1,"result":{}}' }));
   t.teardown(() => upstream.close());
@@ -144,4 +146,14 @@ test('an event-stream answer that echoes the stored key reaches the caller maske
   t.regex(String(r.headers['content-type']), /text\/event-stream/);
   t.false(r.text.includes(s.key));
   t.true(r.text.includes(`key ${'*'.repeat(s.key.length)} here`));
+});
+
+test('a tools/list answer resumed on the server\'s event stream (GET, Last-Event-ID) is filtered too; other events pass', async (t) => {
+  const s = await setup(t);
+  const r = await send(`${s.app.url}/v1/proxy/mcp/`, { method: 'GET', headers: { authorization: `Bearer ${s.tok.token}`, accept: 'text/event-stream', 'last-event-id': '4' } });
+  t.is(r.status, 200);
+  t.false(r.text.includes('delete_repo'));
+  t.true(r.text.includes('id: 5\ndata: {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"get_issue"}]}}\n\n'));
+  t.true(r.text.includes('data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n'));
+  t.is(s.upstream.requests[0]!.headers['last-event-id'], '4');
 });

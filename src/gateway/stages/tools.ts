@@ -6,7 +6,8 @@
  * cannot be read, or a case variant of `tools/call` or `tools/list` refuses
  * the whole message or batch with a JSON-RPC error (mcp/jsonrpc.ts), nothing
  * forwarded, nothing counted; a `tools/list` has its answer filtered to the
- * scope (mcp/tools-list-filter.ts). Whatever the scope, the request counts as
+ * scope (mcp/tools-list-filter.ts), and so is any list in the server's event
+ * stream (GET), where a resumed answer arrives. Whatever the scope, the request counts as
  * many requests as the `tools/call` messages it forwards (none for other
  * methods, a GET's event stream or a DELETE), for quota, `max_requests` and
  * usage, and each call is named in metrics, the span and, with
@@ -36,9 +37,11 @@ export class ToolsStage implements CoreStage {
   access(ctx: RequestContext): void {
     if (!isMcp(ctx)) return;
     const messages = ctx.bodyMessages;
-    ctx.requestUnits = 0;
-    if (ctx.method !== 'POST' || !messages) return;
     const scope = ctx.auth!.token.scopes.tools;
+    ctx.requestUnits = 0;
+    // The server's event stream (GET) may resume a POST's answer (Last-Event-ID), a tools/list answer included.
+    if (ctx.method === 'GET' && scope !== undefined) ctx.toolsListFilter = scope;
+    if (ctx.method !== 'POST' || !messages) return;
     const calls: string[] = [];
     const refused = new Map<number, MessageRefusal>();
     let lists = false;
