@@ -49,6 +49,7 @@ export interface Config {
   upstreamConnectTimeoutMs: number;
   upstreamIdleTimeoutMs: number;
   drainS: number;
+  /** KEYWARD_LEASE_TTL: a lease holder not renewed for this long is reclaimed (holders renew every third of it). */ leaseTtlMs: number;
   logLevel: LogLevel;
   adminRate: number;
   authFailures: number;
@@ -266,9 +267,12 @@ export function loadConfig(env: Env = process.env): Config {
 
   const pluginSettings = readJsonObjectFile('KEYWARD_PLUGIN_CONFIG', get('KEYWARD_PLUGIN_CONFIG'), 'plugin name');
 
-  const maxTtlRaw = get('KEYWARD_MAX_TTL') ?? '30d';
-  const maxTtlMs = parseDuration(maxTtlRaw);
-  if (maxTtlMs === undefined) throw new ConfigError('KEYWARD_MAX_TTL', 'a duration such as 15m, 12h or 30d', maxTtlRaw);
+  const duration = (name: string, dflt: string, max = Infinity): number => {
+    const ms = parseDuration(get(name) ?? dflt);
+    if (ms === undefined || ms > max) throw new ConfigError(name, `a duration such as 15m, 12h or 30d${max < Infinity ? ` (at most ${max / 60_000}m)` : ''}`, get(name)!);
+    return ms;
+  };
+  const maxTtlMs = duration('KEYWARD_MAX_TTL', '30d');
   const maxBodyRaw = get('KEYWARD_MAX_BODY') ?? '32mb';
   const maxBody = parseSize(maxBodyRaw);
   if (maxBody === undefined) throw new ConfigError('KEYWARD_MAX_BODY', 'a size such as 512kb or 32mb', maxBodyRaw);
@@ -328,6 +332,7 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamConnectTimeoutMs: int('KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1, 3_600_000),
     upstreamIdleTimeoutMs: int('KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS', 600_000, 1, 86_400_000),
     drainS: int('KEYWARD_DRAIN_S', 8, 0, 3600),
+    leaseTtlMs: duration('KEYWARD_LEASE_TTL', '5m', 3_600_000),
     logLevel: oneOf<LogLevel>('KEYWARD_LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error']),
     adminRate: int('KEYWARD_ADMIN_RATE', 600, 1, 1_000_000),
     authFailures: int('KEYWARD_AUTH_FAILURES', 20, 1, 1_000_000),

@@ -27,6 +27,8 @@ import { ProviderRegistry } from './catalog/registry.js';
 import { PriceBook, type PriceTables } from './catalog/prices.js';
 import { priceOverrides } from './catalog/price-file.js';
 import { QuotaLedger } from './accounting/quota-ledger.js';
+import { Instance } from './accounting/instance.js';
+import { LeaseKeeper } from './accounting/lease-keeper.js';
 import { SpendLedger } from './accounting/spend-ledger.js';
 import { OrgLimits } from './vault/org-limits.js';
 import { spendHost } from './gateway/spend-host.js';
@@ -131,7 +133,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(PriceBook, { useValue: prices });
   // Services are singletons within this container (tests run several servers in one process).
   for (const cls of [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries]) c.registerSingleton(cls as never);
-  for (const cls of [SpendLedger, OrgLimits]) c.registerSingleton(cls as never);
+  for (const cls of [SpendLedger, OrgLimits, Instance, LeaseKeeper]) c.registerSingleton(cls as never);
   c.register(RateLimiter, { useValue: new RateLimiter() });
   for (const cls of [OidcVerifier, TrustPolicyService, TokenExchange]) c.registerSingleton(cls as never);
   return c;
@@ -257,8 +259,9 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       await pipeline.close();
       await server.drain(config.drainS * 1000);
       await ledger.releaseAll();
-      // Requests settled while draining left amounts here: they go back too.
+      // Requests settled while draining left amounts here: they go back too; then every lease holder ends.
       await spend.releaseAll();
+      await c!.resolve(LeaseKeeper).close();
       upstream.close();
       await usage.close();
       await audit.close();

@@ -39,8 +39,13 @@ export interface ExtraRoutes {
 
 const PROXY_PREFIX = '/v1/proxy/';
 const READY_TIMEOUT_MS = 2000;
-/** A readiness result is reused this long (from when its check began); callers meanwhile share the one in flight. */
+/** A ready result is reused this long (from when its check began); callers meanwhile share the one in flight. */
 const READY_MAX_AGE_MS = 2000;
+/**
+ * A failed result only this long after it failed: a flood of probes still shares it, and readiness comes back
+ * within a moment of the store answering again (not a whole READY_MAX_AGE_MS later).
+ */
+const READY_FAILED_MAX_AGE_MS = 1000;
 
 /**
  * `req_` and 32 hex digits, all random (a counter would tell a caller how busy the instance is). The bytes
@@ -199,7 +204,11 @@ export class HttpServer {
     }
     const now = performance.now();
     if (!this.readiness || now - this.readiness.startedAt >= READY_MAX_AGE_MS) {
-      this.readiness = { startedAt: now, ready: this.checkReady() };
+      const check = { startedAt: now, ready: this.checkReady() };
+      this.readiness = check;
+      void check.ready.then((ok) => {
+        if (!ok && this.readiness === check) check.startedAt = performance.now() - READY_MAX_AGE_MS + READY_FAILED_MAX_AGE_MS;
+      });
     }
     if (await this.readiness.ready) sendJson(res, 200, { status: 'ready' });
     else sendJson(res, 503, { status: 'unavailable' });

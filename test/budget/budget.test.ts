@@ -13,6 +13,7 @@ import { SpendLedger } from '../../src/accounting/spend-ledger.js';
 import { Symbols } from '../../src/symbols.js';
 import type { Store } from '../../src/store/ports.js';
 import { pool } from '../support/pool.js';
+import { leasedOut } from '../support/leases.js';
 
 interface Setup {
   app: TestApp;
@@ -33,7 +34,7 @@ async function setup(t: ExecutionContext, env: Record<string, string> = {}): Pro
 const spentOf = async (s: Setup, key: string): Promise<number> => {
   // What the store has leased under the key minus what this instance holds unreserved = what was spent.
   const store = s.app.server.container.resolve<Store>(Symbols.Store);
-  return (await store.leased(key)) - s.app.server.container.resolve(SpendLedger).heldOf(key);
+  return (await leasedOut(store, key)) - s.app.server.container.resolve(SpendLedger).heldOf(key);
 };
 
 test('budget_usd: minted, shown as a decimal string, validated', async (t) => {

@@ -7,7 +7,10 @@
  * The emulator serialises every commit, honours create() and exists
  * preconditions and increments, and delivers listeners; it does not isolate
  * transactions (they run, but do not conflict) and ignores updateTime
- * preconditions.
+ * preconditions. Its commit applies a batch's writes one by one and stops at
+ * the first failed precondition, keeping the writes before it; Cloud Firestore
+ * commits a batch whole or not at all, so here every commit's preconditions
+ * are checked first (atomicCommits) and a batch that fails writes nothing.
  *
  * Outages: kill() stops serving at once; revive() serves again on the same
  * port (with empty data). A client whose calls were cut off by kill() only
@@ -39,8 +42,42 @@ export interface Emulator {
   stop(): Promise<void>;
 }
 
+/** The emulator's service state and the gRPC server's handler table (internals: see atomicCommits). */
+interface EmulatorInternals {
+  state: { getDocument(path: string): { metadata: { hasExist: boolean } } };
+  server: { handlers: Map<string, { func: (call: { request: CommitRequest }, callback: (err: unknown, value?: unknown) => void) => void }> };
+}
+
+interface CommitRequest {
+  writes: Array<{
+    has_delete: boolean; delete: string; has_update: boolean; update: { name: string };
+    has_current_document: boolean; current_document: { has_exists: boolean; exists: boolean };
+  }>;
+}
+
+/** Checks every write's exists precondition (in order, as the batch would leave each document) before the emulator applies any. */
+function atomicCommits(server: FirestoreServer): void {
+  const { state, server: grpcServer } = server as unknown as EmulatorInternals;
+  const handler = grpcServer.handlers.get('/google.firestore.v1.Firestore/Commit')!;
+  const commit = handler.func;
+  handler.func = (call, callback) => {
+    const exists = new Map<string, boolean>();
+    for (const w of call.request.writes) {
+      const name = w.has_delete ? w.delete : w.update.name;
+      const now = exists.get(name) ?? state.getDocument(name).metadata.hasExist;
+      if (w.has_current_document && w.current_document.has_exists && w.current_document.exists !== now) {
+        callback({ code: now ? grpc.status.ALREADY_EXISTS : grpc.status.NOT_FOUND, message: `${now ? 'entity already exists' : 'no entity to update'}: ${name}` });
+        return;
+      }
+      exists.set(name, !w.has_delete);
+    }
+    commit(call, callback);
+  };
+}
+
 async function serve(port: number): Promise<{ server: FirestoreServer; port: number }> {
   const server = new FirestoreServer();
+  atomicCommits(server);
   // FirestoreServer.start(port) binds 0.0.0.0 and hides the port it got; bind its gRPC server ourselves.
   const inner = (server as unknown as { server: import('@grpc/grpc-js').Server }).server;
   const bound = await new Promise<number>((resolve, reject) => {

@@ -1,7 +1,8 @@
 /**
  * The SQLite store's tables and their migrations: `createSchema` creates what is
- * missing and adds the columns that came later (credentials' `fields`, audit's
- * `count` and `expire_at`, usage's `spend_micros`, tokens' `created_by`, orgs' `spend_limit_micros`) to a file made before them, each in one write
+ * missing (lease holders, usage shards and audit count shards came in one go: new tables, nothing to
+ * alter; the older `usage` rows are still summed in) and adds the columns that came later (credentials' `fields`, audit's
+ * `count` and `expire_at`, usage's `spend_micros`, tokens' `created_by`, orgs' `spend_limit_micros`, idempotency's `claimant`) to a file made before them, each in one write
  * transaction re-checked inside it, so two processes opening the same old file
  * do not both alter a table.
  */
@@ -38,6 +39,19 @@ CREATE TABLE IF NOT EXISTS tokens (
 CREATE INDEX IF NOT EXISTS tokens_org_created ON tokens(org_id, created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS tokens_credential ON tokens(credential_id);
 CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, leased INTEGER NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS lease_holders (
+  key TEXT NOT NULL, holder TEXT NOT NULL, seq INTEGER NOT NULL, nonce TEXT NOT NULL, granted INTEGER NOT NULL,
+  returned INTEGER NOT NULL, used INTEGER NOT NULL, armed INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+  PRIMARY KEY (key, holder)
+) STRICT;
+CREATE TABLE IF NOT EXISTS usage_shards (
+  scope TEXT NOT NULL, id TEXT NOT NULL, period TEXT NOT NULL, writer TEXT NOT NULL, seq INTEGER NOT NULL,
+  requests INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, spend_micros INTEGER NOT NULL,
+  PRIMARY KEY (scope, id, period, writer)
+) STRICT;
+CREATE TABLE IF NOT EXISTS audit_counts (
+  id TEXT NOT NULL, batch TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (id, batch)
+) STRICT;
 CREATE TABLE IF NOT EXISTS usage (
   scope TEXT NOT NULL, id TEXT NOT NULL, period TEXT NOT NULL,
   requests INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
@@ -70,6 +84,16 @@ export function createSchema(db: SqliteDb): void {
   createTrustPolicyTable(db);
   addTokenCreator(db);
   addOrgSpendLimit(db);
+  addIdempotencyClaimant(db);
+}
+
+/** Adds `claimant` (who holds a claim: a claim read back after an unacknowledged commit is recognised) to an older table. */
+function addIdempotencyClaimant(db: SqliteDb): void {
+  const has = () => db.all('PRAGMA table_info(idempotency)').some((c) => c.name === 'claimant');
+  if (has()) return;
+  db.tx(() => {
+    if (!has()) db.exec('ALTER TABLE idempotency ADD COLUMN claimant TEXT');
+  });
 }
 
 /** Adds `spend_limit_micros` (the monthly spend cap; NULL: none) to an orgs table made before it. */
