@@ -1,7 +1,7 @@
 /**
  * The HTTP front door. Gives every request an id, answers health checks
- * (readiness from one shared check at most 2 s old, so a flood of probes
- * never becomes a flood of store pings),
+ * (readiness.ts: one shared check, so a flood of probes never becomes a
+ * flood of store pings),
  * sends `/v1/proxy/*` to the gateway and everything else under `/v1` to the
  * admin router. Malformed HTTP is answered by the client-error handler with the
  * contract's JSON; header and body read timeouts come from the config.
@@ -15,6 +15,7 @@ import type { Config } from '../config.js';
 import { ApiError, Errors, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { H2cFrontDoor } from './h2c.js';
+import { Readiness } from './readiness.js';
 import { rawErrorResponse, sendError, sendJson } from './reply.js';
 import type { Route, Router } from './router.js';
 
@@ -38,15 +39,6 @@ export interface ExtraRoutes {
 }
 
 const PROXY_PREFIX = '/v1/proxy/';
-const READY_TIMEOUT_MS = 2000;
-/** A ready result is reused this long (from when its check began); callers meanwhile share the one in flight. */
-const READY_MAX_AGE_MS = 2000;
-/**
- * A failed result only this long after it failed: a flood of probes still shares it, and readiness comes back
- * within a moment of the store answering again (not a whole READY_MAX_AGE_MS later).
- */
-const READY_FAILED_MAX_AGE_MS = 1000;
-
 /**
  * `req_` and 32 hex digits, all random (a counter would tell a caller how busy the instance is). The bytes
  * come from a pool refilled 256 ids at a time: a random UUID with its dashes removed cost ~2 µs per request.
@@ -68,7 +60,7 @@ export class HttpServer {
   private draining = false;
   private inflight = 0;
   private idleWaiters: Array<() => void> = [];
-  private readiness: { startedAt: number; ready: Promise<boolean> } | undefined;
+  private readonly readiness: Readiness;
 
   constructor(
     private readonly config: Config,
@@ -76,9 +68,10 @@ export class HttpServer {
     private readonly router: Router,
     private readonly pipeline: AdminHandler,
     private readonly proxy: ProxyHandler,
-    private readonly health: HealthCheck,
+    health: HealthCheck,
     private readonly extra: ExtraRoutes = {},
   ) {
+    this.readiness = new Readiness(() => health.ready(), log);
     this.server = http.createServer({
       headersTimeout: config.headersTimeoutMs,
       requestTimeout: Math.max(config.bodyTimeoutMs, config.headersTimeoutMs),
@@ -202,33 +195,8 @@ export class HttpServer {
       sendJson(res, 503, { status: 'draining' });
       return;
     }
-    const now = performance.now();
-    if (!this.readiness || now - this.readiness.startedAt >= READY_MAX_AGE_MS) {
-      const check = { startedAt: now, ready: this.checkReady() };
-      this.readiness = check;
-      void check.ready.then((ok) => {
-        if (!ok && this.readiness === check) check.startedAt = performance.now() - READY_MAX_AGE_MS + READY_FAILED_MAX_AGE_MS;
-      });
-    }
-    if (await this.readiness.ready) sendJson(res, 200, { status: 'ready' });
+    if (await this.readiness.ready()) sendJson(res, 200, { status: 'ready' });
     else sendJson(res, 503, { status: 'unavailable' });
-  }
-
-  /** One readiness check (store and key wrapper), bounded by READY_TIMEOUT_MS; never rejects. */
-  private async checkReady(): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        this.health.ready(),
-        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS))),
-      ]);
-      return true;
-    } catch (err) {
-      this.log.warn({ err }, 'not ready');
-      return false;
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {

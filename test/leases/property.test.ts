@@ -15,22 +15,11 @@ import type { LeaseKeeper } from '../../src/accounting/lease-keeper.js';
 import { ManualClock } from '../support/clocks.js';
 import { MemoryLeases } from '../support/memory-leases.js';
 import { keeperOn } from '../support/leases.js';
+import { seeded } from '../support/prng.js';
 
 const STEPS = Number(process.env.KEYWARD_FUZZ_COUNT ?? 3000);
 const TTL = 10_000;
 const KEY = 'spend:org:org_p:2026-11';
-
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Instance {
   keeper: LeaseKeeper;
@@ -46,7 +35,7 @@ const PLANS: LeasePlan[] = [
 ];
 
 async function run(seed: number, steps: number): Promise<{ billable: number; used: number; limit: number; reserved: number; refused: number }> {
-  const rnd = prng(seed);
+  const rnd = seeded(seed);
   const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
   const limit = 2000 + Math.floor(rnd() * 8000);
   const clock = new ManualClock();

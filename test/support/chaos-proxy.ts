@@ -32,6 +32,8 @@ export async function startChaosProxy(target: { host: string; port: number }): P
   let mode: ChaosMode = 'pass';
   let latencyMs = 0;
   const pairs = new Set<{ client: net.Socket; upstream: net.Socket; legs: Leg[] }>();
+  /** Every socket accepted, to destroy on close (one ended by `drop` may linger half-open). */
+  const sockets = new Set<net.Socket>();
 
   const pump = (leg: Leg) => {
     if (mode === 'blackhole' || leg.to.destroyed) return;
@@ -49,6 +51,9 @@ export async function startChaosProxy(target: { host: string; port: number }): P
   };
 
   const server = net.createServer((client) => {
+    sockets.add(client);
+    client.once('close', () => sockets.delete(client));
+    client.on('error', () => undefined);
     if (mode === 'reset') return void client.resetAndDestroy();
     if (mode === 'drop') return void client.end();
     const upstream = net.connect(target.port, target.host);
@@ -96,10 +101,8 @@ export async function startChaosProxy(target: { host: string; port: number }): P
       }
     },
     close: () => new Promise<void>((resolve) => {
-      for (const pair of pairs) {
-        pair.client.destroy();
-        pair.upstream.destroy();
-      }
+      for (const pair of pairs) pair.upstream.destroy();
+      for (const socket of sockets) socket.destroy();
       server.close(() => resolve());
     }),
   };

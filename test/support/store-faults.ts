@@ -5,22 +5,13 @@
  */
 import { BackendUnavailable } from '../../src/errors.js';
 import type { Store } from '../../src/store/ports.js';
+import { seeded } from './prng.js';
+
+export { seeded } from './prng.js';
 
 interface FaultableStore {
   kind: string;
   setWriteFaults(faults: ((what: string) => void) | undefined): void;
-}
-
-/** A small seeded PRNG (mulberry32). */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export interface WriteFaultStats {

@@ -8,8 +8,9 @@
  * documents are swept in the background, at most once a minute per instance.
  *
  * Liveness is measured, not assumed: a listener on a connection held silent
- * reports nothing, ever. While watching, the feed also polls for changes newer
- * than the newest it has seen every POLL_MS, each poll bounded by a deadline;
+ * reports nothing, ever. While watching, the feed also polls every POLL_MS for
+ * changes stamped after the last answered poll began (less an overlap), each
+ * poll bounded by a deadline;
  * the feed is live only while a poll succeeded within LIVE_WITHIN_MS, so a
  * silent store makes it not live within a second, and caches then trust what
  * they hold one second at most. A poll also delivers what the listener missed.
@@ -34,8 +35,9 @@ const POLL_DEADLINE_MS = 800;
 /** Live while a poll succeeded this recently: the contract's one second. */
 const LIVE_WITHIN_MS = 1_000;
 /**
- * A poll re-reads changes this much older than the newest seen: a change is stamped before its commit lands
- * (under load, seconds before), and writers' clocks differ a little. Re-read ones are delivered once (`seen`).
+ * A poll reads changes stamped up to this long before the last answered poll began: a change is stamped
+ * before its commit lands (under load, seconds before), and writers' clocks differ a little. A change is so
+ * read again for a few seconds (delivered once: `seen`); with none, a poll costs one read.
  */
 const POLL_OVERLAP_MS = 5_000;
 
@@ -52,8 +54,10 @@ export class FirestoreChanges implements ChangeFeed {
   private polling = false;
   /** performance.now() of the last poll that succeeded (0: none yet). */
   private lastPollOk = 0;
-  /** The newest change time delivered (by the listener or a poll): polls read from just before it. */
+  /** The newest change time delivered (by the listener or a poll): a reopened listener replays from just before it. */
   private newest = 0;
+  /** Wall time the last answered poll began: the next reads changes stamped after it, less the overlap. */
+  private polledFrom = 0;
   /** Change documents already delivered by the current watch (snapshots can repeat them). */
   private readonly seen = new Map<string, number>();
   private lastSweep = 0;
@@ -103,6 +107,7 @@ export class FirestoreChanges implements ChangeFeed {
     if (!this.unsubscribe && !this.watchRetry && !this.db.closed) this.startWatching(Date.now() - CHANGE_LOOKBACK_MS);
     if (!this.poller && !this.db.closed) {
       this.newest = Math.max(this.newest, Date.now() - CHANGE_LOOKBACK_MS);
+      this.polledFrom = Date.now() - CHANGE_LOOKBACK_MS;
       this.poller = setInterval(() => void this.poll(), POLL_MS);
       this.poller.unref();
       void this.poll();
@@ -118,14 +123,18 @@ export class FirestoreChanges implements ChangeFeed {
     return this.poller !== undefined && this.lastPollOk > 0 && performance.now() - this.lastPollOk <= LIVE_WITHIN_MS;
   }
 
-  /** One bounded poll for changes after the newest seen; a failure only leaves the feed not live. */
+  /** One bounded poll for changes since the last answered one; a failure only leaves the feed not live. */
   private async poll(): Promise<void> {
     if (this.polling || this.db.closed) return;
     this.polling = true;
     const started = performance.now();
+    const wallStarted = Date.now();
     try {
-      const snap = await this.db.guard(() => this.db.changes.where('at', '>', this.newest - POLL_OVERLAP_MS).orderBy('at').limit(BATCH_WRITES).get(), POLL_DEADLINE_MS);
+      const snap = await this.db.guard(() => this.db.changes.where('at', '>', this.polledFrom - POLL_OVERLAP_MS).orderBy('at').limit(BATCH_WRITES).get(), POLL_DEADLINE_MS);
       this.lastPollOk = started;
+      // A full page: the next poll goes on from its last change (the overlap is subtracted again).
+      const full = snap.size === BATCH_WRITES;
+      this.polledFrom = Math.max(this.polledFrom, full ? (snap.docs.at(-1)!.get('at') as number) + POLL_OVERLAP_MS : wallStarted);
       for (const d of snap.docs) this.deliver(d.id, d.get('at') as number, { kind: d.get('kind'), id: d.get('id') });
     } catch {
       // The store did not answer in time: not live (isLive), the next poll tries again.

@@ -71,8 +71,8 @@ export function openClient(config: FirestoreConnectConfig): FirestoreClient {
   const settings: Settings = {
     ignoreUndefinedProperties: true,
     // gRPC's reconnect backoff grows to 2 minutes by default: after an outage the store would be back long before
-    // the client tried again (readiness took 8 s after a 12 s outage). Retry at most a second apart.
-    grpcOptions: { 'grpc.initial_reconnect_backoff_ms': 250, 'grpc.max_reconnect_backoff_ms': 1000 },
+    // the client tried again (readiness took 8 s after a 12 s outage). Retry at most half a second apart.
+    grpcOptions: { 'grpc.initial_reconnect_backoff_ms': 250, 'grpc.max_reconnect_backoff_ms': 500 },
   };
   const projectId = config.gcpProject ?? (config.firestoreEmulatorHost ? 'keyward-local' : undefined);
   if (projectId) settings.projectId = projectId;
