@@ -22,6 +22,7 @@ import { startEmulator } from '../test/support/firestore-emulator.js';
 import { recordOps, type Op } from '../test/support/emulator-ops.js';
 import { BENCH, ROOT, sleep } from './servers.js';
 import { analyse, formatReport, type RunResult } from './scale-report.js';
+import { INPUT_OVERHEAD_TOKENS } from '../src/catalog/spend-bound.js';
 
 const { values } = parseArgs({
   options: {
@@ -39,23 +40,23 @@ const ADMIN = 'bench-admin-token-0123456789abcdef';
 const KEK = randomBytes(32).toString('base64');
 const QUOTA = 10_000_000;
 
-/** The provider: OpenAI-shaped JSON with usage; 11 input and 5 output tokens each (pm-1: 22 + 40 = 62 µ$). */
-async function provider(): Promise<{ url: string; received: () => number; close(): void }> {
-  let received = 0;
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      received++;
-      const body = JSON.stringify({ id: 'c', object: 'chat.completion', model: 'pm-1', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 11, completion_tokens: 5, total_tokens: 16 } });
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}`, received: () => received, close: () => server.close() };
+/** The provider (bench/scale-provider.mjs, its own process): 11 input and 5 output tokens each (pm-1: 22 + 40 = 62 µ$). */
+async function provider(): Promise<{ url: string; received: () => Promise<number>; close(): void }> {
+  const proc = fork(path.join(BENCH, 'scale-provider.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const port = await new Promise<number>((resolve) => proc.once('message', (m) => resolve((m as { port: number }).port)));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received: () => new Promise<number>((resolve) => {
+      proc.once('message', (m) => resolve((m as { count: number }).count));
+      proc.send('count');
+    }),
+    close: () => proc.kill(),
+  };
 }
 const COST_MICROS = 11 * 2 + 5 * 8;
+const BODY = JSON.stringify({ model: 'pm-1', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+/** The budget's reservation for BODY (catalog/spend-bound.ts): what a request is charged when no usage comes back. */
+const WORST_MICROS = (Buffer.byteLength(BODY) + INPUT_OVERHEAD_TOKENS) * 2 + 5 * 8;
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 function call(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string }> {
@@ -117,11 +118,11 @@ async function run(n: number, emulatorHost: string, ops: Op[], providersDir: str
   await admin(urls[0]!, 'PATCH', '/v1/orgs/self', org.token, { spend_limit_usd: '100000' });
   const tok = await admin(urls[0]!, 'POST', '/v1/tokens', org.token, { credential_id: cred.id, ttl: '1d', budget_usd: '100000' });
   const victim = await admin(urls[0]!, 'POST', '/v1/tokens', org.token, { credential_id: cred.id, ttl: '1d' });
-  const body = JSON.stringify({ model: 'pm-1', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
-  const proxied = (url: string, token: string) => call(`${url}/v1/proxy/v1/chat/completions`, 'POST', { 'x-proxy-token': token }, body);
+  const proxied = (url: string, token: string) => call(`${url}/v1/proxy/v1/chat/completions`, 'POST', { 'x-proxy-token': token }, BODY);
   // Every instance resolves (and caches) the victim first.
   let victimForwarded = (await Promise.all(urls.map((u) => proxied(u, victim.token)))).filter((r) => r.status === 200).length;
   const statuses = new Map<number, number>();
+  const probeStatuses = new Map<number, number>();
   const inflight = new Set<Promise<unknown>>();
   const load = async (seconds: number, count: boolean) => {
     const start = performance.now();
@@ -141,33 +142,44 @@ async function run(n: number, emulatorHost: string, ops: Op[], providersDir: str
     await sleep((SECONDS * 1000) / 2);
     await admin(urls[0]!, 'DELETE', `/v1/tokens/${victim.id}`, org.token);
     const at = performance.now();
+    // Per instance: when the first probe it refused was sent, and when the last one it forwarded was sent.
     const seen = await Promise.all(urls.map(async (u) => {
-      for (;;) {
+      let lastForwarded = 0;
+      while (performance.now() - at < 30_000) {
+        const sent = performance.now() - at;
         const r = await proxied(u, victim.token);
-        if (r.status === 401) return performance.now() - at;
-        if (r.status === 200) victimForwarded++;
+        if (r.status === 401) return { refusedFrom: sent, lastForwarded };
+        if (r.status === 200) {
+          victimForwarded++;
+          lastForwarded = sent;
+        } else probeStatuses.set(r.status, (probeStatuses.get(r.status) ?? 0) + 1);
         await sleep(50);
       }
+      return { refusedFrom: Infinity, lastForwarded };
     }));
-    return Math.max(...seen);
+    const worst = { refusedFrom: Math.max(...seen.map((x) => x.refusedFrom)), lastForwarded: Math.max(...seen.map((x) => x.lastForwarded)) };
+    process.stderr.write(`  revocation: every instance refused probes sent ${Math.round(worst.refusedFrom)} ms after it; the last forwarded was sent after ${Math.round(worst.lastForwarded)} ms (other answers: ${JSON.stringify(Object.fromEntries(probeStatuses))})\n`);
+    return worst;
   })();
   await load(SECONDS, true);
   const t1 = performance.now();
-  const revokedAllMs = await revocation;
+  process.stderr.write(`  load done: ${JSON.stringify(Object.fromEntries(statuses))}\n`);
+  const revoked = await revocation;
   await Promise.all([...inflight]);
   const to = ops.length;
   await stopWorkers(workers);
+  process.stderr.write('  drained\n');
   // Exactness: the store (through a fresh instance) against what the provider received.
   const [check] = await startWorkers(1, env);
   const base = `http://127.0.0.1:${check!.ports[0]}`;
   const usage = await admin(base, 'GET', '/v1/usage', org.token);
   const token = await admin(base, 'GET', `/v1/tokens/${tok.id}`, org.token);
   await stopWorkers([check!]);
-  const received = up.received();
+  const received = await up.received();
   up.close();
   return analyse({
     instances: n, rate: RATE, seconds: (t1 - t0) / 1000, ops: ops.slice(from, to), t0, t1, statuses: Object.fromEntries(statuses),
-    revokedAllMs, received, victimForwarded, costMicros: COST_MICROS, usage, tokenUsage: token.usage,
+    revokedAllMs: revoked.refusedFrom, lastForwardedMs: revoked.lastForwarded, received, victimForwarded, costMicros: COST_MICROS, worstMicros: WORST_MICROS, usage, tokenUsage: token.usage,
   });
 }
 

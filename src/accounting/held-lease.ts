@@ -43,8 +43,11 @@ export interface LeaseHost {
 
 /** Consumption is armed for this long ahead of demand. */
 const ARM_AHEAD_MS = 5_000;
-/** Recorded use is written at most this often (the usage API's `used` lags by this much at most, beyond this instance). */
-export const REPORT_MS = 5_000;
+/**
+ * Use is recorded, and spare arming given back, at most this often when nothing else writes (the usage API
+ * takes `used` from the usage counters where they run ahead; what this costs is one write per counter).
+ */
+export const REPORT_MS = 15_000;
 /** Write attempts of one seq whose outcome is unknown kept at most; more and the counter waits for the store. */
 const MAX_LIMBO = 16;
 

@@ -1,7 +1,10 @@
 /**
  * Usage counters (requests, input and output tokens and spend per organisation, credential and token each
  * month, and per organisation each day) accumulate in memory and are written to the store in one batch
- * every second at most, never per request. Each instance writes only its own shard of each counter, with
+ * every second at most, never per request: a counter with many requests since its last write (BUSY) or
+ * not written for QUIET_MS, or never written, goes in the next batch; others wait, so an instance with
+ * little traffic writes each counter every few seconds, not every second (the store's cost is per
+ * instance and second: docs/store-cost.md). Each instance writes only its own shard of each counter, with
  * its absolute totals (UsageStore): a flush that fails, or lands and times out, is simply written again,
  * so nothing counts twice and nothing is lost, and no document is written more than once a second however
  * many instances there are. Reads add what this instance has not written yet, so a caller sees its own
@@ -21,6 +24,10 @@ import { BackgroundFlush } from './background-flush.js';
 import { Instance } from './instance.js';
 
 const FLUSH_MS = 1000;
+/** A counter with at least this many requests not written goes in the next batch… */
+const BUSY = 20;
+/** …and any other at most this long after its last write. */
+const QUIET_MS = 5000;
 /** A written counter untouched this long is let go of (a token's month, a credential's). */
 const FORGET_AFTER_MS = 10 * 60_000;
 /** Keys let go of that are remembered (to read their totals back if counted again); past it, every new counter is read back. */
@@ -44,6 +51,8 @@ interface Counter {
   /** Totals added since the last write began. */
   dirty: boolean;
   touched: number;
+  /** When its last write began (0: never written by this instance). */
+  writtenAt: number;
 }
 
 const ZERO: UsageCounts = { requests: 0, inputTokens: 0, outputTokens: 0, spendMicros: 0 };
@@ -72,8 +81,12 @@ export class UsageRecorder {
   ) {
     this.flusher = new BackgroundFlush({
       take: () => {
+        const now = this.clock.now();
         const dirty = [...this.counters.values()].filter((c) => c.dirty);
-        return dirty.length > 0 ? dirty : undefined;
+        const due = dirty.filter((c) => c.writtenAt === 0 || now - c.writtenAt >= QUIET_MS || c.shard.requests - (c.written?.requests ?? 0) >= BUSY);
+        // The others wait for their turn: the flush comes round again.
+        if (due.length < dirty.length) this.flusher.schedule();
+        return due.length > 0 ? due : undefined;
       },
       write: (batch) => this.write(batch),
       // Nothing to put back: the totals stay, and the next flush writes them again (absolute, so at most once).
@@ -98,7 +111,7 @@ export class UsageRecorder {
     let c = this.counters.get(key);
     if (!c) {
       const known = !this.forgottenOverflow && !this.forgotten.delete(key);
-      c = { shard: { scope, id, period, ...ZERO }, written: known ? { ...ZERO } : undefined, dirty: false, touched: now };
+      c = { shard: { scope, id, period, ...ZERO }, written: known ? { ...ZERO } : undefined, dirty: false, touched: now, writtenAt: 0 };
       this.counters.set(key, c);
     }
     addTo(c.shard, e);
@@ -116,12 +129,20 @@ export class UsageRecorder {
         c.written = stored[i]!;
       });
     }
-    const sent = batch.map((c) => ({ c, totals: { ...c.shard } }));
-    for (const { c } of sent) c.dirty = false;
+    const sent = batch.map((c) => ({ c, totals: { ...c.shard }, writtenAt: c.writtenAt }));
+    const startedAt = this.clock.now();
+    for (const { c } of sent) {
+      c.dirty = false;
+      c.writtenAt = startedAt;
+    }
     try {
       await this.store.putUsageShards(this.instance.id, ++this.seq, sent.map((s) => s.totals));
     } catch (err) {
-      for (const { c } of sent) c.dirty = true;
+      // Written again at the next flush (its turn as before the failed attempt).
+      for (const { c, writtenAt } of sent) {
+        c.dirty = true;
+        c.writtenAt = writtenAt;
+      }
       throw err;
     }
     for (const { c, totals } of sent) c.written = totals;
@@ -143,8 +164,9 @@ export class UsageRecorder {
     }
   }
 
-  /** Writes what has accumulated; on failure the totals are kept for the next flush. */
+  /** Writes everything not written yet (what waits for its turn too); on failure the totals are kept for the next flush. */
   flush(): Promise<void> {
+    for (const c of this.counters.values()) if (c.dirty) c.writtenAt = 0;
     return this.flusher.flush();
   }
 
@@ -178,6 +200,7 @@ export class UsageRecorder {
   }
 
   close(): Promise<void> {
+    for (const c of this.counters.values()) if (c.dirty) c.writtenAt = 0;
     return this.flusher.close();
   }
 }

@@ -35,6 +35,12 @@ const POLL_DEADLINE_MS = 800;
 /** Live while a poll succeeded this recently: the contract's one second. */
 const LIVE_WITHIN_MS = 1_000;
 /**
+ * Polls still running in the client (past their deadline here) that hold a new one back: a slow store is
+ * not sent ever more polls. One older than POLL_STALE_MS no longer counts (a connection that died silently).
+ */
+const POLLS_OUTSTANDING = 2;
+const POLL_STALE_MS = 10_000;
+/**
  * A poll reads changes stamped up to this long before the last answered poll began: a change is stamped
  * before its commit lands (under load, seconds before), and writers' clocks differ a little. A change is so
  * read again for a few seconds (delivered once: `seen`); with none, a poll costs one read.
@@ -51,7 +57,8 @@ export class FirestoreChanges implements ChangeFeed {
   private unsubscribe: (() => void) | undefined;
   private watchRetry: NodeJS.Timeout | undefined;
   private poller: NodeJS.Timeout | undefined;
-  private polling = false;
+  /** When each poll still running in the client began (performance.now()). */
+  private readonly outstanding = new Set<number>();
   /** performance.now() of the last poll that succeeded (0: none yet). */
   private lastPollOk = 0;
   /** The newest change time delivered (by the listener or a poll): a reopened listener replays from just before it. */
@@ -125,12 +132,16 @@ export class FirestoreChanges implements ChangeFeed {
 
   /** One bounded poll for changes since the last answered one; a failure only leaves the feed not live. */
   private async poll(): Promise<void> {
-    if (this.polling || this.db.closed) return;
-    this.polling = true;
     const started = performance.now();
+    let running = 0;
+    for (const at of this.outstanding) if (started - at < POLL_STALE_MS) running++;
+    if (running >= POLLS_OUTSTANDING || this.db.closed) return;
     const wallStarted = Date.now();
+    this.outstanding.add(started);
+    const query = this.db.track(this.db.changes.where('at', '>', this.polledFrom - POLL_OVERLAP_MS).orderBy('at').limit(BATCH_WRITES).get());
+    void query.then(() => this.outstanding.delete(started), () => this.outstanding.delete(started));
     try {
-      const snap = await this.db.guard(() => this.db.changes.where('at', '>', this.polledFrom - POLL_OVERLAP_MS).orderBy('at').limit(BATCH_WRITES).get(), POLL_DEADLINE_MS);
+      const snap = await this.db.guard(() => query, POLL_DEADLINE_MS);
       this.lastPollOk = started;
       // A full page: the next poll goes on from its last change (the overlap is subtracted again).
       const full = snap.size === BATCH_WRITES;
@@ -138,8 +149,6 @@ export class FirestoreChanges implements ChangeFeed {
       for (const d of snap.docs) this.deliver(d.id, d.get('at') as number, { kind: d.get('kind'), id: d.get('id') });
     } catch {
       // The store did not answer in time: not live (isLive), the next poll tries again.
-    } finally {
-      this.polling = false;
     }
   }
 
