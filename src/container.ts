@@ -233,7 +233,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   };
   // WebSocket upgrades of proxy paths: realtime sessions through the same pipeline (src/gateway/realtime/).
   const realtime = new RealtimeGateway({
-    config, log, clock: c.resolve(Symbols.Clock), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook), unpriced: c.resolve(UnpricedModels),
+    config, log, clock: c.resolve(Symbols.Clock), timers: c.resolve<Timers>(Symbols.Timers), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook), unpriced: c.resolve(UnpricedModels),
     usage, metrics, tracing, feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending)],
     refused: (ctx, action) => host.audit.refused(ctx, action), signers,
   });
