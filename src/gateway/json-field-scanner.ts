@@ -16,7 +16,9 @@
  * (`Model`, `MODEL`), is a problem rather than a value: parsers disagree on
  * which one wins (most take the last; Go's encoding/json matches keys without
  * case, Kelvin sign K and long s ſ included), so the scope would check one
- * value while the provider used another. `anyKeys` are noticed at any depth.
+ * value while the provider used another. `anyKeys` are noticed at any depth,
+ * except inside the value of a key `anyKeysSkip` names (at any depth: a
+ * `tools` array, a nested `responseSchema`), which is stepped over for them.
  * The elements of one top-level array (`elements`: a body's `tools`) are
  * recorded as they pass, each object's named values and keys, within a fixed
  * number of elements and keys (json-fields.ts): one pass, nothing read twice.
@@ -54,6 +56,9 @@ export class JsonFieldScanner {
   private readonly items: ElementFacts[] = [];
   private itemsTruncated = false;
   private readonly anyKeys: ReadonlySet<string> | undefined;
+  private readonly anyKeysSkip: ReadonlySet<string> | undefined;
+  /** The depth of the anyKeysSkip key whose value is being read (its keys are not noticed); 0: none. */
+  private skipDepth = 0;
   problem: ScanProblem | undefined;
 
   private readonly root: FieldNode;
@@ -90,8 +95,9 @@ export class JsonFieldScanner {
    * `fields`: dotted paths from the top-level object (`generationConfig.maxOutputTokens`); `anyKeys`: keys noticed at
    * any depth (`image_url`); `elements`: the top-level array whose elements are recorded (also a field itself).
    */
-  constructor(fields: readonly string[], anyKeys: readonly string[] = [], elements?: ElementsWanted) {
+  constructor(fields: readonly string[], anyKeys: readonly string[] = [], elements?: ElementsWanted, anyKeysSkip: readonly string[] = []) {
     this.anyKeys = anyKeys.length > 0 ? new Set(anyKeys.map(foldKey)) : undefined;
+    this.anyKeysSkip = this.anyKeys && anyKeysSkip.length > 0 ? new Set(anyKeysSkip.map(foldKey)) : undefined;
     ({ root: this.root, wanted: this.wanted } = fieldTree(fields, elements));
   }
 
@@ -241,6 +247,8 @@ export class JsonFieldScanner {
   }
 
   private close(): void {
+    // The skipped key's value (one deeper than the key) closes: keys count again.
+    if (this.skipDepth !== 0 && this.depth <= this.skipDepth + 1) this.skipDepth = 0;
     this.frames[this.depth] = undefined;
     this.depth--;
     this.state = this.depth === 0 ? DONE : AFTER_VALUE;
@@ -370,9 +378,14 @@ export class JsonFieldScanner {
     }
     this.state = COLON;
     const frame = this.frames[this.depth];
+    // A key at (or above) the skipped key's depth: the skipped value has ended.
+    if (this.skipDepth !== 0 && this.depth <= this.skipDepth) this.skipDepth = 0;
     if (value === undefined) return true; // a key too long to be a wanted one
     const folded = foldKey(value);
-    if (this.anyKeys?.has(folded)) this.keysFound.add(folded);
+    if (this.skipDepth === 0) {
+      if (this.anyKeys?.has(folded)) this.keysFound.add(folded);
+      if (this.anyKeysSkip?.has(folded)) this.skipDepth = this.depth;
+    }
     if (!frame) return true; // not a tracked object
     if (frame.facts && !frame.facts.keys.has(folded)) {
       if (frame.facts.keys.size < ELEMENT_KEYS) frame.facts.keys.add(folded);
