@@ -23,7 +23,6 @@
  * recorded as they pass, each object's named values and keys, within a fixed
  * number of elements and keys (json-fields.ts): one pass, nothing read twice.
  */
-
 import { ELEMENT_KEYS, ELEMENTS_LIMIT, fieldTree, foldKey, MAX_DEPTH, type ElementFacts, type ElementsFound, type ElementsWanted, type FieldNode, type FieldValue, type Frame, type ScanProblem } from './json-fields.js';
 
 export { foldKey, MAX_DEPTH };
@@ -57,8 +56,7 @@ export class JsonFieldScanner {
   private itemsTruncated = false;
   private readonly anyKeys: ReadonlySet<string> | undefined;
   private readonly anyKeysSkip: ReadonlySet<string> | undefined;
-  /** The depth of the anyKeysSkip key whose value is being read (its keys are not noticed); 0: none. */
-  private skipDepth = 0;
+  private skipDepth = 0; // the depth of the anyKeysSkip key whose value is being read (its keys not noticed); 0: none
   problem: ScanProblem | undefined;
 
   private readonly root: FieldNode;
@@ -75,8 +73,7 @@ export class JsonFieldScanner {
   /** The wanted field whose scalar value is being read. */
   private pendingField: string | undefined;
 
-  // The string being read.
-  private stringIsKey = false;
+  private stringIsKey = false; // the string being read
   private capturing = false;
   private overlong = false;
   private readonly bytes = Buffer.allocUnsafe(CAPTURE_LIMIT);
@@ -86,8 +83,7 @@ export class JsonFieldScanner {
   private hex = 0;
   private hexDigits = 0;
 
-  // The number or literal being read.
-  private numberText = '';
+  private numberText = ''; // the number or literal being read
   private literal: Buffer = LITERALS.t;
   private literalAt = 0;
 
