@@ -24,8 +24,8 @@ function rate(name: string, bytes: number, fn: () => void): void {
   console.log(`${name}: ${Math.round(n / s).toLocaleString('en')} /s (${bytes} bytes, ${((n * bytes) / s / 1e6).toFixed(0)} MB/s)`);
 }
 
-rate('scan one tools/call', single.length, () => new JsonFieldScanner(MESSAGE_FIELDS, [], undefined, true).write(single));
-rate('scan a batch of 16 calls', batch.length, () => new JsonFieldScanner(MESSAGE_FIELDS, [], undefined, true).write(batch));
+rate('scan one tools/call', single.length, () => new JsonFieldScanner(MESSAGE_FIELDS, [], undefined, [], true).write(single));
+rate('scan a batch of 16 calls', batch.length, () => new JsonFieldScanner(MESSAGE_FIELDS, [], undefined, [], true).write(batch));
 for (const [name, bytes, stream] of [['filter tools/list, JSON', list, false], ['filter tools/list, event stream', sse, true]] as const) {
   rate(name, bytes.length, () => {
     const f = listFiltered(new StreamMasker([Buffer.from('ghp_secretsecretsecret')]), ['tool_1*', 'tool_5'], stream);

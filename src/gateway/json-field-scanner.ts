@@ -16,17 +16,17 @@
  * (`Model`, `MODEL`), is a problem rather than a value: parsers disagree on
  * which one wins (most take the last; Go's encoding/json matches keys without
  * case, Kelvin sign K and long s ſ included), so the scope would check one
- * value while the provider used another. `anyKeys` are noticed at any depth.
+ * value while the provider used another. `anyKeys` are noticed at any depth,
+ * except inside the value of a key `anyKeysSkip` names (at any depth: a
+ * `tools` array, a nested `responseSchema`), which is stepped over for them.
  * The elements of one top-level array (`elements`: a body's `tools`) are
  * recorded as they pass, each object's named values and keys, within a fixed
  * number of elements and keys (json-fields.ts): one pass, nothing read twice.
- * Reading JSON-RPC messages (`messages`), the top level may also be an array
- * of objects (a batch, at most MESSAGES_LIMIT): each object's fields are
- * recorded apart (`messages`), and a case variant of a wanted key is refused
- * even alone, since a server that matches keys without case would take it.
+ * Reading JSON-RPC messages, the top level may also be a batch (an array of at
+ * most MESSAGES_LIMIT objects), each one's fields recorded apart; a case variant
+ * of a wanted key is refused even alone (a case-folding server would take it).
  */
-
-import { ELEMENT_KEYS, ELEMENTS_LIMIT, fieldTree, foldKey, isDigit, MAX_DEPTH, MESSAGES_LIMIT, N_INT, N_MINUS, N_ZERO, numberNext, type ElementFacts, type ElementsFound, type ElementsWanted, type FieldNode, type FieldValue, type Frame, type ScanProblem } from './json-fields.js';
+import { ELEMENT_KEYS, ELEMENTS_LIMIT, fieldTree, foldKey, isDigit, isWhitespace, MAX_DEPTH, MESSAGES_LIMIT, N_INT, N_MINUS, N_ZERO, numberNext, startsOtherValue, type ElementFacts, type ElementsFound, type ElementsWanted, type FieldNode, type FieldValue, type Frame, type ScanProblem } from './json-fields.js';
 
 export { foldKey, MAX_DEPTH };
 export type { ElementFacts, ElementsFound, ElementsWanted, FieldValue, ScanProblem };
@@ -44,9 +44,6 @@ const QUOTE = 0x22, BACKSLASH = 0x5c;
 const LITERALS = { t: Buffer.from('true'), f: Buffer.from('false'), n: Buffer.from('null') };
 const ESCAPES: Record<number, string> = { 0x22: '"', 0x5c: '\\', 0x2f: '/', 0x62: '\b', 0x66: '\f', 0x6e: '\n', 0x72: '\r', 0x74: '\t' };
 
-const isWhitespace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-/** A byte that starts a JSON value other than an object (array, string, number, true, false, null). */
-const startsOtherValue = (c: number): boolean => c === 0x5b || c === QUOTE || c === 0x2d || isDigit(c) || c === 0x74 || c === 0x66 || c === 0x6e;
 
 export class JsonFieldScanner {
   /** Wanted fields found so far (dotted name → value); each is final once here. */
@@ -58,6 +55,8 @@ export class JsonFieldScanner {
   private readonly items: ElementFacts[] = [];
   private itemsTruncated = false;
   private readonly anyKeys: ReadonlySet<string> | undefined;
+  private readonly anyKeysSkip: ReadonlySet<string> | undefined;
+  private skipDepth = 0; // the depth of the anyKeysSkip key whose value is being read (its keys not noticed); 0: none
   problem: ScanProblem | undefined;
 
   private readonly root: FieldNode;
@@ -74,8 +73,7 @@ export class JsonFieldScanner {
   /** The wanted field whose scalar value is being read. */
   private pendingField: string | undefined;
 
-  // The string being read.
-  private stringIsKey = false;
+  private stringIsKey = false; // the string being read
   private capturing = false;
   private overlong = false;
   private readonly bytes = Buffer.allocUnsafe(CAPTURE_LIMIT);
@@ -85,8 +83,7 @@ export class JsonFieldScanner {
   private hex = 0;
   private hexDigits = 0;
 
-  // The number or literal being read.
-  private numberText = '';
+  private numberText = ''; // the number or literal being read
   private literal: Buffer = LITERALS.t;
   private literalAt = 0;
 
@@ -94,8 +91,9 @@ export class JsonFieldScanner {
    * `fields`: dotted paths from the top-level object (`generationConfig.maxOutputTokens`); `anyKeys`: keys noticed at
    * any depth (`image_url`); `elements`: the top-level array whose elements are recorded (also a field itself).
    */
-  constructor(fields: readonly string[], anyKeys: readonly string[] = [], elements?: ElementsWanted, private readonly readsMessages = false) {
+  constructor(fields: readonly string[], anyKeys: readonly string[] = [], elements?: ElementsWanted, anyKeysSkip: readonly string[] = [], private readonly readsMessages = false) {
     this.anyKeys = anyKeys.length > 0 ? new Set(anyKeys.map(foldKey)) : undefined;
+    this.anyKeysSkip = this.anyKeys && anyKeysSkip.length > 0 ? new Set(anyKeysSkip.map(foldKey)) : undefined;
     ({ root: this.root, wanted: this.wanted } = fieldTree(fields, elements));
   }
 
@@ -141,10 +139,7 @@ export class JsonFieldScanner {
       switch (this.state) {
         case START:
           if (isWhitespace(c)) break;
-          if (c === 0x5b && this.readsMessages && this.open(ARRAY, undefined)) {
-            this.messages.batch = true;
-            break;
-          }
+          if (c === 0x5b && this.readsMessages && (this.messages.batch = this.open(ARRAY, undefined))) break;
           if (c !== 0x7b) return this.fail(startsOtherValue(c) ? { reason: 'not_object' } : { reason: 'not_json' });
           if (!this.open(OBJECT, this.root)) return false;
           break;
@@ -253,6 +248,8 @@ export class JsonFieldScanner {
       this.messages.items.push(new Map(this.found));
       this.found.clear();
     }
+    // The skipped key's value (one deeper than the key) closes: keys count again.
+    if (this.skipDepth !== 0 && this.depth <= this.skipDepth + 1) this.skipDepth = 0;
     this.frames[this.depth] = undefined;
     this.depth--;
     this.state = this.depth === 0 ? DONE : AFTER_VALUE;
@@ -377,9 +374,14 @@ export class JsonFieldScanner {
     }
     this.state = COLON;
     const frame = this.frames[this.depth];
+    // A key at (or above) the skipped key's depth: the skipped value has ended.
+    if (this.skipDepth !== 0 && this.depth <= this.skipDepth) this.skipDepth = 0;
     if (value === undefined) return true; // a key too long to be a wanted one
     const folded = foldKey(value);
-    if (this.anyKeys?.has(folded)) this.keysFound.add(folded);
+    if (this.skipDepth === 0) {
+      if (this.anyKeys?.has(folded)) this.keysFound.add(folded);
+      if (this.anyKeysSkip?.has(folded)) this.skipDepth = this.depth;
+    }
     if (!frame) return true; // not a tracked object
     if (frame.facts && !frame.facts.keys.has(folded)) {
       if (frame.facts.keys.size < ELEMENT_KEYS) frame.facts.keys.add(folded);

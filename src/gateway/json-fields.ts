@@ -58,6 +58,9 @@ export const MAX_DEPTH = 256;
 export const MESSAGES_LIMIT = 1024;
 
 export const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+export const isWhitespace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+/** A byte that starts a JSON value other than an object (array, string, number, true, false, null). */
+export const startsOtherValue = (c: number): boolean => c === 0x5b || c === 0x22 || c === 0x2d || isDigit(c) || c === 0x74 || c === 0x66 || c === 0x6e;
 
 // The scanner's number states: JSON's number grammar, one byte at a time.
 export const N_MINUS = 20, N_ZERO = 21, N_INT = 22;
