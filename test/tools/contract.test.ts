@@ -86,3 +86,21 @@ test('CLI: tokens create --tools (comma-separated, repeatable) for an MCP creden
   t.is(refused.code, 2);
   t.regex(refused.stderr, /not an MCP server/);
 });
+
+test('counting: each forwarded tools/call is one request (a case variant too, for a server that folds case); other methods none', async (t) => {
+  const upstream = await startRecordingUpstream(() => ({ type: 'application/json', body: '{"jsonrpc":"2.0","id":1,"result":{}}' }));
+  t.teardown(() => upstream.close());
+  const app = await startApp(t, { env: { KEYWARD_UPSTREAM_GITHUB_MCP: upstream.url } });
+  const org = await createOrg(app);
+  const tok = await mintToken(app, org, await createCredential(app, org, 'github-mcp', 'ghp_0123456789abcdefghij'), '5m', { max_requests: 3 });
+  const post = (body: unknown) => send(`${app.url}/v1/proxy/mcp/`, { headers: { authorization: `Bearer ${tok.token}` }, body: JSON.stringify(body) });
+  const msg = (id: number, method: string) => ({ jsonrpc: '2.0', id, method, params: { name: 'anything' } });
+  for (const m of ['initialize', 'tools/list', 'ping', 'notifications/initialized']) t.is((await post(msg(1, m))).status, 200, m);
+  t.is((await post([msg(2, 'tools/call'), msg(3, 'Tools/Call')])).status, 200, 'two calls: two of the three');
+  t.is((await post(msg(4, 'tools/call'))).status, 200, 'the third');
+  const over = await post(msg(5, 'tools/call'));
+  t.is(over.status, 429);
+  t.is(over.body.error.code, 'token_exhausted');
+  t.is((await post(msg(6, 'tools/list'))).status, 200, 'a list still goes: it counts none');
+  t.is(upstream.requests.length, 7);
+});

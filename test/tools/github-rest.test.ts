@@ -1,7 +1,8 @@
 /**
  * GitHub's REST API (`github`, kind tool) through the proxy with a ptok, against a fake that requires the
  * stored token: the ptok works as `Authorization: Bearer` and as `Authorization: token` (gh, Octokit), the
- * stored token goes upstream as Bearer and nothing else does, and pagination (`Link`) and rate-limit
+ * stored token goes upstream as Bearer and nothing else does (another provider's token is not taken from
+ * `Authorization: token`), and pagination (`Link`) and rate-limit
  * (`x-ratelimit-*`) headers come back byte for byte; PATCH reaches a route that declares it, a path off the
  * allow-list is refused with nothing sent.
  */
@@ -36,6 +37,12 @@ test('github REST with a ptok: the stored token upstream, Link and x-ratelimit-*
   const offList = await send(`${app.url}/v1/proxy/admin/users`, { method: 'GET', headers: { authorization: `token ${tok.token}` } });
   t.is(offList.status, 403);
   t.is(offList.body.error.code, 'path_not_allowed');
+
+  // `Authorization: token …` is where GitHub's clients put a key: another provider's token is not taken from it.
+  const other = await mintToken(app, org, await createCredential(app, org, 'tavily', 'tvly-0123456789abcdef'));
+  const elsewhere = await send(`${app.url}/v1/proxy/search`, { headers: { authorization: `token ${other.token}` }, body: '{"query":"x"}' });
+  t.is(elsewhere.status, 401);
+  t.is(elsewhere.body.error.code, 'invalid_token');
 
   t.is(upstream.requests.length, 3, 'two GETs and the PATCH, nothing for the refused path');
   t.deepEqual(upstream.requests.map((r) => `${r.method} ${r.path}`), [

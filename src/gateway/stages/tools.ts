@@ -15,6 +15,7 @@
  * arguments or result).
  */
 import { toolAllowed } from '../../catalog/scopes.js';
+import { foldKey } from '../json-fields.js';
 import type { BodyNeed } from '../contracts.js';
 import type { RequestContext } from '../context.js';
 import type { CoreStage } from '../pipeline.js';
@@ -49,7 +50,8 @@ export class ToolsStage implements CoreStage {
       const method = stringField(message, 'method');
       if (method === TOOLS_LIST) lists = true;
       if (method === undefined || scope === undefined) {
-        if (method === TOOLS_CALL) calls.push(stringField(message, 'params.name') ?? '(unnamed)');
+        // Unscoped, a case variant counts as a call too: a server that folds case would run it.
+        if (method !== undefined && foldKey(method) === TOOLS_CALL) calls.push(stringField(message, 'params.name') ?? '(unnamed)');
         return;
       }
       if (isCaseVariant(method)) {
