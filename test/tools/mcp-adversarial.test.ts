@@ -6,12 +6,11 @@
  * closed connection, the key masked), nothing refused reaches the upstream, and the gateway keeps serving.
  */
 import test, { type ExecutionContext } from 'ava';
-import net from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { canaryKey } from '../support/proxy-fixture.js';
 import { send } from '../support/providers-dir.js';
 import { startRecordingUpstream } from '../support/mcp-fake.js';
+import { trickle } from '../support/trickle.js';
 
 const ALLOWED = ['get_issue', 'list_*'];
 const call = (id: number | null, name: string, method = 'tools/call') => ({ jsonrpc: '2.0', ...(id === null ? {} : { id }), method, params: { name, arguments: {} } });
@@ -110,30 +109,8 @@ test('a body trickled past KEYWARD_BODY_TIMEOUT_MS is cut off and never reaches 
   const body = JSON.stringify(call(1, 'get_issue'));
   const head = `POST /v1/proxy/mcp/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.tok.token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
   const pieces = body.match(/[\s\S]{1,4}/g)!; // ~20 pieces 150 ms apart: 3 s if allowed to finish
-  const result = await new Promise<{ raw: string; sent: number }>((resolve) => {
-    const socket = net.connect(s.app.port, '127.0.0.1');
-    let raw = '';
-    let sent = 0;
-    let closed = false;
-    socket.on('data', (d) => (raw += d.toString('latin1')));
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      closed = true;
-      resolve({ raw, sent });
-    });
-    socket.on('connect', async () => {
-      socket.write(head);
-      for (const p of pieces) {
-        if (closed) return;
-        socket.write(p);
-        sent++;
-        await sleep(150);
-      }
-      await sleep(3000);
-      socket.destroy();
-    });
-  });
-  t.true(result.sent < pieces.length, `cut off mid-body (${result.sent}/${pieces.length})`);
+  const result = await trickle(s.app.port, [head, ...pieces], 150);
+  t.true(result.sent <= pieces.length, `cut off mid-body (${result.sent}/${pieces.length + 1} parts sent)`);
   if (result.raw) t.regex(result.raw, /^HTTP\/1\.1 408 [\s\S]*"code":"request_timeout"/);
   t.is(s.upstream.started, 0, 'nothing was forwarded');
   t.is((await s.post(JSON.stringify(call(2, 'get_issue')))).status, 200, 'the gateway keeps serving');
