@@ -8,7 +8,7 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { api, createCredential, createOrg, mintToken, spawnServer, tempDir } from '../support/app.js';
 import { adversary, canary, leakForms, NO_ABUSE_LIMITS, sleep } from './_harness.js';
 import { eventually } from '../support/wait.js';
