@@ -8,13 +8,16 @@
  * first stage that checks anything.
  */
 import { Errors, type PluginHost, type PluginModule, type ProxyContext, type ResolvedToken } from '../src/gateway/contracts.js';
-import { presentedToken } from '../src/catalog/presented-token.js';
+import { presented as presentedWhere, presentedToken } from '../src/catalog/presented-token.js';
 
 export { presentedToken };
 
-/** The resolved token, or the refusal: shared by the cached (synchronous) and the loading path. */
-function accepted(resolved: ResolvedToken | undefined): ResolvedToken {
-  if (!resolved) throw Errors.invalidToken();
+/**
+ * The resolved token, or the refusal: shared by the cached (synchronous) and the loading path. A token found only
+ * where one provider's SDKs put a key (GitHub's `Authorization: token …`) is taken for that provider's credentials alone.
+ */
+function accepted(resolved: ResolvedToken | undefined, only: readonly string[] | undefined): ResolvedToken {
+  if (!resolved || (only && !only.includes(resolved.credential.provider))) throw Errors.invalidToken();
   return resolved;
 }
 
@@ -25,15 +28,15 @@ const auth: PluginModule<ProxyContext> = {
     return {
       // Synchronous when the token is cached (the usual case): no promise per request.
       access(ctx: ProxyContext): void | Promise<void> {
-        const presented = presentedToken(ctx.headers, ctx.query, host.providers.tokenIn, ctx);
-        if (!presented) throw Errors.invalidToken();
-        const resolved = host.tokens.resolve(presented);
+        const found = presentedWhere(ctx.headers, ctx.query, host.providers.tokenIn, ctx);
+        if (!found?.token) throw Errors.invalidToken();
+        const resolved = host.tokens.resolve(found.token);
         if (resolved instanceof Promise) {
           return resolved.then((r) => {
-            ctx.auth = accepted(r);
+            ctx.auth = accepted(r, found.only);
           });
         }
-        ctx.auth = accepted(resolved);
+        ctx.auth = accepted(resolved, found.only);
       },
     };
   },

@@ -39,9 +39,11 @@ const budget: PluginModule<ProxyContext> = {
   priority: 120,
   create(host: PluginHost) {
     const spend = host.spend;
+    /** A tool API or an MCP server (kind tool, mcp) prices nothing: spend caps are for model APIs; quota still counts it. */
+    const unpriceable = (ctx: ProxyContext): boolean => (ctx.provider?.kind ?? 'llm') !== 'llm';
     /** Whether the body must be read whole: a budgeted token, or an org whose cap is set or not yet known here. */
     const mayBeBudgeted = (ctx: ProxyContext): boolean => {
-      if (!ctx.auth || !ctx.bodyFollows) return false;
+      if (!ctx.auth || !ctx.bodyFollows || unpriceable(ctx)) return false;
       return ctx.auth.token.scopes.budgetMicros !== undefined || spend.peekOrgLimit(ctx.auth.credential.orgId) !== null;
     };
     /** The reservation of a request some cap applies to (or may: the org's limit is not known here yet). */
@@ -84,7 +86,7 @@ const budget: PluginModule<ProxyContext> = {
         if (!ctx.auth) throw Errors.invalidToken();
         const orgLimit = spend.peekOrgLimit(ctx.auth.credential.orgId);
         if (ctx.auth.token.scopes.budgetMicros === undefined && orgLimit === null) return;
-        if (!ctx.bodyFollows) return;
+        if (!ctx.bodyFollows || unpriceable(ctx)) return;
         return reserve(ctx, ctx.auth, orgLimit);
       },
       undo(ctx: ProxyContext): void {

@@ -5,7 +5,9 @@
  * never forwarded after all (caller gone, body cut off) gets its unit back.
  * Units are leased in blocks, so this costs no store round trip at steady
  * state. A refusal is audited (`quota.refused`); every response after a
- * reservation carries x-keyward-quota-remaining.
+ * reservation carries x-keyward-quota-remaining. A request counts as its
+ * `requestUnits`: 1, or an MCP message's forwarded tools/call count (0: it
+ * counts none, a batch of three calls counts three).
  */
 import { Errors, GatewayError, type PluginHost, type PluginModule, type ProxyContext } from '../src/gateway/contracts.js';
 
@@ -18,10 +20,22 @@ const quota: PluginModule<ProxyContext> = {
       if (err instanceof GatewayError && err.code === 'quota_exceeded') host.audit.refused(ctx, 'quota.refused');
       throw err;
     };
+    /** Several units, one at a time; all or none (those taken go back on a refusal). */
+    const reserveMany = async (ctx: ProxyContext, orgId: string, units: number): Promise<void> => {
+      let taken = 0;
+      try {
+        for (; taken < units; taken++) ctx.quotaRemaining = await host.quota.reserve(orgId);
+      } catch (err) {
+        for (let i = 0; i < taken; i++) host.quota.refund(orgId);
+        ctx.quotaRemaining = undefined;
+        refused(ctx, err);
+      }
+    };
     return {
       // Synchronous while the instance holds leased units (the usual case): no promise per request.
       access(ctx: ProxyContext): void | Promise<void> {
         if (!ctx.auth) throw Errors.invalidToken();
+        if (ctx.requestUnits !== 1) return ctx.requestUnits === 0 ? undefined : reserveMany(ctx, ctx.auth.credential.orgId, ctx.requestUnits);
         let left: number | Promise<number>;
         try {
           left = host.quota.reserve(ctx.auth.credential.orgId);
@@ -37,7 +51,7 @@ const quota: PluginModule<ProxyContext> = {
         }, (err: unknown) => refused(ctx, err));
       },
       undo(ctx: ProxyContext): void {
-        host.quota.refund(ctx.auth!.credential.orgId);
+        for (let i = 0; i < ctx.requestUnits; i++) host.quota.refund(ctx.auth!.credential.orgId);
         ctx.quotaRemaining = undefined;
       },
       responseHead(ctx, head): void {

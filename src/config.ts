@@ -61,6 +61,7 @@ export interface Config extends FederationConfig {
   authCooldownS: number;
   /** Audit records are listed and kept this long (KEYWARD_AUDIT_RETENTION_DAYS). */
   auditRetentionDays: number;
+  /** KEYWARD_AUDIT_TOOL_CALLS=1: each forwarded MCP tools/call is audited (`mcp.tool_call`, the tool's name only). */ auditToolCalls: boolean;
   /** Proxies in front that append to X-Forwarded-For (src/controls/client-address.ts); 0 trusts none. */
   trustedProxies: number;
   /** When set, GET /metrics on the main listener needs `Authorization: Bearer` it. */ metricsToken: string | undefined;
@@ -352,7 +353,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: int('KEYWARD_TRUSTED_PROXIES', 0, 0, 32),
     metricsToken, metricsPort: get('KEYWARD_METRICS_PORT') === undefined ? undefined : int('KEYWARD_METRICS_PORT', 0, 0, 65535),
     quota,
-    auditRetentionDays: int('KEYWARD_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
+    auditRetentionDays: int('KEYWARD_AUDIT_RETENTION_DAYS', 400, 1, 36_500), auditToolCalls: oneOf('KEYWARD_AUDIT_TOOL_CALLS', '0', ['0', '1']) === '1',
     googleTokenUri,
     gceMetadataHost,
     ambientProjects: Object.freeze(ambientProjects),

@@ -55,7 +55,7 @@ import type { PluginHost } from './gateway/contracts.js';
 import { Gateway } from './gateway/gateway.js';
 import { loadPlugins } from './gateway/plugin-loader.js';
 import { Pipeline } from './gateway/pipeline.js';
-import { pipelineStages } from './gateway/stages/index.js';
+import { pipelineStages } from './gateway/stages/index.js'; import { toolCallSink } from './gateway/mcp/tool-calls.js';
 import { BufferBudget } from './gateway/buffer-budget.js';
 import { UpstreamProxy } from './gateway/upstream.js';
 import { RateLimiter } from './accounting/rate-limiter.js';
@@ -205,7 +205,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const plugins = await loadPlugins(config, host, log);
   const budget = new BufferBudget(config.bufferBudget, config.bufferPerToken);
   c.register(BufferBudget, { useValue: budget });
-  const pipeline = new Pipeline(pipelineStages({ config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, budget }, plugins), log);
+  const pipeline = new Pipeline(pipelineStages({ config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, budget, toolCalls: toolCallSink(c.resolve(Metrics), config.auditToolCalls ? audit : undefined) }, plugins), log);
   if (!pipeline.has('quota')) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');
   c.register(Symbols.Pipeline, { useValue: pipeline });
   const issuer = c.isRegistered(Issuer) ? c.resolve(Issuer) : undefined;

@@ -66,6 +66,8 @@ const BRAND = Symbol.for('keyward.ApiError');
 
 export class ApiError extends Error {
   readonly [BRAND] = true;
+  /** A body sent instead of the contract's error shape, for a client that reads another protocol's errors (an MCP client's JSON-RPC error). */
+  readonly replyBody?: unknown;
 
   static override [Symbol.hasInstance](value: unknown): boolean {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;

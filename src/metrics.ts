@@ -30,6 +30,9 @@ export class Metrics {
     registers: [this.registry],
   });
   private readonly boundSpend = new Map<string, promClient.Counter.Internal>();
+  private readonly toolCalls = new Counter({ name: 'keyward_mcp_tool_calls_total', help: 'MCP tools/call messages forwarded, by provider and tool; the first 64 tool names of a provider get a label, later ones count as (other).', labelNames: ['provider', 'tool'] as const, registers: [this.registry] });
+  /** The tool names labelled so far, by provider (a caller names tools: the labels stay bounded). */
+  private readonly toolNames = new Map<string, Set<string>>();
   private readonly bound = new Map<string, { requests: Map<number, promClient.Counter.Internal>; latency: promClient.Histogram.Internal<'provider'>; ttfb: promClient.Histogram.Internal<'provider'> }>();
 
   /** `unpriced`: requests by provider and model that named a model with no price of its own (catalog/unpriced-models.ts, bounded). */
@@ -99,6 +102,17 @@ export class Metrics {
       this.boundSpend.set(key, c);
     }
     c.inc(micros / 1_000_000);
+  }
+
+  /** One forwarded MCP tools/call. */
+  toolCall(provider: string, tool: string): void {
+    let names = this.toolNames.get(provider);
+    if (!names) this.toolNames.set(provider, (names = new Set()));
+    if (!names.has(tool)) {
+      if (names.size < 64) names.add(tool);
+      else tool = '(other)';
+    }
+    this.toolCalls.labels(provider, tool).inc();
   }
 
   refused(code: string, provider: string | undefined, status: number): void {

@@ -50,6 +50,7 @@ export interface Token {
   max_requests?: number;
   rate_limit?: number;
   budget_usd?: string;
+  tools?: string[];
   usage?: UsageCounts;
   /** Only in the mint response, once. */
   token?: string;
@@ -79,6 +80,8 @@ export interface SdkSetup {
 export interface Provider {
   id: string;
   name: string;
+  /** `llm` (a model API), `tool` (an HTTP API such as GitHub's) or `mcp` (a remote MCP server). */
+  kind?: 'llm' | 'tool' | 'mcp';
   credential_fields: CredentialField[];
   sdk?: SdkSetup[];
 }

@@ -36,6 +36,7 @@ export class ProvidersApi {
           id,
           object: 'provider' as const,
           name: p.name ?? id,
+          kind: p.kind,
           credential_fields: p.fields.map((f) => {
             const d = declared.find((x) => x.name === f.name)!;
             return {

@@ -100,6 +100,7 @@ export function tokenView(t: Omit<TokenRecord, 'tokenHash'>, now: number, usage?
     ...(t.scopes.rateLimit !== undefined ? { rate_limit: t.scopes.rateLimit } : {}),
     ...(t.createdBy !== undefined ? { created_by: t.createdBy } : {}),
     ...(t.scopes.budgetMicros !== undefined ? { budget_usd: formatUsd(t.scopes.budgetMicros) } : {}),
+    ...(t.scopes.tools !== undefined ? { tools: t.scopes.tools } : {}),
     ...(usage ? { usage: usageView(usage) } : {}),
   };
 }

@@ -16,8 +16,15 @@ import type { HttpMethod, ProviderRoute, WebSocketRoute } from './provider.js';
 const SEGMENT = /^[A-Za-z0-9._~:-][A-Za-z0-9._~:@-]*$/;
 const RAW = /^[A-Za-z0-9._~:@%/-]*$/;
 
-/** `raw` is the request path after `/v1/proxy/` and before `?`. Returns the clean path, or undefined to refuse. */
+/**
+ * `raw` is the request path after `/v1/proxy/` and before `?`. Returns the clean path, or undefined to refuse.
+ * One trailing slash is kept (GitHub's remote MCP server lives at `mcp/`); a route names it or the path is refused.
+ */
 export function normaliseProviderPath(raw: string): string | undefined {
+  if (raw.endsWith('/')) {
+    const inner = raw.endsWith('//') ? undefined : normaliseProviderPath(raw.slice(0, -1));
+    return inner === undefined ? undefined : `${inner}/`;
+  }
   if (raw.length === 0 || raw.length > 2048 || !RAW.test(raw)) return undefined;
   // Nothing encoded (the usual path): decoding is the identity, so the segments are checked as they are.
   if (!raw.includes('%')) return segmentsValid(raw.split('/')) ? raw : undefined;
@@ -123,6 +130,8 @@ export function routeAdmitsPrefix(route: CompiledRoute, prefix: string): boolean
 }
 
 export function validRoutePattern(path: string): boolean {
+  // One trailing slash is a route of its own (`mcp/`), as the path normalises it.
+  if (path.endsWith('/') && path.length > 1) path = path.slice(0, -1);
   if (path.startsWith('/') || path.endsWith('/') || path.includes('//')) return false;
   return path.replace(PARAM, 'x').split('/').every((s) => SEGMENT.test(s) && s !== '.' && s !== '..');
 }

@@ -21,23 +21,28 @@ function single(v: string | string[] | undefined): string | undefined {
  * parameter, are ambiguous, and neither is taken.
  */
 export function presentedToken(headers: IncomingHttpHeaders, query: string, carriers: TokenCarriers, raw?: { repeatedHeader(name: string): boolean }): string | undefined {
+  return presented(headers, query, carriers, raw)?.token;
+}
+
+/** The token and, when only a provider's own pattern found it, the providers it is taken for (HeaderCarrier.only). */
+export function presented(headers: IncomingHttpHeaders, query: string, carriers: TokenCarriers, raw?: { repeatedHeader(name: string): boolean }): { token: string; only?: readonly string[] } | undefined {
   if (raw) {
     if (raw.repeatedHeader('x-proxy-token')) return undefined;
     for (const h of carriers.headerNames) if (raw.repeatedHeader(h)) return undefined;
   }
-  if (headers['x-proxy-token'] !== undefined) return single(headers['x-proxy-token']) ?? '';
+  if (headers['x-proxy-token'] !== undefined) return { token: single(headers['x-proxy-token']) ?? '' };
   for (const c of carriers.headers) {
     const v = single(headers[c.header]);
     if (!v) continue;
     const token = c.pattern ? c.pattern.exec(v)?.[1] : v;
-    if (token?.startsWith(PREFIX)) return token;
+    if (token?.startsWith(PREFIX)) return c.only ? { token, only: c.only } : { token };
   }
   if (query !== '' && carriers.query.length > 0) {
     const params = new URLSearchParams(query);
     for (const p of carriers.query) {
       const all = params.getAll(p);
       if (all.length > 1) return undefined;
-      if (all[0]?.startsWith(PREFIX)) return all[0];
+      if (all[0]?.startsWith(PREFIX)) return { token: all[0] };
     }
   }
   return undefined;

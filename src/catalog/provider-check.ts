@@ -14,7 +14,7 @@ import { MODEL } from './model-name.js';
 import { priceEntry, PriceError } from './prices.js';
 import { validateTools } from './billed-tools.js';
 import { validateSdk } from './sdk-setup.js';
-import type { CredentialSpec, HttpMethod, ModelPrice, ProviderAuth, ProviderPlugin, ProviderRoute, RealtimeProtocol, TokenPlacement, UsageReaderFactory, UsageShape } from './provider.js';
+import type { CredentialSpec, HttpMethod, ModelPrice, ProviderAuth, ProviderKind, ProviderPlugin, ProviderRoute, RealtimeProtocol, TokenPlacement, UsageReaderFactory, UsageShape } from './provider.js';
 
 /** A validated provider; it is also the CredentialRules its credentials are checked against. */
 export interface Provider extends ProviderPlugin {
@@ -33,6 +33,7 @@ export interface Provider extends ProviderPlugin {
   readonly tokenIn: readonly TokenPlacement[];
   readonly usage: UsageShape | UsageReaderFactory;
   readonly headers: Readonly<Record<string, string>>;
+  readonly kind: ProviderKind;
 }
 
 export class ProviderLoadError extends Error {
@@ -42,11 +43,14 @@ export class ProviderLoadError extends Error {
   }
 }
 
-const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'DELETE'];
+const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'DELETE', 'PUT', 'PATCH'];
+const KINDS: readonly ProviderKind[] = ['llm', 'tool', 'mcp'];
+/** A tool API or an MCP server reports no token usage: its answers are not read for any (a tool's result may hold a `usage` of its own). */
+const NO_USAGE: UsageReaderFactory = () => ({ scan() {}, end: () => undefined });
 const HEADER = /^[a-z0-9-]+$/;
 const PARAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini', 'bedrock', 'vertex'];
-const KNOWN_KEYS = new Set(['id', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf', 'sdk', 'tools']);
+const KNOWN_KEYS = new Set(['id', 'kind', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf', 'sdk', 'tools']);
 /** The first form's keys, and what replaced each. */
 const FIRST_FORM: Record<string, string> = {
   keyHeader: "`auth: { kind: 'header', header }`",
@@ -70,6 +74,9 @@ export function validateProvider(file: string, p: unknown, override?: string): P
   for (const [old, now] of Object.entries(FIRST_FORM)) if (old in o) fail(`\`${old}\` is the first form of the provider contract: declare ${now} instead`);
   for (const k of Object.keys(o)) if (!KNOWN_KEYS.has(k)) fail(`unknown key \`${k}\` (a provider declares ${[...KNOWN_KEYS].join(', ')})`);
   if (o.name !== undefined && typeof o.name !== 'string') fail('`name` must be a string');
+  if (o.kind !== undefined && !KINDS.includes(o.kind as ProviderKind)) fail(`\`kind\` must be one of ${KINDS.join(', ')}`);
+  // A tool or an MCP server has no models to price or tools of its own to bill.
+  if (o.kind !== undefined && o.kind !== 'llm' && (o.prices !== undefined || o.tools !== undefined)) fail(`a provider of kind ${String(o.kind)} declares no \`prices\` or \`tools\``);
 
   // The credential first: the template and the auth name its fields.
   const { fields: declared, mainSecret } = declareFields(o.credential ?? DEFAULT_CREDENTIAL, fail);
@@ -124,7 +131,8 @@ export function validateProvider(file: string, p: unknown, override?: string): P
     mainSecret,
     auth,
     tokenIn,
-    usage: (o.usage ?? 'openai') as UsageShape | UsageReaderFactory,
+    kind: (o.kind ?? 'llm') as ProviderKind,
+    usage: (o.usage ?? (o.kind === undefined || o.kind === 'llm' ? 'openai' : NO_USAGE)) as UsageShape | UsageReaderFactory,
     routes: Object.freeze(routes.map(compileRoute)),
     headers: Object.freeze({ ...(headers as Record<string, string>) }),
     ...(sdk ? { sdk } : {}),

@@ -13,7 +13,8 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
-export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+/** PUT and PATCH are for tool APIs (GitHub's REST API updates with them); model APIs use the other three. */
+export type HttpMethod = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
 
 export interface ProviderRoute {
   method: HttpMethod;
@@ -322,9 +323,18 @@ export interface SdkSetup {
   note?: string;
 }
 
+/**
+ * What a provider is: `llm` (a model API, the default), `tool` (an HTTP API an agent calls: GitHub's REST API,
+ * a search API) or `mcp` (a remote MCP server over Streamable HTTP: its POST bodies are JSON-RPC, read for the
+ * token's `tools` scope and counted per `tools/call`; docs/tools.md).
+ */
+export type ProviderKind = 'llm' | 'tool' | 'mcp';
+
 export interface ProviderPlugin {
   /** The credential's `provider` value, e.g. `anthropic`. */
   id: string;
+  /** Default `llm`. */
+  kind?: ProviderKind;
   /** Human name for listings. */
   name?: string;
   /**

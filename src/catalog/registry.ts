@@ -20,6 +20,11 @@ export { ProviderLoadError, validateProvider, type Provider };
 export interface HeaderCarrier {
   readonly header: string;
   readonly pattern?: RegExp;
+  /**
+   * A provider's own `pattern` (GitHub's `Authorization: token …`): a token found only through it is taken for
+   * these providers' credentials alone. Header names and schemes (`Bearer`) are every provider's.
+   */
+  readonly only?: readonly string[];
 }
 
 /** Where a caller may present a proxy token, over every loaded provider (`X-Proxy-Token` is always accepted besides). */
@@ -51,9 +56,10 @@ export class ProviderRegistry {
       map.set(p.id, p);
     }
     this.byId = map;
-    const placements = providers.flatMap((p) => p.tokenIn);
+    const placements = providers.flatMap((p) => p.tokenIn.map((t) => ({ ...t, provider: p.id })));
     const query = new Set<string>();
     const carriers = new Map<string, HeaderCarrier>();
+    const only = new Map<string, string[]>();
     const keyHeaders = new Set(CREDENTIAL_HEADERS);
     for (const t of placements) {
       if ('query' in t) {
@@ -62,7 +68,9 @@ export class ProviderRegistry {
       }
       keyHeaders.add(t.header);
       const pattern = t.pattern ?? (t.scheme ? new RegExp(`^${escapeRegex(t.scheme)} (\\S+)$`, 'i') : undefined);
-      carriers.set(`${t.header} ${pattern ? `${pattern.source}/${pattern.flags}` : ''}`, Object.freeze({ header: t.header, ...(pattern ? { pattern } : {}) }));
+      const key = `${t.header} ${pattern ? `${pattern.source}/${pattern.flags}` : ''}`;
+      if (t.pattern) only.set(key, [...(only.get(key) ?? []), t.provider]);
+      carriers.set(key, Object.freeze({ header: t.header, ...(pattern ? { pattern } : {}), ...(only.has(key) ? { only: Object.freeze(only.get(key)!) } : {}) }));
     }
     for (const p of providers) {
       if (p.auth.kind === 'header') keyHeaders.add(p.auth.header);
@@ -72,7 +80,8 @@ export class ProviderRegistry {
     this.toolScan = toolScan(providers);
     this.keyHeaders = keyHeaders;
     this.fieldHeaders = new Set(providers.flatMap((p) => p.fields.flatMap((f) => (f.header ? [f.header] : []))));
-    const headers = [...carriers.values()].sort((a, b) => (a.header < b.header ? -1 : a.header > b.header ? 1 : 0));
+    // By header; every provider's carriers before a provider's own pattern, so `Bearer` is never taken as one provider's.
+    const headers = [...carriers.values()].sort((a, b) => (a.header < b.header ? -1 : a.header > b.header ? 1 : Number(a.only !== undefined) - Number(b.only !== undefined)));
     this.tokenCarriers = Object.freeze({
       headers: Object.freeze(headers),
       headerNames: Object.freeze([...new Set(headers.map((h) => h.header))]),

@@ -15,6 +15,8 @@ import { parseUsd } from './money.js';
 export { MODEL };
 export const PATH_PATTERN = /^[A-Za-z0-9._~:{}\/-]{1,512}\*?$/;
 export const MAX_ITEMS = 100;
+/** An MCP tool's name (the spec's 1–128 characters of letters, digits, `_ - . /`), or a `prefix*` of one. */
+export const TOOL_PATTERN = /^[A-Za-z0-9_./-]{1,128}\*?$|^\*$/;
 
 function list(value: unknown, param: string, check: (s: string) => boolean, what: string): string[] {
   if (!Array.isArray(value) || value.length === 0 || value.length > MAX_ITEMS) {
@@ -52,6 +54,9 @@ export function accountRouteAllowed(patterns: readonly string[] | undefined, pat
   return patterns !== undefined && patterns.some((p) => p === routePattern || p === path);
 }
 
+/** May a token whose `tools` scope is `patterns` call the tool `name`? Exact names, or a `prefix*` (`*` alone: every tool). */
+export const toolAllowed = (patterns: readonly string[], name: string): boolean => modelAllowed(patterns, name);
+
 export function modelAllowed(patterns: readonly string[], model: string): boolean {
   for (const p of patterns) {
     if (p === model) return true;
@@ -84,6 +89,10 @@ export function parseScopes(body: Record<string, unknown>, provider: Provider): 
     const micros = parseUsd(body.budget_usd);
     if (micros === undefined || micros <= 0) throw Errors.invalidScope('`budget_usd` must be a decimal string of US dollars above 0 with at most six decimal places, such as "12.50".', 'budget_usd');
     scopes.budgetMicros = micros;
+  }
+  if (body.tools !== undefined) {
+    if (provider.kind !== 'mcp') throw Errors.invalidScope(`\`tools\` scopes an MCP server's tools; ${provider.id} is not an MCP server.`, 'tools');
+    scopes.tools = list(body.tools, 'tools', (s) => TOOL_PATTERN.test(s), 'tool names or prefix* patterns');
   }
   return scopes;
 }

@@ -14,7 +14,7 @@ import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.j
 
 export type OptionName =
   | 'org' | 'provider' | 'credential' | 'ttl' | 'limit' | 'starting-after'
-  | 'model' | 'path' | 'max-requests' | 'rate-limit' | 'budget-usd' | 'name' | 'role'
+  | 'model' | 'path' | 'max-requests' | 'rate-limit' | 'budget-usd' | 'tools' | 'name' | 'role'
   | 'issuer' | 'audience' | 'subject' | 'claim' | 'status' | 'activate-in';
 
 export interface Context {
@@ -54,6 +54,7 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
   status: '--status revoked          list the revoked tokens instead of the live ones',
   role: '--role <role>             admin, minter or viewer',
   'budget-usd': '--budget-usd <amount>     at most this many US dollars over the token\'s life, e.g. 25.00',
+  tools: '--tools <name,prefix*,…>  an MCP server\'s tools it may call, comma-separated (repeatable)',
   'activate-in': '--activate-in <duration>  how long a new signing key is published before it signs (default 5m; 0s: at once)',
   json: '--json                    print JSON on stdout instead of text',
   help: '--help, -h                show this help',
@@ -124,6 +125,7 @@ export function scopeFlags(ctx: Context): Record<string, unknown> {
   if (int('max-requests') !== undefined) scopes.max_requests = int('max-requests');
   if (int('rate-limit') !== undefined) scopes.rate_limit = int('rate-limit');
   if (one(ctx, 'budget-usd') !== undefined) scopes.budget_usd = one(ctx, 'budget-usd');
+  if (list('tools')) scopes.tools = list('tools')!.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
   return scopes;
 }
 
@@ -255,14 +257,14 @@ export const COMMANDS: Command[] = [
       emit(ctx, view, fields([
         ['id', view.id], ['name', view.name], ['credential_id', view.credential_id], ['status', view.status], ['created_at', view.created_at], ['expires_at', view.expires_at],
         ['models', view.models?.join(', ')], ['paths', view.paths?.join(', ')], ['max_requests', view.max_requests], ['rate_limit', view.rate_limit],
-        ['budget_usd', view.budget_usd], ['requests', view.usage!.requests], ['spend_usd', view.usage!.spend_usd],
+        ['budget_usd', view.budget_usd], ['tools', view.tools?.join(', ')], ['requests', view.usage!.requests], ['spend_usd', view.usage!.spend_usd],
       ]));
     },
   },
   {
     words: ['tokens', 'create'],
     args: [],
-    options: ['org', 'credential', 'ttl', 'name', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd'],
+    options: ['org', 'credential', 'ttl', 'name', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd', 'tools'],
     summary: 'mint a proxy token (ptok_…) bound to a credential',
     details: 'The token is printed once. With --json: {"id", "token", "credential_id", "created_at", "expires_at", …}.',
     async run(ctx) {

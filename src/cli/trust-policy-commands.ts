@@ -32,7 +32,7 @@ export const TRUST_POLICY_COMMANDS: Command[] = [
   {
     words: ['trust-policies', 'create'],
     args: [],
-    options: ['org', 'issuer', 'audience', 'subject', 'claim', 'credential', 'ttl', 'model', 'path', 'max-requests', 'rate-limit'],
+    options: ['org', 'issuer', 'audience', 'subject', 'claim', 'credential', 'ttl', 'model', 'path', 'max-requests', 'rate-limit', 'tools'],
     summary: 'let workloads with a matching OIDC token exchange it for a proxy token',
     details: [
       'Workloads whose OIDC token has this issuer, audience and subject (exact, or a prefix and *) and every --claim',

@@ -38,6 +38,8 @@ export interface BodyWanted {
   readonly anyKeysSkip: readonly string[];
   /** The array whose elements are recorded (one per process: every reader asking names the same). */
   readonly elements: ElementsWanted | undefined;
+  /** The body is JSON-RPC messages (one, or a batch): fields are read per message. */
+  readonly messages: boolean;
   /** The readers it serves, a bit each (their index among the declared readers). */
   readonly readers: number;
 }
@@ -83,7 +85,8 @@ export class Admission implements CoreStage {
       union = Object.freeze({
         fields: [...new Set(needs.flatMap((n) => n.fields))],
         // Elements are known only once the array has passed: such a scan reads to the end.
-        toEnd: needs.some((n) => n.toEnd === true || n.elements !== undefined),
+        toEnd: needs.some((n) => n.toEnd === true || n.elements !== undefined || n.messages === true),
+        messages: needs.some((n) => n.messages === true),
         anyKeys: [...new Set(needs.flatMap((n) => n.keys ?? []))],
         anyKeysSkip: skippedByAll(needs.filter((n) => n.keys !== undefined && n.keys.length > 0).map((n) => n.keysSkip ?? [])),
         elements: elements.length === 0 ? undefined : { field: elements[0]!.field, values: [...new Set(elements.flatMap((e) => e.values))] },

@@ -19,6 +19,7 @@ import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { Errors, type ApiError } from '../errors.js';
 import type { BufferBudget } from './buffer-budget.js';
+import type { MessagesFound } from './json-fields.js';
 import { JsonFieldScanner, type ElementsFound, type ElementsWanted, type FieldValue, type ScanProblem } from './json-field-scanner.js';
 
 /**
@@ -46,6 +47,8 @@ export interface BodyScanOptions {
   elements?: ElementsWanted;
   /** The body's declared length (content-length), when it has one. */
   declared?: number;
+  /** JSON-RPC messages: one object or a batch, fields read per message (JsonFieldScanner's `readsMessages`). */
+  messages?: boolean;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -57,6 +60,8 @@ export function scanRefusal(problem: ScanProblem): ApiError {
   switch (problem.reason) {
     case 'duplicate':
       return Errors.invalidRequest(`The body names \`${problem.field}\` more than once (keys are compared without case: \`${problem.field.replace(/^./, (c) => c.toUpperCase())}\` is the same key).`, problem.field);
+    case 'too_many_messages':
+      return Errors.invalidRequest(`The JSON-RPC batch holds more than ${problem.limit} messages.`);
     case 'too_deep':
       return Errors.invalidRequest(`The JSON body is nested deeper than ${problem.limit} levels.`);
     default:
@@ -87,7 +92,7 @@ export class BodyScan extends Readable {
   /** `req`: the request's body (the request itself, or HTTP/2's guarded body: http/h2c.ts requestBody). */
   constructor(private readonly req: Readable, private readonly options: BodyScanOptions) {
     super();
-    this.scanner = new JsonFieldScanner(options.fields, options.anyKeys, options.elements, options.anyKeysSkip);
+    this.scanner = new JsonFieldScanner(options.fields, options.anyKeys, options.elements, options.anyKeysSkip, options.messages);
     this.declared = options.declared;
     this.decided = new Promise((resolve, reject) => {
       this.resolveDecided = resolve;
@@ -114,6 +119,11 @@ export class BodyScan extends Readable {
   /** The wanted array's elements, final once a `toEnd` scan has decided. */
   get elementsFound(): ElementsFound {
     return this.scanner.elements;
+  }
+
+  /** Each JSON-RPC message's fields, final once a `messages` scan has decided. */
+  get messagesFound(): MessagesFound {
+    return this.scanner.messages;
   }
 
   /** The upstream leg's cut-off, called once if the rest of the body breaks the scan (at once if it already has). */

@@ -16,6 +16,7 @@ import type { BodyScan } from './body-scan.js';
 import { rawHeaderCount } from './headers.js';
 import type { ProxyContext } from './contracts.js';
 import type { ElementsFound, FieldValue } from './json-field-scanner.js';
+import type { MessagesFound } from './json-fields.js';
 import type { RequestSpan } from '../telemetry/tracing.js';
 
 /** The caller's request, for the core only. */
@@ -40,6 +41,11 @@ export class RequestContext implements ProxyContext {
   bodyBytes: number | undefined = undefined;
   bodyKeys: ReadonlySet<string> | undefined = undefined;
   bodyElements: ElementsFound | undefined = undefined;
+  bodyMessages: MessagesFound | undefined = undefined;
+  requestUnits = 1;
+  toolCalls: readonly string[] | undefined = undefined;
+  /** A `tools/list` under a `tools` scope: its answer lists only these tools (mcp/tools-list-filter.ts). */
+  toolsListFilter: readonly string[] | undefined = undefined;
   quotaRemaining: number | undefined = undefined;
   forwarded = false;
   status: number | undefined = undefined;

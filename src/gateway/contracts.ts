@@ -22,6 +22,7 @@ import type { PluginConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { ApiError, Errors } from '../errors.js';
 import type { ElementsFound, ElementsWanted, FieldValue } from './json-field-scanner.js';
+import type { MessagesFound } from './json-fields.js';
 
 export { ApiError as GatewayError, Errors };
 
@@ -73,6 +74,15 @@ export interface RequestView {
   readonly bodyKeys: ReadonlySet<string> | undefined;
   /** The elements of the array a stage asked for (`body.elements`: the body's `tools`), recorded to the body's end. */
   readonly bodyElements: ElementsFound | undefined;
+  /** Each JSON-RPC message's fields, in order, when a stage asked for `body.messages` (undefined otherwise). */
+  readonly bodyMessages: MessagesFound | undefined;
+  /**
+   * How many requests this one counts as for quota, `max_requests` and usage: 1; for an MCP server's POST, the
+   * `tools/call` messages it forwards (0 for other methods). Set by the tools stage.
+   */
+  readonly requestUnits: number;
+  /** The tools an MCP request calls (`tools/call` names, in order), when the tools stage read them. */
+  readonly toolCalls: readonly string[] | undefined;
   /** Set by the quota stage: what this organisation has left this month. */
   readonly quotaRemaining: number | undefined;
   /** True once the request was handed to the upstream: it counts against quota. */
@@ -123,6 +133,9 @@ export interface ProxyContext extends RequestView {
   bodyBytes: number | undefined;
   bodyKeys: ReadonlySet<string> | undefined;
   bodyElements: ElementsFound | undefined;
+  bodyMessages: MessagesFound | undefined;
+  requestUnits: number;
+  toolCalls: readonly string[] | undefined;
   quotaRemaining: number | undefined;
   forwarded: boolean;
   status: number | undefined;
@@ -174,6 +187,11 @@ export interface BodyNeed<Ctx extends RequestView = RequestView> {
   readonly keysSkip?: readonly string[];
   /** A top-level array whose elements are recorded (their `values` and keys), reported in `bodyElements`; read to the body's end. */
   readonly elements?: ElementsWanted;
+  /**
+   * The body is JSON-RPC: one message object or a batch of them (a top-level array). `fields` are read from each
+   * message apart, reported in `bodyMessages`; read to the body's end; a case variant of a field's key is refused.
+   */
+  readonly messages?: boolean;
 }
 
 /** One stage of the pipeline. Built-in stages implement it directly; a plugin file's `create` returns its hooks. */

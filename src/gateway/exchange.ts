@@ -252,7 +252,7 @@ export class Exchange {
         orgId: ctx.auth!.credential.orgId,
         credentialId: ctx.auth!.credential.id,
         tokenId: ctx.auth!.token.id,
-        requests: 1,
+        requests: ctx.requestUnits,
         inputTokens: counted?.usage.inputTokens ?? 0,
         outputTokens: counted?.usage.outputTokens ?? 0,
         spendMicros: counted?.spentMicros ?? 0,

@@ -22,8 +22,11 @@
  * The elements of one top-level array (`elements`: a body's `tools`) are
  * recorded as they pass, each object's named values and keys, within a fixed
  * number of elements and keys (json-fields.ts): one pass, nothing read twice.
+ * Reading JSON-RPC messages, the top level may also be a batch (an array of at
+ * most MESSAGES_LIMIT objects), each one's fields recorded apart; a case variant
+ * of a wanted key is refused even alone (a case-folding server would take it).
  */
-import { ELEMENT_KEYS, ELEMENTS_LIMIT, fieldTree, foldKey, MAX_DEPTH, type ElementFacts, type ElementsFound, type ElementsWanted, type FieldNode, type FieldValue, type Frame, type ScanProblem } from './json-fields.js';
+import { ELEMENT_KEYS, ELEMENTS_LIMIT, fieldTree, foldKey, isDigit, isWhitespace, MAX_DEPTH, MESSAGES_LIMIT, N_INT, N_MINUS, N_ZERO, numberNext, startsOtherValue, type ElementFacts, type ElementsFound, type ElementsWanted, type FieldNode, type FieldValue, type Frame, type ScanProblem } from './json-fields.js';
 
 export { foldKey, MAX_DEPTH };
 export type { ElementFacts, ElementsFound, ElementsWanted, FieldValue, ScanProblem };
@@ -35,22 +38,19 @@ const NUMBER_LIMIT = 512;
 // Scanner states.
 const START = 0, VALUE = 1, ARRAY_FIRST = 2, OBJECT_FIRST = 3, KEY = 4, COLON = 5, AFTER_VALUE = 6;
 const STRING = 7, ESCAPE = 8, HEX = 9, LITERAL = 10, DONE = 11, FAILED = 12;
-const N_MINUS = 20, N_ZERO = 21, N_INT = 22, N_DOT = 23, N_FRAC = 24, N_E = 25, N_E_SIGN = 26, N_EXP = 27;
 
 const OBJECT = 1, ARRAY = 2;
 const QUOTE = 0x22, BACKSLASH = 0x5c;
 const LITERALS = { t: Buffer.from('true'), f: Buffer.from('false'), n: Buffer.from('null') };
 const ESCAPES: Record<number, string> = { 0x22: '"', 0x5c: '\\', 0x2f: '/', 0x62: '\b', 0x66: '\f', 0x6e: '\n', 0x72: '\r', 0x74: '\t' };
 
-const isWhitespace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
-/** A byte that starts a JSON value other than an object (array, string, number, true, false, null). */
-const startsOtherValue = (c: number): boolean => c === 0x5b || c === QUOTE || c === 0x2d || isDigit(c) || c === 0x74 || c === 0x66 || c === 0x6e;
 
 export class JsonFieldScanner {
   /** Wanted fields found so far (dotted name → value); each is final once here. */
   readonly found = new Map<string, FieldValue>();
   readonly keysFound = new Set<string>(); // `anyKeys` seen so far (folded), at any depth: only then is every key captured
+  /** Reading messages: each top-level object's (or batch element's) fields, in order, once it closed; whether it was a batch. */
+  readonly messages: { readonly items: Map<string, FieldValue>[]; batch: boolean } = { items: [], batch: false };
   /** The wanted array's elements recorded so far. */
   private readonly items: ElementFacts[] = [];
   private itemsTruncated = false;
@@ -91,7 +91,7 @@ export class JsonFieldScanner {
    * `fields`: dotted paths from the top-level object (`generationConfig.maxOutputTokens`); `anyKeys`: keys noticed at
    * any depth (`image_url`); `elements`: the top-level array whose elements are recorded (also a field itself).
    */
-  constructor(fields: readonly string[], anyKeys: readonly string[] = [], elements?: ElementsWanted, anyKeysSkip: readonly string[] = []) {
+  constructor(fields: readonly string[], anyKeys: readonly string[] = [], elements?: ElementsWanted, anyKeysSkip: readonly string[] = [], private readonly readsMessages = false) {
     this.anyKeys = anyKeys.length > 0 ? new Set(anyKeys.map(foldKey)) : undefined;
     this.anyKeysSkip = this.anyKeys && anyKeysSkip.length > 0 ? new Set(anyKeysSkip.map(foldKey)) : undefined;
     ({ root: this.root, wanted: this.wanted } = fieldTree(fields, elements));
@@ -139,6 +139,7 @@ export class JsonFieldScanner {
       switch (this.state) {
         case START:
           if (isWhitespace(c)) break;
+          if (c === 0x5b && this.readsMessages && (this.messages.batch = this.open(ARRAY, undefined))) break;
           if (c !== 0x7b) return this.fail(startsOtherValue(c) ? { reason: 'not_object' } : { reason: 'not_json' });
           if (!this.open(OBJECT, this.root)) return false;
           break;
@@ -243,6 +244,10 @@ export class JsonFieldScanner {
   }
 
   private close(): void {
+    if (this.readsMessages && this.frames[this.depth]?.node === this.root) {
+      this.messages.items.push(new Map(this.found));
+      this.found.clear();
+    }
     // The skipped key's value (one deeper than the key) closes: keys count again.
     if (this.skipDepth !== 0 && this.depth <= this.skipDepth + 1) this.skipDepth = 0;
     this.frames[this.depth] = undefined;
@@ -257,6 +262,11 @@ export class JsonFieldScanner {
     this.valueField = undefined;
     this.valueNode = undefined;
     this.pendingField = undefined;
+    if (this.readsMessages && this.depth === 1 && this.kinds[1] === ARRAY) {
+      if (c !== 0x7b) return this.fail({ reason: 'not_object' });
+      if (this.messages.items.length === MESSAGES_LIMIT) return this.fail({ reason: 'too_many_messages', limit: MESSAGES_LIMIT });
+      return this.open(OBJECT, this.root);
+    }
     if (c === 0x7b || c === 0x5b) {
       if (field !== undefined) this.record({ kind: c === 0x7b ? 'object' : 'array' }, field);
       if (c === 0x5b) return this.open(ARRAY, node?.element ? node : undefined);
@@ -304,17 +314,7 @@ export class JsonFieldScanner {
 
   /** One byte of a number; false when it is not part of the number (then the number is over, or wrong). */
   private numberByte(c: number): boolean {
-    let next: number;
-    switch (this.state) {
-      case N_MINUS: next = c === 0x30 ? N_ZERO : isDigit(c) ? N_INT : -1; break;
-      case N_ZERO: next = c === 0x2e ? N_DOT : c === 0x65 || c === 0x45 ? N_E : 0; break;
-      case N_INT: next = isDigit(c) ? N_INT : c === 0x2e ? N_DOT : c === 0x65 || c === 0x45 ? N_E : 0; break;
-      case N_DOT: next = isDigit(c) ? N_FRAC : -1; break;
-      case N_FRAC: next = isDigit(c) ? N_FRAC : c === 0x65 || c === 0x45 ? N_E : 0; break;
-      case N_E: next = c === 0x2b || c === 0x2d ? N_E_SIGN : isDigit(c) ? N_EXP : -1; break;
-      case N_E_SIGN: next = isDigit(c) ? N_EXP : -1; break;
-      default: next = isDigit(c) ? N_EXP : 0; // N_EXP
-    }
+    const next = numberNext(this.state, c);
     if (next === -1) {
       this.fail({ reason: 'not_json' });
       return false;
@@ -388,11 +388,11 @@ export class JsonFieldScanner {
       else this.itemsTruncated = true;
     }
     const name = frame.node.folded.get(folded);
+    const child = frame.node.children.get(value);
     if (name !== undefined) {
-      if (frame.seen.has(folded)) return this.fail({ reason: 'duplicate', field: name });
+      if (frame.seen.has(folded) || (this.readsMessages && !child)) return this.fail({ reason: 'duplicate', field: name });
       frame.seen.add(folded);
     }
-    const child = frame.node.children.get(value);
     this.valueField = child?.field;
     this.valueNode = child;
     return true;

@@ -16,7 +16,8 @@ export type ScanProblem =
   | { readonly reason: 'not_json' }
   | { readonly reason: 'not_object' }
   | { readonly reason: 'too_deep'; readonly limit: number }
-  | { readonly reason: 'duplicate'; readonly field: string };
+  | { readonly reason: 'duplicate'; readonly field: string }
+  | { readonly reason: 'too_many_messages'; readonly limit: number };
 
 /**
  * The elements of one top-level array to record (`tools`): of each element object, the values of `values`
@@ -43,10 +44,41 @@ export interface ElementsFound {
   readonly truncated: boolean;
 }
 
+/** The JSON-RPC messages of a body (one object, or a batch: a top-level array of them), each one's wanted fields. */
+export interface MessagesFound {
+  readonly items: readonly ReadonlyMap<string, FieldValue>[];
+  readonly batch: boolean;
+}
+
 export const ELEMENTS_LIMIT = 256;
 export const ELEMENT_KEYS = 16;
 
 export const MAX_DEPTH = 256;
+/** The most messages one JSON-RPC batch may hold when a scan reads messages (each is checked). */
+export const MESSAGES_LIMIT = 1024;
+
+export const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+export const isWhitespace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+/** A byte that starts a JSON value other than an object (array, string, number, true, false, null). */
+export const startsOtherValue = (c: number): boolean => c === 0x5b || c === 0x22 || c === 0x2d || isDigit(c) || c === 0x74 || c === 0x66 || c === 0x6e;
+
+// The scanner's number states: JSON's number grammar, one byte at a time.
+export const N_MINUS = 20, N_ZERO = 21, N_INT = 22;
+const N_DOT = 23, N_FRAC = 24, N_E = 25, N_E_SIGN = 26, N_EXP = 27;
+
+/** The number state after byte `c` in `state`: -1 when `c` makes it not JSON, 0 when `c` does not extend it (it ended before). */
+export function numberNext(state: number, c: number): number {
+  switch (state) {
+    case N_MINUS: return c === 0x30 ? N_ZERO : isDigit(c) ? N_INT : -1;
+    case N_ZERO: return c === 0x2e ? N_DOT : c === 0x65 || c === 0x45 ? N_E : 0;
+    case N_INT: return isDigit(c) ? N_INT : c === 0x2e ? N_DOT : c === 0x65 || c === 0x45 ? N_E : 0;
+    case N_DOT: return isDigit(c) ? N_FRAC : -1;
+    case N_FRAC: return isDigit(c) ? N_FRAC : c === 0x65 || c === 0x45 ? N_E : 0;
+    case N_E: return c === 0x2b || c === 0x2d ? N_E_SIGN : isDigit(c) ? N_EXP : -1;
+    case N_E_SIGN: return isDigit(c) ? N_EXP : -1;
+    default: return isDigit(c) ? N_EXP : 0; // N_EXP
+  }
+}
 
 /** How keys are compared for duplicates: without case, as Go's encoding/json matches them (K→k and ſ→s included). */
 export const foldKey = (key: string): string => key.toLowerCase().replaceAll('ſ', 's');

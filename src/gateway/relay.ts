@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import zlib from 'node:zlib';
 import type { ProxyContext } from './contracts.js';
-import type { StreamMasker } from './masking.js';
+import type { ChunkStage } from './mcp/tools-list-filter.js';
 
 /** A reader of the masked response bytes as they pass; it never changes them. */
 export interface ResponseTap {
@@ -43,7 +43,7 @@ export class BodyLimiter extends Transform {
  * pipeline builds an AbortController and, on completion, an AbortError and a premature-close error
  * (stack traces included), which cost more than everything else on this leg.
  */
-export function relay(source: Readable, complete: () => boolean, res: ServerResponse, masker: StreamMasker, taps: ResponseTap[], ctx: ProxyContext, exit: Cut): void {
+export function relay(source: Readable, complete: () => boolean, res: ServerResponse, masker: ChunkStage, taps: ResponseTap[], ctx: ProxyContext, exit: Cut): void {
   const send = (chunk: Buffer | undefined): void => {
     if (chunk === undefined || res.destroyed) return;
     for (const tap of taps) tap.scan(chunk);

@@ -34,6 +34,7 @@ import { credentialWire, outgoingRequest, readWhole, requestTarget, signOverBody
 import { signerFor, type SignerSettings } from './signers/index.js';
 import { applyUsage, guardedReader, usageReaderFactory } from './usage-scanner.js';
 import { BodyLimiter, decoderFor, flushIdleHead, relay, type ResponseTap } from './relay.js';
+import { listFiltered } from './mcp/tools-list-filter.js';
 import type { Exchange, UpstreamLeg } from './exchange.js';
 import type { ResponseEnd } from './settlement.js';
 
@@ -321,7 +322,8 @@ export class UpstreamProxy {
       this.onError(Object.assign(new Error(`upstream content-encoding ${String(encoding).slice(0, 32)}`), { code: 'EPROTO' }), flight);
       return;
     }
-    const headers = downstreamHeaders(proxyRes.rawHeaders, (v) => maskString(v, masks.maskStrings), decoder !== undefined);
+    // A decoded body, or a tools/list answer the filter rewrites, has no true content-length left.
+    const headers = downstreamHeaders(proxyRes.rawHeaders, (v) => maskString(v, masks.maskStrings), decoder !== undefined || ctx.toolsListFilter !== undefined);
     const extraHeaders = exchange.head(status);
     for (const name in extraHeaders) headers.push(name, extraHeaders[name]!);
     try {
@@ -337,8 +339,8 @@ export class UpstreamProxy {
     }
     ctx.status = status;
     setImmediate(flushIdleHead, res, ctx); // the head goes out with the first body bytes, or alone next turn
-    const masker = new StreamMasker(masks.maskBytes);
     flight.eventStream = EVENT_STREAM.test(rawHeader(proxyRes.rawHeaders, 'content-type') ?? '');
+    const masker = listFiltered(new StreamMasker(masks.maskBytes), ctx.toolsListFilter, flight.eventStream);
     const taps = this.responseTaps(flight, { status, get headers() { return proxyRes.headers; }, path: ctx.path, eventStream: flight.eventStream, settles: ctx.reservedMicros !== undefined }, typeof provider.usage === 'function');
     if (decoder) {
       proxyRes.on('error', () => {});

@@ -19,7 +19,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 }
 
 export function sendError(res: ServerResponse, err: ApiError, headers: Record<string, string> = {}): void {
-  sendJson(res, err.status, err.body(), { ...headers, ...err.headers });
+  sendJson(res, err.status, err.replyBody ?? err.body(), { ...headers, ...err.headers });
 }
 
 /** RFC 6749 §5.2's error response (an OAuth token endpoint's): `{"error", "error_description"}`. */

@@ -55,6 +55,8 @@ export interface TokenScopes {
   rateLimit?: number;
   /** `budget_usd`: the token's lifetime spend cap in micro-dollars. */
   budgetMicros?: number;
+  /** An MCP server's tools the token may call: exact names or `prefix*` (catalog/scopes.ts toolAllowed). */
+  tools?: string[];
 }
 
 export interface TokenRecord {

@@ -109,6 +109,8 @@ class OtelRequestSpan implements RequestSpan {
       attributes['gen_ai.usage.input_tokens'] = request.usage.inputTokens;
       attributes['gen_ai.usage.output_tokens'] = request.usage.outputTokens;
     }
+    // An MCP request names its tool calls (OpenTelemetry's MCP conventions: the method and gen_ai.tool.name).
+    if (request.toolCalls?.length) Object.assign(attributes, { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': request.toolCalls.join(',').slice(0, ATTRIBUTE_VALUE_LIMIT) });
     if (request.spentMicros !== undefined) attributes['keyward.spend_usd'] = request.spentMicros / 1e6;
     if (status >= 500) {
       attributes['error.type'] = request.error?.code ?? String(status);

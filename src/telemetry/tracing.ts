@@ -21,6 +21,8 @@ export interface TracedRequest {
   /** The matched route of the provider's allow-list: its declared pattern, e.g. `v1/chat/completions`. */
   readonly route: { readonly path: string } | undefined;
   readonly model: string | undefined;
+  /** The tools an MCP request called (`tools/call` names), when it was one. */
+  readonly toolCalls?: readonly string[] | undefined;
   /** The model the response named, when the request's own was not read. */
   readonly responseModel?: string | undefined;
   readonly forwarded: boolean;

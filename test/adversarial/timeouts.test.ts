@@ -8,38 +8,11 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { api, createCredential, createOrg, mintToken, spawnServer, tempDir } from '../support/app.js';
 import { adversary, canary, leakForms, NO_ABUSE_LIMITS, sleep } from './_harness.js';
 import { eventually } from '../support/wait.js';
-
-/** Writes `parts` with `gapMs` between them; resolves with what came back and when the server closed. */
-function trickle(port: number, parts: string[], gapMs: number): Promise<{ raw: string; closedAfterMs: number; sent: number }> {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const socket = net.connect(port, '127.0.0.1');
-    let raw = '';
-    let sent = 0;
-    let closed = false;
-    socket.on('data', (d) => (raw += d.toString('latin1')));
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      closed = true;
-      resolve({ raw, closedAfterMs: Date.now() - started, sent });
-    });
-    socket.on('connect', async () => {
-      for (const p of parts) {
-        if (closed) return;
-        socket.write(p);
-        sent++;
-        await sleep(gapMs);
-      }
-      // Everything sent and still open: give up waiting after a while.
-      await sleep(3000);
-      if (!closed) socket.destroy();
-    });
-  });
-}
+import { trickle } from '../support/trickle.js';
 
 test('headers trickled past KEYWARD_HEADERS_TIMEOUT_MS → the connection is closed (408 JSON at most), on admin and proxy paths', async (t) => {
   const a = await adversary(t, { env: { KEYWARD_HEADERS_TIMEOUT_MS: '400', KEYWARD_BODY_TIMEOUT_MS: '5000' } });

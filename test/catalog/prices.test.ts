@@ -92,10 +92,16 @@ async function loadedProviders(): Promise<ProviderRegistry> {
 
 test('every provider file: a valid, dated table with sane prices and limits (Azure: none, its model names are deployments)', async (t) => {
   const registry = await loadedProviders();
-  t.is(registry.ids().length, 15);
+  // Model APIs price their models; tool APIs and MCP servers (kind tool, mcp) have none to price.
+  t.is(registry.ids().length, 20);
+  t.deepEqual(registry.ids().filter((id) => registry.get(id)!.kind !== 'llm'), ['brave-search', 'github', 'github-mcp', 'huggingface-mcp', 'tavily']);
   const today = new Date().toISOString().slice(0, 10);
   for (const id of registry.ids()) {
     const p = registry.get(id)!;
+    if (p.kind !== 'llm') {
+      t.is(p.prices, undefined, `${id} (${p.kind}) has no table`);
+      continue;
+    }
     if (id === 'azure') {
       t.is(p.prices, undefined, 'azure has no table');
       continue;
@@ -152,7 +158,7 @@ test('a known current model of each provider is priced as its price page says; v
     t.regex(e?.source ?? '', new RegExp(`^providers/${provider}\\.js \\(20\\d\\d-\\d\\d-\\d\\d\\)$`), `${provider} ${model}: source names the file and date`);
   }
   const covered = new Set(known.map(([p]) => p));
-  for (const id of registry.ids()) if (id !== 'azure') t.true(covered.has(id), `a known model of ${id} is checked`);
+  for (const id of registry.ids()) if (id !== 'azure' && registry.get(id)!.kind === 'llm') t.true(covered.has(id), `a known model of ${id} is checked`);
   t.is(book.lookup('anthropic', 'claude-sonnet-4-5')!.cachedInput, 300_000, 'cache reads at 0.1×');
   t.is(book.lookup('anthropic', 'claude-sonnet-4-5')!.cacheWriteInput, 3_750_000, 'cache writes at 1.25×');
   t.is(book.lookup('perplexity', 'sonar')!.requestFee, 12_000);

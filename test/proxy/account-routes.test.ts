@@ -39,6 +39,12 @@ const ACCOUNT_ROUTES: Record<string, string[]> = {
     'POST openai/v1/responses/{id}/cancel',
   ],
   bedrock: [],
+  // Tool APIs and MCP servers (kind tool, mcp): Tavily's credit balance is the account's.
+  'brave-search': [],
+  github: [],
+  'github-mcp': [],
+  'huggingface-mcp': [],
+  tavily: ['GET usage'],
   cohere: [],
   deepseek: ['GET user/balance'],
   fireworks: [],

@@ -43,18 +43,21 @@ test('normaliseProviderPath refuses every traversal, encoded separator, double e
     '%2e%2e/v1/chat/completions', 'v1/%2e%2e/admin', 'v1/%2E%2E/admin', 'v1/%2e/chat', '.%2e/x', '%2e./x',
     '%252e%252e/v1/chat/completions', 'v1/%252f', 'v1%252fchat',
     '..%2fv1/chat/completions', 'v1%2fchat/completions', 'v1/chat%2Fcompletions', 'v1%2Fchat%2Fcompletions',
-    '/evil.test/x', '//evil.test/x', 'v1//chat/completions', 'v1/chat/completions/', '/v1/chat/completions',
+    '/evil.test/x', '//evil.test/x', 'v1//chat/completions', 'v1/chat/completions//', '/v1/chat/completions', '/', 'v1/../', 'v1/%2e%2e/',
     'v1/chat/completions;x', 'v1/chat/completions;jsessionid=1', 'v1\\chat\\completions', 'v1/%5cchat', 'v1/%5Cchat',
     'v1/chat/completions?x=1', 'v1/chat/completions#frag', 'v1/chat completions', 'v1/%20x', 'v1/%00x', 'v1/%0d%0aX-Injected:1',
     'v1/%', 'v1/%zz', 'v1/%2', 'v1/%E2%82%AC', 'v1/€', 'v1/@evil', 'http://evil.test/x', 'v1/chat/completions\u0000',
     'v1/' + 'a'.repeat(2048),
   ];
   for (const p of refused) t.is(normaliseProviderPath(p), undefined, JSON.stringify(p));
+  // One trailing slash is kept, not repaired: it is a route of its own (GitHub's MCP server is `mcp/`), so
+  // `v1/chat/completions/` matches no route of a provider that declares only `v1/chat/completions`.
+  t.is(normaliseProviderPath('v1/chat/completions/'), 'v1/chat/completions/');
 });
 
 test('validRoutePattern accepts provider patterns and rejects malformed ones', (t) => {
-  for (const p of ['v1/chat/completions', 'v1beta/models/{model}:generateContent', 'v1/responses/{id}/cancel']) t.true(validRoutePattern(p), p);
-  for (const p of ['/v1/chat', 'v1/chat/', 'v1//chat', 'v1/../x', 'v1/./x', 'v1/ch at', 'v1/*', 'v1/chat?x', '']) t.false(validRoutePattern(p), p);
+  for (const p of ['v1/chat/completions', 'v1beta/models/{model}:generateContent', 'v1/responses/{id}/cancel', 'mcp/']) t.true(validRoutePattern(p), p);
+  for (const p of ['/v1/chat', 'v1/chat//', '/', 'v1//chat', 'v1/../x', 'v1/./x', 'v1/ch at', 'v1/*', 'v1/chat?x', '']) t.false(validRoutePattern(p), p);
 });
 
 test('matchRoute: method and path must both match; {param} captures one safe segment', (t) => {

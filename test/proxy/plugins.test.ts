@@ -143,7 +143,7 @@ test('a malformed provider file stops start-up with an error naming the file', a
     'first-form.js': "export default { id: 'broken', upstream: 'https://api.broken.test', keyHeader: 'x-key', allow: [{ method: 'POST', path: 'v1/x' }] };",
     'plain-http.js': "export default { id: 'broken', upstream: 'http://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: 'v1/x' }] };",
     'bad-route.js': "export default { id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: '../admin' }] };",
-    'bad-method.js': "export default { id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'PUT', path: 'v1/x' }] };",
+    'bad-method.js': "export default { id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'TRACE', path: 'v1/x' }] };",
     'empty-allow.js': "export default { id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [] };",
     'bad-id.js': "export default { id: 'Broken Provider', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: 'v1/x' }] };",
     'no-default.js': "export const provider = { id: 'broken' };",

@@ -24,6 +24,7 @@ export function mintBody(form: Record<string, string>): Record<string, unknown> 
   if (form.max_requests?.trim()) body.max_requests = integer(form.max_requests);
   if (form.rate_limit?.trim()) body.rate_limit = integer(form.rate_limit);
   if (form.budget_usd?.trim()) body.budget_usd = form.budget_usd.trim();
+  if (form.tools?.trim()) body.tools = listOfWords(form.tools);
   return body;
 }
 
@@ -36,6 +37,7 @@ export const MINT_FIELDS: Array<FormField & { placeholder?: string }> = [
   { name: 'max_requests', label: 'Most requests', help: 'How many requests the token may make in its life.' },
   { name: 'rate_limit', label: 'Requests per minute', help: 'At most this many requests a minute.' },
   { name: 'budget_usd', label: 'Budget in USD', help: 'The most its requests may cost over its life, such as 5.00.' },
+  { name: 'tools', label: 'Tools', help: 'MCP servers only: the tools it may call, exact names or a prefix ending in *, separated by spaces. Others are refused and hidden from its tool list.', placeholder: 'get_issue list_*' },
 ];
 const field = (name: string) => MINT_FIELDS.find((f) => f.name === name)!;
 
@@ -46,6 +48,9 @@ export function MintForm({ api, credentials, minterIds, providers, preselect, on
   const choices = credentials ? credentials.map((c) => ({ id: c.id, label: credentialLabel(c, providers) })) : (minterIds ?? []).map((id) => ({ id, label: id }));
   const [form, setForm] = useState<Record<string, string>>({ ttl: '1h', credential_id: preselect ?? choices[0]?.id ?? '' });
   const state = useFormState('mint', MINT_FIELDS);
+  // The tools field is for an MCP server's credential (or when the credential's provider is not known here).
+  const picked = credentials?.find((c) => c.id === form.credential_id);
+  const mcp = !credentials || providers.find((p) => p.id === picked?.provider)?.kind === 'mcp';
   const set = (name: string) => (e: Event) => setForm({ ...form, [name]: (e.currentTarget as HTMLInputElement).value });
   const submit = (e: Event) => {
     e.preventDefault();
@@ -80,6 +85,7 @@ export function MintForm({ api, credentials, minterIds, providers, preselect, on
         {text('max_requests')}
         {text('rate_limit')}
         {text('budget_usd')}
+        {mcp ? text('tools') : null}
       </fieldset>
       <button type="submit" disabled={state.busy}>Mint token</button>
       <FormError state={state} />

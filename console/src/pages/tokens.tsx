@@ -18,6 +18,7 @@ const scopesOf = (t: Token): string => [
   t.max_requests !== undefined ? `at most ${count(t.max_requests)} requests` : '',
   t.rate_limit !== undefined ? `${count(t.rate_limit)} a minute` : '',
   t.budget_usd !== undefined ? `budget $${t.budget_usd}` : '',
+  t.tools !== undefined ? `tools ${t.tools.join(', ')}` : '',
 ].filter(Boolean).join('; ') || '—';
 
 const usageOf = (t: Token): string => {

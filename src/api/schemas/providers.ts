@@ -53,6 +53,7 @@ export const ProviderInfo = named('ProviderInfo', Type.Object({
   id: Type.String({ description: 'The `provider` of a credential.', examples: ['openai'] }),
   object: Type.Literal('provider'),
   name: Type.String({ description: 'A human name.', examples: ['OpenAI'] }),
+  kind: Type.Union([Type.Literal('llm'), Type.Literal('tool'), Type.Literal('mcp')], { description: '`llm`: a model API; `tool`: an HTTP API an agent calls (GitHub, a search API); `mcp`: a remote MCP server (a token may take a `tools` scope).' }),
   credential_fields: Type.Array(CredentialFieldInfo, { description: 'In the provider file\'s order.' }),
   pricing: ProviderPricing,
   sdk: Type.Array(SdkSetupInfo, { description: 'How its SDKs reach it through Keyward (empty where the provider file declares none).' }),

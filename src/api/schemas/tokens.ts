@@ -5,7 +5,7 @@
  * credential's provider (catalog/scopes.ts parseScopes), both answering 400 as the schema does.
  */
 import { Type } from '@sinclair/typebox';
-import { MAX_ITEMS, MODEL, PATH_PATTERN } from '../../catalog/scopes.js';
+import { MAX_ITEMS, MODEL, PATH_PATTERN, TOOL_PATTERN } from '../../catalog/scopes.js';
 import { USD_AMOUNT } from '../../catalog/money.js';
 import { IdOf, listOf, Name, named, SecretOf, Time } from './common.js';
 import { UsageCounts } from './usage.js';
@@ -17,22 +17,19 @@ export const Ttl = named('Ttl', rule(Type.String({
   examples: ['30s', '15m', '12h', '7d'],
 }), 'a positive integer without leading zeros and one unit of s, m, h, d, such as "15m"', 'invalid_ttl'));
 
-export const ModelsScope = named('ModelsScope', rule(Type.Array(Type.String({ pattern: MODEL.source }), {
-  minItems: 1,
-  maxItems: MAX_ITEMS,
-  description: 'Exact model names or `prefix*` (duplicates are dropped), checked against the body\'s `model` (or Gemini\'s path segment); else 403 `model_not_allowed`.',
-  examples: [['gpt-4o-mini', 'claude-3-5-*']],
-}), `a non-empty array of at most ${MAX_ITEMS} model names or prefix* patterns`, 'invalid_scope'));
+/** A scope that is a list of patterns: 1 to MAX_ITEMS strings matching `pattern` (duplicates are dropped at mint). */
+const patternList = (name: string, pattern: RegExp, what: string, description: string, examples: string[]) => named(name, rule(Type.Array(Type.String({ pattern: pattern.source }), {
+  minItems: 1, maxItems: MAX_ITEMS, description, examples: [examples],
+}), `a non-empty array of at most ${MAX_ITEMS} ${what}`, 'invalid_scope'));
 
-export const PathsScope = named('PathsScope', rule(Type.Array(Type.String({ pattern: PATH_PATTERN.source }), {
-  minItems: 1,
-  maxItems: MAX_ITEMS,
-  description: [
-    'Provider path patterns (as in its allow-list, or `prefix*`; duplicates are dropped). At mint each must reach a route on the credential\'s provider, without `..` or `//` (else 400 `invalid_scope`); a request outside them → 403 `path_not_allowed`.',
-    'A route that reads or changes what the whole provider account shares (batches, stored responses, files, balance…) is reached only when a pattern names it exactly (its pattern, or one concrete path of it), never by `prefix*` nor without `paths`.',
-  ].join(' '),
-  examples: [['v1/chat/completions']],
-}), `a non-empty array of at most ${MAX_ITEMS} path patterns`, 'invalid_scope'));
+export const ModelsScope = patternList('ModelsScope', MODEL, 'model names or prefix* patterns',
+  'Exact model names or `prefix*` (duplicates are dropped), checked against the body\'s `model` (or Gemini\'s path segment); else 403 `model_not_allowed`.',
+  ['gpt-4o-mini', 'claude-3-5-*']);
+
+export const PathsScope = patternList('PathsScope', PATH_PATTERN, 'path patterns', [
+  'Provider path patterns (as in its allow-list, or `prefix*`; duplicates are dropped). At mint each must reach a route on the credential\'s provider, without `..` or `//` (else 400 `invalid_scope`); a request outside them → 403 `path_not_allowed`.',
+  'A route that reads or changes what the whole provider account shares (batches, stored responses, files, balance…) is reached only when a pattern names it exactly (its pattern, or one concrete path of it), never by `prefix*` nor without `paths`.',
+].join(' '), ['v1/chat/completions']);
 
 export const MaxRequestsScope = named('MaxRequestsScope', rule(Type.Integer({
   minimum: 1, maximum: 1_000_000_000, description: 'Lifetime request cap, exact under concurrency; then 429 `token_exhausted`.',
@@ -48,6 +45,10 @@ export const BudgetScope = named('BudgetScope', rule(Type.String({
   examples: ['12.50'],
 }), 'a decimal string of US dollars above 0 with at most six decimal places, such as "12.50"', 'invalid_scope'));
 
+export const ToolsScope = patternList('ToolsScope', TOOL_PATTERN, 'tool names or prefix* patterns',
+  'MCP servers only (a credential of kind `mcp`, else 400 `invalid_scope`): the tools the token may call, exact names or `prefix*`. A `tools/call` of another tool is answered with a JSON-RPC error (code -32602, "tool not allowed") and never forwarded; `tools/list` results list only these tools.',
+  ['get_issue', 'list_*']);
+
 export const TokenCreate = named('TokenCreate', Type.Object({
   credential_id: rule(Type.String({ minLength: 1, description: 'A stored credential of this organisation (else 404).' }), 'the id of a stored credential'),
   ttl: Ttl,
@@ -57,6 +58,7 @@ export const TokenCreate = named('TokenCreate', Type.Object({
   max_requests: Type.Optional(MaxRequestsScope),
   rate_limit: Type.Optional(RateLimitScope),
   budget_usd: Type.Optional(BudgetScope),
+  tools: Type.Optional(ToolsScope),
 }, { additionalProperties: false, examples: [{ credential_id: 'cred_4kT9bQ2mXw7Zr1sVc8NpL3aY', ttl: '15m', name: 'evals agent', models: ['gpt-4o-mini'], max_requests: 100 }] }));
 
 const tokenProperties = {
@@ -75,6 +77,7 @@ const tokenProperties = {
   rate_limit: Type.Optional(RateLimitScope),
   created_by: Type.Optional(Type.String({ description: 'Who minted it: an `otk_` or `akey_` id, or `cli` (absent on tokens minted before it was recorded).' })),
   budget_usd: Type.Optional(BudgetScope),
+  tools: Type.Optional(ToolsScope),
 };
 
 export const Token = named('Token', Type.Object({

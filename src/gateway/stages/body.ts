@@ -51,6 +51,7 @@ export class BodyStage implements CoreStage {
       ctx.bodyBytes = scan.bytesRead;
       ctx.bodyKeys = scan.keysFound;
       if (wanted.elements) ctx.bodyElements = scan.elementsFound;
+      if (wanted.messages) ctx.bodyMessages = scan.messagesFound;
     }
     if (ctx.model === undefined) {
       const model = found.get('model');

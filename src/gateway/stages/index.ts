@@ -2,7 +2,7 @@
  * The built-in stages and where they sit; the plugins loaded from KEYWARD_PLUGINS
  * (auth 900, budget 120 and quota 100 among them) are slotted in by priority:
  *
- *   abuse 1000 · auth 900 · route 800 · scopes 700 · body 600 · models 550 ·
+ *   abuse 1000 · auth 900 · route 800 · scopes 700 · body 600 · models 550 · tools 540 ·
  *   operator plugins 500..300 · rate 250 · max_requests 150 · budget 120 · quota 100 ·
  *   admit 0 (the gate's last check: every stage that must read the body had it read)
  */
@@ -21,6 +21,7 @@ import { ModelsStage } from './models.js';
 import { RateStage } from './rate.js';
 import { RouteStage } from './route.js';
 import { ScopesStage } from './scopes.js';
+import { ToolsStage, type ToolCallSink } from './tools.js';
 
 export interface CoreServices {
   config: Config;
@@ -30,18 +31,22 @@ export interface CoreServices {
   ledger: QuotaLedger;
   /** Body bytes held by all requests at once (KEYWARD_BUFFER_BUDGET): one per process, shared with the upstream leg's signers. */
   budget: BufferBudget;
+  /** Where forwarded MCP tool calls are counted and (KEYWARD_AUDIT_TOOL_CALLS) audited. */
+  toolCalls?: ToolCallSink;
 }
 
 /** The built-ins followed by `plugins` (in KEYWARD_PLUGINS order): the Pipeline sorts them. */
 export function pipelineStages(services: CoreServices, plugins: readonly CoreStage[]): CoreStage[] {
   const models = new ModelsStage();
-  const admission = new Admission([models, ...plugins].filter((s) => s.body !== undefined));
+  const tools = new ToolsStage(services.toolCalls ?? { toolCalls: () => {} });
+  const admission = new Admission([models, tools, ...plugins].filter((s) => s.body !== undefined));
   return [
     new AbuseStage(services.guard),
     new RouteStage(services.providers),
     new ScopesStage(),
     new BodyStage(admission, services.config.maxBody, services.budget),
     models,
+    tools,
     new RateStage(services.limiter),
     new MaxRequestsStage(services.ledger),
     ...plugins,

@@ -1,0 +1,75 @@
+/**
+ * tools (540): an MCP server's JSON-RPC, read from the POST body by the body
+ * stage's bounded streaming scan (every message of a batch, `id`, `method`
+ * and `params.name` of each; a repeated or case-variant key is a 400 there).
+ * With a `tools` scope, a `tools/call` of a tool outside it, one whose name
+ * cannot be read, or a case variant of `tools/call` or `tools/list` refuses
+ * the whole message or batch with a JSON-RPC error (mcp/jsonrpc.ts), nothing
+ * forwarded, nothing counted; a `tools/list` has its answer filtered to the
+ * scope (mcp/tools-list-filter.ts), and so is any list in the server's event
+ * stream (GET), where a resumed answer arrives. Whatever the scope, the request counts as
+ * many requests as the `tools/call` messages it forwards (none for other
+ * methods, a GET's event stream or a DELETE), for quota, `max_requests` and
+ * usage, and each call is named in metrics, the span and, with
+ * KEYWARD_AUDIT_TOOL_CALLS=1, the audit trail (`mcp.tool_call`, never its
+ * arguments or result).
+ */
+import { toolAllowed } from '../../catalog/scopes.js';
+import { foldKey } from '../json-fields.js';
+import type { BodyNeed } from '../contracts.js';
+import type { RequestContext } from '../context.js';
+import type { CoreStage } from '../pipeline.js';
+import { INVALID_PARAMS, isCaseVariant, JsonRpcRefusal, MESSAGE_FIELDS, METHOD_NOT_FOUND, stringField, TOOLS_CALL, TOOLS_LIST, type MessageRefusal } from '../mcp/jsonrpc.js';
+
+/** What a forwarded tool call is reported to (metrics, audit), once the request is over. */
+export interface ToolCallSink {
+  toolCalls(ctx: RequestContext, tools: readonly string[]): void;
+}
+
+const isMcp = (ctx: RequestContext): boolean => ctx.provider?.kind === 'mcp';
+
+export class ToolsStage implements CoreStage {
+  readonly name = 'tools';
+  readonly priority = 540;
+  readonly body: BodyNeed<RequestContext> = { fields: MESSAGE_FIELDS, messages: true, when: (ctx) => isMcp(ctx) && ctx.method === 'POST' };
+
+  constructor(private readonly sink: ToolCallSink) {}
+
+  access(ctx: RequestContext): void {
+    if (!isMcp(ctx)) return;
+    const messages = ctx.bodyMessages;
+    const scope = ctx.auth!.token.scopes.tools;
+    ctx.requestUnits = 0;
+    // The server's event stream (GET) may resume a POST's answer (Last-Event-ID), a tools/list answer included.
+    if (ctx.method === 'GET' && scope !== undefined) ctx.toolsListFilter = scope;
+    if (ctx.method !== 'POST' || !messages) return;
+    const calls: string[] = [];
+    const refused = new Map<number, MessageRefusal>();
+    let lists = false;
+    messages.items.forEach((message, i) => {
+      const method = stringField(message, 'method');
+      if (method === TOOLS_LIST) lists = true;
+      if (method === undefined || scope === undefined) {
+        // Unscoped, a case variant counts as a call too: a server that folds case would run it.
+        if (method !== undefined && foldKey(method) === TOOLS_CALL) calls.push(stringField(message, 'params.name') ?? '(unnamed)');
+        return;
+      }
+      if (isCaseVariant(method)) {
+        refused.set(i, { code: METHOD_NOT_FOUND, message: `Method not found: ${JSON.stringify(method)} (method names are case-sensitive).` });
+        return;
+      }
+      if (method !== TOOLS_CALL) return;
+      const tool = stringField(message, 'params.name');
+      if (tool !== undefined && toolAllowed(scope, tool)) calls.push(tool);
+      else refused.set(i, { code: INVALID_PARAMS, message: tool === undefined ? 'Tool not allowed: the call names no tool this token may call.' : `Tool not allowed: ${JSON.stringify(tool.slice(0, 128))} is outside this token's tools.` });
+    });
+    if (refused.size > 0) throw new JsonRpcRefusal(messages, refused);
+    ctx.requestUnits = calls.length;
+    ctx.toolCalls = calls;
+    if (lists && scope !== undefined) ctx.toolsListFilter = scope;
+  }
+
+  log(ctx: RequestContext): void {
+    if (ctx.forwarded && ctx.toolCalls && ctx.toolCalls.length > 0) this.sink.toolCalls(ctx, ctx.toolCalls);
+  }
+}
