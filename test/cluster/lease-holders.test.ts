@@ -103,16 +103,18 @@ test('SIGKILL mid-stream: idle amounts return within one TTL, in-flight worst ca
   const store = await FirestoreStore.connect({ gcpProject: project, firestoreEmulatorHost: emulator.host });
   emulator.adopt(store);
   const key = `spend:org:${org.id}:${month}`;
-  let ledger = await store.leaseLedger(key, Date.now());
-  const heldBefore = ledger.held;
-  while (ledger.held === heldBefore && Date.now() - killedAt < 3 * TTL_MS) {
-    await sleep(50);
-    ledger = await store.leaseLedger(key, Date.now());
-  }
-  const returnedAfter = Date.now() - killedAt;
-  t.log(`the dead holder's amounts were back ${returnedAfter} ms after SIGKILL (TTL ${TTL_MS} ms)`);
-  t.true(returnedAfter <= TTL_MS + 1000, `back within one TTL (and a poll): ${returnedAfter} ms`);
-  t.true(ledger.used >= 6 * w + 3 * ws, `its in-flight worst cases are charged: used ${ledger.used} ≥ ${6 * w + 3 * ws}`);
+  // The dead holder renewed at most a third of a TTL before it died, so its lease ends by killedAt + TTL on the
+  // writers' clocks: read the pool as of then (once real time has passed it; how long the read takes on a busy
+  // machine does not matter). Its idle amounts are back, and its armed ones charged as used: at least what it
+  // forwarded (2 answered, 3 streams at their worst case). The survivors' own use reaches the store only at their
+  // next report (held-lease.ts REPORT_MS), so it is not counted on here.
+  const heldBefore = (await store.leaseLedger(key, killedAt)).held;
+  const asOf = killedAt + TTL_MS + 100;
+  while (Date.now() < asOf) await sleep(asOf - Date.now());
+  const ledger = await store.leaseLedger(key, asOf);
+  t.log(`held ${heldBefore} → ${ledger.held} µ$ one TTL after SIGKILL; used ${ledger.used} µ$`);
+  t.true(ledger.held < heldBefore, 'the dead holder\'s idle amounts are back within one TTL');
+  t.true(ledger.used >= 2 * w + 3 * ws, `its in-flight worst cases are charged: used ${ledger.used} ≥ ${2 * w + 3 * ws}`);
 
   // The survivors reach the cap: everything the dead instance held idle is usable again.
   let answered = 6;
