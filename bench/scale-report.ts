@@ -17,7 +17,9 @@ export interface RunInput {
   t0: number;
   t1: number;
   statuses: Record<string, number>;
-  /** From the revocation: when the first probe every instance refused was sent (the worst instance's), and the last forwarded one. */
+  /** Every answer to the budgeted token, warm-up included (exactness is checked against these). */
+  allStatuses: Record<string, number>;
+  /** From the revocation: when every instance had answered a probe with a refusal (the worst instance's), and when the last forwarded one was sent. */
   revokedAllMs: number;
   lastForwardedMs: number;
   received: number;
@@ -47,14 +49,19 @@ export interface RunResult {
 
 /** What a document is for, from its path. */
 function category(path: string): string {
-  if (path === '') return 'empty queries';
-  if (/^usage\/[^/]+\/shards\//.test(path)) return 'usage shards';
-  if (/^leases\/[^/]+\/holders\//.test(path)) return 'lease holders';
-  if (/^leases\/[^/]+\/blocks\//.test(path)) return 'lease blocks';
-  if (/^leases\/[^/]+\/returns\//.test(path)) return 'lease returns';
-  if (path.startsWith('changes/')) return 'change feed';
-  if (path.startsWith('audit')) return 'audit';
-  return path.split('/')[0]!;
+  const kind = ((): string => {
+    if (/^usage\/[^/]+\/shards\//.test(path)) return 'usage shards';
+    if (/^usage\/[^/]+\/periods\//.test(path)) return 'usage periods';
+    if (/^leases\/[^/]+\/holders\//.test(path)) return 'lease holders';
+    if (/^leases\/[^/]+\/blocks\//.test(path)) return 'lease blocks';
+    if (/^leases\/[^/]+\/returns\//.test(path)) return 'lease returns';
+    if (path.startsWith('changes/')) return 'change feed';
+    if (path.startsWith('audit_counts/')) return 'audit counts';
+    if (path.startsWith('audit')) return 'audit';
+    return path.split('/')[0]!;
+  })();
+  // An empty query's path is its collection's (ending in `/`): billed one read for nothing found.
+  return path.endsWith('/') ? `${kind}, empty` : kind;
 }
 
 const micros = (usd: string) => Math.round(Number(usd) * 1_000_000);
@@ -103,7 +110,8 @@ export function analyse(run: RunInput): RunResult {
   const victim = run.victimForwarded;
   // Requests the gateway handed upstream but the provider never answered (an upstream failure under load) count as
   // forwarded and are charged their worst case: never below what the provider may have billed.
-  const failedUpstream = (run.statuses['502'] ?? 0) + (run.statuses['504'] ?? 0);
+  // A connection error (0) may have been forwarded too.
+  const failedUpstream = (run.allStatuses['502'] ?? 0) + (run.allStatuses['504'] ?? 0) + (run.allStatuses['0'] ?? 0);
   const used = run.usage.proxy_requests.used;
   const unanswered = used - run.received;
   return {
