@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { startEmulator } from '../test/support/firestore-emulator.js';
 import { recordOps, type Op } from '../test/support/emulator-ops.js';
 import { BENCH, ROOT, sleep } from './servers.js';
-import { analyse, formatReport, type RunResult } from './scale-report.js';
+import { analyse, formatBreakdown, formatReport, PRICES, type RunResult } from './scale-report.js';
 import { INPUT_OVERHEAD_TOKENS } from '../src/catalog/spend-bound.js';
 
 const { values } = parseArgs({
@@ -58,7 +58,8 @@ const BODY = JSON.stringify({ model: 'pm-1', max_tokens: 5, messages: [{ role: '
 /** The budget's reservation for BODY (catalog/spend-bound.ts): what a request is charged when no usage comes back. */
 const WORST_MICROS = (Buffer.byteLength(BODY) + INPUT_OVERHEAD_TOKENS) * 2 + 5 * 8;
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const MAX_INFLIGHT = 256;
+const agent = new http.Agent({ keepAlive: true, maxSockets: MAX_INFLIGHT });
 function call(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve) => {
     const req = http.request(url, { method, agent, headers: { ...headers, ...(body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
@@ -132,6 +133,8 @@ async function run(n: number, emulatorHost: string, ops: Op[], providersDir: str
     for (let i = 0; performance.now() - start < seconds * 1000; i++) {
       const due = start + (i * 1000) / RATE;
       if (due > performance.now()) await sleep(due - performance.now());
+      // A machine that cannot keep up slows the rate (the report gives the rate reached) rather than queue without end.
+      while (inflight.size >= MAX_INFLIGHT) await Promise.race(inflight);
       const p = proxied(urls[i % urls.length]!, tok.token).then((r) => {
         tally(allStatuses, r.status);
         if (count) tally(statuses, r.status);
@@ -178,6 +181,7 @@ async function run(n: number, emulatorHost: string, ops: Op[], providersDir: str
   const revoked = await revocation;
   await Promise.all([...inflight]);
   const to = ops.length;
+  const opsSeconds = (performance.now() - t0) / 1000;
   await stopWorkers(workers);
   process.stderr.write('  drained\n');
   // Exactness: the store (through a fresh instance) against what the provider received.
@@ -189,7 +193,7 @@ async function run(n: number, emulatorHost: string, ops: Op[], providersDir: str
   const received = await up.received();
   up.close();
   return analyse({
-    instances: n, rate: RATE, seconds: (t1 - t0) / 1000, ops: ops.slice(from, to), t0, t1, statuses: Object.fromEntries(statuses), allStatuses: Object.fromEntries(allStatuses),
+    instances: n, rate: RATE, seconds: (t1 - t0) / 1000, opsSeconds, ops: ops.slice(from, to), t0, t1, statuses: Object.fromEntries(statuses), allStatuses: Object.fromEntries(allStatuses),
     revokedAllMs: revoked.refusedBy, lastForwardedMs: revoked.lastForwarded, received, victimForwarded, costMicros: COST_MICROS, worstMicros: WORST_MICROS, usage, tokenUsage: token.usage,
   });
 }
@@ -209,8 +213,19 @@ async function main(): Promise<void> {
   process.stdout.write('\n' + formatReport(results) + '\n');
   mkdirSync(path.join(BENCH, 'results'), { recursive: true });
   const file = path.join(BENCH, 'results', `scale-${new Date().toISOString().slice(0, 10)}.json`);
-  writeFileSync(file, JSON.stringify({ rate: RATE, seconds: SECONDS, perProcess: PER_PROCESS, machine: { cpus: os.cpus().length, load: os.loadavg() }, results }, null, 2));
-  process.stderr.write(`written ${path.relative(ROOT, file)}\n`);
+  const machine = { cpus: os.cpus().length, load: os.loadavg() };
+  writeFileSync(file, JSON.stringify({ rate: RATE, seconds: SECONDS, perProcess: PER_PROCESS, machine, results }, null, 2));
+  writeFileSync(file.replace(/\.json$/, '.md'), [
+    `# bench:scale, ${new Date().toISOString().slice(0, 16)}Z`,
+    '',
+    `One organisation, ${RATE} requests/s for ${SECONDS} s spread over N instances (${PER_PROCESS} per process) on one Firestore emulator; ${machine.cpus} cores, load average ${machine.load.map((l) => l.toFixed(1)).join(' / ')} at the end. Costs at Firestore's nam5 list prices (reads $${PRICES.read}, writes $${PRICES.write}, deletes $${PRICES.delete} per 100,000).`,
+    '',
+    formatReport(results),
+    '',
+    formatBreakdown(results),
+    '',
+  ].join('\n'));
+  process.stderr.write(`written ${path.relative(ROOT, file)} and .md\n`);
   await emulator.stop();
   process.exit(0);
 }
