@@ -9,7 +9,7 @@
  * revocation time to every instance, and exactness after drain (usage, quota and spend against what the
  * provider received). Writes bench/results/scale-<date>.json.
  *
- *   npm run bench:scale -- --instances 1,10,50,100 --rate 100 --seconds 60 --per-process 25
+ *   npm run bench:scale -- --instances 1,10,50,100 --rate 100 --seconds 60 --per-process 25 [--label x]
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -30,6 +30,8 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '100' },
     seconds: { type: 'string', default: '60' },
     'per-process': { type: 'string', default: '25' },
+    /** Appended to the results' file name (runs of one day kept apart). */
+    label: { type: 'string', default: '' },
   },
 });
 const SIZES = values.instances!.split(',').map(Number);
@@ -212,7 +214,7 @@ async function main(): Promise<void> {
   }
   process.stdout.write('\n' + formatReport(results) + '\n');
   mkdirSync(path.join(BENCH, 'results'), { recursive: true });
-  const file = path.join(BENCH, 'results', `scale-${new Date().toISOString().slice(0, 10)}.json`);
+  const file = path.join(BENCH, 'results', `scale-${new Date().toISOString().slice(0, 10)}${values.label ? `-${values.label}` : ''}.json`);
   const machine = { cpus: os.cpus().length, load: os.loadavg() };
   writeFileSync(file, JSON.stringify({ rate: RATE, seconds: SECONDS, perProcess: PER_PROCESS, machine, results }, null, 2));
   writeFileSync(file.replace(/\.json$/, '.md'), [
