@@ -5,41 +5,24 @@
  * provider received, and the same before a flush (what this instance has not written yet added) as after
  * it (never twice). One shard per instance is in the store.
  */
-import test, { type ExecutionContext } from 'ava';
-import { randomBytes } from 'node:crypto';
-import { api, createCredential, createOrg, mintToken, startApp, tempDir, type TestApp } from '../support/app.js';
-import { startEmulator } from '../support/firestore-emulator.js';
-import { providersDir } from '../support/providers-dir.js';
-import { chat, chatBody, startUsageUpstream, worstCase } from '../support/budget.js';
+import test from 'ava';
+import { api, createCredential, createOrg, mintToken, type TestApp } from '../support/app.js';
+import { chat, chatBody, worstCase } from '../support/budget.js';
+import { BACKENDS, sharedStore } from '../support/shared-store.js';
 import { formatUsd } from '../../src/catalog/money.js';
 import { UsageRecorder } from '../../src/accounting/usage-recorder.js';
 import { Instance } from '../../src/accounting/instance.js';
 import { Symbols } from '../../src/symbols.js';
 import type { UsageStore } from '../../src/store/ports.js';
 
-type Backend = (t: ExecutionContext) => Promise<Record<string, string>>;
-const sqlite: Backend = async (t) => ({ KEYWARD_DATA_DIR: tempDir(t) });
-const firestore: Backend = async (t) => {
-  const emulator = await startEmulator(t);
-  return { KEYWARD_STORE: 'firestore', FIRESTORE_EMULATOR_HOST: emulator.host, GOOGLE_CLOUD_PROJECT: `keyward-usage-${randomBytes(4).toString('hex')}` };
-};
-
 const flush = (app: TestApp) => app.server.container.resolve(UsageRecorder).flush();
 
-for (const [name, backend] of [['sqlite', sqlite], ['firestore', firestore]] as const) {
+for (const name of BACKENDS) {
   test(`${name}: usage answers are the sum of every instance's shard, the same from each instance, before and after a flush`, async (t) => {
     t.timeout(120_000);
-    const up = await startUsageUpstream();
-    t.teardown(() => up.close());
-    const env: Record<string, string> = {
-      ...(await backend(t)),
-      KEYWARD_LOCAL_KEK: randomBytes(32).toString('base64'),
-      KEYWARD_PROVIDERS_DIR: providersDir(t, ['priced']),
-      KEYWARD_UPSTREAM_PRICED: up.url,
-      KEYWARD_LOG_LEVEL: 'error',
-    };
-    const dataDir = env.KEYWARD_DATA_DIR;
-    const [a, b] = [await startApp(t, { env, ...(dataDir ? { dataDir } : {}) }), await startApp(t, { env, ...(dataDir ? { dataDir } : {}) })];
+    const shared = await sharedStore(t, name);
+    const { up } = shared;
+    const [a, b] = [await shared.start(), await shared.start()];
     const org = await createOrg(a);
     const cred = await createCredential(a, org, 'priced', 'sk-priced-0123456789');
     const tok = await mintToken(a, org, cred, '1h');
