@@ -9,7 +9,7 @@
  * revocation time to every instance, and exactness after drain (usage, quota and spend against what the
  * provider received). Writes bench/results/scale-<date>.json.
  *
- *   npm run bench:scale -- --instances 1,10,50,100 --rate 100 --seconds 60 --per-process 25
+ *   npm run bench:scale -- --instances 1,10,50,100 --rate 100 --seconds 60 --per-process 25 [--label x]
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { startEmulator } from '../test/support/firestore-emulator.js';
 import { recordOps, type Op } from '../test/support/emulator-ops.js';
 import { BENCH, ROOT, sleep } from './servers.js';
-import { analyse, formatReport, type RunResult } from './scale-report.js';
+import { analyse, formatBreakdown, formatReport, PRICES, type RunResult } from './scale-report.js';
 import { INPUT_OVERHEAD_TOKENS } from '../src/catalog/spend-bound.js';
 
 const { values } = parseArgs({
@@ -30,6 +30,8 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '100' },
     seconds: { type: 'string', default: '60' },
     'per-process': { type: 'string', default: '25' },
+    /** Appended to the results' file name (runs of one day kept apart). */
+    label: { type: 'string', default: '' },
   },
 });
 const SIZES = values.instances!.split(',').map(Number);
@@ -58,7 +60,8 @@ const BODY = JSON.stringify({ model: 'pm-1', max_tokens: 5, messages: [{ role: '
 /** The budget's reservation for BODY (catalog/spend-bound.ts): what a request is charged when no usage comes back. */
 const WORST_MICROS = (Buffer.byteLength(BODY) + INPUT_OVERHEAD_TOKENS) * 2 + 5 * 8;
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const MAX_INFLIGHT = 256;
+const agent = new http.Agent({ keepAlive: true, maxSockets: MAX_INFLIGHT });
 function call(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve) => {
     const req = http.request(url, { method, agent, headers: { ...headers, ...(body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
@@ -122,19 +125,28 @@ async function run(n: number, emulatorHost: string, ops: Op[], providersDir: str
   // Every instance resolves (and caches) the victim first.
   let victimForwarded = (await Promise.all(urls.map((u) => proxied(u, victim.token)))).filter((r) => r.status === 200).length;
   const statuses = new Map<number, number>();
+  /** Every answer to the budgeted token, warm-up included: what exactness is checked against. */
+  const allStatuses = new Map<number, number>();
   const probeStatuses = new Map<number, number>();
   const inflight = new Set<Promise<unknown>>();
+  const tally = (m: Map<number, number>, status: number) => m.set(status, (m.get(status) ?? 0) + 1);
   const load = async (seconds: number, count: boolean) => {
     const start = performance.now();
     for (let i = 0; performance.now() - start < seconds * 1000; i++) {
       const due = start + (i * 1000) / RATE;
       if (due > performance.now()) await sleep(due - performance.now());
-      const p = proxied(urls[i % urls.length]!, tok.token).then((r) => count && statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1));
+      // A machine that cannot keep up slows the rate (the report gives the rate reached) rather than queue without end.
+      while (inflight.size >= MAX_INFLIGHT) await Promise.race(inflight);
+      const p = proxied(urls[i % urls.length]!, tok.token).then((r) => {
+        tally(allStatuses, r.status);
+        if (count) tally(statuses, r.status);
+      });
       inflight.add(p);
       void p.finally(() => inflight.delete(p));
     }
   };
-  await load(5, false); // warm-up: leases claimed, caches filled, not measured
+  // Warm-up, not measured: every instance serves a few requests (its leases claimed, its caches filled).
+  await load(Math.max(5, (3 * n) / RATE), false);
   const from = ops.length;
   const t0 = performance.now();
   // Half-way, revoke the victim through one instance; probe every instance until each refuses it.
@@ -148,17 +160,21 @@ async function run(n: number, emulatorHost: string, ops: Op[], providersDir: str
       while (performance.now() - at < 30_000) {
         const sent = performance.now() - at;
         const r = await proxied(u, victim.token);
-        if (r.status === 401) return { refusedFrom: sent, lastForwarded };
+        if (r.status === 401) return { refusedFrom: sent, refusedBy: performance.now() - at, lastForwarded };
         if (r.status === 200) {
           victimForwarded++;
           lastForwarded = sent;
         } else probeStatuses.set(r.status, (probeStatuses.get(r.status) ?? 0) + 1);
         await sleep(50);
       }
-      return { refusedFrom: Infinity, lastForwarded };
+      return { refusedFrom: Infinity, refusedBy: Infinity, lastForwarded };
     }));
-    const worst = { refusedFrom: Math.max(...seen.map((x) => x.refusedFrom)), lastForwarded: Math.max(...seen.map((x) => x.lastForwarded)) };
-    process.stderr.write(`  revocation: every instance refused probes sent ${Math.round(worst.refusedFrom)} ms after it; the last forwarded was sent after ${Math.round(worst.lastForwarded)} ms (other answers: ${JSON.stringify(Object.fromEntries(probeStatuses))})\n`);
+    const worst = {
+      refusedFrom: Math.max(...seen.map((x) => x.refusedFrom)),
+      refusedBy: Math.max(...seen.map((x) => x.refusedBy)),
+      lastForwarded: Math.max(...seen.map((x) => x.lastForwarded)),
+    };
+    process.stderr.write(`  revocation: every instance refused by ${Math.round(worst.refusedBy)} ms after it (probes sent from ${Math.round(worst.refusedFrom)} ms); the last forwarded was sent after ${Math.round(worst.lastForwarded)} ms (other answers: ${JSON.stringify(Object.fromEntries(probeStatuses))})\n`);
     return worst;
   })();
   await load(SECONDS, true);
@@ -167,6 +183,7 @@ async function run(n: number, emulatorHost: string, ops: Op[], providersDir: str
   const revoked = await revocation;
   await Promise.all([...inflight]);
   const to = ops.length;
+  const opsSeconds = (performance.now() - t0) / 1000;
   await stopWorkers(workers);
   process.stderr.write('  drained\n');
   // Exactness: the store (through a fresh instance) against what the provider received.
@@ -178,8 +195,8 @@ async function run(n: number, emulatorHost: string, ops: Op[], providersDir: str
   const received = await up.received();
   up.close();
   return analyse({
-    instances: n, rate: RATE, seconds: (t1 - t0) / 1000, ops: ops.slice(from, to), t0, t1, statuses: Object.fromEntries(statuses),
-    revokedAllMs: revoked.refusedFrom, lastForwardedMs: revoked.lastForwarded, received, victimForwarded, costMicros: COST_MICROS, worstMicros: WORST_MICROS, usage, tokenUsage: token.usage,
+    instances: n, rate: RATE, seconds: (t1 - t0) / 1000, opsSeconds, ops: ops.slice(from, to), t0, t1, statuses: Object.fromEntries(statuses), allStatuses: Object.fromEntries(allStatuses),
+    revokedAllMs: revoked.refusedBy, lastForwardedMs: revoked.lastForwarded, received, victimForwarded, costMicros: COST_MICROS, worstMicros: WORST_MICROS, usage, tokenUsage: token.usage,
   });
 }
 
@@ -197,9 +214,20 @@ async function main(): Promise<void> {
   }
   process.stdout.write('\n' + formatReport(results) + '\n');
   mkdirSync(path.join(BENCH, 'results'), { recursive: true });
-  const file = path.join(BENCH, 'results', `scale-${new Date().toISOString().slice(0, 10)}.json`);
-  writeFileSync(file, JSON.stringify({ rate: RATE, seconds: SECONDS, perProcess: PER_PROCESS, machine: { cpus: os.cpus().length, load: os.loadavg() }, results }, null, 2));
-  process.stderr.write(`written ${path.relative(ROOT, file)}\n`);
+  const file = path.join(BENCH, 'results', `scale-${new Date().toISOString().slice(0, 10)}${values.label ? `-${values.label}` : ''}.json`);
+  const machine = { cpus: os.cpus().length, load: os.loadavg() };
+  writeFileSync(file, JSON.stringify({ rate: RATE, seconds: SECONDS, perProcess: PER_PROCESS, machine, results }, null, 2));
+  writeFileSync(file.replace(/\.json$/, '.md'), [
+    `# bench:scale, ${new Date().toISOString().slice(0, 16)}Z`,
+    '',
+    `One organisation, ${RATE} requests/s for ${SECONDS} s spread over N instances (${PER_PROCESS} per process) on one Firestore emulator; ${machine.cpus} cores, load average ${machine.load.map((l) => l.toFixed(1)).join(' / ')} at the end. Costs at Firestore's nam5 list prices (reads $${PRICES.read}, writes $${PRICES.write}, deletes $${PRICES.delete} per 100,000).`,
+    '',
+    formatReport(results),
+    '',
+    formatBreakdown(results),
+    '',
+  ].join('\n'));
+  process.stderr.write(`written ${path.relative(ROOT, file)} and .md\n`);
   await emulator.stop();
   process.exit(0);
 }

@@ -73,6 +73,8 @@ export class AuditLog {
       take: () => {
         const failed = this.failedBatch;
         this.failedBatch = undefined;
+        // What was counted since waits for the next flush: armed here, as nothing else may arm it.
+        if (failed && this.refusals.size > 0) this.refusalFlush.schedule();
         if (failed) return failed;
         const { records, folded } = this.refusals.take();
         if (folded > 0) log.warn({ folded, keys: records.length }, 'audit refusals from too many addresses at once: folded into catch-all records (address *)');
@@ -175,6 +177,8 @@ export class AuditLog {
     this.stopPurge?.();
     this.stopPurge = undefined;
     await Promise.all([this.refusalFlush.close(), this.retryFlush.close()]);
+    // The last flush may have been a failed batch sent again alone: what was counted since goes now.
+    if (!this.failedBatch && this.refusals.size > 0) await this.refusalFlush.flush();
     const counts = [...(this.failedBatch?.records ?? []), ...this.refusals.take().records];
     if (counts.length > 0) this.log.error({ audit: counts }, 'audit refusal counts not stored at shutdown: this log line is their only copy');
     if (this.unsaved.length > 0) this.log.error({ audit: this.unsaved }, 'audit records not stored at shutdown: this log line is their only copy');

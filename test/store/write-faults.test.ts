@@ -7,43 +7,24 @@
  * spend pools hold nothing and count exactly what was used; an Idempotency-Key retried through the
  * faults made one token.
  */
-import test, { type ExecutionContext } from 'ava';
-import { randomBytes } from 'node:crypto';
-import { api, createCredential, createOrg, mintToken, startApp, tempDir, type TestApp } from '../support/app.js';
-import { startEmulator } from '../support/firestore-emulator.js';
-import { providersDir } from '../support/providers-dir.js';
-import { chat, chatBody, startUsageUpstream, worstCase } from '../support/budget.js';
+import test from 'ava';
+import { api, createCredential, createOrg, mintToken, type TestApp } from '../support/app.js';
+import { chat, chatBody, worstCase } from '../support/budget.js';
+import { BACKENDS, sharedStore } from '../support/shared-store.js';
 import { landThenFail, seeded } from '../support/store-faults.js';
 import { pool } from '../support/pool.js';
 import { formatUsd } from '../../src/catalog/money.js';
 import { Symbols } from '../../src/symbols.js';
 import { BAD_CURSOR, type Store } from '../../src/store/ports.js';
 
-type Backend = (t: ExecutionContext) => Promise<Record<string, string>>;
-
-const sqlite: Backend = async (t) => ({ KEYWARD_DATA_DIR: tempDir(t) });
-const firestore: Backend = async (t) => {
-  const emulator = await startEmulator(t);
-  return { KEYWARD_STORE: 'firestore', FIRESTORE_EMULATOR_HOST: emulator.host, GOOGLE_CLOUD_PROJECT: `keyward-faults-${randomBytes(4).toString('hex')}` };
-};
-
 const storeOf = (app: TestApp) => app.server.container.resolve<Store>(Symbols.Store);
 
-for (const [name, backend] of [['sqlite', sqlite], ['firestore', firestore]] as const) {
+for (const name of BACKENDS) {
   test(`${name}: counting writes that land and time out are counted once: the store equals the provider after drain`, async (t) => {
     t.timeout(180_000);
-    const up = await startUsageUpstream();
-    t.teardown(() => up.close());
-    const env: Record<string, string> = {
-      ...(await backend(t)),
-      KEYWARD_LOCAL_KEK: randomBytes(32).toString('base64'),
-      KEYWARD_PROVIDERS_DIR: providersDir(t, ['priced']),
-      KEYWARD_UPSTREAM_PRICED: up.url,
-      KEYWARD_FREE_PROXY_REQUESTS: '100000',
-      KEYWARD_LOG_LEVEL: 'error',
-    };
-    const dataDir = env.KEYWARD_DATA_DIR;
-    const [a, b] = [await startApp(t, { env, ...(dataDir ? { dataDir } : {}) }), await startApp(t, { env, ...(dataDir ? { dataDir } : {}) })];
+    const shared = await sharedStore(t, name, { KEYWARD_FREE_PROXY_REQUESTS: '100000' });
+    const { up } = shared;
+    const [a, b] = [await shared.start(), await shared.start()];
     const org = await createOrg(a);
     const cred = await createCredential(a, org, 'priced', 'sk-priced-0123456789');
     const w = worstCase(chatBody(0));
@@ -85,7 +66,7 @@ for (const [name, backend] of [['sqlite', sqlite], ['firestore', firestore]] as 
     t.is(statuses.filter((s) => s === 200).length, forwarded, 'every 200 was forwarded once');
     await a.stop();
     await b.stop();
-    const c = await startApp(t, { env, ...(dataDir ? { dataDir } : {}) });
+    const c = await shared.start();
     const store = storeOf(c);
     const month = new Date().toISOString().slice(0, 7);
     const usage = await store.getUsage('org', org.id, month);

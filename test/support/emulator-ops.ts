@@ -13,7 +13,7 @@ export interface Op {
   /** performance.now() when served. */
   t: number;
   kind: 'read' | 'write' | 'delete';
-  /** The document's path below the database (`usage/org:…/shards/2026-11~inst`); '' for an empty query. */
+  /** The document's path below the database (`usage/org:…/shards/2026-11~inst`); for an empty query, the collection's followed by `/` (`leases/k_…/returns/`). */
   path: string;
   /** The RPC: a commit, a get (BatchGetDocuments), a query, an aggregation, or a listener's delivery. */
   via: 'commit' | 'get' | 'query' | 'aggregate' | 'listen';
@@ -27,6 +27,13 @@ interface Call {
 type Handler = (call: Call, callback?: (err: unknown, value?: unknown) => void) => void;
 
 const docPath = (name: string): string => name.replace(/^projects\/[^/]+\/databases\/[^/]+\/documents\//, '');
+
+/** The collection a query or aggregation reads, as `path/`: what an empty answer was billed for. */
+function queried(request: Record<string, unknown>): string {
+  const r = request as { parent?: string; structured_query?: { from?: Array<{ collection_id?: string }> }; structured_aggregation_query?: { structured_query?: { from?: Array<{ collection_id?: string }> } } };
+  const from = (r.structured_query ?? r.structured_aggregation_query?.structured_query)?.from?.[0]?.collection_id ?? '';
+  return `${docPath(`${r.parent ?? ''}/`)}${from}/`.replace(/^\//, '');
+}
 
 /** Starts recording `server`'s operations into the returned array (new entries appended as they happen). */
 export function recordOps(server: FirestoreServer): Op[] {
@@ -70,7 +77,7 @@ export function recordOps(server: FirestoreServer): Op[] {
         return write(message);
       };
       inner(call);
-      if (minimumOne && n === 0) ops.push({ t: now(), kind: 'read', path: '', via });
+      if (minimumOne && n === 0) ops.push({ t: now(), kind: 'read', path: queried(call.request), via });
     });
   interface Doc { name?: string; update_time?: { seconds?: number; nanos?: number } }
   const named = (doc: Doc | undefined, versioned: boolean) =>
