@@ -60,6 +60,7 @@ export interface TokenScopes {
 export interface TokenRecord {
   id: string;
   orgId: string;
+  /** The credential whose key it uses, or for a pooled token its pool's id (`pool_…`, isPoolId): what it is bound to. */
   credentialId: string;
   tokenHash: string;
   scopes: TokenScopes;
@@ -184,6 +185,10 @@ export interface AdminKeyStore {
   deleteAdminKey(orgId: string, id: string): Promise<boolean>;
 }
 
+export type { PoolMember, PoolRecord, PoolStore, PoolStrategy, PoolUpdate } from './pool-port.js';
+import type { PoolStore } from './pool-port.js';
+export { isPoolId } from './pool-port.js';
+
 export type { HolderOutcome, HolderState, HolderWrite, LeaseLedger, LeaseStore } from './lease-port.js';
 import type { LeaseStore } from './lease-port.js';
 
@@ -227,7 +232,8 @@ export interface UsageStore {
   listUsage(scope: UsageScope, id: string, from: string, to: string): Promise<PeriodUsage[]>;
 }
 
-export type ChangeKind = 'token' | 'credential' | 'org';
+/** `pool`: a pool was changed, deleted, or a member's cooling was set (every instance reloads it). */
+export type ChangeKind = 'token' | 'credential' | 'org' | 'pool';
 
 export interface Change {
   kind: ChangeKind;
@@ -367,4 +373,4 @@ export interface StoreLifecycle {
 }
 
 export type Store = OrgStore & AdminKeyStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & SecretStore & StoreLifecycle
-  & TrustPolicyStore;
+  & TrustPolicyStore & PoolStore;
