@@ -55,6 +55,10 @@ export interface TokenScopes {
   rateLimit?: number;
   /** `budget_usd`: the token's lifetime spend cap in micro-dollars. */
   budgetMicros?: number;
+  /** `tokens_per_minute`: input + output tokens per rolling minute. */
+  tokensPerMinute?: number;
+  /** `max_concurrent`: requests and streams open at once. */
+  maxConcurrent?: number;
 }
 
 export interface TokenRecord {

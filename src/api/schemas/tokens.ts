@@ -48,8 +48,19 @@ export const BudgetScope = named('BudgetScope', rule(Type.String({
   examples: ['12.50'],
 }), 'a decimal string of US dollars above 0 with at most six decimal places, such as "12.50"', 'invalid_scope'));
 
+export const TokensPerMinuteScope = named('TokensPerMinuteScope', rule(Type.Integer({
+  minimum: 1, maximum: 1_000_000_000,
+  description: 'Input + output tokens per rolling minute, exact across instances: each request reserves its worst case before it is forwarded and is settled to the usage reported; one that does not fit → 429 `tokens_per_minute_exceeded` with `Retry-After`.',
+}), 'a positive integer of at most 1000000000', 'invalid_scope'));
+
+export const MaxConcurrentScope = named('MaxConcurrentScope', rule(Type.Integer({
+  minimum: 1, maximum: 100_000,
+  description: 'Requests and streams open at once, exact across instances; one more → 429 `concurrency_exceeded` with `Retry-After`.',
+}), 'a positive integer of at most 100000', 'invalid_scope'));
+
 export const TokenCreate = named('TokenCreate', Type.Object({
-  credential_id: rule(Type.String({ minLength: 1, description: 'A stored credential of this organisation (else 404).' }), 'the id of a stored credential'),
+  credential_id: Type.Optional(rule(Type.String({ minLength: 1, description: 'A stored credential of this organisation (else 404). Exactly one of `credential_id` and `pool_id` (else 400).' }), 'the id of a stored credential')),
+  pool_id: Type.Optional(rule(Type.String({ minLength: 1, description: 'A pool of this organisation (else 404): the token spreads its requests over the pool\'s members, failing over before the first response byte.' }), 'the id of a pool')),
   ttl: Ttl,
   name: Type.Optional(Name),
   models: Type.Optional(ModelsScope),
@@ -57,12 +68,15 @@ export const TokenCreate = named('TokenCreate', Type.Object({
   max_requests: Type.Optional(MaxRequestsScope),
   rate_limit: Type.Optional(RateLimitScope),
   budget_usd: Type.Optional(BudgetScope),
+  tokens_per_minute: Type.Optional(TokensPerMinuteScope),
+  max_concurrent: Type.Optional(MaxConcurrentScope),
 }, { additionalProperties: false, examples: [{ credential_id: 'cred_4kT9bQ2mXw7Zr1sVc8NpL3aY', ttl: '15m', name: 'evals agent', models: ['gpt-4o-mini'], max_requests: 100 }] }));
 
 const tokenProperties = {
   id: IdOf('tok', 'The token\'s id (not the secret).'),
   object: Type.Literal('token'),
-  credential_id: IdOf('cred', 'The credential whose key the token uses.'),
+  credential_id: Type.Optional(IdOf('cred', 'The credential whose key the token uses (absent on a pooled token).')),
+  pool_id: Type.Optional(IdOf('pool', 'A pooled token\'s pool.')),
   name: Type.Optional(Name),
   status: Type.Union([Type.Literal('active'), Type.Literal('expired'), Type.Literal('revoked')], {
     description: '`active` while now < `expires_at`, then `expired`; `revoked` only in `GET /v1/tokens?status=revoked` (a revoked token is never found by id).',
@@ -75,6 +89,8 @@ const tokenProperties = {
   rate_limit: Type.Optional(RateLimitScope),
   created_by: Type.Optional(Type.String({ description: 'Who minted it: an `otk_` or `akey_` id, or `cli` (absent on tokens minted before it was recorded).' })),
   budget_usd: Type.Optional(BudgetScope),
+  tokens_per_minute: Type.Optional(TokensPerMinuteScope),
+  max_concurrent: Type.Optional(MaxConcurrentScope),
 };
 
 export const Token = named('Token', Type.Object({
