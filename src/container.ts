@@ -12,6 +12,8 @@ import { TokensApi } from './api/tokens.js';
 import { UsageApi } from './api/usage.js';
 import { TrustPoliciesApi } from './api/trust-policies.js';
 import { PoolsApi } from './api/pools.js';
+import { PoolService } from './vault/pool-service.js';
+import { TokenLimits } from './accounting/token-limits.js';
 import { TokenExchangeApi } from './api/token-exchange.js';
 import { OidcVerifier } from './identity/oidc-verifier.js';
 import { TokenExchange } from './identity/token-exchange.js';
@@ -117,7 +119,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   const clock = options.clock ?? systemClock;
   c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => clock.now()) });
   // Services are singletons within this container (tests run several servers in one process).
-  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper];
+  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits];
   for (const cls of services) c.registerSingleton(cls as never);
   c.register(RateLimiter, { useValue: new RateLimiter(() => timers.elapsed()) });
   // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
@@ -206,7 +208,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const plugins = await loadPlugins(config, host, log);
   const budget = new BufferBudget(config.bufferBudget, config.bufferPerToken);
   c.register(BufferBudget, { useValue: budget });
-  const pipeline = new Pipeline(pipelineStages({ config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, budget }, plugins), log);
+  const pipeline = new Pipeline(pipelineStages({ config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, budget, limits: c.resolve(TokenLimits), prices: c.resolve(PriceBook) }, plugins), log);
   if (!pipeline.has('quota')) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');
   c.register(Symbols.Pipeline, { useValue: pipeline });
   const issuer = c.isRegistered(Issuer) ? c.resolve(Issuer) : undefined;

@@ -29,6 +29,9 @@ export class Metrics {
     labelNames: ['provider', 'model'] as const,
     registers: [this.registry],
   });
+  private readonly poolAttempts = new Counter({ name: 'keyward_pool_attempts_total', help: 'Pooled requests\' attempts by member credential and outcome (a status, `error` or `timeout`).', labelNames: ['credential', 'outcome'] as const, registers: [this.registry] });
+  private readonly poolFailovers = new Counter({ name: 'keyward_pool_failovers_total', help: 'Pooled requests sent on to another member after this credential failed.', labelNames: ['credential'] as const, registers: [this.registry] });
+  private readonly poolCooldowns = new Counter({ name: 'keyward_pool_cooldowns_total', help: 'Times a member credential started (or lengthened) a cooling.', labelNames: ['credential'] as const, registers: [this.registry] });
   private readonly boundSpend = new Map<string, promClient.Counter.Internal>();
   private readonly bound = new Map<string, { requests: Map<number, promClient.Counter.Internal>; latency: promClient.Histogram.Internal<'provider'>; ttfb: promClient.Histogram.Internal<'provider'> }>();
 
@@ -104,6 +107,13 @@ export class Metrics {
   refused(code: string, provider: string | undefined, status: number): void {
     this.refusals.labels(code).inc();
     this.proxyRequests.labels(provider ?? 'unknown', String(status)).inc();
+  }
+
+  /** One attempt of a pooled request; `failover`: it went on to another member; `cooled`: this member began cooling. */
+  poolAttempt(credentialId: string, outcome: string, failover: boolean, cooled: boolean): void {
+    this.poolAttempts.labels(credentialId, outcome).inc();
+    if (failover) this.poolFailovers.labels(credentialId).inc();
+    if (cooled) this.poolCooldowns.labels(credentialId).inc();
   }
 
   admin(method: string, route: string, status: number): void {

@@ -15,6 +15,7 @@ import type { Logger } from '../log.js';
 import { BAD_CURSOR, type ChangeFeed, type CredentialStore, type NamedPageQuery, type Page, type PoolMember, type PoolRecord, type PoolStore, type PoolStrategy } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { parseName } from './names.js';
+import { TokenService } from './token-service.js';
 
 export const POOL_MEMBERS_MAX = 16;
 /** Recent outcomes are counted over this window (two halves: the current one and the one before). */
@@ -54,6 +55,7 @@ export class PoolService {
     @inject(Symbols.ChangeFeed) feed: ChangeFeed,
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.Logger) private readonly log: Logger,
+    @inject(TokenService) private readonly tokens: TokenService,
   ) {
     // Another instance cooled a member (or changed the pool): re-read the pools this instance routes over.
     feed.watch((c) => {
@@ -95,6 +97,7 @@ export class PoolService {
       ...(members ? { members: members.list } : {}),
     });
     if (!updated) throw Errors.notFound('No such pool.');
+    this.tokens.forgetCredential(id);
     return updated;
   }
 
@@ -102,6 +105,8 @@ export class PoolService {
   async delete(orgId: string, id: string): Promise<PoolRecord> {
     const current = await this.get(orgId, id);
     if (!(await this.store.deletePool(orgId, id))) throw Errors.notFound('No such pool.');
+    // Its tokens are refused here at once, not at the next feed poll (the feed tells the other instances).
+    this.tokens.forgetCredential(id);
     this.cooling.delete(id);
     return current;
   }
