@@ -14,7 +14,7 @@
  * seconds left in the window, 1–60).
  */
 import { inject, injectable } from 'tsyringe';
-import type { Clock } from '../clock.js';
+import type { Clock, Timers } from '../clock.js';
 import { Errors } from '../errors.js';
 import { Symbols } from '../symbols.js';
 import type { HeldLease, LeasePlan } from './held-lease.js';
@@ -41,6 +41,7 @@ export class TokenLimits {
   constructor(
     @inject(LeaseKeeper) private readonly keeper: LeaseKeeper,
     @inject(Symbols.Clock) private readonly clock: Clock,
+    @inject(Symbols.Timers) private readonly timers: Timers,
   ) {}
 
   /** One of the token's `max` slots, or 429 concurrency_exceeded. */
@@ -55,10 +56,9 @@ export class TokenLimits {
     if (hold.counter.gen !== hold.gen) return;
     hold.counter.settle(hold.units, 0);
     if (hold.counter.reserved > 0) return;
-    const timer = setTimeout(() => {
+    this.timers.after(SLOT_IDLE_MS + 50, () => {
       if (hold.counter.reserved === 0 && this.keeper.mono() - hold.counter.lastTake >= SLOT_IDLE_MS) void this.keeper.retire(hold.counter.key);
-    }, SLOT_IDLE_MS + 50);
-    timer.unref();
+    });
   }
 
   /** Reserves `tokens` of the token's `perMinute` in this minute's window, or 429 tokens_per_minute_exceeded. */
