@@ -5,7 +5,7 @@
  * the usage reported; 429 tokens_per_minute_exceeded with the seconds left in the window), on the injected
  * clock. Both are leased (src/accounting/token-limits.ts): the three-instance runs are in test/cluster/.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import type { ServerResponse } from 'node:http';
 import { api, createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';
@@ -15,7 +15,7 @@ import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
 
 const completion = { id: 'c', object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } };
 
-async function setup(t: Parameters<Parameters<typeof test>[1]>[0], clock?: ManualClock) {
+async function setup(t: ExecutionContext, clock?: ManualClock) {
   const fake = await startFakeProvider();
   t.teardown(() => fake.close());
   const app = await startApp(t, { env: { KEYWARD_UPSTREAM_OPENAI: fake.url }, ...(clock ? { clock } : {}) });

@@ -6,9 +6,10 @@
 import type { ExecutionContext } from 'ava';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { api, createCredential, createOrg, startApp, type Org, type StartOptions, type TestApp } from './app.js';
-import { startFakeProvider, type FakeProvider } from './fake-provider.js';
+import { defaultHandler, startFakeProvider, type FakeProvider } from './fake-provider.js';
 
-export type Behaviour = 'ok' | 'reset' | 'cut' | number | ((res: ServerResponse) => void);
+/** `ok`: a small completion; `default`: the fake provider's own answer for the path (any provider's shape). */
+export type Behaviour = 'ok' | 'default' | 'reset' | 'cut' | number | ((res: ServerResponse) => void);
 
 export interface PoolFixture {
   app: TestApp;
@@ -29,7 +30,7 @@ export interface PoolFixture {
 
 const completion = { id: 'chatcmpl-pool', object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'pooled' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } };
 
-function answer(res: ServerResponse, b: Behaviour): void {
+function answer(res: ServerResponse, b: Exclude<Behaviour, 'default'>): void {
   if (typeof b === 'function') return b(res);
   if (b === 'reset') return void res.socket?.destroy();
   if (b === 'cut') {
@@ -44,22 +45,23 @@ function answer(res: ServerResponse, b: Behaviour): void {
   res.end(body);
 }
 
-export async function poolFixture(t: ExecutionContext, behaviours: Behaviour[], options: StartOptions = {}): Promise<PoolFixture> {
+export async function poolFixture(t: ExecutionContext, behaviours: Behaviour[], options: StartOptions & { provider?: 'openai' | 'anthropic' } = {}): Promise<PoolFixture> {
   const fake = await startFakeProvider();
   t.teardown(() => fake.close());
   const app = await startApp(t, { ...options, env: { KEYWARD_UPSTREAM_OPENAI: fake.url, KEYWARD_UPSTREAM_ANTHROPIC: fake.url, ...options.env } });
   const org = await createOrg(app);
   const keys = behaviours.map((_, i) => `sk-member${i}-${'x'.repeat(24)}`);
   const members: string[] = [];
-  for (const k of keys) members.push(await createCredential(app, org, 'openai', k));
+  for (const k of keys) members.push(await createCredential(app, org, options.provider ?? 'openai', k));
   const now = [...behaviours];
   const hits: number[] = [];
-  fake.handler = (req: IncomingMessage, res: ServerResponse) => {
-    const presented = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
+  fake.handler = (req: IncomingMessage, res: ServerResponse, body: string) => {
+    const presented = String(req.headers['x-api-key'] ?? req.headers.authorization ?? '').replace(/^Bearer /, '');
     const i = keys.indexOf(presented);
     hits.push(i);
     if (i === -1) return answer(res, 401);
-    answer(res, now[i]!);
+    if (now[i] === 'default') return defaultHandler(req, res, body);
+    answer(res, now[i] as Exclude<Behaviour, 'default'>);
   };
   return {
     app, fake, org, members, keys, hits,
