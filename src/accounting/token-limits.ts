@@ -4,8 +4,10 @@
  *   `slots:tok:<token id>`            limit: max_concurrent. A request reserves one slot and gives it back at
  *                                     its end (nothing is ever used). A holder that dies gives its slots back
  *                                     whole when reclaimed (lease-port.ts unitsBackAtEnd): its connections
- *                                     died with it. Slots held idle here go back after a second of quiet, so
- *                                     other instances can have them.
+ *                                     died with it. So a live instance that cannot renew its holder before it
+ *                                     runs out (the store unreachable) fails closed: it cuts its open requests
+ *                                     (their `onLost`) rather than keep slots the store may give to others.
+ *                                     Slots held idle here go back after a second of quiet.
  *   `tpm:tok:<token id>:<minute>`     limit: tokens_per_minute, one pool per UTC minute window. A request
  *                                     reserves its worst case (input + output tokens) in the window it starts
  *                                     in and is settled to what the provider reported, like spend.
@@ -26,11 +28,15 @@ export interface LimitHold {
   readonly counter: HeldLease;
   readonly gen: number;
   readonly units: number;
+  /** A slot's request, cut when its holder's lease is lost. */
+  readonly onLost?: () => void;
 }
 
 const WINDOW_MS = 60_000;
 /** Free slots held this long with nothing in flight go back to the pool. */
 const SLOT_IDLE_MS = 1000;
+/** How often open slots' holders are checked for a lost lease. */
+const WATCH_MS = 250;
 
 /** Slots are claimed as needed (no block beyond the shortfall), so instances share a small limit. */
 const SLOT_PLAN: LeasePlan = { claimSize: (_limit, _outstanding, short) => short, refusalMs: 250, pool: true };
@@ -38,27 +44,54 @@ const TPM_PLAN: LeasePlan = { claimSize: (limit, outstanding, short) => spendBlo
 
 @injectable()
 export class TokenLimits {
+  /** Open slots by counter (the watch's work). */
+  private readonly open = new Map<HeldLease, Set<LimitHold>>();
+  private stopWatch: (() => void) | undefined;
+
   constructor(
     @inject(LeaseKeeper) private readonly keeper: LeaseKeeper,
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.Timers) private readonly timers: Timers,
   ) {}
 
-  /** One of the token's `max` slots, or 429 concurrency_exceeded. */
-  async openSlot(tokenId: string, max: number): Promise<LimitHold> {
+  /** One of the token's `max` slots, or 429 concurrency_exceeded; `onLost` cuts its request if the slot's lease is lost. */
+  async openSlot(tokenId: string, max: number, onLost?: () => void): Promise<LimitHold> {
     const counter = this.keeper.counter(`slots:tok:${tokenId}`, max, SLOT_PLAN);
     if (!counter.take(1, 'reserve') && !(await counter.acquire(1, 'reserve'))) throw Errors.concurrencyExceeded(1);
-    return { counter, gen: counter.gen, units: 1 };
+    const hold: LimitHold = { counter, gen: counter.gen, units: 1, ...(onLost ? { onLost } : {}) };
+    let set = this.open.get(counter);
+    if (!set) this.open.set(counter, (set = new Set()));
+    set.add(hold);
+    this.stopWatch ??= this.timers.every(WATCH_MS, () => this.watch());
+    return hold;
   }
 
   /** The request ended: its slot is free again; with nothing in flight for a second, the holder hands its slots back. */
   closeSlot(hold: LimitHold): void {
+    const set = this.open.get(hold.counter);
+    if (!set?.delete(hold)) return;
+    if (set.size === 0) this.open.delete(hold.counter);
+    if (this.open.size === 0) {
+      this.stopWatch?.();
+      this.stopWatch = undefined;
+    }
     if (hold.counter.gen !== hold.gen) return;
     hold.counter.settle(hold.units, 0);
     if (hold.counter.reserved > 0) return;
     this.timers.after(SLOT_IDLE_MS + 50, () => {
       if (hold.counter.reserved === 0 && this.keeper.mono() - hold.counter.lastTake >= SLOT_IDLE_MS) void this.keeper.retire(hold.counter.key);
     });
+  }
+
+  /** Fails closed: the open slots of a holder that was replaced, or whose lease ran out unrenewed, are cut and freed. */
+  watch(): void {
+    for (const [counter, holds] of [...this.open]) {
+      for (const hold of [...holds]) {
+        if (counter.gen === hold.gen && counter.usable) continue;
+        hold.onLost?.();
+        this.closeSlot(hold);
+      }
+    }
   }
 
   /** Reserves `tokens` of the token's `perMinute` in this minute's window, or 429 tokens_per_minute_exceeded. */

@@ -18,7 +18,7 @@ import type { PriceBook, PriceEntry } from '../../catalog/prices.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
 import type { LimitHold, TokenLimits } from '../../accounting/token-limits.js';
 import { Errors } from '../../errors.js';
-import type { RequestContext } from '../context.js';
+import { responseOf, type RequestContext } from '../context.js';
 import type { CoreStage } from '../pipeline.js';
 
 const SLOT = 'limits:slot';
@@ -35,7 +35,8 @@ export class ConcurrencyStage implements CoreStage {
   access(ctx: RequestContext): Promise<void> | undefined {
     const max = ctx.auth!.token.scopes.maxConcurrent;
     if (max === undefined) return undefined;
-    return this.limits.openSlot(ctx.auth!.token.id, max).then((hold) => {
+    // Cut (an unclean end) if the slot's lease is lost: the store may give the slot to another instance.
+    return this.limits.openSlot(ctx.auth!.token.id, max, () => responseOf(ctx).destroy()).then((hold) => {
       ctx.state.set(SLOT, hold);
     });
   }
