@@ -109,11 +109,11 @@ export class TokenService {
    * scopes against the credential's provider (a path scope must be reachable on its routes).
    */
   async mintFor(orgId: string, request: MintRequest): Promise<{ record: TokenRecord; token: string }> {
-    const ttlMs = this.parseTtl(request.ttl);
-    const name = parseName(request.name) ?? undefined;
     if ((request.credentialId === undefined) === (request.poolId === undefined)) {
       throw Errors.invalidRequest('Exactly one of `credential_id` and `pool_id` is required.', request.credentialId === undefined ? 'credential_id' : 'pool_id');
     }
+    const ttlMs = this.parseTtl(request.ttl);
+    const name = parseName(request.name) ?? undefined;
     const bound = request.poolId !== undefined
       ? await this.pools.getPool(orgId, request.poolId).then((p) => p && { id: p.id, provider: p.provider })
       : await this.credentials.getCredential(orgId, request.credentialId!);

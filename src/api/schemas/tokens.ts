@@ -9,7 +9,8 @@ import { MAX_ITEMS, MODEL, PATH_PATTERN } from '../../catalog/scopes.js';
 import { USD_AMOUNT } from '../../catalog/money.js';
 import { IdOf, listOf, Name, named, SecretOf, Time } from './common.js';
 import { UsageCounts } from './usage.js';
-import { bodyContract, rule } from './validate.js';
+import { asObject, bodyContract, rule } from './validate.js';
+import { Errors } from '../../errors.js';
 
 export const Ttl = named('Ttl', rule(Type.String({
   pattern: '^[1-9][0-9]*[smhd]$',
@@ -114,4 +115,15 @@ export const TokenRevoked = named('TokenRevoked', Type.Object({
   id: Type.String(), object: Type.Literal('token'), revoked: Type.Literal(true),
 }, { additionalProperties: false }));
 
-export const TOKEN_CREATE = bodyContract(TokenCreate);
+const tokenCreate = bodyContract(TokenCreate);
+/** The create body: what it is bound to first (a credential or a pool, 400 invalid_request when neither), then the schema. */
+export const TOKEN_CREATE: typeof tokenCreate = {
+  schema: tokenCreate.schema,
+  parse(value: unknown) {
+    const body = asObject(value);
+    if (!Object.hasOwn(body, 'credential_id') && !Object.hasOwn(body, 'pool_id')) {
+      throw Errors.invalidRequest('`credential_id` is required: the id of a stored credential (or `pool_id`, a pool\'s).', 'credential_id');
+    }
+    return tokenCreate.parse(body);
+  },
+};
