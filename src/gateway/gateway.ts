@@ -62,7 +62,7 @@ export class Gateway implements ProxyHandler {
     @inject(Symbols.Clock) clock: Clock,
   ) {
     this.exit = { log, pipeline, usage, metrics, prices, unpriced };
-    this.router = new PoolRouter(config, credentials, pools, metrics, () => clock.now());
+    this.router = new PoolRouter(config, credentials, pools, metrics, () => clock.now(), budget);
   }
 
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {

@@ -9,9 +9,10 @@
  *
  * Failover: on a connect error, a timeout, or a 429, 500, 502, 503 or 529 answer, the request goes to the
  * next member, at most KEYWARD_POOL_ATTEMPTS members in all; its body is replayed from the bytes the first
- * attempt read whole (only a body that declared a length of at most KEYWARD_RETRY_BODY_MAX is read so: held
- * under the process's buffer budget and the token's share of it; a larger one, or one the budget cannot
- * hold, is streamed once and not retried). Each attempt is built and signed for its member by the upstream
+ * attempt sent, kept as they passed (or read whole for a signer that needs them): only a body that declared
+ * a length of at most KEYWARD_RETRY_BODY_MAX is kept, under the process's buffer budget and the token's
+ * share of it; a larger one, one the budget cannot hold, or one the member answered before it was whole,
+ * is not retried. Each attempt is built and signed for its member by the upstream
  * leg (a Bedrock pool of two regions is signed for each region). The upstream leg asks before writing any
  * response head (`retry`), so nothing reached the caller; once a head went out nothing is retried, and a
  * stream cut later reaches the caller as a cut. The stages ran once: quota and spend count once; the member
@@ -28,6 +29,7 @@ import type { CredentialService } from '../vault/credential-service.js';
 import type { PoolService, Outcome } from '../vault/pool-service.js';
 import type { ResolvedCredential, ResolvedPool } from '../vault/token-service.js';
 import type { Exchange } from './exchange.js';
+import type { BufferBudget } from './buffer-budget.js';
 
 /** Statuses that send a pooled request on to the next member. */
 const FAILOVER_STATUSES = new Set([429, 500, 502, 503, 529]);
@@ -40,9 +42,11 @@ type Member = ResolvedPool['members'][number];
 
 /** What the upstream leg asks a pooled request (upstream.ts Forward.failover). */
 export interface Failover {
-  /** The body is to be read whole before the first attempt, so it can be replayed. */
+  /** The body may be kept for a replay (it declared a length within KEYWARD_RETRY_BODY_MAX). */
   readonly captureBody: boolean;
-  /** The bytes the first attempt read whole: kept for the next (true), or too large to keep (false: release them as usual). */
+  /** The body stream the first attempt is sending: its bytes are kept as they pass (a second reader), within the budget. */
+  record(source: Readable): void;
+  /** The bytes the first attempt read whole for its signer: kept for the next (true), or too large to keep (false: release them as usual). */
   keep(bytes: Buffer, release: () => void): boolean;
   /**
    * The member answered `status` (undefined: it failed, `timeout` saying how) and nothing reached the caller yet:
@@ -75,6 +79,8 @@ export class PoolRouter {
     readonly pools: PoolService,
     private readonly metrics: Metrics,
     private readonly now: () => number,
+    /** What kept bodies are charged to (the gateway's one budget). */
+    readonly budget: BufferBudget,
   ) {}
 
   /** Routes a pooled request: the first member now, the next ones as members fail. */
@@ -181,6 +187,42 @@ class PooledRequest implements Failover {
     return true;
   }
 
+  record(source: Readable): void {
+    if (this.index > 0 || this.exchange.gone) return;
+    const { budget } = this.router;
+    const holder = this.exchange.ctx.tokenId;
+    const chunks: Buffer[] = [];
+    let charged = 0;
+    let dropped = false;
+    const drop = (): void => {
+      dropped = true;
+      chunks.length = 0;
+      budget.release(charged, holder);
+      charged = 0;
+    };
+    const onData = (chunk: Buffer): void => {
+      if (dropped) return;
+      if (charged + chunk.length > this.router.config.pools.retryBodyMax || !budget.take(chunk.length, holder)) return drop();
+      charged += chunk.length;
+      chunks.push(chunk);
+    };
+    source.on('data', onData);
+    this.releaseReplay = () => {
+      source.off('data', onData);
+      if (!dropped) drop();
+    };
+    // The bytes as a whole, once the body ended: asked only when a member failed.
+    this.takeRecorded = () => {
+      if (dropped || !source.readableEnded) return undefined;
+      const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, charged);
+      chunks.length = 0; // the joined copy stands for them (its bytes stay charged until release)
+      return whole;
+    };
+  }
+
+  /** The recorded body, if it is whole (record). */
+  private takeRecorded: (() => Buffer | undefined) | undefined;
+
   retry(status: number | undefined, retryAfter: string | undefined, timeout: boolean): boolean {
     const member = this.member!;
     const outcome = status === undefined ? (timeout ? 'timeout' : 'error') : String(status);
@@ -191,6 +233,10 @@ class PooledRequest implements Failover {
       return false;
     }
     const cooled = this.router.failed(this.exchange, member, status, retryAfter);
+    if (!this.replayable && this.takeRecorded) {
+      this.replay = this.takeRecorded();
+      this.replayable = this.replay !== undefined;
+    }
     const again = this.replayable && this.index + 1 < this.plan.length && !this.exchange.gone;
     this.router.count(member.id, outcome, again, cooled);
     if (!again) {

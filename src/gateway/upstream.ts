@@ -146,8 +146,7 @@ export class UpstreamProxy {
       this.refuseUnsent(flight, err);
       return;
     }
-    // A pooled request's body is read whole too (within its bound), so another member can have it again.
-    if (runtime.signer.needsBody || (f.failover?.captureBody && !f.replay)) {
+    if (runtime.signer.needsBody) {
       void this.signWithBody(flight, runtime.signer, request, body ?? ctx.body ?? req);
       return;
     }
@@ -228,6 +227,9 @@ export class UpstreamProxy {
         connectTimeout: this.config.upstreamConnectTimeoutMs,
         ...(body ? { buffer: body } : {}),
       }, (err: NodeJS.ErrnoException) => this.onError(err, flight));
+      // A pooled request's body is kept as it passes (a second reader, after the pipe began), for another member.
+      const failover = flight.forward.failover;
+      if (failover?.captureBody && !flight.forward.replay && !flight.whole) failover.record(body ?? req);
     } finally {
       req.url = original.url;
       if (h2) delete (req as { headers?: unknown }).headers;
