@@ -9,7 +9,7 @@
  * same write, so every instance skips it within a second; a change, a rename or a deletion is announced alike.
  */
 
-import type { BAD_CURSOR, NamedPageQuery, Page } from './ports.js';
+import type { BAD_CURSOR, NamedPageQuery, Page } from './paging.js';
 
 export type PoolStrategy = 'round_robin' | 'ordered' | 'least_busy';
 

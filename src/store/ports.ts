@@ -107,23 +107,8 @@ export interface AdminKeyRecord {
   createdBy: string;
 }
 
-export interface PageQuery {
-  limit: number;
-  startingAfter?: string;
-}
-
-/** A page of a list whose records have names: `namePrefix` keeps those whose name starts with it (case-insensitive, store/name-key.ts); unnamed ones never match. */
-export interface NamedPageQuery extends PageQuery {
-  namePrefix?: string;
-}
-
-export interface Page<T> {
-  data: T[];
-  hasMore: boolean;
-}
-
-/** `starting_after` named an id the list does not hold. */
-export const BAD_CURSOR = Symbol('bad_cursor');
+export { BAD_CURSOR, type NamedPageQuery, type Page, type PageQuery } from './paging.js';
+import type { BAD_CURSOR, NamedPageQuery, Page, PageQuery } from './paging.js';
 
 export interface OrgStore {
   createOrg(org: OrgRecord, token: OrgTokenRecord): Promise<void>;
