@@ -129,3 +129,28 @@ test('pools: members of two providers → 400; unknown member → 404; PATCH and
   const both = await api(f.app, 'POST', '/v1/tokens', { token: f.org.token, body: { pool_id: id, credential_id: f.members[0], ttl: '1m' } });
   t.is(both.status, 400);
 });
+
+test('least_busy: a member with a request in flight is passed over for an idle one, whatever the turn', async (t) => {
+  const f = await poolFixture(t, ['ok', 'ok']);
+  const open = new Map<number, Array<() => void>>([[0, []], [1, []]]);
+  for (const m of [0, 1]) {
+    f.behave(m, (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n');
+      open.get(m)!.push(() => res.end('data: [DONE]\n\n'));
+    });
+  }
+  const { token } = await f.pool({ strategy: 'least_busy' });
+  const stream = { model: 'gpt-4o-mini', messages: [], stream: true };
+  const first = await f.chat(token, stream);
+  const second = await f.chat(token, stream);
+  t.deepEqual([...f.hits].sort(), [0, 1], 'one each while both are idle');
+  // The second request's member finishes: it is idle, the other still busy.
+  const idle = f.hits[1]!;
+  open.get(idle)!.shift()!();
+  await second.text();
+  const third = await f.chat(token, stream);
+  t.is(f.hits[2], idle, 'the idle member, though by turn the other was next');
+  for (const ends of open.values()) for (const end of ends) end();
+  await Promise.all([first.text(), third.text()]);
+});
