@@ -132,7 +132,8 @@ export class Gateway implements ProxyHandler {
   private forward(exchange: Exchange, credential: CredentialSecrets, failover?: Failover, replay?: Buffer): void {
     // The caller left while we checked: nothing is forwarded, so nothing counts.
     if (exchange.gone) {
-      exchange.abandon();
+      // (A pooled request's later attempt: the exchange ended when the caller left, counted as forwarded.)
+      if (!exchange.ctx.forwarded) exchange.abandon();
       return;
     }
     try {

@@ -23,6 +23,7 @@
  */
 import { Readable } from 'node:stream';
 import type { Config } from '../config.js';
+import { Errors } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { CredentialSecrets } from '../catalog/provider.js';
 import type { CredentialService } from '../vault/credential-service.js';
@@ -164,6 +165,8 @@ export class PoolRouter {
 class PooledRequest implements Failover {
   readonly captureBody: boolean;
   private index = -1;
+  /** Attempts handed to the upstream leg so far. */
+  private sends = 0;
   private replay: Buffer | undefined;
   private releaseReplay: (() => void) | undefined;
   /** Whether the request can be sent again: no body, or its bytes kept. */
@@ -180,7 +183,7 @@ class PooledRequest implements Failover {
   }
 
   keep(bytes: Buffer, release: () => void): boolean {
-    if (this.index > 0 || bytes.length > this.router.config.pools.retryBodyMax || this.exchange.gone) return false;
+    if (this.sends > 1 || bytes.length > this.router.config.pools.retryBodyMax || this.exchange.gone) return false;
     this.replay = bytes;
     this.releaseReplay = release;
     this.replayable = true;
@@ -188,7 +191,7 @@ class PooledRequest implements Failover {
   }
 
   record(source: Readable): void {
-    if (this.index > 0 || this.exchange.gone) return;
+    if (this.sends > 1 || this.exchange.gone) return;
     const { budget } = this.router;
     const holder = this.exchange.ctx.tokenId;
     const chunks: Buffer[] = [];
@@ -253,7 +256,8 @@ class PooledRequest implements Failover {
   /** Sends the request to the next member of the plan. */
   next(): void {
     const ctx = this.exchange.ctx;
-    if (this.exchange.gone) return this.exchange.abandon();
+    // The caller left: before any attempt nothing counts; after one, the exchange has ended already.
+    if (this.exchange.gone) return this.index < 0 ? this.exchange.abandon() : undefined;
     const member = this.plan[++this.index]!;
     this.member = member;
     this.router.load(member.id, 1);
@@ -264,12 +268,27 @@ class PooledRequest implements Failover {
     try {
       secrets = this.router.secretsFor(member);
     } catch (err) {
-      this.exchange.refuse(err);
-      return;
+      return this.unusable(err);
     }
-    const go = (s: CredentialSecrets): void => this.send(s, this, this.index === 0 ? undefined : this.replay);
-    if (secrets instanceof Promise) secrets.then(go, (err: unknown) => this.exchange.refuse(err));
+    const go = (s: CredentialSecrets): void => {
+      // The first attempt sent streams the caller's body (and keeps it); later ones replay what was kept.
+      const replay = this.sends === 0 ? undefined : this.replay;
+      this.sends++;
+      this.send(s, this, replay);
+    };
+    if (secrets instanceof Promise) secrets.then(go, (err: unknown) => this.unusable(err));
     else go(secrets);
+  }
+
+  /** The member's key could not be had (deleted since the pool was cached, KMS down): the next member, else the refusal. */
+  private unusable(err: unknown): void {
+    this.exchange.ctx.attempts!.at(-1)!.outcome = 'unavailable';
+    this.router.load(this.member!.id, -1);
+    this.member = undefined;
+    // Nothing was sent for this attempt: the next member gets the body as the first would have (unread, or kept).
+    if (this.index + 1 < this.plan.length && (this.sends === 0 || this.replayable)) return this.next();
+    if (this.exchange.ctx.forwarded) this.exchange.fail(Errors.upstreamUnreachable());
+    else this.exchange.refuse(err);
   }
 
   /** No more attempts: the kept body goes back to the buffer budget. */

@@ -154,3 +154,13 @@ test('least_busy: a member with a request in flight is passed over for an idle o
   for (const ends of open.values()) for (const end of ends) end();
   await Promise.all([first.text(), third.text()]);
 });
+
+test('a member deleted while its pool is cached is passed over: the next member answers', async (t) => {
+  const f = await poolFixture(t, ['ok', 'ok']);
+  const { token } = await f.pool({ strategy: 'ordered' });
+  t.is((await f.chat(token)).status, 200);
+  t.is((await api(f.app, 'DELETE', `/v1/credentials/${f.members[0]}`, { token: f.org.token })).status, 200);
+  const res = await f.chat(token);
+  t.is(res.status, 200);
+  t.deepEqual(f.hits, [0, 1], 'the deleted member never reached again');
+});
