@@ -16,7 +16,7 @@ const INSERT = `INSERT INTO audit (id, time, request_id, org, actor, action, tar
 const params = (r: AuditRecord) => [r.id, r.time, r.requestId, r.org, r.actor, r.action, r.target, r.outcome, r.ip, r.count, r.expireAt, r.targetName ?? null] as const;
 
 /** A record's columns, its count summed over the writers' shards. */
-const COLUMNS = 'a.id, a.time, a.request_id, a.org, a.actor, a.action, a.target, a.outcome, a.ip, a.expire_at, a.count + COALESCE((SELECT SUM(c.count) FROM audit_counts c WHERE c.id = a.id), 0) AS count';
+const COLUMNS = 'a.id, a.time, a.request_id, a.org, a.actor, a.action, a.target, a.target_name, a.outcome, a.ip, a.expire_at, a.count + COALESCE((SELECT SUM(c.count) FROM audit_counts c WHERE c.id = a.id), 0) AS count';
 
 const toAudit = (r: Row): AuditRecord => ({
   id: r.id as string, time: r.time as number, requestId: r.request_id as string, org: r.org as string, actor: r.actor as string,
