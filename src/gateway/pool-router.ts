@@ -31,6 +31,7 @@ import type { PoolService, Outcome } from '../vault/pool-service.js';
 import type { ResolvedCredential, ResolvedPool } from '../vault/token-service.js';
 import type { Exchange } from './exchange.js';
 import type { BufferBudget } from './buffer-budget.js';
+import { CHUNK_OVERHEAD } from './body-scan.js';
 
 /** Statuses that send a pooled request on to the next member. */
 const FAILOVER_STATUSES = new Set([429, 500, 502, 503, 529]);
@@ -195,6 +196,7 @@ class PooledRequest implements Failover {
     const { budget } = this.router;
     const holder = this.exchange.ctx.tokenId;
     const chunks: Buffer[] = [];
+    let bytes = 0;
     let charged = 0;
     let dropped = false;
     const drop = (): void => {
@@ -205,8 +207,10 @@ class PooledRequest implements Failover {
     };
     const onData = (chunk: Buffer): void => {
       if (dropped) return;
-      if (charged + chunk.length > this.router.config.pools.retryBodyMax || !budget.take(chunk.length, holder)) return drop();
-      charged += chunk.length;
+      // Each chunk held is charged its object too (as the body scan charges), so many tiny ones cannot pass the budget.
+      if (bytes + chunk.length > this.router.config.pools.retryBodyMax || !budget.take(chunk.length + CHUNK_OVERHEAD, holder)) return drop();
+      bytes += chunk.length;
+      charged += chunk.length + CHUNK_OVERHEAD;
       chunks.push(chunk);
     };
     source.on('data', onData);
@@ -217,7 +221,7 @@ class PooledRequest implements Failover {
     // The bytes as a whole, once the body ended: asked only when a member failed.
     this.takeRecorded = () => {
       if (dropped || !source.readableEnded) return undefined;
-      const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, charged);
+      const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes);
       chunks.length = 0; // the joined copy stands for them (its bytes stay charged until release)
       return whole;
     };
