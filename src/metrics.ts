@@ -32,6 +32,7 @@ export class Metrics {
   private readonly poolAttempts = new Counter({ name: 'keyward_pool_attempts_total', help: 'Pooled requests\' attempts by member credential and outcome (a status, `error` or `timeout`).', labelNames: ['credential', 'outcome'] as const, registers: [this.registry] });
   private readonly poolFailovers = new Counter({ name: 'keyward_pool_failovers_total', help: 'Pooled requests sent on to another member after this credential failed.', labelNames: ['credential'] as const, registers: [this.registry] });
   private readonly poolCooldowns = new Counter({ name: 'keyward_pool_cooldowns_total', help: 'Times a member credential started (or lengthened) a cooling.', labelNames: ['credential'] as const, registers: [this.registry] });
+  private readonly boundAttempts = new Map<string, promClient.Counter.Internal>();
   private readonly boundSpend = new Map<string, promClient.Counter.Internal>();
   private readonly bound = new Map<string, { requests: Map<number, promClient.Counter.Internal>; latency: promClient.Histogram.Internal<'provider'>; ttfb: promClient.Histogram.Internal<'provider'> }>();
 
@@ -111,7 +112,14 @@ export class Metrics {
 
   /** One attempt of a pooled request; `failover`: it went on to another member; `cooled`: this member began cooling. */
   poolAttempt(credentialId: string, outcome: string, failover: boolean, cooled: boolean): void {
-    this.poolAttempts.labels(credentialId, outcome).inc();
+    // Bound once per (credential, outcome), as spend is: labels() hashes its values on every call.
+    const key = `${credentialId}\0${outcome}`;
+    let c = this.boundAttempts.get(key);
+    if (!c) {
+      c = this.poolAttempts.labels(credentialId, outcome);
+      this.boundAttempts.set(key, c);
+    }
+    c.inc();
     if (failover) this.poolFailovers.labels(credentialId).inc();
     if (cooled) this.poolCooldowns.labels(credentialId).inc();
   }

@@ -98,8 +98,9 @@ export class PoolRouter {
     const healthy: number[] = [];
     let soonest = -1;
     let soonestUntil = Infinity;
+    const now = this.now();
     for (let i = 0; i < members.length; i++) {
-      const until = this.pools.coolingUntil(pool.id, members[i]!.id);
+      const until = this.pools.coolingUntil(pool.id, members[i]!.id, now);
       if (until === 0) healthy.push(i);
       else if (until < soonestUntil) [soonest, soonestUntil] = [i, until];
     }
@@ -115,7 +116,10 @@ export class PoolRouter {
       }
     }
     const at = healthy.indexOf(first);
-    return [...healthy.slice(at), ...healthy.slice(0, at)].slice(0, this.config.pools.attempts).map((i) => members[i]!);
+    const n = Math.min(healthy.length, this.config.pools.attempts);
+    const plan: Member[] = new Array(n);
+    for (let k = 0; k < n; k++) plan[k] = members[healthy[(at + k) % healthy.length]!]!;
+    return plan;
   }
 
   /** The next member by smooth weighted round robin among `healthy` (indexes into the pool's members). */

@@ -267,7 +267,7 @@ export class UpstreamProxy {
     flight.response = proxyRes;
     const status = proxyRes.statusCode ?? 0;
     // A pooled request whose member failed goes to the next member: nothing of this answer reaches the caller.
-    if (flight.forward.failover?.retry(status, rawHeader(proxyRes.rawHeaders, 'retry-after'), false)) {
+    if (flight.forward.failover?.retry(status, status === 429 || status === 529 ? rawHeader(proxyRes.rawHeaders, 'retry-after') : undefined, false)) {
       flight.overflow = true;
       proxyRes.resume();
       return;

@@ -112,9 +112,9 @@ export class PoolService {
   }
 
   /** When `credentialId`'s cooling ends in `pool` (0: not cooling), as this instance knows it. */
-  coolingUntil(poolId: string, credentialId: string): number {
+  coolingUntil(poolId: string, credentialId: string, now = this.clock.now()): number {
     const until = this.cooling.get(poolId)?.get(credentialId) ?? 0;
-    return until > this.clock.now() ? until : 0;
+    return until > now ? until : 0;
   }
 
   /** Cools a member until `until` here at once and, when that starts or lengthens it, everywhere (one store write). */

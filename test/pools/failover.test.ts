@@ -90,6 +90,15 @@ test('a body over KEYWARD_RETRY_BODY_MAX is not retried: the member\'s own answe
   t.deepEqual(f.hits, [0, 1, 2]);
 });
 
+test('a body the token\'s buffer share cannot hold is not kept, so not retried', async (t) => {
+  const f = await poolFixture(t, [503, 'ok'], { env: { KEYWARD_BUFFER_PER_TOKEN: '1kb' } });
+  const { token } = await f.pool({ strategy: 'ordered' });
+  const res = await f.chat(token, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'y'.repeat(4096) }], max_tokens: 4 });
+  t.is(res.status, 503, 'the member\'s own answer');
+  t.is(res.headers.get('x-keyward-attempts'), '1');
+  t.deepEqual(f.hits, [0]);
+});
+
 test('every member rate-limited: the provider\'s own 429 reaches the caller', async (t) => {
   const f = await poolFixture(t, [429, 429]);
   const { token } = await f.pool({ strategy: 'ordered' });
