@@ -10,12 +10,13 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LatencyResult, SatResult, Target } from './load.js';
-import { ADMIN_TOKEN, cpuSeconds, postJson as post, type LoadWorker, type Proc } from './servers.js';
+import type { Target } from './load.js';
+import { ADMIN_TOKEN, postJson as post, type LoadWorker, type Proc } from './servers.js';
+import { compareTargets, type Measured } from './compare.js';
 
 export interface FederationRow {
-  static: { p50: number; rps: number; cpuUsPerRequest: number };
-  federated: { p50: number; rps: number; cpuUsPerRequest: number };
+  static: Measured;
+  federated: Measured;
   /** Federated CPU µs/request ÷ static. */
   cpuRatio: number;
   /** Entra grants the federated credential's requests caused (one expected). */
@@ -43,8 +44,6 @@ export const federationEnv = (entraUrl: string, upstreamPort: number): Record<st
   KEYWARD_UPSTREAM_AZURE: `http://127.0.0.1:${upstreamPort}`,
 });
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
 export async function federationRow(worker: LoadWorker, keyward: Proc, entra: { grants(): number }, key: string, body: string,
   o: { rounds: number; c1Ms: number; satS: number; connections: number }, log: (m: string) => void): Promise<FederationRow> {
   const base = `http://127.0.0.1:${keyward.port}`;
@@ -58,25 +57,6 @@ export async function federationRow(worker: LoadWorker, keyward: Proc, entra: { 
     federated: (await post(`${base}/v1/tokens`, org.token, { credential_id: fedCred.id, ttl: '1d' })).token as string,
   };
   const target = (token: string): Target => ({ url: `${base}/v1/proxy/openai/deployments/bench/chat/completions?api-version=2024-10-21`, headers: { 'api-key': token }, body });
-  const seen = { static: { p50: [] as number[], rps: [] as number[], cpu: [] as number[] }, federated: { p50: [] as number[], rps: [] as number[], cpu: [] as number[] } };
-  const order = ['static', 'federated'] as const;
-  for (let round = 0; round < o.rounds; round++) {
-    for (let j = 0; j < order.length; j++) {
-      const name = order[(j + round) % order.length]!;
-      const t = target(tokens[name]);
-      const c1 = await worker.run<LatencyResult>({ mode: 'c1', target: t, durationMs: o.c1Ms, warmupMs: 200 });
-      // CPU over the whole run: its 1 s warm-up (round 0) is served too, so count every request sent.
-      const before = cpuSeconds(keyward.pids());
-      const sat = await worker.run<SatResult>({ mode: 'sat', target: t, connections: o.connections, durationS: o.satS, warmupS: 0 });
-      const cpuUs = ((cpuSeconds(keyward.pids()) - before) * 1e6) / sat.total;
-      if (c1.errors + c1.non2xx + sat.errors + sat.non2xx > 0) throw new Error(`federation row: ${name} credential had failed requests`);
-      seen[name].p50.push(c1.latency.p50);
-      seen[name].rps.push(sat.rps);
-      seen[name].cpu.push(cpuUs);
-      log(`federation ${name.padEnd(9)} c=1 p50 ${c1.latency.p50.toFixed(3)} ms, ${sat.rps.toFixed(0)} req/s, ${cpuUs.toFixed(0)} µs CPU/req`);
-    }
-  }
-  const row = (name: 'static' | 'federated') => ({ p50: median(seen[name].p50), rps: median(seen[name].rps), cpuUsPerRequest: median(seen[name].cpu) });
-  const [s, f] = [row('static'), row('federated')];
+  const { static: s, federated: f } = await compareTargets(worker, keyward, { static: target(tokens.static), federated: target(tokens.federated) }, o, 'federation', log);
   return { static: s, federated: f, cpuRatio: f.cpuUsPerRequest / s.cpuUsPerRequest, mints: entra.grants() };
 }

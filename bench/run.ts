@@ -22,6 +22,7 @@ import {
 } from './servers.js';
 import { budgetProvidersDir, budgetRow, type BudgetRow } from './budget.js';
 import { federationEnv, federationRow, startEntraStub, type FederationRow } from './federation.js';
+import { poolRow, type PoolRow } from './pool.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 /** Every latency and throughput phase runs in `rounds` rounds, each round visiting every path (in a rotated order), so a machine whose load changes over the run affects every path alike. */
@@ -200,6 +201,7 @@ async function main(): Promise<void> {
 
     const budget = await budgetRow(workers.get('keyward')!, `http://127.0.0.1:${keyward.port}`, KEY, BODY, { rounds: D.rounds, c1Ms: D.c1Ms, satS: D.satS, connections: D.satConnections }, log);
     const federation = await federationRow(workers.get('keyward')!, keyward, entra, KEY, BODY, { rounds: D.rounds, c1Ms: D.c1Ms, satS: D.satS, connections: D.satConnections }, log);
+    const pool = await poolRow(workers.get('keyward')!, keyward, KEY, BODY, { rounds: D.rounds, c1Ms: D.c1Ms, satS: D.satS, connections: D.satConnections }, log);
 
     // VmHWM so far (the soak resets it), so the whole-run peak keeps the earlier phases.
     const peakBeforeSoak = new Map<PathName, number>(names.map((n) => [n, memory(targets.get(n)!.proc.pids()).hwmMb]));
@@ -242,7 +244,8 @@ async function main(): Promise<void> {
       r.peakRssMb = Math.max(memory(targets.get(name)!.proc.pids()).hwmMb, r.soak?.peakRssMb ?? 0, peakBeforeSoak.get(name) ?? 0);
     }
 
-    const report = { ...buildReport(names, results, cold, nginxV, started, loadAvgStart), budget, federation };
+    const report = { ...buildReport(names, results, cold, nginxV, started, loadAvgStart), budget, federation, pool };
+    report.targets.push({ target: 'pooled token CPU per request within 10% of a plain token (no member failing)', value: `${pool.cpuRatio.toFixed(2)}×`, met: pool.cpuRatio <= 1.1 });
     const out = renderTables(report);
     process.stdout.write(out + '\n');
     const dir = path.join(BENCH, 'results');
@@ -278,6 +281,7 @@ interface Report {
   durationS: number;
   budget?: BudgetRow;
   federation?: FederationRow;
+  pool?: PoolRow;
 }
 
 function cpuModel(): string {
@@ -382,6 +386,11 @@ function renderTables(r: Report): string {
   if (r.federation) {
     const f = r.federation;
     lines.push(`Federated credential (same Keyward, Azure OpenAI, same body; median of ${r.settings.rounds} rounds): key credential ${fmt(f.static.p50, 3)} ms c=1 p50, ${fmt(f.static.rps, 0)} req/s, ${fmt(f.static.cpuUsPerRequest, 0)} µs CPU/request; federated ${fmt(f.federated.p50, 3)} ms, ${fmt(f.federated.rps, 0)} req/s, ${fmt(f.federated.cpuUsPerRequest, 0)} µs CPU/request (${f.cpuRatio.toFixed(2)}× CPU); ${f.mints} Entra grant${f.mints === 1 ? '' : 's'} for all of its requests.`);
+    lines.push('');
+  }
+  if (r.pool) {
+    const p = r.pool;
+    lines.push(`Pooled token (same Keyward, same body, a round-robin pool of three healthy OpenAI keys; median of ${r.settings.rounds} rounds): plain ${fmt(p.plain.p50, 3)} ms c=1 p50, ${fmt(p.plain.rps, 0)} req/s, ${fmt(p.plain.cpuUsPerRequest, 0)} µs CPU/request; pooled ${fmt(p.pooled.p50, 3)} ms, ${fmt(p.pooled.rps, 0)} req/s, ${fmt(p.pooled.cpuUsPerRequest, 0)} µs CPU/request (${p.cpuRatio.toFixed(2)}× CPU).`);
     lines.push('');
   }
   if (r.budget) {

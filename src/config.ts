@@ -47,6 +47,7 @@ export interface Config extends FederationConfig {
   maxAdminBody: number; // KEYWARD_MAX_ADMIN_BODY: the largest admin API request body (admin bodies are small JSON documents)
   bufferBudget: number; // KEYWARD_BUFFER_BUDGET: bytes all proxied requests together may hold while scans decide them
   bufferPerToken: number; // KEYWARD_BUFFER_PER_TOKEN: the share of that one token's requests may hold (none can starve the others)
+  pools: { attempts: number; retryBodyMax: number }; // KEYWARD_POOL_ATTEMPTS (members tried per request), KEYWARD_RETRY_BODY_MAX (larger bodies are not retried)
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
@@ -338,6 +339,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxAdminBody: size('KEYWARD_MAX_ADMIN_BODY', '64kb'),
     bufferBudget: size('KEYWARD_BUFFER_BUDGET', '64mb'),
     bufferPerToken: size('KEYWARD_BUFFER_PER_TOKEN', '8mb'),
+    pools: { attempts: int('KEYWARD_POOL_ATTEMPTS', 3, 1, 16), retryBodyMax: size('KEYWARD_RETRY_BODY_MAX', '1mb') },
     headersTimeoutMs: int('KEYWARD_HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
     bodyTimeoutMs: int('KEYWARD_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
     upstreamConnectTimeoutMs: int('KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1, 3_600_000),

@@ -11,6 +11,9 @@ import { OrgsApi } from './api/orgs.js';
 import { TokensApi } from './api/tokens.js';
 import { UsageApi } from './api/usage.js';
 import { TrustPoliciesApi } from './api/trust-policies.js';
+import { PoolsApi } from './api/pools.js';
+import { PoolService } from './vault/pool-service.js';
+import { TokenLimits } from './accounting/token-limits.js';
 import { TokenExchangeApi } from './api/token-exchange.js';
 import { OidcVerifier } from './identity/oidc-verifier.js';
 import { TokenExchange } from './identity/token-exchange.js';
@@ -99,7 +102,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
   c.register(Symbols.Timers, { useValue: timers });
   c.register(Symbols.Store, { useValue: store });
-  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore]) {
+  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore, Symbols.PoolStore]) {
     c.register(port, { useValue: store });
   }
   c.register(Symbols.KeyWrapper, { useValue: wrapper });
@@ -116,7 +119,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   const clock = options.clock ?? systemClock;
   c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => clock.now()) });
   // Services are singletons within this container (tests run several servers in one process).
-  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper];
+  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits];
   for (const cls of services) c.registerSingleton(cls as never);
   c.register(RateLimiter, { useValue: new RateLimiter(() => timers.elapsed()) });
   // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
@@ -153,7 +156,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   }
   c.register(Metrics, { useValue: metrics });
   c.register(Symbols.Tracing, { useValue: tracing });
-  const apis = [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi, TrustPoliciesApi, TokenExchangeApi];
+  const apis = [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi, TrustPoliciesApi, TokenExchangeApi, PoolsApi];
   for (const cls of [...apis, AdminPipeline]) c.registerSingleton(cls as never);
   // Each API registers its routes once; a second registration of a route throws (router.ts) and stops start-up.
   const router = new Router();
@@ -205,7 +208,10 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const plugins = await loadPlugins(config, host, log);
   const budget = new BufferBudget(config.bufferBudget, config.bufferPerToken);
   c.register(BufferBudget, { useValue: budget });
-  const pipeline = new Pipeline(pipelineStages({ config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, budget, toolCalls: toolCallSink(c.resolve(Metrics), config.auditToolCalls ? audit : undefined) }, plugins), log);
+  const pipeline = new Pipeline(pipelineStages({
+    config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, budget, limits: c.resolve(TokenLimits), prices: c.resolve(PriceBook),
+    toolCalls: toolCallSink(c.resolve(Metrics), config.auditToolCalls ? audit : undefined),
+  }, plugins), log);
   if (!pipeline.has('quota')) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');
   c.register(Symbols.Pipeline, { useValue: pipeline });
   const issuer = c.isRegistered(Issuer) ? c.resolve(Issuer) : undefined;

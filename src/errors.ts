@@ -48,6 +48,8 @@ export const ERROR_CATALOGUE = {
   payload_too_large: { status: 413, type: 'invalid_request', when: 'A body over KEYWARD_MAX_BODY (admin API: KEYWARD_MAX_ADMIN_BODY).' },
   quota_exceeded: { status: 429, type: 'rate_limit', when: 'The organisation\'s monthly proxy requests (KEYWARD_FREE_PROXY_REQUESTS) are used up; Retry-After counts to the next UTC month.' },
   token_exhausted: { status: 429, type: 'rate_limit', when: 'The proxy token has used all of its `max_requests`.' },
+  tokens_per_minute_exceeded: { status: 429, type: 'rate_limit', when: 'The request\'s worst case does not fit in what is left of the token\'s `tokens_per_minute` this minute; see Retry-After.' },
+  concurrency_exceeded: { status: 429, type: 'rate_limit', when: 'The token has `max_concurrent` requests or streams open already; see Retry-After.' },
   rate_limited: { status: 429, type: 'rate_limit', when: 'The token\'s `rate_limit` (proxy) or the organisation\'s KEYWARD_ADMIN_RATE (admin API); see Retry-After.' },
   budget_exhausted: { status: 429, type: 'rate_limit', when: 'The request\'s worst-case cost does not fit in what is left of the token\'s `budget_usd` or the organisation\'s monthly `spend_limit_usd` (Retry-After: the month\'s end; none for a token\'s lifetime budget). Nothing was forwarded or counted.' },
   too_many_failures: { status: 429, type: 'rate_limit', when: 'Too many failed authentications from this IP (KEYWARD_AUTH_FAILURES); cooling down for KEYWARD_AUTH_COOLDOWN_S.' },
@@ -123,6 +125,8 @@ export const Errors = {
   quotaExceeded: (limit: number, retryAfterS: number) =>
     fail('quota_exceeded', `The free tier allows ${limit} proxy requests per calendar month (UTC).`, { 'retry-after': String(retryAfterS) }),
   tokenExhausted: () => fail('token_exhausted', 'This token has used all of its max_requests.', { 'retry-after': '86400' }),
+  tokensPerMinuteExceeded: (retryAfterS: number) => fail('tokens_per_minute_exceeded', 'This request\'s worst-case tokens do not fit in what is left of the token\'s tokens_per_minute.', { 'retry-after': String(retryAfterS) }),
+  concurrencyExceeded: (retryAfterS: number) => fail('concurrency_exceeded', 'This token has max_concurrent requests open already.', { 'retry-after': String(retryAfterS) }),
   rateLimited: (retryAfterS: number, message = 'Too many requests; slow down.') => fail('rate_limited', message, { 'retry-after': String(retryAfterS) }),
   maxTokensRequired: (message: string) => fail('max_tokens_required', message),
   modelUnpriced: (model: string | undefined) => fail('model_unpriced', model === undefined

@@ -29,6 +29,10 @@ export class Metrics {
     labelNames: ['provider', 'model'] as const,
     registers: [this.registry],
   });
+  private readonly poolAttempts = new Counter({ name: 'keyward_pool_attempts_total', help: 'Pooled requests\' attempts by member credential and outcome (a status, `error` or `timeout`).', labelNames: ['credential', 'outcome'] as const, registers: [this.registry] });
+  private readonly poolFailovers = new Counter({ name: 'keyward_pool_failovers_total', help: 'Pooled requests sent on to another member after this credential failed.', labelNames: ['credential'] as const, registers: [this.registry] });
+  private readonly poolCooldowns = new Counter({ name: 'keyward_pool_cooldowns_total', help: 'Times a member credential started (or lengthened) a cooling.', labelNames: ['credential'] as const, registers: [this.registry] });
+  private readonly boundAttempts = new Map<string, promClient.Counter.Internal>();
   private readonly boundSpend = new Map<string, promClient.Counter.Internal>();
   private readonly toolCalls = new Counter({ name: 'keyward_mcp_tool_calls_total', help: 'MCP tools/call messages forwarded, by provider and tool; the first 64 tool names of a provider get a label, later ones count as (other).', labelNames: ['provider', 'tool'] as const, registers: [this.registry] });
   /** The tool names labelled so far, by provider (a caller names tools: the labels stay bounded). */
@@ -118,6 +122,20 @@ export class Metrics {
   refused(code: string, provider: string | undefined, status: number): void {
     this.refusals.labels(code).inc();
     this.proxyRequests.labels(provider ?? 'unknown', String(status)).inc();
+  }
+
+  /** One attempt of a pooled request; `failover`: it went on to another member; `cooled`: this member began cooling. */
+  poolAttempt(credentialId: string, outcome: string, failover: boolean, cooled: boolean): void {
+    // Bound once per (credential, outcome), as spend is: labels() hashes its values on every call.
+    const key = `${credentialId}\0${outcome}`;
+    let c = this.boundAttempts.get(key);
+    if (!c) {
+      c = this.poolAttempts.labels(credentialId, outcome);
+      this.boundAttempts.set(key, c);
+    }
+    c.inc();
+    if (failover) this.poolFailovers.labels(credentialId).inc();
+    if (cooled) this.poolCooldowns.labels(credentialId).inc();
   }
 
   admin(method: string, route: string, status: number): void {

@@ -22,6 +22,7 @@ export const Symbols = {
   IdempotencyStore: Symbol('IdempotencyStore'),
   SecretStore: Symbol('SecretStore'),
   TrustPolicyStore: Symbol('TrustPolicyStore'),
+  PoolStore: Symbol('PoolStore'),
   KeyWrapper: Symbol('KeyWrapper'),
   ProviderRegistry: Symbol('ProviderRegistry'),
   Pipeline: Symbol('Pipeline'),

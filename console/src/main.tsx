@@ -12,6 +12,7 @@ import { AdminKeysPage } from './pages/admin-keys.js';
 import { AuditPage } from './pages/audit.js';
 import { CredentialsPage } from './pages/credentials.js';
 import { OrganisationPage } from './pages/organisation.js';
+import { PoolsPage } from './pages/pools.js';
 import { SignIn } from './pages/signin.js';
 import { StartPage } from './pages/start.js';
 import { TokensPage } from './pages/tokens.js';
@@ -20,11 +21,12 @@ import { UsagePage } from './pages/usage.js';
 import { abilitiesOf, type Abilities } from './roles.js';
 import { forgetKey, keepKey, rememberedKey, replaceKey } from './session.js';
 
-type PageId = 'start' | 'tokens' | 'credentials' | 'usage' | 'audit' | 'admin-keys' | 'trust-policies' | 'organisation';
+type PageId = 'start' | 'tokens' | 'credentials' | 'pools' | 'usage' | 'audit' | 'admin-keys' | 'trust-policies' | 'organisation';
 const PAGES: Array<{ id: PageId; title: string; offered: (can: Abilities) => boolean }> = [
   { id: 'start', title: 'Get started', offered: (can) => can.manageCredentials },
   { id: 'tokens', title: 'Tokens', offered: () => true },
   { id: 'credentials', title: 'Credentials', offered: (can) => can.readAll },
+  { id: 'pools', title: 'Pools', offered: (can) => can.readAll },
   { id: 'usage', title: 'Usage', offered: (can) => can.readAll },
   { id: 'audit', title: 'Audit', offered: (can) => can.readAll },
   { id: 'admin-keys', title: 'Admin keys', offered: (can) => can.manageKeys },
@@ -129,6 +131,7 @@ function App() {
         {page.id === 'start' ? <StartPage api={api} can={can} /> : null}
         {page.id === 'tokens' ? <TokensPage api={api} can={can} credentialIds={session.caller.credentialIds} /> : null}
         {page.id === 'credentials' ? <CredentialsPage api={api} can={can} /> : null}
+        {page.id === 'pools' ? <PoolsPage api={api} can={can} /> : null}
         {page.id === 'usage' ? <UsagePage api={api} can={can} /> : null}
         {page.id === 'audit' ? <AuditPage api={api} /> : null}
         {page.id === 'admin-keys' ? <AdminKeysPage api={api} /> : null}

@@ -93,6 +93,11 @@ export class HeldLease {
     this.lastTake = this.lastTick = host.mono();
   }
 
+  /** Whether what it holds may still be consumed now: its lease, as this instance counts it, has not run out. */
+  get usable(): boolean {
+    return this.host.mono() < this.usableUntil;
+  }
+
   /** Whether this holder has anything in the store (or may have: an unknown write). */
   get holding(): boolean {
     return this.stored !== undefined || this.limbo.length > 0;

@@ -41,14 +41,15 @@ export class TokensApi {
       errors: ['invalid_ttl', 'invalid_scope', 'unknown_provider', 'not_found'],
     }, async (r) => {
       const org = orgOf(r);
-      const { credential_id: credentialId, ttl, name, ...scopes } = await r.body();
+      const { credential_id: credentialId, pool_id: poolId, ttl, name, ...scopes } = await r.body();
       const p = r.principal;
-      if (p.kind === 'org' && p.role === 'minter' && p.credentialIds && !p.credentialIds.includes(credentialId)) {
+      // A minter limited to credentials mints for those only (a pool is not one of them).
+      if (p.kind === 'org' && p.role === 'minter' && p.credentialIds && (credentialId === undefined || !p.credentialIds.includes(credentialId))) {
         throw Errors.forbidden('This minter key may not mint tokens for that credential.');
       }
       const createdBy = p.kind === 'org' ? p.actor : undefined;
       // A token made by an ending key or a retiring org token ends with it at the latest (a longer ttl → 403).
-      const { record, token } = await this.tokens.mintFor(org.id, { credentialId, ttl, scopes, name, ...(createdBy ? { createdBy } : {}), ...(p.kind === 'org' ? { creator: p } : {}) });
+      const { record, token } = await this.tokens.mintFor(org.id, { credentialId, poolId, ttl, scopes, name, ...(createdBy ? { createdBy } : {}), ...(p.kind === 'org' ? { creator: p } : {}) });
       return { status: 201, body: mintedTokenView(record, token, this.clock.now()), secretFields: ['token'] };
     });
 

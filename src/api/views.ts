@@ -7,7 +7,7 @@ import type { Static } from '@sinclair/typebox';
 import type { DayUsage, UsageSummary } from '../accounting/usage-summary.js';
 import { formatUsd } from '../catalog/money.js';
 import { subjectOf } from '../identity/issuer.js';
-import type { AdminKeyRecord, AuditRecord, CredentialRecord, OrgRecord, Page, RevokedTokenRecord, TokenRecord, UsageCounts as UsageCountsRecord } from '../store/ports.js';
+import { isPoolId, type AdminKeyRecord, AuditRecord, CredentialRecord, OrgRecord, Page, RevokedTokenRecord, TokenRecord, UsageCounts as UsageCountsRecord } from '../store/ports.js';
 import type { AdminKey, AdminKeyCreated, Caller } from './schemas/admin-keys.js';
 import type { CredentialView } from './schemas/credentials.js';
 import type { Organization, OrganizationSettings, OrgSelf } from './schemas/orgs.js';
@@ -89,7 +89,7 @@ export function tokenView(t: Omit<TokenRecord, 'tokenHash'>, now: number, usage?
   return {
     id: t.id,
     object: 'token',
-    credential_id: t.credentialId,
+    ...(isPoolId(t.credentialId) ? { pool_id: t.credentialId } : { credential_id: t.credentialId }),
     ...(t.name !== undefined ? { name: t.name } : {}),
     status: now < t.expiresAt ? 'active' : 'expired',
     created_at: iso(t.createdAt),
@@ -101,6 +101,8 @@ export function tokenView(t: Omit<TokenRecord, 'tokenHash'>, now: number, usage?
     ...(t.createdBy !== undefined ? { created_by: t.createdBy } : {}),
     ...(t.scopes.budgetMicros !== undefined ? { budget_usd: formatUsd(t.scopes.budgetMicros) } : {}),
     ...(t.scopes.tools !== undefined ? { tools: t.scopes.tools } : {}),
+    ...(t.scopes.tokensPerMinute !== undefined ? { tokens_per_minute: t.scopes.tokensPerMinute } : {}),
+    ...(t.scopes.maxConcurrent !== undefined ? { max_concurrent: t.scopes.maxConcurrent } : {}),
     ...(usage ? { usage: usageView(usage) } : {}),
   };
 }

@@ -85,6 +85,8 @@ export function parseScopes(body: Record<string, unknown>, provider: Provider): 
   }
   if (body.max_requests !== undefined) scopes.maxRequests = positive(body.max_requests, 'max_requests', 1_000_000_000);
   if (body.rate_limit !== undefined) scopes.rateLimit = positive(body.rate_limit, 'rate_limit', 1_000_000);
+  if (body.tokens_per_minute !== undefined) scopes.tokensPerMinute = positive(body.tokens_per_minute, 'tokens_per_minute', 1_000_000_000);
+  if (body.max_concurrent !== undefined) scopes.maxConcurrent = positive(body.max_concurrent, 'max_concurrent', 100_000);
   if (body.budget_usd !== undefined) {
     const micros = parseUsd(body.budget_usd);
     if (micros === undefined || micros <= 0) throw Errors.invalidScope('`budget_usd` must be a decimal string of US dollars above 0 with at most six decimal places, such as "12.50".', 'budget_usd');

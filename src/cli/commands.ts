@@ -15,7 +15,7 @@ import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.j
 export type OptionName =
   | 'org' | 'provider' | 'credential' | 'ttl' | 'limit' | 'starting-after'
   | 'model' | 'path' | 'max-requests' | 'rate-limit' | 'budget-usd' | 'tools' | 'name' | 'role'
-  | 'issuer' | 'audience' | 'subject' | 'claim' | 'status' | 'activate-in';
+  | 'issuer' | 'audience' | 'subject' | 'claim' | 'status' | 'activate-in' | 'pool' | 'tokens-per-minute' | 'max-concurrent';
 
 export interface Context {
   io: Io;
@@ -46,6 +46,9 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
   path: '--path <pattern>          allow only this provider path (repeatable)',
   'max-requests': '--max-requests <n>        at most n proxied requests over the token\'s life',
   'rate-limit': '--rate-limit <n>          at most n proxied requests per minute',
+  pool: '--pool <pool_id>          the pool the token spreads over (instead of --credential)',
+  'tokens-per-minute': '--tokens-per-minute <n>   at most n input + output tokens per rolling minute',
+  'max-concurrent': '--max-concurrent <n>      at most n requests or streams open at once',
   issuer: '--issuer <url>            the OIDC issuer, one of KEYWARD_OIDC_ISSUERS',
   audience: '--audience <aud>          the audience the workload asks its OIDC token for',
   subject: '--subject <sub|prefix*>   the token\'s subject, exactly or as a prefix and *',
@@ -124,6 +127,8 @@ export function scopeFlags(ctx: Context): Record<string, unknown> {
   if (list('path')) scopes.paths = list('path');
   if (int('max-requests') !== undefined) scopes.max_requests = int('max-requests');
   if (int('rate-limit') !== undefined) scopes.rate_limit = int('rate-limit');
+  if (int('tokens-per-minute') !== undefined) scopes.tokens_per_minute = int('tokens-per-minute');
+  if (int('max-concurrent') !== undefined) scopes.max_concurrent = int('max-concurrent');
   if (one(ctx, 'budget-usd') !== undefined) scopes.budget_usd = one(ctx, 'budget-usd');
   if (list('tools')) scopes.tools = list('tools')!.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
   return scopes;
@@ -241,7 +246,7 @@ export const COMMANDS: Command[] = [
       const p = status === 'revoked'
         ? await vault.tokens.listRevoked(org.id, page(ctx)).then((r) => ({ hasMore: r.hasMore, data: r.data.map(revokedTokenView) }))
         : await vault.tokens.list(org.id, page(ctx)).then((r) => ({ hasMore: r.hasMore, data: r.data.map((t) => tokenView(t, now)) }));
-      const rows = p.data.map((t) => [t.id, t.name ?? '', t.credential_id, t.status, t.revoked_at ?? t.expires_at]);
+      const rows = p.data.map((t) => [t.id, t.name ?? '', t.credential_id ?? t.pool_id ?? '', t.status, t.revoked_at ?? t.expires_at]);
       emit(ctx, { data: p.data, has_more: p.hasMore }, listText(p.data, p.hasMore, ['ID', 'NAME', 'CREDENTIAL', 'STATUS', status ? 'REVOKED' : 'EXPIRES'], rows, status ? 'No revoked tokens.' : 'No tokens.'));
     },
   },
@@ -264,17 +269,18 @@ export const COMMANDS: Command[] = [
   {
     words: ['tokens', 'create'],
     args: [],
-    options: ['org', 'credential', 'ttl', 'name', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd', 'tools'],
-    summary: 'mint a proxy token (ptok_…) bound to a credential',
+    options: ['org', 'credential', 'pool', 'ttl', 'name', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd', 'tools', 'tokens-per-minute', 'max-concurrent'],
+    summary: 'mint a proxy token (ptok_…) bound to a credential (or a pool)',
     details: 'The token is printed once. With --json: {"id", "token", "credential_id", "created_at", "expires_at", …}.',
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
-      const credentialId = required(ctx, 'credential');
+      const poolId = one(ctx, 'pool');
+      const credentialId = poolId === undefined ? required(ctx, 'credential') : one(ctx, 'credential');
       const scopes = scopeFlags(ctx);
-      const { record, token } = await vault.tokens.mintFor(org.id, { credentialId, ttl: one(ctx, 'ttl') ?? '15m', scopes, createdBy: 'cli', name: one(ctx, 'name') });
+      const { record, token } = await vault.tokens.mintFor(org.id, { credentialId, poolId, ttl: one(ctx, 'ttl') ?? '15m', scopes, createdBy: 'cli', name: one(ctx, 'name') });
       await audited(vault, org.id, 'token.create', record.id, record.name);
       const view = mintedTokenView(record, token, Date.now());
-      emit(ctx, view, `${fields([['id', view.id], ['name', view.name], ['token', token], ['credential_id', view.credential_id], ['expires_at', view.expires_at]])}\n${SHOWN_ONCE}`);
+      emit(ctx, view, `${fields([['id', view.id], ['name', view.name], ['token', token], [view.pool_id ? 'pool_id' : 'credential_id', view.pool_id ?? view.credential_id], ['expires_at', view.expires_at]])}\n${SHOWN_ONCE}`);
     },
   },
   {

@@ -22,7 +22,7 @@ import { Exit, NotFound, processIo, UsageError, type Io } from './io.js';
 const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS, ...RENAME_COMMANDS, ...SIGNING_KEY_COMMANDS];
 const VALUE_OPTIONS: OptionName[] = [
   'org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd', 'tools', 'name', 'role', 'issuer', 'audience', 'subject', 'claim', 'status',
-  'activate-in',
+  'activate-in', 'pool', 'tokens-per-minute', 'max-concurrent',
 ];
 /** Repeatable; a command that takes one value uses the last (`--credential` is a list only for an admin key). */
 const MULTIPLE: OptionName[] = ['model', 'path', 'credential', 'claim', 'tools'];

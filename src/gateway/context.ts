@@ -74,6 +74,8 @@ export class RequestContext implements ProxyContext {
   forwardedAt = 0n;
   /** The request's trace span when tracing is on (done() ends it). */
   span: RequestSpan | undefined = undefined;
+  /** A pooled request's attempts so far (pool-router.ts): the member tried and its outcome; `x-keyward-attempts` is their count. */
+  attempts: Array<{ credentialId: string; outcome: string }> | undefined = undefined;
   /** A WebSocket upgrade (src/gateway/realtime/): the route stage matches the provider's websocket routes only. */
   upgrade = false;
 

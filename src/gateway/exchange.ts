@@ -108,6 +108,11 @@ export class Exchange {
    */
   forwarded(leg: UpstreamLeg): void {
     const ctx = this.ctx;
+    // A pooled request's next attempt (pool-router.ts): the same exchange, a new leg.
+    if (ctx.forwarded) {
+      this.leg = leg;
+      return;
+    }
     ctx.forwarded = true;
     ctx.forwardedAt = process.hrtime.bigint();
     this.leg = leg;
@@ -134,6 +139,7 @@ export class Exchange {
   /** The gateway's and the stages' headers for a response head with `status` about to go out (proxied or local). */
   head(status: number): Record<string, string> {
     const headers: Record<string, string> = { 'x-keyward-request-id': this.ctx.requestId };
+    if (this.ctx.attempts) headers['x-keyward-attempts'] = String(this.ctx.attempts.length);
     this.exit.pipeline.responseHead(this.ctx, status, headers);
     return headers;
   }

@@ -34,12 +34,17 @@ import type { CredentialSecrets } from '../catalog/provider.js';
 import { bodyFollows } from './admission.js';
 import { requestBody } from '../http/h2c.js';
 import { Exchange, type ExitServices } from './exchange.js';
+import { PoolRouter, type Failover } from './pool-router.js';
+import { PoolService } from '../vault/pool-service.js';
+import type { Clock } from '../clock.js';
 
 const PREFIX = '/v1/proxy/';
 
 @injectable()
 export class Gateway implements ProxyHandler {
   private readonly exit: ExitServices;
+  /** A pooled token's requests: which member, and the next one when a member fails (pool-router.ts). */
+  private readonly router: PoolRouter;
 
   constructor(
     @inject(Symbols.Config) private readonly config: Config,
@@ -53,8 +58,11 @@ export class Gateway implements ProxyHandler {
     @inject(PriceBook) prices: PriceBook,
     @inject(UnpricedModels) unpriced: UnpricedModels,
     @inject(Symbols.Tracing) private readonly tracing: Tracing,
+    @inject(PoolService) pools: PoolService,
+    @inject(Symbols.Clock) clock: Clock,
   ) {
     this.exit = { log, pipeline, usage, metrics, prices, unpriced };
+    this.router = new PoolRouter(config, credentials, pools, metrics, () => clock.now(), budget);
   }
 
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
@@ -101,8 +109,14 @@ export class Gateway implements ProxyHandler {
     else this.unwrapKey(exchange);
   }
 
+  /** A pooled token's request: each attempt with its member's secrets (the router unwraps them), the body replayed after the first. */
+  private route(exchange: Exchange): void {
+    this.router.route(exchange, (credential, failover, replay) => this.forward(exchange, credential, failover, replay));
+  }
+
   /** Every secret and plain field of the credential (the provider's signer decides what goes upstream), then forwards. */
   private unwrapKey(exchange: Exchange): void {
+    if (exchange.ctx.auth!.pool) return this.route(exchange);
     let credential: CredentialSecrets | Promise<CredentialSecrets>;
     try {
       credential = this.credentials.secretsFor(exchange.ctx.auth!.credential);
@@ -115,14 +129,15 @@ export class Gateway implements ProxyHandler {
   }
 
   /** Hands the request to the upstream leg (which tells the exchange it is forwarded). */
-  private forward(exchange: Exchange, credential: CredentialSecrets): void {
+  private forward(exchange: Exchange, credential: CredentialSecrets, failover?: Failover, replay?: Buffer): void {
     // The caller left while we checked: nothing is forwarded, so nothing counts.
     if (exchange.gone) {
-      exchange.abandon();
+      // (A pooled request's later attempt: the exchange ended when the caller left, counted as forwarded.)
+      if (!exchange.ctx.forwarded) exchange.abandon();
       return;
     }
     try {
-      this.upstream.forward({ exchange, provider: exchange.ctx.provider!, credential, body: exchange.ctx.bodyScan, budget: this.budget });
+      this.upstream.forward({ exchange, provider: exchange.ctx.provider!, credential, body: exchange.ctx.bodyScan, budget: this.budget, ...(failover ? { failover } : {}), ...(replay ? { replay } : {}) });
     } catch (err) {
       exchange.refuse(err);
     }

@@ -24,71 +24,21 @@ import { ProxyServer } from 'http-proxy-3';
 import type { Config } from '../config.js';
 import { ApiError, Errors } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { BodyScan } from './body-scan.js';
 import { downstreamHeaders, rawHeader, stripKeyParams, upstreamHeaders } from './headers.js';
 import { StreamMasker, maskString } from './masking.js';
-import type { Provider, ProviderRegistry } from '../catalog/registry.js';
-import type { CredentialSecrets, OutgoingRequest, Signer, UsageReader, UsageReaderFactory, UsageResponse } from '../catalog/provider.js';
-import type { BufferBudget } from './buffer-budget.js';
-import { credentialWire, outgoingRequest, readWhole, requestTarget, signOverBody, withSignerMasks, type CredentialWire, type WholeBody } from './outgoing.js';
+import type { ProviderRegistry } from '../catalog/registry.js';
+import type { OutgoingRequest, Signer, UsageReaderFactory, UsageResponse } from '../catalog/provider.js';
+import { credentialWire, outgoingRequest, readWhole, requestTarget, signOverBody, withSignerMasks, type WholeBody } from './outgoing.js';
 import { signerFor, type SignerSettings } from './signers/index.js';
-import { applyUsage, guardedReader, usageReaderFactory } from './usage-scanner.js';
+import { guardedReader, usageReaderFactory } from './usage-scanner.js';
 import { BodyLimiter, decoderFor, flushIdleHead, relay, type ResponseTap } from './relay.js';
 import { listFiltered } from './mcp/tools-list-filter.js';
 import type { Exchange, UpstreamLeg } from './exchange.js';
 import type { ResponseEnd } from './settlement.js';
+import { EVENT_STREAM, Flight, type Forward } from './flight.js';
+import { replayStream } from './pool-router.js';
 
-export type { ResponseTap };
-
-/** What the gateway hands the upstream leg for one request. */
-export interface Forward {
-  /** The request's one exit: its context, the caller's request and response, and every way to answer it. */
-  exchange: Exchange;
-  provider: Provider;
-  /** The credential's secret and plain values (CredentialService.secretsFor). */
-  credential: CredentialSecrets;
-  /** The body's scan when a scope read it: the held bytes, then the rest, scanned as they pass. */
-  body?: BodyScan;
-  /** The process-wide budget a body read whole for a signer is charged to (the token's share of it). */
-  budget?: BufferBudget;
-}
-
-/** Response content types that are streams of events: their usage is final only at the provider's end-of-message event. */
-const EVENT_STREAM = /^\s*(?:text\/event-stream|application\/vnd\.amazon\.eventstream)/i;
-
-/** One request in the air: what the exit asks of the upstream leg (UpstreamLeg). */
-class Flight implements UpstreamLeg {
-  wire?: CredentialWire;
-  proxyReq?: http.ClientRequest;
-  /** The caller's body grew past the limit or broke its scan, or a signer refused: abort as soon as we can. */
-  overflow = false;
-  /** Handed to http-proxy-3 (a signer may make us wait before it). */
-  sent = false;
-  /** The body being read whole for a signer. */
-  whole?: WholeBody;
-  /** The upstream's response, once its head arrived. */
-  response?: IncomingMessage;
-  /** Whether the response arrived whole (set with the relay). */
-  complete?: () => boolean;
-  /** The response is a stream of events (its content type). */
-  eventStream = false;
-  /** This response's usage reader. */
-  usage?: UsageReader;
-
-  constructor(readonly forward: Forward, private readonly leg: UpstreamProxy) {}
-
-  abandon(): void {
-    this.whole?.abort();
-  }
-
-  ended(): ResponseEnd | undefined {
-    const reader = this.usage;
-    this.usage = undefined;
-    const endOfMessage = reader !== undefined && applyUsage(this.forward.exchange.ctx.usage, reader, (err) => this.leg.usageFailed(this, err));
-    if (!this.response || !this.complete) return undefined;
-    return { complete: this.complete(), eventStream: this.eventStream, endOfMessage };
-  }
-}
+export type { ResponseTap, Forward };
 
 /** What the upstream leg runs for one provider, worked out once at start. */
 interface ProviderRuntime {
@@ -141,7 +91,7 @@ export class UpstreamProxy {
     const { exchange, provider, credential } = f;
     const { ctx, req } = exchange;
     const runtime = this.runtimes.get(provider.id)!;
-    const flight = new Flight(f, this);
+    const flight = new Flight(f, (fl, err) => this.usageFailed(fl, err));
     this.flights.set(req, flight);
     exchange.forwarded(flight);
 
@@ -160,7 +110,10 @@ export class UpstreamProxy {
     // HTTP/1.1 parser, nghttp2's HTTP/2 checks): only a body without one is counted on its way upstream (a scanned
     // body counts itself; a body read whole for the signer is counted as it is read).
     let body: Readable | undefined;
-    if (f.body) {
+    if (f.replay) {
+      // A pooled request's next attempt: the bytes the first one read whole (pool-router.ts).
+      body = replayStream(f.replay);
+    } else if (f.body) {
       const scan = f.body;
       // A body a scope reads is refused by its scan (a scope refusal); a body only counted is cut off after forwarding.
       scan.onViolation((err) => cutOff(err, () => {
@@ -217,7 +170,8 @@ export class UpstreamProxy {
   private async signWithBody(flight: Flight, signer: Signer, request: OutgoingRequest, source: Readable | IncomingMessage): Promise<void> {
     const { ctx, req } = flight.forward.exchange;
     const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
-    const whole = readWhole(source, declared, this.config.maxBody, flight.forward.budget, ctx.tokenId);
+    const replay = flight.forward.replay;
+    const whole: WholeBody = replay ? { done: Promise.resolve(replay), abort: () => {}, release: () => {} } : readWhole(source, declared, this.config.maxBody, flight.forward.budget, ctx.tokenId);
     flight.whole = whole;
     let bytes: Buffer;
     try {
@@ -226,8 +180,9 @@ export class UpstreamProxy {
       this.refuseUnsent(flight, err);
       return;
     }
-    const sent = Readable.from(bytes.length > 0 ? [bytes] : [], { objectMode: false });
-    sent.once('end', () => whole.release());
+    const sent = replayStream(bytes);
+    // Kept for another member (released when the pooled request is done with it), or released once sent.
+    if (replay === undefined && !flight.forward.failover?.keep(bytes, () => whole.release())) sent.once('end', () => whole.release());
     this.send(flight, request, sent);
   }
 
@@ -273,6 +228,9 @@ export class UpstreamProxy {
         connectTimeout: this.config.upstreamConnectTimeoutMs,
         ...(body ? { buffer: body } : {}),
       }, (err: NodeJS.ErrnoException) => this.onError(err, flight));
+      // A pooled request's body is kept as it passes (a second reader, after the pipe began), for another member.
+      const failover = flight.forward.failover;
+      if (failover?.captureBody && !flight.forward.replay && !flight.whole) failover.record(body ?? req);
     } finally {
       req.url = original.url;
       if (h2) delete (req as { headers?: unknown }).headers;
@@ -310,9 +268,15 @@ export class UpstreamProxy {
       return;
     }
     flight.response = proxyRes;
+    const status = proxyRes.statusCode ?? 0;
+    // A pooled request whose member failed goes to the next member: nothing of this answer reaches the caller.
+    if (flight.forward.failover?.retry(status, status === 429 || status === 529 ? rawHeader(proxyRes.rawHeaders, 'retry-after') : undefined, false)) {
+      flight.overflow = true;
+      proxyRes.resume();
+      return;
+    }
     const masks = withSignerMasks(flight.wire!, this.runtimes.get(provider.id)?.signer.masks?.(flight.forward.credential));
     ctx.ttfbMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
-    const status = proxyRes.statusCode ?? 0;
     // From the raw lines: Node's headers object is built only if a usage reader asks for it.
     const encoding = rawHeader(proxyRes.rawHeaders, 'content-encoding');
     const decoder = decoderFor(encoding);
@@ -380,9 +344,13 @@ export class UpstreamProxy {
       exchange.cut();
       return;
     }
-    const apiError: ApiError = err instanceof IdleTimeout || err.code === 'ECONNECT_TIMEOUT' || err.code === 'ETIMEDOUT'
-      ? Errors.upstreamTimeout()
-      : Errors.upstreamUnreachable();
+    const timeout = err instanceof IdleTimeout || err.code === 'ECONNECT_TIMEOUT' || err.code === 'ETIMEDOUT';
+    if (flight.forward.failover?.retry(undefined, undefined, timeout)) {
+      flight.overflow = true;
+      flight.proxyReq?.destroy();
+      return;
+    }
+    const apiError: ApiError = timeout ? Errors.upstreamTimeout() : Errors.upstreamUnreachable();
     if (!UPSTREAM_ERRORS_502.has(err.code ?? '') && apiError.status === 502) {
       this.log.warn({ request_id: ctx.requestId, code: err.code, err }, 'unexpected upstream error');
     }

@@ -12,7 +12,7 @@ import type {
   IdempotencyStore, LeaseStore, NamedPageQuery, OrgRecord, OrgStore, OrgTokenRecord, PageQuery, SealedKey, SecretStore, Store, StoredSecret, TokenRecord, TokenStore,
   UsageScope, UsageShard, UsageStore,
 } from './ports.js';
-import type { TrustPolicyRecord, TrustPolicyStore } from './ports.js';
+import type { PoolRecord, PoolStore, PoolUpdate, TrustPolicyRecord, TrustPolicyStore } from './ports.js';
 
 /** The port objects an adapter is made of. */
 export interface StorePorts {
@@ -27,6 +27,7 @@ export interface StorePorts {
   idempotency: IdempotencyStore;
   secrets: SecretStore;
   trustPolicies: TrustPolicyStore;
+  pools: PoolStore;
 }
 
 export abstract class ComposedStore<P extends StorePorts = StorePorts> implements Store {
@@ -114,4 +115,12 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   deleteTrustPolicy(orgId: string, id: string) { return this.ports.trustPolicies.deleteTrustPolicy(orgId, id); }
   findTrustPolicy(id: string) { return this.ports.trustPolicies.findTrustPolicy(id); }
   findTrustPolicies(issuer: string, audience: string) { return this.ports.trustPolicies.findTrustPolicies(issuer, audience); }
+
+  // ---- pools (PoolStore) ----------------------------------------------------
+  createPool(record: PoolRecord) { return this.ports.pools.createPool(record); }
+  getPool(orgId: string, id: string) { return this.ports.pools.getPool(orgId, id); }
+  listPools(orgId: string, page: NamedPageQuery) { return this.ports.pools.listPools(orgId, page); }
+  updatePool(orgId: string, id: string, update: PoolUpdate) { return this.ports.pools.updatePool(orgId, id, update); }
+  deletePool(orgId: string, id: string) { return this.ports.pools.deletePool(orgId, id); }
+  coolPoolMember(orgId: string, id: string, credentialId: string, until: number) { return this.ports.pools.coolPoolMember(orgId, id, credentialId, until); }
 }

@@ -77,3 +77,13 @@ export interface LeaseStore {
   /** Counts `units` as consumed with no holder (spend made before a cap existed), whatever the limit. */
   chargeLease(key: string, units: number): Promise<void>;
 }
+
+/**
+ * What goes back to the pool when a holder ends (retired or reclaimed): its idle units, its armed ones
+ * staying charged (it may have spent them). A pool of concurrency slots (`slots:…`) is the exception:
+ * nothing is ever used, and a dead holder's connections died with it, so its slots come back whole.
+ */
+export function unitsBackAtEnd(key: string, s: Pick<HolderState, 'granted' | 'returned' | 'used' | 'armed'>): number {
+  const held = s.granted - s.returned - s.used;
+  return Math.max(0, key.startsWith('slots:') ? held : held - s.armed);
+}

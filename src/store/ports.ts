@@ -57,11 +57,16 @@ export interface TokenScopes {
   budgetMicros?: number;
   /** An MCP server's tools the token may call: exact names or `prefix*` (catalog/scopes.ts toolAllowed). */
   tools?: string[];
+  /** `tokens_per_minute`: input + output tokens per rolling minute. */
+  tokensPerMinute?: number;
+  /** `max_concurrent`: requests and streams open at once. */
+  maxConcurrent?: number;
 }
 
 export interface TokenRecord {
   id: string;
   orgId: string;
+  /** The credential whose key it uses, or for a pooled token its pool's id (`pool_…`, isPoolId): what it is bound to. */
   credentialId: string;
   tokenHash: string;
   scopes: TokenScopes;
@@ -104,23 +109,8 @@ export interface AdminKeyRecord {
   createdBy: string;
 }
 
-export interface PageQuery {
-  limit: number;
-  startingAfter?: string;
-}
-
-/** A page of a list whose records have names: `namePrefix` keeps those whose name starts with it (case-insensitive, store/name-key.ts); unnamed ones never match. */
-export interface NamedPageQuery extends PageQuery {
-  namePrefix?: string;
-}
-
-export interface Page<T> {
-  data: T[];
-  hasMore: boolean;
-}
-
-/** `starting_after` named an id the list does not hold. */
-export const BAD_CURSOR = Symbol('bad_cursor');
+export { BAD_CURSOR, type NamedPageQuery, type Page, type PageQuery } from './paging.js';
+import type { BAD_CURSOR, NamedPageQuery, Page, PageQuery } from './paging.js';
 
 export interface OrgStore {
   createOrg(org: OrgRecord, token: OrgTokenRecord): Promise<void>;
@@ -186,6 +176,10 @@ export interface AdminKeyStore {
   deleteAdminKey(orgId: string, id: string): Promise<boolean>;
 }
 
+export type { PoolMember, PoolRecord, PoolStore, PoolStrategy, PoolUpdate } from './pool-port.js';
+import type { PoolStore } from './pool-port.js';
+export { isPoolId } from './pool-port.js';
+
 export type { HolderOutcome, HolderState, HolderWrite, LeaseLedger, LeaseStore } from './lease-port.js';
 import type { LeaseStore } from './lease-port.js';
 
@@ -229,7 +223,8 @@ export interface UsageStore {
   listUsage(scope: UsageScope, id: string, from: string, to: string): Promise<PeriodUsage[]>;
 }
 
-export type ChangeKind = 'token' | 'credential' | 'org';
+/** `pool`: a pool was changed, deleted, or a member's cooling was set (every instance reloads it). */
+export type ChangeKind = 'token' | 'credential' | 'org' | 'pool';
 
 export interface Change {
   kind: ChangeKind;
@@ -369,4 +364,4 @@ export interface StoreLifecycle {
 }
 
 export type Store = OrgStore & AdminKeyStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & SecretStore & StoreLifecycle
-  & TrustPolicyStore;
+  & TrustPolicyStore & PoolStore;

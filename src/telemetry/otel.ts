@@ -86,6 +86,11 @@ class OtelRequestSpan implements RequestSpan {
     if (request.credentialId) attributes['keyward.credential_id'] = request.credentialId;
     if (request.tokenId) attributes['keyward.token_id'] = request.tokenId;
     if (request.error) attributes['keyward.error_code'] = request.error.code;
+    // A pooled request: one event per attempt naming the member tried, and how many there were.
+    if (request.attempts) {
+      attributes['keyward.pool.attempts'] = request.attempts.length;
+      for (const [i, a] of request.attempts.entries()) this.span.addEvent('keyward.pool.attempt', { 'keyward.pool.attempt': i + 1, 'keyward.credential_id': a.credentialId, 'keyward.pool.outcome': a.outcome });
+    }
     let operation: string | undefined;
     if (request.provider) {
       const name = genAiProviderName(request.provider.id);

@@ -31,6 +31,8 @@ export interface TracedRequest {
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number };
   /** What the request spent, in micro-dollars (gateway.ts settledSpend), when priced or budgeted. */
   readonly spentMicros?: number | undefined;
+  /** A pooled request's attempts: the member tried and how it went (a status, `error` or `timeout`). */
+  readonly attempts?: ReadonlyArray<{ readonly credentialId: string; readonly outcome: string }> | undefined;
 }
 
 /** One proxied request's span. */

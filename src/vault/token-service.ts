@@ -13,18 +13,38 @@ import { parseDuration } from '../config.js';
 import { Errors } from '../errors.js';
 import type { ProviderRegistry } from '../catalog/registry.js';
 import { parseScopes } from '../catalog/scopes.js';
-import { BAD_CURSOR, type ChangeFeed, type CredentialStore, type NamedPageQuery, type Page, type RevokedTokenRecord, type TokenRecord, type TokenScopes, type TokenStore } from '../store/ports.js';
+import { BAD_CURSOR, isPoolId, type ChangeFeed, type PoolStore, type PoolStrategy, type CredentialStore, type NamedPageQuery, type Page, type RevokedTokenRecord, type TokenRecord, type TokenScopes, type TokenStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { CoalescingCache } from './coalescing-cache.js';
 import { endWithin, type Creator } from './authority.js';
 import { isWellFormedToken, newId, newToken, sha256Hex } from '../ids.js';
 import { parseName } from './names.js';
 
+/** A token's credential as the hot path needs it. */
+export interface ResolvedCredential {
+  id: string;
+  orgId: string;
+  provider: string;
+  /** The credential's plain fields, so the hot path sends them with no store read. */
+  fields?: Readonly<Record<string, string>>;
+}
+
+/** A pooled token's pool: its live members in the pool's order (deleted credentials left out). */
+export interface ResolvedPool {
+  id: string;
+  strategy: PoolStrategy;
+  members: ReadonlyArray<ResolvedCredential & { weight: number }>;
+  /** Members' cooling ends as stored when the pool was read (the pool service keeps them current after). */
+  cooling: Readonly<Record<string, number>>;
+}
+
 /** What the auth plugin resolves a proxy token to. */
 export interface ResolvedToken {
   token: TokenRecord;
-  /** `fields`: the credential's plain fields, so the hot path sends them with no store read. */
-  credential: { id: string; orgId: string; provider: string; fields?: Readonly<Record<string, string>> };
+  /** The credential whose key is used: a pooled token's first member here, then the member each attempt goes to. */
+  credential: ResolvedCredential;
+  /** A pooled token's pool. */
+  pool?: ResolvedPool;
 }
 
 const TOKEN_CACHE_TTL_MS = 60_000;
@@ -32,7 +52,9 @@ const TOKEN_CACHE_MAX = 50_000;
 
 /** A token as the API's body and the CLI's flags ask for it: unchecked ttl and scopes (`models`, `paths`, `max_requests`, `rate_limit`). */
 export interface MintRequest {
-  credentialId: string;
+  /** Exactly one of credentialId and poolId (else 400). */
+  credentialId?: string | undefined;
+  poolId?: string | undefined;
   ttl: unknown;
   scopes: Record<string, unknown>;
   /** Who is minting (`otk_`/`akey_` id, `cli`): recorded on the token, so a minter can list its own. */
@@ -58,18 +80,19 @@ export class TokenService {
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.ProviderRegistry) private readonly providers: ProviderRegistry,
     @inject(Symbols.Timers) timers: Timers,
+    @inject(Symbols.PoolStore) private readonly pools: PoolStore,
   ) {
     this.cache = new CoalescingCache<ResolvedToken>({
       now: () => timers.elapsed(),
       max: TOKEN_CACHE_MAX,
       ttlMs: TOKEN_CACHE_TTL_MS,
-      tagsOf: (r) => ({ id: r.token.id, group: r.credential.id }),
+      tagsOf: (r) => ({ id: r.token.id, group: r.pool?.id ?? r.credential.id }),
       isLive: () => feed.isLive(),
     });
     // O(1) per event: a credential's deletion arrives as one `credential` change, however many tokens it had.
     feed.watch((c) => {
       if (c.kind === 'token') this.cache.forgetId(c.id);
-      else if (c.kind === 'credential') this.cache.forgetGroup(c.id);
+      else if (c.kind === 'credential' || c.kind === 'pool') this.cache.forgetGroup(c.id);
     });
   }
 
@@ -86,13 +109,18 @@ export class TokenService {
    * scopes against the credential's provider (a path scope must be reachable on its routes).
    */
   async mintFor(orgId: string, request: MintRequest): Promise<{ record: TokenRecord; token: string }> {
+    if ((request.credentialId === undefined) === (request.poolId === undefined)) {
+      throw Errors.invalidRequest('Exactly one of `credential_id` and `pool_id` is required.', request.credentialId === undefined ? 'credential_id' : 'pool_id');
+    }
     const ttlMs = this.parseTtl(request.ttl);
     const name = parseName(request.name) ?? undefined;
-    const credential = await this.credentials.getCredential(orgId, request.credentialId);
-    if (!credential) throw Errors.notFound('No such credential.');
-    const provider = this.providers.get(credential.provider);
-    if (!provider) throw Errors.unknownProvider(credential.provider);
-    return this.mint(orgId, credential.id, ttlMs, parseScopes(request.scopes, provider), request.createdBy, { ...request, name });
+    const bound = request.poolId !== undefined
+      ? await this.pools.getPool(orgId, request.poolId).then((p) => p && { id: p.id, provider: p.provider })
+      : await this.credentials.getCredential(orgId, request.credentialId!);
+    if (!bound) throw Errors.notFound(request.poolId !== undefined ? 'No such pool.' : 'No such credential.');
+    const provider = this.providers.get(bound.provider);
+    if (!provider) throw Errors.unknownProvider(bound.provider);
+    return this.mint(orgId, bound.id, ttlMs, parseScopes(request.scopes, provider), request.createdBy, { ...request, name });
   }
 
   /** A token that ends after `ttlMs`, and never after its creator (refused) nor its source (cut): authority never outlives its source. */
@@ -106,7 +134,7 @@ export class TokenService {
       id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt,
       ...(createdBy !== undefined ? { createdBy } : {}), ...(name !== undefined ? { name } : {}),
     };
-    if ((await this.store.createToken(record)) === 'no_credential') throw Errors.notFound('No such credential.');
+    if ((await this.store.createToken(record)) === 'no_credential') throw Errors.notFound(isPoolId(credentialId) ? 'No such pool.' : 'No such credential.');
     return { record, token };
   }
 
@@ -172,9 +200,23 @@ export class TokenService {
   private async load(hash: string): Promise<ResolvedToken | undefined> {
     const token = await this.store.findTokenByHash(hash);
     if (!token) return undefined;
+    if (isPoolId(token.credentialId)) return this.loadPool(token);
     const credential = await this.credentials.getCredential(token.orgId, token.credentialId);
     if (!credential) return undefined;
     // The plain fields ride along (account-selection headers), so a proxied request needs no other read.
     return { token, credential: { id: credential.id, orgId: credential.orgId, provider: credential.provider, fields: credential.fields ?? {} } };
+  }
+
+  /** A pooled token: its pool and every member that still exists (none: the token resolves to nothing). */
+  private async loadPool(token: TokenRecord): Promise<ResolvedToken | undefined> {
+    const pool = await this.pools.getPool(token.orgId, token.credentialId);
+    if (!pool) return undefined;
+    const found = await Promise.all(pool.members.map((m) => this.credentials.getCredential(token.orgId, m.credentialId)));
+    const members = pool.members.flatMap((m, i) => {
+      const c = found[i];
+      return c ? [{ id: c.id, orgId: c.orgId, provider: c.provider, fields: c.fields ?? {}, weight: m.weight }] : [];
+    });
+    if (members.length === 0) return undefined;
+    return { token, credential: members[0]!, pool: { id: pool.id, strategy: pool.strategy, members, cooling: pool.cooling } };
   }
 }

@@ -140,7 +140,7 @@ test('the pages name the deploy commands this test must see (the extraction work
   t.true(texts.some((x) => x.startsWith('gcloud run deploy keyward ') && x.includes('--startup-probe=') && x.includes('--liveness-probe=') && x.includes('--ingress=')));
   t.true(texts.some((x) => x.startsWith('gcloud beta run services update keyward ') && x.includes('--no-default-url')));
   t.true(texts.some((x) => x.startsWith('gcloud secrets create keyward-admin-token --data-file=-')), 'the command after a pipe');
-  t.is(all.filter((x) => x.c.text.startsWith('gcloud firestore indexes composite create --collection-group="$group"')).length, 6 + 2 * 2 + 4, 'one run per loop value (three loops; the second runs two commands per value)');
+  t.is(all.filter((x) => x.c.text.startsWith('gcloud firestore indexes composite create --collection-group="$group"')).length, 7 + 2 * 2 + 5, 'one run per loop value (three loops; the second runs two commands per value)');
   t.is(all.filter((x) => x.c.text.startsWith('gcloud firestore fields ttls update expire_at --collection-group="$group" --enable-ttl')).length, 2, 'a TTL policy on audit and on audit_counts');
   t.false(texts.some((x) => /:latest\b/.test(x)), 'secrets are pinned to a version, never latest');
   t.false(texts.some((x) => x.includes('services replace')), 'the service is never replaced from a YAML');

@@ -140,8 +140,9 @@ test('every registered route, the proxy and the operational endpoints are docume
   }
   t.is(doc.components.schemas.TokenCreate.properties.name.$ref, '#/components/schemas/Name');
   t.like(doc.components.parameters.Limit.schema, { minimum: 1, maximum: 100, default: 20 });
-  t.deepEqual(doc.components.schemas.TokenCreate.required, ['credential_id', 'ttl']);
-  for (const scope of ['models', 'paths', 'max_requests', 'rate_limit']) t.truthy(doc.components.schemas.TokenCreate.properties[scope]);
+  // Exactly one of credential_id and pool_id (checked before the schema), so the schema requires ttl alone.
+  t.deepEqual(doc.components.schemas.TokenCreate.required, ['ttl']);
+  for (const scope of ['credential_id', 'pool_id', 'models', 'paths', 'max_requests', 'rate_limit', 'tokens_per_minute', 'max_concurrent']) t.truthy(doc.components.schemas.TokenCreate.properties[scope]);
 });
 
 test('every error code of src/errors.ts and of the contract is in the document, with its status and type', async (t) => {

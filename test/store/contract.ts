@@ -19,6 +19,7 @@ import { namesContract } from './contract-names.js';
 import type { ManualClock } from '../support/clocks.js';
 import { eventually } from '../support/wait.js';
 import { leaseContract } from './contract-leases.js';
+import { poolContract } from './contract-pools.js';
 
 export interface Backend {
   /** Another store instance on the same backend; closed when the test ends. */
@@ -66,7 +67,7 @@ const PUSHED_WITHIN_MS = 20_000;
  * with how long it took on the backend's timers (moved 10 ms at a time, at most `ms`), or, for a pushed feed,
  * with undefined once it arrives (PUSHED_WITHIN_MS at most); it rejects when the change does not come.
  */
-function collect(store: Store, until: (c: Change) => boolean, backend: Backend, ms = 1000): { seen: Change[]; done(): Promise<number | undefined> } {
+export function collect(store: Store, until: (c: Change) => boolean, backend: Backend, ms = 1000): { seen: Change[]; done(): Promise<number | undefined> } {
   const seen: Change[] = [];
   let matched = false;
   const stop = store.watch((c) => {
@@ -110,6 +111,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
   spendContract(test, h);
   namesContract(test, h);
   leaseContract(test, h);
+  poolContract(test, h);
 
   // ---- organisations ----------------------------------------------------------
 

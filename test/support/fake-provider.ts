@@ -97,7 +97,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
   return fake;
 }
 
-async function defaultHandler(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
+export async function defaultHandler(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
   const h = req.headers;
   const url = new URL(req.url ?? '/', 'http://fake');
   const path = url.pathname;

@@ -7,13 +7,13 @@
  */
 import { BackendUnavailable } from '../../src/errors.js';
 import type { HolderOutcome, HolderState, HolderWrite, LeaseLedger, LeaseStore } from '../../src/store/ports.js';
+import { unitsBackAtEnd } from '../../src/store/lease-port.js';
 
 interface Pool {
   outstanding: number;
   holders: Map<string, HolderState>;
 }
 
-const idleOf = (s: HolderState) => Math.max(0, s.granted - s.returned - s.used - s.armed);
 
 export class MemoryLeases implements LeaseStore {
   private readonly pools = new Map<string, Pool>();
@@ -46,7 +46,7 @@ export class MemoryLeases implements LeaseStore {
     let outstanding: number | undefined;
     if (write.op === 'claim') {
       const need = Math.max(1, write.min);
-      if (write.limit - p.outstanding < need) this.reclaim(p, write.now);
+      if (write.limit - p.outstanding < need) this.reclaim(key, p, write.now);
       const grant = Math.max(0, Math.min(Math.max(need, write.want), write.limit - p.outstanding));
       if (grant < need) return { kind: 'refused', outstanding: p.outstanding };
       p.outstanding += grant;
@@ -57,7 +57,7 @@ export class MemoryLeases implements LeaseStore {
     }
     next.armed = Math.max(0, Math.min(next.armed, next.granted - next.returned - next.used));
     if (write.op === 'retire') {
-      p.outstanding = Math.max(0, p.outstanding - idleOf(next));
+      p.outstanding = Math.max(0, p.outstanding - unitsBackAtEnd(key, next));
       p.holders.delete(next.holder);
     } else {
       p.holders.set(next.holder, next);
@@ -65,11 +65,11 @@ export class MemoryLeases implements LeaseStore {
     return outstanding === undefined ? { kind: 'written', state: { ...next } } : { kind: 'written', state: { ...next }, outstanding };
   }
 
-  private reclaim(p: Pool, now: number): number {
+  private reclaim(key: string, p: Pool, now: number): number {
     let n = 0;
     for (const s of [...p.holders.values()]) {
       if (s.expiresAt >= now) continue;
-      p.outstanding = Math.max(0, p.outstanding - idleOf(s));
+      p.outstanding = Math.max(0, p.outstanding - unitsBackAtEnd(key, s));
       p.holders.delete(s.holder);
       n++;
     }
@@ -82,12 +82,12 @@ export class MemoryLeases implements LeaseStore {
   }
 
   async reclaimExpired(key: string, now: number): Promise<number> {
-    return this.reclaim(this.pool(key), now);
+    return this.reclaim(key, this.pool(key), now);
   }
 
   async leaseLedger(key: string, now: number): Promise<LeaseLedger> {
     const p = this.pool(key);
-    this.reclaim(p, now);
+    this.reclaim(key, p, now);
     const held = Math.min(p.outstanding, [...p.holders.values()].reduce((n, s) => n + Math.max(0, s.granted - s.returned - s.used), 0));
     return { outstanding: p.outstanding, used: p.outstanding - held, held };
   }

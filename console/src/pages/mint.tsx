@@ -15,7 +15,9 @@ const listOfWords = (text: string): string[] => text.split(/[\s,]+/).map((s) => 
 
 /** The mint body from the form: the fields filled in, numbers as numbers. */
 export function mintBody(form: Record<string, string>): Record<string, unknown> {
-  const body: Record<string, unknown> = { credential_id: form.credential_id?.trim() ?? '', ttl: form.ttl?.trim() ?? '' };
+  const bound = form.credential_id?.trim() ?? '';
+  // A pool (Pools page) is minted for by its id, as `pool_id`.
+  const body: Record<string, unknown> = { [bound.startsWith('pool_') ? 'pool_id' : 'credential_id']: bound, ttl: form.ttl?.trim() ?? '' };
   if (form.name?.trim()) body.name = form.name.trim();
   if (form.models?.trim()) body.models = listOfWords(form.models);
   if (form.paths?.trim()) body.paths = listOfWords(form.paths);
@@ -25,6 +27,8 @@ export function mintBody(form: Record<string, string>): Record<string, unknown> 
   if (form.rate_limit?.trim()) body.rate_limit = integer(form.rate_limit);
   if (form.budget_usd?.trim()) body.budget_usd = form.budget_usd.trim();
   if (form.tools?.trim()) body.tools = listOfWords(form.tools);
+  if (form.tokens_per_minute?.trim()) body.tokens_per_minute = integer(form.tokens_per_minute);
+  if (form.max_concurrent?.trim()) body.max_concurrent = integer(form.max_concurrent);
   return body;
 }
 
@@ -38,6 +42,8 @@ export const MINT_FIELDS: Array<FormField & { placeholder?: string }> = [
   { name: 'rate_limit', label: 'Requests per minute', help: 'At most this many requests a minute.' },
   { name: 'budget_usd', label: 'Budget in USD', help: 'The most its requests may cost over its life, such as 5.00.' },
   { name: 'tools', label: 'Tools', help: 'MCP servers only: the tools it may call, exact names or a prefix ending in *, separated by spaces. Others are refused and hidden from its tool list.', placeholder: 'get_issue list_*' },
+  { name: 'tokens_per_minute', label: 'Tokens per minute', help: 'At most this many input and output tokens in any minute, across every instance.' },
+  { name: 'max_concurrent', label: 'Requests at once', help: 'At most this many requests or streams open at the same time, across every instance.' },
 ];
 const field = (name: string) => MINT_FIELDS.find((f) => f.name === name)!;
 
@@ -86,6 +92,8 @@ export function MintForm({ api, credentials, minterIds, providers, preselect, on
         {text('rate_limit')}
         {text('budget_usd')}
         {mcp ? text('tools') : null}
+        {text('tokens_per_minute')}
+        {text('max_concurrent')}
       </fieldset>
       <button type="submit" disabled={state.busy}>Mint token</button>
       <FormError state={state} />

@@ -90,6 +90,7 @@ export function openApiDocument(options: OpenApiOptions) {
       { name: 'organisations', description: 'Organisations and their tokens.' },
       { name: 'credentials', description: 'Stored provider keys (org token).' },
       { name: 'tokens', description: 'Short-lived proxy tokens (org token).' },
+      { name: 'pools', description: 'Credentials of one provider a pooled token spreads over, with failover (org token).' },
       { name: 'admin keys', description: 'Scoped admin keys: `admin`, `minter`, `viewer` (org token or an admin key; `x-keyward-roles` on each operation says who may call it).' },
       { name: 'usage', description: 'Usage and the audit trail (org token).' },
       { name: 'identity', description: 'Workload identity: trust policies (org token) and the OIDC token exchange (no token).' },

@@ -9,7 +9,8 @@ import { MAX_ITEMS, MODEL, PATH_PATTERN, TOOL_PATTERN } from '../../catalog/scop
 import { USD_AMOUNT } from '../../catalog/money.js';
 import { IdOf, listOf, Name, named, SecretOf, Time } from './common.js';
 import { UsageCounts } from './usage.js';
-import { bodyContract, rule } from './validate.js';
+import { asObject, bodyContract, rule } from './validate.js';
+import { Errors } from '../../errors.js';
 
 export const Ttl = named('Ttl', rule(Type.String({
   pattern: '^[1-9][0-9]*[smhd]$',
@@ -49,8 +50,19 @@ export const ToolsScope = patternList('ToolsScope', TOOL_PATTERN, 'tool names or
   'MCP servers only (a credential of kind `mcp`, else 400 `invalid_scope`): the tools the token may call, exact names or `prefix*`. A `tools/call` of another tool is answered with a JSON-RPC error (code -32602, "tool not allowed") and never forwarded; `tools/list` results list only these tools.',
   ['get_issue', 'list_*']);
 
+export const TokensPerMinuteScope = named('TokensPerMinuteScope', rule(Type.Integer({
+  minimum: 1, maximum: 1_000_000_000,
+  description: 'Input + output tokens per rolling minute, exact across instances: each request reserves its worst case before it is forwarded and is settled to the usage reported; one that does not fit → 429 `tokens_per_minute_exceeded` with `Retry-After`.',
+}), 'a positive integer of at most 1000000000', 'invalid_scope'));
+
+export const MaxConcurrentScope = named('MaxConcurrentScope', rule(Type.Integer({
+  minimum: 1, maximum: 100_000,
+  description: 'Requests and streams open at once, exact across instances; one more → 429 `concurrency_exceeded` with `Retry-After`.',
+}), 'a positive integer of at most 100000', 'invalid_scope'));
+
 export const TokenCreate = named('TokenCreate', Type.Object({
-  credential_id: rule(Type.String({ minLength: 1, description: 'A stored credential of this organisation (else 404).' }), 'the id of a stored credential'),
+  credential_id: Type.Optional(rule(Type.String({ minLength: 1, description: 'A stored credential of this organisation (else 404). Exactly one of `credential_id` and `pool_id` (else 400).' }), 'the id of a stored credential')),
+  pool_id: Type.Optional(rule(Type.String({ minLength: 1, description: 'A pool of this organisation (else 404): the token spreads its requests over the pool\'s members, failing over before the first response byte.' }), 'the id of a pool')),
   ttl: Ttl,
   name: Type.Optional(Name),
   models: Type.Optional(ModelsScope),
@@ -59,12 +71,15 @@ export const TokenCreate = named('TokenCreate', Type.Object({
   rate_limit: Type.Optional(RateLimitScope),
   budget_usd: Type.Optional(BudgetScope),
   tools: Type.Optional(ToolsScope),
+  tokens_per_minute: Type.Optional(TokensPerMinuteScope),
+  max_concurrent: Type.Optional(MaxConcurrentScope),
 }, { additionalProperties: false, examples: [{ credential_id: 'cred_4kT9bQ2mXw7Zr1sVc8NpL3aY', ttl: '15m', name: 'evals agent', models: ['gpt-4o-mini'], max_requests: 100 }] }));
 
 const tokenProperties = {
   id: IdOf('tok', 'The token\'s id (not the secret).'),
   object: Type.Literal('token'),
-  credential_id: IdOf('cred', 'The credential whose key the token uses.'),
+  credential_id: Type.Optional(IdOf('cred', 'The credential whose key the token uses (absent on a pooled token).')),
+  pool_id: Type.Optional(IdOf('pool', 'A pooled token\'s pool.')),
   name: Type.Optional(Name),
   status: Type.Union([Type.Literal('active'), Type.Literal('expired'), Type.Literal('revoked')], {
     description: '`active` while now < `expires_at`, then `expired`; `revoked` only in `GET /v1/tokens?status=revoked` (a revoked token is never found by id).',
@@ -78,6 +93,8 @@ const tokenProperties = {
   created_by: Type.Optional(Type.String({ description: 'Who minted it: an `otk_` or `akey_` id, or `cli` (absent on tokens minted before it was recorded).' })),
   budget_usd: Type.Optional(BudgetScope),
   tools: Type.Optional(ToolsScope),
+  tokens_per_minute: Type.Optional(TokensPerMinuteScope),
+  max_concurrent: Type.Optional(MaxConcurrentScope),
 };
 
 export const Token = named('Token', Type.Object({
@@ -101,4 +118,15 @@ export const TokenRevoked = named('TokenRevoked', Type.Object({
   id: Type.String(), object: Type.Literal('token'), revoked: Type.Literal(true),
 }, { additionalProperties: false }));
 
-export const TOKEN_CREATE = bodyContract(TokenCreate);
+const tokenCreate = bodyContract(TokenCreate);
+/** The create body: what it is bound to first (a credential or a pool, 400 invalid_request when neither), then the schema. */
+export const TOKEN_CREATE: typeof tokenCreate = {
+  schema: tokenCreate.schema,
+  parse(value: unknown) {
+    const body = asObject(value);
+    if (!Object.hasOwn(body, 'credential_id') && !Object.hasOwn(body, 'pool_id')) {
+      throw Errors.invalidRequest('`credential_id` is required: the id of a stored credential (or `pool_id`, a pool\'s).', 'credential_id');
+    }
+    return tokenCreate.parse(body);
+  },
+};

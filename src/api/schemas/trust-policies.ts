@@ -11,7 +11,9 @@ import { TokenCreate, Ttl } from './tokens.js';
 import { bodyContract, rule } from './validate.js';
 
 // A token's `name` is not a scope: a policy's tokens are not named by it.
-const { credential_id: credentialId, ttl: _ttl, name: _name, ...scopeFields } = TokenCreate.properties;
+const { credential_id: optionalCredentialId, pool_id: _pool, ttl: _ttl, name: _name, ...scopeFields } = TokenCreate.properties;
+/** A policy mints for one credential (required here; POST /v1/tokens takes a pool instead). */
+const credentialId = Type.Required(Type.Object({ c: optionalCredentialId })).properties.c;
 
 /** The token scopes a policy's tokens carry: POST /v1/tokens's own fields. */
 export const TRUST_POLICY_SCOPES = scopeFields;

@@ -93,6 +93,7 @@ export class FirestoreDb {
   readonly adminKeys: CollectionReference;
   readonly credentials: CollectionReference;
   readonly tokens: CollectionReference;
+  readonly pools: CollectionReference;
   readonly leases: CollectionReference;
   readonly usage: CollectionReference;
   readonly changes: CollectionReference;
@@ -119,6 +120,7 @@ export class FirestoreDb {
     this.adminKeys = client.collection('admin_keys');
     this.credentials = client.collection('credentials');
     this.tokens = client.collection('tokens');
+    this.pools = client.collection('pools');
     this.leases = client.collection('leases');
     this.usage = client.collection('usage');
     this.changes = client.collection('changes');

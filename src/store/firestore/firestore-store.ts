@@ -28,6 +28,7 @@ import { FirestoreOrgs } from './orgs.js';
 import { FirestoreSecrets } from './secrets.js';
 import { FirestoreTokens } from './tokens.js';
 import { FirestoreTrustPolicies } from './trust-policies.js';
+import { FirestorePools } from './pools.js';
 import { FirestoreUsage } from './usage.js';
 
 export type { FirestoreConnectConfig, FirestoreStoreOptions } from './db.js';
@@ -50,6 +51,7 @@ function openPorts(db: FirestoreDb): FirestorePorts {
     idempotency: new FirestoreIdempotency(db),
     secrets: new FirestoreSecrets(db),
     trustPolicies: new FirestoreTrustPolicies(db),
+    pools: new FirestorePools(db, changes),
   };
 }
 

@@ -16,6 +16,7 @@
  */
 import type { CollectionReference, DocumentReference, DocumentSnapshot, QueryDocumentSnapshot, WriteBatch } from '@google-cloud/firestore';
 import type { HolderOutcome, HolderState, HolderWrite, LeaseLedger, LeaseStore } from '../ports.js';
+import { unitsBackAtEnd } from '../lease-port.js';
 import { Code, errCode, type FirestoreDb } from './db.js';
 
 /** A lease key (`quota:org_…:2026-11`, `token:tok_…`) as a document id: no `/`, never `.`/`..`/`__…__`. */
@@ -47,8 +48,6 @@ function toState(d: DocumentSnapshot): HolderState {
   };
 }
 
-/** What a holder holds that is neither used nor armed: it goes back to the pool when the holder ends. */
-const idleOf = (s: HolderState): number => Math.max(0, s.granted - s.returned - s.used - s.armed);
 
 interface Pool {
   seq: number;
@@ -94,7 +93,7 @@ export class FirestoreLeases implements LeaseStore {
     // Never more armed than is held: a bad state cannot mint units.
     next.armed = Math.max(0, Math.min(next.armed, next.granted - next.returned - next.used));
     if (write.op === 'retire') {
-      const idle = idleOf(next);
+      const idle = unitsBackAtEnd(key, next);
       if (idle > 0) batch.create(base.collection('returns').doc(`${state.holder}~end`), { units: idle, at: Date.now() });
     } else {
       batch.create(holders.doc(holderDocId(state.holder, state.seq)), { ...next });
@@ -169,7 +168,7 @@ export class FirestoreLeases implements LeaseStore {
       const s = toState(d);
       const batch = this.db.client.batch();
       batch.delete(d.ref, { exists: true });
-      const idle = idleOf(s);
+      const idle = unitsBackAtEnd(key, s);
       if (idle > 0) batch.create(base.collection('returns').doc(`${s.holder}~end`), { units: idle, at: Date.now() });
       try {
         await this.db.commit(batch, 'lease');

@@ -10,7 +10,7 @@
  * `deleteTokensOf` is the second step of a credential's deletion.
  */
 import type { CollectionReference, DocumentData, DocumentSnapshot, QueryDocumentSnapshot } from '@google-cloud/firestore';
-import { BAD_CURSOR, type NamedPageQuery, type Page, type RevokedTokenRecord, type TokenRecord, type TokenStore } from '../ports.js';
+import { BAD_CURSOR, isPoolId, type NamedPageQuery, type Page, type RevokedTokenRecord, type TokenRecord, type TokenStore } from '../ports.js';
 import type { FirestoreChanges } from './changes.js';
 import { BATCH_WRITES, pageByOrg, sortKey, type FirestoreDb } from './db.js';
 import { nameFields, renameDoc } from './names.js';
@@ -58,7 +58,8 @@ export class FirestoreTokens implements TokenStore {
    */
   createToken(t: TokenRecord): Promise<'created' | 'no_credential'> {
     return this.db.guard(async () => {
-      const cred = this.db.credentials.doc(t.credentialId);
+      // A pooled token is bound to its pool (pool-port.ts) exactly as another is to its credential.
+      const cred = (isPoolId(t.credentialId) ? this.db.pools : this.db.credentials).doc(t.credentialId);
       const before = await cred.get();
       if (!before.exists || before.get('orgId') !== t.orgId) return 'no_credential' as const;
       const ref = this.db.tokens.doc(t.tokenHash);

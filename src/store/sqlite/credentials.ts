@@ -19,6 +19,17 @@ import { pageByOrg, type Row, type SqliteDb } from './db.js';
  */
 const DELETE_CHUNK = 100;
 
+/** Deletes the tokens bound to `id` (a credential or a pool) of `orgId`, DELETE_CHUNK per transaction with a turn of the event loop between. */
+export async function deleteTokensOf(db: SqliteDb, id: string, orgId: string): Promise<void> {
+  for (;;) {
+    const n = await db.guard(() => db.tx(() => db.run(
+      'DELETE FROM tokens WHERE rowid IN (SELECT rowid FROM tokens WHERE credential_id = ? AND org_id = ? LIMIT ?)', id, orgId, DELETE_CHUNK,
+    )));
+    if (n < DELETE_CHUNK) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
 const buf = (v: unknown): Buffer => Buffer.from(v as Uint8Array);
 
 const toCredential = (r: Row): CredentialRecord => ({
@@ -78,16 +89,11 @@ export class SqliteCredentials implements CredentialStore {
    * whatever the token count.
    */
   async deleteCredential(orgId: string, id: string): Promise<boolean> {
-    for (;;) {
-      const n = await this.db.guard(() => this.db.tx(() => this.db.run(
-        'DELETE FROM tokens WHERE rowid IN (SELECT rowid FROM tokens WHERE credential_id = ? AND org_id = ? LIMIT ?)', id, orgId, DELETE_CHUNK,
-      )));
-      if (n < DELETE_CHUNK) break;
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
+    await deleteTokensOf(this.db, id, orgId);
     return this.db.guard(() => this.db.tx(() => {
-      // ON DELETE CASCADE takes any token minted meanwhile.
       if (this.db.run('DELETE FROM credentials WHERE org_id = ? AND id = ?', orgId, id) === 0) return false;
+      // Any token minted meanwhile goes in the same lock.
+      this.db.run('DELETE FROM tokens WHERE credential_id = ? AND org_id = ?', id, orgId);
       publishChange(this.db, 'credential', id);
       return true;
     }));

@@ -8,6 +8,7 @@
  * used and armed units stay counted.
  */
 import type { HolderOutcome, HolderState, HolderWrite, LeaseLedger, LeaseStore } from '../ports.js';
+import { unitsBackAtEnd } from '../lease-port.js';
 import type { Row, SqliteDb } from './db.js';
 
 const toState = (r: Row): HolderState => ({
@@ -15,7 +16,6 @@ const toState = (r: Row): HolderState => ({
   returned: r.returned as number, used: r.used as number, armed: r.armed as number, expiresAt: r.expires_at as number,
 });
 
-const idleOf = (s: HolderState): number => Math.max(0, s.granted - s.returned - s.used - s.armed);
 
 export class SqliteLeases implements LeaseStore {
   constructor(private readonly db: SqliteDb) {}
@@ -91,7 +91,7 @@ export class SqliteLeases implements LeaseStore {
 
   /** Inside a transaction: the holder's idle units back to the pool; its row gone. */
   private end(key: string, s: HolderState): void {
-    const idle = idleOf(s);
+    const idle = unitsBackAtEnd(key, s);
     if (idle > 0) this.add(key, -idle);
     this.db.run('DELETE FROM lease_holders WHERE key = ? AND holder = ?', key, s.holder);
   }

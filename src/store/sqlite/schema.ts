@@ -10,6 +10,7 @@
 import { nameKey } from '../name-key.js';
 import type { SqliteDb } from './db.js';
 import { createTrustPolicyTable } from './trust-policies.js';
+import { createPoolTable } from './pools.js';
 
 /** Records written before retention existed are kept this long (the default KEYWARD_AUDIT_RETENTION_DAYS). */
 const LEGACY_RETENTION_MS = 400 * 86_400_000;
@@ -35,7 +36,7 @@ CREATE TABLE IF NOT EXISTS credentials (
 ) STRICT;
 CREATE INDEX IF NOT EXISTS credentials_org_created ON credentials(org_id, created_at DESC, id DESC);
 CREATE TABLE IF NOT EXISTS tokens (
-  id TEXT PRIMARY KEY, org_id TEXT NOT NULL, credential_id TEXT NOT NULL REFERENCES credentials(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, org_id TEXT NOT NULL, credential_id TEXT NOT NULL,
   token_hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, created_by TEXT,
   name TEXT, name_key TEXT
 ) STRICT;
@@ -95,6 +96,35 @@ export function createSchema(db: SqliteDb): void {
   addOrgSpendLimit(db);
   addNames(db);
   addIdempotencyClaimant(db);
+  unbindTokens(db);
+  createPoolTable(db);
+}
+
+/**
+ * Pooled tokens (pools.ts) hold a pool's id where a credential's would be: a tokens table made with a foreign
+ * key to credentials is rebuilt without it (SQLite cannot drop a constraint), in one write transaction. The
+ * token service checks its credential or pool under the write lock instead (tokens.ts), as Firestore does.
+ */
+function unbindTokens(db: SqliteDb): void {
+  const bound = () => db.all('PRAGMA foreign_key_list(tokens)').length > 0;
+  if (!bound()) return;
+  db.tx(() => {
+    if (!bound()) return;
+    const columns = 'id, org_id, credential_id, token_hash, scopes, created_at, expires_at, created_by, name, name_key';
+    db.exec(`
+CREATE TABLE tokens_unbound (
+  id TEXT PRIMARY KEY, org_id TEXT NOT NULL, credential_id TEXT NOT NULL,
+  token_hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, created_by TEXT,
+  name TEXT, name_key TEXT
+) STRICT;
+INSERT INTO tokens_unbound (${columns}) SELECT ${columns} FROM tokens;
+DROP TABLE tokens;
+ALTER TABLE tokens_unbound RENAME TO tokens;
+CREATE INDEX IF NOT EXISTS tokens_org_created ON tokens(org_id, created_at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS tokens_credential ON tokens(credential_id);
+CREATE INDEX IF NOT EXISTS tokens_org_creator ON tokens(org_id, created_by, created_at DESC, id DESC);
+`);
+  });
 }
 
 /**

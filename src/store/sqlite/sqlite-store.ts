@@ -20,6 +20,7 @@ import { createSchema } from './schema.js';
 import { SqliteSecrets } from './secrets.js';
 import { SqliteTokens } from './tokens.js';
 import { SqliteTrustPolicies } from './trust-policies.js';
+import { SqlitePools } from './pools.js';
 import { SqliteUsage } from './usage.js';
 
 interface SqlitePorts extends StorePorts {
@@ -40,6 +41,7 @@ function openPorts(db: SqliteDb, timers: Timers): SqlitePorts {
     idempotency: new SqliteIdempotency(db),
     secrets: new SqliteSecrets(db),
     trustPolicies: new SqliteTrustPolicies(db),
+    pools: new SqlitePools(db),
   };
 }
 

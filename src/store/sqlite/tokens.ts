@@ -1,14 +1,14 @@
 /**
  * The SQLite store's proxy tokens (known by hash; scopes as JSON). A token is
- * created only while its credential exists, checked and inserted under one
- * write lock (and the foreign key's ON DELETE CASCADE takes any token a
- * credential's deletion did not see). A revocation deletes the token (its hash
+ * created only while its credential (or, pooled, its pool) exists, checked and
+ * inserted under one write lock; the deletion of either removes its tokens in
+ * the same lock as the record itself, so none outlives it. A revocation deletes the token (its hash
  * leaves the lookup path), keeps its record in `revoked_tokens` and announces
  * it on the change feed, in one transaction. `created_by` names who minted it
  * (a minter lists only its own); `name_key` is the folded name prefixes match.
  */
 import { nameKey } from '../name-key.js';
-import { BAD_CURSOR, type NamedPageQuery, type Page, type RevokedTokenRecord, type TokenRecord, type TokenStore } from '../ports.js';
+import { BAD_CURSOR, isPoolId, type NamedPageQuery, type Page, type RevokedTokenRecord, type TokenRecord, type TokenStore } from '../ports.js';
 import { publishChange } from './changes.js';
 import { pageByOrg, type Row, type SqliteDb } from './db.js';
 
@@ -28,7 +28,8 @@ export class SqliteTokens implements TokenStore {
 
   createToken(t: TokenRecord): Promise<'created' | 'no_credential'> {
     return this.db.guard(() => this.db.tx(() => {
-      if (!this.db.one('SELECT 1 AS ok FROM credentials WHERE org_id = ? AND id = ?', t.orgId, t.credentialId)) return 'no_credential' as const;
+      const bound = isPoolId(t.credentialId) ? 'SELECT 1 AS ok FROM pools WHERE org_id = ? AND id = ?' : 'SELECT 1 AS ok FROM credentials WHERE org_id = ? AND id = ?';
+      if (!this.db.one(bound, t.orgId, t.credentialId)) return 'no_credential' as const;
       this.db.run(
         'INSERT INTO tokens (id, org_id, credential_id, token_hash, scopes, created_at, expires_at, created_by, name, name_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         t.id, t.orgId, t.credentialId, t.tokenHash, JSON.stringify(t.scopes), t.createdAt, t.expiresAt, t.createdBy ?? null,

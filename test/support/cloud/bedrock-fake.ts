@@ -43,6 +43,8 @@ export interface FakeBedrock {
   apiKeys: Set<string>;
   /** Put every secret it knows into the response (headers and body). */
   echo: boolean;
+  /** A region (as the verified signature's scope names it) → the status its requests get after verification (a region down). */
+  failRegions: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -149,6 +151,13 @@ export async function startFakeBedrock(): Promise<FakeBedrock> {
       else auth = verifySigV4(req, body, fake.keys) ?? 'sigv4';
       fake.received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, auth });
       if (auth !== 'bearer' && auth !== 'sigv4') return refuse(res, auth === 'unknown api key' ? 'AccessDeniedException' : 'InvalidSignatureException', `refused: ${auth}`);
+      const region = /Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(authorization)?.[1];
+      const down = region === undefined ? undefined : fake.failRegions.get(region);
+      if (down !== undefined) {
+        res.writeHead(down, { 'content-type': 'application/json', 'x-amzn-errortype': 'ServiceUnavailableException' });
+        res.end(JSON.stringify({ message: `${region} is unavailable` }));
+        return;
+      }
       void answer(fake, req, res);
     });
   });
@@ -159,6 +168,7 @@ export async function startFakeBedrock(): Promise<FakeBedrock> {
     keys: new Map(),
     apiKeys: new Set(),
     echo: false,
+    failRegions: new Map(),
     close: () => new Promise((r) => {
       server.closeAllConnections();
       server.close(() => r());

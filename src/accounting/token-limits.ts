@@ -1,0 +1,121 @@
+/**
+ * A token's `max_concurrent` and `tokens_per_minute`, exact across instances on the lease design
+ * (held-lease.ts, docs/leases.md "Reusing it"):
+ *   `slots:tok:<token id>`            limit: max_concurrent. A request reserves one slot and gives it back at
+ *                                     its end (nothing is ever used). A holder that dies gives its slots back
+ *                                     whole when reclaimed (lease-port.ts unitsBackAtEnd): its connections
+ *                                     died with it. So a live instance that cannot renew its holder before it
+ *                                     runs out (the store unreachable) fails closed: it cuts its open requests
+ *                                     (their `onLost`) rather than keep slots the store may give to others.
+ *                                     Slots held idle here go back after a second of quiet.
+ *   `tpm:tok:<token id>:<minute>`     limit: tokens_per_minute, one pool per UTC minute window. A request
+ *                                     reserves its worst case (input + output tokens) in the window it starts
+ *                                     in and is settled to what the provider reported, like spend.
+ * No store call per request at steady state: units are claimed in blocks and armed a few seconds ahead.
+ * Refusals: 429 concurrency_exceeded (Retry-After 1) and tokens_per_minute_exceeded (Retry-After: the
+ * seconds left in the window, 1–60).
+ */
+import { inject, injectable } from 'tsyringe';
+import type { Clock, Timers } from '../clock.js';
+import { Errors } from '../errors.js';
+import { Symbols } from '../symbols.js';
+import type { HeldLease, LeasePlan } from './held-lease.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import { spendBlock } from './spend-ledger.js';
+
+/** What a request holds under one limit, and from which holder generation (a replaced holder's is void). */
+export interface LimitHold {
+  readonly counter: HeldLease;
+  readonly gen: number;
+  readonly units: number;
+  /** A slot's request, cut when its holder's lease is lost. */
+  readonly onLost?: () => void;
+}
+
+const WINDOW_MS = 60_000;
+/** Free slots held this long with nothing in flight go back to the pool. */
+const SLOT_IDLE_MS = 1000;
+/** How often open slots' holders are checked for a lost lease. */
+const WATCH_MS = 250;
+
+/** Slots are claimed as needed (no block beyond the shortfall), so instances share a small limit. */
+const SLOT_PLAN: LeasePlan = { claimSize: (_limit, _outstanding, short) => short, refusalMs: 250, pool: true };
+const TPM_PLAN: LeasePlan = { claimSize: (limit, outstanding, short) => spendBlock(limit, outstanding, short), refusalMs: 1000, pool: true };
+
+@injectable()
+export class TokenLimits {
+  /** Open slots by counter (the watch's work). */
+  private readonly open = new Map<HeldLease, Set<LimitHold>>();
+  private stopWatch: (() => void) | undefined;
+
+  constructor(
+    @inject(LeaseKeeper) private readonly keeper: LeaseKeeper,
+    @inject(Symbols.Clock) private readonly clock: Clock,
+    @inject(Symbols.Timers) private readonly timers: Timers,
+  ) {}
+
+  /** One of the token's `max` slots, or 429 concurrency_exceeded; `onLost` cuts its request if the slot's lease is lost. */
+  async openSlot(tokenId: string, max: number, onLost?: () => void): Promise<LimitHold> {
+    const counter = this.keeper.counter(`slots:tok:${tokenId}`, max, SLOT_PLAN);
+    if (!counter.take(1, 'reserve') && !(await counter.acquire(1, 'reserve'))) throw Errors.concurrencyExceeded(1);
+    const hold: LimitHold = { counter, gen: counter.gen, units: 1, ...(onLost ? { onLost } : {}) };
+    let set = this.open.get(counter);
+    if (!set) this.open.set(counter, (set = new Set()));
+    set.add(hold);
+    this.stopWatch ??= this.timers.every(WATCH_MS, () => this.watch());
+    return hold;
+  }
+
+  /** The request ended: its slot is free again; with nothing in flight for a second, the holder hands its slots back. */
+  closeSlot(hold: LimitHold): void {
+    const set = this.open.get(hold.counter);
+    if (!set?.delete(hold)) return;
+    if (set.size === 0) this.open.delete(hold.counter);
+    if (this.open.size === 0) {
+      this.stopWatch?.();
+      this.stopWatch = undefined;
+    }
+    if (hold.counter.gen !== hold.gen) return;
+    hold.counter.settle(hold.units, 0);
+    if (hold.counter.reserved > 0) return;
+    this.timers.after(SLOT_IDLE_MS + 50, () => {
+      if (hold.counter.reserved === 0 && this.keeper.mono() - hold.counter.lastTake >= SLOT_IDLE_MS) void this.keeper.retire(hold.counter.key);
+    });
+  }
+
+  /** Fails closed: the open slots of a holder that was replaced, or whose lease ran out unrenewed, are cut and freed. */
+  watch(): void {
+    for (const [counter, holds] of [...this.open]) {
+      for (const hold of [...holds]) {
+        if (counter.gen === hold.gen && counter.usable) continue;
+        hold.onLost?.();
+        this.closeSlot(hold);
+      }
+    }
+  }
+
+  /** Reserves `tokens` of the token's `perMinute` in this minute's window, or 429 tokens_per_minute_exceeded. */
+  async reserveTokens(tokenId: string, perMinute: number, tokens: number): Promise<LimitHold> {
+    const now = this.clock.now();
+    const window = Math.floor(now / WINDOW_MS);
+    const retryAfter = Math.min(60, Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000)));
+    if (tokens > perMinute) throw Errors.tokensPerMinuteExceeded(60);
+    const prefix = `tpm:tok:${tokenId}:`;
+    const key = `${prefix}${window}`;
+    if (!this.keeper.peek(key)) this.keeper.retireWhere((c) => c.key.startsWith(prefix) && c.key !== key);
+    const counter = this.keeper.counter(key, perMinute, TPM_PLAN);
+    if (tokens > 0 && !counter.take(tokens, 'reserve') && !(await counter.acquire(tokens, 'reserve'))) throw Errors.tokensPerMinuteExceeded(retryAfter);
+    return { counter, gen: counter.gen, units: tokens };
+  }
+
+  /** The response is over: `actual` tokens of the reservation were used (the reservation at most: it is the worst case). */
+  settleTokens(hold: LimitHold, actual: number): void {
+    if (hold.counter.gen !== hold.gen) return; // its holder was reclaimed: the whole reservation was charged
+    hold.counter.settle(hold.units, Math.min(hold.units, Math.max(0, Math.round(actual))));
+  }
+
+  /** Gives a reservation back whole (the request was refused later, or never forwarded). */
+  refundTokens(hold: LimitHold): void {
+    if (hold.counter.gen === hold.gen) hold.counter.settle(hold.units, 0);
+  }
+}

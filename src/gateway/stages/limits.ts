@@ -1,0 +1,110 @@
+/**
+ * A token's `max_concurrent` (concurrency 170) and `tokens_per_minute` (tokens_per_minute 130), on the
+ * lease ledger of src/accounting/token-limits.ts, exact across instances.
+ *
+ * concurrency: after the rate limit (250), before max_requests (150): a request refused for concurrency
+ * spends nothing else. Its slot is held until the request ends (`log`, after the last byte), or given back
+ * at once when it is refused later or never forwarded (`undo`).
+ *
+ * tokens_per_minute: after max_requests, before budget (120). The worst case (input bounded by the body's
+ * length, or the context window for media and provider-side tools; output by the request's cap or the
+ * model's largest output: src/catalog/spend-bound.ts, as budgets do) is reserved before forwarding; after
+ * the response it is settled to the usage the provider reported when final, else to the larger of what was
+ * seen and the reservation (settlement's one rule). A body is read whole only for such tokens.
+ */
+import { BOUND_FIELDS, MEDIA_KEYS, requestBound } from '../../catalog/spend-bound.js';
+import { TOOLS_FIELD } from '../../catalog/billed-tools.js';
+import type { PriceBook, PriceEntry } from '../../catalog/prices.js';
+import type { ProviderRegistry } from '../../catalog/registry.js';
+import type { LimitHold, TokenLimits } from '../../accounting/token-limits.js';
+import { Errors } from '../../errors.js';
+import { responseOf, type RequestContext } from '../context.js';
+import type { CoreStage } from '../pipeline.js';
+
+const SLOT = 'limits:slot';
+/** An unpriced model's bound: its output only by the request's own cap (else 400 max_tokens_required). */
+const UNPRICED: PriceEntry = { input: 0, cachedInput: 0, cacheWriteInput: 0, output: 0, source: 'none' };
+const TOKENS = 'limits:tokens';
+
+export class ConcurrencyStage implements CoreStage {
+  readonly name = 'concurrency';
+  readonly priority = 170;
+
+  constructor(private readonly limits: TokenLimits) {}
+
+  access(ctx: RequestContext): Promise<void> | undefined {
+    const max = ctx.auth!.token.scopes.maxConcurrent;
+    if (max === undefined) return undefined;
+    // Cut (an unclean end) if the slot's lease is lost: the store may give the slot to another instance.
+    return this.limits.openSlot(ctx.auth!.token.id, max, () => responseOf(ctx).destroy()).then((hold) => {
+      ctx.state.set(SLOT, hold);
+    });
+  }
+
+  undo(ctx: RequestContext): void {
+    this.free(ctx);
+  }
+
+  log(ctx: RequestContext): void {
+    this.free(ctx);
+  }
+
+  private free(ctx: RequestContext): void {
+    const hold = ctx.state.get(SLOT) as LimitHold | undefined;
+    if (!hold) return;
+    ctx.state.delete(SLOT);
+    this.limits.closeSlot(hold);
+  }
+}
+
+export class TokensPerMinuteStage implements CoreStage {
+  readonly name = 'tokens_per_minute';
+  readonly priority = 130;
+  readonly body;
+
+  constructor(private readonly limits: TokenLimits, private readonly prices: PriceBook, providers: ProviderRegistry) {
+    this.body = {
+      fields: [...BOUND_FIELDS, ...providers.toolScan.fields],
+      toEnd: true,
+      keys: MEDIA_KEYS,
+      elements: { field: TOOLS_FIELD, values: providers.toolScan.elementValues },
+      when: (ctx: RequestContext) => ctx.auth?.token.scopes.tokensPerMinute !== undefined,
+    };
+  }
+
+  access(ctx: RequestContext): Promise<void> | undefined {
+    const perMinute = ctx.auth!.token.scopes.tokensPerMinute;
+    if (perMinute === undefined) return undefined;
+    return this.limits.reserveTokens(ctx.auth!.token.id, perMinute, this.worstCase(ctx)).then((hold) => {
+      ctx.state.set(TOKENS, hold);
+    });
+  }
+
+  undo(ctx: RequestContext): void {
+    const hold = ctx.state.get(TOKENS) as LimitHold | undefined;
+    ctx.state.delete(TOKENS);
+    if (hold) this.limits.refundTokens(hold);
+  }
+
+  log(ctx: RequestContext): void {
+    const hold = ctx.state.get(TOKENS) as LimitHold | undefined;
+    if (!hold) return;
+    ctx.state.delete(TOKENS);
+    if (!ctx.forwarded) return this.limits.refundTokens(hold);
+    const seen = ctx.usage.inputTokens + ctx.usage.outputTokens;
+    // Settlement's one rule: only a provider's final usage is final; otherwise the larger of seen and reserved.
+    const used = ctx.usageFinal ? seen : Math.max(seen, hold.units);
+    this.limits.settleTokens(hold, ctx.usageFinal && seen === 0 && (ctx.status ?? 0) < 400 ? hold.units : used);
+  }
+
+  /** Input + output tokens at most, as budgets bound them (a body-less request: 0). */
+  private worstCase(ctx: RequestContext): number {
+    if (!ctx.bodyFollows || ctx.bodyBytes === 0) return 0;
+    if (ctx.bodyBytes === undefined) throw Errors.unavailable();
+    const price = (ctx.model === undefined ? undefined : this.prices.match(ctx.provider!.id, ctx.model)?.price) ?? UNPRICED;
+    const body = { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set<string>(), elements: ctx.bodyElements };
+    const bound = requestBound(price, body, { declared: ctx.provider?.tools, model: ctx.model ?? '' });
+    if ('refusal' in bound) throw bound.code === 'tools_unbounded' ? Errors.toolsUnbounded(bound.refusal) : Errors.maxTokensRequired(bound.refusal);
+    return bound.inputTokens + bound.outputTokens;
+  }
+}

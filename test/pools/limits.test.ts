@@ -1,0 +1,100 @@
+/**
+ * A token's `max_concurrent` and `tokens_per_minute` on one instance: never more streams open at the
+ * provider than the limit (the next one is refused 429 concurrency_exceeded with Retry-After, and admitted
+ * once one ends), and never more tokens in a minute window than the cap (worst case reserved, settled to
+ * the usage reported; 429 tokens_per_minute_exceeded with the seconds left in the window), on the injected
+ * clock. Both are leased (src/accounting/token-limits.ts): the three-instance runs are in test/cluster/.
+ */
+import test, { type ExecutionContext } from 'ava';
+import type { ServerResponse } from 'node:http';
+import { api, createCredential, createOrg, mintToken, startApp } from '../support/app.js';
+import { ManualClock } from '../support/clocks.js';
+import { startFakeProvider } from '../support/fake-provider.js';
+import { eventually } from '../support/wait.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
+
+const completion = { id: 'c', object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } };
+
+async function setup(t: ExecutionContext, clock?: ManualClock) {
+  const fake = await startFakeProvider();
+  t.teardown(() => fake.close());
+  const app = await startApp(t, { env: { KEYWARD_UPSTREAM_OPENAI: fake.url }, ...(clock ? { clock } : {}) });
+  const org = await createOrg(app);
+  const cred = await createCredential(app, org, 'openai', 'sk-limits-xxxxxxxxxxxxxxxxxxxx');
+  return { fake, app, org, cred };
+}
+
+test('max_concurrent: never more open streams at the provider than the limit; the next is 429 concurrency_exceeded, then admitted once one ends', async (t) => {
+  const { fake, app, org, cred } = await setup(t);
+  let open = 0;
+  let most = 0;
+  const held: ServerResponse[] = [];
+  fake.handler = (_req, res) => {
+    open++;
+    most = Math.max(most, open);
+    res.on('close', () => open--);
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n');
+    held.push(res);
+  };
+  const { token } = await mintToken(app, org, cred, '15m', { max_concurrent: 2 });
+  const chat = () => fetch(`${app.url}/v1/proxy/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [], stream: true }) });
+  const a = await chat();
+  const b = await chat();
+  t.is(a.status, 200);
+  t.is(b.status, 200);
+  const c = await chat();
+  t.is(c.status, 429);
+  t.is(c.headers.get('retry-after'), '1');
+  t.is(((await c.json()) as any).error.code, 'concurrency_exceeded');
+  t.is(most, 2);
+  // One stream ends: its slot comes back when its exchange does.
+  held.shift()!.end('data: [DONE]\n\n');
+  await a.text();
+  let d: Response | undefined;
+  await eventually(async () => {
+    const r = await chat();
+    if (r.status === 200) d = r;
+    else await r.text();
+    return d !== undefined;
+  }, 'a slot freed by the ended stream', 10_000);
+  t.is(d!.status, 200);
+  t.true(most <= 2, `never more than 2 open at the provider (saw ${most})`);
+  for (const r of held) r.end('data: [DONE]\n\n');
+  await Promise.all([b.text(), d!.text()]);
+  const view = await api(app, 'GET', `/v1/tokens`, { token: org.token });
+  t.is(view.body.data[0].max_concurrent, 2);
+});
+
+test('tokens_per_minute: worst case reserved, settled to reported usage, never past the minute\'s cap; Retry-After the window\'s rest', async (t) => {
+  const clock = new ManualClock(Date.UTC(2026, 10, 15, 12, 0, 10));
+  const { fake, app, org, cred } = await setup(t, clock);
+  fake.handler = (_req, res) => {
+    const text = JSON.stringify(completion);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+  const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 });
+  const worst = Buffer.byteLength(body) + INPUT_OVERHEAD_TOKENS + 16;
+  // Room for one worst case plus two settled requests (8 tokens each): exactly three fit in the minute.
+  const { token } = await mintToken(app, org, cred, '15m', { tokens_per_minute: worst + 16 });
+  const chat = () => fetch(`${app.url}/v1/proxy/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+  const statuses: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    const r = await chat();
+    statuses.push(r.status);
+    if (r.status === 429) {
+      t.is(((await r.json()) as any).error.code, 'tokens_per_minute_exceeded');
+      t.is(r.headers.get('retry-after'), '50', 'the seconds left in this minute');
+    } else await r.text();
+  }
+  t.deepEqual(statuses, [200, 200, 200, 429]);
+  t.is(fake.received.length, 3);
+  const tooBig = await fetch(`${app.url}/v1/proxy/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [], max_tokens: worst * 2 }) });
+  t.is(tooBig.status, 429, 'a worst case above the whole cap never fits');
+  await tooBig.text();
+  clock.advance(60_000);
+  const next = await chat();
+  t.is(next.status, 200, 'a new minute, a new window');
+  await next.text();
+});
