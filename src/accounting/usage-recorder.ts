@@ -1,14 +1,15 @@
 /**
  * Usage counters (requests, input and output tokens and spend per
  * organisation, credential and token each month, and per organisation each
- * day) accumulate in memory and are flushed to the store in one batch every
- * second, never written per request. Reads add what this instance has not
- * flushed yet, so a caller sees its own requests at once.
+ * day; an organisation's days per token, credential and priced model for its
+ * breakdown) accumulate in memory and are flushed to the store in one batch
+ * every second, never written per request. Reads add what this instance has
+ * not flushed yet, so a caller sees its own requests at once.
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock, Timers } from '../clock.js';
 import type { Logger } from '../log.js';
-import type { PeriodUsage, UsageCounts, UsageDelta, UsageScope, UsageStore } from '../store/ports.js';
+import { addCounts, breakdownId, splitBreakdownId, type BreakdownScope, type KeyUsage, type PeriodUsage, type UsageCounts, type UsageDelta, type UsageScope, type UsageStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { dayOf, periodOf } from './periods.js';
 import { BackgroundFlush } from './background-flush.js';
@@ -24,6 +25,8 @@ export interface UsageEvent {
   outputTokens: number;
   /** What the request spent, µ$ (the gateway's settled figure; 0 when nothing was priced). */
   spendMicros: number;
+  /** The price table's name for the model (catalog/prices.ts match), or `unpriced`: never the caller's free-form string, so an organisation's models are as many as the table's rows. */
+  model: string;
 }
 
 @injectable()
@@ -60,19 +63,20 @@ export class UsageRecorder {
     this.add('cred', e.credentialId, period, e);
     this.add('tok', e.tokenId, period, e);
     // The day's counter is one more key in the same batch: no write of its own.
-    this.add('org-day', e.orgId, dayOf(now), e);
+    const day = dayOf(now);
+    this.add('org-day', e.orgId, day, e);
+    // So is the breakdown's: one counter per token, credential and model each day.
+    this.add('tok-day', breakdownId(e.orgId, e.tokenId), day, e);
+    this.add('cred-day', breakdownId(e.orgId, e.credentialId), day, e);
+    this.add('model-day', breakdownId(e.orgId, e.model), day, e);
     this.flusher.schedule();
   }
 
   private add(scope: UsageScope, id: string, period: string, e: UsageCounts): void {
     const key = `${scope}\0${id}\0${period}`;
     const d = this.pending.get(key);
-    if (d) {
-      d.requests += e.requests;
-      d.inputTokens += e.inputTokens;
-      d.outputTokens += e.outputTokens;
-      d.spendMicros += e.spendMicros;
-    } else {
+    if (d) addCounts(d, e);
+    else {
       this.pending.set(key, { scope, id, period, requests: e.requests, inputTokens: e.inputTokens, outputTokens: e.outputTokens, spendMicros: e.spendMicros });
     }
   }
@@ -84,14 +88,8 @@ export class UsageRecorder {
 
   async get(scope: UsageScope, id: string, period?: string): Promise<UsageCounts> {
     const stored = await this.store.getUsage(scope, id, period);
-    const sum = (d: UsageDelta) => {
-      stored.requests += d.requests;
-      stored.inputTokens += d.inputTokens;
-      stored.outputTokens += d.outputTokens;
-      stored.spendMicros += d.spendMicros;
-    };
     for (const d of this.pending.values()) {
-      if (d.scope === scope && d.id === id && (period === undefined || d.period === period)) sum(d);
+      if (d.scope === scope && d.id === id && (period === undefined || d.period === period)) addCounts(stored, d);
     }
     return stored;
   }
@@ -102,16 +100,26 @@ export class UsageRecorder {
     for (const d of this.pending.values()) {
       if (d.scope !== 'org-day' || d.id !== orgId || d.period < from || d.period > to) continue;
       const day = byDay.get(d.period);
-      if (day) {
-        day.requests += d.requests;
-        day.inputTokens += d.inputTokens;
-        day.outputTokens += d.outputTokens;
-        day.spendMicros += d.spendMicros;
-      } else {
+      if (day) addCounts(day, d);
+      else {
         byDay.set(d.period, { period: d.period, requests: d.requests, inputTokens: d.inputTokens, outputTokens: d.outputTokens, spendMicros: d.spendMicros });
       }
     }
     return [...byDay.values()].sort((a, b) => (a.period < b.period ? -1 : a.period > b.period ? 1 : 0));
+  }
+
+  /** An organisation's keys in a breakdown scope with counters on days `from` to `to` (inclusive), each summed, unflushed ones included. */
+  async breakdown(scope: BreakdownScope, orgId: string, from: string, to: string): Promise<KeyUsage[]> {
+    const byKey = new Map((await this.store.listBreakdown(scope, orgId, from, to)).map((k) => [k.key, k]));
+    for (const d of this.pending.values()) {
+      if (d.scope !== scope || d.period < from || d.period > to) continue;
+      const { orgId: owner, key } = splitBreakdownId(d.id);
+      if (owner !== orgId) continue;
+      const sum = byKey.get(key);
+      if (sum) addCounts(sum, d);
+      else byKey.set(key, { key, requests: d.requests, inputTokens: d.inputTokens, outputTokens: d.outputTokens, spendMicros: d.spendMicros });
+    }
+    return [...byKey.values()];
   }
 
   close(): Promise<void> {

@@ -205,7 +205,7 @@ export class Exchange {
     if (ctx.forwarded) {
       ctx.usageFinal = usageFinal(leg?.ended());
       exit.metrics.proxied(ctx.provider!.id, ctx.status ?? 499, Number(process.hrtime.bigint() - ctx.forwardedAt) / 1e9, ctx.ttfbMs === undefined ? undefined : ctx.ttfbMs / 1000);
-      this.price();
+      const model = this.price();
       exit.usage.record({
         orgId: ctx.auth!.credential.orgId,
         credentialId: ctx.auth!.credential.id,
@@ -214,6 +214,7 @@ export class Exchange {
         inputTokens: ctx.usage.inputTokens,
         outputTokens: ctx.usage.outputTokens,
         spendMicros: ctx.spentMicros ?? 0,
+        model,
       });
     } else if (ctx.error) {
       exit.metrics.refused(ctx.error.code, ctx.provider?.id, ctx.error.status);
@@ -226,9 +227,9 @@ export class Exchange {
   /**
    * The cost of what the provider reported (ctx.costMicros, µ$; undefined when it reported nothing or the model
    * has no price) and what the request spent by the one rule (ctx.spentMicros), counted in the metrics under the
-   * price table's name for the model (or `unpriced`).
+   * price table's name for the model (or `unpriced`), which it returns (the usage breakdown's model).
    */
-  private price(): void {
+  private price(): string {
     const ctx = this.ctx;
     const provider = ctx.provider!.id;
     ctx.responseModel = this.answered?.model;
@@ -237,6 +238,8 @@ export class Exchange {
     const reported = ctx.usage.inputTokens > 0 || ctx.usage.outputTokens > 0;
     ctx.costMicros = match && reported ? usageCost(match.price, ctx.usage) : undefined;
     ctx.spentMicros = settledSpend(ctx);
-    this.exit.metrics.spent(provider, match?.name ?? 'unpriced', ctx.spentMicros ?? 0);
+    const priced = match?.name ?? 'unpriced';
+    this.exit.metrics.spent(provider, priced, ctx.spentMicros ?? 0);
+    return priced;
   }
 }

@@ -9,7 +9,7 @@
  */
 import type {
   AdminKeyRecord, AdminKeyStore, AuditRecord, AuditStore, Change, ChangeFeed, CredentialRecord, CredentialStore, IdempotencyRecord, IdempotencyStore, LeaseStore, OrgRecord,
-  NamedPageQuery, OrgStore, OrgTokenRecord, PageQuery, SealedKey, SecretStore, Store, StoredSecret, TokenRecord, TokenStore, UsageDelta, UsageScope, UsageStore,
+  BreakdownScope, NamedPageQuery, OrgStore, OrgTokenRecord, PageQuery, SealedKey, SecretStore, Store, StoredSecret, TokenRecord, TokenStore, UsageDelta, UsageScope, UsageStore,
 } from './ports.js';
 import type { TrustPolicyRecord, TrustPolicyStore } from './ports.js';
 
@@ -73,6 +73,7 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   listTokens(orgId: string, page: NamedPageQuery, createdBy?: string) { return this.ports.tokens.listTokens(orgId, page, createdBy); }
   revokeToken(orgId: string, id: string, revokedAt: number, revokedBy: string) { return this.ports.tokens.revokeToken(orgId, id, revokedAt, revokedBy); }
   listRevokedTokens(orgId: string, page: NamedPageQuery, createdBy?: string) { return this.ports.tokens.listRevokedTokens(orgId, page, createdBy); }
+  getRevokedToken(orgId: string, id: string) { return this.ports.tokens.getRevokedToken(orgId, id); }
   setTokenName(orgId: string, id: string, name: string | null) { return this.ports.tokens.setTokenName(orgId, id, name); }
 
   // ---- leases (LeaseStore) and usage (UsageStore) ---------------------------
@@ -83,6 +84,7 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   addUsage(deltas: UsageDelta[]) { return this.ports.usage.addUsage(deltas); }
   getUsage(scope: UsageScope, id: string, period?: string) { return this.ports.usage.getUsage(scope, id, period); }
   listUsage(scope: UsageScope, id: string, from: string, to: string) { return this.ports.usage.listUsage(scope, id, from, to); }
+  listBreakdown(scope: BreakdownScope, orgId: string, from: string, to: string) { return this.ports.usage.listBreakdown(scope, orgId, from, to); }
 
   // ---- change feed (ChangeFeed) ---------------------------------------------
   watch(listener: (change: Change) => void) { return this.ports.changes.watch(listener); }

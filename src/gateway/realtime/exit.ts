@@ -32,13 +32,13 @@ export class UpgradeExit {
       ctx.usage.outputTokens += usage.outputTokens;
     }
     if (micros !== undefined) ctx.spentMicros = (ctx.spentMicros ?? 0) + micros;
+    const provider = ctx.provider!.id;
+    const priced = this.pricedName(provider, model);
     this.usage.record({
       orgId: auth.credential.orgId, credentialId: auth.credential.id, tokenId: auth.token.id, requests: 0,
-      inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0, spendMicros: micros ?? 0,
+      inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0, spendMicros: micros ?? 0, model: priced,
     });
-    const provider = ctx.provider!.id;
-    const match = model === undefined ? undefined : this.prices.match(provider, model);
-    this.metrics.spent(provider, match?.name ?? 'unpriced', micros ?? 0);
+    this.metrics.spent(provider, priced, micros ?? 0);
   }
 
   /** The upgrade is over (refused, failed, or a session that closed): counted and logged once. */
@@ -51,11 +51,19 @@ export class UpgradeExit {
     if (ctx.forwarded) {
       this.metrics.proxied(provider, ctx.status ?? 499, Number(process.hrtime.bigint() - ctx.forwardedAt) / 1e9, ctx.ttfbMs === undefined ? undefined : ctx.ttfbMs / 1000);
       const auth = ctx.auth!;
-      this.usage.record({ orgId: auth.credential.orgId, credentialId: auth.credential.id, tokenId: auth.token.id, requests: 1, inputTokens: 0, outputTokens: 0, spendMicros: 0 });
+      this.usage.record({
+        orgId: auth.credential.orgId, credentialId: auth.credential.id, tokenId: auth.token.id, requests: 1, inputTokens: 0, outputTokens: 0, spendMicros: 0,
+        model: this.pricedName(provider, ctx.model),
+      });
     } else if (ctx.error) {
       this.metrics.refused(ctx.error.code, ctx.provider?.id, ctx.error.status);
     }
     ctx.span?.end(ctx);
     await this.pipeline.logAll(ctx);
+  }
+
+  /** The price table's name for a model (metrics and the usage breakdown count by it), or `unpriced`. */
+  private pricedName(provider: string, model: string | undefined): string {
+    return (model === undefined ? undefined : this.prices.match(provider, model))?.name ?? 'unpriced';
   }
 }

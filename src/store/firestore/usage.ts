@@ -5,10 +5,14 @@
  * for one counter are summed first (one write per counter per flush) and
  * written in batches; a read is one period, the sum of all, or a range of
  * periods (by the `period` field, whose single-field index Firestore keeps).
+ * An organisation's breakdown counters (token, credential, model per day) are
+ * usage/{scope:org}/{day}/k_{key}: one collection per day holding that day's
+ * keys, so a range is one plain read per day (no composite index) and each
+ * counter is still its own document, written once per flush.
  */
 import firestorePkg from '@google-cloud/firestore';
-import type { CollectionReference, DocumentSnapshot } from '@google-cloud/firestore';
-import type { PeriodUsage, UsageCounts, UsageDelta, UsageScope, UsageStore } from '../ports.js';
+import type { CollectionReference, DocumentReference, DocumentSnapshot } from '@google-cloud/firestore';
+import { addCounts, BREAKDOWN_SCOPES, splitBreakdownId, type BreakdownScope, type KeyUsage, type PeriodUsage, type UsageCounts, type UsageDelta, type UsageScope, type UsageStore } from '../ports.js';
 import { BATCH_WRITES, type FirestoreDb } from './db.js';
 
 const { FieldValue } = firestorePkg;
@@ -28,6 +32,13 @@ export class FirestoreUsage implements UsageStore {
     return this.db.usage.doc(`${scope}:${id.replace(/\//g, '%2F')}`).collection('periods');
   }
 
+  /** The document one counter lives in. */
+  private counter(d: UsageDelta): DocumentReference {
+    if (!(BREAKDOWN_SCOPES as readonly string[]).includes(d.scope)) return this.periods(d.scope, d.id).doc(d.period);
+    const { orgId, key } = splitBreakdownId(d.id);
+    return this.db.usage.doc(`${d.scope}:${orgId}`).collection(d.period).doc(`k_${encodeURIComponent(key)}`);
+  }
+
   addUsage(deltas: UsageDelta[]): Promise<void> {
     if (deltas.length === 0) return Promise.resolve();
     // One write per counter: deltas for the same counter are summed first.
@@ -35,22 +46,17 @@ export class FirestoreUsage implements UsageStore {
     for (const d of deltas) {
       const k = `${d.scope}\0${d.id}\0${d.period}`;
       const m = merged.get(k);
-      if (m) {
-        m.requests += d.requests;
-        m.inputTokens += d.inputTokens;
-        m.outputTokens += d.outputTokens;
-        m.spendMicros += d.spendMicros;
-      } else {
-        merged.set(k, { ...d });
-      }
+      if (m) addCounts(m, d);
+      else merged.set(k, { ...d });
     }
     return this.db.guard(async () => {
       const all = [...merged.values()];
       for (let i = 0; i < all.length; i += BATCH_WRITES) {
         const batch = this.db.client.batch();
         for (const d of all.slice(i, i + BATCH_WRITES)) {
-          batch.set(this.periods(d.scope, d.id).doc(d.period), {
+          batch.set(this.counter(d), {
             period: d.period,
+            ...((BREAKDOWN_SCOPES as readonly string[]).includes(d.scope) ? { key: splitBreakdownId(d.id).key } : {}),
             requests: FieldValue.increment(d.requests),
             inputTokens: FieldValue.increment(d.inputTokens),
             outputTokens: FieldValue.increment(d.outputTokens),
@@ -68,11 +74,7 @@ export class FirestoreUsage implements UsageStore {
       const docs = period === undefined ? (await periods.get()).docs : [await periods.doc(period).get()].filter((d) => d.exists);
       const out: UsageCounts = { requests: 0, inputTokens: 0, outputTokens: 0, spendMicros: 0 };
       for (const d of docs) {
-        const c = countsOf(d);
-        out.requests += c.requests;
-        out.inputTokens += c.inputTokens;
-        out.outputTokens += c.outputTokens;
-        out.spendMicros += c.spendMicros;
+        addCounts(out, countsOf(d));
       }
       return out;
     });
@@ -84,4 +86,28 @@ export class FirestoreUsage implements UsageStore {
       return snap.docs.map((d) => ({ period: d.get('period') as string, ...countsOf(d) }));
     });
   }
+
+  listBreakdown(scope: BreakdownScope, orgId: string, from: string, to: string): Promise<KeyUsage[]> {
+    return this.db.guard(async () => {
+      const parent = this.db.usage.doc(`${scope}:${orgId}`);
+      const days = await Promise.all(daysFrom(from, to).map((day) => parent.collection(day).get()));
+      const byKey = new Map<string, KeyUsage>();
+      for (const d of days.flatMap((snap) => snap.docs)) {
+        const key = d.get('key') as string;
+        const c = countsOf(d);
+        const sum = byKey.get(key);
+        if (sum) addCounts(sum, c);
+        else byKey.set(key, { key, ...c });
+      }
+      return [...byKey.values()];
+    });
+  }
+}
+
+/** The days `YYYY-MM-DD` from `from` to `to`, inclusive (none when either is not a day or `from` is after `to`). */
+function daysFrom(from: string, to: string): string[] {
+  const days: string[] = [];
+  const end = Date.parse(`${to}T00:00:00Z`);
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= end && days.length < 366; t += 86_400_000) days.push(new Date(t).toISOString().slice(0, 10));
+  return days;
 }

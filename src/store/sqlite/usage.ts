@@ -3,9 +3,11 @@
  * period: requests, tokens and spend in micro-dollars). A batch of deltas is
  * one transaction of upserts that add, so several processes on one file stay
  * exact; a read is one period's row, the sum over all periods, or a range of
- * periods (the daily counters' days) read by the primary key in order.
+ * periods (the daily counters' days) read by the primary key in order. An
+ * organisation's breakdown (ids `org/key`) is one range of that key: the ids
+ * from `org/` up to `org0` (`0` follows `/`), summed per id.
  */
-import type { PeriodUsage, UsageCounts, UsageDelta, UsageScope, UsageStore } from '../ports.js';
+import { breakdownId, splitBreakdownId, type BreakdownScope, type KeyUsage, type PeriodUsage, type UsageCounts, type UsageDelta, type UsageScope, type UsageStore } from '../ports.js';
 import type { SqliteDb } from './db.js';
 
 const counts = (r: Record<string, unknown> | undefined): UsageCounts => ({
@@ -45,5 +47,13 @@ export class SqliteUsage implements UsageStore {
        WHERE scope = ? AND id = ? AND period >= ? AND period <= ? ORDER BY period`,
       scope, id, from, to,
     ).map((r) => ({ period: r.p as string, ...counts(r) })));
+  }
+
+  listBreakdown(scope: BreakdownScope, orgId: string, from: string, to: string): Promise<KeyUsage[]> {
+    return this.db.guard(() => this.db.all(
+      `SELECT id, SUM(requests) AS r, SUM(input_tokens) AS i, SUM(output_tokens) AS o, SUM(spend_micros) AS s FROM usage
+       WHERE scope = ? AND id >= ? AND id < ? AND period >= ? AND period <= ? GROUP BY id`,
+      scope, breakdownId(orgId, ''), `${orgId}0`, from, to,
+    ).map((r) => ({ key: splitBreakdownId(r.id as string).key, ...counts(r) })));
   }
 }
