@@ -24,7 +24,7 @@ async function post(f: PricedFixture, path: string, body: unknown, token: string
 /** The table's rows as [first cell's first line, spend]. */
 async function rows(page: import('playwright-core').Page): Promise<string[][]> {
   return page.locator('table.records tbody tr').evaluateAll((trs) => trs.map((tr) => {
-    const cells = [...tr.querySelectorAll('td')].map((td) => (td as HTMLElement).innerText.trim());
+    const cells = [...tr.querySelectorAll('td')].map((td) => (td as unknown as { innerText: string }).innerText.trim());
     return [cells[0]!.split('\n')[0]!, cells[3]!];
   }));
 }
