@@ -28,7 +28,7 @@
  */
 import { Errors, type PluginHost, type PluginModule, type ProxyContext, type SpendReservation } from '../src/gateway/contracts.js';
 import { worstCaseCost } from '../src/catalog/prices.js';
-import { BOUND_FIELDS, MEDIA_KEYS, requestBound } from '../src/catalog/spend-bound.js';
+import { BOUND_FIELDS, DECLARATION_FIELDS, MEDIA_KEYS, requestBound } from '../src/catalog/spend-bound.js';
 import { TOOLS_FIELD } from '../src/catalog/billed-tools.js';
 
 /** The plugin's state key for a request's reservation. */
@@ -75,6 +75,7 @@ const budget: PluginModule<ProxyContext> = {
         fields: [...BOUND_FIELDS, ...host.providers.toolScan.fields],
         toEnd: true,
         keys: MEDIA_KEYS,
+        keysSkip: DECLARATION_FIELDS,
         elements: { field: TOOLS_FIELD, values: host.providers.toolScan.elementValues },
         when: mayBeBudgeted,
       },

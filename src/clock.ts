@@ -6,8 +6,13 @@
  */
 export interface Clock {
   now(): number;
+  /**
+   * Milliseconds that only move forward (never set back, never stepped by NTP), for a holder's own view of its
+   * lease's expiry. A clock without it (tests' ManualClock) uses now().
+   */
+  monotonic?(): number;
 }
-export const systemClock: Clock = { now: () => Date.now() };
+export const systemClock: Clock = { now: () => Date.now(), monotonic: () => performance.now() };
 
 export interface Timers {
   /** Milliseconds on a monotonic clock: for ages and intervals, never for dates. */

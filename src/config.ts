@@ -54,6 +54,7 @@ export interface Config extends FederationConfig {
   wsMaxMessage: number; // KEYWARD_WS_MAX_MESSAGE: the largest WebSocket message relayed either way (larger: 1009)
   tls: TlsSettings | undefined; // KEYWARD_TLS_CERT / KEYWARD_TLS_KEY (src/tls-settings.ts); a secret: never in PluginConfig
   drainS: number;
+  /** KEYWARD_LEASE_TTL: a lease holder not renewed for this long is reclaimed (holders renew every third of it). */ leaseTtlMs: number;
   logLevel: LogLevel;
   adminRate: number;
   authFailures: number;
@@ -274,9 +275,12 @@ export function loadConfig(env: Env = process.env): Config {
 
   const pluginSettings = readJsonObjectFile('KEYWARD_PLUGIN_CONFIG', get('KEYWARD_PLUGIN_CONFIG'), 'plugin name');
 
-  const maxTtlRaw = get('KEYWARD_MAX_TTL') ?? '30d';
-  const maxTtlMs = parseDuration(maxTtlRaw);
-  if (maxTtlMs === undefined) throw new ConfigError('KEYWARD_MAX_TTL', 'a duration such as 15m, 12h or 30d', maxTtlRaw);
+  const duration = (name: string, dflt: string, max = Infinity): number => {
+    const ms = parseDuration(get(name) ?? dflt);
+    if (ms === undefined || ms > max) throw new ConfigError(name, `a duration such as 15m, 12h or 30d${max < Infinity ? ` (at most ${max / 60_000}m)` : ''}`, get(name)!);
+    return ms;
+  };
+  const maxTtlMs = duration('KEYWARD_MAX_TTL', '30d');
   const maxBodyRaw = get('KEYWARD_MAX_BODY') ?? '32mb';
   const maxBody = parseSize(maxBodyRaw);
   if (maxBody === undefined) throw new ConfigError('KEYWARD_MAX_BODY', 'a size such as 512kb or 32mb', maxBodyRaw);
@@ -340,6 +344,7 @@ export function loadConfig(env: Env = process.env): Config {
     wsMaxMessage: size('KEYWARD_WS_MAX_MESSAGE', '16mb'),
     tls: parseTlsSettings(get, (variable, accepts, got) => { throw new ConfigError(variable, accepts, got); }),
     drainS: int('KEYWARD_DRAIN_S', 8, 0, 3600),
+    leaseTtlMs: duration('KEYWARD_LEASE_TTL', '5m', 3_600_000),
     logLevel: oneOf<LogLevel>('KEYWARD_LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error']),
     adminRate: int('KEYWARD_ADMIN_RATE', 600, 1, 1_000_000),
     authFailures: int('KEYWARD_AUTH_FAILURES', 20, 1, 1_000_000),

@@ -4,6 +4,7 @@
  * default never loads the Firestore or KMS clients.
  */
 import 'reflect-metadata';
+import { createKeyWrapper, createStore } from './adapters.js';
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import { CredentialsApi } from './api/credentials.js';
 import { OrgsApi } from './api/orgs.js';
@@ -28,6 +29,8 @@ import { PriceBook, type PriceTables } from './catalog/prices.js';
 import { UnpricedModels } from './catalog/unpriced-models.js';
 import { priceOverrides } from './catalog/price-file.js';
 import { QuotaLedger } from './accounting/quota-ledger.js';
+import { Instance } from './accounting/instance.js';
+import { LeaseKeeper } from './accounting/lease-keeper.js';
 import { SpendLedger } from './accounting/spend-ledger.js';
 import { OrgLimits } from './vault/org-limits.js';
 import { spendHost } from './gateway/spend-host.js';
@@ -38,7 +41,6 @@ import { HttpServer } from './http/server.js';
 import { LoopbackMetricsListener } from './http/metrics-listener.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeyWrapper } from './kms/key-wrapper.js';
-import { LocalKeyWrapper, loadOrCreateKeyFile } from './kms/local.js';
 import type { Logger } from './log.js';
 import type { Store } from './store/ports.js';
 import { Symbols } from './symbols.js';
@@ -75,36 +77,6 @@ export interface AppOptions {
   clock?: Clock;
   /** And timers (flushes, polls, cache ages) they move instead of waiting (test/support/clocks.ts). */
   timers?: Timers;
-}
-
-export async function createStore(config: Config, timers: Timers = systemTimers): Promise<Store> {
-  if (config.store === 'firestore') {
-    const { FirestoreStore } = await import('./store/firestore/firestore-store.js');
-    return FirestoreStore.connect(config);
-  }
-  const { SqliteStore } = await import('./store/sqlite/sqlite-store.js');
-  try {
-    return new SqliteStore(config.dataDir, undefined, timers);
-  } catch (err) {
-    // Start-up's one line names the variable to fix (a file where a folder should be, no permission…).
-    throw new Error(`KEYWARD_DATA_DIR: cannot open the store in ${config.dataDir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
-  }
-}
-
-export async function createKeyWrapper(config: Config, log: Logger): Promise<KeyWrapper> {
-  if (config.kms === 'gcp') {
-    const { GcpKeyWrapper } = await import('./kms/gcp.js');
-    return GcpKeyWrapper.connect(config);
-  }
-  let kek = config.localKek;
-  if (!kek) {
-    try {
-      kek = loadOrCreateKeyFile(config.dataDir, log);
-    } catch (err) {
-      throw new Error(`KEYWARD_DATA_DIR: the local key file cannot be used (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); fix it or set KEYWARD_LOCAL_KEK`, { cause: err });
-    }
-  }
-  return new LocalKeyWrapper(kek, config.localKekPrevious);
 }
 
 /** Vault and store only: what the CLI needs (no HTTP, no plugins). */
@@ -144,7 +116,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   const clock = options.clock ?? systemClock;
   c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => clock.now()) });
   // Services are singletons within this container (tests run several servers in one process).
-  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange];
+  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper];
   for (const cls of services) c.registerSingleton(cls as never);
   c.register(RateLimiter, { useValue: new RateLimiter(() => timers.elapsed()) });
   // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
@@ -261,7 +233,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   };
   // WebSocket upgrades of proxy paths: realtime sessions through the same pipeline (src/gateway/realtime/).
   const realtime = new RealtimeGateway({
-    config, log, clock: c.resolve(Symbols.Clock), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook), unpriced: c.resolve(UnpricedModels),
+    config, log, clock: c.resolve(Symbols.Clock), timers: c.resolve<Timers>(Symbols.Timers), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook), unpriced: c.resolve(UnpricedModels),
     usage, metrics, tracing, feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending)],
     refused: (ctx, action) => host.audit.refused(ctx, action), signers,
   });
@@ -306,8 +278,9 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       await pipeline.close();
       await server.drain(config.drainS * 1000);
       await ledger.releaseAll();
-      // Requests settled while draining left amounts here: they go back too.
+      // Requests settled while draining left amounts here: they go back too; then every lease holder ends.
       await spend.releaseAll();
+      await c!.resolve(LeaseKeeper).close();
       upstream.close();
       await usage.close();
       await audit.close();

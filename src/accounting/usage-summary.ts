@@ -1,14 +1,23 @@
 /**
  * An organisation's month against the free tier and its spend limit: proxied
- * requests (never shown past the limit), stored credentials, provider tokens
- * and spend; and its days (GET /v1/usage/daily: every day of a range of at
- * most 92, zeros included). One computation for the API and `keyward usage`.
+ * requests, stored credentials, provider tokens and spend; and its days (GET
+ * /v1/usage/daily: every day of a range of at most 92, zeros included). One
+ * computation for the API and `keyward usage`.
+ *
+ * Requests and capped spend come as `used` and `held` (what instances hold
+ * for requests not yet settled and leased blocks not yet used), from the
+ * lease pool of the month's quota and of the org's spend cap, reclaiming
+ * holders that died first: used + held ≤ limit, and limit − used − held is what
+ * a new request can still get. `used` is the larger of the pool's (holders
+ * write theirs every few seconds; a holder that died is charged what it had
+ * armed) and the usage counters' (flushed every second), the difference taken
+ * from `held`.
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
-import type { CredentialStore, OrgRecord, UsageCounts } from '../store/ports.js';
+import type { CredentialStore, LeaseLedger, LeaseStore, OrgRecord, UsageCounts } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { DAY_MS, dayOf, dayStart, daysBetween, periodOf } from './periods.js';
 import { UsageRecorder } from './usage-recorder.js';
@@ -20,11 +29,11 @@ export const DEFAULT_DAYS = 30;
 export interface UsageSummary {
   /** The calendar month (UTC), `2026-11`. */
   period: string;
-  proxyRequests: { used: number; limit: number };
+  proxyRequests: { used: number; held: number; limit: number };
   credentials: { used: number; limit: number };
   tokens: { input: number; output: number };
-  /** µ$ this month, against the organisation's monthly limit (null: none set). */
-  spend: { usedMicros: number; limitMicros: number | null };
+  /** µ$ this month, against the organisation's monthly limit (null: none set; then nothing is held). */
+  spend: { usedMicros: number; heldMicros: number; limitMicros: number | null };
 }
 
 export interface DayUsage extends UsageCounts {
@@ -39,6 +48,16 @@ export interface DayUsage extends UsageCounts {
 export function spendLimitOf(org: OrgRecord): number | null {
   const limit = (org as OrgRecord & { spendLimitMicros?: unknown }).spendLimitMicros;
   return typeof limit === 'number' && Number.isSafeInteger(limit) ? limit : null;
+}
+
+/**
+ * A pool's used and held against its limit, `counted` (the usage counters) taken as used where it runs ahead of
+ * what holders have written (it moves from held to used); never shown past the limit.
+ */
+export function usedAndHeld(pool: LeaseLedger, counted: number, limit: number): { used: number; held: number } {
+  const used = Math.min(limit, Math.max(pool.used, counted));
+  const held = Math.max(0, Math.min(limit - used, pool.held - Math.max(0, counted - pool.used)));
+  return { used, held };
 }
 
 export interface DayRange {
@@ -71,19 +90,28 @@ export class UsageSummaries {
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.CredentialStore) private readonly credentials: CredentialStore,
     @inject(UsageRecorder) private readonly usage: UsageRecorder,
+    @inject(Symbols.LeaseStore) private readonly leases: LeaseStore,
   ) {}
 
   async of(org: OrgRecord): Promise<UsageSummary> {
-    const period = periodOf(this.clock.now());
-    const [month, stored] = await Promise.all([this.usage.get('org', org.id, period), this.credentials.countCredentials(org.id)]);
+    const now = this.clock.now();
+    const period = periodOf(now);
+    const limitMicros = spendLimitOf(org);
+    const [month, stored, quota, spend] = await Promise.all([
+      this.usage.get('org', org.id, period),
+      this.credentials.countCredentials(org.id),
+      this.leases.leaseLedger(`quota:${org.id}:${period}`, now),
+      limitMicros === null ? undefined : this.leases.leaseLedger(`spend:org:${org.id}:${period}`, now),
+    ]);
     const { freeProxyRequests, freeCredentials } = this.config;
+    const requests = usedAndHeld(quota, month.requests, freeProxyRequests);
+    const money = spend ? usedAndHeld(spend, month.spendMicros, limitMicros!) : { used: month.spendMicros, held: 0 };
     return {
       period,
-      // `used` never reads past the limit (the contract shows it against the limit).
-      proxyRequests: { used: Math.min(month.requests, freeProxyRequests), limit: freeProxyRequests },
+      proxyRequests: { ...requests, limit: freeProxyRequests },
       credentials: { used: stored, limit: freeCredentials },
       tokens: { input: month.inputTokens, output: month.outputTokens },
-      spend: { usedMicros: month.spendMicros, limitMicros: spendLimitOf(org) },
+      spend: { usedMicros: money.used, heldMicros: money.held, limitMicros },
     };
   }
 

@@ -127,10 +127,10 @@ export function usageSummaryView(s: UsageSummary): Static<typeof Usage> {
   return {
     object: 'usage',
     period: s.period,
-    proxy_requests: { used: s.proxyRequests.used, limit: s.proxyRequests.limit },
+    proxy_requests: { used: s.proxyRequests.used, held: s.proxyRequests.held, limit: s.proxyRequests.limit },
     credentials: { used: s.credentials.used, limit: s.credentials.limit },
     tokens: { input: s.tokens.input, output: s.tokens.output },
-    spend_usd: { used: formatUsd(s.spend.usedMicros), limit: s.spend.limitMicros === null ? null : formatUsd(s.spend.limitMicros) },
+    spend_usd: { used: formatUsd(s.spend.usedMicros), held: formatUsd(s.spend.heldMicros), limit: s.spend.limitMicros === null ? null : formatUsd(s.spend.limitMicros) },
   };
 }
 

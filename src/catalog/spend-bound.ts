@@ -50,6 +50,18 @@ export const MEDIA_KEYS = [
   'source', 's3Location', 'uri', 'url', 'previous_response_id', 'conversation', 'cachedContent', 'cached_content',
 ] as const;
 
+/**
+ * Keys whose values declare rather than carry content: tool and function definitions and output schemas (a
+ * tool with a `url` parameter is not a URL to fetch). MEDIA_KEYS inside them do not make a body unbounded;
+ * provider-side tools among them are priced by their own declarations (billed-tools.ts). A provider reads
+ * media only where its content goes, so media hidden under one of these keys is not billed as media
+ * (`text` is a string wherever content has one; as an object it is the Responses API's output format).
+ */
+export const DECLARATION_FIELDS = [
+  'tools', 'functions', 'tool_choice', 'tool_config', 'toolConfig', 'response_format', 'text', 'responseSchema', 'response_schema', 'responseJsonSchema', 'response_json_schema',
+  'input_schema', 'inputSchema', 'parameters', 'json_schema',
+] as const;
+
 /** Every body field the bound reads. */
 export const BOUND_FIELDS: readonly string[] = ['model', ...OUTPUT_CAP_FIELDS, ...CHOICE_FIELDS, ...REFERENCE_FIELDS];
 

@@ -252,8 +252,15 @@ function invokedDirectly(): boolean {
   }
 }
 
+/** Resolves once everything written to `stream` so far has been handed to the OS (a pipe is written asynchronously). */
+const drained = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => stream.write('', () => resolve()));
+
 if (invokedDirectly()) {
-  void run(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
+  void run(process.argv.slice(2)).then(async (code) => {
+    // The work is done and the store closed; exit rather than wait for the event loop to empty: a store client
+    // can keep a connection open after it closed (the Firestore emulator never ends a listen stream the client
+    // ended), which left the command printing its answer and never returning.
+    await Promise.all([drained(process.stdout), drained(process.stderr)]);
+    process.exit(code);
   });
 }

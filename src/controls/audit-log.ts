@@ -10,7 +10,10 @@
  *   memory every second until the store takes it. Never dropped silently.
  * - Refusals (outcome `denied`) are aggregated per organisation, action,
  *   address and minute with a `count` (refusal-aggregator.ts) and flushed
- *   each second: a flood costs a few upserts, not a write per request.
+ *   each second as one batch with an id of its own (this instance and a
+ *   sequence number): a flood costs a few writes, not one per request. A
+ *   batch that failed is sent again as it was (what was counted since waits
+ *   for the next), so one that landed and timed out never counts twice.
  *
  * Every record expires KEYWARD_AUDIT_RETENTION_DAYS after its time: it is no
  * longer listed, and the store deletes it (SQLite: here, at most once an hour
@@ -26,6 +29,7 @@ import { Symbols } from '../symbols.js';
 import { Errors } from '../errors.js';
 import { newId } from '../ids.js';
 import { BackgroundFlush } from '../accounting/background-flush.js';
+import { Instance } from '../accounting/instance.js';
 import { RefusalAggregator, type AuditEntry } from './refusal-aggregator.js';
 
 export type { AuditEntry } from './refusal-aggregator.js';
@@ -45,7 +49,10 @@ const PURGE_MAX_BATCHES = 100;
 export class AuditLog {
   private readonly retentionMs: number;
   private readonly refusals: RefusalAggregator;
-  private readonly refusalFlush: BackgroundFlush<AuditRecord[]>;
+  private readonly refusalFlush: BackgroundFlush<{ id: string; records: AuditRecord[] }>;
+  /** A refusal batch whose write failed: sent again as it was before anything newer. */
+  private failedBatch: { id: string; records: AuditRecord[] } | undefined;
+  private batches = 0;
   private unsaved: AuditRecord[] = [];
   private readonly retryFlush: BackgroundFlush<AuditRecord[]>;
   /** Stops the purge timers (the first run's, then the hourly one). */
@@ -58,19 +65,23 @@ export class AuditLog {
     @inject(Symbols.Logger) private readonly log: Logger,
     @inject(Symbols.Config) config: Config,
     @inject(Symbols.Timers) timers: Timers,
+    @inject(Instance) instance: Instance,
   ) {
     this.retentionMs = config.auditRetentionDays * DAY_MS;
     this.refusals = new RefusalAggregator(this.retentionMs);
     this.refusalFlush = new BackgroundFlush({
       take: () => {
+        const failed = this.failedBatch;
+        this.failedBatch = undefined;
+        if (failed) return failed;
         const { records, folded } = this.refusals.take();
         if (folded > 0) log.warn({ folded, keys: records.length }, 'audit refusals from too many addresses at once: folded into catch-all records (address *)');
-        return records.length > 0 ? records : undefined;
+        return records.length > 0 ? { id: `${instance.id}.${++this.batches}`, records } : undefined;
       },
-      write: (records) => this.store.addAuditCounts(records),
-      restore: (records, err) => {
-        log.warn({ err, records: records.length }, 'audit refusal counts not stored; will retry');
-        this.refusals.restore(records);
+      write: (batch) => this.store.addAuditCounts(batch.id, batch.records),
+      restore: (batch, err) => {
+        log.warn({ err, records: batch.records.length }, 'audit refusal counts not stored; will retry');
+        this.failedBatch = batch;
       },
     }, FLUSH_MS, timers);
     this.retryFlush = new BackgroundFlush({
@@ -164,7 +175,7 @@ export class AuditLog {
     this.stopPurge?.();
     this.stopPurge = undefined;
     await Promise.all([this.refusalFlush.close(), this.retryFlush.close()]);
-    const counts = this.refusals.take().records;
+    const counts = [...(this.failedBatch?.records ?? []), ...this.refusals.take().records];
     if (counts.length > 0) this.log.error({ audit: counts }, 'audit refusal counts not stored at shutdown: this log line is their only copy');
     if (this.unsaved.length > 0) this.log.error({ audit: this.unsaved }, 'audit records not stored at shutdown: this log line is their only copy');
   }

@@ -72,13 +72,4 @@ export class RefusalAggregator {
     this.folded = 0;
     return { records, folded };
   }
-
-  /** Puts records that failed to write back; counts of the same record made since are added to them. */
-  restore(records: AuditRecord[]): void {
-    for (const r of records) {
-      const since = this.pending.get(r.id);
-      if (since) r.count += since.count;
-      this.pending.set(r.id, r);
-    }
-  }
 }

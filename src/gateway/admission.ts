@@ -34,6 +34,8 @@ export interface BodyWanted {
   readonly fields: readonly string[];
   readonly toEnd: boolean;
   readonly anyKeys: readonly string[];
+  /** Keys whose values are not searched for `anyKeys` (every reader asking for keys skips them). */
+  readonly anyKeysSkip: readonly string[];
   /** The array whose elements are recorded (one per process: every reader asking names the same). */
   readonly elements: ElementsWanted | undefined;
   /** The readers it serves, a bit each (their index among the declared readers). */
@@ -83,6 +85,7 @@ export class Admission implements CoreStage {
         // Elements are known only once the array has passed: such a scan reads to the end.
         toEnd: needs.some((n) => n.toEnd === true || n.elements !== undefined),
         anyKeys: [...new Set(needs.flatMap((n) => n.keys ?? []))],
+        anyKeysSkip: skippedByAll(needs.filter((n) => n.keys !== undefined && n.keys.length > 0).map((n) => n.keysSkip ?? [])),
         elements: elements.length === 0 ? undefined : { field: elements[0]!.field, values: [...new Set(elements.flatMap((e) => e.values))] },
         readers,
       });
@@ -111,4 +114,10 @@ export class Admission implements CoreStage {
     }
     return readers;
   }
+}
+
+/** The fields every list names (none when there is no list). */
+function skippedByAll(lists: ReadonlyArray<readonly string[]>): string[] {
+  if (lists.length === 0) return [];
+  return lists[0]!.filter((f) => lists.every((l) => l.includes(f)));
 }

@@ -40,6 +40,8 @@ export interface BodyScanOptions {
   toEnd?: boolean;
   /** Keys to notice at any depth (JsonFieldScanner's `anyKeys`). */
   anyKeys?: readonly string[];
+  /** Keys whose values are not searched for `anyKeys` (JsonFieldScanner's `anyKeysSkip`). */
+  anyKeysSkip?: readonly string[];
   /** The top-level array whose elements are recorded (JsonFieldScanner's `elements`). */
   elements?: ElementsWanted;
   /** The body's declared length (content-length), when it has one. */
@@ -85,7 +87,7 @@ export class BodyScan extends Readable {
   /** `req`: the request's body (the request itself, or HTTP/2's guarded body: http/h2c.ts requestBody). */
   constructor(private readonly req: Readable, private readonly options: BodyScanOptions) {
     super();
-    this.scanner = new JsonFieldScanner(options.fields, options.anyKeys, options.elements);
+    this.scanner = new JsonFieldScanner(options.fields, options.anyKeys, options.elements, options.anyKeysSkip);
     this.declared = options.declared;
     this.decided = new Promise((resolve, reject) => {
       this.resolveDecided = resolve;

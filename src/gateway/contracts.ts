@@ -167,6 +167,11 @@ export interface BodyNeed<Ctx extends RequestView = RequestView> {
   readonly toEnd?: boolean;
   /** Keys to notice at any depth of the body (compared without case), reported in `bodyKeys`. */
   readonly keys?: readonly string[];
+  /**
+   * Keys (at any depth) whose values are not searched for `keys`: declarations (a `tools` array's JSON schemas
+   * naming a `url` parameter) rather than content. Several stages asking: skipped only where all of them skip.
+   */
+  readonly keysSkip?: readonly string[];
   /** A top-level array whose elements are recorded (their `values` and keys), reported in `bodyElements`; read to the body's end. */
   readonly elements?: ElementsWanted;
 }

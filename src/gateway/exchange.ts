@@ -25,10 +25,11 @@
  *
  * The upstream leg gets this object and tells it what happened; it never
  * calls back into the gateway. Another transport ends here too: a WebSocket
- * upgrade refused before it is accepted is answered through the same local
- * reply (a ServerResponse assigned to the upgrade's socket); an accepted
- * session overrides `cut` (a close frame instead of a reset) and calls
- * `finish` when it closes.
+ * upgrade (src/gateway/realtime/) refused before it is accepted, or refused by
+ * the provider, is answered through `refuseUpgrade` (the same undo, error and
+ * head, written on the upgrade's socket); an accepted session counts each
+ * response as it settles (`settledPart`: a session may last hours) and calls
+ * `finish` when it closes, which then counts the session as the request.
  */
 import http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -40,6 +41,7 @@ import type { Metrics } from '../metrics.js';
 import type { UsageRecorder } from '../accounting/usage-recorder.js';
 import { usageCost, type PriceBook } from '../catalog/prices.js';
 import type { UnpricedModels } from '../catalog/unpriced-models.js';
+import type { TokenUsage } from '../catalog/provider.js';
 import type { RequestContext } from './context.js';
 import type { Pipeline } from './pipeline.js';
 import { ResponseModelTap } from './response-model.js';
@@ -137,6 +139,47 @@ export class Exchange {
   }
 
   /**
+   * An upgrade answered before it was accepted: refused here (`err`: what the stages took goes back) or by the
+   * provider (no `err`: it was forwarded and counts). `answer` writes the reply, with these headers, on the socket.
+   */
+  refuseUpgrade(err: unknown, status: number, answer: (headers: Record<string, string>, err: ApiError | undefined) => void): void {
+    const ctx = this.ctx;
+    let apiError: ApiError | undefined;
+    if (err !== undefined) {
+      // Refused before forwarding: what the stages took goes back. A dial that failed was forwarded: it counts.
+      if (ctx.passed > 0 && !ctx.forwarded) this.exit.pipeline.undo(ctx);
+      apiError = this.apiError(err);
+      ctx.error = apiError;
+      status = apiError.status;
+    }
+    ctx.status = status;
+    answer(this.head(status), apiError);
+    this.finish();
+  }
+
+  /** One response of an upgrade's session settled: its tokens and charge are counted now (the session's end counts the request). */
+  settledPart(usage: TokenUsage | undefined, micros: number | undefined, model: string | undefined): void {
+    const ctx = this.ctx;
+    const auth = ctx.auth!;
+    if (usage) {
+      ctx.usage.inputTokens += usage.inputTokens;
+      ctx.usage.outputTokens += usage.outputTokens;
+    }
+    if (micros !== undefined) ctx.spentMicros = (ctx.spentMicros ?? 0) + micros;
+    const priced = this.pricedName(model);
+    this.exit.usage.record({
+      orgId: auth.credential.orgId, credentialId: auth.credential.id, tokenId: auth.token.id, requests: 0,
+      inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0, spendMicros: micros ?? 0, model: priced,
+    });
+    this.exit.metrics.spent(ctx.provider!.id, priced, micros ?? 0);
+  }
+
+  /** The price table's name for a model (metrics and the usage breakdown count by it), or `unpriced`. */
+  private pricedName(model: string | undefined): string {
+    return (model === undefined ? undefined : this.exit.prices.match(this.ctx.provider!.id, model))?.name ?? 'unpriced';
+  }
+
+  /**
    * After the response started: the caller sees the status (if no byte carried it yet), then an unclean end (HTTP/1.1:
    * no last chunk, the connection closed; HTTP/2: RST_STREAM INTERNAL_ERROR, never the NO_ERROR of a finished answer).
    */
@@ -203,17 +246,22 @@ export class Exchange {
     leg?.abandon();
     if (ctx.auth) exit.unpriced.observe(ctx.auth.credential.orgId, ctx.provider?.id ?? 'unknown', ctx.model ?? this.answered?.model);
     if (ctx.forwarded) {
-      ctx.usageFinal = usageFinal(leg?.ended());
       exit.metrics.proxied(ctx.provider!.id, ctx.status ?? 499, Number(process.hrtime.bigint() - ctx.forwardedAt) / 1e9, ctx.ttfbMs === undefined ? undefined : ctx.ttfbMs / 1000);
-      const model = this.price();
+      // An upgrade's responses were counted as each settled (settledPart): its end counts the request only.
+      const counted = ctx.upgrade ? undefined : ctx;
+      let model = this.pricedName(ctx.model);
+      if (counted) {
+        ctx.usageFinal = usageFinal(leg?.ended());
+        model = this.price();
+      }
       exit.usage.record({
         orgId: ctx.auth!.credential.orgId,
         credentialId: ctx.auth!.credential.id,
         tokenId: ctx.auth!.token.id,
         requests: 1,
-        inputTokens: ctx.usage.inputTokens,
-        outputTokens: ctx.usage.outputTokens,
-        spendMicros: ctx.spentMicros ?? 0,
+        inputTokens: counted?.usage.inputTokens ?? 0,
+        outputTokens: counted?.usage.outputTokens ?? 0,
+        spendMicros: counted?.spentMicros ?? 0,
         model,
       });
     } else if (ctx.error) {

@@ -16,12 +16,13 @@
  * (`Model`, `MODEL`), is a problem rather than a value: parsers disagree on
  * which one wins (most take the last; Go's encoding/json matches keys without
  * case, Kelvin sign K and long s ſ included), so the scope would check one
- * value while the provider used another. `anyKeys` are noticed at any depth.
+ * value while the provider used another. `anyKeys` are noticed at any depth,
+ * except inside the value of a key `anyKeysSkip` names (at any depth: a
+ * `tools` array, a nested `responseSchema`), which is stepped over for them.
  * The elements of one top-level array (`elements`: a body's `tools`) are
  * recorded as they pass, each object's named values and keys, within a fixed
  * number of elements and keys (json-fields.ts): one pass, nothing read twice.
  */
-
 import { ELEMENT_KEYS, ELEMENTS_LIMIT, fieldTree, foldKey, MAX_DEPTH, type ElementFacts, type ElementsFound, type ElementsWanted, type FieldNode, type FieldValue, type Frame, type ScanProblem } from './json-fields.js';
 
 export { foldKey, MAX_DEPTH };
@@ -54,6 +55,8 @@ export class JsonFieldScanner {
   private readonly items: ElementFacts[] = [];
   private itemsTruncated = false;
   private readonly anyKeys: ReadonlySet<string> | undefined;
+  private readonly anyKeysSkip: ReadonlySet<string> | undefined;
+  private skipDepth = 0; // the depth of the anyKeysSkip key whose value is being read (its keys not noticed); 0: none
   problem: ScanProblem | undefined;
 
   private readonly root: FieldNode;
@@ -70,8 +73,7 @@ export class JsonFieldScanner {
   /** The wanted field whose scalar value is being read. */
   private pendingField: string | undefined;
 
-  // The string being read.
-  private stringIsKey = false;
+  private stringIsKey = false; // the string being read
   private capturing = false;
   private overlong = false;
   private readonly bytes = Buffer.allocUnsafe(CAPTURE_LIMIT);
@@ -81,8 +83,7 @@ export class JsonFieldScanner {
   private hex = 0;
   private hexDigits = 0;
 
-  // The number or literal being read.
-  private numberText = '';
+  private numberText = ''; // the number or literal being read
   private literal: Buffer = LITERALS.t;
   private literalAt = 0;
 
@@ -90,8 +91,9 @@ export class JsonFieldScanner {
    * `fields`: dotted paths from the top-level object (`generationConfig.maxOutputTokens`); `anyKeys`: keys noticed at
    * any depth (`image_url`); `elements`: the top-level array whose elements are recorded (also a field itself).
    */
-  constructor(fields: readonly string[], anyKeys: readonly string[] = [], elements?: ElementsWanted) {
+  constructor(fields: readonly string[], anyKeys: readonly string[] = [], elements?: ElementsWanted, anyKeysSkip: readonly string[] = []) {
     this.anyKeys = anyKeys.length > 0 ? new Set(anyKeys.map(foldKey)) : undefined;
+    this.anyKeysSkip = this.anyKeys && anyKeysSkip.length > 0 ? new Set(anyKeysSkip.map(foldKey)) : undefined;
     ({ root: this.root, wanted: this.wanted } = fieldTree(fields, elements));
   }
 
@@ -241,6 +243,8 @@ export class JsonFieldScanner {
   }
 
   private close(): void {
+    // The skipped key's value (one deeper than the key) closes: keys count again.
+    if (this.skipDepth !== 0 && this.depth <= this.skipDepth + 1) this.skipDepth = 0;
     this.frames[this.depth] = undefined;
     this.depth--;
     this.state = this.depth === 0 ? DONE : AFTER_VALUE;
@@ -370,9 +374,14 @@ export class JsonFieldScanner {
     }
     this.state = COLON;
     const frame = this.frames[this.depth];
+    // A key at (or above) the skipped key's depth: the skipped value has ended.
+    if (this.skipDepth !== 0 && this.depth <= this.skipDepth) this.skipDepth = 0;
     if (value === undefined) return true; // a key too long to be a wanted one
     const folded = foldKey(value);
-    if (this.anyKeys?.has(folded)) this.keysFound.add(folded);
+    if (this.skipDepth === 0) {
+      if (this.anyKeys?.has(folded)) this.keysFound.add(folded);
+      if (this.anyKeysSkip?.has(folded)) this.skipDepth = this.depth;
+    }
     if (!frame) return true; // not a tracked object
     if (frame.facts && !frame.facts.keys.has(folded)) {
       if (frame.facts.keys.size < ELEMENT_KEYS) frame.facts.keys.add(folded);

@@ -1,23 +1,24 @@
 /**
  * The budget plugin's services (PluginHost.spend): the price book, each org's
  * cap as cached in memory (OrgLimits), and the SpendLedger's reservations. A
- * reservation handed to the plugin is an opaque token: the caps it was made
- * under stay here (a WeakMap), and it can be refunded or settled once only, so
- * nothing a stage does can add money to a counter.
+ * reservation handed to the plugin is an opaque token: the ledger's hold it
+ * stands for (the caps' counters it was made under) stays here (a WeakMap),
+ * and it can be refunded or settled once only, so nothing a stage does can
+ * add money to a counter.
  */
 import { Errors } from '../errors.js';
 import type { PriceBook } from '../catalog/prices.js';
-import type { SpendCap, SpendLedger } from '../accounting/spend-ledger.js';
+import type { SpendCap, SpendHold, SpendLedger } from '../accounting/spend-ledger.js';
 import type { OrgLimits } from '../vault/org-limits.js';
 import type { SpendHost, SpendReservation } from './contracts.js';
 
 export function spendHost(ledger: SpendLedger, limits: OrgLimits, prices: PriceBook): SpendHost {
-  const open = new WeakMap<SpendReservation, readonly SpendCap[]>();
-  /** The reservation's caps, once: a second refund or settle finds nothing. */
-  const close = (r: SpendReservation): readonly SpendCap[] | undefined => {
-    const caps = open.get(r);
+  const open = new WeakMap<SpendReservation, SpendHold>();
+  /** The reservation's hold, once: a second refund or settle finds nothing. */
+  const close = (r: SpendReservation): SpendHold | undefined => {
+    const hold = open.get(r);
     open.delete(r);
-    return caps;
+    return hold;
   };
   return {
     price: (providerId, model) => prices.lookup(providerId, model),
@@ -27,19 +28,19 @@ export function spendHost(ledger: SpendLedger, limits: OrgLimits, prices: PriceB
       const caps: SpendCap[] = [];
       if (request.tokenBudget !== undefined) caps.push(ledger.tokenCap(request.tokenId, request.tokenBudget));
       if (request.orgLimit !== null) caps.push(ledger.orgCap(request.orgId, request.orgLimit));
-      const refused = await ledger.reserve(caps, micros);
-      if (refused) throw Errors.budgetExhausted(refused.kind, refused.kind === 'org' ? ledger.secondsToMonthEnd() : undefined);
+      const held = await ledger.reserve(caps, micros);
+      if ('kind' in held) throw Errors.budgetExhausted(held.kind, held.kind === 'org' ? ledger.secondsToMonthEnd() : undefined);
       const reservation: SpendReservation = Object.freeze({ micros });
-      open.set(reservation, caps);
+      open.set(reservation, held);
       return reservation;
     },
     refund(reservation) {
-      const caps = close(reservation);
-      if (caps) ledger.refundAll(caps, reservation.micros);
+      const hold = close(reservation);
+      if (hold) ledger.refund(hold);
     },
     settle(reservation, actualMicros) {
-      const caps = close(reservation);
-      if (caps) ledger.settle(caps, reservation.micros, actualMicros);
+      const hold = close(reservation);
+      if (hold) ledger.settle(hold, actualMicros);
     },
     releaseAll: () => ledger.releaseAll(),
   };

@@ -1,7 +1,7 @@
 /**
  * The HTTP front door. Gives every request an id, answers health checks
- * (readiness from one shared check at most 2 s old, so a flood of probes
- * never becomes a flood of store pings),
+ * (readiness.ts: one shared check, so a flood of probes never becomes a
+ * flood of store pings),
  * sends `/v1/proxy/*` to the gateway and everything else under `/v1` to the
  * admin router. Malformed HTTP is answered by the client-error handler with the
  * contract's JSON; header and body read timeouts come from the config.
@@ -24,6 +24,7 @@ import type { Logger } from '../log.js';
 import { systemClock, systemTimers, type Clock, type Timers } from '../clock.js';
 import { H2cFrontDoor } from './h2c.js';
 import type { LoopbackMetricsListener } from './metrics-listener.js';
+import { Readiness } from './readiness.js';
 import { rawErrorResponse, sendError, sendJson } from './reply.js';
 import type { Route, Router } from './router.js';
 
@@ -57,10 +58,6 @@ export interface ExtraRoutes {
 }
 
 const PROXY_PREFIX = '/v1/proxy/';
-const READY_TIMEOUT_MS = 2000;
-/** A readiness result is reused this long (from when its check began); callers meanwhile share the one in flight. */
-const READY_MAX_AGE_MS = 2000;
-
 /**
  * `req_` and 32 hex digits, all random (a counter would tell a caller how busy the instance is). The bytes
  * come from a pool refilled 256 ids at a time: a random UUID with its dashes removed cost ~2 µs per request.
@@ -84,7 +81,7 @@ export class HttpServer {
   private draining = false;
   private inflight = 0;
   private idleWaiters: Array<() => void> = [];
-  private readiness: { startedAt: number; ready: Promise<boolean> } | undefined;
+  private readonly readiness: Readiness;
 
   constructor(
     private readonly config: Config,
@@ -92,7 +89,7 @@ export class HttpServer {
     private readonly router: Router,
     private readonly pipeline: AdminHandler,
     private readonly proxy: ProxyHandler,
-    private readonly health: HealthCheck,
+    health: HealthCheck,
     private readonly extra: ExtraRoutes = {},
     private readonly upgrades?: UpgradeHandler,
     /** KEYWARD_METRICS_PORT's listener: opened with the main one, closed after the drain (a collector's last scrape). */
@@ -102,6 +99,8 @@ export class HttpServer {
     const requestTimeoutMs = Math.max(config.bodyTimeoutMs, config.headersTimeoutMs);
     // Node checks the HTTP/1.1 deadlines on this interval (30 s by default); HTTP/2's sweep runs on it too.
     const checkEveryMs = Math.max(50, Math.min(1000, Math.floor(Math.min(config.headersTimeoutMs, config.bodyTimeoutMs) / 4)));
+    const timers = health.timers ?? systemTimers;
+    this.readiness = new Readiness(() => health.ready(), log, () => timers.elapsed());
     this.server = http.createServer({
       // Only a WebSocket upgrade of a proxy path is taken over; any other `Upgrade` is a plain request.
       shouldUpgradeCallback: (req) => upgrades !== undefined && req.url?.startsWith(PROXY_PREFIX) === true && String(req.headers.upgrade).toLowerCase() === 'websocket',
@@ -251,29 +250,8 @@ export class HttpServer {
       sendJson(res, 503, { status: 'draining' });
       return;
     }
-    const now = (this.health.timers ?? systemTimers).elapsed();
-    if (!this.readiness || now - this.readiness.startedAt >= READY_MAX_AGE_MS) {
-      this.readiness = { startedAt: now, ready: this.checkReady() };
-    }
-    if (await this.readiness.ready) sendJson(res, 200, { status: 'ready' });
+    if (await this.readiness.ready()) sendJson(res, 200, { status: 'ready' });
     else sendJson(res, 503, { status: 'unavailable' });
-  }
-
-  /** One readiness check (store and key wrapper), bounded by READY_TIMEOUT_MS; never rejects. */
-  private async checkReady(): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        this.health.ready(),
-        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS))),
-      ]);
-      return true;
-    } catch (err) {
-      this.log.warn({ err }, 'not ready');
-      return false;
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {

@@ -8,8 +8,9 @@
  * reach the ports through it), and what tests and the CLI construct.
  */
 import type {
-  AdminKeyRecord, AdminKeyStore, AuditRecord, AuditStore, Change, ChangeFeed, CredentialRecord, CredentialStore, IdempotencyRecord, IdempotencyStore, LeaseStore, OrgRecord,
-  BreakdownScope, NamedPageQuery, OrgStore, OrgTokenRecord, PageQuery, SealedKey, SecretStore, Store, StoredSecret, TokenRecord, TokenStore, UsageDelta, UsageScope, UsageStore,
+  AdminKeyRecord, AdminKeyStore, BreakdownScope, AuditRecord, AuditStore, Change, ChangeFeed, CredentialRecord, CredentialStore, HolderState, HolderWrite, IdempotencyRecord,
+  IdempotencyStore, LeaseStore, NamedPageQuery, OrgRecord, OrgStore, OrgTokenRecord, PageQuery, SealedKey, SecretStore, Store, StoredSecret, TokenRecord, TokenStore,
+  UsageScope, UsageShard, UsageStore,
 } from './ports.js';
 import type { TrustPolicyRecord, TrustPolicyStore } from './ports.js';
 
@@ -77,11 +78,13 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   setTokenName(orgId: string, id: string, name: string | null) { return this.ports.tokens.setTokenName(orgId, id, name); }
 
   // ---- leases (LeaseStore) and usage (UsageStore) ---------------------------
-  lease(key: string, limit: number, want: number) { return this.ports.leases.lease(key, limit, want); }
-  leaseAtLeast(key: string, limit: number, min: number, want: number) { return this.ports.leases.leaseAtLeast(key, limit, min, want); }
-  release(key: string, units: number) { return this.ports.leases.release(key, units); }
-  leased(key: string) { return this.ports.leases.leased(key); }
-  addUsage(deltas: UsageDelta[]) { return this.ports.usage.addUsage(deltas); }
+  writeHolder(key: string, state: HolderState, write: HolderWrite) { return this.ports.leases.writeHolder(key, state, write); }
+  readHolder(key: string, holder: string) { return this.ports.leases.readHolder(key, holder); }
+  reclaimExpired(key: string, now: number) { return this.ports.leases.reclaimExpired(key, now); }
+  leaseLedger(key: string, now: number) { return this.ports.leases.leaseLedger(key, now); }
+  chargeLease(key: string, units: number) { return this.ports.leases.chargeLease(key, units); }
+  putUsageShards(writer: string, seq: number, shards: UsageShard[]) { return this.ports.usage.putUsageShards(writer, seq, shards); }
+  getUsageShards(writer: string, counters: Array<Pick<UsageShard, 'scope' | 'id' | 'period'>>) { return this.ports.usage.getUsageShards(writer, counters); }
   getUsage(scope: UsageScope, id: string, period?: string) { return this.ports.usage.getUsage(scope, id, period); }
   listUsage(scope: UsageScope, id: string, from: string, to: string) { return this.ports.usage.listUsage(scope, id, from, to); }
   listBreakdown(scope: BreakdownScope, orgId: string, from: string, to: string) { return this.ports.usage.listBreakdown(scope, orgId, from, to); }
@@ -92,7 +95,7 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
 
   // ---- audit (AuditStore) ---------------------------------------------------
   appendAudit(records: AuditRecord[]) { return this.ports.audit.appendAudit(records); }
-  addAuditCounts(records: AuditRecord[]) { return this.ports.audit.addAuditCounts(records); }
+  addAuditCounts(batch: string, records: AuditRecord[]) { return this.ports.audit.addAuditCounts(batch, records); }
   listAudit(orgId: string, page: PageQuery, now?: number) { return this.ports.audit.listAudit(orgId, page, now); }
   deleteExpiredAudit(now: number, limit: number) { return this.ports.audit.deleteExpiredAudit(now, limit); }
 

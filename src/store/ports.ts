@@ -186,23 +186,8 @@ export interface AdminKeyStore {
   deleteAdminKey(orgId: string, id: string): Promise<boolean>;
 }
 
-/**
- * Leases of a bounded counter (an org's monthly quota, a token's max_requests):
- * `lease` grants at most `want` units, never letting the total granted under
- * `key` pass `limit`; `release` hands unused units back. Instances serve
- * requests from what they hold, so the hot path needs no store round trip.
- */
-export interface LeaseStore {
-  /** Grants up to `want` units; `leased` is the total granted under `key` afterwards (all instances). */
-  lease(key: string, limit: number, want: number): Promise<{ granted: number; leased: number }>;
-  /**
-   * All or nothing from `min`: grants between `min` and `want` units (min ≤ want), or none when fewer
-   * than `min` fit under `limit` (spend reservations: a request's worst case is reserved whole or refused).
-   */
-  leaseAtLeast(key: string, limit: number, min: number, want: number): Promise<{ granted: number; leased: number }>;
-  release(key: string, units: number): Promise<void>;
-  leased(key: string): Promise<number>;
-}
+export type { HolderOutcome, HolderState, HolderWrite, LeaseLedger, LeaseStore } from './lease-port.js';
+import type { LeaseStore } from './lease-port.js';
 
 /**
  * Monthly counters per organisation, credential and token; `org-day`: an organisation's daily counters (the
@@ -212,11 +197,13 @@ export interface LeaseStore {
 export type UsageScope = 'org' | 'cred' | 'tok' | 'org-day' | BreakdownScope;
 export type BreakdownScope = 'tok-day' | 'cred-day' | 'model-day';
 export const BREAKDOWN_SCOPES: readonly BreakdownScope[] = ['tok-day', 'cred-day', 'model-day'];
+export const isBreakdown = (scope: UsageScope): scope is BreakdownScope => (BREAKDOWN_SCOPES as readonly string[]).includes(scope);
 
 /** A breakdown counter's id: the organisation's id (never holding a `/`), a `/`, then the token or credential id or the model. */
 export const breakdownId = (orgId: string, key: string): string => `${orgId}/${key}`;
 /** breakdownId's inverse. */
 export const splitBreakdownId = (id: string): { orgId: string; key: string } => ({ orgId: id.slice(0, id.indexOf('/')), key: id.slice(id.indexOf('/') + 1) });
+
 
 export interface UsageCounts {
   requests: number;
@@ -226,20 +213,6 @@ export interface UsageCounts {
   spendMicros: number;
 }
 
-export interface UsageDelta extends UsageCounts {
-  scope: UsageScope;
-  id: string;
-  /** `YYYY-MM` (UTC); `YYYY-MM-DD` for the `org-day` scope. */
-  period: string;
-}
-
-/** Adds `more` into `sum` (one counter's deltas, or a range's periods). */
-export function addCounts(sum: UsageCounts, more: UsageCounts): void {
-  sum.requests += more.requests;
-  sum.inputTokens += more.inputTokens;
-  sum.outputTokens += more.outputTokens;
-  sum.spendMicros += more.spendMicros;
-}
 
 /** One period's counters, as listUsage returns them. */
 export interface PeriodUsage extends UsageCounts {
@@ -252,14 +225,28 @@ export interface KeyUsage extends UsageCounts {
   key: string;
 }
 
+/** One writer's absolute totals for one counter (scope, id, period). */
+export interface UsageShard extends UsageCounts {
+  scope: UsageScope;
+  id: string;
+  period: string;
+}
+
+/**
+ * Usage counters, sharded by writer (each instance writes only its own shard, with absolute totals, at most
+ * once a flush) and summed on read. A write is idempotent: a retry writes the same totals; an older write
+ * (lower `seq`) never replaces a newer one. Adding a scope costs nothing here: scopes are opaque names.
+ */
 export interface UsageStore {
-  /** Adds batched deltas (one write per counter per flush, never per request). */
-  addUsage(deltas: UsageDelta[]): Promise<void>;
-  /** One period's counts, or the sum over all periods when `period` is omitted. */
+  /** Writes `writer`'s absolute totals for each counter given (one write per counter per flush, never per request). */
+  putUsageShards(writer: string, seq: number, shards: UsageShard[]): Promise<void>;
+  /** `writer`'s stored totals for these counters (a counter it had let go of and counts again), in order; absent ones are zeros. */
+  getUsageShards(writer: string, counters: Array<Pick<UsageShard, 'scope' | 'id' | 'period'>>): Promise<UsageCounts[]>;
+  /** One period's counts (every writer's summed), or the sum over all periods when `period` is omitted. */
   getUsage(scope: UsageScope, id: string, period?: string): Promise<UsageCounts>;
   /** The periods from `from` to `to` (inclusive, compared as strings) that have counters, in order; absent ones are left out. */
   listUsage(scope: UsageScope, id: string, from: string, to: string): Promise<PeriodUsage[]>;
-  /** An organisation's keys in a breakdown scope with counters on days `from` to `to` (inclusive), each summed over those days; in no set order. */
+  /** An organisation's keys in a breakdown scope with counters on days `from` to `to` (inclusive), every writer's summed over those days; in no set order. */
   listBreakdown(scope: BreakdownScope, orgId: string, from: string, to: string): Promise<KeyUsage[]>;
 }
 
@@ -310,11 +297,13 @@ export interface AuditRecord {
 export interface AuditStore {
   appendAudit(records: AuditRecord[]): Promise<void>;
   /**
-   * Aggregated refusals: a record whose id is new is stored as given; one whose id
-   * exists only adds its `count` (the first writer's other fields stay). Exact
-   * across instances: ids are derived from (org, action, address, minute).
+   * Aggregated refusals: a record whose id is new is stored as given (the first writer's fields stay), and
+   * each record's `count` is added once for `batch` (an id unique to one flush of one instance): a retry of
+   * the same batch adds nothing, so a write that landed but timed out never counts twice. A listed record's
+   * count is the sum of its batches'. Exact across instances: ids are derived from (org, action, address,
+   * minute), and no document is written twice.
    */
-  addAuditCounts(records: AuditRecord[]): Promise<void>;
+  addAuditCounts(batch: string, records: AuditRecord[]): Promise<void>;
   /** Newest first, records expired at `now` left out; `orgId` '' lists the records with no organisation. */
   listAudit(orgId: string, page: PageQuery, now?: number): Promise<Page<AuditRecord> | typeof BAD_CURSOR>;
   /** Deletes up to `limit` records expired at `now`; how many it deleted (0 where the backend expires them itself, Firestore's TTL). */
@@ -331,8 +320,15 @@ export interface IdempotencyRecord {
   response?: { status: number; body: unknown };
 }
 
+/** A claim still running after this long was abandoned (its request failed without releasing it): a new one may take it over. */
+export const IDEMPOTENCY_CLAIM_STALE_MS = 5 * 60_000;
+
 export interface IdempotencyStore {
-  /** Atomically claims `scope` for a new request, or returns the live record that holds it (one older than `expireBefore` is replaced). */
+  /**
+   * Atomically claims `scope` for a new request, or returns the live record that holds it (one older than `expireBefore`,
+   * or still running after IDEMPOTENCY_CLAIM_STALE_MS, is replaced). A claim whose write landed but was not acknowledged
+   * is read back: it is still this call's.
+   */
   claimIdempotency(record: IdempotencyRecord, expireBefore: number): Promise<'claimed' | IdempotencyRecord>;
   completeIdempotency(scope: string, response: { status: number; body: unknown }): Promise<void>;
   /** Frees a claim whose request failed, so the key can be retried. */

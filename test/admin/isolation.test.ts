@@ -60,7 +60,7 @@ test("another organisation's ids answer 404 exactly as missing ones do, and noth
   t.is((await api(app, 'GET', '/v1/usage', { token: b.token })).body.credentials.used, 1);
 });
 
-test('GET /v1/usage → 200 {period, proxy_requests {used, limit}, credentials {used, limit}}', async (t) => {
+test('GET /v1/usage → 200 {period, proxy_requests {used, held, limit}, credentials {used, limit}}', async (t) => {
   const app = await startApp(t, { env: { KEYWARD_FREE_CREDENTIALS: '4', KEYWARD_FREE_PROXY_REQUESTS: '250' } });
   const org = await createOrg(app);
   const other = await createOrg(app, 'other');
@@ -68,7 +68,7 @@ test('GET /v1/usage → 200 {period, proxy_requests {used, limit}, credentials {
   t.is(r.status, 200);
   const now = new Date();
   t.is(r.body.period, `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`);
-  t.deepEqual(r.body.proxy_requests, { used: 0, limit: 250 });
+  t.deepEqual(r.body.proxy_requests, { used: 0, held: 0, limit: 250 });
   t.deepEqual(r.body.credentials, { used: 0, limit: 4 });
   t.truthy(r.headers.get('x-request-id'));
 
@@ -91,5 +91,5 @@ test('defaults: 10 credentials and 10000 proxy requests per organisation', async
   const org = await createOrg(app);
   const r = await api(app, 'GET', '/v1/usage', { token: org.token });
   t.deepEqual(r.body.credentials, { used: 0, limit: 10 });
-  t.deepEqual(r.body.proxy_requests, { used: 0, limit: 10_000 });
+  t.deepEqual(r.body.proxy_requests, { used: 0, held: 0, limit: 10_000 });
 });

@@ -65,7 +65,7 @@ test('every day of the range, zeros included; unflushed and flushed counts alike
   t.deepEqual(upTo.at(-1), expected[1]);
 
   // The month's spend is the days' sum.
-  t.deepEqual((await api(f.app, 'GET', '/v1/usage', { token: f.org.token })).body.spend_usd, { used: '0.000386', limit: null });
+  t.deepEqual((await api(f.app, 'GET', '/v1/usage', { token: f.org.token })).body.spend_usd, { used: '0.000386', held: '0.00', limit: null });
 
   const other = await createOrg(f.app, 'initech');
   t.deepEqual((await api(f.app, 'GET', range, { token: other.token })).body.data, expected.map((d) => zero(d.date)));
@@ -109,7 +109,7 @@ test('unit: the monthly spend limit is read from the organisation when it has on
   t.is(spendLimitOf(org), null);
   t.is(spendLimitOf({ ...org, spendLimitMicros: null } as typeof org), null);
   t.is(spendLimitOf({ ...org, spendLimitMicros: 12_500_000 } as typeof org), 12_500_000);
-  const summary = { period: '2026-11', proxyRequests: { used: 1, limit: 10 }, credentials: { used: 1, limit: 3 }, tokens: { input: 5, output: 6 } };
-  t.deepEqual(usageSummaryView({ ...summary, spend: { usedMicros: 1_234_567, limitMicros: 12_500_000 } }).spend_usd, { used: '1.234567', limit: '12.50' });
-  t.deepEqual(usageSummaryView({ ...summary, spend: { usedMicros: 0, limitMicros: null } }).spend_usd, { used: '0.00', limit: null });
+  const summary = { period: '2026-11', proxyRequests: { used: 1, held: 0, limit: 10 }, credentials: { used: 1, limit: 3 }, tokens: { input: 5, output: 6 } };
+  t.deepEqual(usageSummaryView({ ...summary, spend: { usedMicros: 1_234_567, heldMicros: 2_000_000, limitMicros: 12_500_000 } }).spend_usd, { used: '1.234567', held: '2.00', limit: '12.50' });
+  t.deepEqual(usageSummaryView({ ...summary, spend: { usedMicros: 0, heldMicros: 0, limitMicros: null } }).spend_usd, { used: '0.00', held: '0.00', limit: null });
 });

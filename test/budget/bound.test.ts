@@ -7,7 +7,7 @@
 import test from 'ava';
 import http from 'node:http';
 import { JsonFieldScanner } from '../../src/gateway/json-field-scanner.js';
-import { BOUND_FIELDS, INPUT_OVERHEAD_TOKENS, MEDIA_KEYS, requestBound } from '../../src/catalog/spend-bound.js';
+import { BOUND_FIELDS, DECLARATION_FIELDS, INPUT_OVERHEAD_TOKENS, MEDIA_KEYS, requestBound } from '../../src/catalog/spend-bound.js';
 import type { PriceEntry } from '../../src/catalog/prices.js';
 import { formatUsd } from '../../src/catalog/money.js';
 import { createCredential, createOrg, mintToken, startApp } from '../support/app.js';
@@ -19,7 +19,7 @@ import { eventually } from '../support/wait.js';
 const price = (p: Partial<PriceEntry> = {}): PriceEntry => ({ input: 2, cachedInput: 1, cacheWriteInput: 2, output: 8, source: 'test', ...p });
 
 function scan(body: string) {
-  const s = new JsonFieldScanner(BOUND_FIELDS, MEDIA_KEYS);
+  const s = new JsonFieldScanner(BOUND_FIELDS, MEDIA_KEYS, undefined, DECLARATION_FIELDS);
   if (!s.write(Buffer.from(body)) || !s.end()) throw new Error(`not scanned: ${JSON.stringify(s.problem)}`);
   return { fields: s.found, bytes: Buffer.byteLength(body), mediaKeys: s.keysFound };
 }
@@ -59,6 +59,29 @@ test('media or stored references anywhere: bounded by the context window, else r
   // The same words inside strings, or a legacy prompt string, are not media.
   const plain = '{"model":"m","max_tokens":5,"prompt":"see image_url and file_id","messages":[{"content":"\\"url\\": here"}]}';
   t.deepEqual(requestBound(price(), scan(plain)), { inputTokens: plain.length + INPUT_OVERHEAD_TOKENS, outputTokens: 5, feeMicros: 0 });
+});
+
+test('declarations are not content: a tool whose schema names `url` or `source` (as coding agents\' fetch and read tools do) is bounded by the body, media in the messages still by the context window', (t) => {
+  const tool = '{"name":"WebFetch","input_schema":{"type":"object","properties":{"url":{"type":"string"},"source":{"type":"string"}},"required":["url"]}}';
+  const declared = [
+    `{"model":"m","max_tokens":5,"tools":[${tool}],"messages":[{"role":"user","content":"fetch it"}]}`,
+    '{"model":"m","max_tokens":5,"functions":[{"name":"f","parameters":{"properties":{"image_url":{}}}}],"messages":[]}',
+    '{"model":"m","max_tokens":5,"response_format":{"type":"json_schema","json_schema":{"schema":{"properties":{"uri":{}}}}},"messages":[]}',
+    '{"model":"m","max_output_tokens":5,"text":{"format":{"type":"json_schema","name":"n","schema":{"properties":{"url":{}}}}},"input":"x"}',
+    '{"contents":[],"tools":[{"functionDeclarations":[{"name":"f","parameters":{"properties":{"fileUri":{}}}}]}],"generationConfig":{"maxOutputTokens":5,"responseSchema":{"properties":{"url":{}}}}}',
+    '{"messages":[],"toolConfig":{"tools":[{"toolSpec":{"inputSchema":{"json":{"properties":{"source":{}}}}}}]},"inferenceConfig":{"maxTokens":5}}',
+  ];
+  for (const body of declared) t.deepEqual(requestBound(price({ contextWindow: 128_000 }), scan(body)), { inputTokens: body.length + INPUT_OVERHEAD_TOKENS, outputTokens: 5, feeMicros: 0 }, body);
+  // The same request with an image in its messages, or a top-level key after the tools: the context window.
+  const media = [
+    `{"model":"m","max_tokens":5,"tools":[${tool}],"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://x/a.png"}}]}]}`,
+    `{"model":"m","max_tokens":5,"tools":[${tool}],"previous_response_id":"resp_1"}`,
+    `{"tools":[${tool}],"model":"m","max_tokens":5,"input":[{"type":"input_image","image_url":"https://x/a.png"}]}`,
+    // A skipped key's value ends where it closes: an image in the next element of the same array still counts.
+    '{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"x","parameters":{"a":1}},[{"image_url":{"url":"u"}}]]}]}',
+    '{"model":"m","max_tokens":5,"messages":[{"parameters":"p","content":[{"image_url":{"url":"u"}}]}]}',
+  ];
+  for (const body of media) t.deepEqual(requestBound(price({ contextWindow: 128_000 }), scan(body)), { inputTokens: 128_000, outputTokens: 5, feeMicros: 0 }, body);
 });
 
 test('through HTTP: a budgeted body is read to its end before forwarding (an unbudgeted one is not), and its whole length is the bound', async (t) => {

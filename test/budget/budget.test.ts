@@ -9,6 +9,7 @@ import { api, mintToken } from '../support/app.js';
 import { budgetSetup, chat, chatBody, spentOf as spentIn, worstCase, type BudgetSetup } from '../support/budget.js';
 import { formatUsd } from '../../src/catalog/money.js';
 import { pool } from '../support/pool.js';
+import { leasedOut } from '../support/leases.js';
 
 type Setup = BudgetSetup;
 const setup = budgetSetup;

@@ -14,9 +14,10 @@ import { Symbols } from '../../src/symbols.js';
 import type { Store } from '../../src/store/ports.js';
 import type { TestApp } from '../support/app.js';
 import { quiet } from '../support/wait.js';
+import { leasedOut } from '../support/leases.js';
 
 const spent = async (app: TestApp, key: string): Promise<number> =>
-  (await app.server.container.resolve<Store>(Symbols.Store).leased(key)) - app.server.container.resolve(SpendLedger).heldOf(key);
+  (await leasedOut(app.server.container.resolve<Store>(Symbols.Store), key)) - app.server.container.resolve(SpendLedger).heldOf(key);
 
 async function stream(app: TestApp, token: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
   const r = await fetch(`${app.url}/v1/proxy/v1/chat/completions`, { method: 'POST', headers: { 'x-proxy-token': token, 'content-type': 'application/json', ...headers }, body });

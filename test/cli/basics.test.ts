@@ -124,7 +124,7 @@ test('usage prints the period, proxy requests and credentials against the free t
   t.is(r.code, 0, r.stderr);
   const now = new Date();
   t.is(r.json.period, `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`);
-  t.deepEqual(r.json.proxy_requests, { used: 0, limit: 500 });
+  t.deepEqual(r.json.proxy_requests, { used: 0, held: 0, limit: 500 });
   t.deepEqual(r.json.credentials, { used: 1, limit: 3 });
   const human = await cli(['usage', '--org', org.id], { env });
   t.is(human.code, 0, human.stderr);

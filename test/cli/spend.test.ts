@@ -30,7 +30,7 @@ test('keyward usage shows the month\'s spend; tokens get and credentials get the
   const env = { KEYWARD_DATA_DIR: dataDir, KEYWARD_LOCAL_KEK: KEK, KEYWARD_PROVIDERS_DIR: f.providersDir };
   const json = await cli(['usage', '--org', f.org.id, '--json'], { env });
   t.is(json.code, 0, json.stderr);
-  t.deepEqual(json.json.spend_usd, { used: '0.000386', limit: null });
+  t.deepEqual(json.json.spend_usd, { used: '0.000386', held: '0.00', limit: null });
   t.deepEqual(json.json.spend_usd, viaApi.spend_usd);
   t.deepEqual(json.json.tokens, { input: 11 + 2 * 13, output: 3 * 7 });
   const human = await cli(['usage', '--org', f.org.id], { env });

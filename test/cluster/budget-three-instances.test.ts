@@ -73,10 +73,10 @@ test('three instances on one Firestore: a token budget and an org monthly limit 
   t.true(orgOk <= 34, `${orgOk} forwarded: the three requests before the limit count against it`);
   t.log(`org limit: ${orgOk} of 300 forwarded (${formatUsd(orgOk * w)} of ${formatUsd(cap)} USD)`);
 
-  // Shutdown hands every held amount back: the store then holds exactly what was spent.
+  // Shutdown hands every held amount back: the store then holds exactly what was spent, all used, none held.
   await Promise.all(nodes.map((n) => n.kill('SIGTERM')));
   const store = await FirestoreStore.connect({ gcpProject: project, firestoreEmulatorHost: emulator.host });
   emulator.adopt(store);
-  t.is(await store.leased(`spend:tok:${budgeted.id}`), tokenOk * w);
-  t.is(await store.leased(`spend:org:${b.id}:${month}`), 3 * w + orgOk * w);
+  t.deepEqual(await store.leaseLedger(`spend:tok:${budgeted.id}`, Date.now()), { outstanding: tokenOk * w, used: tokenOk * w, held: 0 });
+  t.deepEqual(await store.leaseLedger(`spend:org:${b.id}:${month}`, Date.now()), { outstanding: 3 * w + orgOk * w, used: 3 * w + orgOk * w, held: 0 });
 });

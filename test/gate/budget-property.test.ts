@@ -8,9 +8,13 @@
  * bytes plus the overhead; the context window with tools), tool uses up to the request's limit, output up to
  * the cap whenever it was cut before its final usage. Every request's charge is also checked against its bill.
  *
+ * With 3 instances, they are child processes of the built server and one is killed (SIGKILL) at a random
+ * request: what it had in flight is cut by its death, the others go on; the bills, its own included, still
+ * never pass a budget or the cap (its holders keep what they had armed counted as used).
+ *
  * `npm test` runs a short fixed-seed set (KEYWARD_PROPERTY_SCENARIOS, default 2: one of each instance count);
  * `npm run test:fuzz` runs many more. KEYWARD_PROPERTY_SEED changes the seed; a failure names it;
- * KEYWARD_PROPERTY_SPAWN=1 runs the instances as child processes.
+ * KEYWARD_PROPERTY_SPAWN=0 keeps 3 instances in this process (none killed).
  */
 import test from 'ava';
 import { formatUsd } from '../../src/catalog/money.js';
@@ -25,8 +29,8 @@ import { send } from '../support/transport.js';
 const SCENARIOS = Number(process.env.KEYWARD_PROPERTY_SCENARIOS ?? 2);
 const REQUESTS = Number(process.env.KEYWARD_PROPERTY_REQUESTS ?? 40);
 const SEED = Number(process.env.KEYWARD_PROPERTY_SEED ?? 0xb0d9e7);
-/** KEYWARD_PROPERTY_SPAWN=1: instances are child processes of the built server (so one can be killed), not in-process apps. */
-const SPAWN = process.env.KEYWARD_PROPERTY_SPAWN === '1';
+/** Several instances are child processes of the built server (so one can be killed) unless KEYWARD_PROPERTY_SPAWN=0. */
+const SPAWN = process.env.KEYWARD_PROPERTY_SPAWN !== '0';
 
 /** A provider-side tool a request may use: what it adds to the body, its fee and how many uses the body allows (none: unbounded). */
 interface ToolUse {
@@ -59,11 +63,13 @@ interface Outcome {
   status: number;
   requestId: string | undefined;
   perUseMicros: number;
+  /** Sent to the instance that was killed: what it charged died with it (its holders keep it counted as used). */
+  toKilled: boolean;
 }
 
 async function scenario(t: import('ava').ExecutionContext, seed: number, instances: number): Promise<string> {
   const rng = prng(seed);
-  const g: BillingGateway = await billingGateway(t, { instances, spawn: SPAWN });
+  const g: BillingGateway = await billingGateway(t, { instances, spawn: SPAWN && instances > 1 });
   // The organisation's cap is set before any request, so every instance starts from it.
   const orgCap = 50_000 + rng.int(3_000_000);
   t.is((await api(g.apps[0]!.url, 'PATCH', '/v1/orgs/self', { token: g.org.token, body: { spend_limit_usd: formatUsd(orgCap) } })).status, 200);
@@ -75,7 +81,15 @@ async function scenario(t: import('ava').ExecutionContext, seed: number, instanc
     for (const b of budgets) tokens[provider]!.push(await g.token(provider, b === undefined ? {} : { budget_usd: formatUsd(b) }));
   }
   const concurrency = rng.pick([1, 4, 16]);
+  // One instance of several is killed when request `killAt` is about to be sent.
+  const victim = instances > 1 ? g.apps[instances - 1]! : undefined;
+  const killAt = victim?.kill ? 1 + rng.int(REQUESTS - 1) : -1;
+  let killed = false;
   const outcomes = await pool(REQUESTS, concurrency, async (i): Promise<Outcome> => {
+    if (i === killAt) {
+      await victim!.kill!('SIGKILL');
+      killed = true;
+    }
     const shape = rng.pick(shapes);
     const spec = SHAPE_SPECS[shape];
     const maxTokens = 16 + rng.int(4000);
@@ -101,7 +115,9 @@ async function scenario(t: import('ava').ExecutionContext, seed: number, instanc
     const transport = rng.pick(['h1', 'h2c'] as const);
     const want = bytesOfEvents(shape, k, 1, 1);
     let got = 0;
-    const r = await send(g.apps[rng.int(g.apps.length)]!.url, {
+    const alive = killed ? g.apps.filter((a) => a !== victim) : g.apps;
+    const app = alive[rng.int(alive.length)]!;
+    const r = await send(app.url, {
       transport, length: rng.chance(0.5), pieces: rng.chance(0.2) ? 3 : 1, path: `/v1/proxy/${spec.path}`, headers, body,
       onHead: (abort) => {
         if (cut === 'caller' && k === 0) abort();
@@ -113,7 +129,7 @@ async function scenario(t: import('ava').ExecutionContext, seed: number, instanc
       },
     });
     const requestId = r.headers['x-keyward-request-id'];
-    return { token: `${spec.provider}:${tokenIndex}`, billId, status: r.status, requestId: typeof requestId === 'string' ? requestId : undefined, perUseMicros: tool?.perUseMicros ?? 0 };
+    return { token: `${spec.provider}:${tokenIndex}`, billId, status: r.status, requestId: typeof requestId === 'string' ? requestId : undefined, perUseMicros: tool?.perUseMicros ?? 0, toKilled: app === victim };
   });
   // What the provider billed, per token and in all; each forwarded request's charge is at least its bill.
   const billed = new Map<string, number>();
@@ -121,12 +137,14 @@ async function scenario(t: import('ava').ExecutionContext, seed: number, instanc
   const statuses = new Map<number, number>();
   for (const o of outcomes) {
     statuses.set(o.status, (statuses.get(o.status) ?? 0) + 1);
-    t.true([200, 400, 429].includes(o.status), `seed ${seed}: ${o.billId} answered ${o.status}`);
+    // A request to the instance that was killed may have died with it (no answer, or a cut one).
+    t.true([200, 400, 429].includes(o.status) || (o.toKilled && killed), `seed ${seed}: ${o.billId} answered ${o.status}`);
     const bill = g.fake.bills.get(o.billId);
     if (!bill) continue;
     const cost = billCost(bill, o.perUseMicros);
     billed.set(o.token, (billed.get(o.token) ?? 0) + cost);
     total += cost;
+    if (o.toKilled && killed) continue;
     const charged = (await g.chargeOf(o.requestId!)) ?? 0;
     t.true(charged >= cost, `seed ${seed}: ${o.billId} charged ${charged} µ$ < billed ${cost} µ$`);
   }
@@ -135,7 +153,7 @@ async function scenario(t: import('ava').ExecutionContext, seed: number, instanc
     if (budget !== undefined) t.true(sum <= budget, `seed ${seed}: token ${token}'s bills ${sum} µ$ passed its budget ${budget} µ$`);
   }
   t.true(total <= orgCap, `seed ${seed}: the organisation's bills ${total} µ$ passed its cap ${orgCap} µ$`);
-  return `seed ${seed}, ${instances} instance(s), ${concurrency} at once: ${g.fake.bills.size}/${REQUESTS} forwarded, billed ${formatUsd(total)} of ${formatUsd(orgCap)} USD (most by one budgeted token: ${formatUsd(Math.max(0, ...[...billed].filter(([k]) => !k.endsWith(':2')).map(([, v]) => v)))}); answers ${[...statuses].map(([s, c]) => `${s}×${c}`).join(' ')}`;
+  return `seed ${seed}, ${instances} instance(s)${killAt >= 0 ? ` (one killed at request ${killAt})` : ''}, ${concurrency} at once: ${g.fake.bills.size}/${REQUESTS} forwarded, billed ${formatUsd(total)} of ${formatUsd(orgCap)} USD (most by one budgeted token: ${formatUsd(Math.max(0, ...[...billed].filter(([k]) => !k.endsWith(':2')).map(([, v]) => v)))}); answers ${[...statuses].map(([s, c]) => `${s}×${c}`).join(' ')}`;
 }
 
 for (let s = 0; s < SCENARIOS; s++) {

@@ -358,7 +358,7 @@ test('429 quota_exceeded with Retry-After = whole seconds to the next UTC month,
   isGatewayError(t, await send(f.app.port, 'POST', '/v1/proxy/v1/messages', chatHeaders(f.tokens.anthropic.token), '{}'), 429, 'rate_limit', 'quota_exceeded', 'anthropic');
   t.is(f.fake.received.length, 2);
   const usage = await api(f.app, 'GET', '/v1/usage', { token: f.org.token });
-  t.deepEqual(usage.body.proxy_requests, { used: 2, limit: 2 });
+  t.deepEqual(usage.body.proxy_requests, { used: 2, held: 0, limit: 2 });
   t.is(usage.body.period, '2026-11');
   // Near the end of the month, Retry-After shrinks with it.
   clock.set(Date.UTC(2026, 10, 30, 23, 59, 58, 500));
@@ -438,7 +438,7 @@ test('a 307 redirect is passed back with its Location, never followed', async (t
 function storeDown(app: TestApp): void {
   const store = app.server.container.resolve<Store>(Symbols.Store) as unknown as Record<string, unknown>;
   // The port methods a proxy request, a usage flush and /readyz use.
-  for (const name of ['ping', 'findTokenByHash', 'getCredential', 'getOrg', 'findOrgToken', 'lease', 'release', 'leased', 'addUsage', 'getUsage']) {
+  for (const name of ['ping', 'findTokenByHash', 'getCredential', 'getOrg', 'findOrgToken', 'writeHolder', 'readHolder', 'leaseLedger', 'putUsageShards', 'getUsage']) {
     if (typeof store[name] !== 'function') throw new Error(`the store has no ${name}()`);
     store[name] = () => Promise.reject(new BackendUnavailable('sqlite'));
   }

@@ -251,3 +251,50 @@ test('random documents agree with JSON.parse at every split point', (t) => {
     t.deepEqual(got.found, ref.found, text);
   }
 });
+
+test('anyKeys with anyKeysSkip: the keys noticed are exactly those outside the skipped keys\' values, as a walk of JSON.parse\'s result finds them, at every split point', (t) => {
+  const ANY = ['url', 'image_url', 'source'];
+  const SKIP = ['tools', 'parameters'];
+  let seed = 0x5c1b;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const value = (depth: number): string => {
+    const r = rand();
+    if (depth > 4 || r < 0.35) return pick(['1', '"url"', 'null', '"x"']);
+    if (r < 0.6) return `[${Array.from({ length: Math.floor(rand() * 3) }, () => value(depth + 1)).join(',')}]`;
+    const keys = [...new Set(Array.from({ length: Math.floor(rand() * 4) }, () => pick([...ANY, ...SKIP, 'content', 'type', 'Url'])))];
+    return `{${keys.map((k) => `"${k}":${value(depth + 1)}`).join(',')}}`;
+  };
+  const walk = (v: unknown, out: Set<string>): void => {
+    if (Array.isArray(v)) for (const x of v) walk(x, out);
+    else if (v !== null && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        const folded = k.toLowerCase();
+        if (ANY.includes(folded)) out.add(folded);
+        if (!SKIP.includes(folded)) walk(x, out);
+      }
+    }
+  };
+  let skippedSome = 0;
+  for (let i = 0; i < 400; i++) {
+    const text = `{"model":"m","messages":${value(1)},"tools":${value(1)},"z":${value(1)}}`;
+    const expected = new Set<string>();
+    walk(JSON.parse(text), expected);
+    const whole = new JsonFieldScanner(['model'], ANY, undefined, SKIP);
+    whole.write(Buffer.from(text));
+    t.true(whole.end(), text);
+    t.deepEqual([...whole.keysFound].sort(), [...expected].sort(), text);
+    const unskipped = new JsonFieldScanner(['model'], ANY);
+    unskipped.write(Buffer.from(text));
+    unskipped.end();
+    if (unskipped.keysFound.size > whole.keysFound.size) skippedSome++;
+    const buf = Buffer.from(text);
+    const at = Math.floor(rand() * buf.length);
+    const split = new JsonFieldScanner(['model'], ANY, undefined, SKIP);
+    split.write(buf.subarray(0, at));
+    split.write(buf.subarray(at));
+    split.end();
+    t.deepEqual([...split.keysFound].sort(), [...expected].sort(), `${text} split at ${at}`);
+  }
+  t.true(skippedSome > 20, `the skip changed the answer in ${skippedSome} documents`);
+});

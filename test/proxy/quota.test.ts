@@ -43,9 +43,12 @@ function tally(results: Array<{ status: number; body: any }>): Record<string, nu
   return out;
 }
 
+/** The month's requests as GET /v1/usage shows them: used and limit (and what is held never takes the sum past the limit). */
 async function usage(app: Parameters<typeof api>[0], orgToken: string): Promise<{ used: number; limit: number }> {
   const r = await api(app, 'GET', '/v1/usage', { token: orgToken });
-  return r.body.proxy_requests;
+  const { used, held, limit } = r.body.proxy_requests as { used: number; held: number; limit: number };
+  if (!(Number.isInteger(held) && held >= 0 && used + held <= limit)) throw new Error(`used ${used} + held ${held} > limit ${limit}`);
+  return { used, limit };
 }
 
 test('200 parallel requests against a limit of 50: exactly 50 forwarded, 150 refused with 429 quota_exceeded', async (t) => {
@@ -152,7 +155,7 @@ test('the quota is per calendar month (UTC): a new month starts afresh, and usag
   t.deepEqual(tally([await call(), await call(), await call()]), { '200': 2, '429 quota_exceeded': 1 });
   const november = await api(f.app, 'GET', '/v1/usage', { token: f.org.token });
   t.is(november.body.period, '2026-11');
-  t.deepEqual(november.body.proxy_requests, { used: 2, limit: 2 });
+  t.deepEqual(november.body.proxy_requests, { used: 2, held: 0, limit: 2 });
   const refused = await call();
   t.is(refused.headers['retry-after'], '10', 'ten seconds to midnight UTC');
 
@@ -162,6 +165,6 @@ test('the quota is per calendar month (UTC): a new month starts afresh, and usag
   t.is(december[2]!.headers['retry-after'], String(31 * 86_400), 'a whole month until January');
   const usage = await api(f.app, 'GET', '/v1/usage', { token: f.org.token });
   t.is(usage.body.period, '2026-12');
-  t.deepEqual(usage.body.proxy_requests, { used: 2, limit: 2 });
+  t.deepEqual(usage.body.proxy_requests, { used: 2, held: 0, limit: 2 });
   t.is(f.fake.received.length, 4);
 });

@@ -66,7 +66,7 @@ for (const shape of ['openai', 'anthropic', 'gemini'] as const) {
       const cred = await api(f.app, 'GET', `/v1/credentials/${f.credentials[shape]}`, { token: f.org.token });
       t.like(cred.body.usage, { requests: 2, spend_usd: spent });
       const usage = await api(f.app, 'GET', '/v1/usage', { token: f.org.token });
-      t.deepEqual(usage.body.spend_usd, { used: spent, limit: null }, 'no monthly limit set');
+      t.deepEqual(usage.body.spend_usd, { used: spent, held: '0.00', limit: null }, 'no monthly limit set: nothing held');
       for (const id of ids) t.is(logLine(f, id)?.spend_usd, `0.${String(micros).padStart(6, '0')}`);
       // Another shape's token spent nothing.
       const other = shape === 'openai' ? 'gemini' : 'openai';

@@ -51,7 +51,7 @@ export function auditContract(test: TestFn, h: StoreHarness): void {
     t.is((await store.listAudit(orgA, { limit: 10 }) as { data: AuditRecord[] }).data.length, mine.length);
   });
 
-  test(n('addAuditCounts: a new id is stored, an existing one adds its count and keeps the first writer\'s fields; exact from 3 instances'), async (t) => {
+  test(n('addAuditCounts: a new id is stored, each batch adds its count once and the first writer\'s fields stay; exact from 3 instances'), async (t) => {
     const backend = await h.backend(t);
     const stores = [await backend.open(), await backend.open(), await backend.open()];
     const orgA = newId('org');
@@ -62,8 +62,10 @@ export function auditContract(test: TestFn, h: StoreHarness): void {
     });
     const id = newId('evt');
     const first = refusal(base, 3, id);
-    await stores[0]!.addAuditCounts([first]);
-    await stores[1]!.addAuditCounts([refusal(base + 10, 4, id)]);
+    await stores[0]!.addAuditCounts('i0.1', [first]);
+    await stores[1]!.addAuditCounts('i1.1', [refusal(base + 10, 4, id)]);
+    // A batch sent again (its first attempt landed but timed out) adds nothing.
+    await stores[1]!.addAuditCounts('i1.1', [refusal(base + 10, 4, id)]);
     const page = await stores[2]!.listAudit(orgA, { limit: 10 });
     if (page === BAD_CURSOR) return t.fail();
     t.deepEqual(page.data, [{ ...first, count: 7 }]);
@@ -71,7 +73,7 @@ export function auditContract(test: TestFn, h: StoreHarness): void {
     // Concurrent flushes of two keys from three instances, twenty rounds each: nothing lost, nothing doubled.
     const other = newId('evt');
     await Promise.all(Array.from({ length: 60 }, (_, i) =>
-      stores[i % 3]!.addAuditCounts([refusal(base + 20 + i, 1, id), refusal(base + 20 + i, 2, other)])));
+      stores[i % 3]!.addAuditCounts(`i${i % 3}.${2 + i}`, [refusal(base + 20 + i, 1, id), refusal(base + 20 + i, 2, other)])));
     const after = await stores[0]!.listAudit(orgA, { limit: 10 });
     if (after === BAD_CURSOR) return t.fail();
     t.deepEqual(new Map(after.data.map((r) => [r.id, r.count])), new Map([[other, 120], [id, 67]]));

@@ -72,7 +72,7 @@ test('sqlite: an audit table made before count and expire_at gets them (old reco
   });
 });
 
-test('sqlite: a usage table made before spend was counted gains spend_micros (old counters spent 0) and adds to it', async (t) => {
+test('sqlite: a usage table made before spend was counted gains spend_micros (old counters spent 0); shards written since add to it', async (t) => {
   const dir = tempDir(t, 'keyward-store-');
   const old = new DatabaseSync(path.join(dir, 'keyward.db'));
   old.exec(`CREATE TABLE usage (
@@ -85,7 +85,7 @@ test('sqlite: a usage table made before spend was counted gains spend_micros (ol
   const [a, b] = [new SqliteStore(dir), new SqliteStore(dir)];
   t.teardown(() => Promise.all([a.close(), b.close()]));
   t.deepEqual(await a.getUsage('org', 'org_A', '2026-11'), { requests: 3, inputTokens: 30, outputTokens: 9, spendMicros: 0 });
-  await b.addUsage([{ scope: 'org', id: 'org_A', period: '2026-11', requests: 1, inputTokens: 1, outputTokens: 1, spendMicros: 2_500 }]);
+  await b.putUsageShards('w1', 1, [{ scope: 'org', id: 'org_A', period: '2026-11', requests: 1, inputTokens: 1, outputTokens: 1, spendMicros: 2_500 }]);
   t.deepEqual(await a.getUsage('org', 'org_A'), { requests: 4, inputTokens: 31, outputTokens: 10, spendMicros: 2_500 });
 });
 

@@ -14,6 +14,7 @@ import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
 import type { Store } from '../../src/store/ports.js';
 import { Symbols } from '../../src/symbols.js';
 import { providersDir } from './providers-dir.js';
+import { leasedOut } from './leases.js';
 
 /** pm-1's prices in µ$ per token (2 and 8 USD per million tokens). */
 export const PM1 = { input: 2, output: 8 };
@@ -116,5 +117,5 @@ export async function budgetSetup(t: ExecutionContext, env: Record<string, strin
 /** What was spent under a ledger key: what the store has leased under it minus what this instance holds unreserved. */
 export async function spentOf(app: TestApp, key: string): Promise<number> {
   const store = app.server.container.resolve<Store>(Symbols.Store);
-  return (await store.leased(key)) - app.server.container.resolve(SpendLedger).heldOf(key);
+  return (await leasedOut(store, key)) - app.server.container.resolve(SpendLedger).heldOf(key);
 }

@@ -15,3 +15,6 @@ export function prng(seed: number) {
 }
 
 export type Rng = ReturnType<typeof prng>;
+
+/** The bare generator (numbers in [0, 1)), for tests that only draw numbers. */
+export const seeded = (seed: number): (() => number) => prng(seed).next;

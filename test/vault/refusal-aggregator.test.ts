@@ -53,14 +53,3 @@ test('past the key cap, new addresses fold into a catch-all record (address *), 
   ]));
 });
 
-test('restore puts a failed batch back and adds what was counted since', (t) => {
-  const agg = new RefusalAggregator(1000);
-  agg.add(entry('10.0.0.1'), T0);
-  const failed = agg.take().records;
-  agg.add(entry('10.0.0.1'), T0 + 1);
-  agg.add(entry('10.0.0.1'), T0 + 2);
-  agg.restore(failed);
-  const { records } = agg.take();
-  t.is(records.length, 1);
-  t.like(records[0], { count: 3, time: T0 });
-});

@@ -25,13 +25,24 @@ const usedOf = (description: string) => Type.Object({ used: Count, limit: Count 
 export const Usage = named('Usage', Type.Object({
   object: Type.Literal('usage'),
   period: Type.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$', description: 'The calendar month (UTC).', examples: ['2026-11'] }),
-  proxy_requests: usedOf('Forwarded proxy requests this month against KEYWARD_FREE_PROXY_REQUESTS (may lag a few seconds across instances, never past the limit).'),
+  proxy_requests: Type.Object({
+    used: Count,
+    held: Type.Integer({ minimum: 0, description: 'Held by instances now: requests admitted and not yet settled, and leased units not yet used. `limit − used − held` is what new requests can still get.' }),
+    limit: Count,
+  }, {
+    additionalProperties: false,
+    description: 'Proxy requests this month against KEYWARD_FREE_PROXY_REQUESTS: `used + held ≤ limit`. `used` may lag a few seconds across instances (it moves from `held`); an instance that dies leaves what it held idle to come back within KEYWARD_LEASE_TTL, and what it held for requests in flight counted as used.',
+  }),
   credentials: usedOf('Stored credentials against KEYWARD_FREE_CREDENTIALS.'),
   tokens: Type.Object({ input: Count, output: Count }, { additionalProperties: false, description: 'Provider tokens this month, from the providers\' `usage`.' }),
   spend_usd: Type.Object({
     used: Usd,
+    held: Usd,
     limit: Type.Union([Usd, Type.Null()], { description: 'The organisation\'s monthly `spend_limit_usd`, or null when none is set.' }),
-  }, { additionalProperties: false, description: 'Spend this month (UTC) against the monthly spend limit.' }),
+  }, {
+    additionalProperties: false,
+    description: 'Spend this month (UTC) against the monthly spend limit. `held`: held by instances under the limit now, the worst cases of requests not yet settled and leased amounts not yet spent ("0.00" without a limit). `used + held ≤ limit`, and `limit − used − held` is what new requests can still reserve. An instance that dies mid-stream leaves its in-flight worst cases counted as used (never below what the provider can bill) and its idle amounts to come back within KEYWARD_LEASE_TTL.',
+  }),
 }, { additionalProperties: false }));
 
 const Day = (description: string) => rule(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description, examples: ['2026-11-01'] }), 'a day, YYYY-MM-DD (UTC)');

@@ -30,7 +30,7 @@
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Clock } from '../../clock.js';
+import type { Clock, Timers } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { ApiError, Errors, toApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -50,7 +50,7 @@ import type { Pipeline } from '../pipeline.js';
 import { signerFor, type SignerSettings } from '../signers/index.js';
 import { ResponseBook } from './book.js';
 import { dialUpstream, UpstreamRefusal, type Dialed } from './dial.js';
-import { UpgradeExit } from './exit.js';
+import { Exchange } from '../exchange.js';
 import { carriesKey, handshakeProblem, offeredProtocols, refuseHandshake, relayRefusal } from './handshake.js';
 import { ResponseLimits, type ResponseLimit } from './limits.js';
 import { GeminiLive } from './protocols/gemini-live.js';
@@ -74,6 +74,8 @@ export interface RealtimeServices {
   config: Config;
   log: Logger;
   clock: Clock;
+  /** The sessions' sweep (expiry, idle, a silent feed) runs on these (tests move them). */
+  timers: Timers;
   pipeline: Pipeline;
   credentials: CredentialService;
   providers: ProviderRegistry;
@@ -96,14 +98,12 @@ export interface RealtimeServices {
 export class RealtimeGateway {
   private readonly wss: WebSocketServer;
   private readonly sessions: SessionRegistry;
-  private readonly exit: UpgradeExit;
   private readonly signers = new Map<string, Signer>();
   /** What the caller is answered with, per handshake, while ws writes its 101. */
   private readonly answers = new WeakMap<IncomingMessage, { protocol: string; headers: string[] }>();
 
   constructor(private readonly s: RealtimeServices) {
-    this.exit = new UpgradeExit(s.pipeline, s.usage, s.metrics, s.prices, s.unpriced);
-    this.sessions = new SessionRegistry(s.feed, s.tokens, s.clock, s.config.upstreamIdleTimeoutMs);
+    this.sessions = new SessionRegistry(s.feed, s.tokens, s.clock, s.timers, s.config.upstreamIdleTimeoutMs);
     for (const id of s.providers.ids()) {
       const p = s.providers.get(id)!;
       if (p.routes.some((r) => r.websocket)) {
@@ -139,28 +139,28 @@ export class RealtimeGateway {
     if (problem) return refuseHandshake(req, socket, Errors.badRequest(problem), { 'x-keyward-request-id': requestId });
     const url = req.url ?? '';
     const q = url.indexOf('?');
-    const ctx = new RequestContext(req, new ServerResponse(req), requestId, normaliseProviderPath(url.slice(PREFIX.length, q === -1 ? undefined : q)) ?? '', q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.s.config.trustedProxies), false);
+    const res = new ServerResponse(req);
+    const ctx = new RequestContext(req, res, requestId, normaliseProviderPath(url.slice(PREFIX.length, q === -1 ? undefined : q)) ?? '', q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.s.config.trustedProxies), false);
     ctx.upgrade = true;
     ctx.span = this.s.tracing.startRequest(req.headers);
     let gone = false;
     socket.once('close', () => (gone = true));
-    void this.run(ctx, req, socket, head, () => gone);
+    // The one exit (exchange.ts) every proxied request ends through, this one's answers written on the socket.
+    void this.run(new Exchange(this.s, ctx, req, res), socket, head, () => gone);
   }
 
-  private async run(ctx: RequestContext, req: IncomingMessage, socket: Duplex, head: Buffer, gone: () => boolean): Promise<void> {
+  private async run(exchange: Exchange, socket: Duplex, head: Buffer, gone: () => boolean): Promise<void> {
+    const { ctx, req } = exchange;
     let credential: CredentialSecrets;
     try {
       await this.admit(ctx);
       credential = await this.s.credentials.secretsFor(ctx.auth!.credential);
     } catch (err) {
-      if (ctx.passed > 0) this.s.pipeline.undo(ctx);
-      return this.refuse(ctx, req, socket, err);
+      return this.refuse(exchange, socket, err);
     }
     if (gone()) {
       // The caller left while we checked: nothing is forwarded, so nothing counts.
-      this.s.pipeline.undo(ctx);
-      ctx.status = 499;
-      return this.exit.finish(ctx);
+      return exchange.abandon();
     }
     ctx.forwarded = true;
     ctx.forwardedAt = process.hrtime.bigint();
@@ -173,29 +173,28 @@ export class RealtimeGateway {
       });
     } catch (err) {
       if (err instanceof UpstreamRefusal) {
-        ctx.status = err.status;
-        relayRefusal(req, socket, err.status, [...err.headers, ...headerPairs(this.headersFor(ctx, err.status))], err.body);
-        return this.exit.finish(ctx);
+        const refusal = err;
+        return exchange.refuseUpgrade(undefined, refusal.status, (headers) => relayRefusal(req, socket, refusal.status, [...refusal.headers, ...headerPairs(headers)], refusal.body));
       }
-      return this.refuse(ctx, req, socket, err);
+      return this.refuse(exchange, socket, err);
     }
     ctx.ttfbMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
     if (gone()) {
       dialed.socket.terminate();
       ctx.status = 499;
-      return this.exit.finish(ctx);
+      return exchange.finish();
     }
-    this.answers.set(req, { protocol: dialed.protocol, headers: [...dialed.headers, ...headerPairs(this.headersFor(ctx, 101))] });
+    this.answers.set(req, { protocol: dialed.protocol, headers: [...dialed.headers, ...headerPairs(exchange.head(101))] });
     let caller: WebSocket | undefined;
     this.wss.handleUpgrade(req, socket, head, (ws) => (caller = ws));
     if (!caller) {
       // ws refused the handshake after all, or the socket closed: the provider's side goes too.
       dialed.socket.terminate();
       ctx.status = 499;
-      return this.exit.finish(ctx);
+      return exchange.finish();
     }
     ctx.status = 101;
-    this.start(ctx, req, caller, dialed);
+    this.start(exchange, caller, dialed);
   }
 
   /** The pipeline's stages, then what only an upgrade asks: a models-scoped token must name its model (the query). */
@@ -208,7 +207,8 @@ export class RealtimeGateway {
     }
   }
 
-  private start(ctx: RequestContext, req: IncomingMessage, caller: WebSocket, dialed: Dialed): void {
+  private start(exchange: Exchange, caller: WebSocket, dialed: Dialed): void {
+    const { ctx, req } = exchange;
     const auth = ctx.auth!;
     const provider = ctx.provider!.id;
     const scope = auth.token.scopes.models;
@@ -222,7 +222,7 @@ export class RealtimeGateway {
     };
     const book = new ResponseBook(limits, costOf, {
       uncovered: (err) => session?.fail(err, 1008),
-      settled: (usage, micros) => this.exit.settled(ctx, usage, micros, protocol?.model),
+      settled: (usage, micros) => exchange.settledPart(usage, micros, protocol?.model),
     });
     protocol = new PROTOCOLS[ctx.route!.websocket!.protocol]({
       book, model: ctx.model, scoped: scope !== undefined,
@@ -239,7 +239,7 @@ export class RealtimeGateway {
         book.close();
         remove();
         ctx.bytesOut = s.bytesToCaller;
-        void this.exit.finish(ctx);
+        exchange.finish();
       },
     }, caller, dialed.socket);
     const remove = this.sessions.add(session, auth, presentedToken(req.headers, ctx.query, this.s.providers.tokenCarriers, ctx) ?? '');
@@ -247,20 +247,9 @@ export class RealtimeGateway {
     session.start();
   }
 
-  /** The contract's error before the upgrade, with the gateway's and the stages' headers; then the exit. */
-  private refuse(ctx: RequestContext, req: IncomingMessage, socket: Duplex, err: unknown): Promise<void> {
-    const apiError = toApiError(err);
-    if (!(err instanceof ApiError)) this.s.log.error({ err, request_id: ctx.requestId }, 'realtime upgrade failed');
-    ctx.error = apiError;
-    ctx.status = apiError.status;
-    refuseHandshake(req, socket, apiError, this.headersFor(ctx, apiError.status));
-    return this.exit.finish(ctx);
-  }
-
-  private headersFor(ctx: RequestContext, status: number): Record<string, string> {
-    const headers: Record<string, string> = { 'x-keyward-request-id': ctx.requestId };
-    this.s.pipeline.responseHead(ctx, status, headers);
-    return headers;
+  /** The contract's error before the upgrade, with the gateway's and the stages' headers, through the exit. */
+  private refuse(exchange: Exchange, socket: Duplex, err: unknown): void {
+    exchange.refuseUpgrade(err, 0, (headers, apiError) => refuseHandshake(exchange.req, socket, apiError!, headers));
   }
 }
 

@@ -17,7 +17,7 @@
  * - Drain (SIGTERM): no new session is accepted; open ones may go on up to the
  *   drain window like streams, then close with 1001.
  */
-import type { Clock } from '../../clock.js';
+import type { Clock, Timers } from '../../clock.js';
 import type { ChangeFeed } from '../../store/ports.js';
 import type { ResolvedToken } from '../../vault/token-service.js';
 import type { Session } from './session.js';
@@ -40,13 +40,15 @@ export class SessionRegistry {
   private readonly open = new Set<Open>();
   private readonly byToken = new Map<string, Set<Open>>();
   private readonly byCredential = new Map<string, Set<Open>>();
-  private timer: NodeJS.Timeout | undefined;
+  private stopSweep: (() => void) | undefined;
   private lastResolveAll = 0;
   private idleWaiters: Array<() => void> = [];
   private unwatch: (() => void) | undefined;
   draining = false;
 
-  constructor(private readonly feed: ChangeFeed, private readonly tokens: TokenResolver, private readonly clock: Clock, private readonly idleMs: number) {}
+  constructor(
+    private readonly feed: ChangeFeed, private readonly tokens: TokenResolver, private readonly clock: Clock, private readonly timers: Timers, private readonly idleMs: number,
+  ) {}
 
   get size(): number {
     return this.open.size;
@@ -62,7 +64,7 @@ export class SessionRegistry {
       // After every listener ran: the token service's cache has forgotten the entry by then.
       if (affected) setImmediate(() => this.recheck([...affected]));
     });
-    this.timer ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
+    this.stopSweep ??= this.timers.every(SWEEP_MS, () => this.sweep());
     return () => this.remove(entry);
   }
 
@@ -78,6 +80,7 @@ export class SessionRegistry {
   private whenIdle(ms: number): Promise<void> {
     if (this.open.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
+      // Real time: the drain bounds a real shutdown (and a test's teardown), whatever the injected timers do.
       const timer = setTimeout(resolve, ms);
       timer.unref();
       this.idleWaiters.push(() => {
@@ -92,8 +95,8 @@ export class SessionRegistry {
     unindex(this.byToken, entry.auth.token.id, entry);
     unindex(this.byCredential, entry.auth.credential.id, entry);
     if (this.open.size > 0) return;
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.stopSweep?.();
+    this.stopSweep = undefined;
     this.unwatch?.();
     this.unwatch = undefined;
     for (const w of this.idleWaiters.splice(0)) w();
@@ -101,8 +104,8 @@ export class SessionRegistry {
 
   private sweep(): void {
     const now = this.clock.now();
-    const stale = !this.feed.isLive() && performance.now() - this.lastResolveAll >= SWEEP_MS;
-    if (stale) this.lastResolveAll = performance.now();
+    const stale = !this.feed.isLive() && this.timers.elapsed() - this.lastResolveAll >= SWEEP_MS;
+    if (stale) this.lastResolveAll = this.timers.elapsed();
     for (const e of this.open) {
       if (now >= e.auth.token.expiresAt) e.session.close(1008, 'the proxy token expired');
       else if (now - e.session.lastActivity >= this.idleMs) e.session.close(1001, 'idle timeout');

@@ -5,15 +5,16 @@
  * (docs/cloud-run.md);
  * records past it are left out of pages before that happens.
  *
- * Aggregated refusals are exact across instances without a transaction: the
- * id is derived from (org, action, address, minute), the first write of an id
- * is a create() (so the first writer's time and fields stay), and every later
- * one, or one that lost the create race, adds its count with
- * FieldValue.increment. Ids this instance has seen exist are remembered, so a
- * steady flood costs one batched increment per record per flush. A flush that
- * fails part-way is retried whole, so under store errors a count can be high
- * (at least once, as usage counters are); SQLite's single transaction is exact.
- * Expired records are deleted by Firestore itself, so `deleteExpiredAudit` has nothing to do.
+ * Aggregated refusals are exact across instances and under retries without a
+ * transaction: the id is derived from (org, action, address, minute); the
+ * record is created once with create() (the first writer's time and fields
+ * stay, count 0), and each flush's count for it is a document of its own,
+ * audit_counts/{id}~{batch}, created once (a retry of the batch finds it there
+ * and adds nothing; no document is written twice, whatever the number of
+ * instances). A listed record's count is its own (records from before) plus its
+ * batches'. Ids this instance has created are remembered, so a steady flood
+ * costs one batched create per record per flush. Count documents carry the
+ * record's `expire_at` for the same TTL policy.
  */
 import firestorePkg from '@google-cloud/firestore';
 import type { DocumentData, DocumentSnapshot, Timestamp as TimestampType } from '@google-cloud/firestore';
@@ -21,7 +22,7 @@ import { LRUCache } from 'lru-cache';
 import { BAD_CURSOR, type AuditRecord, type AuditStore, type Page, type PageQuery } from '../ports.js';
 import { BATCH_WRITES, Code, errCode, sortKey, type FirestoreDb } from './db.js';
 
-const { FieldValue, Timestamp } = firestorePkg;
+const { Timestamp } = firestorePkg;
 
 /** First writes of new aggregated records run this many at a time. */
 const CREATE_CONCURRENCY = 32;
@@ -46,7 +47,7 @@ function toAudit(d: DocumentSnapshot): AuditRecord {
 }
 
 export class FirestoreAudit implements AuditStore {
-  /** Aggregated record ids known to exist: their next counts are plain increments. */
+  /** Aggregated record ids known to exist: only their writers' counts are written again. */
   private readonly known = new LRUCache<string, true>({ max: 20_000 });
 
   constructor(private readonly db: FirestoreDb) {}
@@ -56,9 +57,9 @@ export class FirestoreAudit implements AuditStore {
     return this.db.guard(() => this.append(records));
   }
 
-  addAuditCounts(records: AuditRecord[]): Promise<void> {
+  addAuditCounts(batch: string, records: AuditRecord[]): Promise<void> {
     if (records.length === 0) return Promise.resolve();
-    return this.db.guard(() => this.addCounts(records));
+    return this.db.guard(() => this.addCounts(batch, records));
   }
 
   listAudit(orgId: string, q: PageQuery, now = Date.now()): Promise<Page<AuditRecord> | typeof BAD_CURSOR> {
@@ -79,32 +80,39 @@ export class FirestoreAudit implements AuditStore {
     }
   }
 
-  private async addCounts(records: AuditRecord[]): Promise<void> {
-    const increments = records.filter((r) => this.known.has(r.id));
+  private async addCounts(batchId: string, records: AuditRecord[]): Promise<void> {
     const fresh = records.filter((r) => !this.known.has(r.id));
     for (let i = 0; i < fresh.length; i += CREATE_CONCURRENCY) {
       await Promise.all(fresh.slice(i, i + CREATE_CONCURRENCY).map(async (r) => {
         try {
-          await this.db.audit.doc(r.id).create(toDoc(r));
+          await this.db.audit.doc(r.id).create(toDoc({ ...r, count: 0 }));
         } catch (err) {
-          if (errCode(err) !== Code.ALREADY_EXISTS) throw err;
-          increments.push(r); // another instance wrote it first: add to its count
+          if (errCode(err) !== Code.ALREADY_EXISTS) throw err; // another instance (or an earlier attempt) wrote it first
         }
         this.known.set(r.id, true);
       }));
     }
-    for (let i = 0; i < increments.length; i += BATCH_WRITES) {
-      const chunk = increments.slice(i, i + BATCH_WRITES);
+    for (let i = 0; i < records.length; i += BATCH_WRITES) {
       const batch = this.db.client.batch();
-      for (const r of chunk) batch.update(this.db.audit.doc(r.id), { count: FieldValue.increment(r.count) });
+      for (const r of records.slice(i, i + BATCH_WRITES)) {
+        batch.create(this.db.auditCounts.doc(`${r.id}~${batchId}`), { auditId: r.id, batch: batchId, count: r.count, expire_at: Timestamp.fromMillis(r.expireAt) });
+      }
       try {
-        await batch.commit();
+        await this.db.commit(batch, 'audit');
       } catch (err) {
-        // A remembered record is gone (deleted by hand): the retry creates it again.
-        if (errCode(err) === Code.NOT_FOUND) for (const r of chunk) this.known.delete(r.id);
-        throw err;
+        // Only this batch writes these ids: they exist because an earlier attempt of it landed.
+        if (errCode(err) !== Code.ALREADY_EXISTS) throw err;
       }
     }
+  }
+
+  /** Adds each aggregated record's writers' counts to its own (one query per such record on the page). */
+  private async withCounts(records: AuditRecord[]): Promise<AuditRecord[]> {
+    await Promise.all(records.filter((r) => r.outcome === 'denied').map(async (r) => {
+      const shards = await this.db.auditCounts.where('auditId', '==', r.id).get();
+      for (const d of shards.docs) r.count += d.get('count') as number;
+    }));
+    return records;
   }
 
   /** Newest first; expired records (not yet deleted by the TTL policy) are skipped, reading on until the page is full. */
@@ -130,6 +138,6 @@ export class FirestoreAudit implements AuditStore {
       if (out.length === want || snap.size < read) break;
       after = snap.docs[snap.size - 1]!.get('sortKey') as string;
     }
-    return { data: out.slice(0, q.limit), hasMore: out.length > q.limit };
+    return { data: await this.withCounts(out.slice(0, q.limit)), hasMore: out.length > q.limit };
   }
 }

@@ -8,7 +8,7 @@
  * small shared encodings: gRPC codes, the newest-first sort key, Buffers.
  */
 import firestorePkg from '@google-cloud/firestore';
-import type { CollectionReference, DocumentSnapshot, Firestore as FirestoreClient, Query, Settings } from '@google-cloud/firestore';
+import type { CollectionReference, DocumentData, DocumentReference, DocumentSnapshot, Firestore as FirestoreClient, Query, Settings, WriteBatch } from '@google-cloud/firestore';
 import { BackendUnavailable } from '../../errors.js';
 import { Timeout, withTimeout } from '../../timeout.js';
 import { nameKey } from '../name-key.js';
@@ -61,9 +61,20 @@ export interface FirestoreStoreOptions {
   pingTimeoutMs?: number;
 }
 
+/**
+ * Fault injection for tests (test/support/store-faults.ts): called after a counting write has landed;
+ * throwing makes the caller see a write that landed and then timed out.
+ */
+export type WriteFaults = (what: string) => void;
+
 /** A client for Cloud Firestore (project from GOOGLE_CLOUD_PROJECT or the metadata server), or for an emulator. */
 export function openClient(config: FirestoreConnectConfig): FirestoreClient {
-  const settings: Settings = { ignoreUndefinedProperties: true };
+  const settings: Settings = {
+    ignoreUndefinedProperties: true,
+    // gRPC's reconnect backoff grows to 2 minutes by default: after an outage the store would be back long before
+    // the client tried again (readiness took 8 s after a 12 s outage). Retry at most half a second apart.
+    grpcOptions: { 'grpc.initial_reconnect_backoff_ms': 250, 'grpc.max_reconnect_backoff_ms': 500 },
+  };
   const projectId = config.gcpProject ?? (config.firestoreEmulatorHost ? 'keyward-local' : undefined);
   if (projectId) settings.projectId = projectId;
   if (config.firestoreEmulatorHost) {
@@ -86,6 +97,7 @@ export class FirestoreDb {
   readonly usage: CollectionReference;
   readonly changes: CollectionReference;
   readonly audit: CollectionReference;
+  readonly auditCounts: CollectionReference;
   readonly idempotency: CollectionReference;
   readonly meta: CollectionReference;
   private isClosed = false;
@@ -96,6 +108,8 @@ export class FirestoreDb {
   readonly terminated = new Promise<void>((resolve) => (this.markTerminated = resolve));
   private readonly callTimeoutMs: number;
   private readonly pingTimeoutMs: number;
+  /** Tests: see WriteFaults. */
+  faults: WriteFaults | undefined;
 
   constructor(readonly client: FirestoreClient, options: FirestoreStoreOptions = {}) {
     this.callTimeoutMs = options.callTimeoutMs ?? CALL_TIMEOUT_MS;
@@ -109,6 +123,7 @@ export class FirestoreDb {
     this.usage = client.collection('usage');
     this.changes = client.collection('changes');
     this.audit = client.collection('audit');
+    this.auditCounts = client.collection('audit_counts');
     this.idempotency = client.collection('idempotency');
     this.meta = client.collection('meta');
   }
@@ -137,6 +152,18 @@ export class FirestoreDb {
     };
     p.then(done, done);
     return p;
+  }
+
+  /** Commits a counting write (usage, leases, idempotency claims, audit counts): where tests inject faults. */
+  async commit(batch: WriteBatch, what: string): Promise<void> {
+    await batch.commit();
+    this.faults?.(what);
+  }
+
+  /** create() of a counting write (see commit). */
+  async create(ref: DocumentReference, data: DocumentData, what: string): Promise<void> {
+    await ref.create(data);
+    this.faults?.(what);
   }
 
   /** Runs `round` until it returns an outcome; gives up after MAX_ROUNDS lost races. */

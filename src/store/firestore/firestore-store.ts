@@ -21,7 +21,7 @@ import { FirestoreAdminKeys } from './admin-keys.js';
 import { FirestoreAudit } from './audit.js';
 import { FirestoreChanges } from './changes.js';
 import { FirestoreCredentials } from './credentials.js';
-import { FirestoreDb, openClient, type FirestoreConnectConfig, type FirestoreStoreOptions } from './db.js';
+import { FirestoreDb, openClient, type FirestoreConnectConfig, type FirestoreStoreOptions, type WriteFaults } from './db.js';
 import { FirestoreIdempotency } from './idempotency.js';
 import { FirestoreLeases } from './leases.js';
 import { FirestoreOrgs } from './orgs.js';
@@ -71,15 +71,23 @@ export class FirestoreStore extends ComposedStore<FirestorePorts> {
     this.terminated = conn.terminated;
   }
 
+  /** Fault injection for tests: called after each counting write commits (db.ts, WriteFaults); undefined: none. */
+  setWriteFaults(faults: WriteFaults | undefined): void {
+    this.conn.faults = faults;
+  }
+
   ping(): Promise<void> {
     return this.conn.ping();
   }
 
-  /** Stops the feed and terminates the client once its calls have settled (db.ts, FirestoreDb.close). */
+  /**
+   * Stops the feed, then terminates the client once its calls have settled (db.ts, FirestoreDb.close). The
+   * feed's listener goes first: the client refuses to terminate while one is subscribed, and its open channel
+   * would keep the process (the CLI) alive. With no listener left, no watch reopens.
+   */
   async close(): Promise<void> {
     if (this.conn.closed) return;
-    const closing = this.conn.close(); // marks the store closed before anything else runs: no call starts, no watch reopens
     this.ports.changes.stop();
-    return closing;
+    return this.conn.close();
   }
 }

@@ -1,13 +1,16 @@
 /**
  * The Firestore store's Idempotency-Key records: idempotency/{sha256(scope)},
  * claimed with create(), so of two concurrent first requests exactly one runs;
- * an expired record is deleted under an updateTime precondition before the
- * claim is retried. The request hash is the caller's (an HMAC of the body).
+ * an expired record, or a claim left running past IDEMPOTENCY_CLAIM_STALE_MS,
+ * is deleted under an updateTime precondition before the claim is retried. A
+ * claim carries a random claimant: one whose create() landed but was not
+ * acknowledged is read back and is still this call's. The request hash is the
+ * caller's (an HMAC of the body).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { DocumentReference } from '@google-cloud/firestore';
 import { BackendUnavailable } from '../../errors.js';
-import type { IdempotencyRecord, IdempotencyStore } from '../ports.js';
+import { IDEMPOTENCY_CLAIM_STALE_MS, type IdempotencyRecord, type IdempotencyStore } from '../ports.js';
 import { Code, errCode, MAX_ROUNDS, type FirestoreDb } from './db.js';
 
 export class FirestoreIdempotency implements IdempotencyStore {
@@ -38,16 +41,23 @@ export class FirestoreIdempotency implements IdempotencyStore {
 
   private async claim(record: IdempotencyRecord, expireBefore: number): Promise<'claimed' | IdempotencyRecord> {
     const ref = this.doc(record.scope);
+    const claimant = randomUUID();
     for (let round = 0; round < MAX_ROUNDS; round++) {
       try {
-        await ref.create({ scope: record.scope, requestHash: record.requestHash, createdAt: record.createdAt, response: null });
+        await this.db.create(ref, { scope: record.scope, requestHash: record.requestHash, createdAt: record.createdAt, response: null, claimant }, 'idempotency');
         return 'claimed' as const;
       } catch (err) {
-        if (errCode(err) !== Code.ALREADY_EXISTS) throw err;
+        if (errCode(err) !== Code.ALREADY_EXISTS) {
+          // Unacknowledged: it may have landed. Ours if the stored claim names us.
+          if ((await ref.get().catch(() => undefined))?.get('claimant') === claimant) return 'claimed' as const;
+          throw err;
+        }
       }
       const d = await ref.get();
       if (!d.exists) continue;
-      if ((d.get('createdAt') as number) >= expireBefore) {
+      if (d.get('claimant') === claimant) return 'claimed' as const;
+      const abandoned = !d.get('response') && (d.get('createdAt') as number) < record.createdAt - IDEMPOTENCY_CLAIM_STALE_MS;
+      if ((d.get('createdAt') as number) >= expireBefore && !abandoned) {
         const existing: IdempotencyRecord = { scope: record.scope, requestHash: d.get('requestHash'), createdAt: d.get('createdAt') };
         const response = d.get('response');
         if (response) existing.response = JSON.parse(response as string);

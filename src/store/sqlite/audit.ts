@@ -1,8 +1,11 @@
 /**
  * The SQLite store's audit table: append (a retried record is kept as it is),
- * aggregated counts (an upsert that adds to `count`, so several processes on
- * one file stay exact), newest-first pages that leave expired records out, and
- * the bounded delete of expired ones. (schema.ts migrates an older table.)
+ * aggregated counts (the record inserted once; each flush's count for it a row
+ * of `audit_counts` keyed by the flush's batch id, inserted once, so a retry
+ * never counts twice and several processes on one file stay exact; a listed
+ * record's count is the record's own, for rows from before, plus its batches'), newest-first pages
+ * that leave expired records out, and the bounded delete of expired ones.
+ * (schema.ts migrates an older table.)
  */
 import { BAD_CURSOR, type AuditRecord, type AuditStore, type Page, type PageQuery } from '../ports.js';
 import type { Row, SqliteDb } from './db.js';
@@ -11,6 +14,9 @@ const INSERT = `INSERT INTO audit (id, time, request_id, org, actor, action, tar
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 const params = (r: AuditRecord) => [r.id, r.time, r.requestId, r.org, r.actor, r.action, r.target, r.outcome, r.ip, r.count, r.expireAt, r.targetName ?? null] as const;
+
+/** A record's columns, its count summed over the writers' shards. */
+const COLUMNS = 'a.id, a.time, a.request_id, a.org, a.actor, a.action, a.target, a.outcome, a.ip, a.expire_at, a.target_name, a.count + COALESCE((SELECT SUM(c.count) FROM audit_counts c WHERE c.id = a.id), 0) AS count';
 
 const toAudit = (r: Row): AuditRecord => ({
   id: r.id as string, time: r.time as number, requestId: r.request_id as string, org: r.org as string, actor: r.actor as string,
@@ -31,11 +37,14 @@ export class SqliteAudit implements AuditStore {
     });
   }
 
-  addAuditCounts(records: AuditRecord[]): Promise<void> {
+  addAuditCounts(batch: string, records: AuditRecord[]): Promise<void> {
     return this.db.guard(() => {
       if (records.length === 0) return;
-      this.db.tx(() => {
-        for (const r of records) this.db.run(`${INSERT} ON CONFLICT(id) DO UPDATE SET count = count + excluded.count`, ...params(r));
+      this.db.tx('audit', () => {
+        for (const r of records) {
+          this.db.run(`${INSERT} ON CONFLICT(id) DO NOTHING`, ...params({ ...r, count: 0 }));
+          this.db.run('INSERT INTO audit_counts (id, batch, count) VALUES (?, ?, ?) ON CONFLICT(id, batch) DO NOTHING', r.id, batch, r.count);
+        }
       });
     });
   }
@@ -48,11 +57,11 @@ export class SqliteAudit implements AuditStore {
         const cursor = this.db.one('SELECT time, id FROM audit WHERE org = ? AND id = ?', orgId, q.startingAfter);
         if (!cursor) return BAD_CURSOR;
         rows = this.db.all(
-          'SELECT * FROM audit WHERE org = ? AND (time < ? OR (time = ? AND id < ?)) AND expire_at > ? ORDER BY time DESC, id DESC LIMIT ?',
+          `SELECT ${COLUMNS} FROM audit a WHERE a.org = ? AND (a.time < ? OR (a.time = ? AND a.id < ?)) AND a.expire_at > ? ORDER BY a.time DESC, a.id DESC LIMIT ?`,
           orgId, cursor.time!, cursor.time!, cursor.id!, now, q.limit + 1,
         );
       } else {
-        rows = this.db.all('SELECT * FROM audit WHERE org = ? AND expire_at > ? ORDER BY time DESC, id DESC LIMIT ?', orgId, now, q.limit + 1);
+        rows = this.db.all(`SELECT ${COLUMNS} FROM audit a WHERE a.org = ? AND a.expire_at > ? ORDER BY a.time DESC, a.id DESC LIMIT ?`, orgId, now, q.limit + 1);
       }
       return { data: rows.slice(0, q.limit).map(toAudit), hasMore: rows.length > q.limit };
     });
@@ -60,6 +69,10 @@ export class SqliteAudit implements AuditStore {
 
   /** One bounded statement: the write lock is held for `limit` rows at most. */
   deleteExpiredAudit(now: number, limit: number): Promise<number> {
-    return this.db.guard(() => this.db.run('DELETE FROM audit WHERE rowid IN (SELECT rowid FROM audit WHERE expire_at <= ? LIMIT ?)', now, limit));
+    return this.db.guard(() => this.db.tx(() => {
+      const n = this.db.run('DELETE FROM audit WHERE rowid IN (SELECT rowid FROM audit WHERE expire_at <= ? LIMIT ?)', now, limit);
+      if (n > 0) this.db.run('DELETE FROM audit_counts WHERE id NOT IN (SELECT id FROM audit)');
+      return n;
+    }));
   }
 }

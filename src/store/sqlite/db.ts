@@ -16,10 +16,18 @@ import { BAD_CURSOR, type NamedPageQuery, type Page } from '../ports.js';
 
 export type Row = Record<string, SQLInputValue>;
 
+/**
+ * Fault injection for tests (test/support/store-faults.ts): called after a counting write's transaction has
+ * committed; throwing makes the caller see a write that landed and then failed.
+ */
+export type WriteFaults = (what: string) => void;
+
 export class SqliteDb {
   readonly file: string;
   private readonly db: DatabaseSync;
   private readonly stmts = new Map<string, StatementSync>();
+  /** Tests: see WriteFaults. */
+  faults: WriteFaults | undefined;
 
   constructor(dataDir: string, fileName: string) {
     ensurePrivateDir(dataDir);
@@ -67,8 +75,15 @@ export class SqliteDb {
     return Number(this.stmt(sql).run(...params).changes);
   }
 
-  /** Runs `fn` in one write transaction; SQLite I/O and lock errors become BackendUnavailable. */
-  tx<T>(fn: () => T): T {
+  /**
+   * Runs `fn` in one write transaction; SQLite I/O and lock errors become BackendUnavailable. `what` names a
+   * counting write (usage, lease, idempotency, audit counts): where tests inject a fault after the commit.
+   */
+  tx<T>(fn: () => T): T;
+  tx<T>(what: string, fn: () => T): T;
+  tx<T>(a: string | (() => T), b?: () => T): T {
+    const what = typeof a === 'string' ? a : undefined;
+    const fn = typeof a === 'string' ? b! : a;
     try {
       this.db.exec('BEGIN IMMEDIATE');
     } catch (err) {
@@ -77,9 +92,12 @@ export class SqliteDb {
     try {
       const out = fn();
       this.db.exec('COMMIT');
+      if (what !== undefined) this.faults?.(what);
       return out;
     } catch (err) {
-      try { this.db.exec('ROLLBACK'); } catch { /* already rolled back */ }
+      if (this.db.isTransaction) {
+        try { this.db.exec('ROLLBACK'); } catch { /* already rolled back */ }
+      }
       throw err;
     }
   }

@@ -1,8 +1,9 @@
 /**
  * The SQLite store's tables and their migrations: `createSchema` creates what is
- * missing and adds the columns that came later (credentials' `fields`, audit's
+ * missing (lease holders, usage shards and audit count shards came in one go: new tables, nothing to
+ * alter; the older `usage` rows are still summed in) and adds the columns that came later (credentials' `fields`, audit's
  * `count` and `expire_at`, usage's `spend_micros`, tokens' `created_by`, orgs' `spend_limit_micros`,
- * names and their folded `name_key`, audit's `target_name`) to a file made before them, each in one write
+ * names and their folded `name_key`, audit's `target_name`, idempotency's `claimant`) to a file made before them, each in one write
  * transaction re-checked inside it, so two processes opening the same old file
  * do not both alter a table.
  */
@@ -47,6 +48,19 @@ CREATE TABLE IF NOT EXISTS revoked_tokens (
 CREATE INDEX IF NOT EXISTS revoked_tokens_org ON revoked_tokens(org_id, revoked_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS revoked_tokens_org_creator ON revoked_tokens(org_id, created_by, revoked_at DESC, id DESC);
 CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, leased INTEGER NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS lease_holders (
+  key TEXT NOT NULL, holder TEXT NOT NULL, seq INTEGER NOT NULL, nonce TEXT NOT NULL, granted INTEGER NOT NULL,
+  returned INTEGER NOT NULL, used INTEGER NOT NULL, armed INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+  PRIMARY KEY (key, holder)
+) STRICT;
+CREATE TABLE IF NOT EXISTS usage_shards (
+  scope TEXT NOT NULL, id TEXT NOT NULL, period TEXT NOT NULL, writer TEXT NOT NULL, seq INTEGER NOT NULL,
+  requests INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, spend_micros INTEGER NOT NULL,
+  PRIMARY KEY (scope, id, period, writer)
+) STRICT;
+CREATE TABLE IF NOT EXISTS audit_counts (
+  id TEXT NOT NULL, batch TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (id, batch)
+) STRICT;
 CREATE TABLE IF NOT EXISTS usage (
   scope TEXT NOT NULL, id TEXT NOT NULL, period TEXT NOT NULL,
   requests INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
@@ -80,6 +94,7 @@ export function createSchema(db: SqliteDb): void {
   addTokenCreator(db);
   addOrgSpendLimit(db);
   addNames(db);
+  addIdempotencyClaimant(db);
 }
 
 /**
@@ -101,6 +116,15 @@ function addNames(db: SqliteDb): void {
       for (const r of db.all("SELECT id, name FROM admin_keys WHERE name != ''")) db.run('UPDATE admin_keys SET name_key = ? WHERE id = ?', nameKey(r.name as string), r.id!);
     }
     if (!columns('audit').has('target_name')) db.run('ALTER TABLE audit ADD COLUMN target_name TEXT');
+  });
+}
+
+/** Adds `claimant` (who holds a claim: a claim read back after an unacknowledged commit is recognised) to an older table. */
+function addIdempotencyClaimant(db: SqliteDb): void {
+  const has = () => db.all('PRAGMA table_info(idempotency)').some((c) => c.name === 'claimant');
+  if (has()) return;
+  db.tx(() => {
+    if (!has()) db.exec('ALTER TABLE idempotency ADD COLUMN claimant TEXT');
   });
 }
 

@@ -12,7 +12,7 @@ import { SqliteAudit } from './audit.js';
 import { systemTimers, type Timers } from '../../clock.js';
 import { SqliteChanges } from './changes.js';
 import { SqliteCredentials } from './credentials.js';
-import { SqliteDb } from './db.js';
+import { SqliteDb, type WriteFaults } from './db.js';
 import { SqliteIdempotency } from './idempotency.js';
 import { SqliteLeases } from './leases.js';
 import { SqliteOrgs } from './orgs.js';
@@ -63,6 +63,11 @@ export class SqliteStore extends ComposedStore<SqlitePorts> {
 
   set pollFault(fault: Error | undefined) {
     this.ports.changes.pollFault = fault;
+  }
+
+  /** Fault injection for tests: called after each counting write commits (db.ts, WriteFaults); undefined: none. */
+  setWriteFaults(faults: WriteFaults | undefined): void {
+    this.db.faults = faults;
   }
 
   ping(): Promise<void> {

@@ -1,0 +1,120 @@
+/**
+ * A store that goes silent, through a switchable TCP proxy in front of the Firestore emulator: the change
+ * feed counts as not live within a second of the silence (a listener alone would never notice), and is
+ * live again once the store answers; a token revoked during the silence (straight to the store, as the
+ * CLI does) is never forwarded from a second after its revocation on (a cached answer is trusted one
+ * second at most, then the request fails closed with 503); /readyz is back to 200 within two seconds of
+ * the store answering again, after a silence and after reset connections.
+ */
+import test from 'ava';
+import { randomBytes } from 'node:crypto';
+import { createCredential, createOrg, mintToken, startApp } from '../support/app.js';
+import { startEmulator } from '../support/firestore-emulator.js';
+import { startChaosProxy, type ChaosProxy } from '../support/chaos-proxy.js';
+import { startFakeProvider } from '../support/fake-provider.js';
+import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, ok: () => boolean | Promise<boolean>, ms: number): Promise<number> {
+  const start = Date.now();
+  for (;;) {
+    if (await ok()) return Date.now() - start;
+    if (Date.now() - start > ms) throw new Error(`${what}: not within ${ms} ms`);
+    await sleep(20);
+  }
+}
+
+test('the change feed is not live within a second of a silent store, and live again once it answers', async (t) => {
+  const emulator = await startEmulator(t);
+  const proxy = await startChaosProxy({ host: '127.0.0.1', port: emulator.port });
+  t.teardown(() => proxy.close());
+  const store = await FirestoreStore.connect({ gcpProject: 'keyward-outage', firestoreEmulatorHost: proxy.host });
+  emulator.adopt(store);
+  const stop = store.watch(() => undefined);
+  t.teardown(stop);
+  await until('live once watched', () => store.isLive(), 10_000);
+  for (const mode of ['blackhole', 'reset', 'drop'] as const) {
+    proxy.set(mode);
+    const silentAt = Date.now();
+    await sleep(1000 - (Date.now() - silentAt));
+    // Every poll since the switch is unanswered: the last answered one began before it.
+    t.false(store.isLive(), `${mode}: not live a second after the store went away`);
+    proxy.set('pass');
+    t.log(`${mode}: live again ${await until(`${mode}: live again`, () => store.isLive(), 10_000)} ms after the store came back`);
+  }
+});
+
+async function outageApp(t: import('ava').ExecutionContext) {
+  const emulator = await startEmulator(t);
+  const proxy = await startChaosProxy({ host: '127.0.0.1', port: emulator.port });
+  t.teardown(() => proxy.close());
+  const fake = await startFakeProvider();
+  t.teardown(() => fake.close());
+  const project = `keyward-outage-${randomBytes(3).toString('hex')}`;
+  const app = await startApp(t, {
+    env: {
+      KEYWARD_STORE: 'firestore', FIRESTORE_EMULATOR_HOST: proxy.host, GOOGLE_CLOUD_PROJECT: project, KEYWARD_LOCAL_KEK: randomBytes(32).toString('base64'),
+      KEYWARD_UPSTREAM_OPENAI: fake.url, KEYWARD_LOG_LEVEL: 'error',
+    },
+  });
+  // What the CLI does: straight to the store, not through the proxy.
+  const direct = await FirestoreStore.connect({ gcpProject: project, firestoreEmulatorHost: emulator.host });
+  emulator.adopt(direct);
+  return { emulator, proxy, fake, app, direct };
+}
+
+const readyWithin = async (url: string, proxy: ChaosProxy) => {
+  proxy.set('pass');
+  return until('/readyz 200', async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200, 10_000);
+};
+
+test('a token revoked while the store is silent is never forwarded a second after its revocation; /readyz is back within 2 s', async (t) => {
+  t.timeout(120_000);
+  const { proxy, fake, app, direct } = await outageApp(t);
+  const org = await createOrg(app);
+  const victimKey = `sk-victim-${randomBytes(6).toString('hex')}`;
+  const cred = await createCredential(app, org, 'openai', victimKey);
+  const tok = await mintToken(app, org, cred, '1h');
+  const send = () => fetch(`${app.url}/v1/proxy/v1/models`, { headers: { 'x-proxy-token': tok.token } }).then(async (r) => {
+    await r.arrayBuffer();
+    return r.status;
+  }, () => 0);
+  t.is(await send(), 200, 'cached');
+  await until('ready', async () => (await fetch(`${app.url}/readyz`)).status === 200, 10_000);
+
+  proxy.set('blackhole');
+  await sleep(300);
+  t.truthy(await direct.revokeToken(org.id, tok.id, Date.now(), 'cli'));
+  const revokedAt = Date.now();
+  // Probes every 100 ms for 3 s: each notes when it was sent; the provider notes what reached it.
+  const forwardedBefore = fake.received.filter((r) => r.headers.authorization === `Bearer ${victimKey}`).length;
+  const probes: Array<Promise<{ sentAt: number; status: number }>> = [];
+  while (Date.now() - revokedAt < 3000) {
+    const sentAt = Date.now();
+    probes.push(send().then((status) => ({ sentAt, status })));
+    await sleep(100);
+  }
+  const late = probes.length;
+  const readyAfter = await readyWithin(app.url, proxy);
+  const results = await Promise.all(probes);
+  const forwarded = fake.received.filter((r) => r.headers.authorization === `Bearer ${victimKey}`).length - forwardedBefore;
+  const afterASecond = results.filter((p) => p.sentAt - revokedAt >= 1000);
+  t.true(afterASecond.length >= 10);
+  for (const p of afterASecond) t.not(p.status, 200, `a probe sent ${p.sentAt - revokedAt} ms after the revocation`);
+  t.true(forwarded <= results.filter((p) => p.sentAt - revokedAt < 1000).length, `${forwarded} forwarded, all sent within the first second`);
+  t.log(`${late} probes; statuses ${JSON.stringify(results.map((p) => p.status))}; /readyz 200 ${readyAfter} ms after the store came back`);
+  t.true(readyAfter <= 2000, `/readyz back after ${readyAfter} ms`);
+  t.is(await send(), 401, 'and refused for good once the store answers');
+});
+
+test('/readyz is back within 2 s of the store answering after reset connections', async (t) => {
+  const { proxy, app } = await outageApp(t);
+  await until('ready', async () => (await fetch(`${app.url}/readyz`)).status === 200, 10_000);
+  proxy.set('reset');
+  await until('not ready', async () => (await fetch(`${app.url}/readyz`)).status === 503, 10_000);
+  await sleep(3000); // long enough for the client's reconnect backoff to grow
+  const readyAfter = await readyWithin(app.url, proxy);
+  t.log(`/readyz 200 ${readyAfter} ms after the store came back`);
+  t.true(readyAfter <= 2000, `/readyz back after ${readyAfter} ms`);
+});
