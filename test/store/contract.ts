@@ -498,8 +498,8 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
         { scope: 'org-day', id: orgId, period: '2026-11-02', requests: 1, inputTokens: 0, outputTokens: 0, spendMicros: 1 },
       ]),
     ]);
-    // A late retry of w1's first write changes nothing.
-    await s1.putUsageShards('w1', 1, [d('model-day', orgId, model, '2026-11-02', 2, 20)]);
+    // A retry of the same totals changes nothing.
+    await s1.putUsageShards('w1', 3, [d('model-day', orgId, model, '2026-11-02', 3, 25)]);
     const sorted = (rows: KeyUsage[]) => [...rows].sort((a, b) => (a.key < b.key ? -1 : 1));
     t.deepEqual(sorted(await s2.listBreakdown('model-day', orgId, '2026-11-01', '2026-11-02')), [
       { key: model, requests: 1 + 3 + 1, inputTokens: 50, outputTokens: 10, spendMicros: 10 + 25 + 4 },
