@@ -57,7 +57,7 @@ export default {
       },
       federated: {
         optional: true, flag: true, description: '"true": no stored key; Keyward signs in as the Entra app with its own OIDC token for the organisation',
-        label: 'Federated (no stored key)', help: 'Type true to sign in as the Entra app with this gateway\'s identity for your organisation instead of storing a key.',
+        label: 'Federated (no stored key)', help: 'Choose this to sign in as the Entra app with this gateway\'s identity for your organisation instead of storing a key.',
       },
     },
     check({ secrets, plain }) {

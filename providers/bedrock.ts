@@ -105,7 +105,7 @@ export default {
       },
       federated: {
         optional: true, flag: true, description: '"true": no stored secret; Keyward assumes `role_arn` with its own OIDC token for the organisation',
-        label: 'Federated (no stored key)', help: 'Type true to assume the role with this gateway\'s identity for your organisation instead of storing an AWS key.',
+        label: 'Federated (no stored key)', help: 'Choose this to assume the role with this gateway\'s identity for your organisation instead of storing an AWS key.',
       },
     },
     check({ secrets, plain }) {

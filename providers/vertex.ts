@@ -122,7 +122,7 @@ export default {
       // Fields are strings: a flag is the string "true".
       ambient: {
         optional: true, flag: true, description: '"true": use the gateway\'s own Google identity (metadata server) instead of a stored key',
-        label: 'Use the gateway\'s identity', help: 'Type true to call Vertex AI as the gateway itself, with no stored key (only in projects the operator allows).',
+        label: 'Use the gateway\'s identity', help: 'Choose this to call Vertex AI as the gateway itself, with no stored key (only in projects the operator allows).',
       },
       workload_identity_provider: {
         optional: true,
@@ -133,7 +133,7 @@ export default {
       },
       federated: {
         optional: true, flag: true, description: '"true": no stored key; Google STS exchanges Keyward\'s own OIDC token for the organisation',
-        label: 'Federated (no stored key)', help: 'Type true to exchange this gateway\'s identity for your organisation at Google instead of storing a key.',
+        label: 'Federated (no stored key)', help: 'Choose this to exchange this gateway\'s identity for your organisation at Google instead of storing a key.',
       },
     },
     check,

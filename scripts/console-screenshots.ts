@@ -3,7 +3,9 @@
  * with a fake provider on 127.0.0.1 and photographs the console in headless Chromium (KEYWARD_CHROMIUM
  * or /usr/bin/chromium): a new organisation's first-run guide (empty, then with a key stored and a token
  * minted: its SDK variables), then, filled through the admin API and the proxy with named keys, tokens,
- * admin keys, a trust policy and a few requests, each page; and the minted token at phone width. The
+ * admin keys, a trust policy and a few requests, each page (Spend by token and by model from those
+ * requests; the organisation as an OIDC issuer's, with its federation subject); and the minted token and
+ * the Spend page at phone width. The
  * usage picture is taken with a month of sample days (GET /v1/usage and /v1/usage/daily answered by this
  * script, said in the log): a few test requests draw nothing worth showing.
  * Small PNGs: 1100 px wide (375 for the phone), one device pixel per CSS pixel.
@@ -26,7 +28,7 @@ const fake = await startFakeProvider();
 const dataDir = mkdtempSync(path.join(tmpdir(), 'keyward-shots-'));
 const config = loadConfig({
   HOST: '127.0.0.1', PORT: '0', KEYWARD_DATA_DIR: dataDir, KEYWARD_ADMIN_TOKEN: ADMIN, KEYWARD_LOG_LEVEL: 'error',
-  KEYWARD_UPSTREAM_OPENAI: fake.url, KEYWARD_UPSTREAM_ANTHROPIC: fake.url,
+  KEYWARD_UPSTREAM_OPENAI: fake.url, KEYWARD_UPSTREAM_ANTHROPIC: fake.url, KEYWARD_ISSUER_URL: 'https://keyward.example.com',
 });
 const server = await buildServer(config, createLogger('error', new Writable({ write: (_c, _e, cb) => cb() })));
 const { port } = await server.http.listen();
@@ -98,7 +100,7 @@ try {
   await call('POST', '/v1/credentials', org.token, { provider: 'anthropic', name: 'claude research', api_key: 'sk-ant-demo-key-QRST' });
   await call('POST', '/v1/credentials', org.token, { provider: 'bedrock', name: 'bedrock eu', region: 'eu-west-1', aws_access_key_id: 'AKIAIOSFODNN7EXAMPLE', aws_secret_access_key: 'wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY' });
   const ci = await call('POST', '/v1/tokens', org.token, { credential_id: openai.id, name: 'ci evals', ttl: '7d', models: ['gpt-4o-mini'], max_requests: 1000 });
-  await call('POST', '/v1/tokens', org.token, { credential_id: openai.id, name: 'support bot', ttl: '1h', rate_limit: 60 });
+  const support = await call('POST', '/v1/tokens', org.token, { credential_id: openai.id, name: 'support bot', ttl: '1h', rate_limit: 60 });
   const old = await call('POST', '/v1/tokens', org.token, { credential_id: openai.id, name: 'laptop test', ttl: '1d' });
   await call('DELETE', `/v1/tokens/${old.id}`, org.token);
   await call('POST', '/v1/admin-keys', org.token, { name: 'deploy pipeline', role: 'minter', credential_ids: [openai.id], ttl: '90d' });
@@ -107,9 +109,15 @@ try {
     issuer: 'https://token.actions.githubusercontent.com', audience: base, subject: 'repo:acme/app:ref:refs/heads/main',
     claims: { repository_owner_id: '1234567' }, credential_id: openai.id, ttl: '30m', models: ['gpt-4o-mini'],
   });
-  for (let i = 0; i < 3; i++) {
-    await fetch(`${base}/v1/proxy/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${ci.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) });
-  }
+  const claude = await call('POST', '/v1/credentials', org.token, { provider: 'anthropic', name: 'claude evals', api_key: 'sk-ant-demo-key-evals-WXYZ' });
+  const researcher = await call('POST', '/v1/tokens', org.token, { credential_id: claude.id, name: 'research agent', ttl: '7d' });
+  const send = async (token: string, p: string, body: unknown, events: number) => {
+    const r = await fetch(`${base}/v1/proxy/${p}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-fake-events': String(events) }, body: JSON.stringify(body) });
+    await r.text();
+  };
+  for (let i = 0; i < 3; i++) await send(ci.token, 'v1/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, 400);
+  for (let i = 0; i < 2; i++) await send(support.token, 'v1/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, 300);
+  for (let i = 0; i < 4; i++) await send(researcher.token, 'v1/messages', { model: 'claude-sonnet-4-6', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }] }, 500);
 
   const page = await (await browser.newContext({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 })).newPage();
   // Three requests make a thin picture: the usage page is photographed with a month of sample days.
@@ -133,6 +141,13 @@ try {
   await open(page, 'Usage');
   await page.locator('[data-chart="spend"]').waitFor();
   await shoot(page, 'usage', true);
+  await page.unrouteAll();
+  await open(page, 'Spend');
+  await page.locator('table.records tbody tr').nth(2).waitFor();
+  await shoot(page, 'spend', true);
+  await page.locator('#spend-by').selectOption('model');
+  await page.locator('tr[data-key="claude-sonnet-4-6"]').waitFor();
+  await shoot(page, 'spend-models', true);
   await open(page, 'Audit');
   await page.locator('tbody tr').first().waitFor();
   await shoot(page, 'audit');
@@ -153,6 +168,10 @@ try {
   await phone.getByRole('button', { name: 'Mint token' }).click();
   await phone.locator('#minted-value').waitFor();
   await shoot(phone, 'phone-minted');
+  await phone.getByRole('button', { name: 'Done' }).click();
+  await open(phone, 'Spend');
+  await phone.locator('table.records tbody tr').nth(2).waitFor();
+  await shoot(phone, 'phone-spend', true);
 } finally {
   await browser.close();
   await server.shutdown();

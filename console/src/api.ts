@@ -67,6 +67,8 @@ export interface CredentialField {
   /** Plain words for a form (older gateways: absent, the name is shown instead). */
   label?: string;
   help?: string;
+  /** A yes-flag (`federated`, `ambient`): a checkbox whose ticked value is "true" (older gateways: absent). */
+  flag?: boolean;
 }
 
 /** How one SDK reaches a provider through the gateway: templates with {proxy}, {token} and plain fields. */
@@ -84,6 +86,23 @@ export interface Provider {
   kind?: 'llm' | 'tool' | 'mcp';
   credential_fields: CredentialField[];
   sdk?: SdkSetup[];
+}
+
+/** One row of GET /v1/usage/breakdown: a token, credential or model over the range. */
+export interface BreakdownRow {
+  key: string;
+  name?: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  spend_usd: string;
+}
+
+export interface Breakdown {
+  by: 'token' | 'credential' | 'model';
+  from: string;
+  to: string;
+  data: BreakdownRow[];
 }
 
 export interface UsageSummary {

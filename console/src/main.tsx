@@ -14,6 +14,7 @@ import { CredentialsPage } from './pages/credentials.js';
 import { OrganisationPage } from './pages/organisation.js';
 import { PoolsPage } from './pages/pools.js';
 import { SignIn } from './pages/signin.js';
+import { SpendPage } from './pages/spend.js';
 import { StartPage } from './pages/start.js';
 import { TokensPage } from './pages/tokens.js';
 import { TrustPoliciesPage } from './pages/trust-policies.js';
@@ -21,13 +22,14 @@ import { UsagePage } from './pages/usage.js';
 import { abilitiesOf, type Abilities } from './roles.js';
 import { forgetKey, keepKey, rememberedKey, replaceKey } from './session.js';
 
-type PageId = 'start' | 'tokens' | 'credentials' | 'pools' | 'usage' | 'audit' | 'admin-keys' | 'trust-policies' | 'organisation';
+type PageId = 'start' | 'tokens' | 'credentials' | 'pools' | 'usage' | 'spend' | 'audit' | 'admin-keys' | 'trust-policies' | 'organisation';
 const PAGES: Array<{ id: PageId; title: string; offered: (can: Abilities) => boolean }> = [
   { id: 'start', title: 'Get started', offered: (can) => can.manageCredentials },
   { id: 'tokens', title: 'Tokens', offered: () => true },
   { id: 'credentials', title: 'Credentials', offered: (can) => can.readAll },
   { id: 'pools', title: 'Pools', offered: (can) => can.readAll },
   { id: 'usage', title: 'Usage', offered: (can) => can.readAll },
+  { id: 'spend', title: 'Spend', offered: (can) => can.readAll },
   { id: 'audit', title: 'Audit', offered: (can) => can.readAll },
   { id: 'admin-keys', title: 'Admin keys', offered: (can) => can.manageKeys },
   { id: 'trust-policies', title: 'Trust policies', offered: (can) => can.readAll },
@@ -133,6 +135,7 @@ function App() {
         {page.id === 'credentials' ? <CredentialsPage api={api} can={can} /> : null}
         {page.id === 'pools' ? <PoolsPage api={api} can={can} /> : null}
         {page.id === 'usage' ? <UsagePage api={api} can={can} /> : null}
+        {page.id === 'spend' ? <SpendPage api={api} can={can} /> : null}
         {page.id === 'audit' ? <AuditPage api={api} /> : null}
         {page.id === 'admin-keys' ? <AdminKeysPage api={api} /> : null}
         {page.id === 'trust-policies' ? <TrustPoliciesPage api={api} can={can} /> : null}

@@ -11,13 +11,13 @@
  * requests at once. A counter untouched for a while (or of a past period) is let go of once written; if it
  * is counted again, its stored totals are read back before the next write.
  *
- * Another scope (a day per token, credential or model, for a usage breakdown) is one more `add` in
- * `record`: a shard per instance and period, summed on read like these.
+ * An organisation's days per token, credential and priced model (GET /v1/usage/breakdown) are three more
+ * `add`s in `record`: shards per instance and day, summed on read like these.
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock, Timers } from '../clock.js';
 import type { Logger } from '../log.js';
-import type { PeriodUsage, UsageCounts, UsageScope, UsageShard, UsageStore } from '../store/ports.js';
+import { breakdownId, splitBreakdownId, type BreakdownScope, type KeyUsage, type PeriodUsage, type UsageCounts, type UsageScope, type UsageShard, type UsageStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { dayOf, periodOf } from './periods.js';
 import { BackgroundFlush } from './background-flush.js';
@@ -42,6 +42,8 @@ export interface UsageEvent {
   outputTokens: number;
   /** What the request spent, µ$ (the gateway's settled figure; 0 when nothing was priced). */
   spendMicros: number;
+  /** The price table's name for the model (catalog/prices.ts match), or `unpriced`: never the caller's free-form string, so an organisation's models are as many as the table's rows. */
+  model: string;
 }
 
 interface Counter {
@@ -103,7 +105,12 @@ export class UsageRecorder {
     this.add('cred', e.credentialId, period, e, now);
     this.add('tok', e.tokenId, period, e, now);
     // The day's counter is one more key in the same batch: no write of its own.
-    this.add('org-day', e.orgId, dayOf(now), e, now);
+    const day = dayOf(now);
+    this.add('org-day', e.orgId, day, e, now);
+    // So are the breakdown's: one per token, credential and model each day.
+    this.add('tok-day', breakdownId(e.orgId, e.tokenId), day, e, now);
+    this.add('cred-day', breakdownId(e.orgId, e.credentialId), day, e, now);
+    this.add('model-day', breakdownId(e.orgId, e.model), day, e, now);
     this.flusher.schedule();
   }
 
@@ -198,6 +205,21 @@ export class UsageRecorder {
       addTo(day, this.unwritten(c));
     }
     return [...byDay.values()].sort((a, b) => (a.period < b.period ? -1 : a.period > b.period ? 1 : 0));
+  }
+
+  /** An organisation's keys in a breakdown scope with counters on days `from` to `to` (inclusive), each summed, unwritten ones included. */
+  async breakdown(scope: BreakdownScope, orgId: string, from: string, to: string): Promise<KeyUsage[]> {
+    const byKey = new Map((await this.store.listBreakdown(scope, orgId, from, to)).map((k) => [k.key, k]));
+    for (const c of this.counters.values()) {
+      const s = c.shard;
+      if (s.scope !== scope || s.period < from || s.period > to) continue;
+      const { orgId: owner, key } = splitBreakdownId(s.id);
+      if (owner !== orgId) continue;
+      let sum = byKey.get(key);
+      if (!sum) byKey.set(key, (sum = { key, ...ZERO }));
+      addTo(sum, this.unwritten(c));
+    }
+    return [...byKey.values()].filter((k) => k.requests > 0 || k.inputTokens > 0 || k.outputTokens > 0 || k.spendMicros > 0);
   }
 
   close(): Promise<void> {

@@ -60,6 +60,29 @@ export function usedAndHeld(pool: LeaseLedger, counted: number, limit: number): 
   return { used, held };
 }
 
+export interface DayRange {
+  from?: string | undefined;
+  to?: string | undefined;
+}
+
+/**
+ * The days of a range as a caller wrote it (`YYYY-MM-DD`, UTC, inclusive): `to` defaults to today, `from` to
+ * `defaultFrom(to)`. 400 `invalid_request` for a day that is not a calendar day, `from` after `to`, or more than
+ * MAX_DAYS days.
+ */
+export function daysOf(range: DayRange, now: number, defaultFrom: (toMs: number) => number): string[] {
+  const day = (name: 'from' | 'to', value: string): number => {
+    const ms = dayStart(value);
+    if (ms === undefined) throw Errors.invalidRequest(`\`${name}\` must be a calendar day, YYYY-MM-DD (UTC).`, name);
+    return ms;
+  };
+  const toMs = range.to === undefined ? (dayStart(dayOf(now)) as number) : day('to', range.to);
+  const fromMs = range.from === undefined ? defaultFrom(toMs) : day('from', range.from);
+  if (fromMs > toMs) throw Errors.invalidRequest('`from` must not be after `to`.', 'from');
+  if ((toMs - fromMs) / DAY_MS + 1 > MAX_DAYS) throw Errors.invalidRequest(`The range from \`from\` to \`to\` is at most ${MAX_DAYS} days.`, 'from');
+  return daysBetween(fromMs, toMs);
+}
+
 @injectable()
 export class UsageSummaries {
   constructor(
@@ -97,17 +120,8 @@ export class UsageSummaries {
    * without traffic as zeros. 400 `invalid_request` for a day that is not a calendar day, `from` after
    * `to`, or more than MAX_DAYS days.
    */
-  async daily(orgId: string, range: { from?: string | undefined; to?: string | undefined }): Promise<DayUsage[]> {
-    const day = (name: 'from' | 'to', value: string): number => {
-      const ms = dayStart(value);
-      if (ms === undefined) throw Errors.invalidRequest(`\`${name}\` must be a calendar day, YYYY-MM-DD (UTC).`, name);
-      return ms;
-    };
-    const toMs = range.to === undefined ? (dayStart(dayOf(this.clock.now())) as number) : day('to', range.to);
-    const fromMs = range.from === undefined ? toMs - (DEFAULT_DAYS - 1) * DAY_MS : day('from', range.from);
-    if (fromMs > toMs) throw Errors.invalidRequest('`from` must not be after `to`.', 'from');
-    if ((toMs - fromMs) / DAY_MS + 1 > MAX_DAYS) throw Errors.invalidRequest(`The range from \`from\` to \`to\` is at most ${MAX_DAYS} days.`, 'from');
-    const days = daysBetween(fromMs, toMs);
+  async daily(orgId: string, range: DayRange): Promise<DayUsage[]> {
+    const days = daysOf(range, this.clock.now(), (toMs) => toMs - (DEFAULT_DAYS - 1) * DAY_MS);
     const counted = new Map((await this.usage.daily(orgId, days[0]!, days[days.length - 1]!)).map((d) => [d.period, d]));
     return days.map((date) => {
       const c = counted.get(date);

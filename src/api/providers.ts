@@ -42,7 +42,7 @@ export class ProvidersApi {
             return {
               name: f.name, secret: f.secret, optional: f.optional, pattern: d.pattern, rule: d.must, max_length: f.maxLength,
               description: f.description ?? (f.secret ? 'The provider\'s key' : 'A plain credential field'),
-              label: f.label, help: f.help ?? f.description ?? '',
+              label: f.label, help: f.help ?? f.description ?? '', flag: f.flag === true,
             };
           }),
           pricing: { as_of: p.prices ? p.pricesAsOf ?? null : null, unpriced_rule: prices.unpriced, unpriced_models: [], unpriced_other_requests: 0 },

@@ -1,18 +1,23 @@
-/** GET /v1/usage (this month against the free tier and the spend limit), GET /v1/usage/daily (the console's charts) and GET /v1/audit (the organisation's trail). */
+/**
+ * GET /v1/usage (this month against the free tier and the spend limit), GET /v1/usage/daily (the console's
+ * charts), GET /v1/usage/breakdown (per token, credential or model) and GET /v1/audit (the organisation's trail).
+ */
 import { inject, injectable } from 'tsyringe';
+import { UsageBreakdowns } from '../accounting/usage-breakdown.js';
 import { UsageSummaries } from '../accounting/usage-summary.js';
 import type { Router } from '../http/router.js';
 import { AuditLog } from '../controls/audit-log.js';
 import { orgOf } from './params.js';
 import { PAGE } from './schemas/query.js';
-import { AuditList, DAILY_QUERY, DailyUsage, Usage } from './schemas/usage.js';
-import { auditView, listView, usageDayView, usageSummaryView } from './views.js';
+import { AuditList, BREAKDOWN_QUERY, DAILY_QUERY, DailyUsage, Usage, UsageBreakdown } from './schemas/usage.js';
+import { auditView, listView, usageBreakdownView, usageDayView, usageSummaryView } from './views.js';
 
 @injectable()
 export class UsageApi {
   constructor(
     @inject(UsageSummaries) private readonly summaries: UsageSummaries,
     @inject(AuditLog) private readonly audit: AuditLog,
+    @inject(UsageBreakdowns) private readonly breakdowns: UsageBreakdowns,
   ) {}
 
   register(router: Router): void {
@@ -25,6 +30,14 @@ export class UsageApi {
       auth: 'org', query: DAILY_QUERY, operationId: 'getDailyUsage', tag: 'usage', summary: 'Requests, tokens and spend per day (UTC)',
       response: { status: 200, schema: DailyUsage, description: 'Every day of the range, zeros included; at most 92 days (400 `invalid_request` otherwise).' },
     }, async (r) => ({ status: 200, body: { object: 'list' as const, data: (await this.summaries.daily(orgOf(r).id, r.query)).map(usageDayView) } }));
+
+    router.add('GET', '/v1/usage/breakdown', {
+      auth: 'org', query: BREAKDOWN_QUERY, operationId: 'getUsageBreakdown', tag: 'usage', summary: 'Requests, tokens and spend per token, credential or model',
+      response: {
+        status: 200, schema: UsageBreakdown,
+        description: 'Each token, credential or model with usage from `from` to `to` (default: this month so far), the dearest first; at most 92 days (400 `invalid_request` otherwise).',
+      },
+    }, async (r) => ({ status: 200, body: usageBreakdownView(await this.breakdowns.of(orgOf(r).id, r.query.by, r.query)) }));
 
     router.add('GET', '/v1/audit', {
       auth: 'org', query: PAGE, operationId: 'listAuditEvents', tag: 'usage', summary: 'The organisation\'s audit trail',

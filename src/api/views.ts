@@ -4,6 +4,7 @@
  * keys and token values are not in records (a value shown once is passed in by its creator).
  */
 import type { Static } from '@sinclair/typebox';
+import type { Breakdown } from '../accounting/usage-breakdown.js';
 import type { DayUsage, UsageSummary } from '../accounting/usage-summary.js';
 import { formatUsd } from '../catalog/money.js';
 import { subjectOf } from '../identity/issuer.js';
@@ -12,7 +13,7 @@ import type { AdminKey, AdminKeyCreated, Caller } from './schemas/admin-keys.js'
 import type { CredentialView } from './schemas/credentials.js';
 import type { Organization, OrganizationSettings, OrgSelf } from './schemas/orgs.js';
 import type { Token, TokenCreated } from './schemas/tokens.js';
-import type { AuditEvent, Usage, UsageCounts, UsageDay } from './schemas/usage.js';
+import type { AuditEvent, Usage, UsageBreakdown, UsageCounts, UsageDay } from './schemas/usage.js';
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -27,6 +28,13 @@ export function usageView(u: UsageCountsRecord): Static<typeof UsageCounts> {
 
 export function usageDayView(d: DayUsage): Static<typeof UsageDay> {
   return { date: d.date, requests: d.requests, input_tokens: d.inputTokens, output_tokens: d.outputTokens, spend_usd: formatUsd(d.spendMicros) };
+}
+
+export function usageBreakdownView(b: Breakdown): Static<typeof UsageBreakdown> {
+  return {
+    object: 'list', by: b.by, from: b.from, to: b.to,
+    data: b.rows.map((r) => ({ key: r.key, ...(r.name !== undefined ? { name: r.name } : {}), ...usageView(r) })),
+  };
 }
 
 export function orgView(org: OrgRecord, token: string): Static<typeof Organization> {

@@ -310,7 +310,7 @@ export interface BilledTool {
  * How a provider's official SDKs (or a tool) reach it through Keyward: the environment variables to set, or
  * a snippet of code where they take no variable. Values are templates: `{proxy}` is the gateway's proxy base
  * URL (`https://<gateway>/v1/proxy`), `{token}` the proxy token, and `{<field>}` a plain credential field
- * (Bedrock's `{region}`). The console shows them after minting; README's "Point your agent at Keyward" says the same.
+ * (Bedrock's `{region}`). The console shows them after minting; README's "Point your agent at Keyward" says the same for OpenAI and Anthropic.
  */
 export interface SdkSetup {
   /** Who reads them, e.g. `OpenAI SDKs (Python, Node, …)`. */

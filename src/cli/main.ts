@@ -17,12 +17,13 @@ import { RENAME_COMMANDS } from './rename-commands.js';
 import { COMMANDS as CORE_COMMANDS, OPTION_HELP, RewrapIncomplete, type Command, type Context, type OptionName } from './commands.js';
 import { TRUST_POLICY_COMMANDS } from './trust-policy-commands.js';
 import { SIGNING_KEY_COMMANDS } from './signing-key-commands.js';
+import { USAGE_COMMANDS } from './usage-commands.js';
 import { Exit, NotFound, processIo, UsageError, type Io } from './io.js';
 
-const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS, ...RENAME_COMMANDS, ...SIGNING_KEY_COMMANDS];
+const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS, ...RENAME_COMMANDS, ...SIGNING_KEY_COMMANDS, ...USAGE_COMMANDS];
 const VALUE_OPTIONS: OptionName[] = [
   'org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd', 'tools', 'name', 'role', 'issuer', 'audience', 'subject', 'claim', 'status',
-  'activate-in', 'pool', 'tokens-per-minute', 'max-concurrent',
+  'activate-in', 'pool', 'tokens-per-minute', 'max-concurrent', 'by', 'from', 'to',
 ];
 /** Repeatable; a command that takes one value uses the last (`--credential` is a list only for an admin key). */
 const MULTIPLE: OptionName[] = ['model', 'path', 'credential', 'claim', 'tools'];
@@ -165,7 +166,8 @@ export async function run(argv: string[], io: Io = processIo(), env: NodeJS.Proc
     }
     const inGroup = COMMANDS.filter((c) => c.words[0] === group);
     if (inGroup.length === 0) throw new UsageError(`unknown command ${JSON.stringify(group)}; run 'keyward --help'`);
-    const command = inGroup.find((c) => c.words.length === 1 || c.words[1] === sub);
+    // `usage` alone, or `usage breakdown`: a group's one-word command is found only when no second word was given.
+    const command = inGroup.find((c) => (sub === undefined ? c.words.length === 1 : c.words[1] === sub));
     if (!command) {
       if (sub === undefined && p.help) {
         io.stdout.write(groupHelp(group) + '\n');

@@ -172,12 +172,17 @@ export class Exchange {
       ctx.usage.outputTokens += usage.outputTokens;
     }
     if (micros !== undefined) ctx.spentMicros = (ctx.spentMicros ?? 0) + micros;
+    const priced = this.pricedName(model);
     this.exit.usage.record({
       orgId: auth.credential.orgId, credentialId: auth.credential.id, tokenId: auth.token.id, requests: 0,
-      inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0, spendMicros: micros ?? 0,
+      inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0, spendMicros: micros ?? 0, model: priced,
     });
-    const match = model === undefined ? undefined : this.exit.prices.match(ctx.provider!.id, model);
-    this.exit.metrics.spent(ctx.provider!.id, match?.name ?? 'unpriced', micros ?? 0);
+    this.exit.metrics.spent(ctx.provider!.id, priced, micros ?? 0);
+  }
+
+  /** The price table's name for a model (metrics and the usage breakdown count by it), or `unpriced`. */
+  private pricedName(model: string | undefined): string {
+    return (model === undefined ? undefined : this.exit.prices.match(this.ctx.provider!.id, model))?.name ?? 'unpriced';
   }
 
   /**
@@ -250,9 +255,10 @@ export class Exchange {
       exit.metrics.proxied(ctx.provider!.id, ctx.status ?? 499, Number(process.hrtime.bigint() - ctx.forwardedAt) / 1e9, ctx.ttfbMs === undefined ? undefined : ctx.ttfbMs / 1000);
       // An upgrade's responses were counted as each settled (settledPart): its end counts the request only.
       const counted = ctx.upgrade ? undefined : ctx;
+      let model = this.pricedName(ctx.model);
       if (counted) {
         ctx.usageFinal = usageFinal(leg?.ended());
-        this.price();
+        model = this.price();
       }
       exit.usage.record({
         orgId: ctx.auth!.credential.orgId,
@@ -262,6 +268,7 @@ export class Exchange {
         inputTokens: counted?.usage.inputTokens ?? 0,
         outputTokens: counted?.usage.outputTokens ?? 0,
         spendMicros: counted?.spentMicros ?? 0,
+        model,
       });
     } else if (ctx.error) {
       exit.metrics.refused(ctx.error.code, ctx.provider?.id, ctx.error.status);
@@ -274,9 +281,9 @@ export class Exchange {
   /**
    * The cost of what the provider reported (ctx.costMicros, µ$; undefined when it reported nothing or the model
    * has no price) and what the request spent by the one rule (ctx.spentMicros), counted in the metrics under the
-   * price table's name for the model (or `unpriced`).
+   * price table's name for the model (or `unpriced`), which it returns (the usage breakdown's model).
    */
-  private price(): void {
+  private price(): string {
     const ctx = this.ctx;
     const provider = ctx.provider!.id;
     ctx.responseModel = this.answered?.model;
@@ -285,6 +292,8 @@ export class Exchange {
     const reported = ctx.usage.inputTokens > 0 || ctx.usage.outputTokens > 0;
     ctx.costMicros = match && reported ? usageCost(match.price, ctx.usage) : undefined;
     ctx.spentMicros = settledSpend(ctx);
-    this.exit.metrics.spent(provider, match?.name ?? 'unpriced', ctx.spentMicros ?? 0);
+    const priced = match?.name ?? 'unpriced';
+    this.exit.metrics.spent(provider, priced, ctx.spentMicros ?? 0);
+    return priced;
   }
 }

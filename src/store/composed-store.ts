@@ -8,7 +8,7 @@
  * reach the ports through it), and what tests and the CLI construct.
  */
 import type {
-  AdminKeyRecord, AdminKeyStore, AuditRecord, AuditStore, Change, ChangeFeed, CredentialRecord, CredentialStore, HolderState, HolderWrite, IdempotencyRecord,
+  AdminKeyRecord, AdminKeyStore, BreakdownScope, AuditRecord, AuditStore, Change, ChangeFeed, CredentialRecord, CredentialStore, HolderState, HolderWrite, IdempotencyRecord,
   IdempotencyStore, LeaseStore, NamedPageQuery, OrgRecord, OrgStore, OrgTokenRecord, PageQuery, SealedKey, SecretStore, Store, StoredSecret, TokenRecord, TokenStore,
   UsageScope, UsageShard, UsageStore,
 } from './ports.js';
@@ -75,6 +75,7 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   listTokens(orgId: string, page: NamedPageQuery, createdBy?: string) { return this.ports.tokens.listTokens(orgId, page, createdBy); }
   revokeToken(orgId: string, id: string, revokedAt: number, revokedBy: string) { return this.ports.tokens.revokeToken(orgId, id, revokedAt, revokedBy); }
   listRevokedTokens(orgId: string, page: NamedPageQuery, createdBy?: string) { return this.ports.tokens.listRevokedTokens(orgId, page, createdBy); }
+  getRevokedToken(orgId: string, id: string) { return this.ports.tokens.getRevokedToken(orgId, id); }
   setTokenName(orgId: string, id: string, name: string | null) { return this.ports.tokens.setTokenName(orgId, id, name); }
 
   // ---- leases (LeaseStore) and usage (UsageStore) ---------------------------
@@ -87,6 +88,7 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   getUsageShards(writer: string, counters: Array<Pick<UsageShard, 'scope' | 'id' | 'period'>>) { return this.ports.usage.getUsageShards(writer, counters); }
   getUsage(scope: UsageScope, id: string, period?: string) { return this.ports.usage.getUsage(scope, id, period); }
   listUsage(scope: UsageScope, id: string, from: string, to: string) { return this.ports.usage.listUsage(scope, id, from, to); }
+  listBreakdown(scope: BreakdownScope, orgId: string, from: string, to: string) { return this.ports.usage.listBreakdown(scope, orgId, from, to); }
 
   // ---- change feed (ChangeFeed) ---------------------------------------------
   watch(listener: (change: Change) => void) { return this.ports.changes.watch(listener); }

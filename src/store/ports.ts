@@ -157,6 +157,8 @@ export interface TokenStore {
   revokeToken(orgId: string, id: string, revokedAt: number, revokedBy: string): Promise<RevokedTokenRecord | undefined>;
   /** Revoked tokens, most recently revoked first (`createdBy`, `namePrefix` as listTokens); a cursor is a revoked token's id. */
   listRevokedTokens(orgId: string, page: NamedPageQuery, createdBy?: string): Promise<Page<RevokedTokenRecord> | typeof BAD_CURSOR>;
+  /** One revocation record of this organisation by the token's id (the usage breakdown names revoked tokens). */
+  getRevokedToken(orgId: string, id: string): Promise<RevokedTokenRecord | undefined>;
   /** Sets or clears a live token's name; false: no such live token of this org. */
   setTokenName(orgId: string, id: string, name: string | null): Promise<boolean>;
 }
@@ -183,8 +185,21 @@ export { isPoolId } from './pool-port.js';
 export type { HolderOutcome, HolderState, HolderWrite, LeaseLedger, LeaseStore } from './lease-port.js';
 import type { LeaseStore } from './lease-port.js';
 
-/** Monthly counters per organisation, credential and token; `org-day`: an organisation's daily counters (the console's charts). */
-export type UsageScope = 'org' | 'cred' | 'tok' | 'org-day';
+/**
+ * Monthly counters per organisation, credential and token; `org-day`: an organisation's daily counters (the
+ * console's charts); the breakdown scopes (`tok-day`, `cred-day`, `model-day`): an organisation's days per
+ * token, credential or priced model, whose id is breakdownId(org, key).
+ */
+export type UsageScope = 'org' | 'cred' | 'tok' | 'org-day' | BreakdownScope;
+export type BreakdownScope = 'tok-day' | 'cred-day' | 'model-day';
+export const BREAKDOWN_SCOPES: readonly BreakdownScope[] = ['tok-day', 'cred-day', 'model-day'];
+export const isBreakdown = (scope: UsageScope): scope is BreakdownScope => (BREAKDOWN_SCOPES as readonly string[]).includes(scope);
+
+/** A breakdown counter's id: the organisation's id (never holding a `/`), a `/`, then the token or credential id or the model. */
+export const breakdownId = (orgId: string, key: string): string => `${orgId}/${key}`;
+/** breakdownId's inverse. */
+export const splitBreakdownId = (id: string): { orgId: string; key: string } => ({ orgId: id.slice(0, id.indexOf('/')), key: id.slice(id.indexOf('/') + 1) });
+
 
 export interface UsageCounts {
   requests: number;
@@ -198,6 +213,12 @@ export interface UsageCounts {
 /** One period's counters, as listUsage returns them. */
 export interface PeriodUsage extends UsageCounts {
   period: string;
+}
+
+/** One key's counters summed over a range of days, as listBreakdown returns them. */
+export interface KeyUsage extends UsageCounts {
+  /** The token or credential id, or the model. */
+  key: string;
 }
 
 /** One writer's absolute totals for one counter (scope, id, period). */
@@ -221,6 +242,8 @@ export interface UsageStore {
   getUsage(scope: UsageScope, id: string, period?: string): Promise<UsageCounts>;
   /** The periods from `from` to `to` (inclusive, compared as strings) that have counters, in order; absent ones are left out. */
   listUsage(scope: UsageScope, id: string, from: string, to: string): Promise<PeriodUsage[]>;
+  /** An organisation's keys in a breakdown scope with counters on days `from` to `to` (inclusive), every writer's summed over those days; in no set order. */
+  listBreakdown(scope: BreakdownScope, orgId: string, from: string, to: string): Promise<KeyUsage[]>;
 }
 
 /** `pool`: a pool was changed, deleted, or a member's cooling was set (every instance reloads it). */

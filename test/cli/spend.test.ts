@@ -1,6 +1,6 @@
 /**
- * `keyward usage`, `tokens get` and `credentials get` show spend, the same figures as the API's,
- * read from the store a server flushed its usage counters to.
+ * `keyward usage`, `usage breakdown`, `tokens get` and `credentials get` show spend, the same figures as
+ * the API's, read from the store a server flushed its usage counters to.
  */
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
@@ -23,6 +23,8 @@ test('keyward usage shows the month\'s spend; tokens get and credentials get the
   for (let i = 0; i < 2; i++) await send('v1/messages', { model: 'spend-claude-3', max_tokens: 5, messages: [] }, f.tokens.anthropic.token);
   await quiet(f.app); // usage is recorded when the response closes
   const viaApi = (await api(f.app, 'GET', '/v1/usage', { token: f.org.token })).body;
+  const byModel = (await api(f.app, 'GET', '/v1/usage/breakdown?by=model', { token: f.org.token })).body;
+  const byToken = (await api(f.app, 'GET', '/v1/usage/breakdown?by=token', { token: f.org.token })).body;
   await f.app.stop(); // flushes the counters
 
   const env = { KEYWARD_DATA_DIR: dataDir, KEYWARD_LOCAL_KEK: KEK, KEYWARD_PROVIDERS_DIR: f.providersDir };
@@ -34,6 +36,19 @@ test('keyward usage shows the month\'s spend; tokens get and credentials get the
   const human = await cli(['usage', '--org', f.org.id], { env });
   t.is(human.code, 0, human.stderr);
   t.regex(human.stdout, /spend:\s+\$0\.000386\n/);
+
+  const models = await cli(['usage', 'breakdown', '--by', 'model', '--org', f.org.id, '--json'], { env });
+  t.is(models.code, 0, models.stderr);
+  t.deepEqual(models.json, byModel, 'the API\'s answer');
+  t.deepEqual(models.json.data.map((r: { key: string; spend_usd: string }) => [r.key, r.spend_usd]), [['spend-claude*', '0.000288'], ['spend-4o*', '0.000098']]);
+  t.deepEqual((await cli(['usage', 'breakdown', '--by', 'token', '--org', f.org.id, '--json'], { env })).json, byToken);
+  const table = await cli(['usage', 'breakdown', '--by', 'credential', '--org', f.org.id], { env });
+  t.regex(table.stdout, new RegExp(`${f.credentials.anthropic}\\s+2\\s+26\\s+14\\s+\\$0\\.000288`));
+  const bad = await cli(['usage', 'breakdown', '--by', 'org', '--org', f.org.id], { env });
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /--by must be token, credential or model/);
+  t.is((await cli(['usage', 'breakdown', '--by', 'token', '--from', '2026-02-30', '--org', f.org.id], { env })).code, 2, 'a day that is not one: a usage error');
+  t.is((await cli(['usage', 'sideways', '--org', f.org.id], { env })).code, 2);
 
   const tok = await cli(['tokens', 'get', f.tokens.anthropic.id, '--org', f.org.id, '--json'], { env });
   t.is(tok.json.usage.spend_usd, '0.000288');

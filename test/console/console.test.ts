@@ -72,7 +72,9 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
     await page.getByLabel('Provider', { exact: true }).selectOption('bedrock');
     t.deepEqual(await page.locator('form[aria-label="Store a provider key"] label').allInnerTexts(),
       ['Provider', 'Name (optional)', 'AWS region', 'Access key ID (optional)', 'Secret access key (optional)', 'Session token (optional)', 'Bedrock API key (optional)',
-        'Role ARN (optional)', 'Federated (no stored key) (optional)']);
+        'Role ARN (optional)', 'Federated (no stored key)']);
+    // A yes-flag is a checkbox beside its label (unticked is the default, so not marked optional).
+    t.is(await page.locator('#new-federated').getAttribute('type'), 'checkbox');
     await page.locator('#new-name').fill('bedrock eu');
     await page.locator('#new-region').fill('eu-west-1');
     await page.locator('#new-aws_access_key_id').fill('AKIAIOSFODNN7EXAMPLE');

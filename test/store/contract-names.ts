@@ -191,6 +191,10 @@ export function namesContract(test: TestFn, h: StoreHarness): void {
       t.is(await other.getToken(a.id, x.id), undefined);
     }
     t.is(await store.revokeToken(a.id, toks[0]!.id, base + 200, 'cli'), undefined, 'once');
+    // A revocation record by id (the usage breakdown's names): this organisation's only, never a live token.
+    t.deepEqual(await other.getRevokedToken(a.id, toks[0]!.id), { ...(({ tokenHash: _, ...rest }) => rest)(toks[0]!), revokedAt: base + 101, revokedBy: minter });
+    t.is(await other.getRevokedToken(b.id, toks[0]!.id), undefined, 'not another org\'s');
+    t.is(await other.getRevokedToken(a.id, toks[1]!.id), undefined, 'a live token has none');
     t.is(await store.revokeToken(b.id, toks[1]!.id, base + 200, 'cli'), undefined, 'not another org\'s');
     t.truthy(await store.findTokenByHash(toks[1]!.tokenHash));
 

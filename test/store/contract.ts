@@ -8,7 +8,7 @@ import type { ExecutionContext, TestFn } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { BackendUnavailable } from '../../src/errors.js';
 import {
-  BAD_CURSOR, type Change, type CredentialRecord, type IdempotencyRecord, type OrgRecord, type OrgTokenRecord, type SealedKey, type Store, type TokenRecord,
+  BAD_CURSOR, breakdownId, type BreakdownScope, type Change, type KeyUsage, type CredentialRecord, type IdempotencyRecord, type OrgRecord, type OrgTokenRecord, type SealedKey, type Store, type TokenRecord,
 } from '../../src/store/ports.js';
 import { newId, newToken, sha256Hex } from '../../src/ids.js';
 import { adminKeyContract } from './contract-admin-keys.js';
@@ -482,6 +482,40 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     // The days are a scope of their own: the month's counters are not summed with them.
     t.deepEqual(await s1.getUsage('org', orgId), { requests: 5, inputTokens: 50, outputTokens: 10, spendMicros: 50 });
     t.deepEqual((await s1.listUsage('org', orgId, '2026-01', '2026-12')).map((d) => d.period), ['2026-11']);
+  });
+
+  test(n('breakdown counters: listBreakdown sums every writer\'s shards of an organisation\'s keys over a range of days, keys with any characters, never another organisation\'s'), async (t) => {
+    const backend = await h.backend(t);
+    const [s1, s2] = [await backend.open(), await backend.open()];
+    const [orgId, otherOrg] = [newId('org'), newId('org')];
+    const d = (scope: BreakdownScope, org: string, key: string, period: string, requests: number, spendMicros: number) =>
+      ({ scope, id: breakdownId(org, key), period, requests, inputTokens: requests * 10, outputTokens: requests * 2, spendMicros });
+    const model = 'openai/gpt-5*'; // an OpenRouter-style name: a `/`, a `*`
+    await s1.putUsageShards('w1', 1, [d('model-day', orgId, model, '2026-11-01', 1, 10), d('model-day', orgId, model, '2026-11-02', 2, 20), d('model-day', orgId, 'unpriced', '2026-11-02', 1, 0)]);
+    await Promise.all([
+      // w1's totals for 11-02 grow (absolute: 3, not 2 + 1); w2 writes its own shards.
+      s1.putUsageShards('w1', 2, [d('model-day', orgId, model, '2026-11-02', 3, 25), d('model-day', otherOrg, model, '2026-11-02', 9, 9)]),
+      s2.putUsageShards('w2', 1, [
+        d('model-day', orgId, model, '2026-11-02', 1, 4), d('model-day', orgId, model, '2026-11-03', 4, 40), d('tok-day', orgId, 'tok_x', '2026-11-02', 7, 70),
+        { scope: 'org-day', id: orgId, period: '2026-11-02', requests: 1, inputTokens: 0, outputTokens: 0, spendMicros: 1 },
+      ]),
+    ]);
+    // A retry of the same totals changes nothing.
+    await s1.putUsageShards('w1', 3, [d('model-day', orgId, model, '2026-11-02', 3, 25)]);
+    const sorted = (rows: KeyUsage[]) => [...rows].sort((a, b) => (a.key < b.key ? -1 : 1));
+    t.deepEqual(sorted(await s2.listBreakdown('model-day', orgId, '2026-11-01', '2026-11-02')), [
+      { key: model, requests: 1 + 3 + 1, inputTokens: 50, outputTokens: 10, spendMicros: 10 + 25 + 4 },
+      { key: 'unpriced', requests: 1, inputTokens: 10, outputTokens: 2, spendMicros: 0 },
+    ]);
+    t.deepEqual(sorted(await s1.listBreakdown('model-day', orgId, '2026-11-03', '2026-11-30')), [{ key: model, requests: 4, inputTokens: 40, outputTokens: 8, spendMicros: 40 }], 'both ends included');
+    t.deepEqual(await s1.listBreakdown('tok-day', orgId, '2026-11-01', '2026-11-30'), [{ key: 'tok_x', requests: 7, inputTokens: 70, outputTokens: 14, spendMicros: 70 }], 'scopes are separate');
+    t.deepEqual(await s1.listBreakdown('cred-day', orgId, '2026-11-01', '2026-11-30'), []);
+    t.deepEqual(await s1.listBreakdown('model-day', otherOrg, '2026-11-01', '2026-11-30'), [{ key: model, requests: 9, inputTokens: 90, outputTokens: 18, spendMicros: 9 }]);
+    t.deepEqual(await s1.listBreakdown('model-day', newId('org'), '2026-11-01', '2026-11-30'), []);
+    // A writer reads its own breakdown shards back (a counter it let go of and counts again).
+    t.deepEqual(await s2.getUsageShards('w1', [{ scope: 'model-day', id: breakdownId(orgId, model), period: '2026-11-02' }, { scope: 'tok-day', id: breakdownId(orgId, 'tok_x'), period: '2026-11-02' }]), [
+      { requests: 3, inputTokens: 30, outputTokens: 6, spendMicros: 25 }, { requests: 0, inputTokens: 0, outputTokens: 0, spendMicros: 0 },
+    ]);
   });
 
   // ---- change feed ------------------------------------------------------------

@@ -34,7 +34,7 @@ const PAD = { right: 10, top: 22, bottom: 26 };
 const CHAR_W = 7.2;
 
 /** The chart's box width in CSS pixels, followed as it changes. */
-function useWidth(): [RefObject<HTMLDivElement | null>, number] {
+export function useWidth(): [RefObject<HTMLDivElement | null>, number] {
   const ref = useRef<HTMLDivElement>(null);
   const [width, setWidth] = useState(600);
   useEffect(() => {

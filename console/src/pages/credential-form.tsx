@@ -2,8 +2,9 @@
  * The forms that send a provider's key: storing one (a name, the provider, then one input per field the
  * provider file declares, labelled and explained in its own words from GET /v1/providers) and rotating
  * one's secret fields. Secret inputs are password fields the browser is asked not to remember, cleared
- * once sent; a multi-line secret (a JSON key file) gets a text area. A refusal shows under the field it
- * concerns, in plain words.
+ * once sent; a multi-line secret (a JSON key file) gets a text area; a yes-flag (`federated`) a checkbox,
+ * sent as "true" when ticked and left out otherwise. A refusal shows under the field it concerns, in
+ * plain words.
  */
 import { useState } from 'preact/hooks';
 import type { Api, Credential, CredentialField, Provider } from '../api.js';
@@ -22,6 +23,10 @@ function FieldInputs({ fields, values, onChange, idPrefix, form }: {
     <>
       {fields.map((f) => {
         const shown = formField(f);
+        if (f.flag) {
+          return <FlagField key={f.name} id={`${idPrefix}-${f.name}`} field={shown} checked={values[f.name] === 'true'} error={form.errorOf(f.name)}
+            onChange={(on) => onChange(f.name, on ? 'true' : '')} />;
+        }
         const input = (p: FieldProps) => {
           const common = {
             ...p, name: f.name, value: values[f.name] ?? '', autocomplete: 'off', spellcheck: false, maxLength: f.max_length,
@@ -37,6 +42,22 @@ function FieldInputs({ fields, values, onChange, idPrefix, form }: {
         );
       })}
     </>
+  );
+}
+
+/** A yes-flag as a checkbox with its label beside it, its help and any refusal below (described by both). */
+function FlagField({ id, field, checked, error, onChange }: { id: string; field: FormField; checked: boolean; error: string | undefined; onChange: (on: boolean) => void }) {
+  const described = [field.help ? `${id}-help` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return (
+    <div class={`field${error ? ' invalid' : ''}`}>
+      <label class="check" for={id}>
+        <input type="checkbox" id={id} name={field.name} checked={checked} onChange={(e) => onChange((e.currentTarget as HTMLInputElement).checked)}
+          {...(described ? { 'aria-describedby': described } : {})} {...(error ? { 'aria-invalid': 'true' as const } : {})} />
+        <span>{field.label}</span>
+      </label>
+      {error ? <p class="field-error" id={`${id}-error`}>{error}</p> : null}
+      {field.help ? <small id={`${id}-help`}>{field.help}</small> : null}
+    </div>
   );
 }
 

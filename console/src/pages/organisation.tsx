@@ -73,6 +73,12 @@ export function OrganisationPage({ api, can, onKeyChanged }: { api: Api; can: Ab
             <div><dt>Issuer</dt><dd class="mono wrap">{o.federation.issuer} <CopyButton value={o.federation.issuer} label="Copy issuer" /></dd></div>
             <div><dt>Subject</dt><dd class="mono wrap">{o.federation.subject} <CopyButton value={o.federation.subject} label="Copy subject" /></dd></div>
           </dl>
+          <h3 class="sub-heading">Where each cloud takes them</h3>
+          <ul class="clouds">
+            <li><strong>AWS (Bedrock):</strong> an IAM OIDC provider for the issuer with audience <span class="mono">sts.amazonaws.com</span>, and a role whose trust policy requires this subject; the credential names the role.</li>
+            <li><strong>Azure OpenAI:</strong> a federated credential on an Entra app with this issuer and subject and audience <span class="mono">api://AzureADTokenExchange</span>; the credential names the tenant and the app.</li>
+            <li><strong>Google Vertex AI:</strong> a workload identity pool provider for the issuer that admits only this subject (its audience is the provider's own name); the credential names the provider.</li>
+          </ul>
         </Section>
       ) : null}
       {can.rotateOrgToken ? (

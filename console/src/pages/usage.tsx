@@ -83,7 +83,7 @@ export function UsagePage({ api, can }: { api: Api; can: Abilities }) {
             ) : null}
           </dl>
         ) : null}
-        <p class="note">Period {s?.period ?? '…'} (UTC calendar month).</p>
+        <p class="note">Period {s?.period ?? '…'} (UTC calendar month). Who and what spent it: <a href="#/spend">Spend by token, credential and model</a>.</p>
         {s?.spend_usd && can.manageCredentials ? <SpendLimitForm api={api} current={s.spend_usd.limit} onSaved={summary.reload} /> : null}
       </Section>
       <Section title="Per day">

@@ -43,10 +43,15 @@ export function openApiDocument(options: OpenApiOptions) {
     const path = route.pattern.replace(/:([A-Za-z_]+)/g, '{$1}');
     const params: Ref[] = route.segments.filter((s) => s.startsWith(':')).map(() => ref('parameters', 'Id'));
     const query = route.query?.schema.properties as Record<string, TSchema> | undefined;
+    const required = (route.query?.schema.required ?? []) as string[];
     for (const [name, schema] of Object.entries(query ?? {})) {
       const json = components.use(schema);
-      parameters[componentOf(name)] = { name, in: 'query', required: false, description: String(json.description ?? name), schema: json };
-      params.push(ref('parameters', componentOf(name)));
+      const parameter: ParameterObject = { name, in: 'query', required: required.includes(name), description: String(json.description ?? name), schema: json };
+      // One component per parameter name, unless two routes say different things about it (`from`'s default).
+      const shared = parameters[componentOf(name)];
+      const id = !shared || JSON.stringify(shared) === JSON.stringify(parameter) ? componentOf(name) : componentOf(`${route.operationId}_${name}`);
+      parameters[id] = parameter;
+      params.push(ref('parameters', id));
     }
     if (route.idempotent) params.push(ref('parameters', 'IdempotencyKey'));
     const { status, schema, description } = route.response;

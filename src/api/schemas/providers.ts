@@ -18,6 +18,7 @@ export const CredentialFieldInfo = named('CredentialFieldInfo', Type.Object({
   description: Type.String({ description: 'What the field holds, from the provider file.' }),
   label: Type.String({ description: 'What a form calls the field, in plain words.', examples: ['API key'] }),
   help: Type.String({ description: 'A plain help line for a form: where to find the value and what it looks like (the description where the file gives no help).' }),
+  flag: Type.Boolean({ description: 'A yes-flag: send `"true"` (or JSON `true`) or leave it out; a form shows a checkbox.' }),
 }, { additionalProperties: false }));
 
 export const UnpricedModel = named('UnpricedModel', Type.Object({

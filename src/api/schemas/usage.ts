@@ -1,4 +1,4 @@
-/** Usage counters, GET /v1/usage (this month against the free tier and the spend limit), GET /v1/usage/daily and GET /v1/audit. */
+/** Usage counters, GET /v1/usage (this month against the free tier and the spend limit), GET /v1/usage/daily, GET /v1/usage/breakdown and GET /v1/audit. */
 import { Type } from '@sinclair/typebox';
 import { Count, IdOf, listOf, named, Time } from './common.js';
 import { queryContract, rule } from './validate.js';
@@ -67,6 +67,36 @@ export const DailyUsage = named('DailyUsage', Type.Object({
   object: Type.Literal('list'),
   data: Type.Array(UsageDay),
 }, { additionalProperties: false, description: 'Every day from `from` to `to` in order, days without traffic included (zeros). At most 92 days.' }));
+
+export const BreakdownParams = Type.Object({
+  by: rule(Type.Union([Type.Literal('token'), Type.Literal('credential'), Type.Literal('model')], {
+    description: 'What to break the organisation\'s usage down by: its tokens (revoked ones included), its credentials, or the models as the price table names them (`unpriced` for the rest).',
+  }), 'token, credential or model'),
+  from: Type.Optional(Day('The first day (UTC), inclusive. Default: the first day of `to`\'s month.')),
+  to: Type.Optional(Day('The last day (UTC), inclusive. Default: today.')),
+});
+
+export const BREAKDOWN_QUERY = queryContract(BreakdownParams);
+
+export const UsageBreakdownRow = named('UsageBreakdownRow', Type.Object({
+  key: Type.String({ description: 'The token id (`tok_…`), the credential id (`cred_…`), or the model as the price table names it (a model, a `prefix*`, `family_max:<family>`, or `unpriced`).' }),
+  name: Type.Optional(Type.String({ description: 'The token\'s or credential\'s name, if it has one and still exists (a revoked token keeps its name; a deleted credential has none).' })),
+  requests: Count,
+  input_tokens: Count,
+  output_tokens: Count,
+  spend_usd: Usd,
+}, { additionalProperties: false, description: 'One token\'s, credential\'s or model\'s usage over the range.' }));
+
+export const UsageBreakdown = named('UsageBreakdown', Type.Object({
+  object: Type.Literal('list'),
+  by: Type.Union([Type.Literal('token'), Type.Literal('credential'), Type.Literal('model')]),
+  from: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'The first day counted (UTC).' }),
+  to: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'The last day counted (UTC).' }),
+  data: Type.Array(UsageBreakdownRow),
+}, {
+  additionalProperties: false,
+  description: 'Each key with usage in the range, the dearest first (then by requests, then by key). From the daily counters the gateway batches (no write per request); at most 92 days.',
+}));
 
 export const AuditEvent = named('AuditEvent', Type.Object({
   id: IdOf('evt', 'The event\'s id.'),

@@ -89,6 +89,13 @@ export class FirestoreTokens implements TokenStore {
     });
   }
 
+  getRevokedToken(orgId: string, id: string): Promise<RevokedTokenRecord | undefined> {
+    return this.db.guard(async () => {
+      const d = await this.revoked.doc(id).get();
+      return d.exists && d.get('orgId') === orgId ? toRevoked(d) : undefined;
+    });
+  }
+
   listTokens(orgId: string, q: NamedPageQuery, createdBy?: string): Promise<Page<TokenRecord> | typeof BAD_CURSOR> {
     return this.db.guard(() => pageByOrg(this.db.tokens, orgId, q, (id) => this.byId(id), toToken, createdBy));
   }

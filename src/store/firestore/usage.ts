@@ -8,9 +8,13 @@
  * never land after a newer one. Reads: one period (its shards by the `period` field), all periods, or a
  * range (the same field's single-field index); usage/{scope:id}/periods/{period} documents written before
  * shards existed (FieldValue.increment) are still summed in.
+ *
+ * An organisation's breakdown counters (token, credential, model per day) are usage/{scope:org}/{day}/
+ * k_{key}~{writer}: one collection per day holding that day's keys' shards (each with its `key`), so a range
+ * is one plain read per day (no composite index), and each shard is still one writer's document.
  */
 import type { CollectionReference, DocumentSnapshot } from '@google-cloud/firestore';
-import type { PeriodUsage, UsageCounts, UsageScope, UsageShard, UsageStore } from '../ports.js';
+import { isBreakdown, splitBreakdownId, type BreakdownScope, type KeyUsage, type PeriodUsage, type UsageCounts, type UsageScope, type UsageShard, type UsageStore } from '../ports.js';
 import { BATCH_WRITES, type FirestoreDb } from './db.js';
 
 const countsOf = (d: DocumentSnapshot): UsageCounts => ({
@@ -49,6 +53,13 @@ export class FirestoreUsage implements UsageStore {
     return this.counter(scope, id).collection('periods');
   }
 
+  /** One writer's shard of a counter: the breakdown's in its day's collection, the others under the counter. */
+  private shardDoc(c: Pick<UsageShard, 'scope' | 'id' | 'period'>, writer: string) {
+    if (!isBreakdown(c.scope)) return this.shards(c.scope, c.id).doc(`${c.period}~${writer}`);
+    const { orgId, key } = splitBreakdownId(c.id);
+    return this.db.usage.doc(`${c.scope}:${orgId}`).collection(c.period).doc(`k_${encodeURIComponent(key)}~${writer}`);
+  }
+
   putUsageShards(writer: string, seq: number, shards: UsageShard[]): Promise<void> {
     if (shards.length === 0) return Promise.resolve();
     const previous = this.lastWrite;
@@ -57,8 +68,8 @@ export class FirestoreUsage implements UsageStore {
       for (let i = 0; i < shards.length; i += BATCH_WRITES) {
         const batch = this.db.client.batch();
         for (const d of shards.slice(i, i + BATCH_WRITES)) {
-          batch.set(this.shards(d.scope, d.id).doc(`${d.period}~${writer}`), {
-            period: d.period, writer, seq,
+          batch.set(this.shardDoc(d, writer), {
+            period: d.period, writer, seq, ...(isBreakdown(d.scope) ? { key: splitBreakdownId(d.id).key } : {}),
             requests: d.requests, inputTokens: d.inputTokens, outputTokens: d.outputTokens, spendMicros: d.spendMicros,
           });
         }
@@ -72,7 +83,7 @@ export class FirestoreUsage implements UsageStore {
   getUsageShards(writer: string, counters: Array<Pick<UsageShard, 'scope' | 'id' | 'period'>>): Promise<UsageCounts[]> {
     if (counters.length === 0) return Promise.resolve([]);
     return this.db.guard(async () => {
-      const docs = await this.db.client.getAll(...counters.map((c) => this.shards(c.scope, c.id).doc(`${c.period}~${writer}`)));
+      const docs = await this.db.client.getAll(...counters.map((c) => this.shardDoc(c, writer)));
       return docs.map((d) => (d.exists ? countsOf(d) : zero()));
     });
   }
@@ -102,4 +113,27 @@ export class FirestoreUsage implements UsageStore {
       return [...byPeriod.values()].sort((a, b) => (a.period < b.period ? -1 : a.period > b.period ? 1 : 0));
     });
   }
+
+  listBreakdown(scope: BreakdownScope, orgId: string, from: string, to: string): Promise<KeyUsage[]> {
+    return this.db.guard(async () => {
+      const parent = this.db.usage.doc(`${scope}:${orgId}`);
+      const days = await Promise.all(daysFrom(from, to).map((day) => parent.collection(day).get()));
+      const byKey = new Map<string, KeyUsage>();
+      for (const d of days.flatMap((snap) => snap.docs)) {
+        const key = d.get('key') as string;
+        let sum = byKey.get(key);
+        if (!sum) byKey.set(key, (sum = { key, ...zero() }));
+        addTo(sum, countsOf(d));
+      }
+      return [...byKey.values()];
+    });
+  }
+}
+
+/** The days `YYYY-MM-DD` from `from` to `to`, inclusive (none when either is not a day or `from` is after `to`; at most a year). */
+function daysFrom(from: string, to: string): string[] {
+  const days: string[] = [];
+  const end = Date.parse(`${to}T00:00:00Z`);
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= end && days.length < 366; t += 86_400_000) days.push(new Date(t).toISOString().slice(0, 10));
+  return days;
 }

@@ -53,6 +53,13 @@ export class SqliteTokens implements TokenStore {
     });
   }
 
+  getRevokedToken(orgId: string, id: string): Promise<RevokedTokenRecord | undefined> {
+    return this.db.guard(() => {
+      const r = this.db.one('SELECT * FROM revoked_tokens WHERE org_id = ? AND id = ?', orgId, id);
+      return r && toRevoked(r);
+    });
+  }
+
   listTokens(orgId: string, q: NamedPageQuery, createdBy?: string): Promise<Page<TokenRecord> | typeof BAD_CURSOR> {
     return this.db.guard(() => pageByOrg(this.db, 'tokens', orgId, q, toToken, { ...(createdBy !== undefined ? { createdBy } : {}) }));
   }

@@ -3,9 +3,10 @@
  * holding that writer's absolute totals and the sequence number of the flush that wrote them. A flush is one
  * transaction of upserts that replace a row only with a higher sequence number, so a retried or late write
  * never counts twice or goes back. A read sums the writers' rows (and the `usage` rows written before shards
- * existed, which are only read now).
+ * existed, which are only read now). An organisation's breakdown (ids `org/key`, shards only: it came after
+ * them) is one range of the primary key: the ids from `org/` up to `org0` (`0` follows `/`), summed per id.
  */
-import type { PeriodUsage, UsageCounts, UsageScope, UsageShard, UsageStore } from '../ports.js';
+import { breakdownId, splitBreakdownId, type BreakdownScope, type KeyUsage, type PeriodUsage, type UsageCounts, type UsageScope, type UsageShard, type UsageStore } from '../ports.js';
 import type { Row, SqliteDb } from './db.js';
 
 const counts = (r: Row | undefined): UsageCounts => ({
@@ -55,5 +56,12 @@ export class SqliteUsage implements UsageStore {
       `SELECT period AS p, ${SUMS} FROM ${ALL} WHERE scope = ? AND id = ? AND period >= ? AND period <= ? GROUP BY period ORDER BY period`,
       scope, id, from, to,
     ).map((r) => ({ period: r.p as string, ...counts(r) })));
+  }
+
+  listBreakdown(scope: BreakdownScope, orgId: string, from: string, to: string): Promise<KeyUsage[]> {
+    return this.db.guard(() => this.db.all(
+      `SELECT id, ${SUMS} FROM usage_shards WHERE scope = ? AND id >= ? AND id < ? AND period >= ? AND period <= ? GROUP BY id`,
+      scope, breakdownId(orgId, ''), `${orgId}0`, from, to,
+    ).map((r) => ({ key: splitBreakdownId(r.id as string).key, ...counts(r) })));
   }
 }
