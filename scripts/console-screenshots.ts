@@ -109,6 +109,8 @@ try {
     issuer: 'https://token.actions.githubusercontent.com', audience: base, subject: 'repo:acme/app:ref:refs/heads/main',
     claims: { repository_owner_id: '1234567' }, credential_id: openai.id, ttl: '30m', models: ['gpt-4o-mini'],
   });
+  const openaiEu = await call('POST', '/v1/credentials', org.token, { provider: 'openai', name: 'openai eu project', api_key: 'sk-demo-eu-0123456789abcdWXYZ' });
+  await call('POST', '/v1/pools', org.token, { name: 'openai keys', strategy: 'round_robin', members: [{ credential_id: openai.id }, { credential_id: openaiEu.id, weight: 2 }] });
   const claude = await call('POST', '/v1/credentials', org.token, { provider: 'anthropic', name: 'claude evals', api_key: 'sk-ant-demo-key-evals-WXYZ' });
   const researcher = await call('POST', '/v1/tokens', org.token, { credential_id: claude.id, name: 'research agent', ttl: '7d' });
   const send = async (token: string, p: string, body: unknown, events: number) => {
@@ -138,6 +140,9 @@ try {
   await open(page, 'Credentials');
   await page.getByLabel('Provider', { exact: true }).selectOption('bedrock');
   await shoot(page, 'credentials');
+  await open(page, 'Pools');
+  await page.locator('tbody tr').first().waitFor();
+  await shoot(page, 'pools');
   await open(page, 'Usage');
   await page.locator('[data-chart="spend"]').waitFor();
   await shoot(page, 'usage', true);
