@@ -69,7 +69,7 @@ import { noTracing, type Tracing } from './telemetry/tracing.js';
 import { consoleRoutes } from './http/console-assets.js';
 import { ProvidersApi } from './api/providers.js';
 import { RealtimeGateway } from './gateway/realtime/realtime-gateway.js';
-import { spendLimit } from './gateway/realtime/limits.js';
+import { spendLimit, tokensPerMinuteLimit } from './gateway/realtime/limits.js';
 import type { ChangeFeed } from './store/ports.js';
 import { Issuer, type AssertionRequest } from './identity/issuer.js';
 import { lazyKmsSigning, SigningKeyRing } from './identity/signing-keys.js';
@@ -240,7 +240,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   // WebSocket upgrades of proxy paths: realtime sessions through the same pipeline (src/gateway/realtime/).
   const realtime = new RealtimeGateway({
     config, log, clock: c.resolve(Symbols.Clock), timers: c.resolve<Timers>(Symbols.Timers), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook), unpriced: c.resolve(UnpricedModels),
-    usage, metrics, tracing, feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending)],
+    usage, metrics, tracing, feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending), tokensPerMinuteLimit(c.resolve(TokenLimits))],
     refused: (ctx, action) => host.audit.refused(ctx, action), signers,
   });
   // Generated once from the route table (each route's schemas and docs) and the loaded providers.

@@ -6,14 +6,16 @@
  *
  * A limit is a small interface (ResponseLimit): the spend budget (a token's
  * `budget_usd`, the organisation's monthly cap) through the same SpendHost the
- * budget plugin uses, so the same ledger, leases and caps; `tokens_per_minute`
- * plugs in beside it as a second ResponseLimit (it holds `worst.inputTokens +
- * worst.outputTokens` and settles to the usage's tokens) without a change here.
+ * budget plugin uses, so the same ledger, leases and caps; and a token's
+ * `tokens_per_minute` through the same TokenLimits as the HTTP stage (it holds
+ * `worst.inputTokens + worst.outputTokens` in the response's minute window and
+ * settles to the usage's tokens).
  */
 import { Errors } from '../../errors.js';
 import type { TokenUsage } from '../../catalog/provider.js';
 import { worstCaseCost, type PriceEntry } from '../../catalog/prices.js';
 import type { SpendHost, SpendReservation } from '../contracts.js';
+import type { TokenLimits } from '../../accounting/token-limits.js';
 
 /** Who a response is for: what a limit needs to find its caps. */
 export interface SessionParty {
@@ -69,6 +71,23 @@ export function spendLimit(spend: SpendHost): ResponseLimit {
       return {
         settle: (cost) => spend.settle(reservation, cost === undefined ? reservation.micros : Math.max(0, cost.micros)),
         refund: () => spend.refund(reservation),
+      };
+    },
+  };
+}
+
+/** A token's `tokens_per_minute`: each response's worst-case tokens held in its minute, settled to the tokens it used. */
+export function tokensPerMinuteLimit(limits: Pick<TokenLimits, 'reserveTokens' | 'settleTokens' | 'refundTokens'>): ResponseLimit {
+  const perMinuteOf = (party: SessionParty) => party.scopes.tokensPerMinute as number | undefined;
+  return {
+    name: 'tokens_per_minute',
+    applies: (party) => perMinuteOf(party) !== undefined,
+    async hold(party, worst) {
+      const hold = await limits.reserveTokens(party.tokenId, perMinuteOf(party)!, worst.inputTokens + worst.outputTokens);
+      return {
+        // Cut (no final usage): the worst case stands, as for spend.
+        settle: (cost) => limits.settleTokens(hold, cost === undefined ? hold.units : cost.usage.inputTokens + cost.usage.outputTokens),
+        refund: () => limits.refundTokens(hold),
       };
     },
   };
