@@ -103,15 +103,21 @@ test('SIGKILL mid-stream: idle amounts return within one TTL, in-flight worst ca
   const store = await FirestoreStore.connect({ gcpProject: project, firestoreEmulatorHost: emulator.host });
   emulator.adopt(store);
   const key = `spend:org:${org.id}:${month}`;
-  let ledger = await store.leaseLedger(key, Date.now());
+  // A ledger read is evaluated at the time it is given (expired holders reclaimed as of then), so what is checked is
+  // the time the last read still showing the amounts held was made for, not how long a busy machine took to read.
+  let readAt = Date.now();
+  let ledger = await store.leaseLedger(key, readAt);
   const heldBefore = ledger.held;
-  while (ledger.held === heldBefore && Date.now() - killedAt < 3 * TTL_MS) {
+  let lastHeldAt = readAt;
+  while (ledger.held === heldBefore && Date.now() - killedAt < 20_000) {
+    lastHeldAt = readAt;
     await sleep(50);
-    ledger = await store.leaseLedger(key, Date.now());
+    readAt = Date.now();
+    ledger = await store.leaseLedger(key, readAt);
   }
-  const returnedAfter = Date.now() - killedAt;
-  t.log(`the dead holder's amounts were back ${returnedAfter} ms after SIGKILL (TTL ${TTL_MS} ms)`);
-  t.true(returnedAfter <= TTL_MS + 1000, `back within one TTL (and a poll): ${returnedAfter} ms`);
+  t.log(`the dead holder's amounts were back in a read as of ${readAt - killedAt} ms after SIGKILL, still held as of ${lastHeldAt - killedAt} ms (TTL ${TTL_MS} ms)`);
+  t.not(ledger.held, heldBefore, 'the dead holder\'s amounts came back');
+  t.true(lastHeldAt - killedAt <= TTL_MS + 1000, `back within one TTL: still held as of ${lastHeldAt - killedAt} ms`);
   t.true(ledger.used >= 6 * w + 3 * ws, `its in-flight worst cases are charged: used ${ledger.used} ≥ ${6 * w + 3 * ws}`);
 
   // The survivors reach the cap: everything the dead instance held idle is usable again.

@@ -15,6 +15,7 @@ import { providersDir } from '../support/providers-dir.js';
 import { chat, chatBody, startUsageUpstream, worstCase } from '../support/budget.js';
 import { landThenFail, seeded } from '../support/store-faults.js';
 import { pool } from '../support/pool.js';
+import { ManualClock } from '../support/clocks.js';
 import { formatUsd } from '../../src/catalog/money.js';
 import { Symbols } from '../../src/symbols.js';
 import { BAD_CURSOR, type Store } from '../../src/store/ports.js';
@@ -43,7 +44,9 @@ for (const [name, backend] of [['sqlite', sqlite], ['firestore', firestore]] as 
       KEYWARD_LOG_LEVEL: 'error',
     };
     const dataDir = env.KEYWARD_DATA_DIR;
-    const [a, b] = [await startApp(t, { env, ...(dataDir ? { dataDir } : {}) }), await startApp(t, { env, ...(dataDir ? { dataDir } : {}) })];
+    // Both gateways' flushes run on these timers: the test moves them a flush apart between rounds.
+    const timers = new ManualClock();
+    const [a, b] = [await startApp(t, { env, timers, ...(dataDir ? { dataDir } : {}) }), await startApp(t, { env, timers, ...(dataDir ? { dataDir } : {}) })];
     const org = await createOrg(a);
     const cred = await createCredential(a, org, 'priced', 'sk-priced-0123456789');
     const w = worstCase(chatBody(0));
@@ -57,7 +60,7 @@ for (const [name, backend] of [['sqlite', sqlite], ['firestore', firestore]] as 
       statuses.push(...await pool(40, 8, async (i) => (await chat((i % 2 === 0 ? a : b).url, tok.token, chatBody(i))).status));
       const bad = await pool(10, 5, async (i) => (await chat((i % 2 === 0 ? a : b).url, 'ptok_not_a_token', chatBody(i))).status);
       t.true(bad.every((s) => s === 401));
-      await new Promise((r) => setTimeout(r, 1100));
+      await timers.tick(1000);
     }
     // An Idempotency-Key retried through the faults (a 503 says try again) makes one token.
     let minted = 0;
