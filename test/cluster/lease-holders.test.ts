@@ -104,21 +104,23 @@ test('SIGKILL mid-stream: idle amounts return within one TTL, in-flight worst ca
   emulator.adopt(store);
   const key = `spend:org:${org.id}:${month}`;
   // A ledger read is evaluated at the time it is given (expired holders reclaimed as of then), so what is checked is
-  // the time the last read still showing the amounts held was made for, not how long a busy machine took to read.
+  // the time the last read still without the reclaim was made for, not how long a busy machine took to read. The
+  // reclaim is what charges the dead holder's in-flight worst cases (a change of `held` alone can be the survivors').
+  const charged = 6 * w + 3 * ws;
   let readAt = Date.now();
   let ledger = await store.leaseLedger(key, readAt);
   const heldBefore = ledger.held;
   let lastHeldAt = readAt;
-  while (ledger.held === heldBefore && Date.now() - killedAt < 20_000) {
+  while (ledger.used < charged && Date.now() - killedAt < 20_000) {
     lastHeldAt = readAt;
     await sleep(50);
     readAt = Date.now();
     ledger = await store.leaseLedger(key, readAt);
   }
-  t.log(`the dead holder's amounts were back in a read as of ${readAt - killedAt} ms after SIGKILL, still held as of ${lastHeldAt - killedAt} ms (TTL ${TTL_MS} ms)`);
+  t.log(`the dead holder's lease was reclaimed in a read as of ${readAt - killedAt} ms after SIGKILL, not yet as of ${lastHeldAt - killedAt} ms (TTL ${TTL_MS} ms)`);
+  t.true(ledger.used >= charged, `its in-flight worst cases are charged: used ${ledger.used} ≥ ${charged}`);
   t.not(ledger.held, heldBefore, 'the dead holder\'s amounts came back');
-  t.true(lastHeldAt - killedAt <= TTL_MS + 1000, `back within one TTL: still held as of ${lastHeldAt - killedAt} ms`);
-  t.true(ledger.used >= 6 * w + 3 * ws, `its in-flight worst cases are charged: used ${ledger.used} ≥ ${6 * w + 3 * ws}`);
+  t.true(lastHeldAt - killedAt <= TTL_MS + 1000, `back within one TTL: not yet as of ${lastHeldAt - killedAt} ms`);
 
   // The survivors reach the cap: everything the dead instance held idle is usable again.
   let answered = 6;
