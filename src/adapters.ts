@@ -24,10 +24,11 @@ export async function createStore(config: Config, timers: Timers = systemTimers)
   }
 }
 
-export async function createKeyWrapper(config: Config, log: Logger): Promise<KeyWrapper> {
+export async function createKeyWrapper(config: Config, log: Logger, timers: Timers = systemTimers): Promise<KeyWrapper> {
   if (config.kms === 'gcp') {
     const { GcpKeyWrapper } = await import('./kms/gcp.js');
-    return GcpKeyWrapper.connect(config);
+    // Its ping and primary-version caches age on the injected timers (tests move them).
+    return GcpKeyWrapper.connect(config, { elapsed: () => timers.elapsed() });
   }
   let kek = config.localKek;
   if (!kek) {

@@ -90,7 +90,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   const store = tracing.traceCalls(await createStore(config, timers), 'store', config.store);
   let wrapper: KeyWrapper;
   try {
-    wrapper = await createKeyWrapper(config, log);
+    wrapper = await createKeyWrapper(config, log, timers);
     if (metrics) wrapper = metrics.meter(wrapper);
     wrapper = tracing.traceCalls(wrapper, 'kms', wrapper.kind);
   } catch (err) {

@@ -34,10 +34,17 @@ export class BackgroundFlush<B> {
   }
 
   async flush(): Promise<void> {
+    await this.flushOnce();
+  }
+
+  /** One batch: 'written', 'failed' (handed back, retried later) or 'empty'. */
+  private async flushOnce(): Promise<'written' | 'failed' | 'empty'> {
     while (this.flushing) await this.flushing;
     const batch = this.target.take();
-    if (batch === undefined) return;
+    if (batch === undefined) return 'empty';
+    let outcome: 'written' | 'failed' = 'written';
     this.flushing = this.target.write(batch).catch((err) => {
+      outcome = 'failed';
       this.target.restore(batch, err);
       this.schedule();
     });
@@ -46,12 +53,17 @@ export class BackgroundFlush<B> {
     } finally {
       this.flushing = undefined;
     }
+    return outcome;
   }
 
+  /**
+   * The last flush: batch after batch until nothing is left (a batch that had failed and was handed back goes
+   * first, and what accumulated behind it must not be left unwritten), or one fails again (not retried forever).
+   */
   async close(): Promise<void> {
     this.closed = true;
     this.timer?.();
     this.timer = undefined;
-    await this.flush();
+    while ((await this.flushOnce()) === 'written');
   }
 }

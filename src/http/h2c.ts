@@ -17,13 +17,14 @@
  * HTTP/1.1's requestTimeout) of its headers. A late body is answered 408
  * `request_timeout` if no response has started, and its stream is reset
  * either way, as HTTP/1.1 closes the connection. One sweep, on an interval
- * like Node's own connection check, reads deadlines against the clock.
+ * like Node's own connection check (on the injected timers), reads deadlines
+ * against the clock.
  */
 import http from 'node:http';
 import http2 from 'node:http2';
 import type { Socket } from 'node:net';
 import { PassThrough, type Readable } from 'node:stream';
-import type { Clock } from '../clock.js';
+import type { Clock, Timers } from '../clock.js';
 import { Errors } from '../errors.js';
 import { sendError } from './reply.js';
 
@@ -133,6 +134,8 @@ export interface H2cLimits {
   checkEveryMs: number;
   /** Where deadlines read the time. */
   clock: Clock;
+  /** What the sweep runs on (tests move it: test/support/clocks.ts). */
+  timers: Pick<Timers, 'every'>;
   /** An HTTP/2 session idle this long is closed. */
   idleTimeoutMs: number;
   /** The largest header list accepted (as HTTP/1.1's maxHeaderSize). */
@@ -154,7 +157,7 @@ export class H2cFrontDoor {
   /** Sessions that have not opened a stream yet, with their deadline. */
   private readonly opening = new Map<http2.ServerHttp2Session, number>();
   private readonly bodies = new Set<Pending>();
-  private readonly sweep: NodeJS.Timeout;
+  private readonly stopSweep: () => void;
 
   constructor(h1: http.Server, handler: CompatHandler, private readonly limits: H2cLimits) {
     this.h2 = http2.createServer({
@@ -181,8 +184,7 @@ export class H2cFrontDoor {
       });
       session.on('error', () => session.destroy());
     });
-    this.sweep = setInterval(() => this.check(), limits.checkEveryMs);
-    this.sweep.unref();
+    this.stopSweep = limits.timers.every(limits.checkEveryMs, () => this.check());
     // A stream the peer broke (a malformed header, a reset): nothing to answer.
     this.h2.on('sessionError', () => {});
     const original = h1.listeners('connection') as Array<(socket: Socket) => void>;
@@ -269,7 +271,7 @@ export class H2cFrontDoor {
 
   /** Every session is torn down now. */
   destroyAll(): void {
-    clearInterval(this.sweep);
+    this.stopSweep();
     for (const s of this.sessions) s.destroy();
   }
 

@@ -48,8 +48,8 @@ export interface AdminHandler {
 export interface HealthCheck {
   /** Resolves when the store and key wrapper answer. */
   ready(): Promise<void>;
-  /** What a readiness result's age is measured on (default: the real monotonic clock). */
-  timers?: Pick<Timers, 'elapsed'>;
+  /** What a readiness result's age is measured on, and the HTTP/2 deadlines' sweep runs on (default: the real ones). */
+  timers?: Pick<Timers, 'elapsed' | 'every'>;
 }
 
 export interface ExtraRoutes {
@@ -116,6 +116,7 @@ export class HttpServer {
       requestTimeoutMs,
       checkEveryMs,
       clock,
+      timers,
       idleTimeoutMs: 65_000,
       maxHeaderSize: 32 * 1024,
     });

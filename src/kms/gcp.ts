@@ -82,6 +82,8 @@ export interface GcpKeyWrapperOptions {
   primaryTtlMs?: number;
   /** How long a successful ping is believed. */
   pingTtlMs?: number;
+  /** Monotonic milliseconds those two ages are measured on (the injected Timers' elapsed; default the real ones). */
+  elapsed?: () => number;
   /** Attempts when a response fails its CRC32C check. */
   integrityAttempts?: number;
 }
@@ -114,8 +116,9 @@ export class GcpKeyWrapper implements KeyWrapper {
   private readonly primaryTtlMs: number;
   private readonly pingTtlMs: number;
   private readonly integrityAttempts: number;
+  private readonly elapsed: () => number;
   private primary: { name: string; at: number } | undefined;
-  private lastPing = 0;
+  private lastPing = Number.NEGATIVE_INFINITY;
   private describing: Promise<string> | undefined;
   /** GetCryptoKey was refused (no cloudkms.cryptoKeys.get): use the Encrypt probe. */
   private probeOnly = false;
@@ -131,6 +134,7 @@ export class GcpKeyWrapper implements KeyWrapper {
     this.pingTimeoutMs = options.pingTimeoutMs ?? 2_000;
     this.primaryTtlMs = options.primaryTtlMs ?? 30_000;
     this.pingTtlMs = options.pingTtlMs ?? 5_000;
+    this.elapsed = options.elapsed ?? (() => performance.now());
     this.integrityAttempts = options.integrityAttempts ?? 2;
   }
 
@@ -215,7 +219,7 @@ export class GcpKeyWrapper implements KeyWrapper {
    * Encrypt on a key uses and names its primary version.
    */
   private describe(maxAgeMs: number, timeoutMs: number): Promise<string> {
-    if (this.primary && Date.now() - this.primary.at < maxAgeMs) return Promise.resolve(this.primary.name);
+    if (this.primary && this.elapsed() - this.primary.at < maxAgeMs) return Promise.resolve(this.primary.name);
     this.describing ??= this.call(async () => {
       let name: string | null | undefined;
       if (!this.probeOnly) {
@@ -236,7 +240,7 @@ export class GcpKeyWrapper implements KeyWrapper {
         name = res.name;
         if (!name?.startsWith(`${this.keyName}/cryptoKeyVersions/`)) throw new Error('Cloud KMS Encrypt answered without a key version of the configured key');
       }
-      this.primary = { name: name!, at: Date.now() };
+      this.primary = { name: name!, at: this.elapsed() };
       return name!;
     }, timeoutMs).finally(() => (this.describing = undefined));
     return this.describing;
@@ -247,9 +251,9 @@ export class GcpKeyWrapper implements KeyWrapper {
   }
 
   async ping(): Promise<void> {
-    if (Date.now() - this.lastPing < this.pingTtlMs) return;
+    if (this.elapsed() - this.lastPing < this.pingTtlMs) return;
     await this.describe(0, this.pingTimeoutMs);
-    this.lastPing = Date.now();
+    this.lastPing = this.elapsed();
   }
 
   async close(): Promise<void> {

@@ -10,6 +10,7 @@ import test from 'ava';
 import net from 'node:net';
 import { createCredential } from '../support/app.js';
 import { adversary, call, canary, rawRequest, sleep } from './_harness.js';
+import { quiet } from '../support/wait.js';
 
 const HIDDEN = 'GET /v1/models/smuggled HTTP/1.1\r\nHost: x\r\n\r\n';
 
@@ -131,7 +132,8 @@ test('a caller that dies mid-body cannot desync the upstream keep-alive connecti
     socket.write(`POST /v1/proxy/v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Proxy-Token: ${tok}\r\nContent-Length: 200\r\n\r\n${partial}`);
     await sleep(60);
     socket.destroy();
-    await sleep(30);
+    // The gateway has seen it vanish and closed its request (and the upstream leg) before the next caller comes.
+    await quiet(a.app);
     // The next caller's request arrives whole and alone.
     const body = JSON.stringify({ model: 'next', round });
     const r = await call(a.w, a.proxyUrl('v1/chat/completions'), { method: 'POST', headers: { 'x-proxy-token': tok, 'content-type': 'application/json' }, body });

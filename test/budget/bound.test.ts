@@ -10,6 +10,7 @@ import { JsonFieldScanner } from '../../src/gateway/json-field-scanner.js';
 import { BOUND_FIELDS, DECLARATION_FIELDS, INPUT_OVERHEAD_TOKENS, MEDIA_KEYS, requestBound } from '../../src/catalog/spend-bound.js';
 import type { PriceEntry } from '../../src/catalog/prices.js';
 import { formatUsd } from '../../src/catalog/money.js';
+import { BufferBudget } from '../../src/gateway/buffer-budget.js';
 import { createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { providersDir } from '../support/providers-dir.js';
 import { chat, startUsageUpstream, worstCase } from '../support/budget.js';
@@ -107,9 +108,11 @@ test('through HTTP: a budgeted body is read to its end before forwarding (an unb
     return { req, status };
   };
 
-  // Budgeted: nothing reaches the upstream while the body is incomplete.
+  // Budgeted: nothing reaches the upstream while the body is incomplete. Once the gateway holds the bytes that came
+  // (its scan has them: an event, not a pause that a busy machine could make too short), it has not forwarded.
   const b = partial(budgeted.token);
-  await new Promise((r) => setTimeout(r, 300));
+  const buffers = app.server.container.resolve(BufferBudget);
+  await eventually(() => buffers.heldBy(budgeted.id) >= head.length, 'the gateway holds the partial body');
   t.is(up.started, 0, 'held until the body ends');
   b.req.end(tail);
   t.is(await b.status, 200);

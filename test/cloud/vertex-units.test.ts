@@ -30,11 +30,17 @@ test('token cache: 200 concurrent gets make one mint; refreshed in the backgroun
   let now = 1_000_000;
   let mints = 0;
   let fail = false;
-  const cache = new MintedCache(async () => {
-    mints++;
-    await new Promise((r) => setTimeout(r, 10));
-    if (fail) throw new Error('refused');
-    return { value: `tok-${mints}`, lifetimeMs: 3600 * 1000 };
+  /** The latest mint, so the test can wait for a background one to settle (an event, not a sleep). */
+  let minting: Promise<unknown> = Promise.resolve();
+  const cache = new MintedCache(() => {
+    const mint = (async () => {
+      mints++;
+      await new Promise((r) => setTimeout(r, 10));
+      if (fail) throw new Error('refused');
+      return { value: `tok-${mints}`, lifetimeMs: 3600 * 1000 };
+    })();
+    minting = mint.catch(() => undefined);
+    return mint;
   }, () => now);
   const got = await Promise.all(Array.from({ length: 200 }, () => cache.get()));
   t.deepEqual([...new Set(got)], ['tok-1']);
@@ -48,7 +54,8 @@ test('token cache: 200 concurrent gets make one mint; refreshed in the backgroun
   // From five minutes before expiry a refresh runs in the background: the request is not kept waiting.
   t.is(cache.get(), 'tok-1');
   t.is(mints, 2);
-  await new Promise((r) => setTimeout(r, 30));
+  await minting;
+  await new Promise((r) => setImmediate(r)); // the cache's own handlers of that failure have run
   t.is(cache.get(), 'tok-1', 'a failed background refresh leaves the current token serving');
   t.is(mints, 2, 'and is not retried at once');
   now = 1_000_000 + 3540 * 1000;

@@ -17,7 +17,7 @@ const post = (url: string, token: string, body = GEMINI_BODY, headers: Record<st
 test('200 concurrent requests on one service-account credential cause exactly one token mint', async (t) => {
   const f = await vertexFixture(t);
   const results = await Promise.all(Array.from({ length: 200 }, () => post(f.proxyUrl(f.geminiPath('generateContent')), f.tokens.sa.token).then(async (r) => [r.status, await r.text()] as const)));
-  t.deepEqual([...new Set(results.map(([s]) => s))], [200]);
+  t.deepEqual([...new Set(results.map(([s]) => s))], [200], JSON.stringify(results.filter(([s]) => s !== 200).slice(0, 2)));
   t.is(f.google.mints, 1);
   t.deepEqual(f.google.refusals, []);
   t.is(f.vertex.received.length, 200);

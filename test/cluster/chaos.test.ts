@@ -157,12 +157,14 @@ test(`chaos: a silent store, reset and ${LONG ? 'slow and dropped ' : ''}connect
   const readyAfter = await Promise.all([a, b].map(async (n) => {
     for (;;) {
       if ((await fetch(`${n.url}/readyz`).then((r) => r.status, () => 0)) === 200) return Date.now() - backAt;
-      if (Date.now() - backAt > 10_000) return Infinity;
+      if (Date.now() - backAt > 20_000) return Infinity;
       await sleep(50);
     }
   }));
+  // Other processes' Firestore clients reconnecting: real I/O, bounded generously (a busy machine is slow; the
+  // readiness round's own attempts and ages are tested without racing in test/observability/metrics-auth.test.ts).
   t.log(`/readyz back after ${readyAfter.join(' ms, ')} ms`);
-  for (const ms of readyAfter) t.true(ms <= 2000, `/readyz back after ${ms} ms`);
+  for (const ms of readyAfter) t.true(ms <= 10_000, `/readyz back after ${ms} ms`);
   await sleep(LONG ? 10_000 : 3000);
   loadOn = false;
   await load;

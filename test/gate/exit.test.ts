@@ -14,6 +14,7 @@ import { api, createCredential, createOrg, mintToken, ROOT, startApp, tempDir, t
 import { startFakeProvider } from '../support/fake-provider.js';
 import { providersDir } from '../support/providers-dir.js';
 import { send, type Transport } from '../support/transport.js';
+import { eventually } from '../support/wait.js';
 
 const SIGNY = `import { ApiError } from ${JSON.stringify(path.join(ROOT, 'dist/src/errors.js'))};
 export default {
@@ -72,9 +73,8 @@ function loggedOnce(t: ExecutionContext, app: TestApp, requestId: unknown, statu
 
 const CHAT = '/v1/proxy/v1/chat/completions';
 const chat = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] });
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-};
+/** The log hook runs when the response closes: a real event, waited for with a generous bound (a busy machine is slow). */
+const until = (check: () => boolean) => eventually(check, 'the request\'s log line');
 
 for (const transport of ['h1', 'h2c'] as Transport[]) {
   test(`${transport}: every refusal, fault and end carries responseHead and x-keyward-request-id, counts only if forwarded, and logs once`, async (t) => {

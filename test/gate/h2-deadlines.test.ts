@@ -14,14 +14,18 @@ import { providersDir } from '../support/providers-dir.js';
 import { startUsageUpstream } from '../support/budget.js';
 import { BufferBudget } from '../../src/gateway/buffer-budget.js';
 import { send } from '../support/transport.js';
+import { eventually as until } from '../support/wait.js';
 
-const until = async (check: () => boolean, what: string): Promise<void> => {
-  for (let i = 0; i < 1000; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`never: ${what}`);
-};
+/** The deadlines' sweep runs every quarter of the shorter timeout (1000 ms here): a deadline is enforced at the first sweep past it. */
+const SWEEP_MS = 250;
+
+/**
+ * A PING's round trip on the session: frames on a connection arrive in order, so whatever the server sent
+ * before acknowledging it (a 408, a GOAWAY) has reached the client by then.
+ */
+const roundTrip = (session: http2.ClientHttp2Session): Promise<void> => new Promise((resolve) => {
+  if (session.destroyed || session.closed || !session.ping(() => resolve())) resolve();
+});
 
 /** An h2c request whose body is written in part and never ended; its answer (status, error code) when one comes. */
 function openTrickle(url: string, path: string, headers: Record<string, string>, first: string) {
@@ -48,7 +52,8 @@ function openTrickle(url: string, path: string, headers: Record<string, string>,
 async function gateway(t: ExecutionContext, env: Record<string, string>, clock?: ManualClock) {
   const up = await startUsageUpstream();
   t.teardown(() => up.close());
-  const app = await startApp(t, { ...(clock ? { clock } : {}), env: { KEYWARD_PROVIDERS_DIR: providersDir(t, ['priced']), KEYWARD_UPSTREAM_PRICED: up.url, ...env } });
+  // The deadlines are read on the clock and swept on its timers: the test moves both.
+  const app = await startApp(t, { ...(clock ? { clock, timers: clock } : {}), env: { KEYWARD_PROVIDERS_DIR: providersDir(t, ['priced']), KEYWARD_UPSTREAM_PRICED: up.url, ...env } });
   return { app, up };
 }
 
@@ -70,10 +75,10 @@ test('an h2c body not ended within KEYWARD_BODY_TIMEOUT_MS: 408 request_timeout,
     // The gateway has it (the unscoped one already went upstream, its body still open).
     await until(() => app.server.http.inflightRequests > 0, `${c.label} arrived`);
     if (c.label.includes('straight')) await until(() => up.started > started, 'upstream has the head');
-    clock.advance(1999);
-    await new Promise((resolve) => setTimeout(resolve, 600)); // two sweeps: not late yet
+    await clock.tick(1999);
+    await roundTrip(r.session);
     t.is(r.status, 0, `${c.label}: still waiting before its deadline`);
-    clock.advance(2);
+    await clock.tick(1 + SWEEP_MS); // past the deadline: the next sweep answers
     const end = await r.closed;
     t.is(end.status, 408, c.label);
     t.is(end.code, 'request_timeout', c.label);
@@ -94,7 +99,10 @@ test('an h2c session that opens no stream within KEYWARD_HEADERS_TIMEOUT_MS is c
   session.on('error', () => {});
   const closed = new Promise<void>((resolve) => session.on('close', () => resolve()));
   await new Promise<void>((resolve) => session.once('remoteSettings', () => resolve()));
-  clock.advance(1001);
+  await clock.tick(999);
+  await roundTrip(session);
+  t.false(session.destroyed || session.closed, 'still open just before its deadline');
+  await clock.tick(1 + SWEEP_MS);
   await closed;
   t.true(session.destroyed || session.closed);
 });

@@ -18,6 +18,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { api, createCredential, createOrg, mintToken, startApp, tempDir, type StartOptions, type TestApp } from '../support/app.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
+import { eventually as waitFor } from '../support/wait.js';
 
 const CHAT = (model = 'gpt-test') => JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] });
 
@@ -89,9 +90,8 @@ async function gateway(t: ExecutionContext, options: StartOptions, scopes: Recor
 const used = async (s: Setup): Promise<number> => (await api(s.app, 'GET', '/v1/usage', { token: s.org.token })).body.proxy_requests.used;
 const hooks = (s: Setup) => s.app.logs.filter((l) => l.message === 'stage hook').map((l) => `${l.stage}.${l.hook}`);
 
-async function eventually(check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 500 && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
-}
+/** Hooks that run when a response closes: real events, waited for with a generous bound (a busy machine is slow). */
+const eventually = (check: () => boolean | Promise<boolean>): Promise<void> => waitFor(check, 'the hooks ran');
 
 test('plugins run by priority whatever KEYWARD_PLUGINS order; equal priorities keep the listed order', async (t) => {
   const dir = pluginsDir(t, { late: recorder('late', 350), peer2: recorder('peer2', 400), peer1: recorder('peer1', 400), early: recorder('early', 450) });

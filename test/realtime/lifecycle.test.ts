@@ -12,6 +12,7 @@ import { ManualClock } from '../support/clocks.js';
 import { api, createOrg, mintToken, spawnServer } from '../support/app.js';
 import { openClient, realtimeFixture } from '../support/realtime-fixture.js';
 import { startRealtimeFake } from '../support/realtime-fake.js';
+import { eventually } from '../support/wait.js';
 
 const item = (text: string) => ({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
 
@@ -67,7 +68,8 @@ test('a message over KEYWARD_WS_MAX_MESSAGE closes the session with 1009, from e
   const down = await f.open('v1/realtime?model=gpt-realtime', auth);
   down.send(item('big:100'));
   t.is((await down.closed).code, 1009);
-  for (const i of [0, 1]) for (let k = 0; k < 200 && f.fake.sockets[i]!.readyState !== 3; k++) await new Promise((r) => setTimeout(r, 10));
+  // The provider's legs close after the gateway's: real events, waited for with a generous bound.
+  for (const i of [0, 1]) await eventually(() => f.fake.sockets[i]!.readyState === 3, `the provider's leg ${i} closed`);
   t.is(f.fake.sockets[0]!.readyState, 3);
   t.is(f.fake.sockets[1]!.readyState, 3, 'the provider\'s leg is closed too');
 });
@@ -105,7 +107,8 @@ test('SIGTERM drains sessions like streams: open ones go on, new ones are refuse
   const fake = await startRealtimeFake(key);
   t.teardown(() => fake.close());
   const dir = (await import('../support/app.js')).tempDir(t);
-  const node = await spawnServer(t, { KEYWARD_DATA_DIR: dir, KEYWARD_UPSTREAM_OPENAI: fake.url, KEYWARD_DRAIN_S: '2' });
+  // The drain window is real time in another process: long enough for the open session's turn on a busy machine.
+  const node = await spawnServer(t, { KEYWARD_DATA_DIR: dir, KEYWARD_UPSTREAM_OPENAI: fake.url, KEYWARD_DRAIN_S: '10' });
   const org = await createOrg(node.url);
   const cred = (await api(node.url, 'POST', '/v1/credentials', { token: org.token, body: { provider: 'openai', api_key: key } })).body.id;
   const tok = await mintToken(node.url, org, cred, '1h');
@@ -113,7 +116,7 @@ test('SIGTERM drains sessions like streams: open ones go on, new ones are refuse
   const c = await openClient(ws, { authorization: `Bearer ${tok.token}` });
   await c.waitFor((m) => m.type === 'session.created');
   node.proc.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 200));
+  await eventually(() => node.lines.some((l) => l.includes('"message":"shutting down"')), 'the drain began');
   c.send({ type: 'response.create' });
   await c.waitFor((m) => m.type === 'response.done');
   t.pass('the open session goes on while draining');

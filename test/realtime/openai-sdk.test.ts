@@ -13,6 +13,7 @@ import { priceEntry } from '../../src/catalog/prices.js';
 import openaiProvider from '../../providers/openai.js';
 import { realtimeUsage } from '../../src/gateway/realtime/protocols/openai-realtime.js';
 import { realtimeFixture } from '../support/realtime-fixture.js';
+import { eventually } from '../support/wait.js';
 
 type Event = { type: string; seq?: number; [k: string]: any };
 
@@ -117,10 +118,5 @@ function usd(micros: number): string {
   return `${whole}.${fraction}`;
 }
 
-async function waitFor(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('condition not met');
-}
+/** A session's settlement is a real event (after it closes): waited for with a generous bound, a busy machine is slow. */
+const waitFor = (check: () => Promise<boolean>): Promise<void> => eventually(check, 'the session\'s usage');

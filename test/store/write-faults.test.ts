@@ -13,6 +13,7 @@ import { chat, chatBody, worstCase } from '../support/budget.js';
 import { BACKENDS, sharedStore } from '../support/shared-store.js';
 import { landThenFail, seeded } from '../support/store-faults.js';
 import { pool } from '../support/pool.js';
+import { ManualClock } from '../support/clocks.js';
 import { formatUsd } from '../../src/catalog/money.js';
 import { Symbols } from '../../src/symbols.js';
 import { BAD_CURSOR, type Store } from '../../src/store/ports.js';
@@ -24,7 +25,9 @@ for (const name of BACKENDS) {
     t.timeout(180_000);
     const shared = await sharedStore(t, name, { KEYWARD_FREE_PROXY_REQUESTS: '100000' });
     const { up } = shared;
-    const [a, b] = [await shared.start(), await shared.start()];
+    // Both gateways' flushes run on these timers: the test moves them a flush apart between rounds.
+    const timers = new ManualClock();
+    const [a, b] = [await shared.start({ timers }), await shared.start({ timers })];
     const org = await createOrg(a);
     const cred = await createCredential(a, org, 'priced', 'sk-priced-0123456789');
     const w = worstCase(chatBody(0));
@@ -38,7 +41,7 @@ for (const name of BACKENDS) {
       statuses.push(...await pool(40, 8, async (i) => (await chat((i % 2 === 0 ? a : b).url, tok.token, chatBody(i))).status));
       const bad = await pool(10, 5, async (i) => (await chat((i % 2 === 0 ? a : b).url, 'ptok_not_a_token', chatBody(i))).status);
       t.true(bad.every((s) => s === 401));
-      await new Promise((r) => setTimeout(r, 1100));
+      await timers.tick(1000);
     }
     // An Idempotency-Key retried through the faults (a 503 says try again) makes one token.
     let minted = 0;

@@ -124,7 +124,8 @@ export async function billingGateway(t: ExecutionContext, options: { instances?:
       return { org: other, credentials: await credentialsOf(other) };
     },
     async chargeOf(requestId) {
-      for (let i = 0; i < 500; i++) {
+      // The access log line is written when the response closes: a real event, given up to 20 s (a busy machine is slow).
+      for (const deadline = performance.now() + 20_000; performance.now() < deadline;) {
         for (const a of apps) {
           const line = a.logs().find((l) => l.message === 'proxy request' && (l.keyward as { request_id?: string } | undefined)?.request_id === requestId);
           if (line) {

@@ -5,7 +5,7 @@
  */
 import type { ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
-import { startApp, tempDir, type TestApp } from './app.js';
+import { startApp, tempDir, type StartOptions, type TestApp } from './app.js';
 import { startEmulator } from './firestore-emulator.js';
 import { providersDir } from './providers-dir.js';
 import { startUsageUpstream, type UsageUpstream } from './budget.js';
@@ -22,7 +22,8 @@ async function backendEnv(t: ExecutionContext, backend: BackendName): Promise<Re
 export interface SharedStore {
   up: UsageUpstream;
   env: Record<string, string>;
-  start(): Promise<TestApp>;
+  /** One more gateway on the store (`options`: its clock and timers). */
+  start(options?: Pick<StartOptions, 'clock' | 'timers'>): Promise<TestApp>;
 }
 
 /** A store of `backend` and a usage upstream; `extra` adds to the gateways' environment. */
@@ -38,5 +39,5 @@ export async function sharedStore(t: ExecutionContext, backend: BackendName, ext
     ...extra,
   };
   const dataDir = env.KEYWARD_DATA_DIR;
-  return { up, env, start: () => startApp(t, { env, ...(dataDir ? { dataDir } : {}) }) };
+  return { up, env, start: (options = {}) => startApp(t, { ...options, env, ...(dataDir ? { dataDir } : {}) }) };
 }

@@ -49,7 +49,8 @@ export async function mintFromAwsSts(settings: FederationSettings, credential: C
   const jwt = await identityToken(settings, credential, STS_AUDIENCE);
   const { AssumeRoleWithWebIdentityCommand } = await loadSts();
   const client = await stsClient(credential.plain.region!, settings.awsStsEndpoint);
-  const startedWall = Date.now();
+  // STS dates Expiration on the wall clock: this mint's start is read on the same (injected) one.
+  const startedWall = settings.clock.now();
   let out;
   try {
     out = await client.send(new AssumeRoleWithWebIdentityCommand({

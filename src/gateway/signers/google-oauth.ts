@@ -57,8 +57,10 @@ function serviceAccountKey(json: string): ServiceAccountKey {
 
 export function googleOAuthSigner(settings: GoogleOAuthSettings, federation?: FederationSettings, log?: Logger, clock?: Clock): GoogleOAuthSigner {
   const keyMasks = new WeakMap<CredentialSecrets, readonly string[]>();
+  // The minted tokens' ages and the service-account assertion's dates, on the injected clock.
+  const now = (): number => (clock ?? federation?.clock)?.now() ?? Date.now();
   const tokens = new CredentialTokens<string>({
-    now: () => (clock ?? federation?.clock)?.now() ?? Date.now(),
+    now,
     log,
     what: 'a Google access token',
     // The same key (or the one ambient identity, or the same pool provider and account for one credential) shares one token.
@@ -69,7 +71,7 @@ export function googleOAuthSigner(settings: GoogleOAuthSettings, federation?: Fe
     mint: (c): Promise<Minted<string>> => {
       if (isFederated(c)) return mintFromGoogleSts(federation!, c);
       const json = c.secrets.service_account;
-      return json === undefined ? mintFromMetadata(settings.metadataOrigin) : mintFromServiceAccount(serviceAccountKey(json), settings.tokenUri);
+      return json === undefined ? mintFromMetadata(settings.metadataOrigin) : mintFromServiceAccount(serviceAccountKey(json), settings.tokenUri, now);
     },
     masksOf: (token) => [token],
   });

@@ -24,9 +24,9 @@ export interface ServiceAccountKey {
   private_key: string;
 }
 
-/** The JWT grant: a signed assertion exchanged at `tokenUri` for an access token. */
-export async function mintFromServiceAccount(sa: ServiceAccountKey, tokenUri: string): Promise<Minted<string>> {
-  const now = Math.floor(Date.now() / 1000);
+/** The JWT grant: a signed assertion exchanged at `tokenUri` for an access token, dated on `clock` (the injected one). */
+export async function mintFromServiceAccount(sa: ServiceAccountKey, tokenUri: string, clock: () => number = Date.now): Promise<Minted<string>> {
+  const now = Math.floor(clock() / 1000);
   let assertion: string;
   const { SignJWT, importPKCS8 } = await loadJose();
   try {

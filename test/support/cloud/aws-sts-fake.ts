@@ -89,12 +89,13 @@ export async function startFakeSts(t: ExecutionContext, bedrock: FakeBedrock | u
       return error(res, 403, 'AccessDenied', 'Not authorized to perform sts:AssumeRoleWithWebIdentity');
     }
     const duration = sts.durationSeconds ?? Number(form.get('DurationSeconds') ?? 3600);
-    // AWS dates the expiry on its own (real) clock.
+    // AWS dates the expiry on its own wall clock: here the test's (the one the gateway is given), so a mint slowed by a
+    // busy machine does not stretch the lifetime the gateway computes past what the test moves its clock by.
     const issued: IssuedAwsCredentials = {
       accessKeyId: `ASIA${randomBytes(8).toString('hex').toUpperCase()}`,
       secretAccessKey: randomBytes(30).toString('base64'),
       sessionToken: `IQoJ${randomBytes(48).toString('base64')}`,
-      expiration: new Date(Date.now() + duration * 1000),
+      expiration: new Date((clock?.now() ?? Date.now()) + duration * 1000),
       roleArn,
       subject: String(claims.sub),
     };

@@ -13,6 +13,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
+import type { Clock } from '../../../src/clock.js';
 
 export interface ServiceAccount {
   /** The JSON key file's text, as stored in Keyward. */
@@ -73,7 +74,8 @@ function readBody(req: http.IncomingMessage): Promise<string> {
 }
 
 /** One server holding both `/token` and `/computeMetadata/v1/…`, knowing the service accounts it may verify. */
-export async function startFakeGoogleAuth(accounts: readonly ServiceAccount[], issued: IssuedTokens): Promise<FakeGoogleAuth> {
+/** `clock`: the test's wall clock, the one the gateway dates its assertions on (Google reads its own). */
+export async function startFakeGoogleAuth(accounts: readonly ServiceAccount[], issued: IssuedTokens, clock?: Clock): Promise<FakeGoogleAuth> {
   const state: FakeGoogleAuth = {
     url: '', tokenUri: '', metadataHost: '', mints: 0, metadataMints: 0, refusals: [], expiresIn: 3599, metadataRequests: [],
     close: async () => {},
@@ -110,7 +112,7 @@ export async function startFakeGoogleAuth(accounts: readonly ServiceAccount[], i
       const sa = accounts.find((a) => a.privateKeyId === header.kid);
       if (!sa) return refuse(res, 'unknown kid');
       const { payload } = await jwtVerify(jwt, await importSPKI(sa.publicKey, 'RS256'), {
-        algorithms: ['RS256'], issuer: sa.clientEmail, audience: state.tokenUri, maxTokenAge: '1h', requiredClaims: ['iat', 'exp', 'scope'],
+        algorithms: ['RS256'], issuer: sa.clientEmail, audience: state.tokenUri, maxTokenAge: '1h', requiredClaims: ['iat', 'exp', 'scope'], currentDate: new Date(clock?.now() ?? Date.now()),
       });
       if (payload.exp! - payload.iat! > 3600) return refuse(res, 'lifetime over an hour');
       if (!String(payload.scope).split(' ').includes('https://www.googleapis.com/auth/cloud-platform')) return refuse(res, 'scope');

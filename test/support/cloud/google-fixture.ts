@@ -28,7 +28,7 @@ export interface VertexFixture {
 export async function vertexFixture(t: ExecutionContext, env: Record<string, string> = {}, clock?: Clock): Promise<VertexFixture> {
   const issued = new IssuedTokens();
   const sa = newServiceAccount(PROJECT);
-  const google = await startFakeGoogleAuth([sa], issued);
+  const google = await startFakeGoogleAuth([sa], issued, clock);
   t.teardown(() => google.close());
   const vertex = await startFakeVertex(issued);
   t.teardown(() => vertex.close());
