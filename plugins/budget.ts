@@ -33,6 +33,12 @@ import { TOOLS_FIELD } from '../src/catalog/billed-tools.js';
 
 /** The plugin's state key for a request's reservation. */
 const STATE = 'budget';
+/**
+ * Set once this request's access found that no cap applies (no budget, the org's limit loaded: none): its body
+ * is not needed, whatever the org-limit cache says a moment later (a cache past its age while the change feed is
+ * not live reads as "not known", which would otherwise make the gate's last check ask for a body nobody needs).
+ */
+const NO_CAP = 'budget.none';
 
 const budget: PluginModule<ProxyContext> = {
   name: 'budget',
@@ -43,7 +49,7 @@ const budget: PluginModule<ProxyContext> = {
     const unpriceable = (ctx: ProxyContext): boolean => (ctx.provider?.kind ?? 'llm') !== 'llm';
     /** Whether the body must be read whole: a budgeted token, or an org whose cap is set or not yet known here. */
     const mayBeBudgeted = (ctx: ProxyContext): boolean => {
-      if (!ctx.auth || !ctx.bodyFollows || unpriceable(ctx)) return false;
+      if (!ctx.auth || !ctx.bodyFollows || unpriceable(ctx) || ctx.state.has(NO_CAP)) return false;
       return ctx.auth.token.scopes.budgetMicros !== undefined || spend.peekOrgLimit(ctx.auth.credential.orgId) !== null;
     };
     /** The reservation of a request some cap applies to (or may: the org's limit is not known here yet). */
@@ -51,7 +57,10 @@ const budget: PluginModule<ProxyContext> = {
       const orgId = auth.credential.orgId;
       const tokenBudget = auth.token.scopes.budgetMicros;
       orgLimit ??= await spend.orgLimit(orgId);
-      if (tokenBudget === undefined && orgLimit === null) return;
+      if (tokenBudget === undefined && orgLimit === null) {
+        ctx.state.set(NO_CAP, true);
+        return;
+      }
       // An empty body (zero bytes read to its end) names nothing, like a bodiless request.
       if (ctx.bodyBytes === 0) return;
       // The cap was set after the body stage let this body stream (a change just arrived): no bound, try again.
@@ -85,7 +94,10 @@ const budget: PluginModule<ProxyContext> = {
       access(ctx: ProxyContext): void | Promise<void> {
         if (!ctx.auth) throw Errors.invalidToken();
         const orgLimit = spend.peekOrgLimit(ctx.auth.credential.orgId);
-        if (ctx.auth.token.scopes.budgetMicros === undefined && orgLimit === null) return;
+        if (ctx.auth.token.scopes.budgetMicros === undefined && orgLimit === null) {
+          ctx.state.set(NO_CAP, true);
+          return;
+        }
         if (!ctx.bodyFollows || unpriceable(ctx)) return;
         return reserve(ctx, ctx.auth, orgLimit);
       },

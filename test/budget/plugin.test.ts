@@ -59,6 +59,21 @@ test('unbudgeted: no price lookup, no reservation, and the body is not asked for
   t.deepEqual(calls, []);
 });
 
+test('an org without a cap whose cached limit lapses mid-request: access loads it (none), and the body is not asked for after', async (t) => {
+  const { host, calls } = stubHost(null);
+  // The cache: "no limit" when the body stage asks, "not known" (past its age) from then on; the store: none.
+  let peeks = 0;
+  (host.spend as unknown as { peekOrgLimit: () => number | null | undefined }).peekOrgLimit = () => (peeks++ === 0 ? null : undefined);
+  const hooks = await budget.create(host, {});
+  const c = ctx({ bodyBytes: undefined, bodyFields: undefined });
+  t.false(hooks.body!.when!(c), 'the body stage lets the body stream unread');
+  await hooks.access!(c);
+  t.false(hooks.body!.when!(c), 'the gate\'s last check does not ask for it: no cap applies to this request');
+  t.deepEqual(calls, []);
+  // Without that knowledge (a new request, the limit not known), the body is asked for, as before.
+  t.true(hooks.body!.when!(ctx()));
+});
+
 test('a budgeted body not read to its end is refused 503, never reserved', async (t) => {
   const { host, calls } = stubHost(null);
   const hooks = await budget.create(host, {});
