@@ -316,6 +316,7 @@ export interface Vault {
   credentials: CredentialService;
   tokens: TokenService;
   trustPolicies: TrustPolicyService;
+  pools: PoolService;
   usage: UsageRecorder;
   /** The month against the free tier, as GET /v1/usage answers it. */
   usageSummaries: UsageSummaries;
@@ -346,6 +347,7 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
     credentials: c.resolve(CredentialService),
     tokens: c.resolve(TokenService),
     trustPolicies: c.resolve(TrustPolicyService),
+    pools: c.resolve(PoolService),
     usage,
     usageSummaries: c.resolve(UsageSummaries),
     providers: c.resolve<ProviderRegistry>(Symbols.ProviderRegistry),

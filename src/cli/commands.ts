@@ -15,7 +15,7 @@ import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.j
 export type OptionName =
   | 'org' | 'provider' | 'credential' | 'ttl' | 'limit' | 'starting-after'
   | 'model' | 'path' | 'max-requests' | 'rate-limit' | 'budget-usd' | 'tools' | 'name' | 'role'
-  | 'issuer' | 'audience' | 'subject' | 'claim' | 'status' | 'activate-in' | 'pool' | 'tokens-per-minute' | 'max-concurrent' | 'by' | 'from' | 'to';
+  | 'issuer' | 'audience' | 'subject' | 'claim' | 'status' | 'activate-in' | 'pool' | 'tokens-per-minute' | 'max-concurrent' | 'by' | 'from' | 'to' | 'strategy';
 
 export interface Context {
   io: Io;
@@ -60,6 +60,7 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
   tools: '--tools <name,prefix*,…>  an MCP server\'s tools it may call, comma-separated (repeatable)',
   'activate-in': '--activate-in <duration>  how long a new signing key is published before it signs (default 5m; 0s: at once)',
   by: '--by <what>               token, credential or model',
+  strategy: '--strategy <name>         round_robin (default), ordered or least_busy',
   from: '--from <YYYY-MM-DD>       the first day (UTC; default: the first of the month)',
   to: '--to <YYYY-MM-DD>         the last day (UTC; default: today)',
   json: '--json                    print JSON on stdout instead of text',

@@ -18,12 +18,13 @@ import { COMMANDS as CORE_COMMANDS, OPTION_HELP, RewrapIncomplete, type Command,
 import { TRUST_POLICY_COMMANDS } from './trust-policy-commands.js';
 import { SIGNING_KEY_COMMANDS } from './signing-key-commands.js';
 import { USAGE_COMMANDS } from './usage-commands.js';
+import { POOL_COMMANDS } from './pool-commands.js';
 import { Exit, NotFound, processIo, UsageError, type Io } from './io.js';
 
-const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS, ...RENAME_COMMANDS, ...SIGNING_KEY_COMMANDS, ...USAGE_COMMANDS];
+const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS, ...RENAME_COMMANDS, ...SIGNING_KEY_COMMANDS, ...USAGE_COMMANDS, ...POOL_COMMANDS];
 const VALUE_OPTIONS: OptionName[] = [
   'org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd', 'tools', 'name', 'role', 'issuer', 'audience', 'subject', 'claim', 'status',
-  'activate-in', 'pool', 'tokens-per-minute', 'max-concurrent', 'by', 'from', 'to',
+  'activate-in', 'pool', 'tokens-per-minute', 'max-concurrent', 'by', 'from', 'to', 'strategy',
 ];
 /** Repeatable; a command that takes one value uses the last (`--credential` is a list only for an admin key). */
 const MULTIPLE: OptionName[] = ['model', 'path', 'credential', 'claim', 'tools'];
