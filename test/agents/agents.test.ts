@@ -21,8 +21,8 @@ import { REPLY, startAnthropicFake, startOpenAIFake, startOutside, type Fake, ty
 
 const DIR = process.env.KEYWARD_AGENTS_DIR!;
 const bin = (name: string) => path.join(DIR, 'node_modules', '.bin', name);
-const ANTHROPIC_KEY = 'sk-ant-api03-stored-key-0123456789abcdef';
-const OPENAI_KEY = 'sk-proj-stored-key-0123456789abcdef';
+const ANTHROPIC_KEY = 'test-anthropic-stored-key-0123456789abcdef';
+const OPENAI_KEY = 'test-openai-stored-key-0123456789abcdef';
 
 interface World {
   gateway: SpawnedServer;

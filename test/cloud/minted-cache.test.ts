@@ -29,6 +29,9 @@ interface PendingMint {
 const flush = () => new Promise((r) => setImmediate(r));
 
 test('property: never a value within a minute of expiry, one mint in flight, no wait while fresh, waiters answered', async (t) => {
+  const violations: string[] = [];
+  let handedOut = 0;
+  let mintsMade = 0;
   for (let seed = 1; seed <= 300; seed++) {
     const random = prng(seed);
     let now = 1_000_000;
@@ -53,10 +56,11 @@ test('property: never a value within a minute of expiry, one mint in flight, no 
         for (let c = 0; c < callers; c++) {
           const got = cache.get();
           if (typeof got === 'string') {
+            handedOut++;
             const until = expiry.get(got)!;
-            if (!(now < until - SEND_MARGIN_MS)) t.fail(`seed ${seed}: ${got} handed out ${until - now} ms before it expires`);
+            if (!(now < until - SEND_MARGIN_MS)) violations.push(`seed ${seed}: ${got} handed out ${until - now} ms before it expires`);
           } else {
-            if (newest && now < newest.until - SEND_MARGIN_MS) t.fail(`seed ${seed}: a caller waits while ${newest.value} is fresh`);
+            if (newest && now < newest.until - SEND_MARGIN_MS) violations.push(`seed ${seed}: a caller waits while ${newest.value} is fresh`);
             const w = { promise: got, settled: false as boolean, outcome: undefined as string | undefined };
             got.then((v) => { w.settled = true; w.outcome = v; }, (e: Error) => { w.settled = true; w.outcome = `error:${e.message}`; });
             waiting.push(w);
@@ -79,7 +83,7 @@ test('property: never a value within a minute of expiry, one mint in flight, no 
       } else {
         now += Math.floor(random() * (random() < 0.5 ? 60_000 : 20 * 60_000));
       }
-      if (pending.length > 1) t.fail(`seed ${seed}: ${pending.length} mints in flight`);
+      if (pending.length > 1) violations.push(`seed ${seed}: ${pending.length} mints in flight`);
     }
     // Everyone still waiting is answered once the last mint is.
     while (pending.length > 0) {
@@ -89,13 +93,19 @@ test('property: never a value within a minute of expiry, one mint in flight, no 
       await flush();
     }
     await flush();
-    if (!waiting.every((w) => w.settled)) t.fail(`seed ${seed}: a caller was never answered`);
-    if (maxInFlight > 1) t.fail(`seed ${seed}: concurrent mints`);
+    if (!waiting.every((w) => w.settled)) violations.push(`seed ${seed}: a caller was never answered`);
+    if (maxInFlight > 1) violations.push(`seed ${seed}: concurrent mints`);
+    mintsMade += minted;
   }
-  t.pass();
+  t.deepEqual(violations, []);
+  // The property was exercised: values handed out from the cache and many mints over the seeds.
+  t.true(handedOut > 1000, `${handedOut} values handed out`);
+  t.true(mintsMade > 300, `${mintsMade} mints`);
 });
 
 test('steady state: with a caller at least every few minutes and prompt mints, no caller ever waits after the first', async (t) => {
+  const violations: string[] = [];
+  let refreshes = 0;
   for (let seed = 1; seed <= 100; seed++) {
     const random = prng(seed);
     let now = 0;
@@ -114,13 +124,15 @@ test('steady state: with a caller at least every few minutes and prompt mints, n
       if (typeof cache.get() !== 'string') waited++;
       // A background refresh answers within seconds.
       if (inFlight) {
+        refreshes++;
         const mint: PendingMint = inFlight;
         inFlight = undefined;
         mint.resolve({ value: `v${i + 1}`, lifetimeMs: 3_600_000 });
         await flush();
       }
     }
-    if (waited > 0) t.fail(`seed ${seed}: ${waited} callers waited`);
+    if (waited > 0) violations.push(`seed ${seed}: ${waited} callers waited`);
   }
-  t.pass();
+  t.deepEqual(violations, []);
+  t.true(refreshes >= 100, `${refreshes} background refreshes happened`);
 });

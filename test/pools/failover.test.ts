@@ -114,7 +114,7 @@ test('every member rate-limited: the provider\'s own 429 reaches the caller', as
 
 test('pools: members of two providers → 400; unknown member → 404; PATCH and DELETE (its tokens go with it)', async (t) => {
   const f = await poolFixture(t, ['ok']);
-  const other = await api(f.app, 'POST', '/v1/credentials', { token: f.org.token, body: { provider: 'anthropic', api_key: 'sk-ant-member-xxxxxxxxxxxxxxxx' } });
+  const other = await api(f.app, 'POST', '/v1/credentials', { token: f.org.token, body: { provider: 'anthropic', api_key: 'test-anthropic-member-key-0123456789' } });
   const mixed = await api(f.app, 'POST', '/v1/pools', { token: f.org.token, body: { members: [{ credential_id: f.members[0] }, { credential_id: other.body.id }] } });
   t.is(mixed.status, 400);
   t.is(mixed.body.error.code, 'invalid_request');

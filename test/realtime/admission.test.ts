@@ -131,7 +131,7 @@ test('bad input: non-JSON 1007, binary where JSON text is expected 1003, a malfo
   t.is((await fetch(`${f.origin}/healthz`)).status, 200);
   // The provider's own closes: sessions a, b, c, d were all closed on its side too.
   for (let i = 0; i < 4; i++) await waitClosed(f.fake.sockets[i]!);
-  t.pass();
+  t.deepEqual(f.fake.sockets.slice(0, 4).map((s) => s.readyState), [3, 3, 3, 3]);
 });
 
 /** The provider's side closing is a real event: waited for with a generous bound (a busy machine is slow). */
