@@ -28,8 +28,7 @@
  */
 import { Errors, type PluginHost, type PluginModule, type ProxyContext, type SpendReservation } from '../src/gateway/contracts.js';
 import { worstCaseCost } from '../src/catalog/prices.js';
-import { BOUND_FIELDS, DECLARATION_FIELDS, MEDIA_KEYS, requestBound } from '../src/catalog/spend-bound.js';
-import { TOOLS_FIELD } from '../src/catalog/billed-tools.js';
+import { boundOrRefuse, boundScan } from '../src/catalog/spend-bound.js';
 
 /** The plugin's state key for a request's reservation. */
 const STATE = 'budget';
@@ -69,8 +68,7 @@ const budget: PluginModule<ProxyContext> = {
         const price = ctx.model === undefined ? undefined : spend.price(auth.credential.provider, ctx.model);
         if (!price) throw Errors.modelUnpriced(ctx.model);
         const body = { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set(), elements: ctx.bodyElements };
-        const bound = requestBound(price, body, { declared: ctx.provider?.tools, model: ctx.model! });
-        if ('refusal' in bound) throw bound.code === 'tools_unbounded' ? Errors.toolsUnbounded(bound.refusal) : Errors.maxTokensRequired(bound.refusal);
+        const bound = boundOrRefuse(price, body, { declared: ctx.provider?.tools, model: ctx.model! });
         const micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens) + bound.feeMicros;
         ctx.state.set(STATE, await spend.reserve({ tokenId: auth.token.id, tokenBudget, orgId, orgLimit }, micros));
         ctx.reservedMicros = micros;
@@ -82,14 +80,7 @@ const budget: PluginModule<ProxyContext> = {
     };
     return {
       // The bound's fields, and whatever names or bounds a provider-side tool (the loaded providers' `tools`).
-      body: {
-        fields: [...BOUND_FIELDS, ...host.providers.toolScan.fields],
-        toEnd: true,
-        keys: MEDIA_KEYS,
-        keysSkip: DECLARATION_FIELDS,
-        elements: { field: TOOLS_FIELD, values: host.providers.toolScan.elementValues },
-        when: mayBeBudgeted,
-      },
+      body: { ...boundScan(host.providers.toolScan), when: mayBeBudgeted },
       // Synchronous (no promise per request) when no cap applies, the usual unbudgeted request.
       access(ctx: ProxyContext): void | Promise<void> {
         if (!ctx.auth) throw Errors.invalidToken();

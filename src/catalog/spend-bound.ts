@@ -27,7 +27,8 @@
  */
 import type { PriceEntry } from './prices.js';
 import type { BilledTool } from './provider.js';
-import { toolBound, type ToolFacts } from './billed-tools.js';
+import { Errors } from '../errors.js';
+import { toolBound, TOOLS_FIELD, type ToolFacts, type ToolScan } from './billed-tools.js';
 
 /** Tokens a provider may add to a request beyond its body's bytes (chat templates, tool-use system prompts). */
 export const INPUT_OVERHEAD_TOKENS = 1024;
@@ -132,4 +133,26 @@ export function requestBound(price: PriceEntry, body: BodyFacts, tools?: ToolsOf
   let choices = 1;
   for (const f of CHOICE_FIELDS) choices = Math.max(choices, Math.min(MAX_CHOICES, countOf(body.fields.get(f)) ?? 1));
   return { inputTokens: input, outputTokens: cap * choices, feeMicros };
+}
+
+/**
+ * What a reader of the worst-case bound asks the body scan for (the budget plugin and tokens_per_minute alike):
+ * the bound's fields and whatever names or bounds a provider-side tool, read to the end, media keys outside
+ * declarations, and the `tools` elements. One declaration, so both readers' scans ask for the same.
+ */
+export function boundScan(toolScan: ToolScan) {
+  return {
+    fields: [...BOUND_FIELDS, ...toolScan.fields],
+    toEnd: true,
+    keys: MEDIA_KEYS,
+    keysSkip: DECLARATION_FIELDS,
+    elements: { field: TOOLS_FIELD, values: toolScan.elementValues },
+  };
+}
+
+/** requestBound, its refusal as the API's error (400 tools_unbounded or max_tokens_required). */
+export function boundOrRefuse(price: PriceEntry, body: BodyFacts, tools?: ToolsOf): Exclude<Bound, { readonly refusal: string }> {
+  const bound = requestBound(price, body, tools);
+  if ('refusal' in bound) throw bound.code === 'tools_unbounded' ? Errors.toolsUnbounded(bound.refusal) : Errors.maxTokensRequired(bound.refusal);
+  return bound;
 }

@@ -98,3 +98,23 @@ test('tokens_per_minute: worst case reserved, settled to reported usage, never p
   t.is(next.status, 200, 'a new minute, a new window');
   await next.text();
 });
+
+test('tokens_per_minute with an agent\'s tools: a tool schema naming `url` is a declaration, bounded by the body, alone and beside a budget (one scan for both)', async (t) => {
+  const { fake, app, org, cred } = await setup(t);
+  fake.handler = (_req, res) => {
+    const text = JSON.stringify(completion);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+  const body = JSON.stringify({
+    model: 'gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: 'fetch it' }],
+    tools: [{ type: 'function', function: { name: 'WebFetch', parameters: { type: 'object', properties: { url: { type: 'string' }, source: { type: 'string' } } } } }],
+  });
+  const worst = Buffer.byteLength(body) + INPUT_OVERHEAD_TOKENS + 16;
+  // A cap of one body-bounded worst case: the context window (128k for gpt-4o-mini) would never fit.
+  for (const scopes of [{ tokens_per_minute: worst }, { tokens_per_minute: worst, budget_usd: '1.00' }]) {
+    const { token } = await mintToken(app, org, cred, '15m', scopes);
+    const r = await fetch(`${app.url}/v1/proxy/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+    t.is(r.status, 200, `${JSON.stringify(scopes)}: ${await r.text()}`);
+  }
+});

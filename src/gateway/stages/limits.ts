@@ -12,8 +12,7 @@
  * the response it is settled to the usage the provider reported when final, else to the larger of what was
  * seen and the reservation (settlement's one rule). A body is read whole only for such tokens.
  */
-import { BOUND_FIELDS, MEDIA_KEYS, requestBound } from '../../catalog/spend-bound.js';
-import { TOOLS_FIELD } from '../../catalog/billed-tools.js';
+import { boundOrRefuse, boundScan } from '../../catalog/spend-bound.js';
 import type { PriceBook, PriceEntry } from '../../catalog/prices.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
 import type { LimitHold, TokenLimits } from '../../accounting/token-limits.js';
@@ -63,13 +62,8 @@ export class TokensPerMinuteStage implements CoreStage {
   readonly body;
 
   constructor(private readonly limits: TokenLimits, private readonly prices: PriceBook, providers: ProviderRegistry) {
-    this.body = {
-      fields: [...BOUND_FIELDS, ...providers.toolScan.fields],
-      toEnd: true,
-      keys: MEDIA_KEYS,
-      elements: { field: TOOLS_FIELD, values: providers.toolScan.elementValues },
-      when: (ctx: RequestContext) => ctx.auth?.token.scopes.tokensPerMinute !== undefined,
-    };
+    // The same scan as the budget's (the union of readers then skips declarations for both).
+    this.body = { ...boundScan(providers.toolScan), when: (ctx: RequestContext) => ctx.auth?.token.scopes.tokensPerMinute !== undefined };
   }
 
   access(ctx: RequestContext): Promise<void> | undefined {
@@ -103,8 +97,7 @@ export class TokensPerMinuteStage implements CoreStage {
     if (ctx.bodyBytes === undefined) throw Errors.unavailable();
     const price = (ctx.model === undefined ? undefined : this.prices.match(ctx.provider!.id, ctx.model)?.price) ?? UNPRICED;
     const body = { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set<string>(), elements: ctx.bodyElements };
-    const bound = requestBound(price, body, { declared: ctx.provider?.tools, model: ctx.model ?? '' });
-    if ('refusal' in bound) throw bound.code === 'tools_unbounded' ? Errors.toolsUnbounded(bound.refusal) : Errors.maxTokensRequired(bound.refusal);
+    const bound = boundOrRefuse(price, body, { declared: ctx.provider?.tools, model: ctx.model ?? '' });
     return bound.inputTokens + bound.outputTokens;
   }
 }
