@@ -11,7 +11,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { LeaseStore } from '../store/ports.js';
+import { isRollingPool, type LeaseStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { HeldLease, type LeaseHost, type LeasePlan } from './held-lease.js';
 import { Instance } from './instance.js';
@@ -121,12 +121,16 @@ export class LeaseKeeper implements LeaseHost {
     await Promise.all([...this.counters.keys()].filter(match).map((key) => this.retire(key)));
   }
 
-  /** Shutdown: the background work stops and every counter retires (the store keeps what each used; idle units go back). */
+  /**
+   * Shutdown: the background work stops and every counter retires (the store keeps what each used; idle units
+   * go back), but a rolling pool's with uses still in its window: retiring gives a rolling holder's units back
+   * whole, so it is left to expire, and the store reclaims it a window later (lease-port.ts reclaimCutoff).
+   */
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    await this.retireAll();
+    await this.retireAll((key) => !(isRollingPool(key) && (this.counters.get(key)?.reserved ?? 0) > 0));
   }
 
   private start(): void {

@@ -8,16 +8,22 @@
  *                                     runs out (the store unreachable) fails closed: it cuts its open requests
  *                                     (their `onLost`) rather than keep slots the store may give to others.
  *                                     Slots held idle here go back after a second of quiet.
- *   `tpm:tok:<token id>:<minute>`     limit: tokens_per_minute, one pool per UTC minute window. A request
- *                                     reserves its worst case (input + output tokens) in the window it starts
- *                                     in and is settled to what the provider reported, like spend.
+ *   `tpm:tok:<token id>`              limit: tokens_per_minute over a rolling 60 s (lease-port.ts
+ *                                     isRollingPool). A request reserves its worst case (input + output
+ *                                     tokens); at its end the unused part comes back at once and what the
+ *                                     provider reported comes back 60 s later (counted from the response's
+ *                                     end, so a long stream's tokens are never out of the window early).
+ *                                     Nothing is used for good: a dead holder's units come back whole, a
+ *                                     window after its lease expired, when whatever it used has left the
+ *                                     window; a live one retires only with nothing in its window.
  * No store call per request at steady state: units are claimed in blocks and armed a few seconds ahead.
  * Refusals: 429 concurrency_exceeded (Retry-After 1) and tokens_per_minute_exceeded (Retry-After: the
- * seconds left in the window, 1–60).
+ * seconds until this instance's oldest use leaves the window, 60 when it has none, always 1–60).
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock, Timers } from '../clock.js';
 import { Errors } from '../errors.js';
+import { ROLLING_WINDOW_MS } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import type { HeldLease, LeasePlan } from './held-lease.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -32,7 +38,6 @@ export interface LimitHold {
   readonly onLost?: () => void;
 }
 
-const WINDOW_MS = 60_000;
 /** Free slots held this long with nothing in flight go back to the pool. */
 const SLOT_IDLE_MS = 1000;
 /** How often open slots' holders are checked for a lost lease. */
@@ -47,6 +52,8 @@ export class TokenLimits {
   /** Open slots by counter (the watch's work). */
   private readonly open = new Map<HeldLease, Set<LimitHold>>();
   private stopWatch: (() => void) | undefined;
+  /** By rolling counter: when (clock ms, ascending) each use still in its window comes back (Retry-After's source). */
+  private readonly comingBack = new Map<HeldLease, number[]>();
 
   constructor(
     @inject(LeaseKeeper) private readonly keeper: LeaseKeeper,
@@ -94,24 +101,40 @@ export class TokenLimits {
     }
   }
 
-  /** Reserves `tokens` of the token's `perMinute` in this minute's window, or 429 tokens_per_minute_exceeded. */
+  /** Reserves `tokens` of the token's `perMinute` over the last 60 s, or 429 tokens_per_minute_exceeded. */
   async reserveTokens(tokenId: string, perMinute: number, tokens: number): Promise<LimitHold> {
-    const now = this.clock.now();
-    const window = Math.floor(now / WINDOW_MS);
-    const retryAfter = Math.min(60, Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000)));
     if (tokens > perMinute) throw Errors.tokensPerMinuteExceeded(60);
-    const prefix = `tpm:tok:${tokenId}:`;
-    const key = `${prefix}${window}`;
-    if (!this.keeper.peek(key)) this.keeper.retireWhere((c) => c.key.startsWith(prefix) && c.key !== key);
-    const counter = this.keeper.counter(key, perMinute, TPM_PLAN);
-    if (tokens > 0 && !counter.take(tokens, 'reserve') && !(await counter.acquire(tokens, 'reserve'))) throw Errors.tokensPerMinuteExceeded(retryAfter);
+    const counter = this.keeper.counter(`tpm:tok:${tokenId}`, perMinute, TPM_PLAN);
+    if (tokens > 0 && !counter.take(tokens, 'reserve') && !(await counter.acquire(tokens, 'reserve'))) throw Errors.tokensPerMinuteExceeded(this.retryAfter(counter));
     return { counter, gen: counter.gen, units: tokens };
   }
 
-  /** The response is over: `actual` tokens of the reservation were used (the reservation at most: it is the worst case). */
+  /**
+   * The response is over: `actual` tokens of the reservation were used (the reservation at most: it is the
+   * worst case). The rest comes back now, the used tokens when they leave the window.
+   */
   settleTokens(hold: LimitHold, actual: number): void {
-    if (hold.counter.gen !== hold.gen) return; // its holder was reclaimed: the whole reservation was charged
-    hold.counter.settle(hold.units, Math.min(hold.units, Math.max(0, Math.round(actual))));
+    if (hold.counter.gen !== hold.gen) return; // its holder was reclaimed: the store gives its units back
+    const used = Math.min(hold.units, Math.max(0, Math.round(actual)));
+    hold.counter.settle(hold.units - used, 0);
+    if (used === 0) return;
+    const due = this.clock.now() + ROLLING_WINDOW_MS;
+    let times = this.comingBack.get(hold.counter);
+    if (!times) this.comingBack.set(hold.counter, (times = []));
+    times.push(due);
+    this.timers.after(ROLLING_WINDOW_MS, () => {
+      const at = times.indexOf(due);
+      if (at >= 0) times.splice(at, 1);
+      if (times.length === 0 && this.comingBack.get(hold.counter) === times) this.comingBack.delete(hold.counter);
+      if (hold.counter.gen === hold.gen) hold.counter.settle(used, 0);
+    });
+  }
+
+  /** Seconds until this instance's oldest use in the window leaves it (others' uses are unknown here: 60). */
+  private retryAfter(counter: HeldLease): number {
+    const first = this.comingBack.get(counter)?.[0];
+    const ms = first === undefined ? ROLLING_WINDOW_MS : first - this.clock.now();
+    return Math.min(60, Math.max(1, Math.ceil(ms / 1000)));
   }
 
   /** Gives a reservation back whole (the request was refused later, or never forwarded). */

@@ -78,12 +78,28 @@ export interface LeaseStore {
   chargeLease(key: string, units: number): Promise<void>;
 }
 
+/** A rolling pool (`tpm:…`, tokens per minute): units count against it for this long after they were used. */
+export const ROLLING_WINDOW_MS = 60_000;
+
+/** Whether `key` names a rolling pool: nothing in it is used for good, everything comes back a window later. */
+export function isRollingPool(key: string): boolean {
+  return key.startsWith('tpm:');
+}
+
 /**
  * What goes back to the pool when a holder ends (retired or reclaimed): its idle units, its armed ones
- * staying charged (it may have spent them). A pool of concurrency slots (`slots:…`) is the exception:
- * nothing is ever used, and a dead holder's connections died with it, so its slots come back whole.
+ * staying charged (it may have spent them). Two kinds of pool are the exception, nothing in them being used
+ * for good: concurrency slots (`slots:…`), whose dead holder's connections died with it, and rolling pools
+ * (`tpm:…`), whose dead holder is reclaimed only a window after its expiry (reclaimCutoff), when whatever it
+ * may have used has left the window. Both come back whole. A live rolling holder retires only with nothing
+ * in its window (lease-keeper.ts).
  */
 export function unitsBackAtEnd(key: string, s: Pick<HolderState, 'granted' | 'returned' | 'used' | 'armed'>): number {
   const held = s.granted - s.returned - s.used;
-  return Math.max(0, key.startsWith('slots:') ? held : held - s.armed);
+  return Math.max(0, key.startsWith('slots:') || isRollingPool(key) ? held : held - s.armed);
+}
+
+/** Holders of `key` that expired before the returned time may be reclaimed at `now`: a rolling pool's a window later. */
+export function reclaimCutoff(key: string, now: number): number {
+  return isRollingPool(key) ? now - ROLLING_WINDOW_MS : now;
 }

@@ -183,6 +183,7 @@ import type { PoolStore } from './pool-port.js';
 export { isPoolId } from './pool-port.js';
 
 export type { HolderOutcome, HolderState, HolderWrite, LeaseLedger, LeaseStore } from './lease-port.js';
+export { isRollingPool, ROLLING_WINDOW_MS } from './lease-port.js';
 import type { LeaseStore } from './lease-port.js';
 
 /**

@@ -1,9 +1,9 @@
 /**
  * A token's `max_concurrent` and `tokens_per_minute` on one instance: never more streams open at the
  * provider than the limit (the next one is refused 429 concurrency_exceeded with Retry-After, and admitted
- * once one ends), and never more tokens in a minute window than the cap (worst case reserved, settled to
- * the usage reported; 429 tokens_per_minute_exceeded with the seconds left in the window), on the injected
- * clock. Both are leased (src/accounting/token-limits.ts): the three-instance runs are in test/cluster/.
+ * once one ends), and never more tokens in any 60 s than the cap (a rolling window: worst case reserved,
+ * settled to the usage reported, which leaves the window 60 s after the response; 429
+ * tokens_per_minute_exceeded with the seconds until the oldest use leaves it), on the injected clock. Both are leased (src/accounting/token-limits.ts): the three-instance runs are in test/cluster/.
  */
 import test, { type ExecutionContext } from 'ava';
 import type { ServerResponse } from 'node:http';
@@ -18,7 +18,7 @@ const completion = { id: 'c', object: 'chat.completion', model: 'gpt-4o-mini', c
 async function setup(t: ExecutionContext, clock?: ManualClock) {
   const fake = await startFakeProvider();
   t.teardown(() => fake.close());
-  const app = await startApp(t, { env: { KEYWARD_UPSTREAM_OPENAI: fake.url }, ...(clock ? { clock } : {}) });
+  const app = await startApp(t, { env: { KEYWARD_UPSTREAM_OPENAI: fake.url }, ...(clock ? { clock, timers: clock } : {}) });
   const org = await createOrg(app);
   const cred = await createCredential(app, org, 'openai', 'sk-limits-xxxxxxxxxxxxxxxxxxxx');
   return { fake, app, org, cred };
@@ -66,8 +66,9 @@ test('max_concurrent: never more open streams at the provider than the limit; th
   t.is(view.body.data[0].max_concurrent, 2);
 });
 
-test('tokens_per_minute: worst case reserved, settled to reported usage, never past the minute\'s cap; Retry-After the window\'s rest', async (t) => {
-  const clock = new ManualClock(Date.UTC(2026, 10, 15, 12, 0, 10));
+test('tokens_per_minute: worst case reserved, settled to reported usage, never past the cap in any 60 s (rolling, not a clock minute); Retry-After until the oldest use leaves the window', async (t) => {
+  // Ten seconds before a minute turns: a UTC-minute window would open afresh at 12:01:00; a rolling one does not.
+  const clock = new ManualClock(Date.UTC(2026, 10, 15, 12, 0, 50));
   const { fake, app, org, cred } = await setup(t, clock);
   fake.handler = (_req, res) => {
     const text = JSON.stringify(completion);
@@ -76,26 +77,34 @@ test('tokens_per_minute: worst case reserved, settled to reported usage, never p
   };
   const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 });
   const worst = Buffer.byteLength(body) + INPUT_OVERHEAD_TOKENS + 16;
-  // Room for one worst case plus two settled requests (8 tokens each): exactly three fit in the minute.
+  // Room for one worst case plus two settled requests (8 tokens each): exactly three fit in 60 s.
   const { token } = await mintToken(app, org, cred, '15m', { tokens_per_minute: worst + 16 });
   const chat = () => fetch(`${app.url}/v1/proxy/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+  const refused = async (r: Response, retryAfter: string, why: string) => {
+    t.is(r.status, 429, why);
+    t.is(((await r.json()) as any).error.code, 'tokens_per_minute_exceeded');
+    t.is(r.headers.get('retry-after'), retryAfter, `${why}: Retry-After`);
+  };
   const statuses: number[] = [];
-  for (let i = 0; i < 4; i++) {
+  for (let i = 0; i < 3; i++) {
     const r = await chat();
     statuses.push(r.status);
-    if (r.status === 429) {
-      t.is(((await r.json()) as any).error.code, 'tokens_per_minute_exceeded');
-      t.is(r.headers.get('retry-after'), '50', 'the seconds left in this minute');
-    } else await r.text();
+    await r.text();
   }
-  t.deepEqual(statuses, [200, 200, 200, 429]);
+  t.deepEqual(statuses, [200, 200, 200]);
+  await refused(await chat(), '60', 'the fourth within the same second');
   t.is(fake.received.length, 3);
   const tooBig = await fetch(`${app.url}/v1/proxy/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [], max_tokens: worst * 2 }) });
   t.is(tooBig.status, 429, 'a worst case above the whole cap never fits');
   await tooBig.text();
-  clock.advance(60_000);
+  await clock.tick(20_000);
+  await refused(await chat(), '40', 'a new clock minute is no new window: the uses are 20 s old');
+  await clock.tick(39_000);
+  await refused(await chat(), '1', 'a second before the oldest use leaves the window');
+  t.is(fake.received.length, 3);
+  await clock.tick(1_000);
   const next = await chat();
-  t.is(next.status, 200, 'a new minute, a new window');
+  t.is(next.status, 200, '60 s after the uses: they left the window');
   await next.text();
 });
 

@@ -121,6 +121,40 @@ export function leaseContract(test: TestFn, h: StoreHarness): void {
     t.is(await s2.reclaimExpired(key, NOW + 3001), 0, 'once');
   });
 
+  test(n('a rolling pool (tpm:): an expired holder is reclaimed only a window (60 s) after its expiry, then whole, armed units too'), async (t) => {
+    const backend = await h.backend(t);
+    const [s1, s2] = [await backend.open(), await backend.open()];
+    const key = `tpm:tok:${newId('tok')}`;
+    const dead = new Holder(s1, key);
+    const live = new Holder(s2, key);
+    await dead.claim(1000, 1, 600, { expiresAt: NOW + 1000, used: 0, armed: 0 });
+    await dead.write({ op: 'report' }, { armed: 450, expiresAt: NOW + 1000 });
+    await live.claim(1000, 1, 300, { expiresAt: NOW + 120_000 });
+    // Expired, but what it armed may have been used in the last 60 s: not reclaimed, and a claim does not fit.
+    t.is(await s2.reclaimExpired(key, NOW + 1001), 0, 'expired a moment ago: kept');
+    t.like(await live.claim(1000, 400, 400, { expiresAt: NOW + 120_000 }, NOW + 60_999), { kind: 'refused' }, 'a window after its expiry not yet over');
+    t.is(await s1.readHolder(key, dead.state.holder) !== undefined, true);
+    // A window after its expiry, everything it held comes back, armed units included.
+    t.like(await live.claim(1000, 400, 700, { expiresAt: NOW + 120_000 }, NOW + 61_001), { kind: 'written', state: { granted: 1000 } });
+    t.deepEqual(await s2.leaseLedger(key, NOW + 61_001), { outstanding: 1000, used: 0, held: 1000 });
+    t.is(await s1.readHolder(key, dead.state.holder), undefined);
+  });
+
+  test(n('a claim by a holder past its expiry that reclaims holders reclaims it too: a conflict (gone), its units counted back once'), async (t) => {
+    const backend = await h.backend(t);
+    const [s1, s2] = [await backend.open(), await backend.open()];
+    for (const key of [`spend:org:${newId('org')}:2026-11`, `tpm:tok:${newId('tok')}`]) {
+      const late = new Holder(s1, key);
+      const other = new Holder(s2, key);
+      await late.claim(100, 1, 60, { expiresAt: NOW + 1000, armed: 0 });
+      await other.claim(100, 1, 40, { expiresAt: NOW + 500_000 });
+      // Long past its expiry (and a rolling pool's window), it claims again: the pool is short, so expired holders go first, itself among them.
+      t.like(await late.claim(100, 10, 10, { expiresAt: NOW + 500_000 }, NOW + 100_000), { kind: 'conflict', current: undefined }, key);
+      t.is(await s1.readHolder(key, late.state.holder), undefined);
+      t.deepEqual(await s2.leaseLedger(key, NOW + 100_000), { outstanding: 40, used: 0, held: 40 }, `${key}: its 60 back once, nothing granted to a gone holder`);
+    }
+  });
+
   test(n('chargeLease counts units with no holder, whatever the limit'), async (t) => {
     const store = await (await h.backend(t)).open();
     const key = `spend:org:${newId('org')}:2026-11`;

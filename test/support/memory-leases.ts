@@ -7,7 +7,7 @@
  */
 import { BackendUnavailable } from '../../src/errors.js';
 import type { HolderOutcome, HolderState, HolderWrite, LeaseLedger, LeaseStore } from '../../src/store/ports.js';
-import { unitsBackAtEnd } from '../../src/store/lease-port.js';
+import { reclaimCutoff, unitsBackAtEnd } from '../../src/store/lease-port.js';
 
 interface Pool {
   outstanding: number;
@@ -47,6 +47,7 @@ export class MemoryLeases implements LeaseStore {
     if (write.op === 'claim') {
       const need = Math.max(1, write.min);
       if (write.limit - p.outstanding < need) this.reclaim(key, p, write.now);
+      if (current && !p.holders.has(state.holder)) return { kind: 'conflict', current: undefined }; // it reclaimed itself
       const grant = Math.max(0, Math.min(Math.max(need, write.want), write.limit - p.outstanding));
       if (grant < need) return { kind: 'refused', outstanding: p.outstanding };
       p.outstanding += grant;
@@ -67,8 +68,9 @@ export class MemoryLeases implements LeaseStore {
 
   private reclaim(key: string, p: Pool, now: number): number {
     let n = 0;
+    const cutoff = reclaimCutoff(key, now);
     for (const s of [...p.holders.values()]) {
-      if (s.expiresAt >= now) continue;
+      if (s.expiresAt >= cutoff) continue;
       p.outstanding = Math.max(0, p.outstanding - unitsBackAtEnd(key, s));
       p.holders.delete(s.holder);
       n++;

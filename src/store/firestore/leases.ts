@@ -16,7 +16,7 @@
  */
 import type { CollectionReference, DocumentReference, DocumentSnapshot, QueryDocumentSnapshot, WriteBatch } from '@google-cloud/firestore';
 import type { HolderOutcome, HolderState, HolderWrite, LeaseLedger, LeaseStore } from '../ports.js';
-import { unitsBackAtEnd } from '../lease-port.js';
+import { reclaimCutoff, unitsBackAtEnd } from '../lease-port.js';
 import { Code, errCode, type FirestoreDb } from './db.js';
 
 /** A lease key (`quota:org_…:2026-11`, `token:tok_…`) as a document id: no `/`, never `.`/`..`/`__…__`. */
@@ -162,7 +162,7 @@ export class FirestoreLeases implements LeaseStore {
   /** Each expired holder in its own batch: its last state deleted (exists), its idle units returned (one reclaimer wins). */
   private async reclaimExpiredIn(key: string, now: number): Promise<number> {
     const base = this.base(key);
-    const expired = await this.holders(key).where('expiresAt', '<', now).limit(RECLAIM_BATCH).get();
+    const expired = await this.holders(key).where('expiresAt', '<', reclaimCutoff(key, now)).limit(RECLAIM_BATCH).get();
     let n = 0;
     await Promise.all(expired.docs.map(async (d) => {
       const s = toState(d);

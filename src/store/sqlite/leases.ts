@@ -8,7 +8,7 @@
  * used and armed units stay counted.
  */
 import type { HolderOutcome, HolderState, HolderWrite, LeaseLedger, LeaseStore } from '../ports.js';
-import { unitsBackAtEnd } from '../lease-port.js';
+import { reclaimCutoff, unitsBackAtEnd } from '../lease-port.js';
 import type { Row, SqliteDb } from './db.js';
 
 const toState = (r: Row): HolderState => ({
@@ -32,7 +32,11 @@ export class SqliteLeases implements LeaseStore {
       if (write.op === 'claim') {
         outstanding = this.outstanding(key);
         const need = Math.max(1, write.min);
-        if (write.limit - outstanding < need && this.reclaim(key, write.now) > 0) outstanding = this.outstanding(key);
+        if (write.limit - outstanding < need && this.reclaim(key, write.now) > 0) {
+          // The claimer itself may have been past its expiry: then it is gone like any other (as on Firestore).
+          if (current && !this.db.one('SELECT 1 AS x FROM lease_holders WHERE key = ? AND holder = ?', key, state.holder)) return { kind: 'conflict', current: undefined } as const;
+          outstanding = this.outstanding(key);
+        }
         const grant = Math.max(0, Math.min(Math.max(need, write.want), write.limit - outstanding));
         if (grant < need) return { kind: 'refused', outstanding } as const;
         this.add(key, grant);
@@ -82,9 +86,9 @@ export class SqliteLeases implements LeaseStore {
     return this.db.guard(() => this.db.tx('lease', () => this.add(key, units)));
   }
 
-  /** Inside a transaction: ends every holder of `key` expired at `now`. */
+  /** Inside a transaction: ends every holder of `key` expired at `now` (a rolling pool's, a window before). */
   private reclaim(key: string, now: number): number {
-    const expired = this.db.all('SELECT * FROM lease_holders WHERE key = ? AND expires_at < ?', key, now).map(toState);
+    const expired = this.db.all('SELECT * FROM lease_holders WHERE key = ? AND expires_at < ?', key, reclaimCutoff(key, now)).map(toState);
     for (const s of expired) this.end(key, s);
     return expired.length;
   }
