@@ -9,4 +9,8 @@ export default {
   nodeArguments: ['--import=tsx'],
   files: agents ? ['test/agents/**/*.test.ts'] : ['test/**/*.test.ts', '!test/agents/**'],
   timeout: agents ? '5m' : '60s',
+  // Each test file in its own process, which exits once ava is done with it (test/support/exit-when-done.ts): a
+  // worker thread stuck in native code after its tests cannot be terminated, a process can.
+  workerThreads: false,
+  require: ['./test/support/exit-when-done.ts'],
 };

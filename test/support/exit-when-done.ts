@@ -1,0 +1,17 @@
+/**
+ * Loaded by ava into every test file's process (ava.config.mjs `require`): once ava has finished with a file (every
+ * test and hook done, results sent), the process exits, whatever handle a client library left behind. Without it a
+ * file whose tests all passed could keep its worker alive after the run (seen: a worker at 100% CPU after the last
+ * file, so `npm test` never returned and CI timed out). The tests' own teardowns still run first: this fires only
+ * after them. KEYWARD_TEST_HANDLES=1 prints what was still open, to find the file that leaves something behind.
+ */
+import test, { registerCompletionHandler } from 'ava';
+import process from 'node:process';
+
+registerCompletionHandler(() => {
+  if (process.env.KEYWARD_TEST_HANDLES === '1') {
+    const open = process.getActiveResourcesInfo().filter((kind) => kind !== 'PipeWrap' && kind !== 'TTYWrap');
+    if (open.length > 0) process.stderr.write(`exit-when-done: ${test.meta.file} left ${open.join(', ')}\n`);
+  }
+  process.exit();
+});
