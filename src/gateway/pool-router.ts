@@ -88,7 +88,7 @@ export class PoolRouter {
   /** Routes a pooled request: the first member now, the next ones as members fail. */
   route(exchange: Exchange, send: SendAttempt): void {
     const pool = exchange.ctx.auth!.pool!;
-    this.pools.track({ id: pool.id, orgId: exchange.ctx.auth!.credential.orgId, cooling: pool.cooling });
+    this.pools.track(pool.id, exchange.ctx.auth!.credential.orgId, pool.cooling);
     new PooledRequest(this, exchange, this.plan(pool), send).next();
   }
 
@@ -197,42 +197,39 @@ class PooledRequest implements Failover {
 
   record(source: Readable): void {
     if (this.sends > 1 || this.exchange.gone) return;
-    const { budget } = this.router;
-    const holder = this.exchange.ctx.tokenId;
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let charged = 0;
-    let dropped = false;
-    const drop = (): void => {
-      dropped = true;
-      chunks.length = 0;
-      budget.release(charged, holder);
-      charged = 0;
-    };
-    const onData = (chunk: Buffer): void => {
-      if (dropped) return;
-      // Each chunk held is charged its object too (as the body scan charges), so many tiny ones cannot pass the budget.
-      if (bytes + chunk.length > this.router.config.pools.retryBodyMax || !budget.take(chunk.length + CHUNK_OVERHEAD, holder)) return drop();
-      bytes += chunk.length;
-      charged += chunk.length + CHUNK_OVERHEAD;
-      chunks.push(chunk);
-    };
-    source.on('data', onData);
-    this.releaseReplay = () => {
-      source.off('data', onData);
-      if (!dropped) drop();
-    };
-    // The bytes as a whole, once the body ended: asked only when a member failed.
-    this.takeRecorded = () => {
-      if (dropped || !source.readableEnded) return undefined;
-      const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes);
-      chunks.length = 0; // the joined copy stands for them (its bytes stay charged until release)
-      return whole;
-    };
+    this.recording = { source, chunks: [], bytes: 0, charged: 0, dropped: false };
+    source.on('data', this.onRecordedData);
   }
 
-  /** The recorded body, if it is whole (record). */
-  private takeRecorded: (() => Buffer | undefined) | undefined;
+  /** The body being kept as the first attempt sends it (record): its chunks, charged to the buffer budget. */
+  private recording: { source: Readable; chunks: Buffer[]; bytes: number; charged: number; dropped: boolean } | undefined;
+
+  /** One chunk of the first attempt's body: kept, or the whole recording dropped (too large, or over the budget). */
+  private readonly onRecordedData = (chunk: Buffer): void => {
+    const r = this.recording;
+    if (!r || r.dropped) return;
+    // Each chunk held is charged its object too (as the body scan charges), so many tiny ones cannot pass the budget.
+    if (r.bytes + chunk.length > this.router.config.pools.retryBodyMax || !this.router.budget.take(chunk.length + CHUNK_OVERHEAD, this.exchange.ctx.tokenId)) return this.dropRecording(r);
+    r.bytes += chunk.length;
+    r.charged += chunk.length + CHUNK_OVERHEAD;
+    r.chunks.push(chunk);
+  };
+
+  private dropRecording(r: NonNullable<PooledRequest['recording']>): void {
+    r.dropped = true;
+    r.chunks.length = 0;
+    this.router.budget.release(r.charged, this.exchange.ctx.tokenId);
+    r.charged = 0;
+  }
+
+  /** The recorded body as a whole, once it ended (asked only when a member failed); its bytes stay charged until release. */
+  private takeRecorded(): Buffer | undefined {
+    const r = this.recording;
+    if (!r || r.dropped || !r.source.readableEnded) return undefined;
+    const whole = r.chunks.length === 1 ? r.chunks[0]! : Buffer.concat(r.chunks, r.bytes);
+    r.chunks.length = 0; // the joined copy stands for them
+    return whole;
+  }
 
   retry(status: number | undefined, retryAfter: string | undefined, timeout: boolean): boolean {
     const member = this.member!;
@@ -244,7 +241,7 @@ class PooledRequest implements Failover {
       return false;
     }
     const cooled = this.router.failed(this.exchange, member, status, retryAfter);
-    if (!this.replayable && this.takeRecorded) {
+    if (!this.replayable && this.recording) {
       this.replay = this.takeRecorded();
       this.replayable = this.replay !== undefined;
     }
@@ -305,6 +302,11 @@ class PooledRequest implements Failover {
     this.releaseReplay = undefined;
     this.replay = undefined;
     release?.();
+    const r = this.recording;
+    if (!r) return;
+    this.recording = undefined;
+    r.source.off('data', this.onRecordedData);
+    if (!r.dropped) this.dropRecording(r);
   }
 
   private done(): void {

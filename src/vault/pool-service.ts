@@ -176,12 +176,12 @@ export class PoolService {
   }
 
   /** A pool this instance routes over: its organisation kept for re-reads after a change, its stored cooling known. */
-  track(pool: Pick<PoolRecord, 'id' | 'orgId' | 'cooling'>): void {
-    if (this.orgs.has(pool.id)) return;
-    this.orgs.set(pool.id, pool.orgId);
-    const known = this.cooling.get(pool.id) ?? new Map<string, number>();
-    for (const [cred, until] of Object.entries(pool.cooling)) if ((known.get(cred) ?? 0) < until) known.set(cred, until);
-    this.cooling.set(pool.id, known);
+  track(poolId: string, orgId: string, cooling: PoolRecord['cooling']): void {
+    if (this.orgs.has(poolId)) return;
+    this.orgs.set(poolId, orgId);
+    const known = this.cooling.get(poolId) ?? new Map<string, number>();
+    for (const [cred, until] of Object.entries(cooling)) if ((known.get(cred) ?? 0) < until) known.set(cred, until);
+    this.cooling.set(poolId, known);
   }
 
   /** Members exist in this organisation, are distinct, and share one provider (`provider`: the pool's, on a PATCH). */
