@@ -14,19 +14,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { render } from './cpuprofile.js';
 import type { SatResult } from './load.js';
-import { ADMIN_TOKEN, BENCH, postJson, provision, runLoad, startFake, startKeyward } from './servers.js';
+import { BENCH, provision, provisionPool, runLoad, startFake, startKeyward } from './servers.js';
 
 const KEY = `sk-bench-${'k'.repeat(40)}`;
 const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });
-
-/** A token for a round-robin pool of three credentials holding the same key (bench/pool.ts's). */
-async function pooledToken(base: string): Promise<string> {
-  const org = await postJson(`${base}/v1/orgs`, ADMIN_TOKEN, { name: 'bench-pool' });
-  const creds: string[] = [];
-  for (let i = 0; i < 3; i++) creds.push((await postJson(`${base}/v1/credentials`, org.token, { provider: 'openai', api_key: KEY })).id as string);
-  const pool = await postJson(`${base}/v1/pools`, org.token, { strategy: 'round_robin', members: creds.map((credential_id) => ({ credential_id })) });
-  return (await postJson(`${base}/v1/tokens`, org.token, { pool_id: pool.id, ttl: '1d' })).token as string;
-}
 
 async function main(): Promise<void> {
   const seconds = Number(process.env.BENCH_PROFILE_S ?? 10);
@@ -40,7 +31,7 @@ async function main(): Promise<void> {
     env: Object.fromEntries((process.env.BENCH_KEYWARD_ENV ?? '').split(',').filter(Boolean).map((p) => p.split('=') as [string, string])),
   });
   try {
-    const ptok = process.env.BENCH_PROFILE_POOL === '1' ? await pooledToken(`http://127.0.0.1:${keyward.port}`) : await provision(`http://127.0.0.1:${keyward.port}`, KEY);
+    const ptok = process.env.BENCH_PROFILE_POOL === '1' ? await provisionPool(`http://127.0.0.1:${keyward.port}`, KEY) : await provision(`http://127.0.0.1:${keyward.port}`, KEY);
     const headers: Record<string, string> = { 'x-proxy-token': ptok };
     if (sse) headers['x-bench-sse'] = `${sse}:0`;
     const target = { url: `http://127.0.0.1:${keyward.port}/v1/proxy/v1/chat/completions`, headers, body: BODY };

@@ -299,6 +299,15 @@ export async function postJson(url: string, token: string, body: unknown): Promi
 }
 
 /** An org, an OpenAI credential holding `key`, and a proxy token for it. */
+/** A token for a round-robin pool of three credentials holding `key` (a new organisation's), as bench/pool.ts makes one. */
+export async function provisionPool(base: string, key: string): Promise<string> {
+  const org = await postJson(`${base}/v1/orgs`, ADMIN_TOKEN, { name: 'bench-pool' });
+  const creds: string[] = [];
+  for (let i = 0; i < 3; i++) creds.push((await postJson(`${base}/v1/credentials`, org.token, { provider: 'openai', api_key: key })).id as string);
+  const pool = await postJson(`${base}/v1/pools`, org.token, { strategy: 'round_robin', members: creds.map((credential_id) => ({ credential_id })) });
+  return (await postJson(`${base}/v1/tokens`, org.token, { pool_id: pool.id, ttl: '1d' })).token as string;
+}
+
 export async function provision(base: string, key: string): Promise<string> {
   const org = await postJson(`${base}/v1/orgs`, ADMIN_TOKEN, { name: 'bench' });
   const cred = await postJson(`${base}/v1/credentials`, org.token, { provider: 'openai', api_key: key });

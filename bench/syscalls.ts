@@ -5,7 +5,8 @@
  * it is the A/B number to trust on a shared machine for changes that add or
  * remove writes (a response head written alone, a log line per request…).
  *
- *   npx tsx bench/syscalls.ts [bare|<dist dir>…]   default: bare dist
+ *   npx tsx bench/syscalls.ts [bare|<dist dir>|<dist dir>:pool…]   default: bare dist
+ *   (`:pool`: through a pooled token, a round-robin pool of three healthy keys, instead of a plain one)
  *   BENCH_SYSCALLS_SSE=N  SSE responses of N events instead of the JSON completion
  * Needs strace (apt-get install -y strace) and ptrace permission.
  */
@@ -14,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { SatResult } from './load.js';
-import { ROOT, provision, runLoad, sleep, startBare, startFake, startKeyward, type Proc } from './servers.js';
+import { ROOT, provision, provisionPool, runLoad, sleep, startBare, startFake, startKeyward, type Proc } from './servers.js';
 
 const KEY = `sk-bench-${'k'.repeat(40)}`;
 const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });
@@ -48,8 +49,9 @@ async function main(): Promise<void> {
       let ptok = 'unused';
       if (v === 'bare') proc = await startBare(fake.port, KEY);
       else {
-        proc = await startKeyward(path.join(tmp, `d${i}`), fake.port, path.join(tmp, `k${i}.log`), { main: path.resolve(ROOT, v, 'src/main.js') });
-        ptok = await provision(`http://127.0.0.1:${proc.port}`, KEY);
+        const [dir, how] = v.split(':');
+        proc = await startKeyward(path.join(tmp, `d${i}`), fake.port, path.join(tmp, `k${i}.log`), { main: path.resolve(ROOT, dir!, 'src/main.js') });
+        ptok = how === 'pool' ? await provisionPool(`http://127.0.0.1:${proc.port}`, KEY) : await provision(`http://127.0.0.1:${proc.port}`, KEY);
       }
       try {
         const target = { url: `http://127.0.0.1:${proc.port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': ptok, ...(sse ? { 'x-bench-sse': `${sse}:0` } : {}) }, body: BODY };
