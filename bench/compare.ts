@@ -1,5 +1,6 @@
 /**
- * Two ways through the same Keyward process, measured alike: interleaved rounds (the order alternating)
+ * Two ways through the same Keyward process, measured alike: each warmed up for a second of saturation,
+ * then interleaved rounds (the order alternating)
  * of c=1 latency and saturation, with the server's CPU per request during each saturation run; the
  * median of each. The federation row (a key against a federated credential) and the pool row (a plain
  * token against a pooled one) are both this comparison.
@@ -27,6 +28,9 @@ export async function compareTargets<N extends string>(worker: LoadWorker, keywa
   label: string, log: (m: string) => void): Promise<Record<N, Measured>> {
   const order = Object.keys(targets) as N[];
   const seen = Object.fromEntries(order.map((n) => [n, { p50: [] as number[], rps: [] as number[], cpu: [] as number[] }])) as Record<N, { p50: number[]; rps: number[]; cpu: number[] }>;
+  // Each way warmed up first, unmeasured: one that the bench's earlier phases never ran (a pooled token's
+  // router, a federated signer) would otherwise be measured while V8 still compiles it.
+  for (const name of order) await worker.run<SatResult>({ mode: 'sat', target: targets[name], connections: o.connections, durationS: 1, warmupS: 0 });
   for (let round = 0; round < o.rounds; round++) {
     for (let j = 0; j < order.length; j++) {
       const name = order[(j + round) % order.length]!;

@@ -3,6 +3,7 @@
  * against a pooled one (a round-robin pool of three OpenAI credentials, every member healthy), measured
  * alike (compare.ts). With no member failing, a pooled request costs a member pick and the body read
  * whole for a possible replay: the target is CPU per request within 10% of the plain token's.
+ * BENCH_POOL_MEMBERS (3) sets the pool's size, to tell the router's own cost from spreading over more keys.
  */
 import type { Target } from './load.js';
 import { ADMIN_TOKEN, postJson as post, type LoadWorker, type Proc } from './servers.js';
@@ -19,8 +20,9 @@ export async function poolRow(worker: LoadWorker, keyward: Proc, key: string, bo
   const base = `http://127.0.0.1:${keyward.port}`;
   const org = await post(`${base}/v1/orgs`, ADMIN_TOKEN, { name: 'bench-pool' });
   const creds: string[] = [];
-  for (let i = 0; i < 3; i++) creds.push((await post(`${base}/v1/credentials`, org.token, { provider: 'openai', api_key: key })).id as string);
-  const pool = await post(`${base}/v1/pools`, org.token, { strategy: 'round_robin', members: creds.map((credential_id) => ({ credential_id })) });
+  const members = Number(process.env.BENCH_POOL_MEMBERS ?? 3);
+  for (let i = 0; i < members; i++) creds.push((await post(`${base}/v1/credentials`, org.token, { provider: 'openai', api_key: key })).id as string);
+  const pool = await post(`${base}/v1/pools`, org.token, { strategy: process.env.BENCH_POOL_STRATEGY ?? 'round_robin', members: creds.map((credential_id) => ({ credential_id })) });
   const tokens = {
     plain: (await post(`${base}/v1/tokens`, org.token, { credential_id: creds[0], ttl: '1d' })).token as string,
     pooled: (await post(`${base}/v1/tokens`, org.token, { pool_id: pool.id, ttl: '1d' })).token as string,
