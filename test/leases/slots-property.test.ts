@@ -13,10 +13,7 @@ import 'reflect-metadata';
 import test from 'ava';
 import { TokenLimits, type LimitHold } from '../../src/accounting/token-limits.js';
 import type { LeaseKeeper } from '../../src/accounting/lease-keeper.js';
-import { ManualClock } from '../support/clocks.js';
-import { MemoryLeases } from '../support/memory-leases.js';
-import { keeperOn } from '../support/leases.js';
-import { seeded } from '../support/prng.js';
+import { faultyWorld, keeperOn } from '../support/leases.js';
 
 const STEPS = Number(process.env.KEYWARD_FUZZ_COUNT ?? 2500);
 const TTL = 10_000;
@@ -31,11 +28,8 @@ interface Instance {
 }
 
 async function run(seed: number, steps: number) {
-  const rnd = seeded(seed);
-  const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
+  const { rnd, pick, clock, store, faults } = faultyWorld(seed);
   const limit = 1 + Math.floor(rnd() * 12);
-  const clock = new ManualClock();
-  const store = new MemoryLeases();
   const spawn = (): Instance => {
     const keeper = keeperOn(store, clock, TTL);
     return { keeper, limits: new TokenLimits(keeper, clock, clock), holds: [], dead: false };
@@ -53,12 +47,9 @@ async function run(seed: number, steps: number) {
     inst.limits.watch();
     inst.holds = inst.holds.filter((h) => h.conn.open);
   };
-  /** Steps left of a store outage (every write fails before landing), during which the clock may move past a TTL. */
-  let outage = 0;
   for (let step = 0; step < steps; step++) {
     const inst = pick(instances);
-    if (outage === 0 && rnd() < 0.02) outage = 10 + Math.floor(rnd() * 60);
-    store.failWrites = outage > 0 ? (outage--, 'before') : rnd() < 0.1 ? pick(['before', 'after'] as const) : undefined;
+    faults();
     const r = rnd();
     if (inst.dead) {
       if (rnd() < 0.1) instances[instances.indexOf(inst)] = spawn();
