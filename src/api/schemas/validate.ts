@@ -1,6 +1,7 @@
 /**
- * Request validation derived from the wire schemas. Each schema is compiled once, when its contract
- * is built at start (TypeCompiler), so a good request costs one compiled check. Only a refused one is
+ * Request validation derived from the wire schemas. Each schema is compiled once (TypeCompiler), when its
+ * contract first parses a request, not at start (compiling every contract cost ~20 ms of the cold start),
+ * so a good request costs one compiled check. Only a refused one is
  * looked at again, field by field in the schema's order, to name the field at fault (`param`): an
  * unknown field first (typos like `tll` fail loudly, as Stripe's API does), then a missing or
  * mistyped one, with the code and wording its schema carries (`rule`): invalid_request unless the
@@ -33,12 +34,17 @@ interface Field {
   name: string;
   schema: TSchema;
   required: boolean;
-  check: TypeCheck<TSchema>;
+  /** Compiled when first needed (fieldCheck). */
+  check?: TypeCheck<TSchema>;
 }
 
 function fieldsOf(schema: TObject): Field[] {
   const required = new Set(schema.required ?? []);
-  return Object.entries(schema.properties).map(([name, s]) => ({ name, schema: s, required: required.has(name), check: TypeCompiler.Compile(s) }));
+  return Object.entries(schema.properties).map(([name, s]) => ({ name, schema: s, required: required.has(name) }));
+}
+
+function fieldCheck(f: Field): TypeCheck<TSchema> {
+  return (f.check ??= TypeCompiler.Compile(f.schema));
 }
 
 function refuse(field: Field, missing: boolean): ApiError {
@@ -69,21 +75,21 @@ export interface BodyOptions {
 
 /** A body contract from an object schema: the compiled check, and on refusal the field at fault. */
 export function bodyContract<T extends TObject>(schema: T, options: BodyOptions = {}): BodyContract<Static<T>> {
-  const whole = TypeCompiler.Compile(schema);
+  let whole: TypeCheck<T> | undefined;
   const fields = fieldsOf(schema);
   return {
     schema,
     ...(options.optional ? { optional: true } : {}),
     parse(value: unknown): Static<T> {
       const input = value === undefined && options.optional ? {} : asObject(value);
-      if (whole.Check(input)) return input;
+      if ((whole ??= TypeCompiler.Compile(schema)).Check(input)) return input;
       const extra = unknownField(input, fields);
       if (extra !== undefined) throw Errors.invalidRequest(`Unknown field ${JSON.stringify(extra.slice(0, 64))}${options.unknownHint ?? ''}.`, extra.slice(0, 64));
       for (const f of fields) {
         const v = Object.hasOwn(input, f.name) ? input[f.name] : undefined;
         if (v === undefined) {
           if (f.required) throw refuse(f, true);
-        } else if (!f.check.Check(v)) {
+        } else if (!fieldCheck(f).Check(v)) {
           throw refuse(f, false);
         }
       }
@@ -117,7 +123,7 @@ export function queryContract<T extends TObject, R = Static<T>>(schema: T, map: 
           continue;
         }
         const value = f.schema.type === 'integer' ? (QUERY_INTEGER.test(raw) ? Number(raw) : Number.NaN) : raw;
-        if (!f.check.Check(value)) throw refuse(f, false);
+        if (!fieldCheck(f).Check(value)) throw refuse(f, false);
         out[f.name] = value;
       }
       return map(out as Static<T>);
