@@ -14,9 +14,24 @@
  * Incremental across chunk edges; a frame longer than 16 MiB (AWS's limit) or a corrupt one stops the
  * reading, never the relay (the bytes pass unchanged either way).
  */
-import { EventStreamCodec, getChunkedStream } from '@smithy/core/event-streams';
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { createRequire } from 'node:module';
+import type { EventStreamCodec } from '@smithy/core/event-streams';
 import type { TokenUsage, UsageReader, UsageResponse } from '../catalog/provider.js';
+
+/**
+ * The SDK's event-stream code, loaded by the first Bedrock event stream read (sync, from its CommonJS build):
+ * @smithy/core costs ~10 ms at start, and most deployments never proxy Bedrock.
+ */
+let smithy: { codec: EventStreamCodec; getChunkedStream: typeof import('@smithy/core/event-streams').getChunkedStream; toUtf8: (b: Uint8Array) => string } | undefined;
+function eventStreams(): NonNullable<typeof smithy> {
+  if (!smithy) {
+    const require = createRequire(import.meta.url);
+    const es = require('@smithy/core/event-streams') as typeof import('@smithy/core/event-streams');
+    const utf8 = require('@smithy/util-utf8') as typeof import('@smithy/util-utf8');
+    smithy = { codec: new es.EventStreamCodec(utf8.toUtf8, utf8.fromUtf8), getChunkedStream: es.getChunkedStream, toUtf8: utf8.toUtf8 };
+  }
+  return smithy;
+}
 
 /** A key scanner over JSON text that updates `counts` in place (usage-scanner.ts's, with Bedrock's keys). */
 export type KeyScanner = (counts: TokenUsage) => UsageReader;
@@ -24,7 +39,6 @@ export type KeyScanner = (counts: TokenUsage) => UsageReader;
 /** AWS event-stream messages are at most 16 MiB; a longer reported length is refused before anything is allocated. */
 export const MAX_FRAME = 16 * 1024 * 1024;
 
-const codec = new EventStreamCodec(toUtf8, fromUtf8);
 const INVOCATION_METRICS = Buffer.from('"amazon-bedrock-invocationMetrics"');
 
 const headerCount = (v: string | string[] | undefined): number | undefined => (typeof v === 'string' && /^\d{1,12}$/.test(v) ? Number(v) : undefined);
@@ -126,7 +140,7 @@ class EventStreamUsage implements UsageReader {
 
   private async read(): Promise<void> {
     try {
-      for await (const frame of getChunkedStream(this.feed)) this.frame(frame);
+      for await (const frame of eventStreams().getChunkedStream(this.feed)) this.frame(frame);
     } catch {
       // A corrupt or truncated stream: what was read so far stands; the relay never knew.
       this.failed = true;
@@ -134,7 +148,7 @@ class EventStreamUsage implements UsageReader {
   }
 
   private frame(frame: Uint8Array): void {
-    const message = codec.decode(frame);
+    const message = eventStreams().codec.decode(frame);
     if (message.headers[':message-type']?.value !== 'event') return;
     const event = message.headers[':event-type']?.value;
     if (event === 'metadata') {
@@ -143,7 +157,7 @@ class EventStreamUsage implements UsageReader {
       this.inner.scan(Buffer.from(message.body));
       this.ended = true;
     } else if (event === 'chunk') {
-      const bytes = (JSON.parse(toUtf8(message.body)) as { bytes?: unknown }).bytes;
+      const bytes = (JSON.parse(eventStreams().toUtf8(message.body)) as { bytes?: unknown }).bytes;
       if (typeof bytes !== 'string') return;
       const inner = Buffer.from(bytes, 'base64');
       this.inner.scan(inner);
