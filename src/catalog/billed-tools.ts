@@ -109,6 +109,29 @@ function elementsFor(tool: BilledTool, items: readonly ToolElement[]): ToolEleme
   });
 }
 
+/** Per provider file's tools, per model: the declarations that apply (applyingTo). Models are the caller's words: bounded. */
+const applyingCache = new WeakMap<Readonly<Record<string, BilledTool>>, Map<string, ReadonlyArray<readonly [string, BilledTool]>>>();
+const APPLYING_MODELS_MAX = 1024;
+
+/**
+ * The declarations that apply to `model`: those without `models` and those naming it; of two with the same match,
+ * the one naming the model stands in for the general one. Worked out once per provider and model (it compared every
+ * pair of declarations by their JSON, on every budgeted request).
+ */
+function applyingTo(tools: Readonly<Record<string, BilledTool>>, model: string): ReadonlyArray<readonly [string, BilledTool]> {
+  let byModel = applyingCache.get(tools);
+  if (!byModel) applyingCache.set(tools, (byModel = new Map()));
+  let list = byModel.get(model);
+  if (!list) {
+    const applying = Object.entries(tools).filter(([, t]) => !t.models || t.models.some((p) => nameMatches(p, model)));
+    list = applying.filter(([name, tool]) => tool.models !== undefined
+      || !applying.some(([other, t]) => other !== name && t.models !== undefined && JSON.stringify(t.match) === JSON.stringify(tool.match)));
+    if (byModel.size >= APPLYING_MODELS_MAX) byModel.clear();
+    byModel.set(model, list);
+  }
+  return list;
+}
+
 /**
  * What `tools` (a provider's declarations) can add to this request for `model`: nothing when none is used; the
  * most their fees come to; or why no bound exists (an unbounded tool, a missing `uses` number, a tools list
@@ -117,16 +140,12 @@ function elementsFor(tool: BilledTool, items: readonly ToolElement[]): ToolEleme
 export function toolBound(tools: Readonly<Record<string, BilledTool>> | undefined, model: string, body: ToolFacts): ToolBound {
   if (!tools) return { used: false };
   const items = body.elements?.items ?? [];
-  // The declarations that apply to this model: for one tool name, a declaration naming the model wins.
-  const applying = Object.entries(tools).filter(([, t]) => !t.models || t.models.some((p) => nameMatches(p, model)));
+  const applying = applyingTo(tools, model);
   // A tools list longer than the scan records whole may hide any tool: not guessed at.
   if (body.elements?.truncated) return { used: true, unbounded: 'The request lists more tools than the gateway reads whole (or a tool with too many keys): their cost cannot be bounded.' };
   let used = false;
   let fee = 0;
   for (const [name, tool] of applying) {
-    const specific = tool.models !== undefined;
-    const sameMatch = applying.some(([other, t]) => other !== name && t.models !== undefined && !specific && JSON.stringify(t.match) === JSON.stringify(tool.match));
-    if (sameMatch) continue; // a model-specific declaration of the same tool applies instead
     const elements = elementsFor(tool, items);
     const byField = (tool.match.field ?? []).some((f) => present(body.fields.get(f)));
     if (elements.length === 0 && !byField) continue;
