@@ -26,18 +26,10 @@
  * most MESSAGES_LIMIT objects), each one's fields recorded apart; a case variant
  * of a wanted key is refused even alone (a case-folding server would take it).
  */
-import { ELEMENT_KEYS, ELEMENTS_LIMIT, fieldTree, foldKey, isDigit, isWhitespace, MAX_DEPTH, MESSAGES_LIMIT, N_INT, N_MINUS, N_ZERO, numberNext, startsOtherValue, type ElementFacts, type ElementsFound, type ElementsWanted, type FieldNode, type FieldValue, type Frame, type ScanProblem } from './json-fields.js';
+import { CAPTURE_LIMIT, ELEMENT_KEYS, ELEMENTS_LIMIT, foldKey, NONE, NUMBER_LIMIT, scanPlan, isDigit, isWhitespace, MAX_DEPTH, MESSAGES_LIMIT, N_INT, N_MINUS, N_ZERO, numberNext, startsOtherValue, type ElementFacts, type ElementsFound, type ElementsWanted, type FieldNode, type FieldValue, type Frame, type ScanProblem } from './json-fields.js';
 
 export { foldKey, MAX_DEPTH };
 export type { ElementFacts, ElementsFound, ElementsWanted, FieldValue, ScanProblem };
-
-/**
- * Raw bytes of a key or string value kept for comparison; a wanted key is short, so any longer key is another key.
- * Under Buffer's pool threshold (poolSize / 2 = 4096 bytes), so each scanner's scratch is a slice of a shared slab,
- * not an allocation of its own (a scanner is made per request).
- */
-const CAPTURE_LIMIT = 4000;
-const NUMBER_LIMIT = 512;
 
 // Scanner states.
 const START = 0, VALUE = 1, ARRAY_FIRST = 2, OBJECT_FIRST = 3, KEY = 4, COLON = 5, AFTER_VALUE = 6;
@@ -47,37 +39,6 @@ const OBJECT = 1, ARRAY = 2;
 const QUOTE = 0x22, BACKSLASH = 0x5c;
 const LITERALS = { t: Buffer.from('true'), f: Buffer.from('false'), n: Buffer.from('null') };
 const ESCAPES: Record<number, string> = { 0x22: '"', 0x5c: '\\', 0x2f: '/', 0x62: '\b', 0x66: '\f', 0x6e: '\n', 0x72: '\r', 0x74: '\t' };
-
-
-/** What a scanner walks: the field tree and the folded key sets. Read only while scanning, so shared by scanners. */
-interface ScanPlan {
-  readonly root: FieldNode;
-  readonly wanted: number;
-  readonly anyKeys: ReadonlySet<string> | undefined;
-  readonly anyKeysSkip: ReadonlySet<string> | undefined;
-}
-
-/**
- * Plans by the declaration's arrays (the admission's unions are made once per set of readers and kept, so the same
- * arrays come back request after request): the tree is built once per declaration, not per request.
- */
-/** The default for an absent list: one array, so the plan cache knows it again. */
-const NONE: readonly string[] = Object.freeze([]);
-
-const plans = new WeakMap<readonly string[], Array<{ anyKeys: readonly string[]; elements: ElementsWanted | undefined; anyKeysSkip: readonly string[]; plan: ScanPlan }>>();
-
-function scanPlan(fields: readonly string[], anyKeys: readonly string[], elements: ElementsWanted | undefined, anyKeysSkip: readonly string[]): ScanPlan {
-  let known = plans.get(fields);
-  const hit = known?.find((k) => k.anyKeys === anyKeys && k.elements === elements && k.anyKeysSkip === anyKeysSkip);
-  if (hit) return hit.plan;
-  const keys = anyKeys.length > 0 ? new Set(anyKeys.map(foldKey)) : undefined;
-  const plan: ScanPlan = { ...fieldTree(fields, elements), anyKeys: keys, anyKeysSkip: keys && anyKeysSkip.length > 0 ? new Set(anyKeysSkip.map(foldKey)) : undefined };
-  if (!known) plans.set(fields, (known = []));
-  // A caller that makes its arrays per call would grow this without end: keep a few per fields array.
-  if (known.length >= 8) known.shift();
-  known.push({ anyKeys, elements, anyKeysSkip, plan });
-  return plan;
-}
 
 export class JsonFieldScanner {
   /** Wanted fields found so far (dotted name → value); each is final once here. */

@@ -2,7 +2,8 @@
  * What the JSON field scanner (json-field-scanner.ts) is asked for and what
  * it reports: the values of named fields, and a bounded record of each
  * element of one top-level array (a body's `tools`), built once into a tree
- * the scanner walks as keys go by.
+ * the scanner walks as keys go by (scanPlan: once per declaration, shared by
+ * every scanner of it).
  */
 
 /** A field's value: scalars with their value; objects and arrays by kind only. */
@@ -54,6 +55,13 @@ export const ELEMENTS_LIMIT = 256;
 export const ELEMENT_KEYS = 16;
 
 export const MAX_DEPTH = 256;
+/**
+ * Raw bytes of a key or string value the scanner keeps for comparison; a wanted key is short, so any longer key is
+ * another key. Under Buffer's pool threshold (poolSize / 2 = 4096 bytes), so each scanner's scratch is a slice of a
+ * shared slab, not an allocation of its own (a scanner is made per request).
+ */
+export const CAPTURE_LIMIT = 4000;
+export const NUMBER_LIMIT = 512;
 /** The most messages one JSON-RPC batch may hold when a scan reads messages (each is checked). */
 export const MESSAGES_LIMIT = 1024;
 
@@ -136,4 +144,34 @@ export function fieldTree(fields: readonly string[], elements: ElementsWanted | 
     array.element = element;
   }
   return { root, wanted: unique.size };
+}
+
+/** What a scanner walks: the field tree and the folded key sets. Read only while scanning, so shared by scanners. */
+export interface ScanPlan {
+  readonly root: FieldNode;
+  readonly wanted: number;
+  readonly anyKeys: ReadonlySet<string> | undefined;
+  readonly anyKeysSkip: ReadonlySet<string> | undefined;
+}
+
+/**
+ * Plans by the declaration's arrays (the admission's unions are made once per set of readers and kept, so the same
+ * arrays come back request after request): the tree is built once per declaration, not per request.
+ */
+/** The default for an absent list: one array, so the plan cache knows it again. */
+export const NONE: readonly string[] = Object.freeze([]);
+
+const plans = new WeakMap<readonly string[], Array<{ anyKeys: readonly string[]; elements: ElementsWanted | undefined; anyKeysSkip: readonly string[]; plan: ScanPlan }>>();
+
+export function scanPlan(fields: readonly string[], anyKeys: readonly string[], elements: ElementsWanted | undefined, anyKeysSkip: readonly string[]): ScanPlan {
+  let known = plans.get(fields);
+  const hit = known?.find((k) => k.anyKeys === anyKeys && k.elements === elements && k.anyKeysSkip === anyKeysSkip);
+  if (hit) return hit.plan;
+  const keys = anyKeys.length > 0 ? new Set(anyKeys.map(foldKey)) : undefined;
+  const plan: ScanPlan = { ...fieldTree(fields, elements), anyKeys: keys, anyKeysSkip: keys && anyKeysSkip.length > 0 ? new Set(anyKeysSkip.map(foldKey)) : undefined };
+  if (!known) plans.set(fields, (known = []));
+  // A caller that makes its arrays per call would grow this without end: keep a few per fields array.
+  if (known.length >= 8) known.shift();
+  known.push({ anyKeys, elements, anyKeysSkip, plan });
+  return plan;
 }
