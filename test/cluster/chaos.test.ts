@@ -55,6 +55,10 @@ async function provider() {
     }
     res.end(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', model: 'pm-1', choices: [], usage })}\n\ndata: [DONE]\n\n`);
   });
+  // The outage leaves the gateways' sockets to this provider idle for about Node's default keep-alive (5 s): the
+  // provider closing one just as a gateway reuses it is a connection race (one 502 in a CI run), not what this test
+  // is about. A provider's keep-alive is long, as test/support/fake-provider.ts's is.
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
