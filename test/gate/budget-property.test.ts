@@ -1,6 +1,7 @@
 /**
  * Property: whatever the mix, what the provider bills never passes a token's budget_usd or its
- * organisation's spend_limit_usd. Random scenarios from a fixed seed: 1 or 3 instances (in this process,
+ * organisation's spend_limit_usd, and the tokens it bills a token with tokens_per_minute never pass that
+ * cap within any 60 s. Random scenarios from a fixed seed: 1 or 3 instances (in this process,
  * over one store), tokens with and without budgets under an organisation cap, and requests of every
  * stream shape over HTTP/1.1 or h2c (with or without content-length), with provider-side tools (bounded,
  * and not), at 1 to 16 at once, each ending whole, cut by the provider or left by the caller after a random
@@ -75,10 +76,15 @@ async function scenario(t: import('ava').ExecutionContext, seed: number, instanc
   t.is((await api(g.apps[0]!.url, 'PATCH', '/v1/orgs/self', { token: g.org.token, body: { spend_limit_usd: formatUsd(orgCap) } })).status, 200);
   const budgets = [20_000 + rng.int(400_000), 20_000 + rng.int(1_000_000), undefined];
   const shapes = SHAPES;
+  // A fourth token per provider has a tokens_per_minute cap instead (the same gate, reservation and settlement).
+  // Small enough that a few requests reach it (a request with provider-side tools reserves a context window: refused).
+  const perMinute = 4_000 + rng.int(20_000);
+  const scopes = [...budgets.map((b) => (b === undefined ? {} : { budget_usd: formatUsd(b) })), { tokens_per_minute: perMinute }];
+  const TPM = scopes.length - 1;
   const tokens: Record<string, Array<{ id: string; token: string }>> = {};
   for (const provider of ['anthropic', 'openai', 'gemini', 'bedrock', 'vertex'] as const) {
     tokens[provider] = [];
-    for (const b of budgets) tokens[provider]!.push(await g.token(provider, b === undefined ? {} : { budget_usd: formatUsd(b) }));
+    for (const s of scopes) tokens[provider]!.push(await g.token(provider, s));
   }
   const concurrency = rng.pick([1, 4, 16]);
   // One instance of several is killed when request `killAt` is about to be sent.
@@ -104,7 +110,7 @@ async function scenario(t: import('ava').ExecutionContext, seed: number, instanc
     const n = spec.events(1, 1).length;
     const cut = rng.pick(['none', 'none', 'provider', 'caller'] as const);
     const k = rng.int(n);
-    const tokenIndex = rng.int(budgets.length);
+    const tokenIndex = rng.int(scopes.length);
     const billId = `s${seed}-r${i}`;
     const headers: Record<string, string> = {
       'x-proxy-token': tokens[spec.provider]![tokenIndex]!.token, 'x-bill-id': billId, 'x-bill-input': String(input),
@@ -153,7 +159,21 @@ async function scenario(t: import('ava').ExecutionContext, seed: number, instanc
     if (budget !== undefined) t.true(sum <= budget, `seed ${seed}: token ${token}'s bills ${sum} µ$ passed its budget ${budget} µ$`);
   }
   t.true(total <= orgCap, `seed ${seed}: the organisation's bills ${total} µ$ passed its cap ${orgCap} µ$`);
-  return `seed ${seed}, ${instances} instance(s)${killAt >= 0 ? ` (one killed at request ${killAt})` : ''}, ${concurrency} at once: ${g.fake.bills.size}/${REQUESTS} forwarded, billed ${formatUsd(total)} of ${formatUsd(orgCap)} USD (most by one budgeted token: ${formatUsd(Math.max(0, ...[...billed].filter(([k]) => !k.endsWith(':2')).map(([, v]) => v)))}); answers ${[...statuses].map(([s, c]) => `${s}×${c}`).join(' ')}`;
+  // tokens_per_minute: the tokens each provider's capped token had billed (input + output) within any 60 s never pass it.
+  let mostPerMinute = 0;
+  for (const provider of Object.keys(tokens)) {
+    const uses = outcomes.filter((o) => o.token === `${provider}:${TPM}`).flatMap((o) => {
+      const bill = g.fake.bills.get(o.billId);
+      return bill ? [{ at: bill.at, tokens: bill.input + bill.output }] : [];
+    }).sort((x, y) => x.at - y.at);
+    for (let j = 0, i = 0, sum = 0; j < uses.length; j++) {
+      sum += uses[j]!.tokens;
+      while (uses[j]!.at - uses[i]!.at >= 60_000) sum -= uses[i++]!.tokens;
+      mostPerMinute = Math.max(mostPerMinute, sum);
+      t.true(sum <= perMinute, `seed ${seed}: ${provider}'s tokens_per_minute token had ${sum} tokens billed within 60 s, cap ${perMinute}`);
+    }
+  }
+  return `seed ${seed}, ${instances} instance(s)${killAt >= 0 ? ` (one killed at request ${killAt})` : ''}, ${concurrency} at once: ${g.fake.bills.size}/${REQUESTS} forwarded, billed ${formatUsd(total)} of ${formatUsd(orgCap)} USD (most by one budgeted token: ${formatUsd(Math.max(0, ...[...billed].filter(([k]) => budgets[Number(k.split(':')[1])] !== undefined).map(([, v]) => v)))}; most tokens within 60 s by a tokens_per_minute token: ${mostPerMinute} of ${perMinute}); answers ${[...statuses].map(([s, c]) => `${s}×${c}`).join(' ')}`;
 }
 
 for (let s = 0; s < SCENARIOS; s++) {

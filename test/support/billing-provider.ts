@@ -164,6 +164,8 @@ export interface Bill {
   toolUses: number;
   /** The event carrying the final usage went out. */
   finished: boolean;
+  /** When the request reached the provider (epoch ms). */
+  at: number;
 }
 
 export interface BillingProvider {
@@ -199,7 +201,7 @@ export async function startBillingProvider(): Promise<BillingProvider> {
       const pause = num(req.headers['x-bill-pause']);
       const stop = Math.min(events.length, cut ?? pause ?? events.length);
       // Until the event with the final usage goes out, the provider may have generated up to the cap.
-      const bill: Bill = { shape, input, output: cap, toolUses: num(req.headers['x-bill-tool-uses']) ?? 0, finished: false };
+      const bill: Bill = { shape, input, output: cap, toolUses: num(req.headers['x-bill-tool-uses']) ?? 0, finished: false, at: Date.now() };
       state.bills.set(String(req.headers['x-bill-id'] ?? `anon-${state.received}`), bill);
       res.writeHead(200, { 'content-type': spec.contentType, 'transfer-encoding': 'chunked' });
       res.flushHeaders();
