@@ -44,6 +44,13 @@ const SLOT_IDLE_MS = 1000;
 const WATCH_MS = 250;
 
 /** Slots are claimed as needed (no block beyond the shortfall), so instances share a small limit. */
+/** A rolling counter's uses in the window, oldest first from `head`, each back to the holder at `due` (clock ms). */
+interface UseWindow {
+  uses: Array<{ due: number; units: number; gen: number }>;
+  head: number;
+  armed: boolean;
+}
+
 const SLOT_PLAN: LeasePlan = { claimSize: (_limit, _outstanding, short) => short, refusalMs: 250, pool: true };
 const TPM_PLAN: LeasePlan = { claimSize: (limit, outstanding, short) => spendBlock(limit, outstanding, short), refusalMs: 1000, pool: true };
 
@@ -52,8 +59,12 @@ export class TokenLimits {
   /** Open slots by counter (the watch's work). */
   private readonly open = new Map<HeldLease, Set<LimitHold>>();
   private stopWatch: (() => void) | undefined;
-  /** By rolling counter: when (clock ms, ascending) each use still in its window comes back (Retry-After's source). */
-  private readonly comingBack = new Map<HeldLease, number[]>();
+  /**
+   * By rolling counter: its uses still in the window, oldest first (a queue read from `head`), and the one timer
+   * that gives them back as they leave it. One timer per counter, not per request: at thousands of requests a
+   * second a timer each would be hundreds of thousands alive.
+   */
+  private readonly windows = new Map<HeldLease, UseWindow>();
 
   constructor(
     @inject(LeaseKeeper) private readonly keeper: LeaseKeeper,
@@ -118,22 +129,43 @@ export class TokenLimits {
     const used = Math.min(hold.units, Math.max(0, Math.round(actual)));
     hold.counter.settle(hold.units - used, 0);
     if (used === 0) return;
-    const due = this.clock.now() + ROLLING_WINDOW_MS;
-    let times = this.comingBack.get(hold.counter);
-    if (!times) this.comingBack.set(hold.counter, (times = []));
-    times.push(due);
-    this.timers.after(ROLLING_WINDOW_MS, () => {
-      const at = times.indexOf(due);
-      if (at >= 0) times.splice(at, 1);
-      if (times.length === 0 && this.comingBack.get(hold.counter) === times) this.comingBack.delete(hold.counter);
-      if (hold.counter.gen === hold.gen) hold.counter.settle(used, 0);
-    });
+    let w = this.windows.get(hold.counter);
+    if (!w) this.windows.set(hold.counter, (w = { uses: [], head: 0, armed: false }));
+    w.uses.push({ due: this.clock.now() + ROLLING_WINDOW_MS, units: used, gen: hold.gen });
+    if (!w.armed) this.arm(hold.counter, w);
+  }
+
+  /** The window's timer, for its oldest use. */
+  private arm(counter: HeldLease, w: UseWindow): void {
+    w.armed = true;
+    this.timers.after(Math.max(1, w.uses[w.head]!.due - this.clock.now()), () => this.leave(counter, w));
+  }
+
+  /** The uses whose minute is over go back to the holder (those of its current generation: a reclaimed one's went back in the store). */
+  private leave(counter: HeldLease, w: UseWindow): void {
+    w.armed = false;
+    const now = this.clock.now();
+    let units = 0;
+    while (w.head < w.uses.length && w.uses[w.head]!.due <= now) {
+      const use = w.uses[w.head++]!;
+      if (use.gen === counter.gen) units += use.units;
+    }
+    if (units > 0) counter.settle(units, 0);
+    if (w.head === w.uses.length) {
+      this.windows.delete(counter);
+      return;
+    }
+    if (w.head > 1024 && w.head * 2 > w.uses.length) {
+      w.uses = w.uses.slice(w.head);
+      w.head = 0;
+    }
+    this.arm(counter, w);
   }
 
   /** Seconds until this instance's oldest use in the window leaves it (others' uses are unknown here: 60). */
   private retryAfter(counter: HeldLease): number {
-    const first = this.comingBack.get(counter)?.[0];
-    const ms = first === undefined ? ROLLING_WINDOW_MS : first - this.clock.now();
+    const w = this.windows.get(counter);
+    const ms = w ? w.uses[w.head]!.due - this.clock.now() : ROLLING_WINDOW_MS;
     return Math.min(60, Math.max(1, Math.ceil(ms / 1000)));
   }
 
