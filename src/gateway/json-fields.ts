@@ -154,13 +154,13 @@ export interface ScanPlan {
   readonly anyKeysSkip: ReadonlySet<string> | undefined;
 }
 
+/** The default for an absent list: one array, so the plan cache knows it again. */
+export const NONE: readonly string[] = Object.freeze([]);
+
 /**
  * Plans by the declaration's arrays (the admission's unions are made once per set of readers and kept, so the same
  * arrays come back request after request): the tree is built once per declaration, not per request.
  */
-/** The default for an absent list: one array, so the plan cache knows it again. */
-export const NONE: readonly string[] = Object.freeze([]);
-
 const plans = new WeakMap<readonly string[], Array<{ anyKeys: readonly string[]; elements: ElementsWanted | undefined; anyKeysSkip: readonly string[]; plan: ScanPlan }>>();
 
 export function scanPlan(fields: readonly string[], anyKeys: readonly string[], elements: ElementsWanted | undefined, anyKeysSkip: readonly string[]): ScanPlan {
