@@ -5,7 +5,8 @@
  * (start-up and provisioning are left out). Prints µs of self time per request by
  * function, Keyward's minus bare's, largest first, per request.
  *   npx tsx bench/profile-diff.ts   (after npm run build)   BENCH_PROFILE_S (default 8),
- *   BENCH_PROFILE_SSE=N (SSE responses of N events instead of JSON), BENCH_PROFILE_TOP (rows, default 60)
+ *   BENCH_PROFILE_SSE=N (SSE responses of N events instead of JSON), BENCH_PROFILE_TOP (rows, default 60),
+ *   BENCH_PROFILE_FLOOR=hp3,hash,log,metrics,mask: the base is bench/floor-proxy.mjs with those parts, not the bare proxy
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -73,7 +74,10 @@ async function main(): Promise<void> {
   const fake = await startFake();
   try {
     const bare = await measure('bare', async (dir) => {
-      const proc = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, path.join(BENCH, 'bare-proxy.mjs')], { env: { ...process.env, PORT: '0', UPSTREAM: `127.0.0.1:${fake.port}`, BENCH_KEY: KEY }, stdio: ['ignore', 'pipe', 'inherit'] });
+      const floor = process.env.BENCH_PROFILE_FLOOR;
+      const script = path.join(BENCH, floor ? 'floor-proxy.mjs' : 'bare-proxy.mjs');
+      const env = { ...process.env, PORT: '0', UPSTREAM: `127.0.0.1:${fake.port}`, BENCH_KEY: KEY, ...(floor ? { FLOOR_PARTS: floor, FLOOR_LOG: path.join(dir, 'floor.log') } : {}) };
+      const proc = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, script], { env, stdio: ['ignore', 'pipe', 'inherit'] });
       const port = await new Promise<number>((resolve) => proc.stdout!.on('data', (d: Buffer) => { const m = /ready (\d+)/.exec(String(d)); if (m) resolve(Number(m[1])); }));
       return { name: 'bare', proc, port, pids: () => [proc.pid!], stderr: () => '', stop: async () => { proc.kill('SIGTERM'); await new Promise((r) => proc.once('exit', r)); }, target: `http://127.0.0.1:${port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': 'x' } };
     }, seconds);
