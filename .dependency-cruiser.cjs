@@ -6,14 +6,14 @@
  */
 const LAYERS = [
   // telemetry/: the tracing port and its OpenTelemetry adapter, generic over what it wraps (no store or KMS import).
-  ['foundation', '^src/(errors|clock|log|config|federation-config|symbols|trace|timeout|private-files|ids|tls-settings)\.ts$|^src/telemetry/'],
+  ['foundation', '^src/(errors|clock|log|config|federation-config|symbols|trace|timeout|private-files|ids|tls-settings|node-http)\.ts$|^src/telemetry/'],
   ['infrastructure', '^src/(store|kms)/'],
   ['catalog', '^src/catalog/'],
   ['accounting and controls', '^src/(accounting|controls)/'],
   ['vault', '^src/(vault|identity)/'],
   ['edge', '^src/http/|^src/metrics\\.ts$'],
   ['request paths', '^src/(gateway|api)/'],
-  ['roots', '^src/(container|adapters|main)\\.ts$|^src/cli/'],
+  ['roots', '^src/(container|adapters|main|serve|warm-compile-cache)\\.ts$|^src/cli/'],
 ];
 
 const upward = LAYERS.flatMap(([name, path], i) => {

@@ -2,7 +2,7 @@
  * The bench's spend-budget row: on the same Keyward process, a token with `budget_usd` against one
  * without, same body, interleaved rounds of c=1 latency and saturation; the row is the budgeted
  * token's throughput and its added p50 over the unbudgeted one (and, for reference, a `models`-scoped
- * token's: the body read before forwarding, which a budget needs too). What it costs: the body read whole
+ * token's: the body read before forwarding, which a budget needs too), and a `tokens_per_minute` token's. What it costs: the body read whole
  * before forwarding, a price lookup, a reservation from memory and its settlement.
  *
  * The bench's OpenAI upstream is the fake provider; `gpt-4o-mini` gets a price here when the provider
@@ -19,10 +19,14 @@ export interface BudgetRow {
   /** A `models`-scoped token: the body scan without the budget (what reading a body before forwarding costs). */
   scoped: { p50: number; rps: number };
   budgeted: { p50: number; rps: number };
+  /** A `tokens_per_minute` token (a cap far above the load, so nothing is refused): its worst case reserved and settled per request. */
+  tpm: { p50: number; rps: number };
   /** Budgeted p50 minus unbudgeted p50, ms. */
   addedP50Ms: number;
   /** Budgeted req/s ÷ unbudgeted req/s. */
   rpsRatio: number;
+  /** tokens_per_minute req/s ÷ unbudgeted req/s. */
+  tpmRpsRatio: number;
 }
 
 /** A providers folder: the built ones, with openai wrapped to price gpt-4o-mini if it prices nothing. */
@@ -54,11 +58,12 @@ export async function budgetRow(worker: LoadWorker, base: string, key: string, b
   const plain = (await post(`${base}/v1/tokens`, org.token, { credential_id: cred.id, ttl: '1d' })).token as string;
   const budgeted = (await post(`${base}/v1/tokens`, org.token, { credential_id: cred.id, ttl: '1d', budget_usd: '1000000000' })).token as string;
   const scoped = (await post(`${base}/v1/tokens`, org.token, { credential_id: cred.id, ttl: '1d', models: [JSON.parse(body).model] })).token as string;
-  const tokens = { plain, scoped, budgeted };
+  const tpm = (await post(`${base}/v1/tokens`, org.token, { credential_id: cred.id, ttl: '1d', tokens_per_minute: 1_000_000_000 })).token as string;
+  const tokens = { plain, scoped, budgeted, tpm };
   const target = (token: string): Target => ({ url: `${base}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': token }, body });
-  const p50 = { plain: [] as number[], scoped: [] as number[], budgeted: [] as number[] };
-  const rps = { plain: [] as number[], scoped: [] as number[], budgeted: [] as number[] };
-  const order = ['plain', 'scoped', 'budgeted'] as const;
+  const p50 = { plain: [] as number[], scoped: [] as number[], budgeted: [] as number[], tpm: [] as number[] };
+  const rps = { plain: [] as number[], scoped: [] as number[], budgeted: [] as number[], tpm: [] as number[] };
+  const order = ['plain', 'scoped', 'budgeted', 'tpm'] as const;
   for (let round = 0; round < o.rounds; round++) {
     for (let j = 0; j < order.length; j++) {
       const name = order[(j + round) % order.length]!;
@@ -75,6 +80,7 @@ export async function budgetRow(worker: LoadWorker, base: string, key: string, b
     plain: { p50: median(p50.plain), rps: median(rps.plain) },
     scoped: { p50: median(p50.scoped), rps: median(rps.scoped) },
     budgeted: { p50: median(p50.budgeted), rps: median(rps.budgeted) },
+    tpm: { p50: median(p50.tpm), rps: median(rps.tpm) },
   };
-  return { ...row, addedP50Ms: row.budgeted.p50 - row.plain.p50, rpsRatio: row.budgeted.rps / row.plain.rps };
+  return { ...row, addedP50Ms: row.budgeted.p50 - row.plain.p50, rpsRatio: row.budgeted.rps / row.plain.rps, tpmRpsRatio: row.tpm.rps / row.plain.rps };
 }

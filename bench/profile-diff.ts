@@ -7,12 +7,15 @@
  *   npx tsx bench/profile-diff.ts   (after npm run build)   BENCH_PROFILE_S (default 8),
  *   BENCH_PROFILE_SSE=N (SSE responses of N events instead of JSON), BENCH_PROFILE_TOP (rows, default 60),
  *   BENCH_PROFILE_FLOOR=hp3,hash,log,metrics,mask: the base is bench/floor-proxy.mjs with those parts, not the bare proxy
+ *   BENCH_PROFILE_SCOPES='{"tokens_per_minute":1000000000}': the base is Keyward with a plain token, against Keyward with
+ *   a token of these scopes (what a scope costs, by function)
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { SatResult } from './load.js';
+import { budgetProvidersDir } from './budget.js';
 import { BENCH, provision, runLoad, startFake, startKeyward, type Proc } from './servers.js';
 
 const KEY = `sk-bench-${'k'.repeat(40)}`;
@@ -73,7 +76,13 @@ async function main(): Promise<void> {
   const seconds = Number(process.env.BENCH_PROFILE_S ?? 8);
   const fake = await startFake();
   try {
-    const bare = await measure('bare', async (dir) => {
+    const scopes = process.env.BENCH_PROFILE_SCOPES ? JSON.parse(process.env.BENCH_PROFILE_SCOPES) as Record<string, unknown> : undefined;
+    const keywardWith = (tokenScopes: Record<string, unknown>) => async (dir: string) => {
+      const k = await startKeyward(path.join(dir, 'data'), fake.port, path.join(dir, 'keyward.log'), { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`], env: { KEYWARD_PROVIDERS_DIR: budgetProvidersDir(dir) } });
+      const ptok = await provision(`http://127.0.0.1:${k.port}`, KEY, tokenScopes);
+      return { ...k, target: `http://127.0.0.1:${k.port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': ptok } };
+    };
+    const bare = scopes ? await measure('plain', keywardWith({}), seconds) : await measure('bare', async (dir) => {
       const floor = process.env.BENCH_PROFILE_FLOOR;
       const script = path.join(BENCH, floor ? 'floor-proxy.mjs' : 'bare-proxy.mjs');
       const env = { ...process.env, PORT: '0', UPSTREAM: `127.0.0.1:${fake.port}`, BENCH_KEY: KEY, ...(floor ? { FLOOR_PARTS: floor, FLOOR_LOG: path.join(dir, 'floor.log') } : {}) };
@@ -81,11 +90,7 @@ async function main(): Promise<void> {
       const port = await new Promise<number>((resolve) => proc.stdout!.on('data', (d: Buffer) => { const m = /ready (\d+)/.exec(String(d)); if (m) resolve(Number(m[1])); }));
       return { name: 'bare', proc, port, pids: () => [proc.pid!], stderr: () => '', stop: async () => { proc.kill('SIGTERM'); await new Promise((r) => proc.once('exit', r)); }, target: `http://127.0.0.1:${port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': 'x' } };
     }, seconds);
-    const keyward = await measure('keyward', async (dir) => {
-      const k = await startKeyward(path.join(dir, 'data'), fake.port, path.join(dir, 'keyward.log'), { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
-      const ptok = await provision(`http://127.0.0.1:${k.port}`, KEY);
-      return { ...k, target: `http://127.0.0.1:${k.port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': ptok } };
-    }, seconds);
+    const keyward = await measure('keyward', keywardWith(scopes ?? {}), seconds);
     const keys = new Set([...bare.perReq.keys(), ...keyward.perReq.keys()]);
     const rows = [...keys].map((k) => ({ k, b: bare.perReq.get(k) ?? 0, w: keyward.perReq.get(k) ?? 0 })).sort((x, y) => (y.w - y.b) - (x.w - x.b));
     const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);

@@ -8,6 +8,8 @@
  *   BENCH_MAIN        another build's main.js (default dist/src/main.js)
  *   BENCH_KEYWARD_ENV extra environment for Keyward, e.g. KEYWARD_LOG_LEVEL=warn
  *   BENCH_PROFILE_POOL=1 through a pooled token (a round-robin pool of three healthy keys) instead of a plain one
+ *   BENCH_PROFILE_SCOPES a plain token's scopes as JSON, e.g. '{"tokens_per_minute":1000000000}' (gpt-4o-mini must
+ *                        be priced for budget_usd: BENCH_KEYWARD_ENV=KEYWARD_PROVIDERS_DIR=… as bench/budget.ts makes)
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -31,7 +33,7 @@ async function main(): Promise<void> {
     env: Object.fromEntries((process.env.BENCH_KEYWARD_ENV ?? '').split(',').filter(Boolean).map((p) => p.split('=') as [string, string])),
   });
   try {
-    const ptok = process.env.BENCH_PROFILE_POOL === '1' ? await provisionPool(`http://127.0.0.1:${keyward.port}`, KEY) : await provision(`http://127.0.0.1:${keyward.port}`, KEY);
+    const ptok = process.env.BENCH_PROFILE_POOL === '1' ? await provisionPool(`http://127.0.0.1:${keyward.port}`, KEY) : await provision(`http://127.0.0.1:${keyward.port}`, KEY, JSON.parse(process.env.BENCH_PROFILE_SCOPES ?? '{}'));
     const headers: Record<string, string> = { 'x-proxy-token': ptok };
     if (sse) headers['x-bench-sse'] = `${sse}:0`;
     const target = { url: `http://127.0.0.1:${keyward.port}/v1/proxy/v1/chat/completions`, headers, body: BODY };

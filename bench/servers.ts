@@ -308,10 +308,11 @@ export async function provisionPool(base: string, key: string): Promise<string> 
   return (await postJson(`${base}/v1/tokens`, org.token, { pool_id: pool.id, ttl: '1d' })).token as string;
 }
 
-export async function provision(base: string, key: string): Promise<string> {
+/** An organisation, an OpenAI credential with `key`, and a day's token for it (with `scopes`, e.g. `{ budget_usd: '100' }`). */
+export async function provision(base: string, key: string, scopes: Record<string, unknown> = {}): Promise<string> {
   const org = await postJson(`${base}/v1/orgs`, ADMIN_TOKEN, { name: 'bench' });
   const cred = await postJson(`${base}/v1/credentials`, org.token, { provider: 'openai', api_key: key });
-  const tok = await postJson(`${base}/v1/tokens`, org.token, { credential_id: cred.id, ttl: '1d' });
+  const tok = await postJson(`${base}/v1/tokens`, org.token, { credential_id: cred.id, ttl: '1d', ...scopes });
   return tok.token as string;
 }
 

@@ -11,7 +11,7 @@
  * completed, once. A stage's failing `undo`, `responseHead` or `log` is logged
  * and never reaches the caller or the stages after it.
  */
-import { validateHeaderName, validateHeaderValue } from 'node:http';
+import http from '../node-http.js';
 import type { Logger } from '../log.js';
 import type { ProxyStage, ResponseHead } from './contracts.js';
 import type { RequestContext } from './context.js';
@@ -38,8 +38,8 @@ class Head implements ResponseHead {
   headers = NO_HEADERS;
 
   setHeader(name: string, value: string): void {
-    validateHeaderName(name);
-    validateHeaderValue(name, value);
+    http.validateHeaderName(name);
+    http.validateHeaderValue(name, value);
     const lower = name.toLowerCase();
     if (RESERVED_HEADERS.has(lower)) throw new TypeError(`a stage may not set ${lower}`);
     this.headers[lower] = value;

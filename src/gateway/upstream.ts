@@ -17,7 +17,8 @@
  * and its cuts all go there, and the exchange asks the leg, at the end, how
  * the response ended and what usage it reported (UpstreamLeg).
  */
-import http, { type IncomingMessage } from 'node:http';
+import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
+import http from '../node-http.js';
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import { ProxyServer } from 'http-proxy-3';
@@ -51,7 +52,7 @@ const UPSTREAM_ERRORS_502 = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 
 class IdleTimeout extends Error { readonly code = 'EIDLE_TIMEOUT'; }
 
 export class UpstreamProxy {
-  private readonly agents: { http: http.Agent; https: https.Agent };
+  private readonly agents: { http: Agent; https: https.Agent };
   private readonly proxy: ProxyServer;
   /** The flight of each request in the air (http-proxy-3's events name the request): never on the request itself. */
   private readonly flights = new WeakMap<IncomingMessage, Flight>();
@@ -73,7 +74,7 @@ export class UpstreamProxy {
     // xfwd off (no X-Forwarded-*), redirects never followed, certificates verified, the response handled by us
     // (masking, usage, backpressure). No changeOrigin (a split and port check per request): outgoingRequest sets Host.
     this.proxy = new ProxyServer({ xfwd: false, changeOrigin: false, selfHandleResponse: true, followRedirects: false, secure: true });
-    this.proxy.on('proxyReq', (proxyReq: http.ClientRequest, req: IncomingMessage) => {
+    this.proxy.on('proxyReq', (proxyReq: ClientRequest, req: IncomingMessage) => {
       const flight = this.flights.get(req);
       if (flight) this.watch(proxyReq, flight);
     });
@@ -244,7 +245,7 @@ export class UpstreamProxy {
     this.log.warn({ provider: flight.forward.provider.id, err: String((err as Error)?.message).slice(0, 200) }, 'usage reader failed');
   }
 
-  private watch(proxyReq: http.ClientRequest, flight: Flight): void {
+  private watch(proxyReq: ClientRequest, flight: Flight): void {
     flight.proxyReq = proxyReq;
     if (flight.overflow) {
       proxyReq.destroy();

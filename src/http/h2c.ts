@@ -20,7 +20,7 @@
  * like Node's own connection check (on the injected timers), reads deadlines
  * against the clock.
  */
-import http from 'node:http';
+import type * as http from 'node:http';
 import http2 from 'node:http2';
 import type { Socket } from 'node:net';
 import { PassThrough, type Readable } from 'node:stream';

@@ -5,7 +5,8 @@
  * can reach it: Cloud Run routes requests only to the ingress container's `PORT`. It stays open while the main
  * listener drains (the collector's shut-down scrape), and closes after.
  */
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import http from '../node-http.js';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../config.js';
 import { Errors } from '../errors.js';
@@ -16,7 +17,7 @@ export type MetricsHandler = (req: IncomingMessage, res: ServerResponse) => Prom
 export const METRICS_LOOPBACK_HOST = '127.0.0.1';
 
 export class LoopbackMetricsListener {
-  private readonly server: http.Server;
+  private readonly server: Server;
 
   constructor(private readonly port: number, handler: MetricsHandler, headersTimeoutMs: number) {
     this.server = http.createServer({ headersTimeout: headersTimeoutMs, requestTimeout: headersTimeoutMs, maxHeaderSize: 16 * 1024 }, (req, res) => {

@@ -14,7 +14,8 @@
  * server, anything else to the HTTP/1.1 one (upgrades, `wss:`, included).
  */
 import { randomFillSync } from 'node:crypto';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import http from '../node-http.js';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
@@ -74,7 +75,7 @@ export const newRequestId = (): string => {
 };
 
 export class HttpServer {
-  readonly server: http.Server;
+  readonly server: Server;
   private readonly h2c: H2cFrontDoor;
   /** What listens: the HTTP/1.1 server itself, or the TLS server in front of it. */
   private readonly listener: NetServer;

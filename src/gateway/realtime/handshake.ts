@@ -10,7 +10,8 @@
  * The handshake itself (the accept hash, framing) is `ws`'s: this file only
  * decides, so a malformed handshake costs no admission and no upstream dial.
  */
-import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import http from '../../node-http.js';
 import type { Duplex } from 'node:stream';
 import type { ApiError } from '../../errors.js';
 import type { TokenCarriers } from '../../catalog/registry.js';
@@ -57,7 +58,7 @@ function respondOnSocket(req: IncomingMessage, socket: Duplex, write: (res: Serv
     socket.destroy();
     return;
   }
-  const res = new ServerResponse(req);
+  const res = new http.ServerResponse(req);
   res.assignSocket(socket as never);
   res.shouldKeepAlive = false;
   res.once('finish', () => {

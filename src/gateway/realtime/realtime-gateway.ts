@@ -27,7 +27,8 @@
  * a thousand sessions (177–230 MB against 141–150); every message relayed in
  * order on both. Kept: the splice cannot enforce what this gateway promises.
  */
-import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import http from '../../node-http.js';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Clock, Timers } from '../../clock.js';
@@ -139,7 +140,7 @@ export class RealtimeGateway {
     if (problem) return refuseHandshake(req, socket, Errors.badRequest(problem), { 'x-keyward-request-id': requestId });
     const url = req.url ?? '';
     const q = url.indexOf('?');
-    const res = new ServerResponse(req);
+    const res = new http.ServerResponse(req);
     const ctx = new RequestContext(req, res, requestId, normaliseProviderPath(url.slice(PREFIX.length, q === -1 ? undefined : q)) ?? '', q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.s.config.trustedProxies), false);
     ctx.upgrade = true;
     ctx.span = this.s.tracing.startRequest(req.headers);
