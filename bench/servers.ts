@@ -134,9 +134,9 @@ async function stopProc(proc: ChildProcess, graceMs = 5000): Promise<void> {
   clearTimeout(t);
 }
 
-/** Starts a node script that prints `ready <port>` on stdout. */
-async function startReadyLine(name: string, script: string, env: Record<string, string>): Promise<Proc> {
-  const proc = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts a node script that prints `ready <port>` on stdout (`execArgv` before it: `['--import', 'tsx']` for a .ts one). */
+export async function startReadyLine(name: string, script: string, env: Record<string, string>, execArgv: string[] = []): Promise<Proc> {
+  const proc = spawn(process.execPath, [...execArgv, script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   proc.stderr!.on('data', (d) => (err += d));
   const port = await new Promise<number>((resolve, reject) => {
