@@ -88,7 +88,7 @@ async function main(): Promise<void> {
       const env = { ...process.env, PORT: '0', UPSTREAM: `127.0.0.1:${fake.port}`, BENCH_KEY: KEY, ...(floor ? { FLOOR_PARTS: floor, FLOOR_LOG: path.join(dir, 'floor.log') } : {}) };
       const proc = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, script], { env, stdio: ['ignore', 'pipe', 'inherit'] });
       const port = await new Promise<number>((resolve) => proc.stdout!.on('data', (d: Buffer) => { const m = /ready (\d+)/.exec(String(d)); if (m) resolve(Number(m[1])); }));
-      return { name: 'bare', proc, port, pids: () => [proc.pid!], stderr: () => '', stop: async () => { proc.kill('SIGTERM'); await new Promise((r) => proc.once('exit', r)); }, target: `http://127.0.0.1:${port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': 'x' } };
+      return { name: 'bare', proc, port, pids: () => [proc.pid!], stderr: () => '', stop: async () => { proc.kill('SIGTERM'); await new Promise((r) => proc.once('exit', r)); }, target: `http://127.0.0.1:${port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': `ptok_${'x'.repeat(38)}` } }; // a ptok's length: the floor hashes it as Keyward does
     }, seconds);
     const keyward = await measure('keyward', keywardWith(scopes ?? {}), seconds);
     const keys = new Set([...bare.perReq.keys(), ...keyward.perReq.keys()]);

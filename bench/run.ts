@@ -26,6 +26,7 @@ import {
 import { budgetProvidersDir, budgetRow, type BudgetRow } from './budget.js';
 import { federationEnv, federationRow, startEntraStub, type FederationRow } from './federation.js';
 import { poolRow, type PoolRow } from './pool.js';
+import { mcpEnv, mcpRow, mcpSummary, startMcpServer, type McpRow } from './mcp.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 /** Every latency and throughput phase runs in `rounds` rounds, each round visiting every path (in a rotated order), so a machine whose load changes over the run affects every path alike. */
@@ -153,7 +154,9 @@ async function main(): Promise<void> {
     }
     const entra = await startEntraStub();
     closers.push(() => entra.close());
-    const keyward = await startKeyward(path.join(tmp, 'data'), fake.port, path.join(tmp, 'keyward.log'), { env: { KEYWARD_PROVIDERS_DIR: budgetProvidersDir(tmp), ...federationEnv(entra.url, fake.port) } });
+    const mcp = await startMcpServer({ json: true });
+    procs.push(mcp);
+    const keyward = await startKeyward(path.join(tmp, 'data'), fake.port, path.join(tmp, 'keyward.log'), { env: { KEYWARD_PROVIDERS_DIR: budgetProvidersDir(tmp), ...federationEnv(entra.url, fake.port), ...mcpEnv(mcp.port) } });
     procs.push(keyward);
     const ptok = await provision(`http://127.0.0.1:${keyward.port}`, KEY);
 
@@ -213,6 +216,7 @@ async function main(): Promise<void> {
     const budget = await budgetRow(workers.get('keyward')!, `http://127.0.0.1:${keyward.port}`, KEY, BODY, { rounds: D.sideRounds, c1Ms: D.c1Ms, satS: D.satS, connections: D.satConnections }, log);
     const federation = await federationRow(workers.get('keyward')!, keyward, entra, KEY, BODY, { rounds: D.sideRounds, c1Ms: D.c1Ms, satS: D.satS, connections: D.satConnections }, log);
     const pool = await poolRow(workers.get('keyward')!, keyward, KEY, BODY, { rounds: D.sideRounds, c1Ms: D.c1Ms, satS: D.satS, connections: D.satConnections }, log);
+    const mcpCalls = await mcpRow(keyward, mcp, { rounds: D.sideRounds, calls: QUICK ? 100 : 500, warmup: QUICK ? 20 : 100 }, log);
 
     // VmHWM so far (the soak resets it), so the whole-run peak keeps the earlier phases.
     const peakBeforeSoak = new Map<PathName, number>(names.map((n) => [n, memory(targets.get(n)!.proc.pids()).hwmMb]));
@@ -256,12 +260,13 @@ async function main(): Promise<void> {
       r.peakRssMb = Math.max(memory(targets.get(name)!.proc.pids()).hwmMb, r.soak?.peakRssMb ?? 0, peakBeforeSoak.get(name) ?? 0);
     }
 
-    const report = { ...buildReport(names, results, cold, nginxV, started, loadAvgStart), budget, federation, pool };
+    const report = { ...buildReport(names, results, cold, nginxV, started, loadAvgStart), budget, federation, pool, mcp: mcpCalls };
     report.targets.push(
       { target: 'budgeted token throughput ≥ 0.90× an unbudgeted one', value: `${budget.rpsRatio.toFixed(2)}×`, met: budget.rpsRatio >= 0.9 },
       { target: 'tokens_per_minute token throughput ≥ 0.90× an unlimited one', value: `${budget.tpmRpsRatio.toFixed(2)}×`, met: budget.tpmRpsRatio >= 0.9 },
       { target: 'pooled token CPU per request within 10% of a plain token (no member failing)', value: `${pool.cpuRatio.toFixed(2)}×`, met: pool.cpuRatio <= 1.1 },
       { target: 'federated credential CPU per request within 10% of a key credential (steady state)', value: `${federation.cpuRatio.toFixed(2)}×`, met: federation.cpuRatio <= 1.1 },
+      { target: 'MCP tools/call through Keyward adds ≤ 1 ms p50 over direct', value: `${mcpCalls.addedP50Ms.toFixed(3)} ms`, met: mcpCalls.met },
     );
     const out = renderTables(report);
     process.stdout.write(out + '\n');
@@ -300,6 +305,7 @@ interface Report {
   budget?: BudgetRow;
   federation?: FederationRow;
   pool?: PoolRow;
+  mcp?: McpRow;
 }
 
 function cpuModel(): string {
@@ -420,6 +426,10 @@ function renderTables(r: Report): string {
   if (r.budget) {
     const b = r.budget;
     lines.push(`Spend budget (same Keyward, same body; c=1 p50 and saturation req/s, median of ${r.settings.sideRounds} rounds): unbudgeted ${fmt(b.plain.p50, 3)} ms, ${fmt(b.plain.rps, 0)} req/s; models-scoped (body read first) ${fmt(b.scoped.p50, 3)} ms, ${fmt(b.scoped.rps, 0)} req/s; budgeted ${fmt(b.budgeted.p50, 3)} ms (+${fmt(b.addedP50Ms, 3)} ms), ${fmt(b.budgeted.rps, 0)} req/s (${b.rpsRatio.toFixed(2)}×); tokens_per_minute ${fmt(b.tpm.p50, 3)} ms, ${fmt(b.tpm.rps, 0)} req/s (${b.tpmRpsRatio.toFixed(2)}×).`);
+    lines.push('');
+  }
+  if (r.mcp) {
+    lines.push(mcpSummary(r.mcp));
     lines.push('');
   }
   lines.push(`Cold start (spawn \`node dist/src/main.js\` → /readyz 200, embedded default): median ${r.coldStart.medianMs.toFixed(0)} ms of ${r.coldStart.runsMs.length} (${r.coldStart.runsMs.map((x) => x.toFixed(0)).join(', ')}); first boot on an empty data dir ${r.coldStart.firstBootMs.toFixed(0)} ms.`);
