@@ -62,6 +62,8 @@ export class HeldLease {
   holder: string;
   /** Bumped when the holder was reclaimed and a new one took over: reservations of an older generation are void. */
   gen = 0;
+  /** The keeper's bookkeeping: when this counter was last asked for (its sequence of uses), to pick whom to evict past the bound. */
+  lastUse = 0;
   /** Units consumed and reserved (in flight) by this holder, as this instance counts them now. */
   used = 0;
   reserved = 0;

@@ -29,8 +29,10 @@ export class LeaseKeeper implements LeaseHost {
   readonly instance: string;
   readonly ttlMs: number;
   readonly marginMs: number;
-  /** Counters by key, least recently used first. */
+  /** Counters by key; each one's `lastUse` says how recently it was asked for. */
   private readonly counters = new Map<string, HeldLease>();
+  /** Uses of counters so far (the clock of `lastUse`). */
+  private uses = 0;
   /** Tests lower it. */
   countersMax = COUNTERS_MAX;
   private holders = 0;
@@ -66,13 +68,13 @@ export class LeaseKeeper implements LeaseHost {
   /** The counter for `key` (made when new), as the most recently used; its limit set to `limit`. */
   counter(key: string, limit: number, plan: LeasePlan): HeldLease {
     let c = this.counters.get(key);
-    if (c) {
-      this.counters.delete(key);
-    } else {
-      c = new HeldLease(key, limit, plan, this);
+    if (!c) {
       this.evictOverBound();
+      c = new HeldLease(key, limit, plan, this);
+      this.counters.set(key, c);
     }
-    this.counters.set(key, c);
+    // A number, not a move to the end of the map: a delete and set per request cost more than the rest of the lookup.
+    c.lastUse = ++this.uses;
     c.setLimit(limit);
     this.start();
     return c;
@@ -139,12 +141,17 @@ export class LeaseKeeper implements LeaseHost {
     this.timer.unref();
   }
 
-  /** Past the bound, the least recently used idle counters retire. */
+  /**
+   * Past the bound, the least recently used idle counters retire: a hundredth of the bound at a time (one at a
+   * small bound), so that each new counter at the bound does not sort them all again.
+   */
   private evictOverBound(): void {
     if (this.counters.size < this.countersMax) return;
-    for (const c of this.counters.values()) {
-      if (this.counters.size < this.countersMax) break;
-      if (c.idle) void this.retire(c.key);
+    const below = this.countersMax - Math.max(1, Math.floor(this.countersMax / 100)) + 1;
+    const idle = [...this.counters.values()].filter((c) => c.idle).sort((x, y) => x.lastUse - y.lastUse);
+    for (const c of idle) {
+      if (this.counters.size < below) break;
+      void this.retire(c.key);
     }
   }
 }
