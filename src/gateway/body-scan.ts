@@ -139,6 +139,23 @@ export class BodyScan extends Readable {
     if (this.phase !== 'ended' && this.phase !== 'failed') this.phase = 'discarded';
   }
 
+  /**
+   * The whole body, when the scan decided with every declared byte read (content-length, all of it held, the
+   * JSON whole): the upstream leg writes these bytes itself rather than reading them back through this stream
+   * (a Readable between cost about a fifth of a small request's CPU). The scan is over: it detaches, and the
+   * budget's share is given back as the bytes are handed on, as a flowing scan gives each chunk back.
+   * Undefined otherwise: more may follow, and this stream is the body.
+   */
+  takeWhole(): Buffer | undefined {
+    if (this.phase !== 'decided' || this.declared === undefined || this.total !== this.declared || this.heldAt !== 0 || !this.scanner.end()) return undefined;
+    const bytes = this.held.length === 1 ? this.held[0]! : Buffer.concat(this.held);
+    this.phase = 'ended';
+    this.release();
+    // All that is left of the caller's stream is its end.
+    this.req.resume();
+    return bytes;
+  }
+
   override _read(): void {
     if (this.phase === 'decided') this.phase = 'flowing';
     if (this.phase !== 'flowing') return;

@@ -341,7 +341,14 @@ export class JsonFieldScanner {
     const len = end - start;
     if (this.rawCount + len > CAPTURE_LIMIT) return this.giveUpCapture();
     this.rawCount += len;
-    this.bytes.set(buf.subarray(start, end), this.byteCount);
+    // Most captures are a key or a model name: copied byte by byte rather than through a subarray view each.
+    if (len <= 64) {
+      const bytes = this.bytes;
+      let at = this.byteCount;
+      for (let j = start; j < end; j++) bytes[at++] = buf[j]!;
+    } else {
+      this.bytes.set(buf.subarray(start, end), this.byteCount);
+    }
     this.byteCount += len;
   }
 

@@ -116,12 +116,19 @@ export class UpstreamProxy {
       body = replayStream(f.replay);
     } else if (f.body) {
       const scan = f.body;
-      // A body a scope reads is refused by its scan (a scope refusal); a body only counted is cut off after forwarding.
-      scan.onViolation((err) => cutOff(err, () => {
-        scan.discard();
-        ctx.body?.resume();
-      }, true));
-      body = scan;
+      // Read whole already (most scanned bodies): written as they are. Not for a signer that reads the body or a
+      // pooled request keeping it for another member: those read it as a stream.
+      const whole = runtime.signer.needsBody || f.failover ? undefined : scan.takeWhole();
+      if (whole) {
+        body = wholeBody(whole);
+      } else {
+        // A body a scope reads is refused by its scan (a scope refusal); a body only counted is cut off after forwarding.
+        scan.onViolation((err) => cutOff(err, () => {
+          scan.discard();
+          ctx.body?.resume();
+        }, true));
+        body = scan;
+      }
     } else if (ctx.body && req.headers['content-length'] === undefined && !runtime.signer.needsBody) {
       const source = ctx.body;
       const limiter = new BodyLimiter(this.config.maxBody, () => cutOff(Errors.payloadTooLarge(this.config.maxBody), () => {
@@ -362,4 +369,16 @@ export class UpstreamProxy {
     this.agents.http.destroy();
     this.agents.https.destroy();
   }
+}
+
+/**
+ * A body read whole, as http-proxy-3's `buffer` option takes it: the library only calls `buffer.pipe(proxyReq)`
+ * (passes/web-incoming.js), so the bytes go out with one `end()` and no stream between. Only for `send`.
+ */
+function wholeBody(bytes: Buffer): Readable {
+  const pipe = <T extends NodeJS.WritableStream>(dest: T): T => {
+    dest.end(bytes);
+    return dest;
+  };
+  return { pipe } as unknown as Readable;
 }
