@@ -218,15 +218,31 @@ async function main(): Promise<void> {
     const pool = await poolRow(workers.get('keyward')!, keyward, KEY, BODY, { rounds: D.sideRounds, c1Ms: D.c1Ms, satS: D.satS, connections: D.satConnections }, log);
     const mcpCalls = await mcpRow(keyward, mcp, { rounds: D.sideRounds, calls: QUICK ? 100 : 500, warmup: QUICK ? 20 : 100 }, log);
 
-    // VmHWM so far (the soak resets it), so the whole-run peak keeps the earlier phases.
+    // VmHWM of the long-lived processes so far.
     const peakBeforeSoak = new Map<PathName, number>(names.map((n) => [n, memory(targets.get(n)!.proc.pids()).hwmMb]));
-    // Streaming soak, in rounds like the other phases: peak RSS of each server during its own soaks (VmHWM
-    // reset first, VmRSS sampled too).
+    // Streaming soak, in rounds like the other phases, each proxy's round on a fresh process of it (the fake, the
+    // upstream of all, stays): its peak RSS is then the soak's own, not the garbage and free lists the saturation
+    // phases left in a long-lived heap (that process's peak is the whole-run column). Each fresh process is warmed
+    // with 1 s of JSON requests at 8 connections first; VmHWM is reset before the soak and VmRSS sampled too.
+    const fresh = async (name: PathName, round: number): Promise<{ target: Target; proc: Proc; stop: () => Promise<void> }> => {
+      const kept = targets.get(name)!;
+      let proc: Proc;
+      let target: Target;
+      if (name === 'bare') proc = await startBare(fake.port, KEY);
+      else if (name === 'floor') proc = await startFloor(fake.port, KEY, FLOOR_PARTS, path.join(tmp, `floor-soak-${round}.log`));
+      else if (name === 'nginx') proc = await startNginx(path.join(tmp, `nginx-soak-${round}`), fake.port, KEY);
+      else if (name === 'keyward') proc = await startKeyward(path.join(tmp, `soak-${round}`), fake.port, path.join(tmp, `keyward-soak-${round}.log`));
+      else return { ...kept, stop: async () => {} };
+      if (name === 'keyward') target = { ...kept.target, url: `http://127.0.0.1:${proc.port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': await provision(`http://127.0.0.1:${proc.port}`, KEY) } };
+      else target = { ...kept.target, url: `http://127.0.0.1:${proc.port}/v1/proxy/v1/chat/completions` };
+      await workers.get(name)!.run<SatResult>({ mode: 'sat', target, connections: 8, durationS: 1, warmupS: 0 });
+      return { target, proc, stop: () => proc.stop() };
+    };
     const soaks = new Map<PathName, Array<SoakResult & { peakRssMb: number }>>(names.map((n) => [n, []]));
     for (let round = 0; round < D.soakRounds; round++) {
       for (let j = 0; j < names.length; j++) {
         const name = names[(j + round) % names.length]!;
-        const { target, proc } = targets.get(name)!;
+        const { target, proc, stop } = await fresh(name, round);
         const pids = proc.pids();
         const reset = resetPeak(pids);
         const sampler = new RssSampler([proc]);
@@ -234,6 +250,7 @@ async function main(): Promise<void> {
         const out = await workers.get(name)!.run<SoakResult>({ mode: 'soak', target, streams: D.soakStreams, events: D.soakEvents, delayMs: D.soakDelayMs, timeoutMs: 60_000, rampMs: D.soakRampMs });
         const sampled = sampler.stop().get(proc.name) ?? 0;
         const peak = reset ? Math.max(memory(pids).hwmMb, sampled) : sampled;
+        await stop();
         soaks.get(name)!.push({ ...out, peakRssMb: peak });
         log(`soak      ${name.padEnd(8)} ${out.completed}/${out.streams} complete, wall ${(out.wallMs / 1000).toFixed(2)} s, first event p50 ${out.firstEvent.p50.toFixed(1)} ms, peak RSS ${peak.toFixed(0)} MB`);
         await sleep(500);
@@ -254,10 +271,10 @@ async function main(): Promise<void> {
         peakRssMb: Math.max(...rs.map((x) => x.peakRssMb)),
       };
     }
-    // Peak over the process's whole run.
+    // Peak over the long-lived process's whole run (its saturation phases, not the soaks: those ran on fresh ones).
     for (const name of names) {
       const r = results.get(name)!;
-      r.peakRssMb = Math.max(memory(targets.get(name)!.proc.pids()).hwmMb, r.soak?.peakRssMb ?? 0, peakBeforeSoak.get(name) ?? 0);
+      r.peakRssMb = Math.max(memory(targets.get(name)!.proc.pids()).hwmMb, peakBeforeSoak.get(name) ?? 0);
     }
 
     const report = { ...buildReport(names, results, cold, nginxV, started, loadAvgStart), budget, federation, pool, mcp: mcpCalls };
@@ -394,7 +411,7 @@ function renderTables(r: Report): string {
     row([n, a(p.added?.c1, p.c1?.latency), a(p.added?.rate100, p.rate100?.latency), a(p.added?.rate1000, p.rate1000?.latency), x2(p.vsBare?.addedC1P50), x2(p.vsNginx?.addedC1P50)]);
   }
   lines.push('');
-  lines.push(`Saturation (${r.settings.satConnections} connections, median of ${r.settings.rounds} rounds), first SSE byte, memory:`);
+  lines.push(`Saturation (${r.settings.satConnections} connections, median of ${r.settings.rounds} rounds), first SSE byte, memory (peak RSS of the long-lived process over every phase but the soak):`);
   lines.push('');
   row(['path', 'req/s', '×bare', '×floor', '×nginx', 'server CPU µs/req', 'CPU ×floor', 'p99 ms at saturation', 'added first SSE byte p50 ms', 'peak RSS MB']);
   row(['---', '---', '---', '---', '---', '---', '---', '---', '---', '---']);
@@ -403,7 +420,7 @@ function renderTables(r: Report): string {
     row([n, fmt(p.sat?.rps, 0), x2(p.vsBare?.rps), x2(p.vsFloor?.rps), x2(p.vsNginx?.rps), fmt(p.sat?.cpuUsPerRequest, 0), x2(p.vsFloor?.cpu), fmt(p.sat?.latencyP99, 0), n === 'direct' ? `(${ms(p.ttfb?.firstByte.p50)} abs.)` : ms(p.added?.ttfbP50), fmt(p.peakRssMb, 0)]);
   }
   lines.push('');
-  lines.push(`Streaming soak: ${r.settings.soakStreams} concurrent SSE streams × ${r.settings.soakEvents} events ${r.settings.soakDelayMs} ms apart, started evenly over ${r.settings.soakRampMs} ms (ideal wall ≈ ${((r.settings.soakRampMs + (r.settings.soakEvents - 1) * r.settings.soakDelayMs) / 1000).toFixed(2)} s); ${r.settings.soakRounds} rounds, median wall:`);
+  lines.push(`Streaming soak: ${r.settings.soakStreams} concurrent SSE streams × ${r.settings.soakEvents} events ${r.settings.soakDelayMs} ms apart, started evenly over ${r.settings.soakRampMs} ms (ideal wall ≈ ${((r.settings.soakRampMs + (r.settings.soakEvents - 1) * r.settings.soakDelayMs) / 1000).toFixed(2)} s); ${r.settings.soakRounds} rounds, each proxy's on a fresh process of it (warmed 1 s), median wall, peak RSS of the worst round:`);
   lines.push('');
   row(['path', 'completed', 'first event p50 / p99 ms', 'wall s (rounds)', 'wall ×bare', '×nginx', 'peak RSS MB']);
   row(['---', '---', '---', '---', '---', '---', '---']);
