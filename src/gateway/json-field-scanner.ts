@@ -40,6 +40,9 @@ const QUOTE = 0x22, BACKSLASH = 0x5c;
 const LITERALS = { t: Buffer.from('true'), f: Buffer.from('false'), n: Buffer.from('null') };
 const ESCAPES: Record<number, string> = { 0x22: '"', 0x5c: '\\', 0x2f: '/', 0x62: '\b', 0x66: '\f', 0x6e: '\n', 0x72: '\r', 0x74: '\t' };
 
+/** A capture buffer's first size: keys and model names fit (a body scanned per request made 4 kB of garbage each). */
+const CAPTURE_START = 64;
+
 export class JsonFieldScanner {
   /** Wanted fields found so far (dotted name → value); each is final once here. */
   readonly found = new Map<string, FieldValue>();
@@ -72,7 +75,8 @@ export class JsonFieldScanner {
   private stringIsKey = false; // the string being read
   private capturing = false;
   private overlong = false;
-  private readonly bytes = Buffer.allocUnsafe(CAPTURE_LIMIT);
+  /** The string being captured, as bytes: small at first, grown (to CAPTURE_LIMIT at most) by a long one. */
+  private bytes = Buffer.allocUnsafe(CAPTURE_START);
   private byteCount = 0;
   private rawCount = 0;
   private text = '';
@@ -341,6 +345,11 @@ export class JsonFieldScanner {
     const len = end - start;
     if (this.rawCount + len > CAPTURE_LIMIT) return this.giveUpCapture();
     this.rawCount += len;
+    if (this.byteCount + len > this.bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.min(CAPTURE_LIMIT, Math.max(2 * this.bytes.length, this.byteCount + len)));
+      this.bytes.copy(grown, 0, 0, this.byteCount);
+      this.bytes = grown;
+    }
     // Most captures are a key or a model name: copied byte by byte rather than through a subarray view each.
     if (len <= 64) {
       const bytes = this.bytes;

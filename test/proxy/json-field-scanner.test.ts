@@ -214,6 +214,22 @@ test('nesting is bounded without recursion: MAX_DEPTH levels pass, one more is t
   t.deepEqual(s.problem, { reason: 'too_deep', limit: MAX_DEPTH });
 });
 
+test('values up to the capture limit are captured whole, however the body is cut (the capture buffer grows as they come)', (t) => {
+  // Multi-byte characters, escapes and plain bytes (3,900 characters are 3,985 raw bytes, under the 4,000 limit), cut
+  // every 1 to 97 bytes: the buffer starts small and grows mid-value.
+  for (const length of [63, 64, 65, 200, 1000, 3900]) {
+    const value = Array.from({ length }, (_, i) => (i % 97 === 0 ? 'é' : i % 89 === 0 ? '\n' : String.fromCharCode(97 + (i % 26)))).join('');
+    const body = Buffer.from(JSON.stringify({ pad: 'p', model: value }));
+    for (const size of [1, 7, 64, 97, body.length]) {
+      const chunks: Buffer[] = [];
+      for (let at = 0; at < body.length; at += size) chunks.push(body.subarray(at, at + size));
+      const out = feed(chunks);
+      t.true(out.ok, `${length}/${size}`);
+      t.deepEqual(out.found.model, { kind: 'string', value }, `${length} chars in chunks of ${size}`);
+    }
+  }
+});
+
 test('long values: a model over the capture limit is a string without a value; long keys and strings elsewhere are stepped over', (t) => {
   const long = 'x'.repeat(10_000);
   t.deepEqual(feed([Buffer.from(`{"model":"${long}"}`)]).found, { model: { kind: 'string', value: undefined } });
