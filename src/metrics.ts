@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics (prom-client) on a registry of this server's own, served
  * at GET /metrics. Hot-path series are bound to their label values once and
- * cached, so recording costs a few additions per request.
+ * cached, and their counts are added into prom-client when the metrics are read,
+ * so recording costs a few additions per request.
  */
 import promClient from 'prom-client';
 import type { KeyWrapper, WrappedKey } from './kms/key-wrapper.js';
@@ -10,6 +11,15 @@ const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = promClien
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
+/**
+ * A hot-path counter's series and what was counted into it since /metrics was last read: prom-client's inc()
+ * hashes the series' label values on every call (a string and ~0.5 µs), so a request adds to a number instead.
+ */
+interface Tally {
+  child: promClient.Counter.Internal;
+  pending: number;
+}
+
 export interface CacheStats {
   hits: number;
   misses: number;
@@ -17,7 +27,7 @@ export interface CacheStats {
 
 export class Metrics {
   readonly registry = new Registry();
-  private readonly proxyRequests = new Counter({ name: 'keyward_proxy_requests_total', help: 'Proxy requests by provider and status sent to the caller.', labelNames: ['provider', 'status'] as const, registers: [this.registry] });
+  private readonly proxyRequests = new Counter({ name: 'keyward_proxy_requests_total', help: 'Proxy requests by provider and status sent to the caller.', labelNames: ['provider', 'status'] as const, registers: [this.registry], collect: () => this.flushTallies() });
   private readonly refusals = new Counter({ name: 'keyward_proxy_refusals_total', help: 'Proxy requests the gateway refused, by error code (quota_exceeded, rate_limited, invalid_token…).', labelNames: ['code'] as const, registers: [this.registry] });
   private readonly upstreamLatency = new Histogram({ name: 'keyward_upstream_duration_seconds', help: 'From forwarding to the last response byte, by provider.', labelNames: ['provider'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
   private readonly ttfb = new Histogram({ name: 'keyward_upstream_ttfb_seconds', help: 'From the request\'s arrival to the first upstream response byte, by provider.', labelNames: ['provider'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
@@ -28,16 +38,19 @@ export class Metrics {
     help: 'Spend in USD of forwarded requests (their reported usage at the price book\'s prices), by provider and the price table\'s model name (`prefix*` as written; `unpriced` when none matched).',
     labelNames: ['provider', 'model'] as const,
     registers: [this.registry],
+    collect: () => this.flushTallies(),
   });
   private readonly poolAttempts = new Counter({ name: 'keyward_pool_attempts_total', help: 'Pooled requests\' attempts by member credential and outcome (a status, `error` or `timeout`).', labelNames: ['credential', 'outcome'] as const, registers: [this.registry] });
   private readonly poolFailovers = new Counter({ name: 'keyward_pool_failovers_total', help: 'Pooled requests sent on to another member after this credential failed.', labelNames: ['credential'] as const, registers: [this.registry] });
   private readonly poolCooldowns = new Counter({ name: 'keyward_pool_cooldowns_total', help: 'Times a member credential started (or lengthened) a cooling.', labelNames: ['credential'] as const, registers: [this.registry] });
   private readonly boundAttempts = new Map<string, promClient.Counter.Internal>();
-  private readonly boundSpend = new Map<string, promClient.Counter.Internal>();
+  private readonly boundSpend = new Map<string, Tally>();
   private readonly toolCalls = new Counter({ name: 'keyward_mcp_tool_calls_total', help: 'MCP tools/call messages forwarded, by provider and tool; the first 64 tool names of a provider get a label, later ones count as (other).', labelNames: ['provider', 'tool'] as const, registers: [this.registry] });
   /** The tool names labelled so far, by provider (a caller names tools: the labels stay bounded). */
   private readonly toolNames = new Map<string, Set<string>>();
-  private readonly bound = new Map<string, { requests: Map<number, promClient.Counter.Internal>; latency: promClient.Histogram.Internal<'provider'>; ttfb: promClient.Histogram.Internal<'provider'> }>();
+  private readonly bound = new Map<string, { requests: Map<number, Tally>; latency: promClient.Histogram.Internal<'provider'>; ttfb: promClient.Histogram.Internal<'provider'> }>();
+  /** Every tally of the hot-path counters, flushed into prom-client when /metrics is read. */
+  private readonly tallies: Tally[] = [];
 
   /** `unpriced`: requests by provider and model that named a model with no price of its own (catalog/unpriced-models.ts, bounded). */
   constructor(caches: () => Record<string, CacheStats>, inflight: () => number, unpriced: () => ReadonlyMap<string, ReadonlyMap<string, number>> | undefined = () => undefined) {
@@ -89,10 +102,10 @@ export class Metrics {
     const b = this.forProvider(provider);
     let c = b.requests.get(status);
     if (!c) {
-      c = this.proxyRequests.labels(provider, String(status));
+      c = this.tally(this.proxyRequests.labels(provider, String(status)));
       b.requests.set(status, c);
     }
-    c.inc();
+    c.pending++;
     if (upstreamSeconds !== undefined) b.latency.observe(upstreamSeconds);
     if (ttfbSeconds !== undefined) b.ttfb.observe(ttfbSeconds);
   }
@@ -102,10 +115,27 @@ export class Metrics {
     const key = `${provider}\0${model}`;
     let c = this.boundSpend.get(key);
     if (!c) {
-      c = this.spend.labels(provider, model);
+      c = this.tally(this.spend.labels(provider, model));
       this.boundSpend.set(key, c);
     }
-    c.inc(micros / 1_000_000);
+    c.pending += micros / 1_000_000;
+  }
+
+  /** The series shows from its first count, as inc() made it (a spend of 0 included). */
+  private tally(child: promClient.Counter.Internal): Tally {
+    child.inc(0);
+    const t = { child, pending: 0 };
+    this.tallies.push(t);
+    return t;
+  }
+
+  /** Adds what the hot path counted since the last read (both counters' collect hooks call it; the second finds nothing). */
+  private flushTallies(): void {
+    for (const t of this.tallies) {
+      if (t.pending === 0) continue;
+      t.child.inc(t.pending);
+      t.pending = 0;
+    }
   }
 
   /** One forwarded MCP tools/call. */
