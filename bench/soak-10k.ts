@@ -20,7 +20,9 @@
  *
  *   BENCH_SOAK10K_STREAMS (10000), BENCH_SOAK10K_EVENTS (60), BENCH_SOAK10K_INTERVAL_MS (1000),
  *   BENCH_SOAK10K_RAMP_MS (20000: streams start evenly over this, 500 a second), BENCH_MAIN (another build's main.js),
- *   BENCH_SOAK10K_PROF=<dir> (Keyward runs with --cpu-prof, the profile written there)
+ *   BENCH_SOAK10K_PROF=<dir> (Keyward runs with --cpu-prof, the profile written there),
+ *   BENCH_SOAK10K_FLAGS (more Node flags for Keyward, space-separated, e.g. --trace-gc), BENCH_SOAK10K_KEEP=1 (keep the
+ *   temporary folder, Keyward's stdout in keyward.log, and print where it is)
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -233,7 +235,8 @@ async function measure(): Promise<void> {
     const out = openSync(path.join(tmp, 'keyward.log'), 'a');
     const main = process.env.BENCH_MAIN ? path.resolve(process.env.BENCH_MAIN) : path.join(ROOT, 'dist/src/main.js');
     const prof = process.env.BENCH_SOAK10K_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_SOAK10K_PROF)}`] : [];
-    const keyward = nodeWithFds(keywardFds, [...KEYWARD_NODE_FLAGS, ...prof, '--import', path.join(BENCH, 'loop-probe.mjs'), main], {
+    const extraFlags = (process.env.BENCH_SOAK10K_FLAGS ?? '').split(' ').filter(Boolean);
+    const keyward = nodeWithFds(keywardFds, [...KEYWARD_NODE_FLAGS, ...extraFlags, ...prof, '--import', path.join(BENCH, 'loop-probe.mjs'), main], {
       cwd: dataDir, env: keywardEnv(dataDir, port, fakePort), stdio: ['ignore', out, 'inherit', 'ipc'],
     });
     closeSync(out);
@@ -352,7 +355,8 @@ async function measure(): Promise<void> {
     log(`wrote ${path.relative(ROOT, file)}`);
   } finally {
     for (const c of children.reverse()) await stop(c).catch(() => {});
-    rmSync(tmp, { recursive: true, force: true });
+    if (process.env.BENCH_SOAK10K_KEEP === '1') log(`kept ${tmp}`);
+    else rmSync(tmp, { recursive: true, force: true });
   }
 }
 
