@@ -26,7 +26,7 @@
  * most MESSAGES_LIMIT objects), each one's fields recorded apart; a case variant
  * of a wanted key is refused even alone (a case-folding server would take it).
  */
-import { CAPTURE_LIMIT, ELEMENT_KEYS, ELEMENTS_LIMIT, foldKey, NONE, NUMBER_LIMIT, scanPlan, isDigit, isWhitespace, MAX_DEPTH, MESSAGES_LIMIT, N_INT, N_MINUS, N_ZERO, numberNext, startsOtherValue, type ElementFacts, type ElementsFound, type ElementsWanted, type FieldNode, type FieldValue, type Frame, type ScanProblem } from './json-fields.js';
+import { StringCapture, ELEMENT_KEYS, ELEMENTS_LIMIT, foldKey, NONE, NUMBER_LIMIT, scanPlan, isDigit, isWhitespace, MAX_DEPTH, MESSAGES_LIMIT, N_INT, N_MINUS, N_ZERO, numberNext, startsOtherValue, type ElementFacts, type ElementsFound, type ElementsWanted, type FieldNode, type FieldValue, type Frame, type ScanProblem } from './json-fields.js';
 
 export { foldKey, MAX_DEPTH };
 export type { ElementFacts, ElementsFound, ElementsWanted, FieldValue, ScanProblem };
@@ -39,9 +39,6 @@ const OBJECT = 1, ARRAY = 2;
 const QUOTE = 0x22, BACKSLASH = 0x5c;
 const LITERALS = { t: Buffer.from('true'), f: Buffer.from('false'), n: Buffer.from('null') };
 const ESCAPES: Record<number, string> = { 0x22: '"', 0x5c: '\\', 0x2f: '/', 0x62: '\b', 0x66: '\f', 0x6e: '\n', 0x72: '\r', 0x74: '\t' };
-
-/** A capture buffer's first size: keys and model names fit (a body scanned per request made 4 kB of garbage each). */
-const CAPTURE_START = 64;
 
 export class JsonFieldScanner {
   /** Wanted fields found so far (dotted name → value); each is final once here. */
@@ -73,13 +70,8 @@ export class JsonFieldScanner {
   private pendingField: string | undefined;
 
   private stringIsKey = false; // the string being read
-  private capturing = false;
-  private overlong = false;
-  /** The string being captured, as bytes: small at first, grown (to CAPTURE_LIMIT at most) by a long one. */
-  private bytes = Buffer.allocUnsafe(CAPTURE_START);
-  private byteCount = 0;
-  private rawCount = 0;
-  private text = '';
+  /** The string being read, when it is kept. */
+  private readonly captured = new StringCapture();
   private hex = 0;
   private hexDigits = 0;
 
@@ -128,7 +120,7 @@ export class JsonFieldScanner {
           if (c === QUOTE || c === BACKSLASH || c < 0x20) break;
           i++;
         }
-        if (this.capturing && i > start) this.capture(buf, start, i);
+        if (this.captured.on && i > start) this.captured.bytesFrom(buf, start, i);
         if (i === n) break;
         i++;
         if (c === QUOTE) {
@@ -184,7 +176,7 @@ export class JsonFieldScanner {
           }
           const decoded = ESCAPES[c];
           if (decoded === undefined) return this.fail({ reason: 'not_json' });
-          if (this.capturing) this.captureChar(decoded, 2);
+          if (this.captured.on) this.captured.char(decoded, 2);
           this.state = STRING;
           break;
         }
@@ -194,7 +186,7 @@ export class JsonFieldScanner {
           this.hex = this.hex * 16 + v;
           if (++this.hexDigits === 4) {
             // A UTF-16 code unit: a surrogate pair's two escapes make one character, as in JSON.parse.
-            if (this.capturing) this.captureChar(String.fromCharCode(this.hex), 6);
+            if (this.captured.on) this.captured.char(String.fromCharCode(this.hex), 6);
             this.state = STRING;
           }
           break;
@@ -333,54 +325,13 @@ export class JsonFieldScanner {
 
   private beginString(isKey: boolean, capture: boolean): void {
     this.stringIsKey = isKey;
-    this.capturing = capture;
-    this.overlong = false;
-    this.byteCount = 0;
-    this.rawCount = 0;
-    this.text = '';
+    this.captured.begin(capture);
     this.state = STRING;
-  }
-
-  private capture(buf: Uint8Array, start: number, end: number): void {
-    const len = end - start;
-    if (this.rawCount + len > CAPTURE_LIMIT) return this.giveUpCapture();
-    this.rawCount += len;
-    if (this.byteCount + len > this.bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.min(CAPTURE_LIMIT, Math.max(2 * this.bytes.length, this.byteCount + len)));
-      this.bytes.copy(grown, 0, 0, this.byteCount);
-      this.bytes = grown;
-    }
-    // Most captures are a key or a model name: copied byte by byte rather than through a subarray view each.
-    if (len <= 64) {
-      const bytes = this.bytes;
-      let at = this.byteCount;
-      for (let j = start; j < end; j++) bytes[at++] = buf[j]!;
-    } else {
-      this.bytes.set(buf.subarray(start, end), this.byteCount);
-    }
-    this.byteCount += len;
-  }
-
-  private captureChar(char: string, rawLength: number): void {
-    if (this.rawCount + rawLength > CAPTURE_LIMIT) return this.giveUpCapture();
-    this.rawCount += rawLength;
-    // Plain bytes so far are UTF-8; an escape is a UTF-16 unit: flush one, then append the other.
-    if (this.byteCount > 0) this.text += this.bytes.toString('utf8', 0, this.byteCount);
-    this.byteCount = 0;
-    this.text += char;
-  }
-
-  private giveUpCapture(): void {
-    this.capturing = false;
-    this.overlong = true;
-    this.text = '';
-    this.byteCount = 0;
   }
 
   /** The closing quote: a value is recorded if wanted; a key of a tracked object is compared. False on a duplicate. */
   private endString(): boolean {
-    const value = this.overlong ? undefined : this.text + (this.byteCount > 0 ? this.bytes.toString('utf8', 0, this.byteCount) : '');
-    this.capturing = false;
+    const value = this.captured.finish();
     if (!this.stringIsKey) {
       this.record({ kind: 'string', value });
       this.state = AFTER_VALUE;

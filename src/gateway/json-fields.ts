@@ -3,7 +3,8 @@
  * it reports: the values of named fields, and a bounded record of each
  * element of one top-level array (a body's `tools`), built once into a tree
  * the scanner walks as keys go by (scanPlan: once per declaration, shared by
- * every scanner of it).
+ * every scanner of it); and StringCapture, how a scanner keeps the string it
+ * reads, bounded by CAPTURE_LIMIT.
  */
 
 /** A field's value: scalars with their value; objects and arrays by kind only. */
@@ -174,4 +175,72 @@ export function scanPlan(fields: readonly string[], anyKeys: readonly string[], 
   if (known.length >= 8) known.shift();
   known.push({ anyKeys, elements, anyKeysSkip, plan });
   return plan;
+}
+
+/**
+ * The string a scanner is reading, when it keeps it (a wanted value, a key of a tracked object): its bytes as they
+ * come and its escapes as decoded, up to CAPTURE_LIMIT raw bytes; past that it is given up (no value). The buffer
+ * starts at 64 bytes and grows only for a long string: at 4 kB, a body scanned per request made 4 kB of garbage each.
+ */
+export class StringCapture {
+  /** Whether this string is kept (false once given up). */
+  on = false;
+  private overlong = false;
+  private bytes = Buffer.allocUnsafe(64);
+  private byteCount = 0;
+  private rawCount = 0;
+  private text = '';
+
+  begin(on: boolean): void {
+    this.on = on;
+    this.overlong = false;
+    this.byteCount = 0;
+    this.rawCount = 0;
+    this.text = '';
+  }
+
+  /** Plain bytes of the string, `buf[start..end)`. */
+  bytesFrom(buf: Uint8Array, start: number, end: number): void {
+    const len = end - start;
+    if (this.rawCount + len > CAPTURE_LIMIT) return this.giveUp();
+    this.rawCount += len;
+    if (this.byteCount + len > this.bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.min(CAPTURE_LIMIT, Math.max(2 * this.bytes.length, this.byteCount + len)));
+      this.bytes.copy(grown, 0, 0, this.byteCount);
+      this.bytes = grown;
+    }
+    // Most captures are a key or a model name: copied byte by byte rather than through a subarray view each.
+    if (len <= 64) {
+      const bytes = this.bytes;
+      let at = this.byteCount;
+      for (let j = start; j < end; j++) bytes[at++] = buf[j]!;
+    } else {
+      this.bytes.set(buf.subarray(start, end), this.byteCount);
+    }
+    this.byteCount += len;
+  }
+
+  /** A decoded escape (`rawLength`: its bytes in the body). */
+  char(char: string, rawLength: number): void {
+    if (this.rawCount + rawLength > CAPTURE_LIMIT) return this.giveUp();
+    this.rawCount += rawLength;
+    // Plain bytes so far are UTF-8; an escape is a UTF-16 unit: flush one, then append the other.
+    if (this.byteCount > 0) this.text += this.bytes.toString('utf8', 0, this.byteCount);
+    this.byteCount = 0;
+    this.text += char;
+  }
+
+  /** The string whole at its closing quote (undefined past the limit); the capture stops. */
+  finish(): string | undefined {
+    const value = this.overlong ? undefined : this.text + (this.byteCount > 0 ? this.bytes.toString('utf8', 0, this.byteCount) : '');
+    this.on = false;
+    return value;
+  }
+
+  private giveUp(): void {
+    this.on = false;
+    this.overlong = true;
+    this.text = '';
+    this.byteCount = 0;
+  }
 }
