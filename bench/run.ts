@@ -223,7 +223,7 @@ async function main(): Promise<void> {
     // Streaming soak, in rounds like the other phases, each proxy's round on a fresh process of it (the fake, the
     // upstream of all, stays): its peak RSS is then the soak's own, not the garbage and free lists the saturation
     // phases left in a long-lived heap (that process's peak is the whole-run column). Each fresh process is warmed
-    // with 1 s of JSON requests at 8 connections first; VmHWM is reset before the soak and VmRSS sampled too.
+    // with 1 s of event-stream requests at 8 connections first; VmHWM is reset before the soak and VmRSS sampled too.
     const fresh = async (name: PathName, round: number): Promise<{ target: Target; proc: Proc; stop: () => Promise<void> }> => {
       const kept = targets.get(name)!;
       let proc: Proc;
@@ -235,7 +235,8 @@ async function main(): Promise<void> {
       else return { ...kept, stop: async () => {} };
       if (name === 'keyward') target = { ...kept.target, url: `http://127.0.0.1:${proc.port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': await provision(`http://127.0.0.1:${proc.port}`, KEY) } };
       else target = { ...kept.target, url: `http://127.0.0.1:${proc.port}/v1/proxy/v1/chat/completions` };
-      await workers.get(name)!.run<SatResult>({ mode: 'sat', target, connections: 8, durationS: 1, warmupS: 0 });
+      // Warmed on the soak's own kind of response (event streams), so no proxy compiles its streaming path during the soak.
+      await workers.get(name)!.run<SatResult>({ mode: 'sat', target: { ...target, headers: { ...target.headers, 'x-bench-sse': `${D.soakEvents}:0` } }, connections: 8, durationS: 1, warmupS: 0 });
       return { target, proc, stop: () => proc.stop() };
     };
     const soaks = new Map<PathName, Array<SoakResult & { peakRssMb: number }>>(names.map((n) => [n, []]));
@@ -420,7 +421,7 @@ function renderTables(r: Report): string {
     row([n, fmt(p.sat?.rps, 0), x2(p.vsBare?.rps), x2(p.vsFloor?.rps), x2(p.vsNginx?.rps), fmt(p.sat?.cpuUsPerRequest, 0), x2(p.vsFloor?.cpu), fmt(p.sat?.latencyP99, 0), n === 'direct' ? `(${ms(p.ttfb?.firstByte.p50)} abs.)` : ms(p.added?.ttfbP50), fmt(p.peakRssMb, 0)]);
   }
   lines.push('');
-  lines.push(`Streaming soak: ${r.settings.soakStreams} concurrent SSE streams × ${r.settings.soakEvents} events ${r.settings.soakDelayMs} ms apart, started evenly over ${r.settings.soakRampMs} ms (ideal wall ≈ ${((r.settings.soakRampMs + (r.settings.soakEvents - 1) * r.settings.soakDelayMs) / 1000).toFixed(2)} s); ${r.settings.soakRounds} rounds, each proxy's on a fresh process of it (warmed 1 s), median wall, peak RSS of the worst round:`);
+  lines.push(`Streaming soak: ${r.settings.soakStreams} concurrent SSE streams × ${r.settings.soakEvents} events ${r.settings.soakDelayMs} ms apart, started evenly over ${r.settings.soakRampMs} ms (ideal wall ≈ ${((r.settings.soakRampMs + (r.settings.soakEvents - 1) * r.settings.soakDelayMs) / 1000).toFixed(2)} s); ${r.settings.soakRounds} rounds, each proxy's on a fresh process of it (warmed 1 s on event streams), median wall, peak RSS of the worst round:`);
   lines.push('');
   row(['path', 'completed', 'first event p50 / p99 ms', 'wall s (rounds)', 'wall ×bare', '×nginx', 'peak RSS MB']);
   row(['---', '---', '---', '---', '---', '---', '---']);
