@@ -51,11 +51,14 @@ const budget: PluginModule<ProxyContext> = {
       if (!ctx.auth || !ctx.bodyFollows || unpriceable(ctx) || ctx.state.has(NO_CAP)) return false;
       return ctx.auth.token.scopes.budgetMicros !== undefined || spend.peekOrgLimit(ctx.auth.credential.orgId) !== null;
     };
-    /** The reservation of a request some cap applies to (or may: the org's limit is not known here yet). */
-    const reserve = async (ctx: ProxyContext, auth: NonNullable<ProxyContext['auth']>, orgLimit: number | null | undefined): Promise<void> => {
+    /**
+     * The reservation of a request some cap applies to (or may: the org's limit is not known here yet). Synchronous
+     * (no promise per request) when the org's limit is known and what is held here covers the worst case.
+     */
+    const reserve = (ctx: ProxyContext, auth: NonNullable<ProxyContext['auth']>, orgLimit: number | null | undefined): void | Promise<void> => {
+      if (orgLimit === undefined) return spend.orgLimit(auth.credential.orgId).then((known) => reserve(ctx, auth, known));
       const orgId = auth.credential.orgId;
       const tokenBudget = auth.token.scopes.budgetMicros;
-      orgLimit ??= await spend.orgLimit(orgId);
       if (tokenBudget === undefined && orgLimit === null) {
         ctx.state.set(NO_CAP, true);
         return;
@@ -64,19 +67,34 @@ const budget: PluginModule<ProxyContext> = {
       if (ctx.bodyBytes === 0) return;
       // The cap was set after the body stage let this body stream (a change just arrived): no bound, try again.
       if (ctx.bodyBytes === undefined) throw Errors.unavailable();
+      let micros: number;
+      let feeMicros: number;
       try {
         const price = ctx.model === undefined ? undefined : spend.price(auth.credential.provider, ctx.model);
         if (!price) throw Errors.modelUnpriced(ctx.model);
         const body = { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set(), elements: ctx.bodyElements };
         const bound = boundOrRefuse(price, body, { declared: ctx.provider?.tools, model: ctx.model! });
-        const micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens) + bound.feeMicros;
-        ctx.state.set(STATE, await spend.reserve({ tokenId: auth.token.id, tokenBudget, orgId, orgLimit }, micros));
-        ctx.reservedMicros = micros;
-        if (bound.feeMicros > 0) ctx.toolFeeMicros = bound.feeMicros;
+        micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens) + bound.feeMicros;
+        feeMicros = bound.feeMicros;
       } catch (err) {
-        if (err instanceof host.GatewayError && err.code === 'budget_exhausted') host.audit.refused(ctx, 'budget.refused');
+        refused(ctx, err);
         throw err;
       }
+      const request = { tokenId: auth.token.id, tokenBudget, orgId, orgLimit };
+      const reserved = (reservation: SpendReservation): void => {
+        ctx.state.set(STATE, reservation);
+        ctx.reservedMicros = micros;
+        if (feeMicros > 0) ctx.toolFeeMicros = feeMicros;
+      };
+      const now = spend.reserveNow(request, micros);
+      if (now) return reserved(now);
+      return spend.reserve(request, micros).then(reserved, (err: unknown) => {
+        refused(ctx, err);
+        throw err;
+      });
+    };
+    const refused = (ctx: ProxyContext, err: unknown): void => {
+      if (err instanceof host.GatewayError && err.code === 'budget_exhausted') host.audit.refused(ctx, 'budget.refused');
     };
     return {
       // The bound's fields, and whatever names or bounds a provider-side tool (the loaded providers' `tools`).

@@ -103,6 +103,23 @@ export class SpendLedger {
     return Math.max(1, Math.ceil((this.periodEnds - now) / 1000));
   }
 
+  /**
+   * Reserves `micros` under every cap from what is held here, or none: the hold, or undefined when a cap would
+   * need the store (then `reserve` decides, waiting). The budgeted request's usual path: no promise per request.
+   */
+  reserveNow(caps: readonly SpendCap[], micros: number): SpendHold | undefined {
+    const parts: Array<{ counter: HeldLease; gen: number }> = [];
+    for (const cap of caps) {
+      const counter = this.keeper.counter(cap.key, cap.limit, SPEND_PLAN);
+      if (micros > 0 && !counter.take(micros, 'reserve')) {
+        this.refund({ micros, parts });
+        return undefined;
+      }
+      parts.push({ counter, gen: counter.gen });
+    }
+    return { micros, parts };
+  }
+
   /** Reserves `micros` under every cap, or none: the hold, or the cap that refused. */
   async reserve(caps: readonly SpendCap[], micros: number): Promise<SpendHold | SpendCap> {
     const parts: Array<{ counter: HeldLease; gen: number }> = [];

@@ -288,6 +288,11 @@ export interface SpendHost {
    * both or neither; throws 429 budget_exhausted when it does not fit.
    */
   reserve(request: { tokenId: string; tokenBudget: number | undefined; orgId: string; orgLimit: number | null }, micros: number): Promise<SpendReservation>;
+  /**
+   * The same reservation made now, from what this instance holds (no store call, no promise), or undefined when it
+   * would have to wait (then call reserve). Never refuses: a reservation that may not fit is reserve's to decide.
+   */
+  reserveNow(request: { tokenId: string; tokenBudget: number | undefined; orgId: string; orgLimit: number | null }, micros: number): SpendReservation | undefined;
   /** Gives a reservation back whole (the request was not forwarded). */
   refund(reservation: SpendReservation): void;
   /** The response is over and cost `actualMicros`: the rest of the reservation goes back. */

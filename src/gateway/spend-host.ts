@@ -20,19 +20,29 @@ export function spendHost(ledger: SpendLedger, limits: OrgLimits, prices: PriceB
     open.delete(r);
     return hold;
   };
+  const capsOf = (request: Parameters<SpendHost['reserve']>[0]): SpendCap[] => {
+    const caps: SpendCap[] = [];
+    if (request.tokenBudget !== undefined) caps.push(ledger.tokenCap(request.tokenId, request.tokenBudget));
+    if (request.orgLimit !== null) caps.push(ledger.orgCap(request.orgId, request.orgLimit));
+    return caps;
+  };
+  const opened = (held: SpendHold, micros: number): SpendReservation => {
+    const reservation: SpendReservation = Object.freeze({ micros });
+    open.set(reservation, held);
+    return reservation;
+  };
   return {
     price: (providerId, model) => prices.lookup(providerId, model),
     peekOrgLimit: (orgId) => limits.peek(orgId),
     orgLimit: (orgId) => limits.get(orgId),
     async reserve(request, micros) {
-      const caps: SpendCap[] = [];
-      if (request.tokenBudget !== undefined) caps.push(ledger.tokenCap(request.tokenId, request.tokenBudget));
-      if (request.orgLimit !== null) caps.push(ledger.orgCap(request.orgId, request.orgLimit));
-      const held = await ledger.reserve(caps, micros);
+      const held = await ledger.reserve(capsOf(request), micros);
       if ('kind' in held) throw Errors.budgetExhausted(held.kind, held.kind === 'org' ? ledger.secondsToMonthEnd() : undefined);
-      const reservation: SpendReservation = Object.freeze({ micros });
-      open.set(reservation, held);
-      return reservation;
+      return opened(held, micros);
+    },
+    reserveNow(request, micros) {
+      const held = ledger.reserveNow(capsOf(request), micros);
+      return held && opened(held, micros);
     },
     refund(reservation) {
       const hold = close(reservation);

@@ -2,7 +2,8 @@
  * The budget plugin's hooks on their own (a stub host): an unbudgeted request touches no price and
  * no reservation; a budgeted body the scan did not read to its end is refused 503 (never reserved
  * on a partial length); settlement picks the reported cost, nothing for a provider's error answer,
- * the whole reservation when nothing was reported; undo and log together give back once.
+ * the whole reservation when nothing was reported; undo and log together give back once; a reservation
+ * what is held covers is made in the same turn (no promise), one that is not waits for the ledger.
  */
 import test from 'ava';
 import budget from '../../plugins/budget.js';
@@ -10,7 +11,8 @@ import { ApiError, Errors } from '../../src/errors.js';
 import type { PluginHost, ProxyContext, SpendReservation } from '../../src/gateway/contracts.js';
 import { settledSpend } from '../../src/gateway/settlement.js';
 
-function stubHost(orgLimit: number | null) {
+/** `held`: what reserveNow finds held here (undefined: nothing, every reservation waits for reserve). */
+function stubHost(orgLimit: number | null, held?: number) {
   const calls: string[] = [];
   const host = {
     errors: Errors,
@@ -22,6 +24,7 @@ function stubHost(orgLimit: number | null) {
       peekOrgLimit: () => orgLimit,
       orgLimit: async () => orgLimit,
       reserve: async (_r: unknown, micros: number) => (calls.push(`reserve ${micros}`), Object.freeze({ micros })),
+      reserveNow: (_r: unknown, micros: number) => (held !== undefined && micros <= held ? (calls.push(`reserve now ${micros}`), Object.freeze({ micros })) : undefined),
       refund: (r: SpendReservation) => calls.push(`refund ${r.micros}`),
       settle: (r: SpendReservation, actual: number) => calls.push(`settle ${r.micros} ${actual}`),
       releaseAll: async () => {},
@@ -77,7 +80,8 @@ test('an org without a cap whose cached limit lapses mid-request: access loads i
 test('a budgeted body not read to its end is refused 503, never reserved', async (t) => {
   const { host, calls } = stubHost(null);
   const hooks = await budget.create(host, {});
-  const err = await t.throwsAsync(Promise.resolve(hooks.access!(ctx({ budgetMicros: 1_000_000, bodyBytes: undefined }))));
+  // Thrown in the same turn or rejected: the pipeline takes either.
+  const err = await t.throwsAsync(async () => hooks.access!(ctx({ budgetMicros: 1_000_000, bodyBytes: undefined })));
   t.is((err as ApiError).status, 503);
   t.deepEqual(calls, []);
 });
@@ -114,4 +118,25 @@ test('settlement (the core\'s settledSpend, then the log hook): the final report
     `reserve ${worst}`, `settle ${worst} ${worst}`,
     `reserve ${worst}`, `settle ${worst} ${worst + 7}`,
   ]);
+});
+
+test('a reservation what is held here covers is made in the same turn, no promise; one it does not waits for the ledger', async (t) => {
+  const worst = (40 + 1024) * 2 + 10 * 8;
+  const held = stubHost(null, worst);
+  const hooks = await budget.create(held.host, {});
+  const c = ctx({ budgetMicros: 1_000_000 });
+  t.is(hooks.access!(c), undefined, 'no promise');
+  t.is(c.reservedMicros, worst);
+  t.deepEqual(held.calls, ['price', `reserve now ${worst}`]);
+  hooks.log!({ ...c, spentMicros: 100 } as ProxyContext);
+  t.deepEqual(held.calls.slice(2), [`settle ${worst} 100`]);
+
+  const short = stubHost(null, worst - 1);
+  const waiting = await budget.create(short.host, {});
+  const d = ctx({ budgetMicros: 1_000_000 });
+  const out = waiting.access!(d);
+  t.true(out instanceof Promise);
+  await out;
+  t.is(d.reservedMicros, worst);
+  t.deepEqual(short.calls, ['price', `reserve ${worst}`]);
 });
