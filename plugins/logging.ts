@@ -9,11 +9,6 @@ import type { PluginHost, PluginModule, RequestView } from '../src/gateway/contr
 import { traceFields } from '../src/trace.js';
 import { formatUsd } from '../src/catalog/money.js';
 
-const isEmpty = (trace: object): boolean => {
-  for (const _ in trace) return false;
-  return true;
-};
-
 const logging: PluginModule = {
   name: 'logging',
   priority: 300,
@@ -48,8 +43,7 @@ const logging: PluginModule = {
           keyward.output_tokens = ctx.usage.outputTokens;
         }
         if (ctx.spentMicros !== undefined) keyward.spend_usd = formatUsd(ctx.spentMicros);
-        const trace = traceFields(ctx.headers, host.config.gcpProject);
-        const fields = isEmpty(trace) ? { httpRequest, keyward } : { httpRequest, keyward, ...trace };
+        const fields = Object.assign({ httpRequest, keyward }, traceFields(ctx.headers, host.config.gcpProject));
         if (status >= 500) host.logger.warn(fields, 'proxy request');
         else host.logger.info(fields, 'proxy request');
       },

@@ -43,7 +43,6 @@ const SLOT_IDLE_MS = 1000;
 /** How often open slots' holders are checked for a lost lease. */
 const WATCH_MS = 250;
 
-/** Slots are claimed as needed (no block beyond the shortfall), so instances share a small limit. */
 /** A rolling counter's uses in the window, oldest first from `head`, each back to the holder at `due` (clock ms). */
 interface UseWindow {
   uses: Array<{ due: number; units: number; gen: number }>;
@@ -51,6 +50,7 @@ interface UseWindow {
   armed: boolean;
 }
 
+/** Slots are claimed as needed (no block beyond the shortfall), so instances share a small limit. */
 const SLOT_PLAN: LeasePlan = { claimSize: (_limit, _outstanding, short) => short, refusalMs: 250, pool: true };
 const TPM_PLAN: LeasePlan = { claimSize: (limit, outstanding, short) => spendBlock(limit, outstanding, short), refusalMs: 1000, pool: true };
 
