@@ -18,7 +18,8 @@
  *
  *   BENCH_RT_SESSIONS (1000), BENCH_RT_RATE (10 a second), BENCH_RT_SECONDS (30),
  *   BENCH_RT_RAMP_MS (10000), BENCH_RT_PAD (200 bytes of text per message), BENCH_RT_SPLICE=0 (skip the floor),
- *   BENCH_RT_PROF=<dir> (Keyward runs with --cpu-prof, the profile written there)
+ *   BENCH_RT_PROF=<dir> (Keyward runs with --cpu-prof, the profile written there),
+ *   BENCH_OUT=<file> (the report goes there instead: `npm run bench` runs this for its crowd row, bench/crowd.ts)
  *
  * Each side is its own process (fake, proxy, clients; this one measures).
  */
@@ -219,7 +220,7 @@ function report(results: PathResult[], job: Omit<ClientJob, 'url' | 'headers'>):
   for (const [goal, met] of goals) console.log(`| ${goal} | ${met ? 'yes' : 'NO'} |`);
   const load = os.loadavg().map((l) => l.toFixed(1)).join(' ');
   console.log(`\nload average at the end: ${load} (${os.cpus().length} cores)`);
-  const out = path.join(BENCH, 'results', `realtime-${new Date().toISOString().slice(0, 10)}.json`);
+  const out = process.env.BENCH_OUT ?? path.join(BENCH, 'results', `realtime-${new Date().toISOString().slice(0, 10)}.json`);
   writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() }, job, results }, null, 2) + '\n');
   console.log(`\nwritten to ${path.relative(ROOT, out)}`);
   if (k.clients.errors.length) console.log(`client errors: ${k.clients.errors.join('; ')}`);

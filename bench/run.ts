@@ -14,7 +14,10 @@
  * unbudgeted one on the same Keyward; and a federation row (bench/federation.ts):
  * a federated Azure credential against a key one, CPU per request.
  *
- * BENCH_QUICK=1 shortens every phase (a smoke run, not for numbers).
+ * Last, the crowd rows (bench/crowd.ts): 10,000 streams opened at 1,000 a second with an ordinary request
+ * made meanwhile, and 1,000 realtime sessions × 10 messages a second, each on processes of its own.
+ *
+ * BENCH_QUICK=1 shortens every phase (a smoke run, not for numbers); BENCH_CROWD=0 skips the crowd rows.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -27,6 +30,7 @@ import { budgetProvidersDir, budgetRow, type BudgetRow } from './budget.js';
 import { federationEnv, federationRow, startEntraStub, type FederationRow } from './federation.js';
 import { poolRow, type PoolRow } from './pool.js';
 import { mcpEnv, mcpRow, mcpSummary, startMcpServer, type McpRow } from './mcp.js';
+import { crowdRow, crowdSummary, type CrowdRow } from './crowd.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 /** Every latency and throughput phase runs in `rounds` rounds, each round visiting every path (in a rotated order), so a machine whose load changes over the run affects every path alike. */
@@ -278,7 +282,15 @@ async function main(): Promise<void> {
       r.peakRssMb = Math.max(memory(targets.get(name)!.proc.pids()).hwmMb, peakBeforeSoak.get(name) ?? 0);
     }
 
-    const report = { ...buildReport(names, results, cold, nginxV, started, loadAvgStart), budget, federation, pool, mcp: mcpCalls };
+    // The crowd rows (bench/crowd.ts) run on processes of their own, after every server above has stopped, so the cores are theirs.
+    let crowd: CrowdRow | undefined;
+    if (process.env.BENCH_CROWD !== '0') {
+      for (const c of closers.splice(0)) c();
+      for (const p of procs.splice(0).reverse()) await p.stop().catch(() => {});
+      crowd = await crowdRow(tmp, QUICK, log);
+    }
+
+    const report = { ...buildReport(names, results, cold, nginxV, started, loadAvgStart), budget, federation, pool, mcp: mcpCalls, crowd };
     report.targets.push(
       { target: 'budgeted token throughput ≥ 0.90× an unbudgeted one', value: `${budget.rpsRatio.toFixed(2)}×`, met: budget.rpsRatio >= 0.9 },
       { target: 'tokens_per_minute token throughput ≥ 0.90× an unlimited one', value: `${budget.tpmRpsRatio.toFixed(2)}×`, met: budget.tpmRpsRatio >= 0.9 },
@@ -286,6 +298,14 @@ async function main(): Promise<void> {
       { target: 'federated credential CPU per request within 10% of a key credential (steady state)', value: `${federation.cpuRatio.toFixed(2)}×`, met: federation.cpuRatio <= 1.1 },
       { target: 'MCP tools/call through Keyward adds ≤ 1 ms p50 over direct', value: `${mcpCalls.addedP50Ms.toFixed(3)} ms`, met: mcpCalls.met },
     );
+    if (crowd) {
+      const s = crowd.soak10k;
+      const r = crowd.realtime;
+      report.targets.push(
+        { target: `${s.streams} streams opened at ${s.ratePerS}/s: every one complete, an ordinary request meanwhile < 100 ms`, value: `${s.completed}/${s.streams}; max ${s.ordinaryMaxMs.toFixed(1)} ms`, met: s.met },
+        { target: `realtime ${r.sessions} sessions × ${r.rate} messages/s: all relayed in order, peak RSS ≤ 1 GB, loop p99 < 50 ms`, value: `${r.echoed}/${r.expected}; ${r.peakRssMb} MB; ${r.loopP99Ms.toFixed(1)} ms`, met: r.met },
+      );
+    }
     const out = renderTables(report);
     process.stdout.write(out + '\n');
     const dir = path.join(BENCH, 'results');
@@ -324,6 +344,7 @@ interface Report {
   federation?: FederationRow;
   pool?: PoolRow;
   mcp?: McpRow;
+  crowd?: CrowdRow;
 }
 
 function cpuModel(): string {
@@ -448,6 +469,10 @@ function renderTables(r: Report): string {
   }
   if (r.mcp) {
     lines.push(mcpSummary(r.mcp));
+    lines.push('');
+  }
+  if (r.crowd) {
+    lines.push(crowdSummary(r.crowd));
     lines.push('');
   }
   lines.push(`Cold start (spawn \`node dist/src/main.js\` → /readyz 200, embedded default): median ${r.coldStart.medianMs.toFixed(0)} ms of ${r.coldStart.runsMs.length} (${r.coldStart.runsMs.map((x) => x.toFixed(0)).join(', ')}); first boot on an empty data dir ${r.coldStart.firstBootMs.toFixed(0)} ms.`);

@@ -22,7 +22,8 @@
  *   BENCH_SOAK10K_RAMP_MS (20000: streams start evenly over this, 500 a second), BENCH_MAIN (another build's main.js),
  *   BENCH_SOAK10K_PROF=<dir> (Keyward runs with --cpu-prof, the profile written there),
  *   BENCH_SOAK10K_FLAGS (more Node flags for Keyward, space-separated, e.g. --trace-gc), BENCH_SOAK10K_KEEP=1 (keep the
- *   temporary folder, Keyward's stdout in keyward.log, and print where it is)
+ *   temporary folder, Keyward's stdout in keyward.log, and print where it is), BENCH_OUT=<file> (the report goes there
+ *   instead: `npm run bench` runs this for its crowd row, bench/crowd.ts)
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -350,7 +351,7 @@ async function measure(): Promise<void> {
       `| Keyward CPU | ${f(cpuS)} s (${report.keyward.cpuUsPerEvent} µs per event) | |`,
       ...(result.errors.length ? ['', `client errors: ${result.errors.join('; ')}`] : []),
     ].join('\n') + '\n');
-    const file = path.join(BENCH, 'results', `soak-10k-${report.date.slice(0, 10)}${h2 ? '-h2c' : ''}${streams !== 10_000 ? `-${streams}` : ''}.json`);
+    const file = process.env.BENCH_OUT ?? path.join(BENCH, 'results', `soak-10k-${report.date.slice(0, 10)}${h2 ? '-h2c' : ''}${streams !== 10_000 ? `-${streams}` : ''}.json`);
     writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
     log(`wrote ${path.relative(ROOT, file)}`);
   } finally {
