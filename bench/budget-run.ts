@@ -16,8 +16,10 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'zb-'));
 const fake = await startFake();
 const dists = process.argv.slice(2).length ? process.argv.slice(2) : ['dist'];
 const worker = new LoadWorker('w');
-for (const d of dists) {
-  const k = await startKeyward(path.join(tmp, d.replace(/\W/g, '_')), fake.port, path.join(tmp, 'k.log'), { main: path.resolve(d, 'src/main.js'), env: { KEYWARD_PROVIDERS_DIR: budgetProvidersDir(path.join(tmp, d.replace(/\W/g, '_') + 'p')) } });
+// A build may be named more than once (A B A B): each run gets folders of its own.
+for (const [i, d] of dists.entries()) {
+  const dir = path.join(tmp, `${i}-${d.replace(/\W/g, '_')}`);
+  const k = await startKeyward(dir, fake.port, path.join(tmp, 'k.log'), { main: path.resolve(d, 'src/main.js'), env: { KEYWARD_PROVIDERS_DIR: budgetProvidersDir(`${dir}p`) } });
   const r = await budgetRow(worker, `http://127.0.0.1:${k.port}`, KEY, BODY, { rounds: 3, c1Ms: 500, satS: 3, connections: 64 }, () => {});
   console.log(d, 'plain', r.plain.rps.toFixed(0), 'scoped', r.scoped.rps.toFixed(0), 'budgeted', r.budgeted.rps.toFixed(0), `(${r.rpsRatio.toFixed(2)}x)`, 'tpm', r.tpm.rps.toFixed(0), `(${r.tpmRpsRatio.toFixed(2)}x)`);
   await k.stop();

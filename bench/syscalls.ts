@@ -6,7 +6,8 @@
  * remove writes (a response head written alone, a log line per request…).
  *
  *   npx tsx bench/syscalls.ts [bare|<dist dir>|<dist dir>:pool…]   default: bare dist
- *   (`:pool`: through a pooled token, a round-robin pool of three healthy keys, instead of a plain one)
+ *   (`:pool`: through a pooled token, a round-robin pool of three healthy keys, instead of a plain one;
+ *   `:budget`: a token with `budget_usd`, its model priced as in the bench's budget row)
  *   BENCH_SYSCALLS_SSE=N  SSE responses of N events instead of the JSON completion
  * Needs strace (apt-get install -y strace) and ptrace permission.
  */
@@ -14,6 +15,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { budgetProvidersDir } from './budget.js';
 import type { SatResult } from './load.js';
 import { ROOT, provision, provisionPool, runLoad, sleep, startBare, startFake, startKeyward, type Proc } from './servers.js';
 
@@ -50,8 +52,10 @@ async function main(): Promise<void> {
       if (v === 'bare') proc = await startBare(fake.port, KEY);
       else {
         const [dir, how] = v.split(':');
-        proc = await startKeyward(path.join(tmp, `d${i}`), fake.port, path.join(tmp, `k${i}.log`), { main: path.resolve(ROOT, dir!, 'src/main.js') });
-        ptok = how === 'pool' ? await provisionPool(`http://127.0.0.1:${proc.port}`, KEY) : await provision(`http://127.0.0.1:${proc.port}`, KEY);
+        const env: Record<string, string> = how === 'budget' ? { KEYWARD_PROVIDERS_DIR: budgetProvidersDir(tmp) } : {};
+        proc = await startKeyward(path.join(tmp, `d${i}`), fake.port, path.join(tmp, `k${i}.log`), { main: path.resolve(ROOT, dir!, 'src/main.js'), env });
+        const base = `http://127.0.0.1:${proc.port}`;
+        ptok = how === 'pool' ? await provisionPool(base, KEY) : await provision(base, KEY, how === 'budget' ? { budget_usd: '1000000000' } : {});
       }
       try {
         const target = { url: `http://127.0.0.1:${proc.port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': ptok, ...(sse ? { 'x-bench-sse': `${sse}:0` } : {}) }, body: BODY };

@@ -7,7 +7,8 @@
  * the top-level object closes (`decided`; with `toEnd`, only when it closes, so
  * the whole body's length and every field are known); all bytes held by all requests stay
  * within the BufferBudget, and one token's within its share of it (a request that would pass
- * either is refused with 503 `overloaded` before anything is forwarded); the body is then a Readable that
+ * either is refused with 503 `overloaded` before anything is forwarded); the body is then handed on whole
+ * (`takeWhole`, when every declared byte is held) or as a Readable (`stream`) that
  * hands the held chunks (the same Buffers, never copied) and then the rest of
  * the request, with backpressure, to the upstream leg. The scan keeps watching
  * the rest as it passes: a duplicate key, bytes that are not JSON, or a body
@@ -69,7 +70,7 @@ export function scanRefusal(problem: ScanProblem): ApiError {
   }
 }
 
-export class BodyScan extends Readable {
+export class BodyScan {
   /** The wanted fields found, once the scan can decide; rejects with the refusal (400, 413, 503) otherwise. */
   readonly decided: Promise<ReadonlyMap<string, FieldValue>>;
 
@@ -88,10 +89,11 @@ export class BodyScan extends Readable {
   /** A violation found after the decision, before the upstream leg asked to hear of one. */
   private violation: ApiError | undefined;
   private violationHandler: ((err: ApiError) => void) | undefined;
+  /** The body as a stream, made only when asked for (most scanned bodies are taken whole). */
+  private out: ScanOutput | undefined;
 
   /** `req`: the request's body (the request itself, or HTTP/2's guarded body: http/h2c.ts requestBody). */
   constructor(private readonly req: Readable, private readonly options: BodyScanOptions) {
-    super();
     this.scanner = new JsonFieldScanner(options.fields, options.anyKeys, options.elements, options.anyKeysSkip, options.messages);
     this.declared = options.declared;
     this.decided = new Promise((resolve, reject) => {
@@ -156,7 +158,13 @@ export class BodyScan extends Readable {
     return bytes;
   }
 
-  override _read(): void {
+  /** The body as a Readable for the upstream leg: the held chunks, then the rest as it passes the scan. */
+  stream(): Readable {
+    return (this.out ??= new ScanOutput(this));
+  }
+
+  /** The stream's `_read`: hands on what is held, then lets the request flow. */
+  pull(out: Readable): void {
     if (this.phase === 'decided') this.phase = 'flowing';
     if (this.phase !== 'flowing') return;
     while (this.heldAt < this.held.length) {
@@ -164,7 +172,7 @@ export class BodyScan extends Readable {
       this.held[this.heldAt++] = EMPTY;
       this.heldBytes -= chunk.length + CHUNK_OVERHEAD;
       this.options.budget.release(chunk.length + CHUNK_OVERHEAD, this.options.holder);
-      if (!this.push(chunk)) return;
+      if (!out.push(chunk)) return;
     }
     this.held = [];
     this.heldAt = 0;
@@ -198,7 +206,7 @@ export class BodyScan extends Readable {
     if (this.total > this.options.maxBody) return this.fail(Errors.payloadTooLarge(this.options.maxBody));
     if (!this.scanner.write(chunk)) return this.fail(scanRefusal(this.scanner.problem!));
     if (this.endsEarly()) return this.fail(scanRefusal({ reason: 'not_json' }));
-    if (!this.push(chunk)) this.req.pause();
+    if (!this.out!.push(chunk)) this.req.pause();
   }
 
   /** The declared length is all here but the object has not closed: the last chunk is withheld. */
@@ -225,7 +233,7 @@ export class BodyScan extends Readable {
     if (this.total > 0 && !this.scanner.end()) return this.fail(scanRefusal(this.scanner.problem!));
     this.phase = 'ended';
     this.release();
-    this.push(null);
+    this.out!.push(null);
   }
 
   private readonly onAbort = (): void => {
@@ -260,5 +268,16 @@ export class BodyScan extends Readable {
     this.held = [];
     this.heldAt = 0;
     this.heldBytes = 0;
+  }
+}
+
+/** A scanned body as a stream: it only asks its scan for more (flowing is reached only through `_read`). */
+class ScanOutput extends Readable {
+  constructor(private readonly scan: BodyScan) {
+    super();
+  }
+
+  override _read(): void {
+    this.scan.pull(this);
   }
 }

@@ -2,9 +2,9 @@
  * The budget plugin's services (PluginHost.spend): the price book, each org's
  * cap as cached in memory (OrgLimits), and the SpendLedger's reservations. A
  * reservation handed to the plugin is an opaque token: the ledger's hold it
- * stands for (the caps' counters it was made under) stays here (a WeakMap),
- * and it can be refunded or settled once only, so nothing a stage does can
- * add money to a counter.
+ * stands for (the caps' counters it was made under) is a private field no
+ * plugin can read or set (a `Reservation`), and it can be refunded or settled
+ * once only, so nothing a stage does can add money to a counter.
  */
 import { Errors } from '../errors.js';
 import type { PriceBook } from '../catalog/prices.js';
@@ -12,25 +12,38 @@ import type { SpendCap, SpendHold, SpendLedger } from '../accounting/spend-ledge
 import type { OrgLimits } from '../vault/org-limits.js';
 import type { SpendHost, SpendReservation } from './contracts.js';
 
-export function spendHost(ledger: SpendLedger, limits: OrgLimits, prices: PriceBook): SpendHost {
-  const open = new WeakMap<SpendReservation, SpendHold>();
-  /** The reservation's hold, once: a second refund or settle finds nothing. */
-  const close = (r: SpendReservation): SpendHold | undefined => {
-    const hold = open.get(r);
-    open.delete(r);
+/** What a plugin holds: the amount (read-only), and the ledger's hold, out of its reach, closed once. */
+class Reservation implements SpendReservation {
+  readonly #micros: number;
+  #hold: SpendHold | undefined;
+
+  constructor(hold: SpendHold, micros: number) {
+    this.#hold = hold;
+    this.#micros = micros;
+  }
+
+  get micros(): number {
+    return this.#micros;
+  }
+
+  /** The reservation's hold, once: a second refund or settle finds nothing, nor does an object this did not make. */
+  static close(r: SpendReservation): SpendHold | undefined {
+    if (typeof r !== 'object' || r === null || !(#hold in r)) return undefined;
+    const hold = (r as Reservation).#hold;
+    (r as Reservation).#hold = undefined;
     return hold;
-  };
+  }
+}
+
+export function spendHost(ledger: SpendLedger, limits: OrgLimits, prices: PriceBook): SpendHost {
+  const close = Reservation.close;
   const capsOf = (request: Parameters<SpendHost['reserve']>[0]): SpendCap[] => {
     const caps: SpendCap[] = [];
     if (request.tokenBudget !== undefined) caps.push(ledger.tokenCap(request.tokenId, request.tokenBudget));
     if (request.orgLimit !== null) caps.push(ledger.orgCap(request.orgId, request.orgLimit));
     return caps;
   };
-  const opened = (held: SpendHold, micros: number): SpendReservation => {
-    const reservation: SpendReservation = Object.freeze({ micros });
-    open.set(reservation, held);
-    return reservation;
-  };
+  const opened = (held: SpendHold, micros: number): SpendReservation => new Reservation(held, micros);
   return {
     price: (providerId, model) => prices.lookup(providerId, model),
     peekOrgLimit: (orgId) => limits.peek(orgId),

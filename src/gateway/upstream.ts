@@ -127,7 +127,7 @@ export class UpstreamProxy {
           scan.discard();
           ctx.body?.resume();
         }, true));
-        body = scan;
+        body = scan.stream();
       }
     } else if (ctx.body && req.headers['content-length'] === undefined && !runtime.signer.needsBody) {
       const source = ctx.body;
