@@ -114,10 +114,21 @@ export class TokenLimits {
 
   /** Reserves `tokens` of the token's `perMinute` over the last 60 s, or 429 tokens_per_minute_exceeded. */
   async reserveTokens(tokenId: string, perMinute: number, tokens: number): Promise<LimitHold> {
+    const now = this.reserveTokensNow(tokenId, perMinute, tokens);
+    if (now) return now;
+    const counter = this.keeper.counter(`tpm:tok:${tokenId}`, perMinute, TPM_PLAN);
+    if (!(await counter.acquire(tokens, 'reserve'))) throw Errors.tokensPerMinuteExceeded(this.retryAfter(counter));
+    return { counter, gen: counter.gen, units: tokens };
+  }
+
+  /**
+   * The same reservation made now from what this instance holds (no store call, no promise), or undefined when
+   * it would have to wait for the store (then call reserveTokens). Refuses only what no window can hold.
+   */
+  reserveTokensNow(tokenId: string, perMinute: number, tokens: number): LimitHold | undefined {
     if (tokens > perMinute) throw Errors.tokensPerMinuteExceeded(60);
     const counter = this.keeper.counter(`tpm:tok:${tokenId}`, perMinute, TPM_PLAN);
-    if (tokens > 0 && !counter.take(tokens, 'reserve') && !(await counter.acquire(tokens, 'reserve'))) throw Errors.tokensPerMinuteExceeded(this.retryAfter(counter));
-    return { counter, gen: counter.gen, units: tokens };
+    return tokens === 0 || counter.take(tokens, 'reserve') ? { counter, gen: counter.gen, units: tokens } : undefined;
   }
 
   /**

@@ -56,7 +56,9 @@ async function run(seed: number, steps: number) {
     } else if (r < 0.45) {
       const worst = 1 + Math.floor(rnd() * cap * (rnd() < 0.8 ? 0.1 : 0.6));
       try {
-        const hold = await inst.limits.reserveTokens(TOKEN, cap, worst);
+        // Half the time the way the stage asks: in the same turn from what is held, else waiting for the store.
+        const now = rnd() < 0.5 ? inst.limits.reserveTokensNow(TOKEN, cap, worst) : undefined;
+        const hold = now ?? await inst.limits.reserveTokens(TOKEN, cap, worst);
         const uses = rnd() < 0.3 ? worst : Math.floor(rnd() * (worst + 1));
         forwarded.push({ at: clock.now(), tokens: uses });
         inst.inFlight.push({ hold, uses });
