@@ -8,7 +8,9 @@
  * put back. Both servers call the same request handler through the compatibility
  * API (filled in where the handler reads what it lacks: compatRequest, compatResponse). The HTTP/2 side is bounded: concurrent streams, header list size, session
  * memory, and an idle timeout; a socket that sends nothing is dropped after the
- * header timeout. Sessions are tracked so a drain can close them.
+ * header timeout. New streams are handed to the handler at most STREAMS_PER_TURN
+ * to a turn of the event loop, in order (TurnQueue), so a burst of them cannot
+ * hold up every other connection. Sessions are tracked so a drain can close them.
  *
  * HTTP/2 streams keep HTTP/1.1's deadlines (KEYWARD_HEADERS_TIMEOUT_MS,
  * KEYWARD_BODY_TIMEOUT_MS): a session must bring its first request's headers
