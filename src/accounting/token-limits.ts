@@ -116,7 +116,7 @@ export class TokenLimits {
   async reserveTokens(tokenId: string, perMinute: number, tokens: number): Promise<LimitHold> {
     const now = this.reserveTokensNow(tokenId, perMinute, tokens);
     if (now) return now;
-    const counter = this.keeper.counter(`tpm:tok:${tokenId}`, perMinute, TPM_PLAN);
+    const counter = this.tpmCounter(tokenId, perMinute);
     if (!(await counter.acquire(tokens, 'reserve'))) throw Errors.tokensPerMinuteExceeded(this.retryAfter(counter));
     return { counter, gen: counter.gen, units: tokens };
   }
@@ -127,8 +127,13 @@ export class TokenLimits {
    */
   reserveTokensNow(tokenId: string, perMinute: number, tokens: number): LimitHold | undefined {
     if (tokens > perMinute) throw Errors.tokensPerMinuteExceeded(60);
-    const counter = this.keeper.counter(`tpm:tok:${tokenId}`, perMinute, TPM_PLAN);
+    const counter = this.tpmCounter(tokenId, perMinute);
     return tokens === 0 || counter.take(tokens, 'reserve') ? { counter, gen: counter.gen, units: tokens } : undefined;
+  }
+
+  /** The token's rolling counter (one per token, kept by the lease keeper). */
+  private tpmCounter(tokenId: string, perMinute: number): HeldLease {
+    return this.keeper.counter(`tpm:tok:${tokenId}`, perMinute, TPM_PLAN);
   }
 
   /**

@@ -36,14 +36,12 @@ class Reservation implements SpendReservation {
 }
 
 export function spendHost(ledger: SpendLedger, limits: OrgLimits, prices: PriceBook): SpendHost {
-  const close = Reservation.close;
   const capsOf = (request: Parameters<SpendHost['reserve']>[0]): SpendCap[] => {
     const caps: SpendCap[] = [];
     if (request.tokenBudget !== undefined) caps.push(ledger.tokenCap(request.tokenId, request.tokenBudget));
     if (request.orgLimit !== null) caps.push(ledger.orgCap(request.orgId, request.orgLimit));
     return caps;
   };
-  const opened = (held: SpendHold, micros: number): SpendReservation => new Reservation(held, micros);
   return {
     price: (providerId, model) => prices.lookup(providerId, model),
     peekOrgLimit: (orgId) => limits.peek(orgId),
@@ -51,18 +49,18 @@ export function spendHost(ledger: SpendLedger, limits: OrgLimits, prices: PriceB
     async reserve(request, micros) {
       const held = await ledger.reserve(capsOf(request), micros);
       if ('kind' in held) throw Errors.budgetExhausted(held.kind, held.kind === 'org' ? ledger.secondsToMonthEnd() : undefined);
-      return opened(held, micros);
+      return new Reservation(held, micros);
     },
     reserveNow(request, micros) {
       const held = ledger.reserveNow(capsOf(request), micros);
-      return held && opened(held, micros);
+      return held && new Reservation(held, micros);
     },
     refund(reservation) {
-      const hold = close(reservation);
+      const hold = Reservation.close(reservation);
       if (hold) ledger.refund(hold);
     },
     settle(reservation, actualMicros) {
-      const hold = close(reservation);
+      const hold = Reservation.close(reservation);
       if (hold) ledger.settle(hold, actualMicros);
     },
     releaseAll: () => ledger.releaseAll(),

@@ -161,7 +161,8 @@ export const STREAMS_PER_TURN = 16;
  * marks the turn, so this is ordering, not a timer: nothing here reads the clock).
  */
 export class TurnQueue {
-  private readonly jobs: Array<() => void> = [];
+  /** Waiting jobs from `head` on; those before it have run (their slots emptied so nothing is kept alive). */
+  private readonly jobs: Array<(() => void) | undefined> = [];
   private head = 0;
   private ranThisTurn = 0;
   private armed = false;
@@ -192,7 +193,7 @@ export class TurnQueue {
     this.ranThisTurn = 0;
     while (this.head < this.jobs.length && this.ranThisTurn < this.perTurn) {
       const job = this.jobs[this.head]!;
-      this.jobs[this.head++] = undefined as unknown as () => void;
+      this.jobs[this.head++] = undefined;
       this.ranThisTurn++;
       this.arm();
       job();
