@@ -206,7 +206,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     },
   };
   const plugins = await loadPlugins(config, host, log);
-  const budget = new BufferBudget(config.bufferBudget, config.bufferPerToken);
+  const budget = new BufferBudget(config.bufferBudget, config.bufferPerToken, config.bufferPerOrg);
   c.register(BufferBudget, { useValue: budget });
   const pipeline = new Pipeline(pipelineStages({
     config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, budget, limits: c.resolve(TokenLimits), prices: c.resolve(PriceBook),

@@ -13,6 +13,7 @@ import type { Provider } from '../catalog/registry.js';
 import type { CompiledRoute } from '../catalog/path.js';
 import type { ResolvedToken } from '../vault/token-service.js';
 import type { BodyScan } from './body-scan.js';
+import type { BufferHolder } from './buffer-budget.js';
 import { rawHeaderCount } from './headers.js';
 import type { ProxyContext } from './contracts.js';
 import type { ElementsFound, FieldValue } from './json-field-scanner.js';
@@ -28,6 +29,7 @@ export class RequestContext implements ProxyContext {
   readonly #req: IncomingMessage;
   readonly #res: ServerResponse;
   #state: Map<string, unknown> | undefined;
+  #bufferHolder: BufferHolder | undefined;
 
   readonly method: string;
   readonly startedAt = process.hrtime.bigint();
@@ -121,6 +123,14 @@ export class RequestContext implements ProxyContext {
 
   get tokenId(): string | undefined {
     return this.auth?.token.id;
+  }
+
+  /** Whose shares of the buffer budget this request's held bytes count against (its token and organisation), once resolved. */
+  get bufferHolder(): BufferHolder | undefined {
+    const auth = this.auth;
+    if (!auth) return undefined;
+    if (this.#bufferHolder?.token !== auth.token.id) this.#bufferHolder = { token: auth.token.id, org: auth.credential.orgId };
+    return this.#bufferHolder;
   }
 
   get providerId(): string | undefined {
