@@ -4,7 +4,8 @@
  * req/res are true private fields, so a plugin cannot reach them even from
  * plain JavaScript: only the core (gateway, body stage) gets them, through
  * requestOf/responseOf. Ids are getters over the resolved token, and the
- * plugins' state map is made on first use, so a request costs one object here.
+ * plugins' state map (and the buffer holder, for a body held) is made on first use, so a request
+ * costs one object here.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
