@@ -47,6 +47,7 @@ export interface Config extends FederationConfig {
   maxAdminBody: number; // KEYWARD_MAX_ADMIN_BODY: the largest admin API request body (admin bodies are small JSON documents)
   bufferBudget: number; // KEYWARD_BUFFER_BUDGET: bytes all proxied requests together may hold while scans decide them
   bufferPerToken: number; // KEYWARD_BUFFER_PER_TOKEN: the share of that one token's requests may hold (none can starve the others)
+  bufferPerOrg: number; // KEYWARD_BUFFER_PER_ORG: the share one organisation's tokens may hold together (default a quarter of the budget)
   pools: { attempts: number; retryBodyMax: number }; // KEYWARD_POOL_ATTEMPTS (members tried per request), KEYWARD_RETRY_BODY_MAX (larger bodies are not retried)
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
@@ -283,15 +284,14 @@ export function loadConfig(env: Env = process.env): Config {
     return ms;
   };
   const maxTtlMs = duration('KEYWARD_MAX_TTL', '30d');
-  const maxBodyRaw = get('KEYWARD_MAX_BODY') ?? '32mb';
-  const maxBody = parseSize(maxBodyRaw);
-  if (maxBody === undefined) throw new ConfigError('KEYWARD_MAX_BODY', 'a size such as 512kb or 32mb', maxBodyRaw);
-  const size = (name: string, dflt: string): number => {
-    const raw = get(name) ?? dflt;
+  const size = (name: string, dflt: string | number): number => {
+    const raw = get(name) ?? String(dflt);
     const n = parseSize(raw);
     if (n === undefined) throw new ConfigError(name, 'a size such as 64kb or 64mb', raw);
     return n;
   };
+  const maxBody = size('KEYWARD_MAX_BODY', '32mb');
+  const bufferBudget = size('KEYWARD_BUFFER_BUDGET', '64mb');
 
   const dir = (name: string, dflt: string): string => path.resolve(get(name) ?? dflt);
   /** A folder the operator named must exist: a typo would otherwise load the built-ins, or nothing, silently. */
@@ -337,8 +337,9 @@ export function loadConfig(env: Env = process.env): Config {
     maxTtlMs,
     maxBody,
     maxAdminBody: size('KEYWARD_MAX_ADMIN_BODY', '64kb'),
-    bufferBudget: size('KEYWARD_BUFFER_BUDGET', '64mb'),
+    bufferBudget,
     bufferPerToken: size('KEYWARD_BUFFER_PER_TOKEN', '8mb'),
+    bufferPerOrg: size('KEYWARD_BUFFER_PER_ORG', Math.max(1, Math.floor(bufferBudget / 4))),
     pools: { attempts: int('KEYWARD_POOL_ATTEMPTS', 3, 1, 16), retryBodyMax: size('KEYWARD_RETRY_BODY_MAX', '1mb') },
     headersTimeoutMs: int('KEYWARD_HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
     bodyTimeoutMs: int('KEYWARD_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),

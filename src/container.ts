@@ -14,6 +14,7 @@ import { TrustPoliciesApi } from './api/trust-policies.js';
 import { PoolsApi } from './api/pools.js';
 import { PoolService } from './vault/pool-service.js';
 import { TokenLimits } from './accounting/token-limits.js';
+import { TokenCaps } from './accounting/token-caps.js';
 import { TokenExchangeApi } from './api/token-exchange.js';
 import { OidcVerifier } from './identity/oidc-verifier.js';
 import { TokenExchange } from './identity/token-exchange.js';
@@ -119,7 +120,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   const clock = options.clock ?? systemClock;
   c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => clock.now()) });
   // Services are singletons within this container (tests run several servers in one process).
-  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits];
+  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits, TokenCaps];
   for (const cls of services) c.registerSingleton(cls as never);
   c.register(RateLimiter, { useValue: new RateLimiter(() => timers.elapsed()) });
   // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
@@ -206,7 +207,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     },
   };
   const plugins = await loadPlugins(config, host, log);
-  const budget = new BufferBudget(config.bufferBudget, config.bufferPerToken);
+  const budget = new BufferBudget(config.bufferBudget, config.bufferPerToken, config.bufferPerOrg);
   c.register(BufferBudget, { useValue: budget });
   const pipeline = new Pipeline(pipelineStages({
     config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, budget, limits: c.resolve(TokenLimits), prices: c.resolve(PriceBook),
@@ -320,6 +321,8 @@ export interface Vault {
   usage: UsageRecorder;
   /** The month against the free tier, as GET /v1/usage answers it. */
   usageSummaries: UsageSummaries;
+  /** A token's caps from their ledgers, as GET /v1/tokens/:id answers them. */
+  tokenCaps: TokenCaps;
   /** The loaded providers (the same registry the services use). */
   providers: ProviderRegistry;
   audit: AuditLog;
@@ -350,6 +353,7 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
     pools: c.resolve(PoolService),
     usage,
     usageSummaries: c.resolve(UsageSummaries),
+    tokenCaps: c.resolve(TokenCaps),
     providers: c.resolve<ProviderRegistry>(Symbols.ProviderRegistry),
     secrets: c.resolve(DeploymentSecrets),
     signingKeys: c.resolve(SigningKeyRing),

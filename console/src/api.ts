@@ -36,6 +36,13 @@ export interface Credential {
   [plain: string]: unknown;
 }
 
+/** A token's caps as its refusals read them: `limit − used − held` is what a new request can still get. */
+export interface TokenCaps {
+  budget_usd?: { used: string; held: string; limit: string };
+  tokens_per_minute?: { used_in_window: number; held: number; limit: number };
+  max_requests?: { used: number; held: number; limit: number };
+}
+
 export interface Token {
   id: string;
   credential_id: string;
@@ -51,7 +58,11 @@ export interface Token {
   rate_limit?: number;
   budget_usd?: string;
   tools?: string[];
+  tokens_per_minute?: number;
+  max_concurrent?: number;
   usage?: UsageCounts;
+  /** On GET /v1/tokens/:id: each cap from the ledger its refusals use. */
+  caps?: TokenCaps;
   /** Only in the mint response, once. */
   token?: string;
 }

@@ -33,6 +33,9 @@ const TOKEN_SWEEP_MS = 30_000;
  */
 const REFUND_AFTER_CHANGE_MS = 10_000;
 
+/** The lease key of a token's `max_requests`. */
+export const tokenRequestsKey = (tokenId: string): string => `token:${tokenId}`;
+
 export function blockSize(limit: number, leasedTotal: number): number {
   const left = limit - leasedTotal;
   return Math.max(1, Math.min(MAX_BLOCK, Math.floor(left * BLOCK_FRACTION)));
@@ -91,7 +94,7 @@ export class QuotaLedger {
 
   /** One request of a token's lifetime `max_requests`. Throws 429 token_exhausted. `expiresAt`: the token's, for the sweep. */
   async reserveToken(tokenId: string, max: number, expiresAt = Infinity): Promise<void> {
-    const key = `token:${tokenId}`;
+    const key = tokenRequestsKey(tokenId);
     if (this.clock.now() - this.lastSweep >= TOKEN_SWEEP_MS) this.sweepTokens();
     this.tokenExpiry.set(key, expiresAt);
     const c = this.keeper.counter(key, max, QUOTA_PLAN);
@@ -105,7 +108,7 @@ export class QuotaLedger {
 
   /** Gives back a unit reserved for a request that was then refused (it was never forwarded). */
   refundToken(tokenId: string): void {
-    this.unuse(`token:${tokenId}`);
+    this.unuse(tokenRequestsKey(tokenId));
   }
 
   private unuse(key: string): void {

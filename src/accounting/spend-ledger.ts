@@ -62,6 +62,9 @@ const SPEND_PLAN: LeasePlan = {
 
 const isSpendKey = (key: string) => key.startsWith('spend:');
 
+/** The lease key of a token's `budget_usd`. */
+export const tokenSpendKey = (tokenId: string): string => `spend:tok:${tokenId}`;
+
 @injectable()
 export class SpendLedger {
   private period = '';
@@ -75,7 +78,7 @@ export class SpendLedger {
   ) {}
 
   tokenCap(tokenId: string, budgetMicros: number): SpendCap {
-    return { kind: 'token', key: `spend:tok:${tokenId}`, limit: budgetMicros };
+    return { kind: 'token', key: tokenSpendKey(tokenId), limit: budgetMicros };
   }
 
   orgCap(orgId: string, limitMicros: number): SpendCap {

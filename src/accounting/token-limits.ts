@@ -50,6 +50,9 @@ interface UseWindow {
   armed: boolean;
 }
 
+/** The lease key of a token's `tokens_per_minute`. */
+export const tpmKey = (tokenId: string): string => `tpm:tok:${tokenId}`;
+
 /** Slots are claimed as needed (no block beyond the shortfall), so instances share a small limit. */
 const SLOT_PLAN: LeasePlan = { claimSize: (_limit, _outstanding, short) => short, refusalMs: 250, pool: true };
 const TPM_PLAN: LeasePlan = { claimSize: (limit, outstanding, short) => spendBlock(limit, outstanding, short), refusalMs: 1000, pool: true };
@@ -133,7 +136,17 @@ export class TokenLimits {
 
   /** The token's rolling counter (one per token, kept by the lease keeper). */
   private tpmCounter(tokenId: string, perMinute: number): HeldLease {
-    return this.keeper.counter(`tpm:tok:${tokenId}`, perMinute, TPM_PLAN);
+    return this.keeper.counter(tpmKey(tokenId), perMinute, TPM_PLAN);
+  }
+
+  /** Tokens this instance's current holder of the token's window has used in it (the token view: token-caps.ts); 0 when it holds none. */
+  inWindow(tokenId: string): number {
+    const counter = this.keeper.peek(tpmKey(tokenId));
+    const w = counter && this.windows.get(counter);
+    if (!w) return 0;
+    let units = 0;
+    for (let i = w.head; i < w.uses.length; i++) if (w.uses[i]!.gen === counter.gen) units += w.uses[i]!.units;
+    return units;
   }
 
   /**

@@ -6,6 +6,7 @@
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
+import { TokenCaps } from '../accounting/token-caps.js';
 import { UsageRecorder } from '../accounting/usage-recorder.js';
 import type { Router } from '../http/router.js';
 import { Symbols } from '../symbols.js';
@@ -30,6 +31,7 @@ export class TokensApi {
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(TokenService) private readonly tokens: TokenService,
     @inject(UsageRecorder) private readonly usage: UsageRecorder,
+    @inject(TokenCaps) private readonly caps: TokenCaps,
   ) {}
 
   register(router: Router): void {
@@ -65,15 +67,16 @@ export class TokensApi {
     });
 
     router.add('GET', '/v1/tokens/:id', {
-      auth: 'org', roles: [...READERS, 'minter'], operationId: 'getToken', tag: 'tokens', summary: 'Get a proxy token, with its usage',
-      description: 'A minter reads only the tokens it minted (another\'s answers 404).',
-      response: { status: 200, schema: Token, description: 'The token with `usage`.' },
+      auth: 'org', roles: [...READERS, 'minter'], operationId: 'getToken', tag: 'tokens', summary: 'Get a proxy token, with its usage and caps',
+      description: 'A minter reads only the tokens it minted (another\'s answers 404). `caps` shows each of the token\'s caps (`budget_usd`, `tokens_per_minute`, `max_requests`) from the ledger its refusals use: `used` and `held` against `limit`, so a token refused for a cap is never shown room left under it.',
+      response: { status: 200, schema: Token, description: 'The token with `usage` and `caps`.' },
       errors: ['not_found'],
     }, async (r) => {
       const record = await this.tokens.get(orgOf(r).id, r.params.id!);
       const minter = minterOf(r);
       if (minter !== undefined && record.createdBy !== minter) throw Errors.notFound('No such token.');
-      return { status: 200, body: tokenView(record, this.clock.now(), await this.usage.get('tok', record.id)) };
+      const usage = await this.usage.get('tok', record.id);
+      return { status: 200, body: tokenView(record, this.clock.now(), usage, await this.caps.of(record, usage)) };
     });
 
     router.add('PATCH', '/v1/tokens/:id', {

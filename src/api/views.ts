@@ -4,6 +4,7 @@
  * keys and token values are not in records (a value shown once is passed in by its creator).
  */
 import type { Static } from '@sinclair/typebox';
+import type { TokenCapsView } from '../accounting/token-caps.js';
 import type { Breakdown } from '../accounting/usage-breakdown.js';
 import type { DayUsage, UsageSummary } from '../accounting/usage-summary.js';
 import { formatUsd } from '../catalog/money.js';
@@ -12,7 +13,7 @@ import { isPoolId, type AdminKeyRecord, AuditRecord, CredentialRecord, OrgRecord
 import type { AdminKey, AdminKeyCreated, Caller } from './schemas/admin-keys.js';
 import type { CredentialView } from './schemas/credentials.js';
 import type { Organization, OrganizationSettings, OrgSelf } from './schemas/orgs.js';
-import type { Token, TokenCreated } from './schemas/tokens.js';
+import type { Token, TokenCaps, TokenCreated } from './schemas/tokens.js';
 import type { AuditEvent, Usage, UsageBreakdown, UsageCounts, UsageDay } from './schemas/usage.js';
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
@@ -93,7 +94,17 @@ export function credentialView(c: CredentialRecord, usage?: UsageCountsRecord): 
   };
 }
 
-export function tokenView(t: Omit<TokenRecord, 'tokenHash'>, now: number, usage?: UsageCountsRecord): Static<typeof Token> {
+/** A token's caps as read from their ledgers (accounting/token-caps.ts), in the API's units. */
+export function tokenCapsView(c: TokenCapsView): Static<typeof TokenCaps> {
+  return {
+    ...(c.budget ? { budget_usd: { used: formatUsd(c.budget.used), held: formatUsd(c.budget.held), limit: formatUsd(c.budget.limit) } } : {}),
+    ...(c.tokensPerMinute ? { tokens_per_minute: { used_in_window: c.tokensPerMinute.usedInWindow, held: c.tokensPerMinute.held, limit: c.tokensPerMinute.limit } } : {}),
+    ...(c.maxRequests ? { max_requests: { used: c.maxRequests.used, held: c.maxRequests.held, limit: c.maxRequests.limit } } : {}),
+  };
+}
+
+/** `usage` and `caps`: GET /v1/tokens/:id only. */
+export function tokenView(t: Omit<TokenRecord, 'tokenHash'>, now: number, usage?: UsageCountsRecord, caps?: TokenCapsView): Static<typeof Token> {
   return {
     id: t.id,
     object: 'token',
@@ -112,6 +123,7 @@ export function tokenView(t: Omit<TokenRecord, 'tokenHash'>, now: number, usage?
     ...(t.scopes.tokensPerMinute !== undefined ? { tokens_per_minute: t.scopes.tokensPerMinute } : {}),
     ...(t.scopes.maxConcurrent !== undefined ? { max_concurrent: t.scopes.maxConcurrent } : {}),
     ...(usage ? { usage: usageView(usage) } : {}),
+    ...(caps ? { caps: tokenCapsView(caps) } : {}),
   };
 }
 

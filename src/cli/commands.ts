@@ -262,11 +262,16 @@ export const COMMANDS: Command[] = [
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
       const t = await vault.tokens.get(org.id, idArg(ctx, 'tok', 'the token'));
-      const view = tokenView(t, Date.now(), await vault.usage.get('tok', t.id));
+      const usage = await vault.usage.get('tok', t.id);
+      const view = tokenView(t, Date.now(), usage, await vault.tokenCaps.of(t, usage));
+      // Each cap as its refusals read it (the same figures as GET /v1/tokens/:id's `caps`).
+      const { budget_usd: budget, tokens_per_minute: tpm, max_requests: max } = view.caps!;
       emit(ctx, view, fields([
         ['id', view.id], ['name', view.name], ['credential_id', view.credential_id], ['status', view.status], ['created_at', view.created_at], ['expires_at', view.expires_at],
-        ['models', view.models?.join(', ')], ['paths', view.paths?.join(', ')], ['max_requests', view.max_requests], ['rate_limit', view.rate_limit],
-        ['budget_usd', view.budget_usd], ['tools', view.tools?.join(', ')], ['requests', view.usage!.requests], ['spend_usd', view.usage!.spend_usd],
+        ['models', view.models?.join(', ')], ['paths', view.paths?.join(', ')], ['max_requests', max && `${max.used} used, ${max.held} held of ${max.limit}`], ['rate_limit', view.rate_limit],
+        ['budget_usd', budget && `${budget.used} used, ${budget.held} held of ${budget.limit}`],
+        ['tokens_per_minute', tpm && `${tpm.used_in_window} used in the window, ${tpm.held} held of ${tpm.limit}`], ['max_concurrent', view.max_concurrent],
+        ['tools', view.tools?.join(', ')], ['requests', view.usage!.requests], ['spend_usd', view.usage!.spend_usd],
       ]));
     },
   },

@@ -6,8 +6,9 @@
  * Promises: the bytes read are held only until the wanted fields are found or
  * the top-level object closes (`decided`; with `toEnd`, only when it closes, so
  * the whole body's length and every field are known); all bytes held by all requests stay
- * within the BufferBudget, and one token's within its share of it (a request that would pass
- * either is refused with 503 `overloaded` before anything is forwarded); the body is then handed on whole
+ * within the BufferBudget, one token's within its share of it and one organisation's within
+ * its share (a request that would pass
+ * any is refused with 503 `overloaded` before anything is forwarded); the body is then handed on whole
  * (`takeWhole`, when every declared byte is held) or as a Readable (`stream`) that
  * hands the held chunks (the same Buffers, never copied) and then the rest of
  * the request, with backpressure, to the upstream leg. The scan keeps watching
@@ -19,7 +20,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { Errors, type ApiError } from '../errors.js';
-import type { BufferBudget } from './buffer-budget.js';
+import type { BufferBudget, BufferHolder } from './buffer-budget.js';
 import type { MessagesFound } from './json-fields.js';
 import { JsonFieldScanner, type ElementsFound, type ElementsWanted, type FieldValue, type ScanProblem } from './json-field-scanner.js';
 
@@ -36,8 +37,8 @@ export interface BodyScanOptions {
   /** KEYWARD_MAX_BODY. */
   maxBody: number;
   budget: BufferBudget;
-  /** Whose share of the budget the held bytes count against (the proxy token's id). */
-  holder?: string;
+  /** Whose shares of the budget the held bytes count against (the proxy token and its organisation). */
+  holder?: BufferHolder;
   /** Decide only when the top-level object closes (a spend budget needs the whole body's length). */
   toEnd?: boolean;
   /** Keys to notice at any depth (JsonFieldScanner's `anyKeys`). */

@@ -4,8 +4,10 @@
  * and give them back as they are forwarded or dropped; a take that would pass
  * the ceiling is refused, so the sum never passes it, however many requests.
  * Each holder (a proxy token) may hold at most its share of it
- * (KEYWARD_BUFFER_PER_TOKEN) at once, across all its requests: one token
- * trickling bodies cannot take the budget every other token needs.
+ * (KEYWARD_BUFFER_PER_TOKEN) at once, across all its requests, and all the
+ * tokens of one organisation together at most the organisation's share
+ * (KEYWARD_BUFFER_PER_ORG): one token trickling bodies, or one organisation's
+ * many tokens, cannot take the budget every other organisation needs.
  *
  * Given-back bytes are garbage, and V8 collects Buffer memory lazily (it lets
  * tens of megabytes of it pile up before collecting), so the process would
@@ -38,16 +40,31 @@ function collect(): Collect | null {
 
 const MIB = 1024 * 1024;
 
+/** Whose shares a take counts against: the proxy token's id and its organisation's. */
+export interface BufferHolder {
+  readonly token: string;
+  readonly org: string;
+}
+
+/** Adds `bytes` to `key`'s count in `counts` (removing it at zero). */
+function adjust(counts: Map<string, number>, key: string, bytes: number): void {
+  const left = (counts.get(key) ?? 0) + bytes;
+  if (left > 0) counts.set(key, left);
+  else counts.delete(key);
+}
+
 export class BufferBudget {
   private heldBytes = 0;
   private givenBack = 0;
   private collecting = false;
   private readonly collectEvery: number;
-  /** Bytes held per holder, while it holds any. */
-  private readonly holders = new Map<string, number>();
+  /** Bytes held per token, while it holds any. */
+  private readonly tokens = new Map<string, number>();
+  /** Bytes held per organisation, while any of its tokens holds any. */
+  private readonly orgs = new Map<string, number>();
 
-  /** `perHolder`: the most one holder may hold at once (default: the whole limit). */
-  constructor(readonly limit: number, readonly perHolder: number = limit) {
+  /** `perHolder`: the most one token may hold at once; `perOrg`: the most one organisation's tokens may hold together (defaults: the whole limit). */
+  constructor(readonly limit: number, readonly perHolder: number = limit, readonly perOrg: number = limit) {
     this.collectEvery = Math.min(16 * MIB, Math.max(MIB, Math.floor(limit / 8)));
   }
 
@@ -56,30 +73,35 @@ export class BufferBudget {
     return this.heldBytes;
   }
 
-  /** Bytes `holder` holds right now. */
-  heldBy(holder: string): number {
-    return this.holders.get(holder) ?? 0;
+  /** Bytes the token `tokenId` holds right now. */
+  heldBy(tokenId: string): number {
+    return this.tokens.get(tokenId) ?? 0;
   }
 
-  /** Takes `bytes` (for `holder`, when named); false (and nothing taken) when that would pass the limit or the holder's share. */
-  take(bytes: number, holder?: string): boolean {
+  /** Bytes the tokens of organisation `orgId` hold together right now. */
+  heldByOrg(orgId: string): number {
+    return this.orgs.get(orgId) ?? 0;
+  }
+
+  /** Takes `bytes` (for `holder`, when named); false (and nothing taken) when that would pass the limit, the token's share or its organisation's. */
+  take(bytes: number, holder?: BufferHolder): boolean {
     if (this.heldBytes + bytes > this.limit) return false;
     if (holder !== undefined) {
-      const mine = (this.holders.get(holder) ?? 0) + bytes;
-      if (mine > this.perHolder) return false;
-      this.holders.set(holder, mine);
+      if (this.heldBy(holder.token) + bytes > this.perHolder) return false;
+      if (this.heldByOrg(holder.org) + bytes > this.perOrg) return false;
+      adjust(this.tokens, holder.token, bytes);
+      adjust(this.orgs, holder.org, bytes);
     }
     this.heldBytes += bytes;
     return true;
   }
 
   /** Gives back `bytes` taken (for the same `holder`). */
-  release(bytes: number, holder?: string): void {
+  release(bytes: number, holder?: BufferHolder): void {
     if (bytes === 0) return;
     if (holder !== undefined) {
-      const left = (this.holders.get(holder) ?? 0) - bytes;
-      if (left > 0) this.holders.set(holder, left);
-      else this.holders.delete(holder);
+      adjust(this.tokens, holder.token, -bytes);
+      adjust(this.orgs, holder.org, -bytes);
     }
     this.heldBytes -= bytes;
     this.givenBack += bytes;

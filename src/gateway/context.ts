@@ -4,7 +4,8 @@
  * req/res are true private fields, so a plugin cannot reach them even from
  * plain JavaScript: only the core (gateway, body stage) gets them, through
  * requestOf/responseOf. Ids are getters over the resolved token, and the
- * plugins' state map is made on first use, so a request costs one object here.
+ * plugins' state map (and the buffer holder, for a body held) is made on first use, so a request
+ * costs one object here.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -13,6 +14,7 @@ import type { Provider } from '../catalog/registry.js';
 import type { CompiledRoute } from '../catalog/path.js';
 import type { ResolvedToken } from '../vault/token-service.js';
 import type { BodyScan } from './body-scan.js';
+import type { BufferHolder } from './buffer-budget.js';
 import { rawHeaderCount } from './headers.js';
 import type { ProxyContext } from './contracts.js';
 import type { ElementsFound, FieldValue } from './json-field-scanner.js';
@@ -28,6 +30,7 @@ export class RequestContext implements ProxyContext {
   readonly #req: IncomingMessage;
   readonly #res: ServerResponse;
   #state: Map<string, unknown> | undefined;
+  #bufferHolder: BufferHolder | undefined;
 
   readonly method: string;
   readonly startedAt = process.hrtime.bigint();
@@ -121,6 +124,14 @@ export class RequestContext implements ProxyContext {
 
   get tokenId(): string | undefined {
     return this.auth?.token.id;
+  }
+
+  /** Whose shares of the buffer budget this request's held bytes count against (its token and organisation), once resolved. */
+  get bufferHolder(): BufferHolder | undefined {
+    const auth = this.auth;
+    if (!auth) return undefined;
+    if (this.#bufferHolder?.token !== auth.token.id) this.#bufferHolder = { token: auth.token.id, org: auth.credential.orgId };
+    return this.#bufferHolder;
   }
 
   get providerId(): string | undefined {

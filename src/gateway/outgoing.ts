@@ -13,7 +13,7 @@ import type { Readable } from 'node:stream';
 import { Errors, type ApiError } from '../errors.js';
 import type { CredentialSecrets, OutgoingRequest, Signer } from '../catalog/provider.js';
 import type { Provider } from '../catalog/registry.js';
-import type { BufferBudget } from './buffer-budget.js';
+import type { BufferBudget, BufferHolder } from './buffer-budget.js';
 import { CHUNK_OVERHEAD } from './body-scan.js';
 
 /** What a credential's values mean on the wire, worked out once per cached value. */
@@ -77,7 +77,7 @@ export interface WholeBody {
  * into one buffer of that size, charged once; a chunked body's chunks are charged as they come, then swapped
  * for the one joined buffer.
  */
-export function readWhole(source: Readable | IncomingMessage, declared: number | undefined, maxBody: number, budget: BufferBudget | undefined, holder?: string): WholeBody {
+export function readWhole(source: Readable | IncomingMessage, declared: number | undefined, maxBody: number, budget: BufferBudget | undefined, holder?: BufferHolder): WholeBody {
   let charged = 0;
   let settled = false;
   const take = (bytes: number): boolean => {

@@ -209,7 +209,7 @@ class PooledRequest implements Failover {
     const r = this.recording;
     if (!r || r.dropped) return;
     // Each chunk held is charged its object too (as the body scan charges), so many tiny ones cannot pass the budget.
-    if (r.bytes + chunk.length > this.router.config.pools.retryBodyMax || !this.router.budget.take(chunk.length + CHUNK_OVERHEAD, this.exchange.ctx.tokenId)) return this.dropRecording(r);
+    if (r.bytes + chunk.length > this.router.config.pools.retryBodyMax || !this.router.budget.take(chunk.length + CHUNK_OVERHEAD, this.exchange.ctx.bufferHolder)) return this.dropRecording(r);
     r.bytes += chunk.length;
     r.charged += chunk.length + CHUNK_OVERHEAD;
     r.chunks.push(chunk);
@@ -218,7 +218,7 @@ class PooledRequest implements Failover {
   private dropRecording(r: NonNullable<PooledRequest['recording']>): void {
     r.dropped = true;
     r.chunks.length = 0;
-    this.router.budget.release(r.charged, this.exchange.ctx.tokenId);
+    this.router.budget.release(r.charged, this.exchange.ctx.bufferHolder);
     r.charged = 0;
   }
 

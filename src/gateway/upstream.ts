@@ -179,7 +179,7 @@ export class UpstreamProxy {
     const { ctx, req } = flight.forward.exchange;
     const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
     const replay = flight.forward.replay;
-    const whole: WholeBody = replay ? { done: Promise.resolve(replay), abort: () => {}, release: () => {} } : readWhole(source, declared, this.config.maxBody, flight.forward.budget, ctx.tokenId);
+    const whole: WholeBody = replay ? { done: Promise.resolve(replay), abort: () => {}, release: () => {} } : readWhole(source, declared, this.config.maxBody, flight.forward.budget, ctx.bufferHolder);
     flight.whole = whole;
     let bytes: Buffer;
     try {

@@ -115,11 +115,14 @@ test('KEYWARD_MAX_ADMIN_BODY is configurable and does not limit proxy bodies (KE
   await r.text();
   t.is(r.status, 200);
   t.is(f.fake.received.at(-1)!.body, proxied);
-  for (const name of ['KEYWARD_MAX_ADMIN_BODY', 'KEYWARD_BUFFER_BUDGET']) {
+  for (const name of ['KEYWARD_MAX_ADMIN_BODY', 'KEYWARD_BUFFER_BUDGET', 'KEYWARD_BUFFER_PER_TOKEN', 'KEYWARD_BUFFER_PER_ORG']) {
     t.throws(() => loadConfig({ [name]: 'lots' }), { message: new RegExp(`^${name}: expected a size`) });
     t.throws(() => loadConfig({ [name]: '0kb' }), { message: new RegExp(`^${name}: expected a size`) });
   }
   t.is(loadConfig({}).maxAdminBody, LIMIT);
   t.is(loadConfig({}).bufferBudget, 64 * 1024 * 1024);
   t.is(loadConfig({ KEYWARD_BUFFER_BUDGET: '256kb' }).bufferBudget, 256 * 1024);
+  t.is(loadConfig({}).bufferPerOrg, 16 * 1024 * 1024, 'an organisation\'s share: a quarter of the budget by default');
+  t.is(loadConfig({ KEYWARD_BUFFER_BUDGET: '256kb' }).bufferPerOrg, 64 * 1024);
+  t.is(loadConfig({ KEYWARD_BUFFER_BUDGET: '256kb', KEYWARD_BUFFER_PER_ORG: '200kb' }).bufferPerOrg, 200 * 1024);
 });

@@ -10,6 +10,9 @@ import { TokenService } from '../../src/vault/token-service.js';
 import { api, createCredential, createOrg, mintToken, startApp, tempDir } from '../support/app.js';
 import { cli, cliAll } from '../support/cli.js';
 import { ManualClock } from '../support/clocks.js';
+import { budgetSetup, chat, chatBody, worstCase } from '../support/budget.js';
+import { formatUsd } from '../../src/catalog/money.js';
+import { eventually } from '../support/wait.js';
 
 const KEK = randomBytes(32).toString('base64');
 const envFor = (dataDir: string, extra: Record<string, string> = {}) => ({ KEYWARD_DATA_DIR: dataDir, KEYWARD_LOCAL_KEK: KEK, ...extra });
@@ -107,4 +110,30 @@ test('a token revoked with the CLI is refused by a running server within a secon
   t.is(await tokens.resolve(orphanTok.token), undefined, 'and the deleted credential\'s');
   t.truthy(await tokens.resolve(kept.token), 'other tokens are unaffected');
   t.is((await api(app, 'GET', `/v1/tokens/${doomed.id}`, { token: org.token })).status, 404);
+});
+
+test('tokens get shows each cap from its ledger, as GET /v1/tokens/:id does: budget_usd used, held and limit; max_requests likewise', async (t) => {
+  const dataDir = tempDir(t);
+  const s = await budgetSetup(t, { KEYWARD_LOCAL_KEK: KEK }, { dataDir });
+  const w = worstCase(chatBody(0));
+  const tok = await mintToken(s.app, s.org, s.credential, '1h', { budget_usd: formatUsd(2 * w), max_requests: 7 });
+  for (let i = 0; i < 3; i++) await chat(s.app.url, tok.token, chatBody(i));
+  t.is(s.up.received.length, 2, 'two worst cases fit the budget; the third was refused');
+  const env = envFor(dataDir, { KEYWARD_PROVIDERS_DIR: s.app.config.providersDir });
+  // The server writes its usage within a second or so: then the CLI, on the same store, reads what the API shows.
+  let shown: any;
+  await eventually(async () => {
+    shown = (await cli(['tokens', 'get', tok.id, '--org', s.org.id, '--json'], { env })).json;
+    return shown?.usage?.spend_usd === formatUsd(2 * w);
+  }, 'the server\'s usage written');
+  const viaApi = (await api(s.app, 'GET', `/v1/tokens/${tok.id}`, { token: s.org.token })).body;
+  t.deepEqual(shown.caps, viaApi.caps);
+  t.deepEqual(shown.caps.budget_usd, { used: formatUsd(2 * w), held: formatUsd(0), limit: formatUsd(2 * w) });
+  t.is(shown.caps.max_requests.used, 2);
+  t.is(shown.caps.max_requests.limit, 7);
+  const human = await cli(['tokens', 'get', tok.id, '--org', s.org.id], { env });
+  t.is(human.code, 0, human.stderr);
+  const line = (name: string) => human.stdout.split('\n').find((l) => l.startsWith(`${name}:`))?.replace(/^[a-z_]+: +/, '');
+  t.is(line('budget_usd'), `${formatUsd(2 * w)} used, 0.00 held of ${formatUsd(2 * w)}`);
+  t.is(line('max_requests'), `2 used, ${shown.caps.max_requests.held} held of 7`);
 });

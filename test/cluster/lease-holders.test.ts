@@ -7,59 +7,23 @@
  * shows used + held ≤ limit throughout and, once every request is refused, less than one request left.
  */
 import test from 'ava';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { api, createCredential, createOrg, mintToken, spawnServer, type SpawnedServer } from '../support/app.js';
 import { startEmulator } from '../support/firestore-emulator.js';
 import { providersDir } from '../support/providers-dir.js';
 import { chat, chatBody, worstCase } from '../support/budget.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
+import { startHoldingUpstream } from '../support/holding-upstream.js';
 import { formatUsd, parseUsd } from '../../src/catalog/money.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
 
 const TTL_MS = 3000;
-
-/**
- * An OpenAI-shaped upstream: a JSON answer reporting the request's worst case as its usage, or, with
- * `x-hold`, a stream that sends its first chunk and then waits (until the caller goes away).
- */
-async function startUpstream() {
-  const seen = { answered: 0, held: 0, cut: 0 };
-  const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = Buffer.concat(chunks).toString('utf8');
-    if (req.headers['x-hold']) {
-      seen.held++;
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', model: 'pm-1', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })}\n\n`);
-      res.on('close', () => seen.cut++);
-      return;
-    }
-    seen.answered++;
-    const usage = { prompt_tokens: Buffer.byteLength(body) + INPUT_OVERHEAD_TOKENS, completion_tokens: JSON.parse(body).max_tokens };
-    const text = JSON.stringify({ id: 'c', object: 'chat.completion', model: 'pm-1', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    res.end(text);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('SIGKILL mid-stream: idle amounts return within one TTL, in-flight worst cases are charged, the cap is reached and never passed', async (t) => {
   t.timeout(180_000);
   const emulator = await startEmulator(t);
-  const up = await startUpstream();
+  const up = await startHoldingUpstream();
   t.teardown(() => up.close());
   const project = `keyward-leases-${randomBytes(4).toString('hex')}`;
   const env = {

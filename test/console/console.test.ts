@@ -141,6 +141,7 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
   });
 
   let tokenId = '';
+  let budgetedId = '';
   let copied = '';
   await steps.run('mint', async () => {
     await openPage(page, 'Tokens');
@@ -156,8 +157,8 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
     await page.locator('#mint-budget_usd').fill('5.00');
     await page.getByRole('button', { name: 'Mint token' }).click();
     await page.locator('.minted').waitFor();
-    const budgeted = (await page.locator('.minted').getAttribute('data-id'))!;
-    t.is((await api(app, 'GET', `/v1/tokens/${budgeted}`, { token: org.token })).body.budget_usd, '5.00');
+    budgetedId = (await page.locator('.minted').getAttribute('data-id'))!;
+    t.is((await api(app, 'GET', `/v1/tokens/${budgetedId}`, { token: org.token })).body.budget_usd, '5.00');
     await page.getByRole('button', { name: 'Done' }).click();
     await page.locator('#mint-budget_usd').fill('');
     await page.locator('#mint-name').fill('streaming agent');
@@ -195,6 +196,11 @@ test('an operator stores a key, mints and copies a token, streams with it, revok
   await steps.run('revoke', async () => {
     await page.getByRole('button', { name: 'Refresh' }).click();
     await page.locator(`tr[data-id="${tokenId}"] td.usage`, { hasText: '1 req · 11 in / 3 out' }).waitFor();
+    // Its caps as its refusals read them: the same figures as GET /v1/tokens/:id's `caps`.
+    const caps = (await api(app, 'GET', `/v1/tokens/${tokenId}`, { token: org.token })).body.caps;
+    t.is(caps.max_requests.used, 1);
+    t.true((await page.locator(`tr[data-id="${tokenId}"]`).innerText()).includes(`requests 1 used, ${caps.max_requests.held} held of 5`));
+    t.true((await page.locator(`tr[data-id="${budgetedId}"]`).innerText()).includes('budget $0.00 used, $0.00 held of $5.00'));
     await page.getByRole('button', { name: 'Revoke "streaming agent"' }).click();
     // The question stays inside its card (and the table's visible box) at 1280 px.
     const question = await page.locator('.confirm.asking').boundingBox();

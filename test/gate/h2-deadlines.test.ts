@@ -109,7 +109,8 @@ test('an h2c session that opens no stream within KEYWARD_HEADERS_TIMEOUT_MS is c
 
 /** Token A (org A, budgeted) holds `streams` trickled bodies of `size` bytes each; then org B's budgeted request. */
 async function starve(t: ExecutionContext, perToken: string): Promise<{ refusedA: number; b: number }> {
-  const { app } = await gateway(t, { KEYWARD_BUFFER_BUDGET: '1mb', KEYWARD_BUFFER_PER_TOKEN: perToken });
+  // The organisation's share is the whole budget here: what is measured is the token's share alone.
+  const { app } = await gateway(t, { KEYWARD_BUFFER_BUDGET: '1mb', KEYWARD_BUFFER_PER_TOKEN: perToken, KEYWARD_BUFFER_PER_ORG: '1mb' });
   const orgA = await createOrg(app, 'trickler');
   const a = await mintToken(app, orgA, await createCredential(app, orgA, 'priced', 'sk-priced-0123456789'), '1h', { budget_usd: '10' });
   const orgB = await createOrg(app, 'victim');

@@ -227,7 +227,7 @@ test('real responses match the document\'s schemas', async (t) => {
   // Tokens, with every scope echoed.
   const minted = await api(f.app, 'POST', '/v1/tokens', {
     ...org,
-    body: { credential_id: f.credentials.openai, ttl: '15m', models: ['gpt-4o-mini', 'o1*'], paths: ['v1/chat/completions'], max_requests: 5, rate_limit: 60 },
+    body: { credential_id: f.credentials.openai, ttl: '15m', models: ['gpt-4o-mini', 'o1*'], paths: ['v1/chat/completions'], max_requests: 5, rate_limit: 60, budget_usd: '5.00', tokens_per_minute: 1_000_000 },
   });
   t.is(minted.status, 201);
   check('POST', '/v1/tokens', minted);
@@ -247,7 +247,9 @@ test('real responses match the document\'s schemas', async (t) => {
   const tokens = await api(f.app, 'GET', '/v1/tokens', org);
   check('GET', '/v1/tokens', tokens);
   t.true(tokens.body.data.length >= 4);
-  check('GET', '/v1/tokens/{id}', await api(f.app, 'GET', `/v1/tokens/${minted.body.id}`, org));
+  const one = await api(f.app, 'GET', `/v1/tokens/${minted.body.id}`, org);
+  check('GET', '/v1/tokens/{id}', one);
+  t.deepEqual(Object.keys(one.body.caps).sort(), ['budget_usd', 'max_requests', 'tokens_per_minute'], 'each cap the token has, from its ledger');
   check('GET', '/v1/usage', await api(f.app, 'GET', '/v1/usage', org));
   check('GET', '/v1/usage/daily', await api(f.app, 'GET', '/v1/usage/daily?from=2026-01-01&to=2026-01-03', org));
   const audit = await api(f.app, 'GET', '/v1/audit?limit=100', org);

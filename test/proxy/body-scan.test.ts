@@ -226,7 +226,7 @@ test('a "model" nested, inside a string, or escaped is read as JSON reads it', a
 });
 
 test('KEYWARD_BUFFER_BUDGET: two bodies that together pass it → one 503 overloaded with Retry-After, nothing forwarded or counted for it', async (t) => {
-  const s = await setup(t, { KEYWARD_BUFFER_BUDGET: '256kb' });
+  const s = await setup(t, { KEYWARD_BUFFER_BUDGET: '256kb', KEYWARD_BUFFER_PER_ORG: '256kb' });
   const head = `{"messages":[{"role":"user","content":"${pad(150 * 1024)}`;
   const tail = '"}],"model":"gpt-4o"}';
   const length = Buffer.byteLength(head + tail);
@@ -259,7 +259,7 @@ test('KEYWARD_BUFFER_BUDGET: two bodies that together pass it → one 503 overlo
 });
 
 test('a body of tiny chunks is charged for each chunk, not only its bytes: 3000 one-byte chunks go over a 256kb budget', async (t) => {
-  const s = await setup(t, { KEYWARD_BUFFER_BUDGET: '256kb' });
+  const s = await setup(t, { KEYWARD_BUFFER_BUDGET: '256kb', KEYWARD_BUFFER_PER_ORG: '256kb' });
   const body = `{"pad":"${pad(3000)}","model":"gpt-4o"}`;
   const chunks = [...body].map((ch) => `1\r\n${ch}\r\n`).join('');
   const raw = `POST /v1/proxy/v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Proxy-Token: ${s.scoped}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}0\r\n\r\n`;

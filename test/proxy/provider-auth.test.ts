@@ -231,7 +231,7 @@ test('the body a signer reads stays within KEYWARD_MAX_BODY (413) and the buffer
   t.is(await used(limited.s), 1, 'a refused request does not count');
 
   // Within the limit but past what the budget lets all requests hold: 503, whatever the framing.
-  const budgeted = await setup({ KEYWARD_BUFFER_BUDGET: '3kb' });
+  const budgeted = await setup({ KEYWARD_BUFFER_BUDGET: '3kb', KEYWARD_BUFFER_PER_ORG: '3kb' });
   t.is((await send(budgeted.url, { headers: budgeted.auth, body: sized(1000) })).status, 200);
   for (const chunked of [undefined, 512]) {
     const over = await send(budgeted.url, { headers: budgeted.auth, body: sized(3500), ...(chunked ? { chunked } : {}) });

@@ -8,7 +8,7 @@ import type { ExecutionContext } from 'ava';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 // app.js first: it loads the container (and reflect-metadata) before any tsyringe class below.
-import { createCredential, createOrg, startApp, type Org, type TestApp } from './app.js';
+import { createCredential, createOrg, startApp, type Org, type StartOptions, type TestApp } from './app.js';
 import { SpendLedger } from '../../src/accounting/spend-ledger.js';
 import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
 import type { Store } from '../../src/store/ports.js';
@@ -105,10 +105,11 @@ export interface BudgetSetup {
   credential: string;
 }
 
-export async function budgetSetup(t: ExecutionContext, env: Record<string, string> = {}): Promise<BudgetSetup> {
+/** `options`: the rest of startApp's (an injected clock and timers). */
+export async function budgetSetup(t: ExecutionContext, env: Record<string, string> = {}, options: Omit<StartOptions, 'env'> = {}): Promise<BudgetSetup> {
   const up = await startUsageUpstream();
   t.teardown(() => up.close());
-  const app = await startApp(t, { env: { KEYWARD_PROVIDERS_DIR: providersDir(t, ['priced']), KEYWARD_UPSTREAM_PRICED: up.url, ...env } });
+  const app = await startApp(t, { ...options, env: { KEYWARD_PROVIDERS_DIR: providersDir(t, ['priced']), KEYWARD_UPSTREAM_PRICED: up.url, ...env } });
   const org = await createOrg(app);
   const credential = await createCredential(app, org, 'priced', 'sk-priced-0123456789');
   return { app, up, org, credential };

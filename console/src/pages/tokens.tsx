@@ -1,25 +1,35 @@
 /**
  * Proxy tokens: live ones with their name, status, credential (by name), limits and usage (each live
- * token's usage is read from GET /v1/tokens/:id, the one place the API gives it), or the revoked ones
+ * token's usage and caps are read from GET /v1/tokens/:id, the one place the API gives them), or the revoked ones
  * (GET /v1/tokens?status=revoked: who revoked each and when); a search by name; renaming; revocation
  * after confirmation; and minting (mint.tsx), the new token shown once with its SDK variables.
  */
 import { useState } from 'preact/hooks';
 import type { Api, Credential, ListOf, Provider, Token } from '../api.js';
 import { ConfirmAction, ErrorLine, NameCell, NameSearch, RecordTable, Section, shortTime, useLoad, valueOf } from '../components.js';
-import { count, credentialLabel } from '../format.js';
+import { count, credentialLabel, usdText } from '../format.js';
 import type { Abilities } from '../roles.js';
 import { MintedToken, MintForm } from './mint.js';
 import { RenameForm } from './rename.js';
 
-const scopesOf = (t: Token): string => [
-  t.models ? `models ${t.models.join(' ')}` : '',
-  t.paths ? `paths ${t.paths.join(' ')}` : '',
-  t.max_requests !== undefined ? `at most ${count(t.max_requests)} requests` : '',
-  t.rate_limit !== undefined ? `${count(t.rate_limit)} a minute` : '',
-  t.budget_usd !== undefined ? `budget $${t.budget_usd}` : '',
-  t.tools !== undefined ? `tools ${t.tools.join(', ')}` : '',
-].filter(Boolean).join('; ') || '—';
+/**
+ * A token's limits; a cap with a ledger (on the token's own GET: `caps`) as its refusals read it, used and
+ * held (in flight, leased) of its limit, so the page never shows room a refused request did not have.
+ */
+const scopesOf = (t: Token): string => {
+  const { budget_usd: budget, tokens_per_minute: tpm, max_requests: max } = t.caps ?? {};
+  return [
+    t.models ? `models ${t.models.join(' ')}` : '',
+    t.paths ? `paths ${t.paths.join(' ')}` : '',
+    max ? `requests ${count(max.used)} used, ${count(max.held)} held of ${count(max.limit)}` : t.max_requests !== undefined ? `at most ${count(t.max_requests)} requests` : '',
+    t.rate_limit !== undefined ? `${count(t.rate_limit)} a minute` : '',
+    budget ? `budget ${usdText(budget.used)} used, ${usdText(budget.held)} held of ${usdText(budget.limit)}` : t.budget_usd !== undefined ? `budget ${usdText(t.budget_usd)}` : '',
+    tpm ? `tokens a minute ${count(tpm.used_in_window)} used, ${count(tpm.held)} held of ${count(tpm.limit)}`
+      : t.tokens_per_minute !== undefined ? `${count(t.tokens_per_minute)} tokens a minute` : '',
+    t.max_concurrent !== undefined ? `${count(t.max_concurrent)} at once` : '',
+    t.tools !== undefined ? `tools ${t.tools.join(', ')}` : '',
+  ].filter(Boolean).join('; ') || '—';
+};
 
 const usageOf = (t: Token): string => {
   if (!t.usage) return '…';

@@ -7,8 +7,8 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_ITEMS, MODEL, PATH_PATTERN, TOOL_PATTERN } from '../../catalog/scopes.js';
 import { USD_AMOUNT } from '../../catalog/money.js';
-import { IdOf, listOf, Name, named, SecretOf, Time } from './common.js';
-import { UsageCounts } from './usage.js';
+import { Count, IdOf, listOf, Name, named, SecretOf, Time } from './common.js';
+import { UsageCounts, Usd } from './usage.js';
 import { asObject, bodyContract, rule } from './validate.js';
 import { Errors } from '../../errors.js';
 
@@ -97,14 +97,39 @@ const tokenProperties = {
   max_concurrent: Type.Optional(MaxConcurrentScope),
 };
 
+const HELD = 'Held by instances now for this cap: the worst cases of requests not yet settled, and leased amounts not yet used.';
+
+export const TokenCaps = named('TokenCaps', Type.Object({
+  budget_usd: Type.Optional(Type.Object({ used: Usd, held: Usd, limit: Usd }, {
+    additionalProperties: false,
+    description: `The token's \`budget_usd\` as its refusals read it: \`used\` is spent (a request an instance forwarded and could not settle, because it died mid-stream, counts its whole worst case once the instance's lease has run out), \`held\`: ${HELD} \`used + held ≤ limit\`, and \`limit − used − held\` is what a new request can still reserve: a token refused \`budget_exhausted\` is never shown its request's worst case left.`,
+  })),
+  tokens_per_minute: Type.Optional(Type.Object({
+    used_in_window: Count,
+    held: Type.Integer({ minimum: 0 }),
+    limit: Count,
+  }, {
+    additionalProperties: false,
+    description: `The token's \`tokens_per_minute\` over the rolling minute, as its refusals read it: \`used_in_window + held ≤ limit\`, and \`limit − used_in_window − held\` is what a new request can still reserve. \`held\`: ${HELD} Across instances, tokens another live instance used in the window are part of its \`held\` (only their sum is known to every instance).`,
+  })),
+  max_requests: Type.Optional(Type.Object({ used: Count, held: Type.Integer({ minimum: 0 }), limit: Count }, {
+    additionalProperties: false,
+    description: `The token's \`max_requests\` as its refusals read it: \`held\`: ${HELD} \`limit − used − held\` is what new requests can still get.`,
+  })),
+}, {
+  additionalProperties: false,
+  description: 'Each cap the token has, read from the ledger its refusals use (one key per cap; a cap the token does not have is absent).',
+}));
+
 export const Token = named('Token', Type.Object({
   ...tokenProperties,
   usage: Type.Optional(UsageCounts),
+  caps: Type.Optional(TokenCaps),
   revoked_at: Type.Optional(Time),
   revoked_by: Type.Optional(Type.String({ description: 'Who revoked it: an `otk_` or `akey_` id, or `cli`.' })),
 }, {
   additionalProperties: false,
-  description: 'A proxy token (never its value). Scope fields and `name` appear when set; `usage` on GET /v1/tokens/{id} only; `revoked_at` and `revoked_by` on revoked ones.',
+  description: 'A proxy token (never its value). Scope fields and `name` appear when set; `usage` and `caps` on GET /v1/tokens/{id} only; `revoked_at` and `revoked_by` on revoked ones.',
 }));
 
 export const TokenCreated = named('TokenCreated', Type.Object({

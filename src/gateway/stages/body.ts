@@ -31,7 +31,7 @@ export class BodyStage implements CoreStage {
     const wanted = this.admission.wanted(ctx);
     if (!wanted) return undefined;
     const scan = new BodyScan(ctx.body!, {
-      ...wanted, maxBody: this.maxBody, budget: this.budget, holder: ctx.tokenId, declared: declared === undefined ? undefined : Number(declared),
+      ...wanted, maxBody: this.maxBody, budget: this.budget, holder: ctx.bufferHolder, declared: declared === undefined ? undefined : Number(declared),
     });
     ctx.bodyScan = scan;
     responseOf(ctx).once('close', () => scan.discard());

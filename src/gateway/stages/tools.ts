@@ -1,7 +1,10 @@
 /**
- * tools (540): an MCP server's JSON-RPC, read from the POST body by the body
+ * tools (540): an MCP server's JSON-RPC, read from the request body by the body
  * stage's bounded streaming scan (every message of a batch, `id`, `method`
  * and `params.name` of each; a repeated or case-variant key is a 400 there).
+ * A body on any method (a GET or DELETE carrying one included) is scanned and
+ * judged as a POST's is: a server may read it whatever the method, so none
+ * passes unread (and one the scan cannot read is refused, as a POST's is).
  * With a `tools` scope, a `tools/call` of a tool outside it, one whose name
  * cannot be read, or a case variant of `tools/call` or `tools/list` refuses
  * the whole message or batch with a JSON-RPC error (mcp/jsonrpc.ts), nothing
@@ -9,7 +12,7 @@
  * scope (mcp/tools-list-filter.ts), and so is any list in the server's event
  * stream (GET), where a resumed answer arrives. Whatever the scope, the request counts as
  * many requests as the `tools/call` messages it forwards (none for other
- * methods, a GET's event stream or a DELETE), for quota, `max_requests` and
+ * methods, nor a GET's event stream or a DELETE with no body), for quota, `max_requests` and
  * usage, and each call is named in metrics, the span and, with
  * KEYWARD_AUDIT_TOOL_CALLS=1, the audit trail (`mcp.tool_call`, never its
  * arguments or result).
@@ -31,7 +34,7 @@ const isMcp = (ctx: RequestContext): boolean => ctx.provider?.kind === 'mcp';
 export class ToolsStage implements CoreStage {
   readonly name = 'tools';
   readonly priority = 540;
-  readonly body: BodyNeed<RequestContext> = { fields: MESSAGE_FIELDS, messages: true, when: (ctx) => isMcp(ctx) && ctx.method === 'POST' };
+  readonly body: BodyNeed<RequestContext> = { fields: MESSAGE_FIELDS, messages: true, when: isMcp };
 
   constructor(private readonly sink: ToolCallSink) {}
 
@@ -42,7 +45,8 @@ export class ToolsStage implements CoreStage {
     ctx.requestUnits = 0;
     // The server's event stream (GET) may resume a POST's answer (Last-Event-ID), a tools/list answer included.
     if (ctx.method === 'GET' && scope !== undefined) ctx.toolsListFilter = scope;
-    if (ctx.method !== 'POST' || !messages) return;
+    // No body (the gate has made sure that one which follows was read: else it refused the request).
+    if (!messages) return;
     const calls: string[] = [];
     const refused = new Map<number, MessageRefusal>();
     let lists = false;

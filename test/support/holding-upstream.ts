@@ -1,0 +1,45 @@
+/**
+ * Test support: an OpenAI-shaped upstream for the `priced` provider that answers a JSON completion reporting
+ * the request's worst case as its usage, or, with `x-hold`, a stream that sends its first chunk and then waits
+ * until the caller goes away (a stream in flight when an instance is killed).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
+
+export interface HoldingUpstream {
+  url: string;
+  /** Answered requests, streams held open, and held streams the caller went away from. */
+  seen: { answered: number; held: number; cut: number };
+  close(): Promise<void>;
+}
+
+export async function startHoldingUpstream(): Promise<HoldingUpstream> {
+  const seen = { answered: 0, held: 0, cut: 0 };
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    if (req.headers['x-hold']) {
+      seen.held++;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', model: 'pm-1', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })}\n\n`);
+      res.on('close', () => seen.cut++);
+      return;
+    }
+    seen.answered++;
+    const usage = { prompt_tokens: Buffer.byteLength(body) + INPUT_OVERHEAD_TOKENS, completion_tokens: JSON.parse(body).max_tokens };
+    const text = JSON.stringify({ id: 'c', object: 'chat.completion', model: 'pm-1', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () => new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
+  };
+}
