@@ -4,15 +4,17 @@
  * refused), and makes the next attempt only when the exit says every cap took its reservation, else answers
  * the caller with the member's failure; the pipeline's `reattempt` either leaves a reservation at every cap or
  * at none (a stage that reserved again gives it back when a later one does not fit), synchronously while
- * every stage answers at once. The whole path over HTTP is test/pools/settlement.test.ts.
+ * every stage answers at once; the exit charges a billed attempt once, and gives back what was reserved for a
+ * next attempt the caller left before (waiting for a reservation still on its way). The whole path over HTTP is
+ * test/pools/settlement.test.ts.
  */
 import test from 'ava';
 import { EventEmitter } from 'node:events';
 import { ApiError } from '../../src/errors.js';
 import { Pipeline, type CoreStage } from '../../src/gateway/pipeline.js';
 import { PoolRouter, type Failover } from '../../src/gateway/pool-router.js';
-import type { Exchange } from '../../src/gateway/exchange.js';
-import type { RequestContext } from '../../src/gateway/context.js';
+import { Exchange, type ExitServices, type UpstreamLeg } from '../../src/gateway/exchange.js';
+import { RequestContext } from '../../src/gateway/context.js';
 import type { Logger } from '../../src/log.js';
 
 const warnings: unknown[] = [];
@@ -144,4 +146,83 @@ test('router: when the next reservation does not fit (at once or after the store
   await turn();
   t.is(gone.sends.length, 1);
   t.deepEqual(gone.failed, []);
+});
+
+/** An exchange of a budgeted pooled request on fakes, after its first attempt went out: the stage and what was recorded. */
+function exchangeOf(fits: boolean | Promise<boolean>) {
+  const events: string[] = [];
+  const stage: CoreStage = {
+    name: 'budget', priority: 120,
+    access: () => undefined,
+    reattempt() {
+      events.push('charge');
+      return fits instanceof Promise ? fits.then((ok) => { events.push(ok ? 'reserved' : 'refused'); return ok; }) : fits;
+    },
+    undo: (ctx) => {
+      events.push('undo');
+      (ctx as { reservedMicros: number | undefined }).reservedMicros = undefined;
+    },
+    log: (ctx) => { events.push(`log spent ${ctx.spentMicros} earlier ${ctx.earlierAttemptsMicros}`); },
+  };
+  const pipeline = new Pipeline([stage], log);
+  const records: Array<{ credentialId: string; requests: number; spendMicros: number }> = [];
+  const exit = {
+    log, pipeline,
+    usage: { record: (e: { credentialId: string; requests: number; spendMicros: number }) => records.push({ credentialId: e.credentialId, requests: e.requests, spendMicros: e.spendMicros }) },
+    metrics: { spent() {}, proxied() {}, refused() {} },
+    prices: { prices: () => undefined, match: () => undefined },
+    unpriced: { observe() {} },
+  } as unknown as ExitServices;
+  const req = Object.assign(new EventEmitter(), { method: 'POST', headers: {}, rawHeaders: [], httpVersionMajor: 1 });
+  const res = Object.assign(new EventEmitter(), { destroyed: false, headersSent: false, statusCode: 200 });
+  const ctx = new RequestContext(req as never, res as never, 'req_x', 'v1/chat/completions', '', '127.0.0.1', true);
+  ctx.auth = { token: { id: 'tok_1' }, credential: { id: 'cred_a', orgId: 'org_1' } } as never;
+  ctx.provider = { id: 'openai' } as never;
+  ctx.model = 'gpt-4o-mini';
+  ctx.reservedMicros = 500;
+  ctx.attempts = [{ credentialId: 'cred_a', outcome: 'timeout' }];
+  ctx.passed = 1;
+  const exchange = new Exchange(exit, ctx, req as never, res as never);
+  const leg: UpstreamLeg = { sent: true, abandon() {}, ended: () => undefined };
+  exchange.forwarded(leg);
+  const leave = () => {
+    res.destroyed = true;
+    res.emit('close');
+  };
+  return { exchange, ctx, events, records, leave };
+}
+
+test('exit: a billed attempt is charged once on its member; the caller leaving before the next attempt gives its reservation back', async (t) => {
+  const x = exchangeOf(true);
+  t.is(x.exchange.reattempt(true), true);
+  t.is(x.ctx.earlierAttemptsMicros, 500);
+  t.deepEqual(x.records, [{ credentialId: 'cred_a', requests: 0, spendMicros: 500 }], 'the failed member\'s charge, counted now');
+  x.leave();
+  await turn();
+  t.deepEqual(x.events, ['charge', 'undo', 'log spent 500 earlier 500'], 'the next attempt\'s reservation back; the request spent the earlier charge');
+  t.deepEqual(x.records.at(-1), { credentialId: 'cred_a', requests: 1, spendMicros: 0 }, 'counted once for requests, the charge not twice');
+});
+
+test('exit: the caller leaving while the next reservation waits for the store: the end waits for it, then gives it back', async (t) => {
+  let resolve!: (ok: boolean) => void;
+  const x = exchangeOf(new Promise<boolean>((r) => { resolve = r; }));
+  const answer = x.exchange.reattempt(true);
+  t.true(answer instanceof Promise);
+  x.leave();
+  await turn();
+  t.deepEqual(x.events, ['charge'], 'the end has not run yet');
+  resolve(true);
+  t.is(await answer, true);
+  await turn();
+  t.deepEqual(x.events, ['charge', 'reserved', 'undo', 'log spent 500 earlier 500']);
+});
+
+test('exit: an attempt that cost nothing (429) carries its reservation; a caller who leaves then gets it back, nothing spent', async (t) => {
+  const x = exchangeOf(true);
+  t.is(x.exchange.reattempt(false), true);
+  t.is(x.ctx.earlierAttemptsMicros, 0);
+  t.deepEqual(x.records, []);
+  x.leave();
+  await turn();
+  t.deepEqual(x.events, ['undo', 'log spent undefined earlier 0'], 'no charge hook: the reservation went back whole');
 });
