@@ -234,7 +234,7 @@ function validatePrices(value: unknown, asOf: unknown, fail: (problem: string) =
     if (asOf !== undefined) fail('`pricesAsOf` without `prices`');
     return;
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) fail('`prices` must be an object of { input, output, cachedInput?, cacheWriteInput?, maxOutput?, contextWindow?, requestFee?, longContext?, audio? } by model');
+  if (!value || typeof value !== 'object' || Array.isArray(value)) fail('`prices` must be an object of { input, output, cachedInput?, cacheWriteInput?, maxOutput?, contextWindow?, requestFee?, longContext?, audio?, perAudioSecond? } by model');
   if (typeof asOf !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(asOf)) fail('`pricesAsOf` must be the day the prices were taken, YYYY-MM-DD');
   for (const [model, raw] of Object.entries(value as object)) {
     if (!MODEL.test(model)) fail(`\`prices\` key ${JSON.stringify(model)} is not a model name or prefix*`);

@@ -258,6 +258,11 @@ export interface ModelPrice {
    * audio, image and video input apart). Unset: audio tokens cost what text tokens cost.
    */
   audio?: AudioPrice;
+  /**
+   * USD per second of input audio, for a model billed by its audio's duration (whisper-1's $0.006 a minute is
+   * 0.0001): realtime input-audio transcription (src/gateway/realtime/transcription.ts). Added to its token prices.
+   */
+  perAudioSecond?: number;
 }
 
 export interface AudioPrice {
