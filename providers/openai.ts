@@ -64,8 +64,10 @@ export default {
     { method: 'POST', path: 'v1/audio/translations' },
     { method: 'GET', path: 'v1/models' },
     { method: 'GET', path: 'v1/models/{model}' },
-    // WebSocket sessions (docs/realtime.md): the Realtime API, and the Responses API as Codex CLI opens it.
-    { method: 'GET', path: 'v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model' } },
+    // WebSocket sessions (docs/realtime.md): the Realtime API, and the Responses API as Codex CLI opens it. User audio
+    // is billed at 1 token per 100 ms (https://platform.openai.com/docs/guides/realtime-costs): bounded here at twice
+    // that, the rate of assistant audio (1 per 50 ms), for the special tokens around it.
+    { method: 'GET', path: 'v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model', inputAudioTokensPerSecond: 20 } },
     { method: 'GET', path: 'v1/responses', websocket: { protocol: 'openai-responses' } },
   ],
   // Built-in tools OpenAI runs and bills beyond the visible input (https://platform.openai.com/docs/pricing#built-in-tools):

@@ -54,6 +54,12 @@ export type RealtimeProtocol = 'openai-realtime' | 'openai-responses' | 'gemini-
 export interface WebSocketRoute {
   protocol: RealtimeProtocol;
   modelQuery?: string;
+  /**
+   * The most tokens the provider bills for one second of input audio (a bound, not an average): how an appended
+   * audio chunk is priced before it is forwarded when its session transcribes input audio
+   * (src/gateway/realtime/transcription.ts). Without it, transcription under a cap is refused (`price_unknown`).
+   */
+  inputAudioTokensPerSecond?: number;
 }
 
 /**
