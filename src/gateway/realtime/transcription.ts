@@ -22,11 +22,13 @@
  * - an item the provider committed takes the chunks its audio certainly
  *   holds: those that ended by the server's `audio_end_ms`, or by the client's
  *   commit; the item's usage then settles its hold and its chunks together,
- *   each charged at most its own worst case in turn, the last one the rest;
+ *   each charged at most its own worst case in turn; what is left (audio of
+ *   a chunk the item's end cut, still held for the next item) is charged
+ *   with the next settlement, or on the last hold when none is open;
  * - usage that does not fit the price (tokens for a model priced by the
  *   second, none at all, a failed transcription) charges the item whole; at
  *   the session's end every hold not settled is charged whole (the provider
- *   may still bill it), the armed one given back.
+ *   may still bill it), the armed one too while audio no item holds went.
  *
  * Without a cap nothing is held, and each item's usage is only counted.
  */
@@ -136,6 +138,8 @@ export class TranscriptionBook {
   private written = 0;
   /** The end of the audio committed items hold. */
   private assigned = 0;
+  /** What settled items cost past their own holds, not charged yet: charged with the next (the holds still open cover it). */
+  private debt = { micros: 0, tokens: 0 };
   private closed = false;
 
   constructor(private readonly limits: ResponseLimits, private readonly hooks: TranscriptionHooks) {}
@@ -147,6 +151,19 @@ export class TranscriptionBook {
       this.armed.refund();
       this.armed = undefined;
     }
+  }
+
+  get serverCommitsOn(): boolean {
+    return this.serverCommits;
+  }
+
+  /**
+   * While the server commits items on its own, the next one is held (before a setting that turns that, or
+   * transcription, on is forwarded: the audio already in the buffer may make an item at once). Throws the refusal.
+   */
+  async cover(prices: Prices, promptBytes: number): Promise<void> {
+    if (!this.serverCommits || this.armed || this.closed || !(await this.limits.applies())) return;
+    await this.arm(prices(), promptBytes);
   }
 
   /** Refuses (throws price_unknown) when a cap applies and `prices` cannot price the session's transcription. */
@@ -272,7 +289,10 @@ export class TranscriptionBook {
     }
     const reported = usage?.kind === 'tokens' ? usage.usage : undefined;
     if (!priced) return this.hooks.settled(reported, chargeWhole(item.holds), item.prices[0]?.model);
-    shareOut(item.holds, priced.micros, priced.tokens);
+    // Past the item's own holds (audio of a chunk its end cut, still held for the next item): carried to the next
+    // settlement while some hold is open to cover it, else charged on the item's last hold.
+    const open = this.chunks.length > 0 || this.items.size > 0 || this.asked.length > 0;
+    this.debt = shareOut(item.holds, priced.micros + this.debt.micros, priced.tokens + this.debt.tokens, open);
     this.hooks.settled(reported, priced.micros, priced.model);
   }
 
@@ -283,11 +303,18 @@ export class TranscriptionBook {
     this.asked.splice(i, 1)[0]!.hold.refund();
   }
 
-  /** The session is over: every item, commit and chunk not settled is charged whole; the armed hold goes back. */
+  /**
+   * The session is over: every item, commit and chunk not settled is charged whole; so is the armed hold while audio
+   * no item holds was forwarded (the server may have committed an item from it whose news never came), else it
+   * goes back.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     for (const item of this.items.values()) this.hooks.settled(undefined, chargeWhole(item.holds), item.prices[0]?.model);
+    if (this.armed && this.chunks.length > 0) this.asked.push({ hold: this.armed, eventId: undefined, boundary: this.written });
+    else this.armed?.refund();
+    this.armed = undefined;
     const rest = [...this.asked.map((a) => a.hold), ...this.chunks.map((c) => c.hold)];
     const micros = chargeWhole(rest);
     if (micros !== undefined) this.hooks.settled(undefined, micros, undefined);
@@ -295,8 +322,8 @@ export class TranscriptionBook {
     this.asked.length = 0;
     this.chunks.length = 0;
     this.stops.clear();
-    this.armed?.refund();
-    this.armed = undefined;
+    // The holds just charged whole covered the audio the debt is for.
+    this.debt = { micros: 0, tokens: 0 };
   }
 
   private async arm(list: readonly TranscriptionPrice[], promptBytes: number): Promise<void> {
@@ -320,13 +347,16 @@ function chargeWhole(holds: readonly Hold[]): number | undefined {
   return micros;
 }
 
-/** Settles `holds` to `micros` and `tokens` between them: each takes at most its own worst case in turn, the last held one the rest. */
-function shareOut(holds: readonly Hold[], micros: number, tokens: number): void {
+/**
+ * Settles `holds` to `micros` and `tokens` between them, each taking at most its own worst case in turn. What is
+ * left is returned when `carry` (another hold still covers it), else the last held one takes it.
+ */
+function shareOut(holds: readonly Hold[], micros: number, tokens: number, carry: boolean): { micros: number; tokens: number } {
   const held = holds.filter((h) => h.held);
   let m = micros;
   let t = tokens;
   held.forEach((h, i) => {
-    const last = i === held.length - 1;
+    const last = i === held.length - 1 && !carry;
     const cm = last ? m : Math.min(m, h.worst.micros);
     const ct = last ? t : Math.min(t, h.worst.inputTokens + h.worst.outputTokens);
     m -= cm;
@@ -334,4 +364,5 @@ function shareOut(holds: readonly Hold[], micros: number, tokens: number): void 
     h.settle({ usage: { inputTokens: ct, outputTokens: 0 }, micros: cm });
   });
   for (const h of holds) if (!h.held) h.settle(undefined);
+  return held.length > 0 && carry ? { micros: m, tokens: t } : { micros: 0, tokens: 0 };
 }

@@ -146,20 +146,24 @@ export class OpenAITranscription {
     const s = settingsOf(session);
     const before = { ...this.asked };
     const wasOn = this.transcribing;
+    const commitsBefore = this.book.serverCommitsOn;
     if (s.transcription !== undefined) this.asked.transcription = s.transcription;
     if (s.rate !== undefined) this.asked.rate = s.rate;
-    // Checked when it turns transcription on or changes what it costs (never when it turns it off).
-    if (this.transcribing && (!wasOn || (s.transcription !== undefined && s.transcription !== null) || s.rate !== undefined)) {
+    if (s.serverCommits === true) this.book.setServerCommits(true);
+    // Checked when it turns transcription or server commits on, or changes what it costs (never when it turns one off).
+    const costsMore = !wasOn || (s.transcription !== undefined && s.transcription !== null) || s.rate !== undefined || (s.serverCommits === true && !commitsBefore);
+    if (this.transcribing && costsMore) {
       try {
         await this.book.check(this.prices);
+        await this.book.cover(this.prices, this.promptBytes);
         if (!wasOn && this.unheldMs > 0) await this.book.holdBacklog(this.prices, this.unheldMs);
       } catch (err) {
         this.asked = before;
+        this.book.setServerCommits(commitsBefore);
         return err as ApiError;
       }
       if (!wasOn) this.unheldMs = 0;
     }
-    if (s.serverCommits === true) this.book.setServerCommits(true);
     return undefined;
   }
 
