@@ -155,7 +155,8 @@ export class OpenAITranscription {
     if (this.transcribing && costsMore) {
       try {
         await this.book.check(this.prices);
-        await this.book.cover(this.prices, this.promptBytes);
+        // (An update that turns server commits off too leaves none to cover once the server applies it.)
+        if (s.serverCommits !== false) await this.book.cover(this.prices, this.promptBytes);
         if (!wasOn && this.unheldMs > 0) await this.book.holdBacklog(this.prices, this.unheldMs);
       } catch (err) {
         this.asked = before;
