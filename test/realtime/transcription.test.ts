@@ -13,9 +13,14 @@
  * - `?intent=transcription`: the same (server turn detection commits the items), and the upgrade is refused with
  *   400 price_unknown when the model it names has no price;
  * - a transcription model with no price, or a format that cannot be measured: price_unknown, not forwarded;
- * - a second Gemini Live `setup`: the session closes 1008 (`invalid_request`), the provider never gets it.
+ * - a second Gemini Live `setup`: the session closes 1008 (`invalid_request`), the provider never gets it;
+ * - property (fast-check): random transcription sessions sent as fast as the socket takes them (speech and
+ *   silence of any length, commits, clears; turn detection on or off; the fake reporting, failing or never
+ *   answering) against random budgets: what the fake billed never passes the budget, and the token is charged
+ *   no less than it. KEYWARD_PROPERTY_RUNS / 15 sessions (at least 4), KEYWARD_PROPERTY_SEED the seed.
  */
 import test from 'ava';
+import fc from 'fast-check';
 import openaiProvider from '../../providers/openai.js';
 import { priceEntry, usageCost } from '../../src/catalog/prices.js';
 import { transcriptionPrice } from '../../src/gateway/realtime/transcription.js';
@@ -171,4 +176,62 @@ test('Gemini Live: a second setup closes the session 1008 (invalid_request), nev
   t.is(closed.code, 1008);
   t.regex(closed.reason, /^invalid_request: .*setup/);
   t.deepEqual(f.fake.received[0]!.map((m) => Object.keys(m)[0]), ['setup'], 'only the first setup reached the provider');
+});
+
+const RUNS = Math.max(4, Math.round(Number(process.env.KEYWARD_PROPERTY_RUNS ?? 150) / 15));
+const SEED = process.env.KEYWARD_PROPERTY_SEED === undefined ? undefined : Number(process.env.KEYWARD_PROPERTY_SEED);
+
+const sessionStep = fc.oneof(
+  { arbitrary: fc.record({ op: fc.constant('speech' as const), s: fc.integer({ min: 20, max: 3_000 }) }), weight: 4 },
+  { arbitrary: fc.record({ op: fc.constant('silence' as const), s: fc.integer({ min: 100, max: 800 }) }), weight: 2 },
+  { arbitrary: fc.record({ op: fc.constant('commit' as const) }), weight: 2 },
+  { arbitrary: fc.record({ op: fc.constant('clear' as const) }), weight: 1 },
+);
+
+test('property: random transcription sessions never make the provider bill past the budget, and are charged no less than it billed', async (t) => {
+  const f = await realtimeFixture(t);
+  const scenario = fc.record({
+    intent: fc.boolean(),
+    model: fc.constantFrom('gpt-4o-transcribe' as const, 'whisper-1' as const),
+    detection: fc.boolean(),
+    answer: fc.constantFrom('complete' as const, 'complete' as const, 'fail' as const, 'never' as const),
+    budget: fc.oneof(fc.integer({ min: 1, max: 150_000 }), fc.integer({ min: 1, max: 1_000 })),
+    steps: fc.array(sessionStep, { minLength: 1, maxLength: 12 }),
+  });
+  await fc.assert(fc.asyncProperty(scenario, async ({ intent, model, detection, answer, budget, steps }) => {
+    f.fake.transcribed.length = 0;
+    f.fake.transcription = answer;
+    const tok = await f.mint('openai', { budget_usd: usd(budget) });
+    const c = await f.open(intent ? 'v1/realtime?intent=transcription' : 'v1/realtime?model=gpt-realtime', { authorization: `Bearer ${tok.token}` });
+    // Turn detection that starts no responses (a conversation's responses are budget.test.ts's), confirmed before audio goes.
+    const detect = detection ? { type: 'server_vad', create_response: false } : null;
+    c.send({ type: 'session.update', session: { type: intent ? 'transcription' : 'realtime', audio: { input: { turn_detection: detect, transcription: { model } } } } });
+    await c.waitFor((m) => m.type === 'session.updated' || m.type === 'error');
+    for (const step of steps) {
+      if (step.op === 'speech' || step.op === 'silence') c.send(append(step.s / 1000, step.op === 'speech'));
+      else c.send({ type: `input_audio_buffer.${step.op}` });
+    }
+    // In order: once the fake echoes this, it has had everything before it.
+    c.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'done' }] } });
+    await c.waitFor((m) => m.type === 'conversation.item.created').catch(() => undefined);
+    c.ws.close();
+    const closed = await c.closed;
+    // The session is counted (its one request) once it has ended and settled everything.
+    await eventually(async () => (await f.admin('GET', `/v1/tokens/${tok.id}`)).body.usage?.requests === 1, 'the session counted');
+    const entry = priceEntry(model, openaiProvider.prices[model], 'test');
+    let billed = 0;
+    for (const { usage } of f.fake.transcribed) {
+      billed += usage.type === 'duration'
+        ? Math.ceil(usage.seconds * entry.perAudioSecond!)
+        : usageCost(entry, { inputTokens: usage.input_tokens, audioInputTokens: usage.input_token_details.audio_tokens, outputTokens: usage.output_tokens });
+    }
+    const spent = (await usageOf(f, tok.id)).spent;
+    // The residue (docs/realtime.md): an item the server commits from audio under a hold another item took is held
+    // when its news comes, or the session ends (1008) and that one item may pass the cap.
+    const allowance = closed.code === 1008 ? priceOf(model).item(Buffer.byteLength(JSON.stringify({ model }))).micros : 0;
+    if (billed > budget + allowance) throw new Error(`billed ${billed} µ$ past the budget of ${budget} µ$`);
+    if (spent < billed - allowance) throw new Error(`charged ${spent} µ$ < billed ${billed} µ$`);
+    if (spent > budget + allowance) throw new Error(`charged ${spent} µ$ past the budget of ${budget} µ$`);
+  }), { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) });
+  t.pass();
 });

@@ -59,7 +59,7 @@ export interface FakeRealtime {
   transcription: 'complete' | 'fail' | 'never';
   /** Output tokens of each transcript a token-billed model makes. */
   transcriptTokens: number;
-  /** Every transcription it made (and bills, failed ones too), in order: the item, the model, the usage. */
+  /** Every transcription it made and bills (failed and unreported ones too), in order: the item, the model, the usage. */
   transcribed: Array<{ item_id: string; model: string; usage: Record<string, any>; reported: boolean }>;
   /** Resolves when connection `i` has received at least `n` messages. */
   messages(i: number, n: number): Promise<Array<Record<string, any>>>;
@@ -172,8 +172,9 @@ function serve(fake: FakeRealtime, ws: WebSocket, i: number, kind: 'gemini' | 'r
     const usage = transcriber === 'whisper-1'
       ? { type: 'duration', seconds }
       : { type: 'tokens', input_tokens: audioTokens, input_token_details: { text_tokens: 0, audio_tokens: audioTokens }, output_tokens: fake.transcriptTokens, total_tokens: audioTokens + fake.transcriptTokens };
-    if (fake.transcription === 'never') return;
+    // Billed whatever it reports (a failed or unreported transcription may be billed too).
     fake.transcribed.push({ item_id: id, model: transcriber, usage, reported: fake.transcription === 'complete' });
+    if (fake.transcription === 'never') return;
     if (fake.transcription === 'fail') return send({ type: 'conversation.item.input_audio_transcription.failed', item_id: id, content_index: 0, error: { type: 'transcription_error', message: 'failed' } });
     send({ type: 'conversation.item.input_audio_transcription.completed', item_id: id, content_index: 0, transcript: 'hello', usage });
   };
