@@ -167,6 +167,12 @@ test('TranscriptionBook: the provider bills what it transcribes; billed never pa
     const book = new TranscriptionBook(new ResponseLimits([limit], party), { uncovered: () => uncovered++, settled: () => {} });
     const prices = () => [price];
     book.setServerCommits(detection);
+    let confirmedDetection = detection;
+    const asks: boolean[] = [];
+    const recount = () => {
+      book.setServerCommits(confirmedDetection || asks.includes(true));
+      if (!book.serverCommitsOn) armed = false;
+    };
 
     // The provider: the audio it has (ms, the same format as measured), where its buffer starts, its items.
     let providerDetection = detection;
@@ -182,24 +188,29 @@ test('TranscriptionBook: the provider bills what it transcribes; billed never pa
       return { kind: 'tokens', usage: { inputTokens: audio + promptBytes, audioInputTokens: audio, outputTokens: out } };
     };
     const costOf = (u: TranscriptionUsage) => (u.kind === 'duration' ? Math.ceil(u.seconds * entry.perAudioSecond!) : usageCost(entry, u.usage));
-    // The residue the book leaves (docs/realtime.md): the server may commit a second item from audio forwarded
-    // under one armed hold (no append between them), or before the book heard of the first; such an item is held
-    // when its news comes (else the session ends), so at most it passes the cap, by one item's worst case each.
+    // The residue the book leaves (docs/realtime.md): one item hold is armed ahead for the server's commits, made
+    // again before the next append once the book hears that an item took it; an item the server commits beyond
+    // that (from audio forwarded under the same armed hold, or before the news of the previous one came) is held
+    // when its news comes, else the session ends: each may pass the cap by its item's worst case. `armed` follows
+    // the book's armed hold: made before an append or a cover, taken by a server commit's news, gone when server
+    // commits go off.
     let residue = 0;
-    let vadInFlight = 0;
-    let appendedSinceVad = true;
+    let armed = false;
+    let vadUnheard = 0;
     const commitItem = (end: number, stopped: boolean) => {
       const id = `item_${++nextItem}`;
       pending.push({ id, ms: end - bufferStart });
       bufferStart = end;
       if (stopped) {
-        if (vadInFlight > 0 || !appendedSinceVad) residue++;
-        vadInFlight++;
-        appendedSinceVad = false;
+        vadUnheard++;
         events.push(() => book.speechStopped(id, end));
       }
       events.push(() => {
-        if (stopped) vadInFlight--;
+        if (stopped) {
+          vadUnheard--;
+          if (armed) armed = false;
+          else residue++;
+        }
         book.committed(id, prices, promptBytes);
       });
     };
@@ -212,7 +223,7 @@ test('TranscriptionBook: the provider bills what it transcribes; billed never pa
           const ok = await Promise.resolve(book.append(prices, step.ms, promptBytes, true)).then(() => true, () => false);
           if (ok) {
             written += step.ms;
-            appendedSinceVad = true;
+            if (book.serverCommitsOn) armed = true;
           }
           break;
         }
@@ -237,8 +248,9 @@ test('TranscriptionBook: the provider bills what it transcribes; billed never pa
           events.push(() => book.cleared());
           break;
         case 'detection': {
-          // Turning it on counts at once, and holds the next item before the setting is forwarded (refused: not
-          // forwarded); off counts only once the server confirms it.
+          // As protocols/openai-transcription.ts does: turning it on counts at once, and holds the next item before
+          // the setting is forwarded (refused: not forwarded); off counts once the server confirms it and no update
+          // still unconfirmed asks it on.
           const before = book.serverCommitsOn;
           if (step.on) {
             book.setServerCommits(true);
@@ -247,9 +259,16 @@ test('TranscriptionBook: the provider bills what it transcribes; billed never pa
               book.setServerCommits(before);
               break;
             }
+            armed = true;
           }
+          asks.push(step.on);
+          recount();
           providerDetection = step.on;
-          events.push(() => book.setServerCommits(step.on));
+          events.push(() => {
+            asks.shift();
+            confirmedDetection = step.on;
+            recount();
+          });
           break;
         }
         case 'transcribe': {
@@ -265,6 +284,8 @@ test('TranscriptionBook: the provider bills what it transcribes; billed never pa
       assert.ok(state.held + state.spent <= cap + allowance(), `step ${i} (${step.op}): held ${state.held} + charged ${state.spent} ≤ cap ${cap}`);
     }
     if (deliverAtEnd) while (events.length > 0) events.shift()!();
+    // Items committed whose news never came: the armed hold (charged at the close) covers one.
+    residue += Math.max(0, vadUnheard - (armed ? 1 : 0));
     // Whatever was committed and not yet transcribed is transcribed and billed after the session ends.
     for (const item of pending) billed += costOf(bill(item.ms, 2_000, 6));
     book.close();

@@ -1,6 +1,6 @@
 /**
  * The TranscriptionBook (src/gateway/realtime/transcription.ts) step by step, against a cap like the spend ledger's:
- * what a chunk and an item hold at OpenAI's prices, which chunks an item settles (those that ended by its end), a
+ * what a chunk and an item hold at OpenAI's prices (audio in blocks of a second), which chunks an item settles (those that ended by its end), a
  * chunk an item's end cuts (what the item used of it is charged with the next settlement), clears, refusals, and
  * the close (what is open is charged whole). transcriptionPrice refuses what it cannot bound with price_unknown.
  */
@@ -16,13 +16,14 @@ const entryOf = (model: 'gpt-4o-transcribe' | 'whisper-1') => priceEntry(model, 
 const party = { tokenId: 'tok_1', orgId: 'org_1', tokenBudget: 1, scopes: {} };
 
 function ledger(cap: number) {
-  const state = { held: 0, spent: 0 };
+  const state = { held: 0, spent: 0, made: 0 };
   const limit: ResponseLimit = {
     name: 'cap',
     applies: () => true,
     async hold(_party, worst) {
       if (state.held + state.spent + worst.micros > cap) throw Errors.budgetExhausted('token');
       state.held += worst.micros;
+      state.made++;
       let open = true;
       return {
         settle(cost) {
@@ -88,19 +89,34 @@ test('a client commit settles exactly the chunks forwarded before it; an append 
   await book.commit(prices, 0, 'evt_1');
   const item = price.item(0).micros;
   t.is(state.held, 300 + item, '50 tokens of audio (at $6 per million) and the item');
-  await book.append(prices, 500, 0, true); // after the commit: the next item's
+  await book.append(prices, 500, 0, true); // after the commit: the next item's, in a block of a second
   book.committed('item_1', prices, 0);
   const usage = { inputTokens: 27, audioInputTokens: 27, outputTokens: 12 };
   book.ended('item_1', { kind: 'tokens', usage });
   t.is(state.spent, usageCost(entryOf('gpt-4o-transcribe'), usage));
-  t.is(state.held, 60, 'the chunk after the commit still held');
+  t.is(state.held, 120, 'the block after the commit still held');
   t.deepEqual(settled, [{ micros: state.spent, model: 'gpt-4o-transcribe' }]);
-  // 30,000 - spent - 60 left: another item (26,144) fits, a chunk of 10 minutes (72,000) does not.
+  // 30,000 - spent - 120 left: a chunk of 10 minutes (72,000) does not fit.
   await t.throwsAsync(Promise.resolve(book.append(prices, 600_000, 0, true)), { message: /budget/ });
-  t.is(state.held, 60);
+  t.is(state.held, 120);
   book.close();
   t.is(state.held, 0);
-  t.is(state.spent, usageCost(entryOf('gpt-4o-transcribe'), usage) + 60, 'the uncommitted chunk charged whole at the close');
+  t.is(state.spent, usageCost(entryOf('gpt-4o-transcribe'), usage), 'audio past the last commit goes back: with no turn detection nothing can bill it');
+});
+
+test('audio is held in blocks of a second that the next chunks fill; near the cap a chunk holds only its own worst case; with turn detection on, audio no item took is charged at the close', async (t) => {
+  const { book, state, prices } = bookWith(26_144 + 120 + 6, 'gpt-4o-transcribe');
+  book.setServerCommits(true);
+  for (let i = 0; i < 50; i++) await book.append(prices, 20, 0, true);
+  t.is(state.made, 2, 'the armed item and one block of a second for 50 chunks of 20 ms');
+  t.is(state.held, 26_144 + 120);
+  // A second block does not fit (6 µ$ left): the chunk's own worst case (1 token, 6 µ$) does.
+  await book.append(prices, 20, 0, true);
+  t.is(state.held, 26_144 + 126);
+  await t.throwsAsync(Promise.resolve(book.append(prices, 20, 0, true)), { message: /budget/ });
+  book.close();
+  t.is(state.held, 0);
+  t.is(state.spent, 26_144 + 126, 'the armed item and the audio no item took, charged whole: the server may have committed it');
 });
 
 test('a chunk cut by an item\'s end: what the item used of it is charged with the next settlement, so the total is what was billed', async (t) => {
@@ -155,5 +171,5 @@ test('clear gives back the audio the server dropped; a refused commit gives its 
   await book.append(prices, 500, 0, true);
   book.close();
   t.is(state.held, 0);
-  t.is(state.spent, 2 * price.item(0).micros + 120 + 60);
+  t.is(state.spent, 2 * price.item(0).micros + 120, 'the unreported item whole; the audio after the last commit back (no turn detection)');
 });

@@ -8,10 +8,12 @@
  * or seconds for a model billed by duration), its prompt and its transcript.
  * So under a cap:
  *
- * - every appended audio chunk holds its worst case before it is forwarded:
- *   its seconds (at the slowest byte rate the session's format may have) times
- *   the route's declared audio-token bound, at the dearest input price, plus
- *   its seconds at the model's per-second price;
+ * - every appended audio chunk is held before it is forwarded: its worst case
+ *   (transcription-price.ts: its seconds, at the slowest byte rate the
+ *   session's format may have, times the route's declared audio-token bound at
+ *   the dearest input price, plus its seconds at the model's per-second price),
+ *   in blocks of a second at least that the next chunks fill, so a session
+ *   makes one hold a second at most;
  * - every item holds what is not audio: its prompt (the transcription
  *   settings' length plus the usual overhead) and its transcript at the
  *   model's largest output, plus one second (a duration rounded up). An item
@@ -32,60 +34,13 @@
  *
  * Without a cap nothing is held, and each item's usage is only counted.
  */
-import { Errors, type ApiError } from '../../errors.js';
+import type { ApiError } from '../../errors.js';
 import type { TokenUsage } from '../../catalog/provider.js';
-import { usageCost, worstCaseCost, type PriceEntry } from '../../catalog/prices.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../catalog/spend-bound.js';
 import { freeHold } from './book.js';
 import type { Hold, ResponseLimits, WorstCase } from './limits.js';
+import type { TranscriptionPrice, TranscriptionUsage } from './transcription-price.js';
 
-/** What the provider reported for one transcription. */
-export type TranscriptionUsage = { readonly kind: 'tokens'; readonly usage: TokenUsage } | { readonly kind: 'duration'; readonly seconds: number };
-
-/** One transcription model's bounds and costs. */
-export interface TranscriptionPrice {
-  readonly model: string;
-  /** The worst case of `seconds` of appended audio. */
-  audio(seconds: number): WorstCase;
-  /** The worst case of one item beyond its audio: a prompt of `promptBytes`, the transcript, a duration rounded up. */
-  item(promptBytes: number): WorstCase;
-  /** What `usage` cost and how many tokens it counts; undefined when it does not fit the price (fail closed). */
-  cost(usage: TranscriptionUsage): { micros: number; tokens: number } | undefined;
-}
-
-const unknownPrice = (what: string) => Errors.priceUnknown(`Under a cap, realtime transcription must be priced: ${what}. Nothing was forwarded.`);
-
-/**
- * The bounds and costs of transcribing with `model` at `entry`, audio counted at most `tokensPerSecond`; throws
- * 400 price_unknown (naming the field and value) when the model, its price or a bound is missing.
- */
-export function transcriptionPrice(model: string | undefined, entry: PriceEntry | undefined, tokensPerSecond: number | undefined): TranscriptionPrice {
-  if (tokensPerSecond === undefined) throw unknownPrice('this route declares no input-audio token rate (`inputAudioTokensPerSecond`)');
-  if (model === undefined) throw unknownPrice('the session names no transcription model (`input_audio_transcription.model` / `audio.input.transcription.model`)');
-  if (!entry) throw unknownPrice(`the transcription model ${JSON.stringify(model)} has no price (KEYWARD_PRICES)`);
-  const byTokens = entry.input > 0 || entry.output > 0 || (entry.audio !== undefined && (entry.audio.input > 0 || entry.audio.output > 0));
-  if (byTokens && entry.maxOutput === undefined) throw unknownPrice(`the transcription model ${JSON.stringify(model)} has no largest output (\`maxOutput\`) to bound its transcript`);
-  const perSecond = entry.perAudioSecond ?? 0;
-  const secondsCost = (seconds: number) => Math.ceil(Math.max(0, seconds) * perSecond);
-  const audioTokens = (seconds: number) => Math.ceil(Math.max(0, seconds) * tokensPerSecond);
-  return {
-    model,
-    audio(seconds) {
-      const tokens = audioTokens(seconds);
-      return { inputTokens: tokens, outputTokens: 0, micros: (byTokens ? worstCaseCost(entry, tokens, 0) : 0) + secondsCost(seconds) };
-    },
-    item(promptBytes) {
-      if (!byTokens) return { inputTokens: 0, outputTokens: 0, micros: secondsCost(1) };
-      const input = Math.min(promptBytes + INPUT_OVERHEAD_TOKENS, entry.contextWindow ?? Number.MAX_SAFE_INTEGER);
-      return { inputTokens: input, outputTokens: entry.maxOutput!, micros: worstCaseCost(entry, input, entry.maxOutput!) + secondsCost(1) };
-    },
-    cost(u) {
-      if (u.kind === 'duration') return entry.perAudioSecond === undefined ? undefined : { micros: secondsCost(u.seconds), tokens: audioTokens(u.seconds) };
-      if (!byTokens || entry.perAudioSecond !== undefined) return undefined;
-      return { micros: usageCost(entry, u.usage), tokens: u.usage.inputTokens + u.usage.outputTokens };
-    },
-  };
-}
+export { transcriptionPrice, type TranscriptionPrice, type TranscriptionUsage } from './transcription-price.js';
 
 /** The dearer of two worst cases, field by field. */
 const dearer = (a: WorstCase, b: WorstCase): WorstCase => ({
@@ -106,8 +61,17 @@ export interface TranscriptionHooks {
 interface Chunk {
   readonly hold: Hold;
   readonly start: number;
-  readonly end: number;
+  /** Where the audio it holds ends so far: later appends fill the block up to `capacity` ms while it is the last. */
+  end: number;
+  capacity: number;
 }
+
+/**
+ * Audio is held in blocks of at least this many ms, filled by the appends that follow (a chunk of 20 ms holds a
+ * second, the next 49 take none): one hold a second of audio at most, whatever the chunk size. Near the cap, a
+ * block that does not fit falls back to the chunk's own worst case.
+ */
+const BLOCK_MS = 1000;
 
 interface Item {
   /** The item's own hold first, then its chunks. */
@@ -192,10 +156,33 @@ export class TranscriptionBook {
     }
     const list = prices();
     if (this.serverCommits && !this.armed) await this.arm(list, promptBytes);
-    const hold = await this.limits.hold(list.map((p) => p.audio(ms / 1000)).reduce(dearer));
+    const worst = (chunkMs: number) => list.map((p) => p.audio(chunkMs / 1000)).reduce(dearer);
+    const last = this.chunks[this.chunks.length - 1];
+    // The last block has room, and was held at prices no lower than today's (the model may have changed since).
+    if (last && last.end === this.written && last.end - last.start + ms <= last.capacity && covers(last.hold.worst, worst(last.capacity))) {
+      last.end += ms;
+      this.written += ms;
+      return;
+    }
+    const block = Math.max(ms, BLOCK_MS);
+    let capacity = block;
+    let hold: Hold;
+    try {
+      hold = await this.limits.hold(worst(block));
+    } catch (err) {
+      if (block === ms) throw err;
+      capacity = ms;
+      hold = await this.limits.hold(worst(ms));
+    }
     if (this.closed) return hold.settle(undefined);
-    this.chunks.push({ hold, start: this.written, end: this.written + ms });
+    this.chunks.push({ hold, start: this.written, end: this.written + ms, capacity });
     this.written += ms;
+  }
+
+  /** No later audio goes in the last block (a commit or clear ends the buffer's audio there). */
+  private seal(): void {
+    const last = this.chunks[this.chunks.length - 1];
+    if (last) last.capacity = last.end - last.start;
   }
 
   /** Transcription turns on: the last `ms` of audio already forwarded (unheld, not yet committed) is held now. Throws the refusal. */
@@ -205,12 +192,13 @@ export class TranscriptionBook {
     if (this.closed) return hold.settle(undefined);
     const start = Math.max(this.assigned, this.written - ms);
     // In order: it ends where the audio written so far ends, after every chunk held before it.
-    this.chunks.push({ hold, start, end: this.written });
+    this.chunks.push({ hold, start, end: this.written, capacity: this.written - start });
   }
 
   /** Before a client's commit is forwarded: the item it makes is held. Throws the refusal. */
   async commit(prices: Prices, promptBytes: number, eventId: string | undefined): Promise<void> {
     const boundary = this.written;
+    this.seal();
     const hold = (await this.limits.applies()) ? await this.limits.hold(prices().map((p) => p.item(promptBytes)).reduce(dearer)) : freeHold();
     if (this.closed) return hold.refund();
     this.asked.push({ hold, eventId, boundary });
@@ -218,6 +206,7 @@ export class TranscriptionBook {
 
   /** A client's `clear` is forwarded: the audio written so far, not committed, is dropped once the server confirms. */
   clear(): void {
+    this.seal();
     this.clears.push(this.written);
   }
 
@@ -306,7 +295,7 @@ export class TranscriptionBook {
   /**
    * The session is over: every item, commit and chunk not settled is charged whole; so is the armed hold while audio
    * no item holds was forwarded (the server may have committed an item from it whose news never came), else it
-   * goes back.
+   * goes back. Audio past the last commit goes back when the server commits nothing on its own (no turn detection).
    */
   close(): void {
     if (this.closed) return;
@@ -315,6 +304,11 @@ export class TranscriptionBook {
     if (this.armed && this.chunks.length > 0) this.asked.push({ hold: this.armed, eventId: undefined, boundary: this.written });
     else this.armed?.refund();
     this.armed = undefined;
+    if (!this.serverCommits) {
+      // Nothing commits audio past the last commit but the client: what no commit reached is never billed.
+      const reached = Math.max(this.assigned, ...this.asked.map((a) => a.boundary));
+      for (let i = this.chunks.length - 1; i >= 0 && this.chunks[i]!.start >= reached; i--) this.chunks.splice(i, 1)[0]!.hold.refund();
+    }
     const rest = [...this.asked.map((a) => a.hold), ...this.chunks.map((c) => c.hold)];
     const micros = chargeWhole(rest);
     if (micros !== undefined) this.hooks.settled(undefined, micros, undefined);
@@ -336,6 +330,9 @@ export class TranscriptionBook {
     this.armed = hold;
   }
 }
+
+/** Whether a hold of `held` covers `worst` (micros and tokens). */
+const covers = (held: WorstCase, worst: WorstCase): boolean => held.micros >= worst.micros && held.inputTokens + held.outputTokens >= worst.inputTokens + worst.outputTokens;
 
 /** Charges every hold its whole worst case: the sum of those that held something (undefined: none did). */
 function chargeWhole(holds: readonly Hold[]): number | undefined {

@@ -92,10 +92,11 @@ export class OpenAIRealtime implements SessionProtocol {
   /** A transcription session (`?intent=transcription`, or the server says so) starts no responses. */
   private transcriptionOnly: boolean;
   /** Whether the session has ever transcribed (then the server's transcription events are read). */
-  private transcribed = false;
+  private transcribed: boolean;
 
   constructor(private readonly deps: ProtocolDeps) {
     this.transcriptionOnly = deps.query.get('intent') === 'transcription';
+    this.transcribed = this.transcriptionOnly;
     this.confirmedModel = this.transcriptionOnly ? undefined : deps.model;
     this.transcription = new OpenAITranscription(deps, this.transcriptionOnly);
     // Server turn detection is on when a conversation session opens.
@@ -165,7 +166,7 @@ export class OpenAIRealtime implements SessionProtocol {
         this.deps.book.setServerTurns(true);
         await this.deps.book.cover(this.worst(this.sessionCap));
       }
-      const refusal = await this.transcription.update(session);
+      const refusal = await this.transcription.update(session, eventId);
       if (refusal) throw refusal;
     } catch (err) {
       this.deps.book.setServerTurns(before.turns);
@@ -189,7 +190,7 @@ export class OpenAIRealtime implements SessionProtocol {
       case 'transcription_session.created':
       case 'transcription_session.updated': {
         const session = objectOf(event.session) ?? {};
-        this.transcriptionOnly = this.transcription.confirmed(session) || this.transcriptionOnly || type.startsWith('transcription_session.');
+        this.transcriptionOnly = this.transcription.confirmed(session, type.endsWith('.updated')) || this.transcriptionOnly || type.startsWith('transcription_session.');
         this.transcribed ||= this.transcription.transcribing;
         if (this.transcriptionOnly) return book.setServerTurns(false);
         const model = stringOf(session.model);

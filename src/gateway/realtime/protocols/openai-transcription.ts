@@ -88,6 +88,17 @@ export function transcriptionUsage(u: Record<string, unknown> | undefined): Tran
   return { kind: 'tokens', usage };
 }
 
+/** What one update forwarded asked for (a field undefined: not named), and its event id. */
+interface Asked {
+  readonly transcription: Settings['transcription'];
+  readonly rate: Rate | undefined;
+  readonly serverCommits: boolean | undefined;
+  readonly eventId: string | undefined;
+}
+
+/** Updates the provider has not answered yet, at most: more are refused (each is remembered until it is). */
+const MAX_PENDING = 64;
+
 /** Bytes of base64 text `s` decodes to, at most (padding or not). */
 const decodedBytes = (s: string): number => Math.ceil((s.length * 3) / 4);
 
@@ -97,8 +108,13 @@ export class OpenAITranscription {
   private model: string | undefined;
   private bytes = 0;
   private rate: Rate = PCM16_24K;
-  /** What the client asked for since (a field undefined: not asked). */
-  private asked: Pick<Settings, 'transcription' | 'rate'> = {};
+  private serverCommits = true;
+  /**
+   * What each update forwarded and not yet confirmed asked for, in order (each `*.updated` confirms the oldest; an
+   * `error` naming its event id drops it), and the one being checked: all count until confirmed.
+   */
+  private readonly pending: Asked[] = [];
+  private candidate: Asked | undefined;
   /** Audio forwarded while nothing transcribed it, since the buffer last emptied (held if transcription turns on). */
   private unheldMs = 0;
 
@@ -113,42 +129,52 @@ export class OpenAITranscription {
     this.book.setServerCommits(true);
   }
 
-  /** Whether input audio may be transcribed now (asked for, confirmed, or the session's intent). */
-  get transcribing(): boolean {
-    return this.on || (this.asked.transcription !== undefined && this.asked.transcription !== null);
+  private get asks(): readonly Asked[] {
+    return this.candidate ? [...this.pending, this.candidate] : this.pending;
   }
 
-  /** The prices the session may be transcribing at (confirmed and asked models); throws price_unknown. */
+  /** Whether input audio may be transcribed now (asked for, confirmed, or the session's intent). */
+  get transcribing(): boolean {
+    return this.on || this.asks.some((a) => a.transcription !== undefined && a.transcription !== null);
+  }
+
+  /** The prices the session may be transcribing at (the confirmed model and every one asked); throws price_unknown. */
   private readonly prices: Prices = () => {
-    for (const r of [this.rate, this.asked.rate]) {
+    for (const r of [this.rate, ...this.asks.map((a) => a.rate)]) {
       if (typeof r === 'object') throw Errors.priceUnknown(`Under a cap, realtime transcription must be priced: the input audio format ${r.unknown} (\`audio.input.format\` / \`input_audio_format\`) cannot be measured. Nothing was forwarded.`);
     }
-    const asked = this.asked.transcription?.model;
-    const models = this.model !== undefined && asked !== undefined && asked !== this.model ? [this.model, asked] : [asked ?? this.model];
+    const named = new Set<string>();
+    for (const m of [this.on ? this.model : undefined, ...this.asks.map((a) => a.transcription?.model)]) if (m !== undefined) named.add(m);
+    const models = named.size > 0 ? [...named] : [undefined];
     return models.map((m) => transcriptionPrice(m, m === undefined ? undefined : this.deps.price(m), this.deps.inputAudioTokensPerSecond));
   };
 
   private get promptBytes(): number {
-    return Math.max(this.bytes, this.asked.transcription?.bytes ?? 0);
+    return Math.max(this.bytes, ...this.asks.map((a) => a.transcription?.bytes ?? 0));
   }
 
   /** Milliseconds of `bytes` of audio at the slowest rate the session may be using. */
   private ms(bytes: number): number {
-    const rates = [this.rate, this.asked.rate ?? this.rate].map((r) => (typeof r === 'number' ? r : G711));
+    const rates = [this.rate, ...this.asks.map((a) => a.rate ?? this.rate)].map((r) => (typeof r === 'number' ? r : G711));
     return (bytes * 1000) / Math.min(...rates);
   }
 
+  /** Server commits count on while confirmed on or asked on by an update not yet confirmed. */
+  private recount(): void {
+    this.book.setServerCommits(this.serverCommits || this.pending.some((a) => a.serverCommits === true));
+  }
+
   /**
-   * A client's session update: what it asks for is noted, and, under a cap, checked (and the audio forwarded
-   * unheld before transcription turns on is held). Resolves to the refusal, after which nothing it asked counts.
+   * A client's session update (`eventId` its event's): what it asks for counts at once, and, under a cap, is checked
+   * (and the audio forwarded unheld before transcription turns on is held). Resolves to the refusal, after which
+   * nothing it asked counts.
    */
-  async update(session: Record<string, unknown>): Promise<ApiError | undefined> {
+  async update(session: Record<string, unknown>, eventId: string | undefined): Promise<ApiError | undefined> {
+    if (this.pending.length >= MAX_PENDING) return Errors.invalidRequest(`${MAX_PENDING} session updates are still unanswered by the provider; wait for its session.updated.`);
     const s = settingsOf(session);
-    const before = { ...this.asked };
     const wasOn = this.transcribing;
     const commitsBefore = this.book.serverCommitsOn;
-    if (s.transcription !== undefined) this.asked.transcription = s.transcription;
-    if (s.rate !== undefined) this.asked.rate = s.rate;
+    this.candidate = { transcription: s.transcription, rate: s.rate, serverCommits: s.serverCommits, eventId };
     if (s.serverCommits === true) this.book.setServerCommits(true);
     // Checked when it turns transcription or server commits on, or changes what it costs (never when it turns one off).
     const costsMore = !wasOn || (s.transcription !== undefined && s.transcription !== null) || s.rate !== undefined || (s.serverCommits === true && !commitsBefore);
@@ -159,12 +185,15 @@ export class OpenAITranscription {
         if (s.serverCommits !== false) await this.book.cover(this.prices, this.promptBytes);
         if (!wasOn && this.unheldMs > 0) await this.book.holdBacklog(this.prices, this.unheldMs);
       } catch (err) {
-        this.asked = before;
+        this.candidate = undefined;
         this.book.setServerCommits(commitsBefore);
         return err as ApiError;
       }
       if (!wasOn) this.unheldMs = 0;
     }
+    this.pending.push(this.candidate);
+    this.candidate = undefined;
+    this.recount();
     return undefined;
   }
 
@@ -191,17 +220,21 @@ export class OpenAITranscription {
     this.book.clear();
   }
 
-  /** A server session object (created or updated): the truth of the settings. Returns whether it only transcribes. */
-  confirmed(session: Record<string, unknown>): boolean {
+  /**
+   * A server session object: the truth of the settings, confirming the oldest update still unconfirmed when it
+   * answers one (`*.updated`; `*.created` answers none). Returns whether the session only transcribes.
+   */
+  confirmed(session: Record<string, unknown>, answersUpdate: boolean): boolean {
     const s = settingsOf(session);
+    if (answersUpdate) this.pending.shift();
     if (s.transcription !== undefined) {
       this.on = s.transcription !== null || this.intent;
       this.model = s.transcription?.model ?? (this.intent ? this.model : undefined);
       this.bytes = s.transcription?.bytes ?? 0;
     }
     if (s.rate !== undefined) this.rate = s.rate;
-    this.asked = {};
-    if (s.serverCommits !== undefined) this.book.setServerCommits(s.serverCommits);
+    if (s.serverCommits !== undefined) this.serverCommits = s.serverCommits;
+    this.recount();
     return s.transcriptionOnly;
   }
 
@@ -230,7 +263,14 @@ export class OpenAITranscription {
         return;
       case 'error': {
         const error = objectOf(event.error);
-        this.book.refusedByProvider(stringOf(error?.event_id), stringOf(error?.code)?.startsWith('input_audio_buffer') === true);
+        const eventId = stringOf(error?.event_id);
+        // The provider refused an update: it will never confirm it.
+        const i = eventId === undefined ? -1 : this.pending.findIndex((a) => a.eventId === eventId);
+        if (i >= 0) {
+          this.pending.splice(i, 1);
+          this.recount();
+        }
+        this.book.refusedByProvider(eventId, stringOf(error?.code)?.startsWith('input_audio_buffer') === true);
         return;
       }
     }
