@@ -47,7 +47,7 @@ const dearer = (a: WorstCase, b: WorstCase): WorstCase => ({
   inputTokens: Math.max(a.inputTokens, b.inputTokens), outputTokens: Math.max(a.outputTokens, b.outputTokens), micros: Math.max(a.micros, b.micros),
 });
 
-/** The prices a session may be transcribing at now (the confirmed model and one asked for); throws price_unknown. */
+/** The prices a session may be transcribing at now (the confirmed model and every one asked for); throws price_unknown. */
 export type Prices = () => readonly TranscriptionPrice[];
 
 export interface TranscriptionHooks {
@@ -306,7 +306,7 @@ export class TranscriptionBook {
     this.armed = undefined;
     if (!this.serverCommits) {
       // Nothing commits audio past the last commit but the client: what no commit reached is never billed.
-      const reached = Math.max(this.assigned, ...this.asked.map((a) => a.boundary));
+      const reached = this.asked.reduce((max, a) => Math.max(max, a.boundary), this.assigned);
       for (let i = this.chunks.length - 1; i >= 0 && this.chunks[i]!.start >= reached; i--) this.chunks.splice(i, 1)[0]!.hold.refund();
     }
     const rest = [...this.asked.map((a) => a.hold), ...this.chunks.map((c) => c.hold)];

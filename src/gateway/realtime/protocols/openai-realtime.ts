@@ -34,12 +34,12 @@ import type { TokenUsage } from '../../../catalog/provider.js';
 import { OpenAITranscription } from './openai-transcription.js';
 import { FORWARD, forwardOrRefuse, capOf, countOf, hasMarker, markers, objectOf, openaiErrorEvent, parseObject, stringOf, worstAt, type ProtocolDeps, type SessionProtocol, type Verdict } from './protocol.js';
 
-const SERVER_MARKERS = markers('session.created', 'session.updated', 'response.created', 'response.done', 'error');
+/** Always read (a clear's answer too: each client clear is matched to it in order). */
+const SERVER_MARKERS = markers('session.created', 'session.updated', 'response.created', 'response.done', 'error', 'input_audio_buffer.cleared');
 /** Read once the session may transcribe: its items and their usage. */
 const TRANSCRIPTION_MARKERS = markers(
   'transcription_session.created', 'transcription_session.updated', 'input_audio_buffer.committed', 'input_audio_buffer.speech_stopped',
-  'input_audio_buffer.timeout_triggered', 'input_audio_buffer.cleared', 'conversation.item.input_audio_transcription.completed',
-  'conversation.item.input_audio_transcription.failed',
+  'input_audio_buffer.timeout_triggered', 'conversation.item.input_audio_transcription.completed', 'conversation.item.input_audio_transcription.failed',
 );
 
 /** The Realtime API's `usage` (response.done) as TokenUsage: audio apart from text, cached tokens of each. */
