@@ -22,7 +22,7 @@ import { SIGNING_KEY_COMMANDS } from './signing-key-commands.js';
 import { USAGE_COMMANDS } from './usage-commands.js';
 import { POOL_COMMANDS } from './pool-commands.js';
 import { Exit, NotFound, processIo, UsageError, type Io } from './io.js';
-import { openedStore, unnamedStore } from './opened-store.js';
+import { openedStore, refusedInJob, unnamedStore } from './opened-store.js';
 
 const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS, ...RENAME_COMMANDS, ...SIGNING_KEY_COMMANDS, ...USAGE_COMMANDS, ...POOL_COMMANDS];
 const VALUE_OPTIONS: OptionName[] = [
@@ -187,6 +187,8 @@ export async function run(argv: string[], io: Io = processIo(), env: NodeJS.Proc
       io.stdout.write(commandHelp(command) + '\n');
       return Exit.ok;
     }
+    const inJob = refusedInJob(command.words, env);
+    if (inJob !== undefined) throw new UsageError(inJob);
     const usage = `; run 'keyward ${command.words.join(' ')} --help'`;
     for (const name of p.given) {
       if (name !== 'json' && name !== 'help' && !command.options.includes(name as OptionName)) {

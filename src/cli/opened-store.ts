@@ -5,6 +5,9 @@
  * or `keys export-discovery` run with only KEYWARD_ISSUER_URL exported would make a fresh local signing key and
  * publish a JWKS the deployment never signs with. The line names places only (a path, a project, a key name,
  * a URL), never a secret: a local KEK given in the environment is named by its variable, not shown.
+ *
+ * In a Cloud Run job (CLOUD_RUN_JOB set: docs/cloud-run.md's `keyward-admin`), output goes to Cloud Logging, so a
+ * command that prints a new secret or reads one from stdin is refused there: those go through the HTTP API.
  */
 import path from 'node:path';
 import type { Config } from '../config.js';
@@ -21,6 +24,17 @@ export function unnamedStore(env: Record<string, string | undefined>): string | 
     + 'KEYWARD_STORE this command would open a local SQLite store in KEYWARD_DATA_DIR instead of the deployment\'s. '
     + 'Set KEYWARD_STORE (firestore for a deployment; sqlite to use a local store on purpose). '
     + 'Against a deployment, run admin commands as its Cloud Run job (docs/cloud-run.md, "Admin commands")';
+}
+
+/** Commands whose output holds a new secret (a token or key), or that read one from stdin. */
+const SECRET_IO = new Set(['org create', 'tokens create', 'admin-keys create', 'credentials create', 'credentials rotate']);
+
+/** Undefined when the command may run here; else the usage error's message (a secret-bearing command in a Cloud Run job). */
+export function refusedInJob(words: readonly string[], env: Record<string, string | undefined>): string | undefined {
+  const command = words.join(' ');
+  if (!present(env.CLOUD_RUN_JOB) || !SECRET_IO.has(command)) return undefined;
+  return `${command} is not run in a Cloud Run job (${env.CLOUD_RUN_JOB}): its output goes to Cloud Logging, and this command `
+    + `${command.startsWith('credentials') ? 'reads a key from stdin, which a job has not got' : 'prints a new secret'}. Use the HTTP API with the admin token or an org token`;
 }
 
 /** `store sqlite /abs/data/keyward.db, key local /abs/data/kek` or `store firestore project p, key gcp projects/…`. */

@@ -88,3 +88,22 @@ test('a named store with cloud settings: the line names the Firestore project an
     `keyward: store firestore project keyward-cli-opened emulator ${emulator.host}, key gcp ${kms.keyName} endpoint ${kms.endpoint}, issuer https://keyward.example.com`,
   ]);
 });
+
+test('in a Cloud Run job (CLOUD_RUN_JOB set), a command that prints a new secret or reads one from stdin is refused before anything is opened; others run', async (t) => {
+  const dataDir = tempDir(t);
+  const env = { KEYWARD_DATA_DIR: dataDir, KEYWARD_LOCAL_KEK: KEK };
+  const org = await cliInProcess(['org', 'create', 'acme', '--json'], env);
+  t.is(org.code, 0, org.stderr);
+  const orgId = JSON.parse(org.stdout).id as string;
+  const job = { ...env, CLOUD_RUN_JOB: 'keyward-admin' };
+  for (const args of [['org', 'create', 'beta'], ['tokens', 'create', '--org', orgId, '--credential', 'cred_x'], ['admin-keys', 'create', '--org', orgId, '--role', 'viewer'], ['credentials', 'create', '--org', orgId, '--provider', 'openai'], ['credentials', 'rotate', 'cred_x', '--org', orgId]]) {
+    const r = await cliInProcess(args, job);
+    t.is(r.code, 2, args.join(' '));
+    t.is(r.stdout, '');
+    t.regex(r.stderr, /is not run in a Cloud Run job \(keyward-admin\): its output goes to Cloud Logging/, args.join(' '));
+    t.false(r.stderr.includes('keyward: store '), 'refused before the store is opened');
+  }
+  const listed = await cliInProcess(['credentials', 'list', '--org', orgId, '--json'], job);
+  t.is(listed.code, 0, listed.stderr);
+  t.deepEqual(JSON.parse(listed.stdout).data, []);
+});
