@@ -1,5 +1,5 @@
 /**
- * The price book: every provider file's `prices`, then KEYWARD_PRICES on top,
+ * The price book: every provider's price table (its price file, resolved: price-data.ts), then KEYWARD_PRICES on top,
  * as integer micro-dollars per million tokens (money.ts), looked up by the
  * model a request names: an exact name first, then the longest `prefix*`.
  * Built once at start; a lookup costs one Map get, plus a scan of the
@@ -43,7 +43,7 @@ export interface PriceEntry extends PriceTier {
   readonly audio?: { readonly input: number; readonly cachedInput: number; readonly output: number };
   readonly maxOutput?: number;
   readonly contextWindow?: number;
-  /** Where it came from: `<provider file>` dated, or KEYWARD_PRICES. */
+  /** Where it came from: its price file dated (and the platform's file that took it from a family), or KEYWARD_PRICES. */
   readonly source: string;
 }
 
@@ -179,16 +179,16 @@ export class PriceBook {
 
   /**
    * `layers` in order, later ones overriding earlier entries of the same provider and name (files, then
-   * KEYWARD_PRICES); `unpriced`: how a model none of them lists is priced.
+   * KEYWARD_PRICES), each entry's `source` said by its layer; `unpriced`: how a model none of them lists is priced.
    */
-  constructor(layers: readonly { tables: PriceTables; source: (providerId: string) => string }[], unpriced: UnpricedRule = 'refuse') {
+  constructor(layers: readonly { tables: PriceTables; source: (providerId: string, name: string) => string }[], unpriced: UnpricedRule = 'refuse') {
     this.unpriced = unpriced;
     const merged = new Map<string, Map<string, PriceEntry>>();
     for (const layer of layers) {
       for (const [providerId, table] of Object.entries(layer.tables)) {
         const entries = merged.get(providerId) ?? new Map<string, PriceEntry>();
         for (const [name, price] of Object.entries(table)) {
-          entries.set(name, priceEntry(`${providerId}.prices[${JSON.stringify(name)}]`, price, layer.source(providerId)));
+          entries.set(name, priceEntry(`${providerId}.prices[${JSON.stringify(name)}]`, price, layer.source(providerId, name)));
         }
         merged.set(providerId, entries);
       }

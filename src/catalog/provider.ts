@@ -355,10 +355,16 @@ export interface ProviderPlugin {
   routes: readonly ProviderRoute[];
   /** Defaults sent upstream unless the caller sets them, e.g. `anthropic-version`. */
   headers?: Readonly<Record<string, string>>;
-  /** Prices by model name or `prefix*` (exact names win, then the longest prefix). */
-  prices?: Readonly<Record<string, ModelPrice>>;
+  /**
+   * Prices by model name or `prefix*` (exact names win, then the longest prefix), written inline: a folder
+   * provider's alternative to a `<id>.prices.json` beside it (the built-in providers have theirs there). Both
+   * pass one schema (price-schema.ts): each entry may also carry `aliases`, `as_of`, `source` and `note`.
+   */
+  prices?: Readonly<Record<string, ModelPrice & { aliases?: readonly string[]; as_of?: string; source?: string; note?: string }>>;
   /** The day `prices` were taken from the provider's price page, `YYYY-MM-DD`. Required with `prices`. */
   pricesAsOf?: string;
+  /** The https URL `prices` were taken from. Required with `prices`. */
+  pricesSource?: string;
   /** Tools it runs and bills on its side, by name (see BilledTool). */
   tools?: Readonly<Record<string, BilledTool>>;
   /** How its SDKs are pointed at Keyward (sdk-setup.ts checks it). */
