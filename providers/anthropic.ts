@@ -37,4 +37,18 @@ export default {
     code_execution: { match: { toolType: ['code_execution_*'] }, unbounded: true },
     mcp_connector: { match: { field: ['mcp_servers'] } },
   },
+  // Every request field or mode that changes what Anthropic bills (https://platform.claude.com/docs/en/about-claude/pricing):
+  // under a cap a value with no price is refused (price_unknown). Fast mode (`speed: "fast"`, with the fast-mode beta
+  // header: https://platform.claude.com/docs/en/build-with-claude/fast-mode) at the model's fast price where listed;
+  // US-only inference (`inference_geo: "us"`) at 1.1x for the models that offer it; `service_tier` (`auto` uses
+  // Priority Tier capacity where the organisation bought it: the usage reports `priority`, which has no price here, so
+  // such a request is charged no less than its reservation); message batches (half price, results later) are not priced.
+  priceDimensions: {
+    fast_mode: { field: 'speed', reported: 'speed', values: { standard: 'standard', fast: 'fast' } },
+    inference_geo: { field: 'inference_geo', values: { global: 'standard', us: 'us' } },
+    service_tier: { field: 'service_tier', reported: 'service_tier', values: { auto: 'standard', standard_only: 'standard', standard: 'standard', priority: 'priority', batch: 'batch' } },
+    batch: { routes: ['POST v1/messages/batches'], present: 'batch' },
+    tools: { pricedBy: 'tools', description: 'provider-side tools: `tools` above' },
+    long_context: { pricedBy: 'longContext', description: 'a request past a long-context threshold, priced whole at its prices' },
+  },
 } satisfies ProviderPlugin;

@@ -99,4 +99,13 @@ export default {
     web_fetch: { match: { toolType: ['web_fetch_*'] } },
     code_execution: { match: { toolType: ['code_execution_*'] }, unbounded: true },
   },
+  // Every request field or mode that changes what Bedrock bills: an InvokeModel body in Anthropic's shape may ask for
+  // fast mode (`speed`), which Bedrock does not price here; Converse's latency-optimized inference
+  // (`performanceConfig.latency: "optimized"`) is priced apart and not here. Under a cap either is refused (price_unknown).
+  priceDimensions: {
+    fast_mode: { field: 'speed', values: { standard: 'standard' } },
+    latency: { field: 'performanceConfig.latency', values: { standard: 'standard' } },
+    tools: { pricedBy: 'tools', description: 'provider-side tools: `tools` above' },
+    long_context: { pricedBy: 'longContext', description: 'a request past a long-context threshold, priced whole at its prices' },
+  },
 } satisfies ProviderPlugin;

@@ -26,4 +26,8 @@ export default {
     { method: 'POST', path: 'compatibility/v1/chat/completions' },
     { method: 'POST', path: 'compatibility/v1/embeddings' },
   ],
+  // Rerank is billed per search, which has no price here: refused under a cap (price_unknown).
+  priceDimensions: {
+    rerank: { routes: ['POST v2/rerank', 'POST v1/rerank'], present: 'rerank' },
+  },
 } satisfies ProviderPlugin;

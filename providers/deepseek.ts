@@ -20,4 +20,6 @@ export default {
     { method: 'GET', path: 'v1/models' },
     { method: 'GET', path: 'user/balance', account: true },
   ],
+  // No request field or mode changes what it bills beyond the tokens priced in its price file.
+  priceDimensions: {},
 } satisfies ProviderPlugin;

@@ -19,4 +19,6 @@ export default {
     { method: 'POST', path: 'inference/v1/messages' },
     { method: 'GET', path: 'inference/v1/models' },
   ],
+  // No request field or mode changes what it bills beyond the tokens priced in its price file.
+  priceDimensions: {},
 } satisfies ProviderPlugin;

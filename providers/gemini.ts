@@ -58,4 +58,13 @@ export default {
     code_execution: { match: { toolKey: ['codeExecution', 'code_execution'] } },
     file_search: { match: { toolKey: ['fileSearch', 'file_search'] } },
   },
+  // Every request field or mode that changes what Google bills (https://ai.google.dev/gemini-api/docs/pricing): response
+  // modalities (`generationConfig.responseModalities`, either spelling: audio or image output) are priced where the model
+  // has audio prices; under a cap anything else is refused (price_unknown). Batches are not a route here.
+  priceDimensions: {
+    response_modalities: { field: 'generationConfig.responseModalities', present: 'audio', description: 'audio (or image) output' },
+    response_modalities_snake: { field: 'generation_config.response_modalities', present: 'audio', description: 'the same, snake_case' },
+    tools: { pricedBy: 'tools', description: 'provider-side tools: `tools` above' },
+    long_context: { pricedBy: 'longContext', description: 'a request past a long-context threshold, priced whole at its prices' },
+  },
 } satisfies ProviderPlugin;

@@ -25,4 +25,12 @@ export default {
     { method: 'GET', path: 'openai/v1/models' },
     { method: 'GET', path: 'openai/v1/models/{model}' },
   ],
+  // Groq's `service_tier`: on-demand is the listed price; flex, performance and auto (which may run as flex) are not
+  // priced here (refused under a cap, price_unknown).
+  priceDimensions: {
+    service_tier: { field: 'service_tier', values: { on_demand: 'standard' } },
+    // Transcription and translation are billed per audio hour, speech per character: no price here.
+    transcription: { routes: ['POST openai/v1/audio/transcriptions', 'POST openai/v1/audio/translations'], present: 'transcription' },
+    speech: { routes: ['POST openai/v1/audio/speech'], present: 'speech' },
+  },
 } satisfies ProviderPlugin;

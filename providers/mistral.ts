@@ -24,4 +24,8 @@ export default {
     { method: 'GET', path: 'v1/models' },
     { method: 'GET', path: 'v1/models/{model}' },
   ],
+  // OCR is billed per page, which has no price here: refused under a cap (price_unknown).
+  priceDimensions: {
+    ocr: { routes: ['POST v1/ocr'], present: 'ocr' },
+  },
 } satisfies ProviderPlugin;

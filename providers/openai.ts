@@ -61,4 +61,22 @@ export default {
     image_generation: { match: { toolType: ['image_generation'] }, unbounded: true },
     chat_web_search: { match: { field: ['web_search_options'] }, unbounded: true },
   },
+  // Every request field or mode that changes what OpenAI bills (https://developers.openai.com/api/docs/pricing): under a cap
+  // a value with no price is refused (price_unknown). `service_tier`: Standard (`auto` and `default`, when the project's
+  // default is Standard; the response reports the tier that served it and a dearer one is charged), Flex (half price
+  // where listed), Priority (renamed Fast mode on 2026-07-30: `priority` or `fast`, each model's own price where listed);
+  // Scale Tier is bought as capacity, with no price per token. Audio output (`audio`) is priced where the model has audio
+  // prices; transcription, translation, speech and image routes have no price here. Batches (v1/batches) are not a route.
+  priceDimensions: {
+    service_tier: {
+      field: 'service_tier', reported: 'service_tier',
+      values: { auto: 'standard', default: 'standard', flex: 'flex', priority: 'priority', fast: 'priority', scale: 'scale' },
+    },
+    audio_output: { field: 'audio', present: 'audio', description: 'audio output (chat completions `audio`)' },
+    transcription: { routes: ['POST v1/audio/transcriptions', 'POST v1/audio/translations'], present: 'transcription' },
+    speech: { routes: ['POST v1/audio/speech'], present: 'speech' },
+    images: { routes: ['POST v1/images/generations'], present: 'image' },
+    tools: { pricedBy: 'tools', description: 'provider-side tools: `tools` above' },
+    long_context: { pricedBy: 'longContext', description: 'a request past a long-context threshold, priced whole at its prices' },
+  },
 } satisfies ProviderPlugin;

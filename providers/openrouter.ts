@@ -22,4 +22,10 @@ export default {
     { method: 'GET', path: 'api/v1/generation', account: true },
     { method: 'GET', path: 'api/v1/key', account: true },
   ],
+  // OpenRouter passes some OpenAI fields on to the provider it routes to: a `service_tier` has no price here (refused
+  // under a cap, price_unknown).
+  priceDimensions: {
+    service_tier: { field: 'service_tier', values: {} },
+    long_context: { pricedBy: 'longContext', description: 'a request past a long-context threshold, priced whole at its prices' },
+  },
 } satisfies ProviderPlugin;

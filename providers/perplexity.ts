@@ -21,4 +21,12 @@ export default {
     { method: 'POST', path: 'search' },
     { method: 'POST', path: 'v1/responses' },
   ],
+  // The search context size sets the request fee: `requestFee` is the high size's, so every size is priced; any other
+  // value, the Search API and async (Deep Research) requests are refused under a cap (price_unknown).
+  priceDimensions: {
+    search_context_size: { field: 'web_search_options.search_context_size', values: { low: 'standard', medium: 'standard', high: 'standard' } },
+    // The Search API is billed per request, and async (Deep Research) requests by citations and searches: no price here.
+    search: { routes: ['POST search'], present: 'search' },
+    deep_research: { routes: ['POST async/chat/completions'], present: 'deep_research' },
+  },
 } satisfies ProviderPlugin;

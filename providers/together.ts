@@ -22,4 +22,12 @@ export default {
     { method: 'POST', path: 'v1/audio/transcriptions' },
     { method: 'GET', path: 'v1/models' },
   ],
+  // Images, speech, transcription and rerank are billed otherwise than by tokens and have no price here: refused under a
+  // cap (price_unknown).
+  priceDimensions: {
+    images: { routes: ['POST v1/images/generations'], present: 'image' },
+    speech: { routes: ['POST v1/audio/speech'], present: 'speech' },
+    transcription: { routes: ['POST v1/audio/transcriptions'], present: 'transcription' },
+    rerank: { routes: ['POST v1/rerank'], present: 'rerank' },
+  },
 } satisfies ProviderPlugin;

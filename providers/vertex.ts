@@ -160,4 +160,14 @@ export default {
     claude_web_fetch: { match: { toolType: ['web_fetch_*'] } },
     claude_code_execution: { match: { toolType: ['code_execution_*'] }, unbounded: true },
   },
+  // Every request field or mode that changes what Vertex bills: Claude's fast mode (`speed`) is not priced here; a
+  // Gemini request's response modalities (`generationConfig.responseModalities`: audio output) are priced where the
+  // model has audio prices. Under a cap a value with no price is refused (price_unknown).
+  priceDimensions: {
+    fast_mode: { field: 'speed', values: { standard: 'standard' } },
+    response_modalities: { field: 'generationConfig.responseModalities', present: 'audio', description: 'audio (or image) output' },
+    response_modalities_snake: { field: 'generation_config.response_modalities', present: 'audio', description: 'the same, snake_case' },
+    tools: { pricedBy: 'tools', description: 'provider-side tools: `tools` above' },
+    long_context: { pricedBy: 'longContext', description: 'a request past a long-context threshold, priced whole at its prices' },
+  },
 } satisfies ProviderPlugin;

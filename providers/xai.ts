@@ -26,4 +26,18 @@ export default {
     { method: 'GET', path: 'v1/language-models' },
     { method: 'GET', path: 'v1/language-models/{model}' },
   ],
+  // Server-side tools xAI runs and bills per call beyond the visible input (https://docs.x.ai/docs/guides/tools/overview):
+  // web and X search, code execution, collections search, remote MCP. No request field bounds their calls: refused under
+  // a cap (tools_unbounded).
+  tools: {
+    server_tools: { match: { toolType: ['web_search', 'x_search', 'code_execution', 'code_interpreter', 'collections_search', 'file_search', 'mcp'] }, unbounded: true },
+  },
+  // Live Search (`search_parameters`: $25 per 1,000 sources, which no request field bounds) has no price here: refused
+  // under a cap (price_unknown). Server-side tools: `tools` above.
+  priceDimensions: {
+    live_search: { field: 'search_parameters', present: 'live_search' },
+    images: { routes: ['POST v1/images/generations'], present: 'image', description: 'billed per image: no price here' },
+    tools: { pricedBy: 'tools', description: 'provider-side tools: `tools` above' },
+    long_context: { pricedBy: 'longContext', description: 'a request past a long-context threshold, priced whole at its prices' },
+  },
 } satisfies ProviderPlugin;

@@ -198,7 +198,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
         return resolved instanceof Promise ? resolved.then(withOrgLimit) : withOrgLimit(resolved);
       },
     },
-    providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers, toolScan: providers.toolScan },
+    providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers, toolScan: providers.toolScan, priceFields: providers.priceFields },
     quota: { reserve: (orgId) => ledger.reserve(orgId), refund: (orgId) => ledger.refund(orgId), releaseAll: () => ledger.releaseAll() },
     spend: spending,
     audit: {

@@ -58,12 +58,18 @@ export class Metrics {
     const registry = this.registry;
     new Counter({
       name: 'keyward_unpriced_requests_total',
-      help: 'Requests that named a model with no price of its own in the price book (refused under a budget, or priced by KEYWARD_UNPRICED=family_max), by provider and model; the first 64 names of a provider get a label, later ones count as (other).',
-      labelNames: ['provider', 'model'] as const,
+      help: 'Requests that named a model with no price of its own in the price book (refused under a cap, or priced by KEYWARD_UNPRICED=family_max), by provider and model (the first 64 names of a provider get a label, later ones count as (other)); and requests forwarded without a cap whose price dimension selected a tier the book does not price, by the price table\'s model name and `dimension` (`service_tier=priority`).',
+      labelNames: ['provider', 'model', 'dimension'] as const,
       registers: [registry],
       collect() {
         this.reset();
-        for (const [provider, models] of unpriced() ?? []) for (const [model, n] of models) this.inc({ provider, model }, n);
+        for (const [provider, models] of unpriced() ?? []) {
+          for (const [key, n] of models) {
+            // A dimension's count is keyed `model\0dimension` (catalog/unpriced-models.ts).
+            const at = key.indexOf('\0');
+            this.inc({ provider, model: at === -1 ? key : key.slice(0, at), dimension: at === -1 ? '' : key.slice(at + 1) }, n);
+          }
+        }
       },
     });
     new Counter({

@@ -44,10 +44,13 @@ export function scaled(p: ModelPrice, m: number): ModelPrice {
     for (const k of ['input', 'output', 'cachedInput', 'cacheWriteInput'] as const) if (typeof q[k] === 'number') out[k] = times(q[k], m);
     return out as T;
   };
+  // A multiplier tier stays a multiple of the (now scaled) prices; a tier of its own prices is scaled with them.
+  const tiers = p.tiers && Object.fromEntries(Object.entries(p.tiers).map(([name, t]) => [name, 'multiplier' in t ? t : { ...tier(t), ...(t.longContext ? { longContext: tier(t.longContext) } : {}) }]));
   return {
     ...tier(p),
     ...(p.longContext ? { longContext: tier(p.longContext) } : {}),
     ...(p.audio ? { audio: tier(p.audio) } : {}),
+    ...(tiers ? { tiers } : {}),
   };
 }
 
@@ -67,6 +70,14 @@ function differing(base: ModelPrice, d: NonNullable<FamilyReferenceData['differs
 }
 
 const dated = (file: string, asOf: string): string => `${file} (${asOf})`;
+
+/** A family's price with only the tiers the platform sells (`keep`; none by default: a platform's modes are its own). */
+function withTiers(p: ModelPrice, keep: readonly string[] | undefined): ModelPrice {
+  if (!p.tiers) return p;
+  const tiers = Object.fromEntries(Object.entries(p.tiers).filter(([name]) => keep?.includes(name)));
+  const { tiers: _all, ...rest } = p;
+  return Object.keys(tiers).length > 0 ? { ...rest, tiers } : rest;
+}
 
 export function resolvePriceFiles(files: readonly LoadedPriceFile[]): Map<string, Map<string, ResolvedPrice>> {
   const byProvider = new Map(files.map((f) => [f.providerId, f]));
@@ -93,7 +104,7 @@ export function resolvePriceFiles(files: readonly LoadedPriceFile[]): Map<string
         const where = `families[${i}].models[${JSON.stringify(key)}]`;
         const entry = publisher.data.models[key];
         if (!entry) throw new PriceFileError(f.file, where, `${publisher.file} has no model ${JSON.stringify(key)}`);
-        for (const [name, price] of platformNames(ref, key, target, differing(priceOf(entry), ref.differs?.[key]))) {
+        for (const [name, price] of platformNames(ref, key, target, differing(withTiers(priceOf(entry), ref.tiers), ref.differs?.[key]))) {
           const publisherSide = own(publisher, entry);
           add(name, where, { ...publisherSide, price, source: `${publisherSide.source} via ${dated(f.file, ref.as_of ?? f.data.as_of)}` });
         }

@@ -32,11 +32,19 @@ const cacheFields = { cachedInput: Type.Optional(Usd), cacheWriteInput: Type.Opt
 const LongContext = Type.Object({ aboveInputTokens: Tokens, input: Usd, output: Usd, ...cacheFields }, { additionalProperties: false });
 const Audio = Type.Object({ input: Usd, output: Usd, cachedInput: Type.Optional(Usd) }, { additionalProperties: false });
 
+/** A tier a price dimension selects (TierPrice): a multiple of the model's prices, or prices of its own. */
+const TierName = Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$' });
+const Tier = Type.Union([
+  Type.Object({ multiplier: Type.Number({ exclusiveMinimum: 0, maximum: 100 }) }, { additionalProperties: false }),
+  Type.Object({ input: Usd, output: Usd, ...cacheFields, longContext: Type.Optional(LongContext) }, { additionalProperties: false }),
+]);
+
 /** A model's prices (ModelPrice, provider.ts) as a file writes them. */
 const priceFields = {
   input: Usd, output: Usd, ...cacheFields,
   maxOutput: Type.Optional(Tokens), contextWindow: Type.Optional(Tokens), requestFee: Type.Optional(Type.Number({ minimum: 0, description: 'USD per request' })),
   longContext: Type.Optional(LongContext), audio: Type.Optional(Audio),
+  tiers: Type.Optional(Type.Record(TierName, Tier, { additionalProperties: false })),
 };
 
 /** One model: its prices, more names for it, and where it was read when not where the file was. */
@@ -49,7 +57,7 @@ export const PriceFileEntry = Type.Object({
 }, { additionalProperties: false });
 
 /** A price field a platform leaves out (the family's price of it does not apply there; the default takes its place). */
-const Omittable = Type.Union(['cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext', 'audio'].map((f) => Type.Literal(f)));
+const Omittable = Type.Union(['cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext', 'audio', 'tiers'].map((f) => Type.Literal(f)));
 
 /** A platform's difference for one model of the family: fields priced otherwise, fields left out. */
 const Difference = Type.Object({
@@ -84,6 +92,8 @@ export const FamilyReference = Type.Object({
   }, { additionalProperties: false })),
   /** Models priced otherwise here, by the publisher's key: before the uplift. */
   differs: Type.Optional(Type.Record(Name, Difference, { additionalProperties: false })),
+  /** The publisher's tiers (ModelPrice.tiers) sold here too, by name; any other tier has no price on this platform. Default none. */
+  tiers: Type.Optional(Type.Array(TierName, { minItems: 1 })),
 }, { additionalProperties: false });
 
 /** A family whose home is this file: every model of it (names matching `models`) is priced here and nowhere else. */

@@ -21,7 +21,7 @@
  * priced at a cheaper tier than the request turns out to be). A `requestFee`
  * (Perplexity's search fee) is added to both.
  */
-import type { AudioPrice, LongContextPrice, ModelPrice, TokenUsage } from './provider.js';
+import type { AudioPrice, LongContextPrice, ModelPrice, TierPrice, TokenUsage } from './provider.js';
 import { familyOf } from './families.js';
 import { priceMicrosPerMillion, tokensCost } from './money.js';
 
@@ -43,9 +43,14 @@ export interface PriceEntry extends PriceTier {
   readonly audio?: { readonly input: number; readonly cachedInput: number; readonly output: number };
   readonly maxOutput?: number;
   readonly contextWindow?: number;
+  /** Its prices in the tiers a price dimension selects (ModelPrice.tiers), by tier name. */
+  readonly tiers?: ReadonlyMap<string, TierEntry>;
   /** Where it came from: its price file dated (and the platform's file that took it from a family), or KEYWARD_PRICES. */
   readonly source: string;
 }
+
+/** A tier's prices in µ$ per million tokens: a multiple of the model's own, or its own. */
+export type TierEntry = { readonly multiplier: number } | (PriceTier & { readonly longContext?: PriceTier & { readonly above: number } });
 
 /** provider id → model name or `prefix*` → its price, as written (USD per million tokens). */
 export type PriceTables = Readonly<Record<string, Readonly<Record<string, ModelPrice>>>>;
@@ -58,7 +63,8 @@ export class PriceError extends Error {
 }
 
 /** The fields a written price may have: any other is a typo that would leave a default standing, so it is refused. */
-export const PRICE_FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext', 'audio'];
+export const PRICE_FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext', 'audio', 'tiers'];
+const TIER_FIELDS = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'longContext'];
 const AUDIO_FIELDS: readonly (keyof AudioPrice)[] = ['input', 'output', 'cachedInput'];
 const LONG_CONTEXT_FIELDS: readonly (keyof LongContextPrice)[] = ['aboveInputTokens', 'input', 'output', 'cachedInput', 'cacheWriteInput'];
 
@@ -107,6 +113,7 @@ export function priceEntry(where: string, p: ModelPrice, source: string): PriceE
   }
   const audio = audioRaw === undefined ? undefined : (audioRaw as AudioPrice);
   if (audio) refuseUnknown(`${where}.audio`, audio, AUDIO_FIELDS);
+  const tiers = tierEntries(where, p.tiers, longContext !== undefined, (at, q) => ({ ...tier(q, `${at}.`), ...(q.longContext ? { longContext: { ...tier(q.longContext, `${at}.longContext.`), above: tokens(`${at}.longContext.aboveInputTokens`, q.longContext.aboveInputTokens) } } : {}) }));
   return Object.freeze({
     ...tier(p, ''),
     // An amount in USD → µ$: the same conversion as a price per million tokens → µ$ per million tokens.
@@ -115,8 +122,37 @@ export function priceEntry(where: string, p: ModelPrice, source: string): PriceE
     ...(longContext !== undefined ? { longContext: Object.freeze({ ...tier(longContext, 'longContext.'), above: tokens('longContext.aboveInputTokens', longContext.aboveInputTokens) }) } : {}),
     ...(p.maxOutput !== undefined ? { maxOutput: tokens('maxOutput', p.maxOutput) } : {}),
     ...(p.contextWindow !== undefined ? { contextWindow: tokens('contextWindow', p.contextWindow) } : {}),
+    ...(tiers ? { tiers } : {}),
     source,
   });
+}
+
+/**
+ * A written `tiers` → its entries; `own` turns a tier's own prices into µ$. A tier of its own prices on a model
+ * with long-context prices must give its own long-context prices (else a long request would be priced below them).
+ */
+function tierEntries(where: string, raw: unknown, hasLong: boolean, own: (at: string, q: Exclude<TierPrice, { multiplier: number }>) => TierEntry): ReadonlyMap<string, TierEntry> | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new PriceError(`${where}.tiers: an object of tiers by name`);
+  const out = new Map<string, TierEntry>();
+  for (const [name, t] of Object.entries(raw as Record<string, unknown>)) {
+    const at = `tiers.${name}`;
+    if (!/^[a-z][a-z0-9_]{0,39}$/.test(name) || name === 'standard' || name === 'audio') throw new PriceError(`${where}.tiers: a tier name of lower-case letters, digits and _ (not standard or audio)`, name);
+    if (typeof t !== 'object' || t === null || Array.isArray(t)) throw new PriceError(`${where}.${at}: { multiplier } or { input, output, cachedInput?, cacheWriteInput?, longContext? }`);
+    if ('multiplier' in t) {
+      refuseUnknown(`${where}.${at}`, t, ['multiplier']);
+      const m = (t as { multiplier: unknown }).multiplier;
+      if (typeof m !== 'number' || !Number.isFinite(m) || m <= 0 || m > 100) throw new PriceError(`${where}.${at}.multiplier: a number above 0, at most 100`, m);
+      out.set(name, Object.freeze({ multiplier: m }));
+      continue;
+    }
+    refuseUnknown(`${where}.${at}`, t, TIER_FIELDS);
+    const q = t as Exclude<TierPrice, { multiplier: number }>;
+    if (hasLong && q.longContext === undefined) throw new PriceError(`${where}.${at}: the model has long-context prices, so the tier needs its own \`longContext\` (or a multiplier)`);
+    if (q.longContext !== undefined) refuseUnknown(`${where}.${at}.longContext`, q.longContext, LONG_CONTEXT_FIELDS);
+    out.set(name, Object.freeze(own(at, q)));
+  }
+  return out;
 }
 
 interface ProviderPrices {

@@ -12,6 +12,7 @@ import { HOP_BY_HOP } from './header-names.js';
 import { compileTemplate, isTemplate, type UpstreamTemplate } from './upstream-template.js';
 import { PriceFileError, readPriceFile, type PriceFileData } from './price-schema.js';
 import { validateTools } from './billed-tools.js';
+import { validateDimensions } from './price-dimensions.js';
 import { validateSdk } from './sdk-setup.js';
 import type { CredentialSpec, HttpMethod, ProviderAuth, ProviderKind, ProviderPlugin, ProviderRoute, RealtimeProtocol, TokenPlacement, UsageReaderFactory, UsageShape } from './provider.js';
 
@@ -51,7 +52,7 @@ const NO_USAGE: UsageReaderFactory = () => ({ scan() {}, end: () => undefined })
 const HEADER = /^[a-z0-9-]+$/;
 const PARAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini', 'bedrock', 'vertex'];
-const KNOWN_KEYS = new Set(['id', 'kind', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf', 'pricesSource', 'sdk', 'tools']);
+const KNOWN_KEYS = new Set(['id', 'kind', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf', 'pricesSource', 'sdk', 'tools', 'priceDimensions']);
 /** The first form's keys, and what replaced each. */
 const FIRST_FORM: Record<string, string> = {
   keyHeader: "`auth: { kind: 'header', header }`",
@@ -124,6 +125,8 @@ export function validateProvider(file: string, p: unknown, override?: string, pr
   }
   const priceTable = validatePrices(o, file, priceFile, fail);
   validateTools(o.tools, fail);
+  if (o.kind !== undefined && o.kind !== 'llm' && o.priceDimensions !== undefined) fail(`a provider of kind ${String(o.kind)} declares no \`priceDimensions\``);
+  validateDimensions(o.priceDimensions, routes.map((r) => `${r.method} ${r.path}`), fail);
   const sdk = validateSdk(o.sdk, declared.filter((f) => !f.secret).map((f) => f.name), fail);
 
   return Object.freeze({

@@ -16,6 +16,7 @@ import { CREDENTIAL_HEADERS } from './header-names.js';
 import { ProviderLoadError, validateProvider, type Provider } from './provider-check.js';
 import { toolScan, type ToolScan } from './billed-tools.js';
 import { PriceFileError } from './price-schema.js';
+import { dimensionFields } from './price-dimensions.js';
 import { resolvePriceFiles, type LoadedPriceFile, type ResolvedTables } from './price-data.js';
 
 export { ProviderLoadError, validateProvider, type Provider };
@@ -51,6 +52,8 @@ export class ProviderRegistry {
   readonly tokenCarriers: TokenCarriers;
   /** What a body scan reads to see any provider's billed tools (billed-tools.ts). */
   readonly toolScan: ToolScan;
+  /** Every body field a loaded provider's price dimensions are set by: what a capped request's scan reads (price-dimensions.ts). */
+  readonly priceFields: readonly string[];
   /** Each provider's prices, resolved (its own and its families'), with where each was read. */
   readonly prices: ResolvedTables;
   private readonly byId: ReadonlyMap<string, Provider>;
@@ -91,6 +94,7 @@ export class ProviderRegistry {
     }
     this.keyQueryParams = Object.freeze([...query].sort());
     this.toolScan = toolScan(providers);
+    this.priceFields = Object.freeze(dimensionFields(providers.map((p) => p.priceDimensions)));
     this.keyHeaders = keyHeaders;
     this.fieldHeaders = new Set(providers.flatMap((p) => p.fields.flatMap((f) => (f.header ? [f.header] : []))));
     // By header; every provider's carriers before a provider's own pattern, so `Bearer` is never taken as one provider's.

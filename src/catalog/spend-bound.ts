@@ -137,12 +137,13 @@ export function requestBound(price: PriceEntry, body: BodyFacts, tools?: ToolsOf
 
 /**
  * What a reader of the worst-case bound asks the body scan for (the budget plugin and tokens_per_minute alike):
- * the bound's fields and whatever names or bounds a provider-side tool, read to the end, media keys outside
- * declarations, and the `tools` elements. One declaration, so both readers' scans ask for the same.
+ * the bound's fields, whatever names or bounds a provider-side tool, and the fields that set a price dimension
+ * (`priceFields`), read to the end, media keys outside declarations, and the `tools` elements. One declaration,
+ * so both readers' scans ask for the same.
  */
-export function boundScan(toolScan: ToolScan) {
+export function boundScan(toolScan: ToolScan, priceFields: readonly string[] = []) {
   return {
-    fields: [...BOUND_FIELDS, ...toolScan.fields],
+    fields: [...new Set([...BOUND_FIELDS, ...toolScan.fields, ...priceFields])],
     toEnd: true,
     keys: MEDIA_KEYS,
     keysSkip: DECLARATION_FIELDS,

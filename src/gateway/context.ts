@@ -54,6 +54,8 @@ export class RequestContext implements ProxyContext {
   ttfbMs: number | undefined = undefined;
   usage = { inputTokens: 0, outputTokens: 0 };
   usageFinal = false;
+  /** The response reported a tier or a usage field the price book does not price (settled at no less than the reservation). */
+  usageUnpriced = false;
   /** µ$: the priced cost of the reported usage, set when the response is over (undefined: none reported, or unpriced). */
   costMicros: number | undefined = undefined;
   reservedMicros: number | undefined = undefined;

@@ -22,7 +22,10 @@ import { PROVIDERS_SOURCE, shippedPriceFiles, shippedTables } from '../support/s
 
 const quiet = () => createLogger('error', new Writable({ write: (_c, _e, cb) => cb() }));
 const source = (id: string): any => JSON.parse(readFileSync(path.join(PROVIDERS_SOURCE, `${id}.prices.json`), 'utf8'));
-const micros = (p: Parameters<typeof priceEntry>[1]) => priceEntry('t', p, 't');
+const micros = (p: Parameters<typeof priceEntry>[1]) => {
+  const e = priceEntry('t', p, 't');
+  return e.tiers ? e : { ...e, tiers: undefined };
+};
 /** The shipped files with one replaced by `data` (parsed as the loader would). */
 const withFile = (id: string, data: unknown): LoadedPriceFile[] =>
   shippedPriceFiles().map((f) => (f.providerId === id ? { ...f, data: readPriceFile(f.file, data) } : f));
@@ -101,7 +104,10 @@ test('a platform takes its family with its declared difference: names, regional 
   const at = (id: string, name: string) => micros(tables.get(id)!.get(name)!.price);
   const list = at('anthropic', 'claude-opus-5-5');
   // Bedrock: in-region and geographic profiles 10% over the global one, which is the list price.
-  t.deepEqual({ ...at('bedrock', 'global.anthropic.claude-opus-5-5*'), source: '' }, { ...list, source: '' });
+  t.deepEqual({ ...at('bedrock', 'global.anthropic.claude-opus-5-5*'), source: '' }, { ...list, tiers: undefined, source: '' });
+  // The publisher's tiers (Anthropic's US-only inference, fast mode) are not the platform's unless it declares them.
+  t.truthy(list.tiers?.get('us'));
+  t.is(at('bedrock', 'global.anthropic.claude-opus-5-5*').tiers, undefined);
   for (const name of ['anthropic.claude-opus-5-5*', 'us.anthropic.claude-opus-5-5*', 'eu.anthropic.claude-opus-5-5*', 'jp.anthropic.claude-opus-5-5*']) {
     const upped = at('bedrock', name);
     for (const field of ['input', 'cachedInput', 'cacheWriteInput', 'output'] as const) t.is(upped[field], Math.round(list[field] * 1.1), `${name} ${field}`);
@@ -159,10 +165,15 @@ test('a bad price file beside a provider stops start-up naming the file, the ent
 
 test('KEYWARD_PRICES layers on top of the files: a family\'s model on a platform is overridden by name, its other names stay', async (t) => {
   const file = path.join(tempDir(t), 'prices.json');
-  writeFileSync(file, JSON.stringify({ bedrock: { 'us.anthropic.claude-opus-5-5*': { input: 9, output: 90 } } }));
+  writeFileSync(file, JSON.stringify({
+    bedrock: { 'us.anthropic.claude-opus-5-5*': { input: 9, output: 90 } },
+    // An operator prices a tier the files do not (fast mode on Opus 5.5).
+    anthropic: { 'claude-opus-5-5': { input: 4, cachedInput: 0.2, cacheWriteInput: 5, output: 20, tiers: { fast: { multiplier: 2 }, us: { multiplier: 1.1 } } } },
+  }));
   const app = await startApp(t, { env: { KEYWARD_PRICES: file } });
   const book = app.server.container.resolve(PriceBook);
   t.like(book.lookup('bedrock', 'us.anthropic.claude-opus-5-5-v1:0'), { input: 9_000_000, output: 90_000_000, source: 'KEYWARD_PRICES' });
   t.like(book.lookup('bedrock', 'eu.anthropic.claude-opus-5-5-v1:0'), { input: 4_400_000, output: 22_000_000 });
-  t.like(book.lookup('anthropic', 'claude-opus-5-5'), { input: 4_000_000, output: 20_000_000 });
+  t.like(book.lookup('anthropic', 'claude-opus-5-5'), { input: 4_000_000, output: 20_000_000, source: 'KEYWARD_PRICES' });
+  t.deepEqual([...book.lookup('anthropic', 'claude-opus-5-5')!.tiers!.keys()], ['fast', 'us']);
 });

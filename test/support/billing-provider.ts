@@ -13,6 +13,8 @@
  *   x-bill-input: n      input tokens (default: the body's bytes, never above what Keyward bounds it by)
  *   x-bill-output: n     final output tokens (default: half the output cap)
  *   x-bill-tool-uses: n  provider-side tool uses billed (the test prices them)
+ *   x-bill-report: json  fields the final usage event reports besides its counts (the service tier that served it:
+ *                        top level of OpenAI's chunk and Responses object, inside Anthropic's `usage`)
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -196,7 +198,7 @@ export async function startBillingProvider(): Promise<BillingProvider> {
       const cap = outputCap(body);
       const input = num(req.headers['x-bill-input']) ?? raw.length;
       const output = Math.min(cap, num(req.headers['x-bill-output']) ?? Math.ceil(cap / 2));
-      const events = spec.events(input, output);
+      const events = withReport(shape, spec.events(input, output), spec.finalAt, req.headers['x-bill-report']);
       const cut = num(req.headers['x-bill-cut']);
       const pause = num(req.headers['x-bill-pause']);
       const stop = Math.min(events.length, cut ?? pause ?? events.length);
@@ -233,6 +235,23 @@ export async function startBillingProvider(): Promise<BillingProvider> {
     await new Promise<void>((r) => server.close(() => r()));
   };
   return state;
+}
+
+/** A shape's events with `report` (JSON) put into the final usage event where the provider puts such fields. */
+function withReport(shape: StreamShape, events: Buffer[], finalAt: number, report: string | string[] | undefined): Buffer[] {
+  if (typeof report !== 'string') return events;
+  const fields = JSON.parse(report) as Record<string, unknown>;
+  const text = events[finalAt]!.toString();
+  const at = text.indexOf('data: ');
+  if (at === -1) return events; // an AWS event stream: not here
+  const end = text.indexOf('\n', at);
+  const data = JSON.parse(text.slice(at + 6, end));
+  if (shape === 'openai-chat') Object.assign(data, fields);
+  else if (shape === 'openai-responses') Object.assign(data.response, fields);
+  else if (data.usage) Object.assign(data.usage, fields);
+  const out = [...events];
+  out[finalAt] = Buffer.from(`${text.slice(0, at + 6)}${JSON.stringify(data)}${text.slice(end)}`);
+  return out;
 }
 
 /** The bytes of the first `k` events of a shape's whole answer (for a caller that leaves after reading them). */

@@ -10,7 +10,8 @@
  * length, or the context window for media and provider-side tools; output by the request's cap or the
  * model's largest output: src/catalog/spend-bound.ts, as budgets do) is reserved before forwarding; after
  * the response it is settled to the usage the provider reported when final, else to the larger of what was
- * seen and the reservation (settlement's one rule). A body is read whole only for such tokens.
+ * seen and the reservation (settlement's one rule). A body is read whole only for such tokens. A request whose
+ * price dimension selects a tier the price book does not price is refused (400 price_unknown), as under a budget.
  */
 import { boundOrRefuse, boundScan } from '../../catalog/spend-bound.js';
 import type { PriceBook, PriceEntry } from '../../catalog/prices.js';
@@ -18,6 +19,7 @@ import type { ProviderRegistry } from '../../catalog/registry.js';
 import type { LimitHold, TokenLimits } from '../../accounting/token-limits.js';
 import { Errors } from '../../errors.js';
 import { responseOf, type RequestContext } from '../context.js';
+import { cappedPrice } from '../price-choice.js';
 import type { CoreStage } from '../pipeline.js';
 
 const SLOT = 'limits:slot';
@@ -63,7 +65,7 @@ export class TokensPerMinuteStage implements CoreStage {
 
   constructor(private readonly limits: TokenLimits, private readonly prices: PriceBook, providers: ProviderRegistry) {
     // The same scan as the budget's (the union of readers then skips declarations for both).
-    this.body = { ...boundScan(providers.toolScan), when: (ctx: RequestContext) => ctx.auth?.token.scopes.tokensPerMinute !== undefined };
+    this.body = { ...boundScan(providers.toolScan, providers.priceFields), when: (ctx: RequestContext) => ctx.auth?.token.scopes.tokensPerMinute !== undefined };
   }
 
   access(ctx: RequestContext): Promise<void> | undefined {
@@ -103,7 +105,8 @@ export class TokensPerMinuteStage implements CoreStage {
   private worstCase(ctx: RequestContext): number {
     if (!ctx.bodyFollows || ctx.bodyBytes === 0) return 0;
     if (ctx.bodyBytes === undefined) throw Errors.unavailable();
-    const price = (ctx.model === undefined ? undefined : this.prices.match(ctx.provider!.id, ctx.model)?.price) ?? UNPRICED;
+    // A price dimension the book does not price is refused here too (400 price_unknown); an unpriced model is not.
+    const price = cappedPrice(this.prices, ctx) ?? UNPRICED;
     const body = { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set<string>(), elements: ctx.bodyElements };
     const bound = boundOrRefuse(price, body, { declared: ctx.provider?.tools, model: ctx.model ?? '' });
     return bound.inputTokens + bound.outputTokens;
