@@ -78,7 +78,8 @@ const budget: PluginModule<ProxyContext> = {
         if (!price) throw Errors.modelUnpriced(ctx.model);
         const body = { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set(), elements: ctx.bodyElements };
         const bound = boundOrRefuse(price, body, { declared: ctx.provider?.tools, model: ctx.model! });
-        micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens) + bound.feeMicros;
+        // A body with no media has no audio input: priced at its text prices (audio output stays bounded).
+        micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens, bound.media) + bound.feeMicros;
         feeMicros = bound.feeMicros;
       } catch (err) {
         refused(ctx, err);

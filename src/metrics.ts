@@ -48,6 +48,14 @@ export class Metrics {
   private readonly toolCalls = new Counter({ name: 'keyward_mcp_tool_calls_total', help: 'MCP tools/call messages forwarded, by provider and tool; the first 64 tool names of a provider get a label, later ones count as (other).', labelNames: ['provider', 'tool'] as const, registers: [this.registry] });
   /** The tool names labelled so far, by provider (a caller names tools: the labels stay bounded). */
   private readonly toolNames = new Map<string, Set<string>>();
+  private readonly unknownUsageFields = new Counter({
+    name: 'keyward_unknown_usage_total',
+    help: 'Responses whose usage reported a field the reader does not know (a token count its shape neither prices nor knows to be part of another, or one its model has no price for: a 1-hour cache write); a capped request is settled at no less than its reservation. By provider and field; the first 32 fields of a provider get a label, later ones count as (other).',
+    labelNames: ['provider', 'field'] as const,
+    registers: [this.registry],
+  });
+  /** The unknown usage fields labelled so far, by provider (a provider's response names them: the labels stay bounded). */
+  private readonly unknownNames = new Map<string, Set<string>>();
   private readonly bound = new Map<string, { requests: Map<number, Tally>; latency: promClient.Histogram.Internal<'provider'>; ttfb: promClient.Histogram.Internal<'provider'> }>();
   /** Every tally of the hot-path counters, flushed into prom-client when /metrics is read. */
   private readonly tallies: Tally[] = [];
@@ -114,6 +122,14 @@ export class Metrics {
     c.pending++;
     if (upstreamSeconds !== undefined) b.latency.observe(upstreamSeconds);
     if (ttfbSeconds !== undefined) b.ttfb.observe(ttfbSeconds);
+  }
+
+  /** A response of `provider` reported usage `field` the reader does not know (usage readers give word-like names only). */
+  unknownUsage(provider: string, field: string): void {
+    let names = this.unknownNames.get(provider);
+    if (!names) this.unknownNames.set(provider, (names = new Set()));
+    if (!names.has(field) && names.size < 32) names.add(field);
+    this.unknownUsageFields.inc({ provider, field: names.has(field) ? field : '(other)' });
   }
 
   /** `model`: the price table's name or `unpriced` (bounded by the tables), never the caller's string. */

@@ -39,9 +39,9 @@ const times = (n: number, m: number): number => Math.round(n * m * 1e6) / 1e6;
 
 /** Every token price of `p` times `m` (limits and per-request fees unchanged). */
 export function scaled(p: ModelPrice, m: number): ModelPrice {
-  const tier = <T extends Partial<Pick<ModelPrice, 'input' | 'output' | 'cachedInput' | 'cacheWriteInput'>>>(q: T): T => {
+  const tier = <T extends Partial<Pick<ModelPrice, 'input' | 'output' | 'cachedInput' | 'cacheWriteInput' | 'cacheWrite1hInput'>>>(q: T): T => {
     const out: Record<string, unknown> = { ...q };
-    for (const k of ['input', 'output', 'cachedInput', 'cacheWriteInput'] as const) if (typeof q[k] === 'number') out[k] = times(q[k], m);
+    for (const k of ['input', 'output', 'cachedInput', 'cacheWriteInput', 'cacheWrite1hInput'] as const) if (typeof q[k] === 'number') out[k] = times(q[k], m);
     return out as T;
   };
   // A multiplier tier stays a multiple of the (now scaled) prices; a tier of its own prices is scaled with them.
@@ -60,7 +60,7 @@ function differing(base: ModelPrice, d: NonNullable<FamilyReferenceData['differs
   const out: Record<string, unknown> = { ...base, ...priceOf(d) };
   for (const field of d.without ?? []) {
     delete out[field];
-    if ((field === 'cachedInput' || field === 'cacheWriteInput') && out.longContext) {
+    if ((field === 'cachedInput' || field === 'cacheWriteInput' || field === 'cacheWrite1hInput') && out.longContext) {
       const long: Record<string, unknown> = { ...(out.longContext as LongContextPrice) };
       delete long[field];
       out.longContext = long;

@@ -81,7 +81,10 @@ const memo = new WeakMap<PriceEntry, Map<string, PriceEntry | null>>();
 
 /** A price rounded up: a multiple is never below its product (a float's last bit aside). */
 const up = (micros: number, m: number): number => Math.ceil(micros * m - 1e-6);
-const scaledTier = <T extends PriceTier>(t: T, m: number): T => ({ ...t, input: up(t.input, m), cachedInput: up(t.cachedInput, m), cacheWriteInput: up(t.cacheWriteInput, m), output: up(t.output, m) });
+const scaledTier = <T extends PriceTier>(t: T, m: number): T => ({
+  ...t, input: up(t.input, m), cachedInput: up(t.cachedInput, m), cacheWriteInput: up(t.cacheWriteInput, m), output: up(t.output, m),
+  ...(t.cacheWrite1hInput !== undefined ? { cacheWrite1hInput: up(t.cacheWrite1hInput, m) } : {}),
+});
 
 /**
  * `entry` in `tiers` (standard ones ignored): a tier of its own replaces its token prices (at most one such tier),
@@ -117,9 +120,10 @@ function compute(entry: PriceEntry, tiers: readonly string[]): PriceEntry | null
     }
     if (replaced) return null; // two tiers of their own prices: which one the provider bills is not declared
     replaced = true;
+    // Its own prices replace the model's token prices whole: a price it does not give (a 1-hour write) has none.
     const { longContext, ...own } = t;
-    base = { ...base, ...own, longContext };
-    if (longContext === undefined) delete (base as { longContext?: unknown }).longContext;
+    const { cacheWrite1hInput: _base1h, longContext: _baseLong, ...rest } = base;
+    base = { ...rest, ...own, ...(longContext ? { longContext } : {}) };
   }
   const scaled: PriceEntry = multiplier === 1 ? base : {
     ...scaledTier(base, multiplier),

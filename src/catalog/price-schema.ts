@@ -28,7 +28,7 @@ const Name = Type.String({ pattern: MODEL.source, description: 'a model name or 
 const Words = Type.String({ minLength: 1, maxLength: 2000 });
 const PROVIDER_ID = '^[a-z0-9][a-z0-9-]{0,39}$';
 
-const cacheFields = { cachedInput: Type.Optional(Usd), cacheWriteInput: Type.Optional(Usd) };
+const cacheFields = { cachedInput: Type.Optional(Usd), cacheWriteInput: Type.Optional(Usd), cacheWrite1hInput: Type.Optional(Usd) };
 const LongContext = Type.Object({ aboveInputTokens: Tokens, input: Usd, output: Usd, ...cacheFields }, { additionalProperties: false });
 const Audio = Type.Object({ input: Usd, output: Usd, cachedInput: Type.Optional(Usd) }, { additionalProperties: false });
 
@@ -57,7 +57,7 @@ export const PriceFileEntry = Type.Object({
 }, { additionalProperties: false });
 
 /** A price field a platform leaves out (the family's price of it does not apply there; the default takes its place). */
-const Omittable = Type.Union(['cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext', 'audio', 'tiers'].map((f) => Type.Literal(f)));
+const Omittable = Type.Union(['cachedInput', 'cacheWriteInput', 'cacheWrite1hInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext', 'audio', 'tiers'].map((f) => Type.Literal(f)));
 
 /** A platform's difference for one model of the family: fields priced otherwise, fields left out. */
 const Difference = Type.Object({

@@ -11,8 +11,14 @@ export interface ModelPrice {
   output: number;
   /** Input tokens read from the provider's cache. Default: `input`. */
   cachedInput?: number;
-  /** Input tokens written to the provider's cache (Anthropic's cache_creation). Default: `input`. */
+  /** Input tokens written to the provider's cache (Anthropic's cache_creation; its 5-minute writes). Default: `input`. */
   cacheWriteInput?: number;
+  /**
+   * Input tokens written to the cache for an hour (Anthropic's `ephemeral_1h_input_tokens`, Bedrock's `ttl: "1h"`
+   * writes): twice the input price on Anthropic's page. No default: a model without it cannot price such writes,
+   * and a request that reports some is settled at no less than its reservation.
+   */
+  cacheWrite1hInput?: number;
   /** The model's largest output in tokens, where the provider publishes it: the reservation's output bound when a request names none. */
   maxOutput?: number;
   /** The model's context window in tokens, where published: no request's input can be larger. */
@@ -41,7 +47,7 @@ export interface ModelPrice {
 /** A tier's prices: a multiple of the model's own, or its own token prices (long-context ones too where the model has them). */
 export type TierPrice =
   | { multiplier: number }
-  | { input: number; output: number; cachedInput?: number; cacheWriteInput?: number; longContext?: LongContextPrice };
+  | { input: number; output: number; cachedInput?: number; cacheWriteInput?: number; cacheWrite1hInput?: number; longContext?: LongContextPrice };
 
 export interface AudioPrice {
   input: number;
@@ -56,6 +62,7 @@ export interface LongContextPrice {
   output: number;
   cachedInput?: number;
   cacheWriteInput?: number;
+  cacheWrite1hInput?: number;
 }
 
 /**

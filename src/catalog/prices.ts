@@ -30,6 +30,8 @@ export interface PriceTier {
   readonly input: number;
   readonly cachedInput: number;
   readonly cacheWriteInput: number;
+  /** Input written to the cache for an hour (Anthropic's 1-hour TTL); undefined: the model has no such price (such writes are unpriced). */
+  readonly cacheWrite1hInput?: number;
   readonly output: number;
 }
 
@@ -63,10 +65,10 @@ export class PriceError extends Error {
 }
 
 /** The fields a written price may have: any other is a typo that would leave a default standing, so it is refused. */
-export const PRICE_FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext', 'audio', 'tiers'];
-const TIER_FIELDS = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'longContext'];
+export const PRICE_FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'cacheWrite1hInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext', 'audio', 'tiers'];
+const TIER_FIELDS = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'cacheWrite1hInput', 'longContext'];
 const AUDIO_FIELDS: readonly (keyof AudioPrice)[] = ['input', 'output', 'cachedInput'];
-const LONG_CONTEXT_FIELDS: readonly (keyof LongContextPrice)[] = ['aboveInputTokens', 'input', 'output', 'cachedInput', 'cacheWriteInput'];
+const LONG_CONTEXT_FIELDS: readonly (keyof LongContextPrice)[] = ['aboveInputTokens', 'input', 'output', 'cachedInput', 'cacheWriteInput', 'cacheWrite1hInput'];
 
 function refuseUnknown(where: string, o: object, fields: readonly string[]): void {
   for (const field of Object.keys(o)) {
@@ -94,6 +96,8 @@ export function priceEntry(where: string, p: ModelPrice, source: string): PriceE
       input,
       cachedInput: q.cachedInput === undefined ? input : amount(`${at}cachedInput`, q.cachedInput),
       cacheWriteInput: q.cacheWriteInput === undefined ? input : amount(`${at}cacheWriteInput`, q.cacheWriteInput),
+      // No default: a 1-hour write of a model with no 1-hour price is unpriced (its request settles fail closed).
+      ...(q.cacheWrite1hInput === undefined ? {} : { cacheWrite1hInput: amount(`${at}cacheWrite1hInput`, q.cacheWrite1hInput) }),
       output: amount(`${at}output`, q.output),
     };
   };
@@ -177,6 +181,7 @@ export interface PriceMatch {
 const dearerTier = (tier: PriceTier, q: PriceTier): PriceTier => ({
   input: Math.max(tier.input, q.input), cachedInput: Math.max(tier.cachedInput, q.cachedInput),
   cacheWriteInput: Math.max(tier.cacheWriteInput, q.cacheWriteInput), output: Math.max(tier.output, q.output),
+  ...(tier.cacheWrite1hInput !== undefined || q.cacheWrite1hInput !== undefined ? { cacheWrite1hInput: Math.max(tier.cacheWrite1hInput ?? 0, q.cacheWrite1hInput ?? 0) } : {}),
 });
 const largest = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
 
@@ -303,20 +308,24 @@ export function tierFor(price: PriceEntry, inputTokens: number): PriceTier {
 }
 
 /**
- * The cost in µ$ of what a provider reported: cached and cache-written input at their prices, the rest at `input`;
- * audio tokens (a part of input or output) at the model's audio prices when it has them.
+ * The cost in µ$ of what a provider reported: cached and cache-written input at their prices (writes kept for an
+ * hour at the 1-hour price), the rest at `input`; reasoning is inside the output count; audio tokens (a part of
+ * input or output) at the model's audio prices when it has them, else at its text prices. A 1-hour write of a
+ * model with no 1-hour price is priced as a 5-minute one here and named by `unpricedUsage` (fail closed).
  */
 export function usageCost(entry: PriceEntry, usage: TokenUsage): number {
   const price = tierFor(entry, usage.inputTokens);
   const cached = Math.max(0, usage.cachedInputTokens ?? 0);
   const written = Math.max(0, usage.cacheWriteInputTokens ?? 0);
+  const written1h = Math.min(written, Math.max(0, usage.cacheWrite1hInputTokens ?? 0));
   const audio = entry.audio ?? { input: price.input, cachedInput: price.cachedInput, output: price.output };
   const audioIn = Math.max(0, usage.audioInputTokens ?? 0);
   const cachedAudio = Math.min(audioIn, cached, Math.max(0, usage.cachedAudioInputTokens ?? 0));
   const audioOut = Math.min(Math.max(0, usage.outputTokens), Math.max(0, usage.audioOutputTokens ?? 0));
   const cachedText = cached - cachedAudio;
   const plainText = Math.max(0, usage.inputTokens - audioIn - cachedText - written);
-  return (entry.requestFee ?? 0) + tokensCost(plainText, price.input) + tokensCost(cachedText, price.cachedInput) + tokensCost(written, price.cacheWriteInput)
+  return (entry.requestFee ?? 0) + tokensCost(plainText, price.input) + tokensCost(cachedText, price.cachedInput)
+    + tokensCost(written - written1h, price.cacheWriteInput) + tokensCost(written1h, price.cacheWrite1hInput ?? price.cacheWriteInput)
     + tokensCost(audioIn - cachedAudio, audio.input) + tokensCost(cachedAudio, audio.cachedInput)
     + tokensCost(usage.outputTokens - audioOut, price.output) + tokensCost(audioOut, audio.output);
 }
@@ -324,13 +333,21 @@ export function usageCost(entry: PriceEntry, usage: TokenUsage): number {
 /**
  * The most a request can cost: `inputTokens` (an upper bound of its input) at the highest input price
  * (uncached; a cache write can cost more than a plain token; audio can cost more than text), and
- * `outputTokens` at the highest output price (text or audio).
+ * `outputTokens` at the highest output price (text or audio). `audioInput` false: the request carries no media
+ * (spend-bound.ts), so none of its input can be audio.
  */
-export function worstCaseCost(entry: PriceEntry, inputTokens: number, outputTokens: number): number {
+export function worstCaseCost(entry: PriceEntry, inputTokens: number, outputTokens: number, audioInput = true): number {
   // The tier of the bound: never cheaper than the tier of the real input, which is at most the bound.
   const price = tierFor(entry, inputTokens);
   // Audio may be any share of either side: the dearer of text and audio prices bounds every token.
   const a = entry.audio;
-  const input = Math.max(price.input, price.cacheWriteInput, price.cachedInput, a?.input ?? 0, a?.cachedInput ?? 0);
+  const audioIn = audioInput ? Math.max(a?.input ?? 0, a?.cachedInput ?? 0) : 0;
+  const input = Math.max(price.input, price.cacheWriteInput, price.cacheWrite1hInput ?? 0, price.cachedInput, audioIn);
   return (entry.requestFee ?? 0) + tokensCost(inputTokens, input) + tokensCost(outputTokens, Math.max(price.output, a?.output ?? 0));
+}
+
+/** The usage fields `usage` reports that `entry` has no price for (a 1-hour cache write without a 1-hour price). */
+export function unpricedUsage(entry: PriceEntry, usage: TokenUsage): string[] {
+  const written1h = Math.min(usage.cacheWriteInputTokens ?? 0, usage.cacheWrite1hInputTokens ?? 0);
+  return written1h > 0 && tierFor(entry, usage.inputTokens).cacheWrite1hInput === undefined ? ['cache_write_1h'] : [];
 }

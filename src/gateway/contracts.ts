@@ -35,6 +35,7 @@ export type { ResolvedToken } from '../vault/token-service.js';
 export type { ElementsFound, ElementsWanted, FieldValue } from './json-field-scanner.js';
 import type { ProviderPlugin } from '../catalog/provider.js';
 import type { PriceEntry } from '../catalog/prices.js';
+import type { TokenUsage } from '../catalog/provider.js';
 export type { PriceEntry } from '../catalog/prices.js';
 import type { ResolvedToken } from '../vault/token-service.js';
 
@@ -149,7 +150,8 @@ export interface ProxyContext extends RequestView {
   error: ApiError | undefined;
   bytesOut: number;
   ttfbMs: number | undefined;
-  usage: { inputTokens: number; outputTokens: number };
+  /** What the usage reader read (catalog/provider.ts TokenUsage: counts, their parts, reported tiers, unknown fields). */
+  usage: TokenUsage;
   usageFinal: boolean;
   usageUnpriced: boolean;
   costMicros: number | undefined;

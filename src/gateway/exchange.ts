@@ -39,7 +39,7 @@ import { stopUpload } from '../http/h2c.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { UsageRecorder } from '../accounting/usage-recorder.js';
-import { usageCost, type PriceBook } from '../catalog/prices.js';
+import { unpricedUsage, usageCost, type PriceBook } from '../catalog/prices.js';
 import { settlementPrices } from './price-choice.js';
 import type { UnpricedModels } from '../catalog/unpriced-models.js';
 import type { TokenUsage } from '../catalog/provider.js';
@@ -297,6 +297,12 @@ export class Exchange {
     if (unpriced.length > 0) {
       ctx.usageUnpriced = true;
       for (const c of unpriced) this.exit.unpriced.observeDimension(provider, priced, c.label);
+    }
+    // A usage field the reader does not know, or one the model has no price for: fail closed, and counted.
+    const unknown = [...(ctx.usage.unknownFields ?? []), ...(match && reported ? unpricedUsage(match.price, ctx.usage) : [])];
+    if (unknown.length > 0) {
+      ctx.usageUnpriced = true;
+      for (const field of unknown) this.exit.metrics.unknownUsage(provider, field);
     }
     ctx.spentMicros = settledSpend(ctx);
     this.exit.metrics.spent(provider, priced, ctx.spentMicros ?? 0);

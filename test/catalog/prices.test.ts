@@ -263,7 +263,7 @@ test('KEYWARD_PRICES: the built server refuses a bad entry with one stderr line 
   });
   const bad = await run({ gemini: { 'gemini-2.5-pro': { input: 1.25, output: 10, cachedInptu: 0.3 } } });
   t.is(bad.code, 2);
-  t.deepEqual(bad.stderr.trim().split('\n'), [`keyward: invalid configuration: KEYWARD_PRICES: expected gemini["gemini-2.5-pro"]: only the fields input, output, cachedInput, cacheWriteInput, maxOutput, contextWindow, requestFee, longContext, audio, tiers, got "cachedInptu"`]);
+  t.deepEqual(bad.stderr.trim().split('\n'), [`keyward: invalid configuration: KEYWARD_PRICES: expected gemini["gemini-2.5-pro"]: only the fields input, output, cachedInput, cacheWriteInput, cacheWrite1hInput, maxOutput, contextWindow, requestFee, longContext, audio, tiers, got "cachedInptu"`]);
   t.false(bad.stdout.includes('"listening"'));
   const good = await run({ gemini: { 'gemini-2.5-pro': { input: 1.25, output: 10, cachedInput: 0.3 } } });
   t.true(good.stdout.includes('"listening"'), good.stderr);

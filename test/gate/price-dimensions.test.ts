@@ -22,10 +22,11 @@ const MAX = 2000;
 const INPUT = 1000;
 const OUTPUT = 700;
 
-/** One request of `shape` with `extra` in its body (a model of its own, a dimension's field). */
-function request(shape: StreamShape, extra: Record<string, unknown>): { path: string; body: string } {
+/** One request of `shape` with `extra` in its body (a model of its own, a dimension's field), or another model in its path. */
+function request(shape: StreamShape, extra: Record<string, unknown>, pathModel?: string): { path: string; body: string } {
   const spec = SHAPE_SPECS[shape];
-  return { path: `/v1/proxy/${spec.path}`, body: JSON.stringify(spec.body(MAX, extra)) };
+  const path = pathModel === undefined ? spec.path : spec.path.replace(spec.model, pathModel);
+  return { path: `/v1/proxy/${path}`, body: JSON.stringify(spec.body(MAX, extra)) };
 }
 
 type Limited = Awaited<ReturnType<BillingGateway['newOrg']>>;
@@ -41,7 +42,7 @@ async function cappedTokens(g: BillingGateway, provider: BilledProvider, limited
 }
 
 /** Each provider's fields that select a tier nothing prices (for the model the shape names, or the one given). */
-const UNPRICED: Array<{ shape: StreamShape; extra: Record<string, unknown>; field: string; value: string }> = [
+const UNPRICED: Array<{ shape: StreamShape; extra: Record<string, unknown>; field: string; value: string; pathModel?: string }> = [
   { shape: 'openai-chat', extra: { service_tier: 'priority' }, field: 'service_tier', value: 'priority' },
   { shape: 'openai-responses', extra: { service_tier: 'flex' }, field: 'service_tier', value: 'flex' },
   { shape: 'openai-chat', extra: { model: 'gpt-5', service_tier: 'scale' }, field: 'service_tier', value: 'scale' },
@@ -53,8 +54,9 @@ const UNPRICED: Array<{ shape: StreamShape; extra: Record<string, unknown>; fiel
   { shape: 'vertex-anthropic', extra: { speed: 'fast' }, field: 'speed', value: 'fast' },
   { shape: 'bedrock-invoke', extra: { speed: 'fast' }, field: 'speed', value: 'fast' },
   { shape: 'bedrock-converse', extra: { performanceConfig: { latency: 'optimized' } }, field: 'performanceConfig.latency', value: 'optimized' },
-  { shape: 'gemini', extra: { generationConfig: { maxOutputTokens: MAX, responseModalities: ['AUDIO'] } }, field: 'generationConfig.responseModalities', value: '(an array)' },
-  { shape: 'vertex-gemini', extra: { generationConfig: { maxOutputTokens: MAX, responseModalities: ['AUDIO'] } }, field: 'generationConfig.responseModalities', value: '(an array)' },
+  // Audio output from a model with no audio prices (Gemini 2.5 Pro bills audio as text, and outputs none).
+  { shape: 'gemini', pathModel: 'gemini-2.5-pro', extra: { generationConfig: { maxOutputTokens: MAX, responseModalities: ['AUDIO'] } }, field: 'generationConfig.responseModalities', value: '(an array)' },
+  { shape: 'vertex-gemini', pathModel: 'gemini-2.5-pro', extra: { generationConfig: { maxOutputTokens: MAX, responseModalities: ['AUDIO'] } }, field: 'generationConfig.responseModalities', value: '(an array)' },
 ];
 
 test('under every cap, a dimension set to a value with no price is 400 price_unknown naming the field and value; nothing is forwarded', async (t) => {
@@ -69,7 +71,7 @@ test('under every cap, a dimension set to a value with no price is 400 price_unk
     for (const [cap, token] of Object.entries(tokens.get(provider)!)) {
       for (const transport of TRANSPORTS) {
         const id = `refused-${n++}`;
-        const { path, body } = request(c.shape, c.extra);
+        const { path, body } = request(c.shape, c.extra, c.pathModel);
         const r = await send(g.apps[0]!.url, { transport, path, body, headers: { 'x-proxy-token': token.token, 'x-bill-id': id } });
         const what = `${c.shape} ${c.field}=${c.value} under ${cap} over ${transport}`;
         t.is(r.status, 400, `${what}: ${r.text.slice(0, 300)}`);

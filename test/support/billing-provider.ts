@@ -14,7 +14,8 @@
  *   x-bill-output: n     final output tokens (default: half the output cap)
  *   x-bill-tool-uses: n  provider-side tool uses billed (the test prices them)
  *   x-bill-report: json  fields the final usage event reports besides its counts (the service tier that served it:
- *                        top level of OpenAI's chunk and Responses object, inside Anthropic's `usage`)
+ *                        top level of OpenAI's chunk and Responses object, inside Anthropic's `usage`); a `usage`
+ *                        (Gemini: `usageMetadata`) object in it is merged into the event's counts
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -246,8 +247,15 @@ function withReport(shape: StreamShape, events: Buffer[], finalAt: number, repor
   if (at === -1) return events; // an AWS event stream: not here
   const end = text.indexOf('\n', at);
   const data = JSON.parse(text.slice(at + 6, end));
-  if (shape === 'openai-chat') Object.assign(data, fields);
-  else if (shape === 'openai-responses') Object.assign(data.response, fields);
+  // Into the object that holds the usage: its `usage` (or Gemini's `usageMetadata`) fields merged into the counts.
+  const merge = (into: Record<string, unknown>) => {
+    for (const [k, v] of Object.entries(fields)) {
+      const held = into[k];
+      into[k] = (k === 'usage' || k === 'usageMetadata') && held && typeof held === 'object' ? { ...held, ...(v as object) } : v;
+    }
+  };
+  if (shape === 'openai-chat' || shape === 'gemini' || shape === 'vertex-gemini') merge(data);
+  else if (shape === 'openai-responses') merge(data.response);
   else if (data.usage) Object.assign(data.usage, fields);
   const out = [...events];
   out[finalAt] = Buffer.from(`${text.slice(0, at + 6)}${JSON.stringify(data)}${text.slice(end)}`);

@@ -96,8 +96,10 @@ export class TokensPerMinuteStage implements CoreStage {
     ctx.state.delete(TOKENS);
     if (!ctx.forwarded) return this.limits.refundTokens(hold);
     const seen = ctx.usage.inputTokens + ctx.usage.outputTokens;
-    // Settlement's one rule: only a provider's final usage is final; otherwise the larger of seen and reserved.
-    const used = ctx.usageFinal ? seen : Math.max(seen, hold.units);
+    // Settlement's one rule: only a provider's final usage is final; otherwise the larger of seen and reserved. A
+    // token count the reader does not know may be tokens it did not add up: fail closed likewise.
+    const known = ctx.usageFinal && (ctx.usage.unknownFields?.length ?? 0) === 0;
+    const used = known ? seen : Math.max(seen, hold.units);
     this.limits.settleTokens(hold, ctx.usageFinal && seen === 0 && (ctx.status ?? 0) < 400 ? hold.units : used);
   }
 
