@@ -24,7 +24,7 @@ import type { TokenUsage, UsageReader, UsageReaderFactory, UsageResponse, UsageS
 import type { Provider } from '../catalog/registry.js';
 import { bedrockUsageReader } from './bedrock-usage.js';
 import { EndOfMessage, probeSpans, stopSignalFor, type StopSignal } from './usage-end.js';
-import { ANTHROPIC, ANY, BEDROCK, BEDROCK_1H, GEMINI, OPENAI, TOKEN_COUNT_KEY, type CompiledKeys, type Kind, type Side } from './usage-keys.js';
+import { ANTHROPIC, ANY, BEDROCK, BEDROCK_1H, GEMINI, OPENAI, UNKNOWN_KEY, type CompiledKeys, type Kind, type Side } from './usage-keys.js';
 
 /** Enough of the previous chunk to complete a key and number cut at the edge. */
 const OVERLAP = 128;
@@ -127,11 +127,12 @@ export class UsageScanner implements UsageReader {
   }
 
   /**
-   * One pass over every key: the last value of each kind of count, the side a details object or list puts its
-   * audio on, the tiers the response reports, and the token counts no shape knows (the shared regex is reset
-   * first; nothing runs between its calls). Returns the end of the last count read (-1: none).
+   * One pass over the shape's keys: the last value of each kind of count, the side a details object or list puts its
+   * audio on, the tiers the response reports (the shared regex is reset first; nothing runs between its calls); then
+   * the token counts it does not know. Returns the end of the last count read (-1: none).
    */
   private matchAll(text: string, seen: number, re: RegExp, kinds: ReadonlyMap<string, Kind>): number {
+    this.matchUnknown(text, seen);
     re.lastIndex = 0;
     let countsEnd = -1;
     for (let m = re.exec(text); m !== null; m = re.exec(text)) {
@@ -154,7 +155,6 @@ export class UsageScanner implements UsageReader {
       const kind = kinds.get(key);
       if (kind === undefined) {
         if (key === 'tokenCount' && this.modality === 'AUDIO') this.audio(value);
-        else if (TOKEN_COUNT_KEY.test(key) && !this.shape.known.has(key)) this.unknown(key);
         continue;
       }
       countsEnd = m.index + m[0].length;
@@ -203,13 +203,19 @@ export class UsageScanner implements UsageReader {
     this.total = last(this.shape.total) ?? this.total;
     // Anthropic-native 1-hour writes, or Converse's `cacheDetails` element with `"ttl": "1h"`.
     this.written1h = last(this.shape.cacheWrite1h) ?? last(BEDROCK_1H) ?? this.written1h;
-    for (const m of text.matchAll(UNKNOWN_KEY)) if (m.index + m[0].length > seen && !this.shape.known.has(m[1]!)) this.unknown(m[1]!);
+    this.matchUnknown(text, seen);
     return -1;
   }
-}
 
-/** A token count's key with a number (matchEach's pass for the keys its shape does not know). */
-const UNKNOWN_KEY = /"([A-Za-z_][A-Za-z0-9_]{0,63}(?:_tokens|Tokens|TokenCount))"\s*:\s*\d/g;
+  /**
+   * Token counts the shape does not know. Only text with a count key's closing quote is searched: a stream's content
+   * escapes its quotes (`tokens\\"`), so most chunks are spared the search.
+   */
+  private matchUnknown(text: string, seen: number): void {
+    if (!text.includes('okens"') && !text.includes('okenCount"')) return;
+    for (const m of text.matchAll(UNKNOWN_KEY)) if (m.index + m[0].length > seen && !this.shape.known.has(m[1]!)) this.unknown(m[1]!);
+  }
+}
 
 /** Vertex serves several publishers' shapes: the path says which one answers. */
 function vertexShape(path: string): CompiledKeys {
