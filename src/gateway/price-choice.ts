@@ -54,6 +54,9 @@ export function settlementPrices(prices: PriceBook, ctx: RequestView, model: str
     // What the response reported is a candidate only when it reported a tier (silence is not the standard tier).
     if (i === 1 && choices.length === 0) continue;
     const missing = choices.filter((c) => unpricedChoice(match?.price, [c]) !== undefined);
+    // Each priced alone, but not together (two tiers of their own prices): unpriced too.
+    const together = missing.length === 0 ? unpricedChoice(match?.price, choices) : undefined;
+    if (together) missing.push(together);
     unpriced.push(...missing);
     const tiered = match && missing.length === 0 ? priceAt(match.price, choices.map((c) => c.tier!)) : null;
     if (tiered) candidates.push(tiered);
