@@ -37,7 +37,7 @@ export function budgetProvidersDir(tmp: string): string {
   for (const f of readdirSync(built).filter((f) => f.endsWith('.js') && f !== 'openai.js')) symlinkSync(path.join(built, f), path.join(dir, f));
   writeFileSync(path.join(dir, 'openai.js'), [
     `import base from ${JSON.stringify(pathToFileURL(path.join(built, 'openai.js')).href)};`,
-    `export default { ...base, prices: base.prices ?? { 'gpt-4o-mini': { input: 0.15, cachedInput: 0.075, output: 0.6, maxOutput: 16384, contextWindow: 128000 } }, pricesAsOf: base.pricesAsOf ?? '2026-11-01' };`,
+    `export default { ...base, prices: base.prices ?? { 'gpt-4o-mini': { input: 0.15, cachedInput: 0.075, output: 0.6, maxOutput: 16384, contextWindow: 128000 } }, pricesAsOf: base.pricesAsOf ?? '2026-11-01', pricesSource: base.pricesSource ?? 'https://prices.example/bench' };`,
   ].join('\n'));
   return dir;
 }

@@ -10,8 +10,11 @@
  * fees; output at its cap or the model's largest output)
  * and that amount is reserved under every cap that applies, from what this
  * instance holds of it (the SpendLedger leases more from the store when short,
- * never past a cap). Refusals, nothing forwarded and nothing counted: 400
- * max_tokens_required, 400 tools_unbounded, 403 model_unpriced, 429 budget_exhausted (audited
+ * never past a cap). A request that sets a price dimension (its provider's
+ * `priceDimensions`: `service_tier`, fast mode, a batch route…) is priced in the tier
+ * it selects, and refused when the price book has no price for it. Refusals, nothing
+ * forwarded and nothing counted: 400 max_tokens_required, 400 tools_unbounded, 400
+ * price_unknown, 403 model_unpriced, 429 budget_exhausted (audited
  * `budget.refused`). After the response the reservation is settled to what the
  * core says the request spent (`ctx.spentMicros`, gateway/settlement.ts): the
  * priced usage the provider reported; the whole reservation when none was
@@ -75,11 +78,13 @@ const budget: PluginModule<ProxyContext> = {
       let micros: number;
       let feeMicros: number;
       try {
-        const price = ctx.model === undefined ? undefined : spend.price(auth.credential.provider, ctx.model);
+        // The model's price in the tiers the request's price dimensions select (400 price_unknown when one has none).
+        const price = spend.requestPrice(ctx);
         if (!price) throw Errors.modelUnpriced(ctx.model);
         const body = { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set(), elements: ctx.bodyElements };
         const bound = boundOrRefuse(price, body, { declared: ctx.provider?.tools, model: ctx.model! });
-        micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens) + bound.feeMicros;
+        // A body with no media has no audio input: priced at its text prices (audio output stays bounded).
+        micros = worstCaseCost(price, bound.inputTokens, bound.outputTokens, bound.media) + bound.feeMicros;
         feeMicros = bound.feeMicros;
       } catch (err) {
         refused(ctx, err);
@@ -103,8 +108,9 @@ const budget: PluginModule<ProxyContext> = {
       if (err instanceof host.GatewayError && err.code === 'budget_exhausted') host.audit.refused(ctx, 'budget.refused');
     };
     return {
-      // The bound's fields, and whatever names or bounds a provider-side tool (the loaded providers' `tools`).
-      body: { ...boundScan(host.providers.toolScan), when: mayBeBudgeted },
+      // The bound's fields, whatever names or bounds a provider-side tool (the loaded providers' `tools`), and the
+      // fields that set a price dimension (their `priceDimensions`).
+      body: { ...boundScan(host.providers.toolScan, host.providers.priceFields), when: mayBeBudgeted },
       // Synchronous (no promise per request) when no cap applies, the usual unbudgeted request.
       access(ctx: ProxyContext): void | Promise<void> {
         if (!ctx.auth) throw Errors.invalidToken();

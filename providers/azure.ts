@@ -105,4 +105,10 @@ export default {
   // No price table: the model a request names is the operator's own deployment name, and its price depends on the
   // deployment type (global, data zone, regional, provisioned). Price your deployments in KEYWARD_PRICES, e.g.
   // `{ "azure": { "gpt-4o-prod": { "input": 2.5, "cachedInput": 1.25, "output": 10 } } }`, or `"*"` for all of them.
+  // Azure OpenAI takes OpenAI's request fields: a `service_tier` other than the standard one has no price here (a
+  // deployment's price is the operator's, in KEYWARD_PRICES, tiers included).
+  priceDimensions: {
+    service_tier: { field: 'service_tier', reported: 'service_tier', values: { auto: 'standard', default: 'standard' } },
+    audio_output: { field: 'audio', present: 'audio', description: 'audio output (chat completions `audio`)' },
+  },
 } satisfies ProviderPlugin;

@@ -7,60 +7,10 @@
 // The caller presents its ptok as a Bearer token (AWS_BEARER_TOKEN_BEDROCK, AnthropicBedrock's
 // apiKey) or as the access key id of its own SigV4 signature (credentials.accessKeyId = ptok_…);
 // the caller's signature and every x-amz-* / amz-sdk-* header are dropped (signers/sigv4.ts).
-import type { ModelPrice, ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '../src/catalog/provider.js';
 
 /** A model id (`anthropic.claude-…-v1:0`) or an inference-profile ARN, its `/` sent as `%2F`. */
 const model = { resourceParams: ['model'] } as const;
-
-/** The geographic cross-region inference profiles' prefixes (`us.anthropic.claude-…`); '' is the in-region model id. */
-const GEOS = ['', 'us.', 'us-gov.', 'eu.', 'apac.', 'jp.', 'au.', 'ca.'] as const;
-
-/**
- * One model's entries (`<id>*` covers its `-v1:0` versions): at `regional` prices for the model id and every
- * geographic profile, and at `global` ones for the `global.` profile (the same for models before Claude 4.5).
- */
-function priced(id: string, regional: ModelPrice, global: ModelPrice = regional): Record<string, ModelPrice> {
-  return { ...Object.fromEntries(GEOS.map((geo) => [`${geo}${id}*`, regional])), [`global.${id}*`]: global };
-}
-
-/** Claude 5 and 4.6 to 4.8 at Anthropic's list prices (USD per million tokens, 5-minute cache writes). */
-const CLAUDE_LIST: Record<string, ModelPrice> = {
-  'claude-fable-5-2': { input: 8, cacheWriteInput: 16, output: 40, maxOutput: 128_000, contextWindow: 1_000_000 },
-  'claude-fable-5-1': { input: 10, cachedInput: 0.25, cacheWriteInput: 12.5, output: 50, maxOutput: 128_000, contextWindow: 1_000_000 },
-  'claude-fable-5': { input: 10, cachedInput: 1, cacheWriteInput: 12.5, output: 50, maxOutput: 128_000, contextWindow: 1_000_000 },
-  'claude-opus-5-5': { input: 4, cachedInput: 0.2, cacheWriteInput: 5, output: 20, maxOutput: 128_000, contextWindow: 1_000_000 },
-  'claude-opus-5': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25, maxOutput: 128_000, contextWindow: 1_000_000 },
-  'claude-opus-4-8': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25 },
-  'claude-opus-4-7': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25, maxOutput: 128_000, contextWindow: 1_000_000 },
-  'claude-opus-4-6': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25, maxOutput: 128_000, contextWindow: 1_000_000 },
-  'claude-sonnet-5-5': { input: 2, cachedInput: 0.1, cacheWriteInput: 2.5, output: 10, maxOutput: 128_000, contextWindow: 1_000_000 },
-  'claude-sonnet-5': { input: 2, cachedInput: 0.2, cacheWriteInput: 2.5, output: 10, maxOutput: 128_000, contextWindow: 1_000_000 },
-  'claude-sonnet-4-6': { input: 3, cachedInput: 0.3, cacheWriteInput: 3.75, output: 15, maxOutput: 64_000, contextWindow: 1_000_000 },
-  'claude-haiku-5-5': {
-    input: 0.1, cachedInput: 0.01, cacheWriteInput: 0.125, output: 0.5, maxOutput: 128_000, contextWindow: 1_000_000,
-    longContext: { aboveInputTokens: 100_000, input: 0.5, cachedInput: 0.05, cacheWriteInput: 0.625, output: 2.5 },
-  },
-};
-
-/** Every price of `p` 10% higher (in-region and geographic profiles of Claude 4.5 and later). */
-function tenPercentMore(p: ModelPrice): ModelPrice {
-  const up = (n: number | undefined) => (n === undefined ? undefined : Math.round(n * 1.1 * 1e6) / 1e6);
-  const tier = <T extends { input: number; output: number; cachedInput?: number; cacheWriteInput?: number }>(q: T): T => ({
-    ...q, input: up(q.input)!, output: up(q.output)!,
-    ...(q.cachedInput !== undefined ? { cachedInput: up(q.cachedInput) } : {}), ...(q.cacheWriteInput !== undefined ? { cacheWriteInput: up(q.cacheWriteInput) } : {}),
-  });
-  return { ...tier(p), ...(p.longContext ? { longContext: tier(p.longContext) } : {}) };
-}
-
-/** Claude's prices from its input and output price: cache reads 0.1×, 5-minute cache writes 1.25× input. */
-const claude = (input: number, output: number, maxOutput: number, contextWindow = 200_000): ModelPrice => ({
-  input, output, cachedInput: input / 10, cacheWriteInput: input * 1.25, maxOutput, contextWindow,
-});
-/** Sonnet 4 and 4.5 take up to 1M input tokens (beta); past 200k the whole request costs twice the input and 1.5× the output. */
-const longClaude = (input: number, output: number): ModelPrice => ({
-  ...claude(input, output, 64_000, 1_000_000),
-  longContext: { aboveInputTokens: 200_000, input: input * 2, cachedInput: input / 5, cacheWriteInput: input * 2.5, output: output * 1.5 },
-});
 
 export default {
   id: 'bedrock',
@@ -149,26 +99,13 @@ export default {
     web_fetch: { match: { toolType: ['web_fetch_*'] } },
     code_execution: { match: { toolType: ['code_execution_*'] }, unbounded: true },
   },
-  // On-demand list prices in USD per million tokens from https://aws.amazon.com/bedrock/pricing/ (Anthropic's and
-  // Amazon's model cards for limits), as of `pricesAsOf`; operators override or extend them with KEYWARD_PRICES —
-  // in particular for application inference-profile ARNs (their names are the operator's own; an ARN prefix works)
-  // and other providers' models. From Claude 4.5 on, in-region and geographic profiles cost 10% more than `global.`.
-  // Nova's cached reads cost a quarter of input and its cache writes nothing extra. Claude 5 and 4.6 to 4.8 (ids
-  // without a date, `anthropic.claude-opus-5-5`): Anthropic's list prices for `global.` (its page of 2026-11-25: see
-  // anthropic.ts, with what it could not confirm), 10% more in-region and geographic, as for Claude 4.5.
-  pricesAsOf: '2026-11-25',
-  prices: {
-    ...Object.fromEntries(Object.entries(CLAUDE_LIST).flatMap(([id, p]) => Object.entries(priced(`anthropic.${id}`, tenPercentMore(p), p)))),
-    ...priced('anthropic.claude-opus-4-5-20251101', claude(5.5, 27.5, 64_000), claude(5, 25, 64_000)),
-    ...priced('anthropic.claude-sonnet-4-5-20250929', longClaude(3.3, 16.5), longClaude(3, 15)),
-    ...priced('anthropic.claude-haiku-4-5-20251001', claude(1.1, 5.5, 64_000), claude(1, 5, 64_000)),
-    ...priced('anthropic.claude-opus-4-1-20250805', claude(15, 75, 32_000)),
-    ...priced('anthropic.claude-opus-4-20250514', claude(15, 75, 32_000)),
-    ...priced('anthropic.claude-sonnet-4-20250514', longClaude(3, 15)),
-    ...priced('anthropic.claude-3-7-sonnet-20250219', claude(3, 15, 128_000)),
-    ...priced('anthropic.claude-3-5-haiku-20241022', claude(0.8, 4, 8_192)),
-    ...priced('amazon.nova-pro-v1', { input: 0.8, cachedInput: 0.2, output: 3.2, contextWindow: 300_000 }),
-    ...priced('amazon.nova-lite-v1', { input: 0.06, cachedInput: 0.015, output: 0.24, contextWindow: 300_000 }),
-    ...priced('amazon.nova-micro-v1', { input: 0.035, cachedInput: 0.00875, output: 0.14, contextWindow: 128_000 }),
+  // Every request field or mode that changes what Bedrock bills: an InvokeModel body in Anthropic's shape may ask for
+  // fast mode (`speed`), which Bedrock does not price here; Converse's latency-optimized inference
+  // (`performanceConfig.latency: "optimized"`) is priced apart and not here. Under a cap either is refused (price_unknown).
+  priceDimensions: {
+    fast_mode: { field: 'speed', values: { standard: 'standard' } },
+    latency: { field: 'performanceConfig.latency', values: { standard: 'standard' } },
+    tools: { pricedBy: 'tools', description: 'provider-side tools: `tools` above' },
+    long_context: { pricedBy: 'longContext', description: 'a request past a long-context threshold, priced whole at its prices' },
   },
 } satisfies ProviderPlugin;

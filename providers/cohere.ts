@@ -26,18 +26,8 @@ export default {
     { method: 'POST', path: 'compatibility/v1/chat/completions' },
     { method: 'POST', path: 'compatibility/v1/embeddings' },
   ],
-  // List prices in USD per million tokens from https://cohere.com/pricing (and the models page for limits), as of
-  // `pricesAsOf`; operators override or extend them with KEYWARD_PRICES. A response's usage holds `billed_units` and
-  // then `tokens` (which add the prompt template, so are at least the bill); the last counts are read, so a Cohere
-  // request is priced at or above its bill. Rerank is billed per search and has no price here.
-  // Checked again on 2026-11-25: no current list price page we could read confirms this table's models or their
-  // successors, so it stands as dated; a model released since is unpriced (refused under a budget) until
-  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/agents.md).
-  pricesAsOf: '2025-08-01',
-  prices: {
-    'command-a-03-2025': { input: 2.5, output: 10, maxOutput: 8_000, contextWindow: 256_000 },
-    'command-r-plus-08-2024': { input: 2.5, output: 10, maxOutput: 4_000, contextWindow: 128_000 },
-    'command-r-08-2024': { input: 0.15, output: 0.6, maxOutput: 4_000, contextWindow: 128_000 },
-    'command-r7b-12-2024': { input: 0.0375, output: 0.15, maxOutput: 4_000, contextWindow: 128_000 },
+  // Rerank is billed per search, which has no price here: refused under a cap (price_unknown).
+  priceDimensions: {
+    rerank: { routes: ['POST v2/rerank', 'POST v1/rerank'], present: 'rerank' },
   },
 } satisfies ProviderPlugin;

@@ -19,23 +19,6 @@ export default {
     { method: 'POST', path: 'inference/v1/messages' },
     { method: 'GET', path: 'inference/v1/models' },
   ],
-  // Serverless list prices in USD per million tokens from https://fireworks.ai/pricing, as of `pricesAsOf`; operators
-  // override or extend them with KEYWARD_PRICES (on-demand deployments are billed by the GPU-second, not here).
-  // Cached input (discounted by Fireworks) is priced as input here: never below the bill.
-  // Checked again on 2026-11-25: no current list price page we could read confirms this table's models or their
-  // successors, so it stands as dated; a model released since is unpriced (refused under a budget) until
-  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/agents.md).
-  pricesAsOf: '2025-08-15',
-  prices: {
-    'accounts/fireworks/models/llama-v3p3-70b-instruct': { input: 0.9, output: 0.9, contextWindow: 131_072 },
-    'accounts/fireworks/models/llama-v3p1-8b-instruct': { input: 0.2, output: 0.2, contextWindow: 131_072 },
-    'accounts/fireworks/models/llama-v3p1-405b-instruct': { input: 3, output: 3, contextWindow: 131_072 },
-    'accounts/fireworks/models/llama4-maverick-instruct-basic': { input: 0.22, output: 0.88 },
-    'accounts/fireworks/models/llama4-scout-instruct-basic': { input: 0.15, output: 0.6 },
-    'accounts/fireworks/models/deepseek-v3': { input: 0.9, output: 0.9 },
-    'accounts/fireworks/models/deepseek-r1': { input: 3, output: 8 },
-    'accounts/fireworks/models/gpt-oss-120b': { input: 0.15, output: 0.6, contextWindow: 131_072 },
-    'accounts/fireworks/models/gpt-oss-20b': { input: 0.07, output: 0.3, contextWindow: 131_072 },
-    'accounts/fireworks/models/kimi-k2-instruct': { input: 0.6, output: 2.5 },
-  },
+  // No request field or mode changes what it bills beyond the tokens priced in its price file.
+  priceDimensions: {},
 } satisfies ProviderPlugin;

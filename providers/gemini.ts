@@ -58,42 +58,13 @@ export default {
     code_execution: { match: { toolKey: ['codeExecution', 'code_execution'] } },
     file_search: { match: { toolKey: ['fileSearch', 'file_search'] } },
   },
-  // Paid-tier list prices in USD per million tokens from https://ai.google.dev/gemini-api/docs/pricing (and the models
-  // page for limits), as of `pricesAsOf`; operators override or extend them with KEYWARD_PRICES. Text/image/video
-  // input prices (audio input costs more on Flash); thinking tokens are output. The Pro models' prices double past
-  // 200k input tokens (`longContext`). Cached reads are priced at the explicit-cache rate (25% of input on 2.5; the
-  // storage fee per hour is not a request's cost). Exact names: `gemini-2.5-flash*` would also price the image and
-  // audio variants, which cost more. The page as read on 2026-10-07 (`pricesAsOf`) added Gemini 3.8 Flash (at an
-  // introductory $0.75 / $3.75 through 2026-12-31, then $1.50 / $7.50: raise it then), 3.5 Flash and Flash-Lite and
-  // 3.1 Pro Preview; not confirmed where we read, so left as bounds: their cached-input prices (charged as input) and
-  // limits (a budgeted request must name maxOutputTokens), and 3.5 Flash's and 3.8 Flash's prompts past 200k.
-  pricesAsOf: '2026-10-07',
-  prices: {
-    'gemini-3.8-flash': { input: 0.75, output: 3.75 },
-    'gemini-3.8-flash-preview': { input: 0.75, output: 3.75 },
-    'gemini-3.5-flash': { input: 1.5, output: 9 },
-    'gemini-3.5-flash-preview': { input: 1.5, output: 9 },
-    'gemini-3.5-flash-lite': { input: 0.3, output: 2.5 },
-    'gemini-3.5-flash-lite-preview': { input: 0.3, output: 2.5 },
-    'gemini-3.1-pro-preview': { input: 2, output: 12, longContext: { aboveInputTokens: 200_000, input: 4, output: 18 } },
-    'gemini-3-pro-preview': {
-      input: 2, cachedInput: 0.2, output: 12, maxOutput: 65_536, contextWindow: 1_048_576,
-      longContext: { aboveInputTokens: 200_000, input: 4, cachedInput: 0.4, output: 18 },
-    },
-    'gemini-2.5-pro': {
-      input: 1.25, cachedInput: 0.3125, output: 10, maxOutput: 65_536, contextWindow: 1_048_576,
-      longContext: { aboveInputTokens: 200_000, input: 2.5, cachedInput: 0.625, output: 15 },
-    },
-    'gemini-2.5-flash': { input: 0.3, cachedInput: 0.075, output: 2.5, maxOutput: 65_536, contextWindow: 1_048_576 },
-    'gemini-2.5-flash-lite': { input: 0.1, cachedInput: 0.025, output: 0.4, maxOutput: 65_536, contextWindow: 1_048_576 },
-    'gemini-2.0-flash': { input: 0.1, cachedInput: 0.025, output: 0.4, maxOutput: 8_192, contextWindow: 1_048_576 },
-    'gemini-2.0-flash-001': { input: 0.1, cachedInput: 0.025, output: 0.4, maxOutput: 8_192, contextWindow: 1_048_576 },
-    'gemini-2.0-flash-lite': { input: 0.075, output: 0.3, maxOutput: 8_192, contextWindow: 1_048_576 },
-    'gemini-2.0-flash-lite-001': { input: 0.075, output: 0.3, maxOutput: 8_192, contextWindow: 1_048_576 },
-    // Live API models: text apart from audio, image and video (`audio`), same page and date.
-    'gemini-2.0-flash-live-001': { input: 0.35, output: 1.5, audio: { input: 2.1, output: 8.5 }, maxOutput: 8_192, contextWindow: 1_048_576 },
-    'gemini-live-2.5-flash-preview': { input: 0.5, output: 2, audio: { input: 3, output: 12 }, maxOutput: 8_192, contextWindow: 1_048_576 },
-    'gemini-2.5-flash-native-audio-preview-09-2025': { input: 0.5, output: 2, audio: { input: 3, output: 12 }, maxOutput: 8_192, contextWindow: 131_072 },
-    'gemini-2.5-flash-preview-native-audio-dialog': { input: 0.5, output: 2, audio: { input: 3, output: 12 }, maxOutput: 8_192, contextWindow: 131_072 },
+  // Every request field or mode that changes what Google bills (https://ai.google.dev/gemini-api/docs/pricing): response
+  // modalities (`generationConfig.responseModalities`, either spelling: audio or image output) are priced where the model
+  // has audio prices; under a cap anything else is refused (price_unknown). Batches are not a route here.
+  priceDimensions: {
+    response_modalities: { field: 'generationConfig.responseModalities', present: 'audio', description: 'audio (or image) output' },
+    response_modalities_snake: { field: 'generation_config.response_modalities', present: 'audio', description: 'the same, snake_case' },
+    tools: { pricedBy: 'tools', description: 'provider-side tools: `tools` above' },
+    long_context: { pricedBy: 'longContext', description: 'a request past a long-context threshold, priced whole at its prices' },
   },
 } satisfies ProviderPlugin;

@@ -1,25 +1,5 @@
 // OpenAI: https://platform.openai.com/docs/api-reference. SDK base URL: <gateway>/v1/proxy/v1
-import type { ModelPrice, ProviderPlugin } from '../src/catalog/provider.js';
-
-/** GPT-6's published limits: a 1.05M-token context (922k of it input) and 128k output. */
-const limits = { maxOutput: 128_000, contextWindow: 1_050_000 } as const;
-/** A GPT-6-era price: cache writes billed, and a request past 272k input tokens billed whole at 2x input and cache, 1.5x output. */
-function gpt6(input: number, cachedInput: number, cacheWriteInput: number | undefined, output: number, limit: Partial<typeof limits> = {}): ModelPrice {
-  const write = cacheWriteInput === undefined ? {} : { cacheWriteInput };
-  return {
-    input, cachedInput, ...write, output, ...limit,
-    longContext: { aboveInputTokens: 272_000, input: input * 2, cachedInput: cachedInput * 2, ...(cacheWriteInput === undefined ? {} : { cacheWriteInput: cacheWriteInput * 2 }), output: output * 1.5 },
-  };
-}
-
-// Realtime list prices (USD per million tokens, text and audio apart) from https://platform.openai.com/docs/pricing,
-// limits from each model's page, as of 2025-11-13 (`pricesAsOf`).
-const realtime = {
-  gptRealtime: { input: 4, cachedInput: 0.4, output: 16, audio: { input: 32, cachedInput: 0.4, output: 64 }, maxOutput: 4_096, contextWindow: 32_000 },
-  gptRealtimeMini: { input: 0.6, cachedInput: 0.06, output: 2.4, audio: { input: 10, cachedInput: 0.3, output: 20 }, maxOutput: 4_096, contextWindow: 32_000 },
-  gpt4oRealtime: { input: 5, cachedInput: 2.5, output: 20, audio: { input: 40, cachedInput: 2.5, output: 80 }, maxOutput: 4_096, contextWindow: 128_000 },
-  gpt4oMiniRealtime: { input: 0.6, cachedInput: 0.3, output: 2.4, audio: { input: 10, cachedInput: 0.3, output: 20 }, maxOutput: 4_096, contextWindow: 128_000 },
-} satisfies Record<string, ModelPrice>;
+import type { ProviderPlugin } from '../src/catalog/provider.js';
 
 export default {
   id: 'openai',
@@ -83,89 +63,22 @@ export default {
     image_generation: { match: { toolType: ['image_generation'] }, unbounded: true },
     chat_web_search: { match: { field: ['web_search_options'] }, unbounded: true },
   },
-  // List prices (Standard tier) in USD per million tokens from https://developers.openai.com/api/docs/pricing, and each
-  // model's page for context and output limits, as of `pricesAsOf`; operators override or extend them with
-  // KEYWARD_PRICES. Exact names and their dated snapshots (`gpt-5-2025-*`): a prefix as short as `gpt-4o*` would also
-  // price the audio, realtime and search variants, which cost more. `service_tier: "priority"`, Fast and Ultrafast
-  // modes (billed 2x and more), Batch and Flex (50% off) and the Responses API's built-in tools (billed per call) are
-  // not modelled. Embeddings have no output. From GPT-6 on, cache writes are billed (the 30-minute rate here; a
-  // 12-hour write costs twice as much) and a request past 272k input tokens is billed whole at twice the input and
-  // cache rates and 1.5x the output rate (`longContext`). Codex CLI 0.169.0 asks for gpt-6.1-sol by default.
-  // Not confirmed where we read, so not listed (a budget refuses them until KEYWARD_PRICES prices them, or
-  // KEYWARD_UNPRICED=family_max bounds them): gpt-6-astra, gpt-6-pro, gpt-5-pro. Not confirmed, so left as bounds:
-  // the limits of GPT-6 Sol and Luna, of GPT-5.6 Sol and Terra and of GPT-5.2 to 5.5 (a budgeted request must name
-  // its output cap), GPT-5.6 Sol's and Terra's cache-write prices, and the cached-input prices of GPT-5.2, 5.4 and 5.5
-  // (charged as input).
-  pricesAsOf: '2026-11-25',
-  prices: {
-    'gpt-6.2-sol': gpt6(2, 0.1, 2.5, 10, limits),
-    'gpt-6.2-sol-2026-*': gpt6(2, 0.1, 2.5, 10, limits),
-    'gpt-6.1-sol': gpt6(2, 0.1, 2.5, 10, limits),
-    'gpt-6.1-sol-2026-*': gpt6(2, 0.1, 2.5, 10, limits),
-    'gpt-6.1-terra': gpt6(1, 0.05, 1.25, 5, limits),
-    'gpt-6.1-terra-2026-*': gpt6(1, 0.05, 1.25, 5, limits),
-    'gpt-6-sol': gpt6(2, 0.2, 2.5, 10),
-    'gpt-6-sol-2026-*': gpt6(2, 0.2, 2.5, 10),
-    'gpt-6-luna': gpt6(0.1, 0.01, 0.125, 0.5),
-    'gpt-6-luna-2026-*': gpt6(0.1, 0.01, 0.125, 0.5),
-    // GPT-5.6 Luna and Terra as cut on 2026-07-30 (Sol unchanged).
-    'gpt-5.6-sol': gpt6(5, 0.5, undefined, 30),
-    'gpt-5.6-terra': gpt6(2, 0.2, undefined, 12),
-    // GPT-5.6 Luna: the OpenAI Agents SDK's default model (0.20.0); its page gives its limits and cache writes at 1.25x input.
-    'gpt-5.6-luna': gpt6(0.2, 0.02, 0.25, 1.2, limits),
-    'gpt-5.5': { input: 5, output: 30 },
-    'gpt-5.4': { input: 2.5, output: 15 },
-    'gpt-5.2': { input: 1.75, output: 14 },
-    'gpt-5.1': { input: 1.25, cachedInput: 0.125, output: 10, maxOutput: 128_000, contextWindow: 400_000 },
-    'gpt-5.1-2025-*': { input: 1.25, cachedInput: 0.125, output: 10, maxOutput: 128_000, contextWindow: 400_000 },
-    'gpt-5': { input: 1.25, cachedInput: 0.125, output: 10, maxOutput: 128_000, contextWindow: 400_000 },
-    'gpt-5-2025-*': { input: 1.25, cachedInput: 0.125, output: 10, maxOutput: 128_000, contextWindow: 400_000 },
-    'gpt-5-mini': { input: 0.25, cachedInput: 0.025, output: 2, maxOutput: 128_000, contextWindow: 400_000 },
-    'gpt-5-mini-2025-*': { input: 0.25, cachedInput: 0.025, output: 2, maxOutput: 128_000, contextWindow: 400_000 },
-    'gpt-5-nano': { input: 0.05, cachedInput: 0.005, output: 0.4, maxOutput: 128_000, contextWindow: 400_000 },
-    'gpt-5-nano-2025-*': { input: 0.05, cachedInput: 0.005, output: 0.4, maxOutput: 128_000, contextWindow: 400_000 },
-    'gpt-5-chat-latest': { input: 1.25, cachedInput: 0.125, output: 10, maxOutput: 16_384, contextWindow: 128_000 },
-    'gpt-4.1': { input: 2, cachedInput: 0.5, output: 8, maxOutput: 32_768, contextWindow: 1_047_576 },
-    'gpt-4.1-2025-*': { input: 2, cachedInput: 0.5, output: 8, maxOutput: 32_768, contextWindow: 1_047_576 },
-    'gpt-4.1-mini': { input: 0.4, cachedInput: 0.1, output: 1.6, maxOutput: 32_768, contextWindow: 1_047_576 },
-    'gpt-4.1-mini-2025-*': { input: 0.4, cachedInput: 0.1, output: 1.6, maxOutput: 32_768, contextWindow: 1_047_576 },
-    'gpt-4.1-nano': { input: 0.1, cachedInput: 0.025, output: 0.4, maxOutput: 32_768, contextWindow: 1_047_576 },
-    'gpt-4.1-nano-2025-*': { input: 0.1, cachedInput: 0.025, output: 0.4, maxOutput: 32_768, contextWindow: 1_047_576 },
-    // gpt-4o-2024-05-13 was priced higher ($5 / $15): the later snapshots only.
-    'gpt-4o': { input: 2.5, cachedInput: 1.25, output: 10, maxOutput: 16_384, contextWindow: 128_000 },
-    'gpt-4o-2024-08-06': { input: 2.5, cachedInput: 1.25, output: 10, maxOutput: 16_384, contextWindow: 128_000 },
-    'gpt-4o-2024-11-20': { input: 2.5, cachedInput: 1.25, output: 10, maxOutput: 16_384, contextWindow: 128_000 },
-    'gpt-4o-mini': { input: 0.15, cachedInput: 0.075, output: 0.6, maxOutput: 16_384, contextWindow: 128_000 },
-    'gpt-4o-mini-2024-07-18': { input: 0.15, cachedInput: 0.075, output: 0.6, maxOutput: 16_384, contextWindow: 128_000 },
-    'o3': { input: 2, cachedInput: 0.5, output: 8, maxOutput: 100_000, contextWindow: 200_000 },
-    'o3-2025-*': { input: 2, cachedInput: 0.5, output: 8, maxOutput: 100_000, contextWindow: 200_000 },
-    'o3-pro': { input: 20, output: 80, maxOutput: 100_000, contextWindow: 200_000 },
-    'o3-pro-2025-*': { input: 20, output: 80, maxOutput: 100_000, contextWindow: 200_000 },
-    'o4-mini': { input: 1.1, cachedInput: 0.275, output: 4.4, maxOutput: 100_000, contextWindow: 200_000 },
-    'o4-mini-2025-*': { input: 1.1, cachedInput: 0.275, output: 4.4, maxOutput: 100_000, contextWindow: 200_000 },
-    'o3-mini': { input: 1.1, cachedInput: 0.55, output: 4.4, maxOutput: 100_000, contextWindow: 200_000 },
-    'o3-mini-2025-*': { input: 1.1, cachedInput: 0.55, output: 4.4, maxOutput: 100_000, contextWindow: 200_000 },
-    'o1': { input: 15, cachedInput: 7.5, output: 60, maxOutput: 100_000, contextWindow: 200_000 },
-    'o1-2024-12-17': { input: 15, cachedInput: 7.5, output: 60, maxOutput: 100_000, contextWindow: 200_000 },
-    // Realtime models bill text and audio tokens apart (`audio`); a response's input is the whole conversation, up to
-    // the context window (src/gateway/realtime/).
-    'gpt-realtime': { ...realtime.gptRealtime },
-    'gpt-realtime-2025-*': { ...realtime.gptRealtime },
-    'gpt-realtime-mini': { ...realtime.gptRealtimeMini },
-    'gpt-realtime-mini-2025-*': { ...realtime.gptRealtimeMini },
-    'gpt-4o-realtime-preview': { ...realtime.gpt4oRealtime },
-    'gpt-4o-realtime-preview-20*': { ...realtime.gpt4oRealtime },
-    'gpt-4o-mini-realtime-preview': { ...realtime.gpt4oMiniRealtime },
-    'gpt-4o-mini-realtime-preview-20*': { ...realtime.gpt4oMiniRealtime },
-    // Realtime input-audio transcription (a session's `input_audio_transcription` / `audio.input.transcription`, or
-    // `?intent=transcription`): gpt-4o-transcribe and gpt-4o-mini-transcribe bill text and audio input tokens apart and
-    // text output (the transcript; `audio.output` is only the shape's: they make no audio), with a 16,000-token context
-    // and 2,000-token output per transcription; whisper-1 bills $0.006 a minute of audio (`perAudioSecond`), no tokens.
-    'gpt-4o-transcribe': { input: 2.5, output: 10, audio: { input: 6, output: 10 }, maxOutput: 2_000, contextWindow: 16_000 },
-    'gpt-4o-mini-transcribe': { input: 1.25, output: 5, audio: { input: 3, output: 5 }, maxOutput: 2_000, contextWindow: 16_000 },
-    'whisper-1': { input: 0, output: 0, perAudioSecond: 0.0001 },
-    'text-embedding-3-small': { input: 0.02, output: 0, contextWindow: 8_191 },
-    'text-embedding-3-large': { input: 0.13, output: 0, contextWindow: 8_191 },
-    'text-embedding-ada-002': { input: 0.1, output: 0, contextWindow: 8_191 },
+  // Every request field or mode that changes what OpenAI bills (https://developers.openai.com/api/docs/pricing): under a cap
+  // a value with no price is refused (price_unknown). `service_tier`: Standard (`auto` and `default`, when the project's
+  // default is Standard; the response reports the tier that served it and a dearer one is charged), Flex (half price
+  // where listed), Priority (renamed Fast mode on 2026-07-30: `priority` or `fast`, each model's own price where listed);
+  // Scale Tier is bought as capacity, with no price per token. Audio output (`audio`) is priced where the model has audio
+  // prices; transcription, translation, speech and image routes have no price here. Batches (v1/batches) are not a route.
+  priceDimensions: {
+    service_tier: {
+      field: 'service_tier', reported: 'service_tier',
+      values: { auto: 'standard', default: 'standard', flex: 'flex', priority: 'priority', fast: 'priority', scale: 'scale' },
+    },
+    audio_output: { field: 'audio', present: 'audio', description: 'audio output (chat completions `audio`)' },
+    transcription: { routes: ['POST v1/audio/transcriptions', 'POST v1/audio/translations'], present: 'transcription' },
+    speech: { routes: ['POST v1/audio/speech'], present: 'speech' },
+    images: { routes: ['POST v1/images/generations'], present: 'image' },
+    tools: { pricedBy: 'tools', description: 'provider-side tools: `tools` above' },
+    long_context: { pricedBy: 'longContext', description: 'a request past a long-context threshold, priced whole at its prices' },
   },
 } satisfies ProviderPlugin;

@@ -21,18 +21,12 @@ export default {
     { method: 'POST', path: 'search' },
     { method: 'POST', path: 'v1/responses' },
   ],
-  // List prices in USD per million tokens from https://docs.perplexity.ai/getting-started/pricing, as of `pricesAsOf`;
-  // operators override or extend them with KEYWARD_PRICES. Each request also pays a search fee by its context size
-  // (`requestFee`: the high size's, so a request is never priced below its bill). Deep Research bills citations,
-  // searches and reasoning separately and is not listed.
-  // Checked again on 2026-11-25: no current list price page we could read confirms this table's models or their
-  // successors, so it stands as dated; a model released since is unpriced (refused under a budget) until
-  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/agents.md).
-  pricesAsOf: '2025-08-01',
-  prices: {
-    'sonar': { input: 1, output: 1, requestFee: 0.012, contextWindow: 128_000 },
-    'sonar-pro': { input: 3, output: 15, requestFee: 0.014, maxOutput: 8_000, contextWindow: 200_000 },
-    'sonar-reasoning': { input: 1, output: 5, requestFee: 0.012, contextWindow: 128_000 },
-    'sonar-reasoning-pro': { input: 2, output: 8, requestFee: 0.014, contextWindow: 128_000 },
+  // The search context size sets the request fee: `requestFee` is the high size's, so every size is priced; any other
+  // value, the Search API and async (Deep Research) requests are refused under a cap (price_unknown).
+  priceDimensions: {
+    search_context_size: { field: 'web_search_options.search_context_size', values: { low: 'standard', medium: 'standard', high: 'standard' } },
+    // The Search API is billed per request, and async (Deep Research) requests by citations and searches: no price here.
+    search: { routes: ['POST search'], present: 'search' },
+    deep_research: { routes: ['POST async/chat/completions'], present: 'deep_research' },
   },
 } satisfies ProviderPlugin;

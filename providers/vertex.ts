@@ -9,7 +9,7 @@
 // Clients: AnthropicVertex with baseURL `<gateway>/v1/proxy/v1` and an authClient sending `Bearer ptok_…`;
 // GoogleGenAI `{vertexai:true, project, location, httpOptions:{baseUrl:'<gateway>/v1/proxy'}}` with an
 // authClient, or `apiKey: 'ptok_…'` (sent as x-goog-api-key).
-import type { CredentialSecrets, ModelPrice, ProviderPlugin, ProviderRoute } from '../src/catalog/provider.js';
+import type { CredentialSecrets, ProviderPlugin, ProviderRoute } from '../src/catalog/provider.js';
 
 const versions = ['v1', 'v1beta1'] as const;
 const modelActions = ['generateContent', 'streamGenerateContent', 'countTokens', 'rawPredict', 'streamRawPredict'] as const;
@@ -75,9 +75,6 @@ const routes: ProviderRoute[] = versions.flatMap((v) => [
   ...modelActions.map((a) => ({ method: 'POST' as const, path: `${v}/${base}/publishers/{publisher}/models/{model}:${a}` })),
   { method: 'POST' as const, path: `${v}/${base}/endpoints/openapi/chat/completions` },
 ]);
-
-/** A Claude model on Vertex by its name and with an `@version`, at its regional price. */
-const regional = (id: string, price: ModelPrice): Record<string, ModelPrice> => ({ [id]: price, [`${id}@*`]: price });
 
 export default {
   id: 'vertex',
@@ -163,63 +160,14 @@ export default {
     claude_web_fetch: { match: { toolType: ['web_fetch_*'] } },
     claude_code_execution: { match: { toolType: ['code_execution_*'] }, unbounded: true },
   },
-  // List prices in USD per million tokens from https://cloud.google.com/vertex-ai/generative-ai/pricing, as of
-  // `pricesAsOf`; operators override or extend them with KEYWARD_PRICES (e.g. for other publishers' models or
-  // provisioned throughput). The model is the path's publisher model name: `gemini-2.5-pro`, and Anthropic's
-  // `claude-sonnet-4-5@20250929` (a prefix covers the name with and without its `@version`). Only regional
-  // endpoints are reachable here, so Claude 4.5 models carry the regional price (10% over the global endpoint's).
-  // Gemini's prices as on the Gemini API (see providers/gemini.ts); Claude's cache reads 0.1× and 5-minute cache
-  // writes 1.25× input (Opus 5.5's, Sonnet 5.5's and Haiku 5.5's cache reads 0.05×, Fable 5.1's 0.025×, as on
-  // Anthropic's page). Claude 4.6 and later are named without an `@version` (`claude-opus-5-5`); a dated one is
-  // covered too. The regional 10% also applies to them (Haiku 5.5 regional: $0.11 / $0.55). Gemini 3.5 and 3.8
-  // Flash and 3.1 Pro as on the Gemini API's page of 2026-10-07 (its limits there not confirmed: see gemini.ts).
-  // Not confirmed, so left as bounds: Fable 5.2's cache prices, Opus 4.8's limits (see anthropic.ts).
-  pricesAsOf: '2026-11-25',
-  prices: {
-    ...regional('claude-fable-5-2', { input: 8.8, cacheWriteInput: 17.6, output: 44, maxOutput: 128_000, contextWindow: 1_000_000 }),
-    ...regional('claude-fable-5-1', { input: 11, cachedInput: 0.275, cacheWriteInput: 13.75, output: 55, maxOutput: 128_000, contextWindow: 1_000_000 }),
-    ...regional('claude-fable-5', { input: 11, cachedInput: 1.1, cacheWriteInput: 13.75, output: 55, maxOutput: 128_000, contextWindow: 1_000_000 }),
-    ...regional('claude-opus-5-5', { input: 4.4, cachedInput: 0.22, cacheWriteInput: 5.5, output: 22, maxOutput: 128_000, contextWindow: 1_000_000 }),
-    ...regional('claude-opus-5', { input: 5.5, cachedInput: 0.55, cacheWriteInput: 6.875, output: 27.5, maxOutput: 128_000, contextWindow: 1_000_000 }),
-    ...regional('claude-opus-4-8', { input: 5.5, cachedInput: 0.55, cacheWriteInput: 6.875, output: 27.5 }),
-    ...regional('claude-opus-4-7', { input: 5.5, cachedInput: 0.55, cacheWriteInput: 6.875, output: 27.5, maxOutput: 128_000, contextWindow: 1_000_000 }),
-    ...regional('claude-opus-4-6', { input: 5.5, cachedInput: 0.55, cacheWriteInput: 6.875, output: 27.5, maxOutput: 128_000, contextWindow: 1_000_000 }),
-    ...regional('claude-sonnet-5-5', { input: 2.2, cachedInput: 0.11, cacheWriteInput: 2.75, output: 11, maxOutput: 128_000, contextWindow: 1_000_000 }),
-    ...regional('claude-sonnet-5', { input: 2.2, cachedInput: 0.22, cacheWriteInput: 2.75, output: 11, maxOutput: 128_000, contextWindow: 1_000_000 }),
-    ...regional('claude-sonnet-4-6', { input: 3.3, cachedInput: 0.33, cacheWriteInput: 4.125, output: 16.5, maxOutput: 64_000, contextWindow: 1_000_000 }),
-    ...regional('claude-haiku-5-5', {
-      input: 0.11, cachedInput: 0.011, cacheWriteInput: 0.1375, output: 0.55, maxOutput: 128_000, contextWindow: 1_000_000,
-      longContext: { aboveInputTokens: 100_000, input: 0.55, cachedInput: 0.055, cacheWriteInput: 0.6875, output: 2.75 },
-    }),
-    'gemini-3.8-flash': { input: 0.75, output: 3.75 },
-    'gemini-3.5-flash': { input: 1.5, output: 9 },
-    'gemini-3.5-flash-lite': { input: 0.3, output: 2.5 },
-    'gemini-3.1-pro-preview': { input: 2, output: 12, longContext: { aboveInputTokens: 200_000, input: 4, output: 18 } },
-    'gemini-3-pro-preview': {
-      input: 2, cachedInput: 0.2, output: 12, maxOutput: 65_536, contextWindow: 1_048_576,
-      longContext: { aboveInputTokens: 200_000, input: 4, cachedInput: 0.4, output: 18 },
-    },
-    'gemini-2.5-pro': {
-      input: 1.25, cachedInput: 0.3125, output: 10, maxOutput: 65_536, contextWindow: 1_048_576,
-      longContext: { aboveInputTokens: 200_000, input: 2.5, cachedInput: 0.625, output: 15 },
-    },
-    'gemini-2.5-flash': { input: 0.3, cachedInput: 0.075, output: 2.5, maxOutput: 65_536, contextWindow: 1_048_576 },
-    'gemini-2.5-flash-lite': { input: 0.1, cachedInput: 0.025, output: 0.4, maxOutput: 65_536, contextWindow: 1_048_576 },
-    'gemini-2.0-flash-001': { input: 0.15, output: 0.6, maxOutput: 8_192, contextWindow: 1_048_576 },
-    'gemini-2.0-flash-lite-001': { input: 0.075, output: 0.3, maxOutput: 8_192, contextWindow: 1_048_576 },
-    'claude-opus-4-5*': { input: 5.5, cachedInput: 0.55, cacheWriteInput: 6.875, output: 27.5, maxOutput: 64_000, contextWindow: 200_000 },
-    'claude-sonnet-4-5*': {
-      input: 3.3, cachedInput: 0.33, cacheWriteInput: 4.125, output: 16.5, maxOutput: 64_000, contextWindow: 1_000_000,
-      longContext: { aboveInputTokens: 200_000, input: 6.6, cachedInput: 0.66, cacheWriteInput: 8.25, output: 24.75 },
-    },
-    'claude-haiku-4-5*': { input: 1.1, cachedInput: 0.11, cacheWriteInput: 1.375, output: 5.5, maxOutput: 64_000, contextWindow: 200_000 },
-    'claude-opus-4-1*': { input: 15, cachedInput: 1.5, cacheWriteInput: 18.75, output: 75, maxOutput: 32_000, contextWindow: 200_000 },
-    'claude-opus-4@*': { input: 15, cachedInput: 1.5, cacheWriteInput: 18.75, output: 75, maxOutput: 32_000, contextWindow: 200_000 },
-    'claude-sonnet-4@*': {
-      input: 3, cachedInput: 0.3, cacheWriteInput: 3.75, output: 15, maxOutput: 64_000, contextWindow: 1_000_000,
-      longContext: { aboveInputTokens: 200_000, input: 6, cachedInput: 0.6, cacheWriteInput: 7.5, output: 22.5 },
-    },
-    'claude-3-7-sonnet@*': { input: 3, cachedInput: 0.3, cacheWriteInput: 3.75, output: 15, maxOutput: 128_000, contextWindow: 200_000 },
-    'claude-3-5-haiku@*': { input: 0.8, cachedInput: 0.08, cacheWriteInput: 1, output: 4, maxOutput: 8_192, contextWindow: 200_000 },
+  // Every request field or mode that changes what Vertex bills: Claude's fast mode (`speed`) is not priced here; a
+  // Gemini request's response modalities (`generationConfig.responseModalities`: audio output) are priced where the
+  // model has audio prices. Under a cap a value with no price is refused (price_unknown).
+  priceDimensions: {
+    fast_mode: { field: 'speed', values: { standard: 'standard' } },
+    response_modalities: { field: 'generationConfig.responseModalities', present: 'audio', description: 'audio (or image) output' },
+    response_modalities_snake: { field: 'generation_config.response_modalities', present: 'audio', description: 'the same, snake_case' },
+    tools: { pricedBy: 'tools', description: 'provider-side tools: `tools` above' },
+    long_context: { pricedBy: 'longContext', description: 'a request past a long-context threshold, priced whole at its prices' },
   },
 } satisfies ProviderPlugin;

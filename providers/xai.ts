@@ -26,29 +26,18 @@ export default {
     { method: 'GET', path: 'v1/language-models' },
     { method: 'GET', path: 'v1/language-models/{model}' },
   ],
-  // List prices in USD per million tokens from https://docs.x.ai/docs/models, as of `pricesAsOf`; operators override or
-  // extend them with KEYWARD_PRICES. Requests past 128k input tokens are billed at the higher-context prices
-  // (`longContext`). Live Search sources and server-side tools are billed per use and not modelled here. Its chat
-  // completions report reasoning beside completion_tokens (total_tokens holds it): the usage reader counts it as output.
-  // The 2026 models as xAI's pages gave them on 2026-07-13 (`pricesAsOf`): Grok 4.5, its flagship (past 204,800 input
-  // tokens a request costs twice: $4 in, $12 out), Grok 4.3, Grok 4.20 and Grok Build, and Grok 4.1 Fast. Not
-  // confirmed, so left as bounds: their cached-input prices but Grok 4.5's (charged as input), their largest outputs
-  // but Grok 4.1 Fast's (a budgeted request must name max_tokens), Grok 4.5's long-context cache price.
-  pricesAsOf: '2026-07-13',
-  prices: {
-    'grok-4.5': { input: 2, cachedInput: 0.5, output: 6, contextWindow: 500_000, longContext: { aboveInputTokens: 204_800, input: 4, output: 12 } },
-    'grok-4.3': { input: 1.25, output: 2.5, contextWindow: 1_000_000 },
-    'grok-4.20-0309-reasoning': { input: 1.25, output: 2.5, contextWindow: 1_000_000 },
-    'grok-4.20-0309-non-reasoning': { input: 1.25, output: 2.5, contextWindow: 1_000_000 },
-    'grok-build-0.1': { input: 1, output: 2, contextWindow: 256_000 },
-    'grok-4-1-fast-reasoning': { input: 0.2, output: 0.5, maxOutput: 30_000, contextWindow: 2_000_000 },
-    'grok-4-1-fast-non-reasoning': { input: 0.2, output: 0.5, maxOutput: 30_000, contextWindow: 2_000_000 },
-    'grok-4': { input: 3, cachedInput: 0.75, output: 15, contextWindow: 256_000, longContext: { aboveInputTokens: 128_000, input: 6, output: 30 } },
-    'grok-4-0709': { input: 3, cachedInput: 0.75, output: 15, contextWindow: 256_000, longContext: { aboveInputTokens: 128_000, input: 6, output: 30 } },
-    'grok-4-fast-reasoning': { input: 0.2, cachedInput: 0.05, output: 0.5, contextWindow: 2_000_000, longContext: { aboveInputTokens: 128_000, input: 0.4, output: 1 } },
-    'grok-4-fast-non-reasoning': { input: 0.2, cachedInput: 0.05, output: 0.5, contextWindow: 2_000_000, longContext: { aboveInputTokens: 128_000, input: 0.4, output: 1 } },
-    'grok-code-fast-1': { input: 0.2, cachedInput: 0.02, output: 1.5, contextWindow: 256_000 },
-    'grok-3': { input: 3, cachedInput: 0.75, output: 15, contextWindow: 131_072 },
-    'grok-3-mini': { input: 0.3, cachedInput: 0.075, output: 0.5, contextWindow: 131_072 },
+  // Server-side tools xAI runs and bills per call beyond the visible input (https://docs.x.ai/docs/guides/tools/overview):
+  // web and X search, code execution, collections search, remote MCP. No request field bounds their calls: refused under
+  // a cap (tools_unbounded).
+  tools: {
+    server_tools: { match: { toolType: ['web_search', 'x_search', 'code_execution', 'code_interpreter', 'collections_search', 'file_search', 'mcp'] }, unbounded: true },
+  },
+  // Live Search (`search_parameters`: $25 per 1,000 sources, which no request field bounds) has no price here: refused
+  // under a cap (price_unknown). Server-side tools: `tools` above.
+  priceDimensions: {
+    live_search: { field: 'search_parameters', present: 'live_search' },
+    images: { routes: ['POST v1/images/generations'], present: 'image', description: 'billed per image: no price here' },
+    tools: { pricedBy: 'tools', description: 'provider-side tools: `tools` above' },
+    long_context: { pricedBy: 'longContext', description: 'a request past a long-context threshold, priced whole at its prices' },
   },
 } satisfies ProviderPlugin;

@@ -199,7 +199,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
         return resolved instanceof Promise ? resolved.then(withOrgLimit) : withOrgLimit(resolved);
       },
     },
-    providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers, toolScan: providers.toolScan },
+    providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers, toolScan: providers.toolScan, priceFields: providers.priceFields },
     quota: { reserve: (orgId) => ledger.reserve(orgId), refund: (orgId) => ledger.refund(orgId), releaseAll: () => ledger.releaseAll() },
     spend: spending,
     audit: {
@@ -371,15 +371,12 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
   };
 }
 
-/** Every provider file's prices, then KEYWARD_PRICES on top (checked against the loaded providers: a ConfigError names a bad entry). */
+/** Every provider's price table, then KEYWARD_PRICES on top (checked against the loaded providers: a ConfigError names a bad entry). */
 function priceBookOf(registry: ProviderRegistry, overrides: Config['priceOverrides'], unpriced: Config['unpriced']): PriceBook {
   const tables: Record<string, PriceTables[string]> = {};
-  for (const id of registry.ids()) {
-    const p = registry.get(id)!;
-    if (p.prices) tables[id] = p.prices;
-  }
+  for (const [id, table] of registry.prices) tables[id] = Object.fromEntries([...table].map(([name, r]) => [name, r.price]));
   return new PriceBook([
-    { tables, source: (id) => `providers/${registry.get(id)!.file} (${registry.get(id)!.pricesAsOf})` },
+    { tables, source: (id, name) => registry.prices.get(id)!.get(name)!.source },
     { tables: priceOverrides(overrides, registry.ids()), source: () => 'KEYWARD_PRICES' },
   ], unpriced);
 }

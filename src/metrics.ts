@@ -48,6 +48,14 @@ export class Metrics {
   private readonly toolCalls = new Counter({ name: 'keyward_mcp_tool_calls_total', help: 'MCP tools/call messages forwarded, by provider and tool; the first 64 tool names of a provider get a label, later ones count as (other).', labelNames: ['provider', 'tool'] as const, registers: [this.registry] });
   /** The tool names labelled so far, by provider (a caller names tools: the labels stay bounded). */
   private readonly toolNames = new Map<string, Set<string>>();
+  private readonly unknownUsageFields = new Counter({
+    name: 'keyward_unknown_usage_total',
+    help: 'Responses whose usage reported a field the reader does not know (a token count its shape neither prices nor knows to be part of another, or one its model has no price for: a 1-hour cache write); a capped request is settled at no less than its reservation. By provider and field; the first 32 fields of a provider get a label, later ones count as (other).',
+    labelNames: ['provider', 'field'] as const,
+    registers: [this.registry],
+  });
+  /** The unknown usage fields labelled so far, by provider (a provider's response names them: the labels stay bounded). */
+  private readonly unknownNames = new Map<string, Set<string>>();
   private readonly bound = new Map<string, { requests: Map<number, Tally>; latency: promClient.Histogram.Internal<'provider'>; ttfb: promClient.Histogram.Internal<'provider'> }>();
   /** Every tally of the hot-path counters, flushed into prom-client when /metrics is read. */
   private readonly tallies: Tally[] = [];
@@ -58,12 +66,18 @@ export class Metrics {
     const registry = this.registry;
     new Counter({
       name: 'keyward_unpriced_requests_total',
-      help: 'Requests that named a model with no price of its own in the price book (refused under a budget, or priced by KEYWARD_UNPRICED=family_max), by provider and model; the first 64 names of a provider get a label, later ones count as (other).',
-      labelNames: ['provider', 'model'] as const,
+      help: 'Requests that named a model with no price of its own in the price book (refused under a cap, or priced by KEYWARD_UNPRICED=family_max), by provider and model (the first 64 names of a provider get a label, later ones count as (other)); and requests forwarded without a cap whose price dimension selected a tier the book does not price, by the price table\'s model name and `dimension` (`service_tier=priority`).',
+      labelNames: ['provider', 'model', 'dimension'] as const,
       registers: [registry],
       collect() {
         this.reset();
-        for (const [provider, models] of unpriced() ?? []) for (const [model, n] of models) this.inc({ provider, model }, n);
+        for (const [provider, models] of unpriced() ?? []) {
+          for (const [key, n] of models) {
+            // A dimension's count is keyed `model\0dimension` (catalog/unpriced-models.ts).
+            const at = key.indexOf('\0');
+            this.inc({ provider, model: at === -1 ? key : key.slice(0, at), dimension: at === -1 ? '' : key.slice(at + 1) }, n);
+          }
+        }
       },
     });
     new Counter({
@@ -108,6 +122,14 @@ export class Metrics {
     c.pending++;
     if (upstreamSeconds !== undefined) b.latency.observe(upstreamSeconds);
     if (ttfbSeconds !== undefined) b.ttfb.observe(ttfbSeconds);
+  }
+
+  /** A response of `provider` reported usage `field` the reader does not know (usage readers give word-like names only). */
+  unknownUsage(provider: string, field: string): void {
+    let names = this.unknownNames.get(provider);
+    if (!names) this.unknownNames.set(provider, (names = new Set()));
+    if (!names.has(field) && names.size < 32) names.add(field);
+    this.unknownUsageFields.inc({ provider, field: names.has(field) ? field : '(other)' });
   }
 
   /** `model`: the price table's name or `unpriced` (bounded by the tables), never the caller's string. */

@@ -45,7 +45,7 @@ export class ProvidersApi {
               label: f.label, help: f.help ?? f.description ?? '', flag: f.flag === true,
             };
           }),
-          pricing: { as_of: p.prices ? p.pricesAsOf ?? null : null, unpriced_rule: prices.unpriced, unpriced_models: [], unpriced_other_requests: 0 },
+          pricing: { as_of: p.priceTable?.data.as_of ?? null, unpriced_rule: prices.unpriced, unpriced_models: [], unpriced_other_requests: 0 },
           sdk: (p.sdk ?? []).map((e) => ({ ...e, ...(e.env ? { env: { ...e.env } } : {}) })),
         };
       }),

@@ -1,5 +1,5 @@
 /**
- * The price book: every provider file's `prices`, then KEYWARD_PRICES on top,
+ * The price book: every provider's price table (its price file, resolved: price-data.ts), then KEYWARD_PRICES on top,
  * as integer micro-dollars per million tokens (money.ts), looked up by the
  * model a request names: an exact name first, then the longest `prefix*`.
  * Built once at start; a lookup costs one Map get, plus a scan of the
@@ -21,7 +21,7 @@
  * priced at a cheaper tier than the request turns out to be). A `requestFee`
  * (Perplexity's search fee) is added to both.
  */
-import type { AudioPrice, LongContextPrice, ModelPrice, TokenUsage } from './provider.js';
+import type { AudioPrice, LongContextPrice, ModelPrice, TierPrice, TokenUsage } from './provider.js';
 import { familyOf } from './families.js';
 import { priceMicrosPerMillion, tokensCost } from './money.js';
 
@@ -30,6 +30,8 @@ export interface PriceTier {
   readonly input: number;
   readonly cachedInput: number;
   readonly cacheWriteInput: number;
+  /** Input written to the cache for an hour (Anthropic's 1-hour TTL); undefined: the model has no such price (such writes are unpriced). */
+  readonly cacheWrite1hInput?: number;
   readonly output: number;
 }
 
@@ -45,9 +47,14 @@ export interface PriceEntry extends PriceTier {
   readonly perAudioSecond?: number;
   readonly maxOutput?: number;
   readonly contextWindow?: number;
-  /** Where it came from: `<provider file>` dated, or KEYWARD_PRICES. */
+  /** Its prices in the tiers a price dimension selects (ModelPrice.tiers), by tier name. */
+  readonly tiers?: ReadonlyMap<string, TierEntry>;
+  /** Where it came from: its price file dated (and the platform's file that took it from a family), or KEYWARD_PRICES. */
   readonly source: string;
 }
+
+/** A tier's prices in µ$ per million tokens: a multiple of the model's own, or its own. */
+export type TierEntry = { readonly multiplier: number } | (PriceTier & { readonly longContext?: PriceTier & { readonly above: number } });
 
 /** provider id → model name or `prefix*` → its price, as written (USD per million tokens). */
 export type PriceTables = Readonly<Record<string, Readonly<Record<string, ModelPrice>>>>;
@@ -60,9 +67,10 @@ export class PriceError extends Error {
 }
 
 /** The fields a written price may have: any other is a typo that would leave a default standing, so it is refused. */
-export const PRICE_FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext', 'audio', 'perAudioSecond'];
+export const PRICE_FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'cacheWrite1hInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext', 'audio', 'perAudioSecond', 'tiers'];
+const TIER_FIELDS = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'cacheWrite1hInput', 'longContext'];
 const AUDIO_FIELDS: readonly (keyof AudioPrice)[] = ['input', 'output', 'cachedInput'];
-const LONG_CONTEXT_FIELDS: readonly (keyof LongContextPrice)[] = ['aboveInputTokens', 'input', 'output', 'cachedInput', 'cacheWriteInput'];
+const LONG_CONTEXT_FIELDS: readonly (keyof LongContextPrice)[] = ['aboveInputTokens', 'input', 'output', 'cachedInput', 'cacheWriteInput', 'cacheWrite1hInput'];
 
 function refuseUnknown(where: string, o: object, fields: readonly string[]): void {
   for (const field of Object.keys(o)) {
@@ -90,6 +98,8 @@ export function priceEntry(where: string, p: ModelPrice, source: string): PriceE
       input,
       cachedInput: q.cachedInput === undefined ? input : amount(`${at}cachedInput`, q.cachedInput),
       cacheWriteInput: q.cacheWriteInput === undefined ? input : amount(`${at}cacheWriteInput`, q.cacheWriteInput),
+      // No default: a 1-hour write of a model with no 1-hour price is unpriced (its request settles fail closed).
+      ...(q.cacheWrite1hInput === undefined ? {} : { cacheWrite1hInput: amount(`${at}cacheWrite1hInput`, q.cacheWrite1hInput) }),
       output: amount(`${at}output`, q.output),
     };
   };
@@ -109,6 +119,7 @@ export function priceEntry(where: string, p: ModelPrice, source: string): PriceE
   }
   const audio = audioRaw === undefined ? undefined : (audioRaw as AudioPrice);
   if (audio) refuseUnknown(`${where}.audio`, audio, AUDIO_FIELDS);
+  const tiers = tierEntries(where, p.tiers, longContext !== undefined, (at, q) => ({ ...tier(q, `${at}.`), ...(q.longContext ? { longContext: { ...tier(q.longContext, `${at}.longContext.`), above: tokens(`${at}.longContext.aboveInputTokens`, q.longContext.aboveInputTokens) } } : {}) }));
   return Object.freeze({
     ...tier(p, ''),
     // An amount in USD → µ$: the same conversion as a price per million tokens → µ$ per million tokens.
@@ -118,8 +129,37 @@ export function priceEntry(where: string, p: ModelPrice, source: string): PriceE
     ...(longContext !== undefined ? { longContext: Object.freeze({ ...tier(longContext, 'longContext.'), above: tokens('longContext.aboveInputTokens', longContext.aboveInputTokens) }) } : {}),
     ...(p.maxOutput !== undefined ? { maxOutput: tokens('maxOutput', p.maxOutput) } : {}),
     ...(p.contextWindow !== undefined ? { contextWindow: tokens('contextWindow', p.contextWindow) } : {}),
+    ...(tiers ? { tiers } : {}),
     source,
   });
+}
+
+/**
+ * A written `tiers` → its entries; `own` turns a tier's own prices into µ$. A tier of its own prices on a model
+ * with long-context prices must give its own long-context prices (else a long request would be priced below them).
+ */
+function tierEntries(where: string, raw: unknown, hasLong: boolean, own: (at: string, q: Exclude<TierPrice, { multiplier: number }>) => TierEntry): ReadonlyMap<string, TierEntry> | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new PriceError(`${where}.tiers: an object of tiers by name`);
+  const out = new Map<string, TierEntry>();
+  for (const [name, t] of Object.entries(raw as Record<string, unknown>)) {
+    const at = `tiers.${name}`;
+    if (!/^[a-z][a-z0-9_]{0,39}$/.test(name) || name === 'standard' || name === 'audio') throw new PriceError(`${where}.tiers: a tier name of lower-case letters, digits and _ (not standard or audio)`, name);
+    if (typeof t !== 'object' || t === null || Array.isArray(t)) throw new PriceError(`${where}.${at}: { multiplier } or { input, output, cachedInput?, cacheWriteInput?, longContext? }`);
+    if ('multiplier' in t) {
+      refuseUnknown(`${where}.${at}`, t, ['multiplier']);
+      const m = (t as { multiplier: unknown }).multiplier;
+      if (typeof m !== 'number' || !Number.isFinite(m) || m <= 0 || m > 100) throw new PriceError(`${where}.${at}.multiplier: a number above 0, at most 100`, m);
+      out.set(name, Object.freeze({ multiplier: m }));
+      continue;
+    }
+    refuseUnknown(`${where}.${at}`, t, TIER_FIELDS);
+    const q = t as Exclude<TierPrice, { multiplier: number }>;
+    if (hasLong && q.longContext === undefined) throw new PriceError(`${where}.${at}: the model has long-context prices, so the tier needs its own \`longContext\` (or a multiplier)`);
+    if (q.longContext !== undefined) refuseUnknown(`${where}.${at}.longContext`, q.longContext, LONG_CONTEXT_FIELDS);
+    out.set(name, Object.freeze(own(at, q)));
+  }
+  return out;
 }
 
 interface ProviderPrices {
@@ -144,6 +184,7 @@ export interface PriceMatch {
 const dearerTier = (tier: PriceTier, q: PriceTier): PriceTier => ({
   input: Math.max(tier.input, q.input), cachedInput: Math.max(tier.cachedInput, q.cachedInput),
   cacheWriteInput: Math.max(tier.cacheWriteInput, q.cacheWriteInput), output: Math.max(tier.output, q.output),
+  ...(tier.cacheWrite1hInput !== undefined || q.cacheWrite1hInput !== undefined ? { cacheWrite1hInput: Math.max(tier.cacheWrite1hInput ?? 0, q.cacheWrite1hInput ?? 0) } : {}),
 });
 const largest = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
 
@@ -185,16 +226,16 @@ export class PriceBook {
 
   /**
    * `layers` in order, later ones overriding earlier entries of the same provider and name (files, then
-   * KEYWARD_PRICES); `unpriced`: how a model none of them lists is priced.
+   * KEYWARD_PRICES), each entry's `source` said by its layer; `unpriced`: how a model none of them lists is priced.
    */
-  constructor(layers: readonly { tables: PriceTables; source: (providerId: string) => string }[], unpriced: UnpricedRule = 'refuse') {
+  constructor(layers: readonly { tables: PriceTables; source: (providerId: string, name: string) => string }[], unpriced: UnpricedRule = 'refuse') {
     this.unpriced = unpriced;
     const merged = new Map<string, Map<string, PriceEntry>>();
     for (const layer of layers) {
       for (const [providerId, table] of Object.entries(layer.tables)) {
         const entries = merged.get(providerId) ?? new Map<string, PriceEntry>();
         for (const [name, price] of Object.entries(table)) {
-          entries.set(name, priceEntry(`${providerId}.prices[${JSON.stringify(name)}]`, price, layer.source(providerId)));
+          entries.set(name, priceEntry(`${providerId}.prices[${JSON.stringify(name)}]`, price, layer.source(providerId, name)));
         }
         merged.set(providerId, entries);
       }
@@ -273,20 +314,24 @@ export function tierFor(price: PriceEntry, inputTokens: number): PriceTier {
 }
 
 /**
- * The cost in µ$ of what a provider reported: cached and cache-written input at their prices, the rest at `input`;
- * audio tokens (a part of input or output) at the model's audio prices when it has them.
+ * The cost in µ$ of what a provider reported: cached and cache-written input at their prices (writes kept for an
+ * hour at the 1-hour price), the rest at `input`; reasoning is inside the output count; audio tokens (a part of
+ * input or output) at the model's audio prices when it has them, else at its text prices. A 1-hour write of a
+ * model with no 1-hour price is priced as a 5-minute one here and named by `unpricedUsage` (fail closed).
  */
 export function usageCost(entry: PriceEntry, usage: TokenUsage): number {
   const price = tierFor(entry, usage.inputTokens);
   const cached = Math.max(0, usage.cachedInputTokens ?? 0);
   const written = Math.max(0, usage.cacheWriteInputTokens ?? 0);
+  const written1h = Math.min(written, Math.max(0, usage.cacheWrite1hInputTokens ?? 0));
   const audio = entry.audio ?? { input: price.input, cachedInput: price.cachedInput, output: price.output };
   const audioIn = Math.max(0, usage.audioInputTokens ?? 0);
   const cachedAudio = Math.min(audioIn, cached, Math.max(0, usage.cachedAudioInputTokens ?? 0));
   const audioOut = Math.min(Math.max(0, usage.outputTokens), Math.max(0, usage.audioOutputTokens ?? 0));
   const cachedText = cached - cachedAudio;
   const plainText = Math.max(0, usage.inputTokens - audioIn - cachedText - written);
-  return (entry.requestFee ?? 0) + tokensCost(plainText, price.input) + tokensCost(cachedText, price.cachedInput) + tokensCost(written, price.cacheWriteInput)
+  return (entry.requestFee ?? 0) + tokensCost(plainText, price.input) + tokensCost(cachedText, price.cachedInput)
+    + tokensCost(written - written1h, price.cacheWriteInput) + tokensCost(written1h, price.cacheWrite1hInput ?? price.cacheWriteInput)
     + tokensCost(audioIn - cachedAudio, audio.input) + tokensCost(cachedAudio, audio.cachedInput)
     + tokensCost(usage.outputTokens - audioOut, price.output) + tokensCost(audioOut, audio.output);
 }
@@ -294,13 +339,21 @@ export function usageCost(entry: PriceEntry, usage: TokenUsage): number {
 /**
  * The most a request can cost: `inputTokens` (an upper bound of its input) at the highest input price
  * (uncached; a cache write can cost more than a plain token; audio can cost more than text), and
- * `outputTokens` at the highest output price (text or audio).
+ * `outputTokens` at the highest output price (text or audio). `audioInput` false: the request carries no media
+ * (spend-bound.ts), so none of its input can be audio.
  */
-export function worstCaseCost(entry: PriceEntry, inputTokens: number, outputTokens: number): number {
+export function worstCaseCost(entry: PriceEntry, inputTokens: number, outputTokens: number, audioInput = true): number {
   // The tier of the bound: never cheaper than the tier of the real input, which is at most the bound.
   const price = tierFor(entry, inputTokens);
   // Audio may be any share of either side: the dearer of text and audio prices bounds every token.
   const a = entry.audio;
-  const input = Math.max(price.input, price.cacheWriteInput, price.cachedInput, a?.input ?? 0, a?.cachedInput ?? 0);
+  const audioIn = audioInput ? Math.max(a?.input ?? 0, a?.cachedInput ?? 0) : 0;
+  const input = Math.max(price.input, price.cacheWriteInput, price.cacheWrite1hInput ?? 0, price.cachedInput, audioIn);
   return (entry.requestFee ?? 0) + tokensCost(inputTokens, input) + tokensCost(outputTokens, Math.max(price.output, a?.output ?? 0));
+}
+
+/** The usage fields `usage` reports that `entry` has no price for (a 1-hour cache write without a 1-hour price). */
+export function unpricedUsage(entry: PriceEntry, usage: TokenUsage): string[] {
+  const written1h = Math.min(usage.cacheWriteInputTokens ?? 0, usage.cacheWrite1hInputTokens ?? 0);
+  return written1h > 0 && tierFor(entry, usage.inputTokens).cacheWrite1hInput === undefined ? ['cache_write_1h'] : [];
 }

@@ -10,11 +10,11 @@ import { compileRoute, validRoutePattern, type CompiledRoute } from './path.js';
 import { DEFAULT_CREDENTIAL, declareFields, type CredentialRules, type DeclaredField } from './credential-fields.js';
 import { HOP_BY_HOP } from './header-names.js';
 import { compileTemplate, isTemplate, type UpstreamTemplate } from './upstream-template.js';
-import { MODEL } from './model-name.js';
-import { priceEntry, PriceError } from './prices.js';
+import { PriceFileError, readPriceFile, type PriceFileData } from './price-schema.js';
 import { validateTools } from './billed-tools.js';
+import { validateDimensions } from './price-dimensions.js';
 import { validateSdk } from './sdk-setup.js';
-import type { CredentialSpec, HttpMethod, ModelPrice, ProviderAuth, ProviderKind, ProviderPlugin, ProviderRoute, RealtimeProtocol, TokenPlacement, UsageReaderFactory, UsageShape } from './provider.js';
+import type { CredentialSpec, HttpMethod, ProviderAuth, ProviderKind, ProviderPlugin, ProviderRoute, RealtimeProtocol, TokenPlacement, UsageReaderFactory, UsageShape } from './provider.js';
 
 /** A validated provider; it is also the CredentialRules its credentials are checked against. */
 export interface Provider extends ProviderPlugin {
@@ -34,6 +34,8 @@ export interface Provider extends ProviderPlugin {
   readonly usage: UsageShape | UsageReaderFactory;
   readonly headers: Readonly<Record<string, string>>;
   readonly kind: ProviderKind;
+  /** Its price table as written (inline `prices`, or the `<id>.prices.json` beside the file), checked by the price file schema. */
+  readonly priceTable?: { readonly file: string; readonly data: PriceFileData };
 }
 
 export class ProviderLoadError extends Error {
@@ -50,7 +52,7 @@ const NO_USAGE: UsageReaderFactory = () => ({ scan() {}, end: () => undefined })
 const HEADER = /^[a-z0-9-]+$/;
 const PARAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini', 'bedrock', 'vertex'];
-const KNOWN_KEYS = new Set(['id', 'kind', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf', 'sdk', 'tools']);
+const KNOWN_KEYS = new Set(['id', 'kind', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf', 'pricesSource', 'sdk', 'tools', 'priceDimensions']);
 /** The first form's keys, and what replaced each. */
 const FIRST_FORM: Record<string, string> = {
   keyHeader: "`auth: { kind: 'header', header }`",
@@ -64,7 +66,11 @@ const FRAMING = new Set(['content-length', 'content-type', 'content-encoding', '
 /** A header a provider may not claim as where its key travels or is presented. */
 const unusableKeyHeader = (h: string): boolean => !HEADER.test(h) || HOP_BY_HOP.has(h) || FRAMING.has(h) || h.startsWith('x-keyward-') || h.startsWith('x-forwarded-') || h === 'x-proxy-token';
 
-export function validateProvider(file: string, p: unknown, override?: string): Provider {
+/**
+ * `file`'s default export `p` as a Provider. `override`: KEYWARD_UPSTREAM_<ID>'s origin; `priceFile`: the parsed
+ * `<id>.prices.json` beside the file, if there is one (`name` is how errors name it).
+ */
+export function validateProvider(file: string, p: unknown, override?: string, priceFile?: { name: string; json: unknown }): Provider {
   const fail = (problem: string): never => {
     throw new ProviderLoadError(file, problem);
   };
@@ -76,7 +82,7 @@ export function validateProvider(file: string, p: unknown, override?: string): P
   if (o.name !== undefined && typeof o.name !== 'string') fail('`name` must be a string');
   if (o.kind !== undefined && !KINDS.includes(o.kind as ProviderKind)) fail(`\`kind\` must be one of ${KINDS.join(', ')}`);
   // A tool or an MCP server has no models to price or tools of its own to bill.
-  if (o.kind !== undefined && o.kind !== 'llm' && (o.prices !== undefined || o.tools !== undefined)) fail(`a provider of kind ${String(o.kind)} declares no \`prices\` or \`tools\``);
+  if (o.kind !== undefined && o.kind !== 'llm' && (o.prices !== undefined || o.tools !== undefined || priceFile)) fail(`a provider of kind ${String(o.kind)} declares no \`prices\` or \`tools\``);
 
   // The credential first: the template and the auth name its fields.
   const { fields: declared, mainSecret } = declareFields(o.credential ?? DEFAULT_CREDENTIAL, fail);
@@ -117,8 +123,10 @@ export function validateProvider(file: string, p: unknown, override?: string): P
   for (const [k, v] of Object.entries(headers)) {
     if (!HEADER.test(k) || typeof v !== 'string' || !/^[\t\x20-\x7e]*$/.test(v)) fail(`header ${JSON.stringify(k)} must be a lower-case name with a printable string value`);
   }
-  validatePrices(o.prices, o.pricesAsOf, fail);
+  const priceTable = validatePrices(o, file, priceFile, fail);
   validateTools(o.tools, fail);
+  if (o.kind !== undefined && o.kind !== 'llm' && o.priceDimensions !== undefined) fail(`a provider of kind ${String(o.kind)} declares no \`priceDimensions\``);
+  validateDimensions(o.priceDimensions, routes.map((r) => `${r.method} ${r.path}`), fail);
   const sdk = validateSdk(o.sdk, declared.filter((f) => !f.secret).map((f) => f.name), fail);
 
   return Object.freeze({
@@ -128,6 +136,7 @@ export function validateProvider(file: string, p: unknown, override?: string): P
     ...(template ? { template, templateProblem: template.problem } : {}),
     credential,
     fields: Object.freeze(fields),
+    ...(priceTable ? { priceTable } : {}),
     mainSecret,
     auth,
     tokenIn,
@@ -231,21 +240,33 @@ function validateWebSocket(route: Record<string, unknown>, fail: (problem: strin
   for (const k of Object.keys(ws!)) if (!['protocol', 'modelQuery', 'inputAudioTokensPerSecond'].includes(k)) fail(`${where}: unknown key \`${k}\``);
 }
 
-function validatePrices(value: unknown, asOf: unknown, fail: (problem: string) => never): void {
-  if (value === undefined) {
-    if (asOf !== undefined) fail('`pricesAsOf` without `prices`');
-    return;
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) fail('`prices` must be an object of { input, output, cachedInput?, cacheWriteInput?, maxOutput?, contextWindow?, requestFee?, longContext?, audio?, perAudioSecond? } by model');
-  if (typeof asOf !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(asOf)) fail('`pricesAsOf` must be the day the prices were taken, YYYY-MM-DD');
-  for (const [model, raw] of Object.entries(value as object)) {
-    if (!MODEL.test(model)) fail(`\`prices\` key ${JSON.stringify(model)} is not a model name or prefix*`);
-    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) fail(`price of ${JSON.stringify(model)} must be an object`);
+/**
+ * The provider's price table: inline (`prices`, `pricesAsOf`, `pricesSource`) or the file beside it, never both,
+ * checked by the one price file schema (a problem names the field as the form it was written in has it).
+ */
+function validatePrices(o: Record<string, unknown>, file: string, beside: { name: string; json: unknown } | undefined, fail: (problem: string) => never): { file: string; data: PriceFileData } | undefined {
+  const inline = o.prices !== undefined || o.pricesAsOf !== undefined || o.pricesSource !== undefined;
+  if (inline && beside) fail(`prices both inline and in ${beside.name}: keep one`);
+  if (beside) {
     try {
-      priceEntry(`prices[${JSON.stringify(model)}]`, raw as ModelPrice, 'check');
+      return { file: beside.name, data: readPriceFile(beside.name, beside.json) };
     } catch (err) {
-      if (err instanceof PriceError) fail(err.got === undefined ? err.message : `${err.message}, not ${JSON.stringify(err.got)}`);
+      if (err instanceof PriceFileError) fail(`${beside.name}: ${err.detail}`);
       throw err;
     }
   }
+  if (!inline) return undefined;
+  if (o.prices === undefined) fail('`pricesAsOf` or `pricesSource` without `prices`');
+  const name = path.basename(file);
+  try {
+    return { file: name, data: readPriceFile(name, definedOf({ as_of: o.pricesAsOf, source: o.pricesSource, models: o.prices }), INLINE) };
+  } catch (err) {
+    if (err instanceof PriceFileError) fail(err.detail);
+    throw err;
+  }
 }
+
+const definedOf = (o: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+/** How an inline table names the price file's fields. */
+const INLINE = { models: 'prices', as_of: 'pricesAsOf', source: 'pricesSource' } as const;

@@ -12,6 +12,9 @@
  * UsageReaderFactory. Neither needs an edit anywhere else.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ModelPrice, PriceDimension } from './price-types.js';
+
+export type { AudioPrice, LongContextPrice, ModelPrice, PriceDimension, TierPrice } from './price-types.js';
 
 /** PUT and PATCH are for tool APIs (GitHub's REST API updates with them); model APIs use the other three. */
 export type HttpMethod = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
@@ -193,6 +196,8 @@ export interface TokenUsage {
   cachedInputTokens?: number;
   /** Input tokens written to the provider's cache (Anthropic's cache_creation_input_tokens); part of `inputTokens`. */
   cacheWriteInputTokens?: number;
+  /** The part of `cacheWriteInputTokens` kept for an hour (Anthropic's `ephemeral_1h_input_tokens`), priced at `cacheWrite1hInput`. */
+  cacheWrite1hInputTokens?: number;
   /**
    * Set by a reader at `end`: the response said the message ended (Anthropic's `message_delta` with a
    * `stop_reason` or `message_stop`, OpenAI's last chunk with `usage` or `response.completed`, Gemini's chunk with
@@ -206,6 +211,17 @@ export interface TokenUsage {
   cachedAudioInputTokens?: number;
   /** Audio output tokens, priced at the model's `audio.output`; part of `outputTokens`. */
   audioOutputTokens?: number;
+  /**
+   * What the response says served the request, by the key a price dimension names in `reported` (OpenAI's
+   * `service_tier`, Anthropic's `speed`): the request is settled at the dearer of that tier and the one it asked for.
+   */
+  reported?: Record<string, string>;
+  /**
+   * Token counts the response reported that the reader does not know (a key ending in `_tokens`, `Tokens` or
+   * `TokenCount` that its shape neither prices nor knows to be part of another count): under a cap the request is
+   * settled at no less than its reservation (fail closed), and each is counted in keyward_unknown_usage_total.
+   */
+  unknownFields?: string[];
 }
 
 /** Reads one response's usage from its bytes as they pass (after masking); never changes them. */
@@ -235,56 +251,6 @@ export interface UsageResponse {
 /** `vertex`: Anthropic's shape on its publisher's models, OpenAI's on the OpenAI-compatible endpoint, Gemini's otherwise. */
 export type UsageShape = 'openai' | 'anthropic' | 'gemini' | 'bedrock' | 'vertex';
 export type UsageReaderFactory = (response: UsageResponse) => UsageReader;
-
-/**
- * A model's prices as a provider file writes them: USD per million tokens, for a model name or a
- * `prefix*` (catalog/prices.ts turns them into integer micro-dollars once, at start).
- */
-export interface ModelPrice {
-  input: number;
-  output: number;
-  /** Input tokens read from the provider's cache. Default: `input`. */
-  cachedInput?: number;
-  /** Input tokens written to the provider's cache (Anthropic's cache_creation). Default: `input`. */
-  cacheWriteInput?: number;
-  /** The model's largest output in tokens, where the provider publishes it: the reservation's output bound when a request names none. */
-  maxOutput?: number;
-  /** The model's context window in tokens, where published: no request's input can be larger. */
-  contextWindow?: number;
-  /** USD per request on top of its tokens (Perplexity's search fee). */
-  requestFee?: number;
-  /**
-   * Prices that apply to the WHOLE request when its input (every input token, cached included) passes
-   * `aboveInputTokens`: Anthropic's long-context and Gemini Pro's over-200k prices. Unset cache prices default
-   * to this tier's `input`.
-   */
-  longContext?: LongContextPrice;
-  /**
-   * A realtime or audio model's audio token prices (OpenAI bills audio apart from text; Gemini Live bills
-   * audio, image and video input apart). Unset: audio tokens cost what text tokens cost.
-   */
-  audio?: AudioPrice;
-  /**
-   * USD per second of input audio, for a model billed by its audio's duration (whisper-1's $0.006 a minute is
-   * 0.0001): realtime input-audio transcription (src/gateway/realtime/transcription.ts). Added to its token prices.
-   */
-  perAudioSecond?: number;
-}
-
-export interface AudioPrice {
-  input: number;
-  output: number;
-  /** Default: `input`. */
-  cachedInput?: number;
-}
-
-export interface LongContextPrice {
-  aboveInputTokens: number;
-  input: number;
-  output: number;
-  cachedInput?: number;
-  cacheWriteInput?: number;
-}
 
 /**
  * A tool the provider runs on its own side and bills beyond the request's visible input: web search, page
@@ -366,12 +332,20 @@ export interface ProviderPlugin {
   routes: readonly ProviderRoute[];
   /** Defaults sent upstream unless the caller sets them, e.g. `anthropic-version`. */
   headers?: Readonly<Record<string, string>>;
-  /** Prices by model name or `prefix*` (exact names win, then the longest prefix). */
-  prices?: Readonly<Record<string, ModelPrice>>;
+  /**
+   * Prices by model name or `prefix*` (exact names win, then the longest prefix), written inline: a folder
+   * provider's alternative to a `<id>.prices.json` beside it (the built-in providers have theirs there). Both
+   * pass one schema (price-schema.ts): each entry may also carry `aliases`, `as_of`, `source` and `note`.
+   */
+  prices?: Readonly<Record<string, ModelPrice & { aliases?: readonly string[]; as_of?: string; source?: string; note?: string }>>;
   /** The day `prices` were taken from the provider's price page, `YYYY-MM-DD`. Required with `prices`. */
   pricesAsOf?: string;
+  /** The https URL `prices` were taken from. Required with `prices`. */
+  pricesSource?: string;
   /** Tools it runs and bills on its side, by name (see BilledTool). */
   tools?: Readonly<Record<string, BilledTool>>;
+  /** Every request field or mode that changes what it bills, by name (see PriceDimension). */
+  priceDimensions?: Readonly<Record<string, PriceDimension>>;
   /** How its SDKs are pointed at Keyward (sdk-setup.ts checks it). */
   sdk?: readonly SdkSetup[];
 }

@@ -5,14 +5,19 @@
  * applied. It also holds what the gateway derives from all providers at once:
  * where a key may be presented (the auth plugin's token discovery) and every
  * header and query parameter that can carry one (stripped from every request,
- * whatever its provider).
+ * whatever its provider), and every provider's prices resolved into one table
+ * each (price-data.ts: a `<id>.prices.json` beside its file, or inline; a
+ * family priced once in its publisher's file, taken by the platforms that sell it).
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CREDENTIAL_HEADERS } from './header-names.js';
 import { ProviderLoadError, validateProvider, type Provider } from './provider-check.js';
 import { toolScan, type ToolScan } from './billed-tools.js';
+import { PriceFileError } from './price-schema.js';
+import { dimensionFields } from './price-dimensions.js';
+import { resolvePriceFiles, type LoadedPriceFile, type ResolvedTables } from './price-data.js';
 
 export { ProviderLoadError, validateProvider, type Provider };
 
@@ -47,6 +52,10 @@ export class ProviderRegistry {
   readonly tokenCarriers: TokenCarriers;
   /** What a body scan reads to see any provider's billed tools (billed-tools.ts). */
   readonly toolScan: ToolScan;
+  /** Every body field a loaded provider's price dimensions are set by: what a capped request's scan reads (price-dimensions.ts). */
+  readonly priceFields: readonly string[];
+  /** Each provider's prices, resolved (its own and its families'), with where each was read. */
+  readonly prices: ResolvedTables;
   private readonly byId: ReadonlyMap<string, Provider>;
 
   constructor(providers: readonly Provider[]) {
@@ -56,6 +65,13 @@ export class ProviderRegistry {
       map.set(p.id, p);
     }
     this.byId = map;
+    const files: LoadedPriceFile[] = providers.flatMap((p) => (p.priceTable ? [{ providerId: p.id, file: `providers/${p.priceTable.file}`, data: p.priceTable.data }] : []));
+    try {
+      this.prices = resolvePriceFiles(files);
+    } catch (err) {
+      if (err instanceof PriceFileError) throw new ProviderLoadError(err.file.replace(/^providers\//, ''), err.detail);
+      throw err;
+    }
     const placements = providers.flatMap((p) => p.tokenIn.map((t) => ({ ...t, provider: p.id })));
     const query = new Set<string>();
     const carriers = new Map<string, HeaderCarrier>();
@@ -78,6 +94,7 @@ export class ProviderRegistry {
     }
     this.keyQueryParams = Object.freeze([...query].sort());
     this.toolScan = toolScan(providers);
+    this.priceFields = Object.freeze(dimensionFields(providers.map((p) => p.priceDimensions)));
     this.keyHeaders = keyHeaders;
     this.fieldHeaders = new Set(providers.flatMap((p) => p.fields.flatMap((f) => (f.header ? [f.header] : []))));
     // By header; every provider's carriers before a provider's own pattern, so `Bearer` is never taken as one provider's.
@@ -115,7 +132,7 @@ export class ProviderRegistry {
         throw new ProviderLoadError(full, `failed to load (${(err as Error).message})`);
       }
       const id = (mod.default as { id?: unknown } | undefined)?.id;
-      providers.push(validateProvider(full, mod.default, typeof id === 'string' ? overrides[id] : undefined));
+      providers.push(validateProvider(full, mod.default, typeof id === 'string' ? overrides[id] : undefined, priceFileBeside(full)));
     }
     // An override for no loaded provider is a typo (KEYWARD_UPSTREAM_OPENIA) that would leave traffic going to the real origin.
     for (const id of Object.keys(overrides)) {
@@ -124,5 +141,17 @@ export class ProviderRegistry {
       }
     }
     return new ProviderRegistry(providers);
+  }
+}
+
+/** The `<name>.prices.json` beside a provider file `<name>.js`, parsed, if there is one. */
+function priceFileBeside(full: string): { name: string; json: unknown } | undefined {
+  const file = full.replace(/\.m?js$/, '.prices.json');
+  if (!existsSync(file)) return undefined;
+  const name = path.basename(file);
+  try {
+    return { name, json: JSON.parse(readFileSync(file, 'utf8')) };
+  } catch (err) {
+    throw new ProviderLoadError(full, `${name} is not JSON (${(err as Error).message})`);
   }
 }

@@ -86,7 +86,11 @@ export interface ToolsOf {
 }
 
 export type Bound =
-  | { readonly inputTokens: number; readonly outputTokens: number; /** µ$ of provider-side tool fees, at most. */ readonly feeMicros: number }
+  | {
+    readonly inputTokens: number; readonly outputTokens: number; /** µ$ of provider-side tool fees, at most. */ readonly feeMicros: number;
+    /** The body carries media or references content (its input may be audio, priced apart: worstCaseCost's `audioInput`). */
+    readonly media: boolean;
+  }
   | { readonly refusal: string; readonly code: 'max_tokens_required' | 'tools_unbounded' };
 
 /** More choices than this in one request is not a real request; the bound stays finite. */
@@ -120,7 +124,9 @@ export function requestBound(price: PriceEntry, body: BodyFacts, tools?: ToolsOf
     if (price.contextWindow !== undefined) input = Math.min(input, price.contextWindow);
   }
   const feeMicros = used.used ? used.feeMicros : 0;
-  if (price.output === 0) return { inputTokens: input, outputTokens: 0, feeMicros };
+  // Tools bring back input the body does not show, media too: either may be audio.
+  const media = referenced || used.used;
+  if (price.output === 0) return { inputTokens: input, outputTokens: 0, feeMicros, media };
   let cap: number | undefined;
   for (const f of OUTPUT_CAP_FIELDS) {
     const n = countOf(body.fields.get(f));
@@ -132,17 +138,18 @@ export function requestBound(price: PriceEntry, body: BodyFacts, tools?: ToolsOf
   }
   let choices = 1;
   for (const f of CHOICE_FIELDS) choices = Math.max(choices, Math.min(MAX_CHOICES, countOf(body.fields.get(f)) ?? 1));
-  return { inputTokens: input, outputTokens: cap * choices, feeMicros };
+  return { inputTokens: input, outputTokens: cap * choices, feeMicros, media };
 }
 
 /**
  * What a reader of the worst-case bound asks the body scan for (the budget plugin and tokens_per_minute alike):
- * the bound's fields and whatever names or bounds a provider-side tool, read to the end, media keys outside
- * declarations, and the `tools` elements. One declaration, so both readers' scans ask for the same.
+ * the bound's fields, whatever names or bounds a provider-side tool, and the fields that set a price dimension
+ * (`priceFields`), read to the end, media keys outside declarations, and the `tools` elements. One declaration,
+ * so both readers' scans ask for the same.
  */
-export function boundScan(toolScan: ToolScan) {
+export function boundScan(toolScan: ToolScan, priceFields: readonly string[] = []) {
   return {
-    fields: [...BOUND_FIELDS, ...toolScan.fields],
+    fields: [...new Set([...BOUND_FIELDS, ...toolScan.fields, ...priceFields])],
     toEnd: true,
     keys: MEDIA_KEYS,
     keysSkip: DECLARATION_FIELDS,

@@ -18,6 +18,12 @@
  *   provider (later ones counted as `other`), and ORG_ENTRIES organisation ×
  *   provider lists (the least recently seen list is dropped first).
  *
+ * A request of a priced model that set a price dimension to a tier the book does not price
+ * (`service_tier: "priority"` where no Priority price is listed; price-dimensions.ts) is
+ * counted too, under the price table's name for its model and the dimension's label
+ * (`service_tier=priority`, a value no declaration names as `service_tier=(other)`): both
+ * bounded by the provider files, never the caller's strings.
+ *
  * In memory, per instance, since it started: the metric is the fleet's sum.
  * A priced request costs one price book check (a Map get, and a prefix scan
  * for names priced by a prefix).
@@ -26,6 +32,8 @@ import { MODEL } from './model-name.js';
 import type { PriceBook } from './prices.js';
 
 export const OTHER = '(other)';
+/** Between a model and a dimension's label in a `counts()` key (no model name or label holds it). */
+export const DIMENSION = '\0';
 const PER_PROVIDER = 64;
 const PER_ORG = 32;
 const ORG_ENTRIES = 2_000;
@@ -78,7 +86,18 @@ export class UnpricedModels {
     }
   }
 
-  /** Requests by provider and metric label (a model, or `(other)`). */
+  /**
+   * A request at `providerId` whose price dimension selected a tier the book does not price: `model` is the price
+   * table's name for its model (or `unpriced`), `dimension` the choice's label (both bounded by the provider files).
+   */
+  observeDimension(providerId: string, model: string, dimension: string): void {
+    let perModel = this.metric.get(providerId);
+    if (!perModel) this.metric.set(providerId, (perModel = new Map()));
+    const key = `${model}${DIMENSION}${dimension}`;
+    perModel.set(key, (perModel.get(key) ?? 0) + 1);
+  }
+
+  /** Requests by provider and metric label: a model or `(other)`, or `model` DIMENSION `dimension` (observeDimension). */
   counts(): ReadonlyMap<string, ReadonlyMap<string, number>> {
     return this.metric;
   }

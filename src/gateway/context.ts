@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { ApiError } from '../errors.js';
 import type { Provider } from '../catalog/registry.js';
+import type { TokenUsage } from '../catalog/provider.js';
 import type { CompiledRoute } from '../catalog/path.js';
 import type { ResolvedToken } from '../vault/token-service.js';
 import type { BodyScan } from './body-scan.js';
@@ -55,8 +56,10 @@ export class RequestContext implements ProxyContext {
   error: ApiError | undefined = undefined;
   bytesOut = 0;
   ttfbMs: number | undefined = undefined;
-  usage = { inputTokens: 0, outputTokens: 0 };
+  usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   usageFinal = false;
+  /** The response reported a tier or a usage field the price book does not price (settled at no less than the reservation). */
+  usageUnpriced = false;
   /** µ$: the priced cost of the reported usage, set when the response is over (undefined: none reported, or unpriced). */
   costMicros: number | undefined = undefined;
   reservedMicros: number | undefined = undefined;

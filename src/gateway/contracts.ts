@@ -37,6 +37,7 @@ export type { ResolvedToken } from '../vault/token-service.js';
 export type { ElementsFound, ElementsWanted, FieldValue } from './json-field-scanner.js';
 import type { ProviderPlugin } from '../catalog/provider.js';
 import type { PriceEntry } from '../catalog/prices.js';
+import type { TokenUsage } from '../catalog/provider.js';
 export type { PriceEntry } from '../catalog/prices.js';
 import type { ResolvedToken } from '../vault/token-service.js';
 
@@ -104,6 +105,11 @@ export interface RequestView {
    * `usage` is final. A stream's end is looked for only when a reservation is settled against it (else false).
    */
   readonly usageFinal: boolean;
+  /**
+   * The response reported what the price book does not price (a tier no declaration prices, a usage field the
+   * reader does not know): the request is charged no less than its reservation (settlement.ts).
+   */
+  readonly usageUnpriced: boolean;
   /** Micro-dollars: the cost of `usage` at the model's price, set after the last byte (before `log` hooks); undefined when no usage was reported or the model has no price. */
   readonly costMicros: number | undefined;
   /** Micro-dollars reserved for this request's worst case by the budget stage (undefined: no budget applies). */
@@ -135,6 +141,8 @@ export interface ProxyContext extends RequestView {
   auth?: ResolvedToken;
   /** Set by the route stage from the credential's provider. */
   provider?: ProviderPlugin;
+  /** The provider's route the request matched (route stage): its method and declared path pattern. */
+  readonly route?: { readonly method: string; readonly path: string };
   params: Readonly<Record<string, string>> | undefined;
   model: string | undefined;
   bodyFields: ReadonlyMap<string, FieldValue> | undefined;
@@ -150,8 +158,10 @@ export interface ProxyContext extends RequestView {
   error: ApiError | undefined;
   bytesOut: number;
   ttfbMs: number | undefined;
-  usage: { inputTokens: number; outputTokens: number };
+  /** What the usage reader read (catalog/provider.ts TokenUsage: counts, their parts, reported tiers, unknown fields). */
+  usage: TokenUsage;
   usageFinal: boolean;
+  usageUnpriced: boolean;
   costMicros: number | undefined;
   reservedMicros: number | undefined;
   toolFeeMicros: number | undefined;
@@ -270,6 +280,8 @@ export interface PluginHost {
     readonly tokenIn: TokenCarriers;
     /** What a body scan reads to see any loaded provider's billed tools (the budget plugin asks for it). */
     readonly toolScan: ToolScan;
+    /** The body fields any loaded provider's price dimensions are set by (the budget plugin asks for them). */
+    readonly priceFields: readonly string[];
   };
   readonly quota: {
     /**
@@ -299,6 +311,12 @@ export interface SpendReservation {
 export interface SpendHost {
   /** The price of `model` at `providerId`, or undefined (unpriced). */
   price(providerId: string, model: string): PriceEntry | undefined;
+  /**
+   * The price of a request under a cap: its model's, in the tiers its price dimensions select (its route, the body
+   * fields its scan read: `priceFields`); undefined when the model has no price and no dimension is set. Throws
+   * 400 price_unknown naming the field and value when a dimension selects a tier the price book does not price.
+   */
+  requestPrice(request: RequestView): PriceEntry | undefined;
   /** The organisation's monthly cap in µ$ (null: none) if this instance knows it now, else undefined: then call orgLimit. */
   peekOrgLimit(orgId: string): number | null | undefined;
   orgLimit(orgId: string): Promise<number | null>;

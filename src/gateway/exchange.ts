@@ -43,7 +43,8 @@ import { stopUpload } from '../http/h2c.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { UsageRecorder } from '../accounting/usage-recorder.js';
-import { usageCost, type PriceBook } from '../catalog/prices.js';
+import { unpricedUsage, usageCost, type PriceBook } from '../catalog/prices.js';
+import { settlementPrices } from './price-choice.js';
 import type { UnpricedModels } from '../catalog/unpriced-models.js';
 import type { TokenUsage } from '../catalog/provider.js';
 import type { RequestContext } from './context.js';
@@ -340,13 +341,24 @@ export class Exchange {
     const provider = ctx.provider!.id;
     ctx.responseModel = this.answered?.model;
     const model = ctx.model ?? ctx.responseModel;
-    const match = model === undefined ? undefined : this.exit.prices.match(provider, model);
+    // The tiers the request asked for and the ones the response says served it: charged at the dearer.
+    const { match, candidates, unpriced } = settlementPrices(this.exit.prices, ctx, model);
     const reported = ctx.usage.inputTokens > 0 || ctx.usage.outputTokens > 0;
-    ctx.costMicros = match && reported ? usageCost(match.price, ctx.usage) : undefined;
+    ctx.costMicros = match && reported ? Math.max(...candidates.map((p) => usageCost(p, ctx.usage))) : undefined;
+    const priced = match?.name ?? 'unpriced';
+    if (unpriced.length > 0) {
+      ctx.usageUnpriced = true;
+      for (const c of unpriced) this.exit.unpriced.observeDimension(provider, priced, c.label);
+    }
+    // A usage field the reader does not know, or one the model has no price for: fail closed, and counted.
+    const unknown = [...(ctx.usage.unknownFields ?? []), ...(match && reported ? unpricedUsage(match.price, ctx.usage) : [])];
+    if (unknown.length > 0) {
+      ctx.usageUnpriced = true;
+      for (const field of unknown) this.exit.metrics.unknownUsage(provider, field);
+    }
     const last = settledSpend(ctx);
     // A pooled request's earlier attempts were charged (and counted in the metrics) as each failed.
     ctx.spentMicros = ctx.earlierAttemptsMicros > 0 ? (last ?? 0) + ctx.earlierAttemptsMicros : last;
-    const priced = match?.name ?? 'unpriced';
     this.exit.metrics.spent(provider, priced, last ?? 0);
     return priced;
   }

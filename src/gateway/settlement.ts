@@ -33,14 +33,16 @@ export function usageFinal(end: ResponseEnd | undefined): boolean {
  * as Anthropic's `message_start`) is charged the larger of the usage seen and the whole reservation, so what
  * is charged is never below what the provider can bill. The most the request's provider-side tools can add in
  * fees (`toolFeeMicros`, part of the reservation) is charged on top of reported usage, which counts no
- * searches. Undefined when the model is unpriced and no budget reserved anything.
+ * searches. A response that reported what the price book does not price (`usageUnpriced`: a tier no declaration
+ * prices, a usage field the reader does not know) is charged no less than the reservation either (fail closed).
+ * Undefined when the model is unpriced and no budget reserved anything.
  */
-export function settledSpend(ctx: Pick<RequestView, 'costMicros' | 'reservedMicros' | 'toolFeeMicros' | 'usageFinal' | 'status'>): number | undefined {
+export function settledSpend(ctx: Pick<RequestView, 'costMicros' | 'reservedMicros' | 'toolFeeMicros' | 'usageFinal' | 'status'> & { readonly usageUnpriced?: boolean }): number | undefined {
   // Provider-side tool fees (searches) are billed beside the tokens a usage reports: always charged in full.
   const cost = ctx.costMicros === undefined ? undefined : ctx.costMicros + (ctx.toolFeeMicros ?? 0);
   const reserved = ctx.reservedMicros;
   if (reserved === undefined) return cost;
-  if (!ctx.usageFinal) return Math.max(cost ?? 0, reserved);
+  if (!ctx.usageFinal || ctx.usageUnpriced) return Math.max(cost ?? 0, reserved);
   if (cost !== undefined) return cost;
   return ctx.status !== undefined && ctx.status >= 400 ? 0 : reserved;
 }

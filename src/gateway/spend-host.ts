@@ -11,6 +11,7 @@ import type { PriceBook } from '../catalog/prices.js';
 import type { SpendCap, SpendHold, SpendLedger } from '../accounting/spend-ledger.js';
 import type { OrgLimits } from '../vault/org-limits.js';
 import type { SpendHost, SpendReservation } from './contracts.js';
+import { cappedPrice } from './price-choice.js';
 
 /** What a plugin holds: the amount (read-only), and the ledger's hold, out of its reach, closed once. */
 class Reservation implements SpendReservation {
@@ -44,6 +45,7 @@ export function spendHost(ledger: SpendLedger, limits: OrgLimits, prices: PriceB
   };
   return {
     price: (providerId, model) => prices.lookup(providerId, model),
+    requestPrice: (request) => cappedPrice(prices, request),
     peekOrgLimit: (orgId) => limits.peek(orgId),
     orgLimit: (orgId) => limits.get(orgId),
     async reserve(request, micros) {

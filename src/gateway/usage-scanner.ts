@@ -23,139 +23,11 @@
 import type { TokenUsage, UsageReader, UsageReaderFactory, UsageResponse, UsageShape } from '../catalog/provider.js';
 import type { Provider } from '../catalog/registry.js';
 import { bedrockUsageReader } from './bedrock-usage.js';
-import { ANTHROPIC_STOP, EndOfMessage, GEMINI_STOP, OPENAI_STOP, probeSpans, stopSignalFor, type StopSignal } from './usage-end.js';
+import { EndOfMessage, probeSpans, stopSignalFor, type StopSignal } from './usage-end.js';
+import { ANTHROPIC, ANY, BEDROCK, BEDROCK_1H, GEMINI, OPENAI, UNKNOWN_KEY, type CompiledKeys, type Kind, type Side } from './usage-keys.js';
 
 /** Enough of the previous chunk to complete a key and number cut at the edge. */
 const OVERLAP = 128;
-
-/**
- * A shape's keys. `inputParts`/`outputParts` are counts reported beside the main one that
- * belong to it (Gemini's tool-use prompt and thinking tokens); `inputExcludesCache`: the main
- * input count leaves out cache reads and writes (Anthropic, Bedrock), so they are added to it.
- * `total`: a response's total; the output is never taken below total − input, since some
- * providers report reasoning beside the completion count instead of inside it (xAI's chat
- * completions, Gemini's OpenAI-compatible surface) and it is billed as output all the same.
- */
-interface UsageKeys {
-  input: readonly string[];
-  output: readonly string[];
-  cached: readonly string[];
-  cacheWrite?: readonly string[];
-  total?: readonly string[];
-  inputParts?: readonly string[];
-  outputParts?: readonly string[];
-  inputExcludesCache?: boolean;
-  /** A lookbehind the input keys must not follow (Bedrock's per-TTL cacheDetails entries reuse `inputTokens`). */
-  inputNotAfter?: string;
-  /** How a streamed response of this shape says its message ended. */
-  end?: StopSignal;
-}
-
-const keyRegex = (keys: readonly string[] | undefined, notAfter = ''): RegExp | undefined =>
-  keys && keys.length > 0 ? new RegExp(`${notAfter}"(?:${keys.join('|')})"\\s*:\\s*(\\d{1,12})`, 'g') : undefined;
-
-/** A shape's keys as regexes (global: matchAll works on a copy, so one compiled set serves every response). */
-interface CompiledKeys {
-  input: RegExp;
-  output: RegExp;
-  cached: RegExp;
-  cacheWrite?: RegExp;
-  total?: RegExp;
-  inputParts?: RegExp;
-  outputParts?: RegExp;
-  inputExcludesCache: boolean;
-  /**
-   * Every key in one regex, with the kind each key name counts as: one pass over the text instead of one per
-   * kind. Absent when a kind has a lookbehind of its own (Bedrock's): then each kind's regex runs.
-   */
-  all?: { re: RegExp; kinds: ReadonlyMap<string, Kind> };
-  end?: StopSignal;
-}
-
-/** The kinds of count, in the order `UsageScanner.match` keeps their last values. */
-type Kind = 0 | 1 | 2 | 3 | 4 | 5 | 6;
-const KINDS = ['input', 'inputParts', 'output', 'outputParts', 'cached', 'cacheWrite', 'total'] as const;
-
-function compile(keys: UsageKeys): CompiledKeys {
-  const kinds = new Map<string, Kind>();
-  KINDS.forEach((kind, i) => {
-    for (const name of keys[kind] ?? []) {
-      if (kinds.has(name)) throw new Error(`usage key ${name} is counted as two kinds`);
-      kinds.set(name, i as Kind);
-    }
-  });
-  return {
-    input: keyRegex(keys.input, keys.inputNotAfter)!,
-    output: keyRegex(keys.output)!,
-    cached: keyRegex(keys.cached)!,
-    cacheWrite: keyRegex(keys.cacheWrite),
-    total: keyRegex(keys.total),
-    inputParts: keyRegex(keys.inputParts),
-    outputParts: keyRegex(keys.outputParts),
-    inputExcludesCache: keys.inputExcludesCache ?? false,
-    ...(keys.inputNotAfter ? {} : { all: { re: new RegExp(`"(${[...kinds.keys()].join('|')})"\\s*:\\s*(\\d{1,12})`, 'g'), kinds } }),
-    ...(keys.end ? { end: keys.end } : {}),
-  };
-}
-
-/**
- * prompt_tokens includes cached_tokens; OpenAI's completion_tokens includes reasoning tokens, xAI's does not
- * (its total_tokens does: hence `total`). DeepSeek names its cache hits too.
- */
-const OPENAI_KEYS: UsageKeys = {
-  input: ['prompt_tokens', 'input_tokens'],
-  output: ['completion_tokens', 'output_tokens'],
-  cached: ['cached_tokens', 'prompt_cache_hit_tokens'],
-  total: ['total_tokens'],
-  end: OPENAI_STOP,
-};
-/**
- * `input_tokens` is only what was neither read from nor written to the cache. In a stream,
- * message_start carries the input counts and message_delta the cumulative output (and, lately,
- * the same cumulative input counts again): the last value of each key is its count, never a sum.
- */
-const ANTHROPIC_KEYS: UsageKeys = {
-  input: ['input_tokens'],
-  output: ['output_tokens'],
-  cached: ['cache_read_input_tokens'],
-  cacheWrite: ['cache_creation_input_tokens'],
-  inputExcludesCache: true,
-  end: ANTHROPIC_STOP,
-};
-/** promptTokenCount includes cachedContentTokenCount; thinking (thoughtsTokenCount) is billed as output but not in candidatesTokenCount. */
-const GEMINI_KEYS: UsageKeys = {
-  input: ['promptTokenCount', ...OPENAI_KEYS.input],
-  output: ['candidatesTokenCount', ...OPENAI_KEYS.output],
-  cached: ['cachedContentTokenCount', ...OPENAI_KEYS.cached],
-  total: ['totalTokenCount', ...OPENAI_KEYS.total!],
-  inputParts: ['toolUsePromptTokenCount'],
-  outputParts: ['thoughtsTokenCount'],
-  end: GEMINI_STOP,
-};
-const OPENAI = compile(OPENAI_KEYS);
-const ANTHROPIC = compile(ANTHROPIC_KEYS);
-const GEMINI = compile(GEMINI_KEYS);
-/**
- * Bedrock: Converse's camelCase keys, InvokeModel's Anthropic-native ones, and invocationMetrics'
- * counts. Like Anthropic's, every input count there leaves out cache reads and writes.
- */
-const BEDROCK = compile({
-  input: ['inputTokens', 'input_tokens', 'inputTokenCount'],
-  output: ['outputTokens', 'output_tokens', 'outputTokenCount'],
-  cached: ['cacheReadInputTokens', 'cache_read_input_tokens', 'cacheReadInputTokenCount'],
-  cacheWrite: ['cacheWriteInputTokens', 'cache_creation_input_tokens', 'cacheWriteInputTokenCount'],
-  inputExcludesCache: true,
-  // Converse's usage ends with `"cacheDetails":[{"inputTokens":1000,"ttl":"1h"},…]`: cache writes by TTL, not the
-  // input. An array element (`[{` or `,{` before it) or a key after `"ttl":"…",` is one of those.
-  inputNotAfter: '(?<![\\[,]\\s*\\{\\s*|"ttl"\\s*:\\s*"[^"]{0,16}"\\s*,\\s*)',
-});
-/** Every shape's keys whose input count includes the cache (the reader's default). */
-const ANY = compile({
-  input: GEMINI_KEYS.input,
-  output: GEMINI_KEYS.output,
-  cached: GEMINI_KEYS.cached,
-  total: GEMINI_KEYS.total,
-});
 
 export type TokenCounts = TokenUsage;
 
@@ -175,7 +47,14 @@ export class UsageScanner implements UsageReader {
   private outputPart = 0;
   private cached?: number;
   private written?: number;
+  private written1h?: number;
   private total?: number;
+  /** Audio counts by side (the details object or list they were in), and the side and modality being read. */
+  private audioIn?: number;
+  private audioOut?: number;
+  private audioCached?: number;
+  private side: Side | undefined;
+  private modality: string | undefined;
   /** The message's end, for a shape that streams. */
   private readonly ending: EndOfMessage | undefined;
 
@@ -235,25 +114,51 @@ export class UsageScanner implements UsageReader {
     this.ending?.read(text, seen, countsEnd);
     const cache = this.shape.inputExcludesCache ? (this.cached ?? 0) + (this.written ?? 0) : 0;
     const input = this.input + this.inputPart + cache;
-    this.counts.inputTokens = input;
-    this.counts.outputTokens = Math.max(this.output + this.outputPart, this.total !== undefined ? this.total - input : 0);
-    if (this.cached !== undefined) this.counts.cachedInputTokens = this.cached;
-    if (this.written !== undefined) this.counts.cacheWriteInputTokens = this.written;
+    const c = this.counts;
+    c.inputTokens = input;
+    c.outputTokens = Math.max(this.output + this.outputPart, this.total !== undefined ? this.total - input : 0);
+    if (this.cached !== undefined) c.cachedInputTokens = this.cached;
+    if (this.written !== undefined) c.cacheWriteInputTokens = this.written;
+    // Parts reported only when some (counts only grow): most responses have neither 1-hour writes nor audio.
+    if (this.written1h) c.cacheWrite1hInputTokens = this.written1h;
+    if (this.audioIn) c.audioInputTokens = this.audioIn;
+    if (this.audioOut) c.audioOutputTokens = this.audioOut;
+    if (this.audioCached) c.cachedAudioInputTokens = this.audioCached;
   }
 
   /**
-   * One pass: the last value of each kind (the shared regex is reset first; nothing runs between its calls).
-   * Returns the end of the last count read (-1: none).
+   * One pass over the shape's keys: the last value of each kind of count, the side a details object or list puts its
+   * audio on, the tiers the response reports (the shared regex is reset first; nothing runs between its calls); then
+   * the token counts it does not know. Returns the end of the last count read (-1: none).
    */
   private matchAll(text: string, seen: number, re: RegExp, kinds: ReadonlyMap<string, Kind>): number {
+    this.matchUnknown(text, seen);
     re.lastIndex = 0;
     let countsEnd = -1;
     for (let m = re.exec(text); m !== null; m = re.exec(text)) {
       // A match that ends inside the tail was taken with the previous chunk, where what preceded it could be seen.
       if (m.index + m[0].length <= seen) continue;
+      const key = m[1]!;
+      const raw = m[2]!;
+      const first = raw.charCodeAt(0);
+      if (first === 0x7b || first === 0x5b) { // `{` or `[`: a details object or list says whose its counts are
+        const side = this.shape.sides.get(key);
+        if (side !== undefined) this.side = side;
+        continue;
+      }
+      if (first === 0x22) { // a string: a reported tier, or a details list element's modality
+        if (key === 'modality') this.modality = raw.slice(1, -1);
+        else if (this.shape.reported.has(key)) (this.counts.reported ??= {})[key] = raw.slice(1, -1);
+        continue;
+      }
+      const value = Number(raw);
+      const kind = kinds.get(key);
+      if (kind === undefined) {
+        if (key === 'tokenCount' && this.modality === 'AUDIO') this.audio(value);
+        continue;
+      }
       countsEnd = m.index + m[0].length;
-      const value = Number(m[2]);
-      switch (kinds.get(m[1]!)) {
+      switch (kind) {
         case 0: this.input = value; break;
         case 1: this.inputPart = value; break;
         case 2: this.output = value; break;
@@ -261,9 +166,23 @@ export class UsageScanner implements UsageReader {
         case 4: this.cached = value; break;
         case 5: this.written = value; break;
         case 6: this.total = value; break;
+        case 7: this.written1h = value; break;
+        case 8: this.audio(value); break;
       }
     }
     return countsEnd;
+  }
+
+  /** Audio tokens, on the side of the details they are in (none known: input, the dearer side is the reader's to price). */
+  private audio(value: number): void {
+    if (this.side === 'output') this.audioOut = value;
+    else if (this.side === 'cached') this.audioCached = value;
+    else this.audioIn = value;
+  }
+
+  private unknown(key: string): void {
+    const fields = (this.counts.unknownFields ??= []);
+    if (!fields.includes(key) && fields.length < 8) fields.push(key);
   }
 
   /** One regex per kind (a shape whose input keys have a lookbehind of their own: Bedrock's JSON, which never streams SSE). */
@@ -272,7 +191,7 @@ export class UsageScanner implements UsageReader {
       if (!re) return undefined;
       let found: string | undefined;
       // A match that ends inside the tail was taken with the previous chunk, where what preceded it could be seen.
-      for (const m of text.matchAll(re)) if (m.index + m[0].length > seen) found = m[1];
+      for (const m of text.matchAll(re)) if (m.index + m[0].length > seen) found = m[1] ?? m[2];
       return found === undefined ? undefined : Number(found);
     };
     this.input = last(this.shape.input) ?? this.input;
@@ -282,7 +201,19 @@ export class UsageScanner implements UsageReader {
     this.cached = last(this.shape.cached) ?? this.cached;
     this.written = last(this.shape.cacheWrite) ?? this.written;
     this.total = last(this.shape.total) ?? this.total;
+    // Anthropic-native 1-hour writes, or Converse's `cacheDetails` element with `"ttl": "1h"`.
+    this.written1h = last(this.shape.cacheWrite1h) ?? last(BEDROCK_1H) ?? this.written1h;
+    this.matchUnknown(text, seen);
     return -1;
+  }
+
+  /**
+   * Token counts the shape does not know. Only text with a count key's closing quote is searched: a stream's content
+   * escapes its quotes (`tokens\\"`), so most chunks are spared the search.
+   */
+  private matchUnknown(text: string, seen: number): void {
+    if (!text.includes('okens"') && !text.includes('okenCount"')) return;
+    for (const m of text.matchAll(UNKNOWN_KEY)) if (m.index + m[0].length > seen && !this.shape.known.has(m[1]!)) this.unknown(m[1]!);
   }
 }
 
@@ -349,9 +280,19 @@ export function applyUsage(usage: TokenUsage, reader: UsageReader, onFail: (err:
   if (!counts) return false;
   usage.inputTokens = count(counts.inputTokens) ?? usage.inputTokens;
   usage.outputTokens = count(counts.outputTokens) ?? usage.outputTokens;
-  const cached = count(counts.cachedInputTokens);
-  if (cached !== undefined) usage.cachedInputTokens = cached;
-  const written = count(counts.cacheWriteInputTokens);
-  if (written !== undefined) usage.cacheWriteInputTokens = written;
+  for (const field of ['cachedInputTokens', 'cacheWriteInputTokens', 'cacheWrite1hInputTokens', 'audioInputTokens', 'cachedAudioInputTokens', 'audioOutputTokens'] as const) {
+    const n = count(counts[field]);
+    if (n !== undefined) usage[field] = n;
+  }
+  // What the response said served it, and the counts the reader did not know: short ASCII names and values only.
+  const word = (v: unknown): v is string => typeof v === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(v);
+  if (counts.reported && typeof counts.reported === 'object') {
+    const reported = Object.entries(counts.reported).filter(([k, v]) => word(k) && word(v)).slice(0, 8);
+    if (reported.length > 0) usage.reported = Object.fromEntries(reported);
+  }
+  if (Array.isArray(counts.unknownFields)) {
+    const unknown = counts.unknownFields.filter(word).slice(0, 8);
+    if (unknown.length > 0) usage.unknownFields = unknown;
+  }
   return counts.final === true;
 }

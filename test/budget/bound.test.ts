@@ -27,21 +27,21 @@ function scan(body: string) {
 
 test('input: the body bytes plus the overhead, capped by the context window; output: the largest cap named, times the choices', (t) => {
   const body = '{"model":"m","max_tokens":100,"max_completion_tokens":250,"messages":[{"role":"user","content":"hi"}]}';
-  t.deepEqual(requestBound(price(), scan(body)), { inputTokens: body.length + INPUT_OVERHEAD_TOKENS, outputTokens: 250, feeMicros: 0 });
-  t.deepEqual(requestBound(price({ contextWindow: 500 }), scan(body)), { inputTokens: 500, outputTokens: 250, feeMicros: 0 });
-  t.deepEqual(requestBound(price(), scan('{"model":"m","max_tokens":10,"n":3}')).valueOf(), { inputTokens: 35 + INPUT_OVERHEAD_TOKENS, outputTokens: 30, feeMicros: 0 });
+  t.deepEqual(requestBound(price(), scan(body)), { inputTokens: body.length + INPUT_OVERHEAD_TOKENS, outputTokens: 250, feeMicros: 0, media: false });
+  t.deepEqual(requestBound(price({ contextWindow: 500 }), scan(body)), { inputTokens: 500, outputTokens: 250, feeMicros: 0, media: false });
+  t.deepEqual(requestBound(price(), scan('{"model":"m","max_tokens":10,"n":3}')).valueOf(), { inputTokens: 35 + INPUT_OVERHEAD_TOKENS, outputTokens: 30, feeMicros: 0, media: false });
   const gemini = '{"contents":[],"generationConfig":{"maxOutputTokens":64,"candidateCount":2}}';
-  t.deepEqual(requestBound(price(), scan(gemini)), { inputTokens: gemini.length + INPUT_OVERHEAD_TOKENS, outputTokens: 128, feeMicros: 0 });
+  t.deepEqual(requestBound(price(), scan(gemini)), { inputTokens: gemini.length + INPUT_OVERHEAD_TOKENS, outputTokens: 128, feeMicros: 0, media: false });
   const bedrock = '{"messages":[],"inferenceConfig":{"maxTokens":77}}';
   t.is((requestBound(price(), scan(bedrock)) as { outputTokens: number }).outputTokens, 77);
   t.is((requestBound(price(), scan('{"max_tokens":"90"}')) as { outputTokens: number }).outputTokens, 90, 'a digit string counts (lenient parsers coerce it)');
 });
 
 test('no cap: the model\'s largest output, else max_tokens_required; free output needs none', (t) => {
-  t.deepEqual(requestBound(price({ maxOutput: 4096 }), scan('{"model":"m"}')), { inputTokens: 13 + INPUT_OVERHEAD_TOKENS, outputTokens: 4096, feeMicros: 0 });
-  t.deepEqual(requestBound(price({ maxOutput: 4096 }), scan('{"model":"m","max_tokens":null}')).valueOf(), { inputTokens: 31 + INPUT_OVERHEAD_TOKENS, outputTokens: 4096, feeMicros: 0 });
+  t.deepEqual(requestBound(price({ maxOutput: 4096 }), scan('{"model":"m"}')), { inputTokens: 13 + INPUT_OVERHEAD_TOKENS, outputTokens: 4096, feeMicros: 0, media: false });
+  t.deepEqual(requestBound(price({ maxOutput: 4096 }), scan('{"model":"m","max_tokens":null}')).valueOf(), { inputTokens: 31 + INPUT_OVERHEAD_TOKENS, outputTokens: 4096, feeMicros: 0, media: false });
   t.true('refusal' in requestBound(price(), scan('{"model":"m"}')));
-  t.deepEqual(requestBound(price({ output: 0 }), scan('{"model":"e","input":"x"}')), { inputTokens: 25 + INPUT_OVERHEAD_TOKENS, outputTokens: 0, feeMicros: 0 });
+  t.deepEqual(requestBound(price({ output: 0 }), scan('{"model":"e","input":"x"}')), { inputTokens: 25 + INPUT_OVERHEAD_TOKENS, outputTokens: 0, feeMicros: 0, media: false });
 });
 
 test('media or stored references anywhere: bounded by the context window, else refused', (t) => {
@@ -54,12 +54,12 @@ test('media or stored references anywhere: bounded by the context window, else r
     '{"messages":[{"content":[{"image":{"format":"png","source":{"s3Location":{"uri":"s3://b/k"}}}}]}],"inferenceConfig":{"maxTokens":5}}',
   ];
   for (const body of bodies) {
-    t.deepEqual(requestBound(price({ contextWindow: 128_000 }), scan(body)), { inputTokens: 128_000, outputTokens: 5, feeMicros: 0 }, body);
+    t.deepEqual(requestBound(price({ contextWindow: 128_000 }), scan(body)), { inputTokens: 128_000, outputTokens: 5, feeMicros: 0, media: true }, body);
     t.true('refusal' in requestBound(price(), scan(body)), body);
   }
   // The same words inside strings, or a legacy prompt string, are not media.
   const plain = '{"model":"m","max_tokens":5,"prompt":"see image_url and file_id","messages":[{"content":"\\"url\\": here"}]}';
-  t.deepEqual(requestBound(price(), scan(plain)), { inputTokens: plain.length + INPUT_OVERHEAD_TOKENS, outputTokens: 5, feeMicros: 0 });
+  t.deepEqual(requestBound(price(), scan(plain)), { inputTokens: plain.length + INPUT_OVERHEAD_TOKENS, outputTokens: 5, feeMicros: 0, media: false });
 });
 
 test('declarations are not content: a tool whose schema names `url` or `source` (as coding agents\' fetch and read tools do) is bounded by the body, media in the messages still by the context window', (t) => {
@@ -72,7 +72,7 @@ test('declarations are not content: a tool whose schema names `url` or `source` 
     '{"contents":[],"tools":[{"functionDeclarations":[{"name":"f","parameters":{"properties":{"fileUri":{}}}}]}],"generationConfig":{"maxOutputTokens":5,"responseSchema":{"properties":{"url":{}}}}}',
     '{"messages":[],"toolConfig":{"tools":[{"toolSpec":{"inputSchema":{"json":{"properties":{"source":{}}}}}}]},"inferenceConfig":{"maxTokens":5}}',
   ];
-  for (const body of declared) t.deepEqual(requestBound(price({ contextWindow: 128_000 }), scan(body)), { inputTokens: body.length + INPUT_OVERHEAD_TOKENS, outputTokens: 5, feeMicros: 0 }, body);
+  for (const body of declared) t.deepEqual(requestBound(price({ contextWindow: 128_000 }), scan(body)), { inputTokens: body.length + INPUT_OVERHEAD_TOKENS, outputTokens: 5, feeMicros: 0, media: false }, body);
   // The same request with an image in its messages, or a top-level key after the tools: the context window.
   const media = [
     `{"model":"m","max_tokens":5,"tools":[${tool}],"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://x/a.png"}}]}]}`,
@@ -82,7 +82,7 @@ test('declarations are not content: a tool whose schema names `url` or `source` 
     '{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"x","parameters":{"a":1}},[{"image_url":{"url":"u"}}]]}]}',
     '{"model":"m","max_tokens":5,"messages":[{"parameters":"p","content":[{"image_url":{"url":"u"}}]}]}',
   ];
-  for (const body of media) t.deepEqual(requestBound(price({ contextWindow: 128_000 }), scan(body)), { inputTokens: 128_000, outputTokens: 5, feeMicros: 0 }, body);
+  for (const body of media) t.deepEqual(requestBound(price({ contextWindow: 128_000 }), scan(body)), { inputTokens: 128_000, outputTokens: 5, feeMicros: 0, media: true }, body);
 });
 
 test('through HTTP: a budgeted body is read to its end before forwarding (an unbudgeted one is not), and its whole length is the bound', async (t) => {

@@ -17,10 +17,10 @@ function stubHost(orgLimit: number | null, held?: number) {
   const host = {
     errors: Errors,
     GatewayError: ApiError,
-    providers: { toolScan: { fields: [], elementValues: ['type'] } },
+    providers: { toolScan: { fields: [], elementValues: ['type'] }, priceFields: [] },
     audit: { refused: (_ctx: unknown, action: string) => calls.push(`audit ${action}`) },
     spend: {
-      price: () => (calls.push('price'), { input: 2_000_000, cachedInput: 2_000_000, cacheWriteInput: 2_000_000, output: 8_000_000, source: 't' }),
+      requestPrice: () => (calls.push('price'), { input: 2_000_000, cachedInput: 2_000_000, cacheWriteInput: 2_000_000, output: 8_000_000, source: 't' }),
       peekOrgLimit: () => orgLimit,
       orgLimit: async () => orgLimit,
       reserve: async (_r: unknown, micros: number) => (calls.push(`reserve ${micros}`), Object.freeze({ micros })),
@@ -48,6 +48,8 @@ function ctx(over: Partial<ProxyContext> & { budgetMicros?: number } = {}): Prox
     status: 200,
     error: undefined,
     costMicros: undefined,
+    // What a pooled request's earlier attempts were charged: 0 unless a member failed after the body (context.ts).
+    earlierAttemptsMicros: 0,
     ...rest,
   } as unknown as ProxyContext;
 }

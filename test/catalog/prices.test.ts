@@ -100,7 +100,7 @@ async function loadedProviders(): Promise<ProviderRegistry> {
   return ProviderRegistry.load(config.providersDir, {});
 }
 
-test('every provider file: a valid, dated table with sane prices and limits (Azure: none, its model names are deployments)', async (t) => {
+test('every provider\'s table: valid, each entry dated with its source, sane prices and limits (Azure: none, its model names are deployments)', async (t) => {
   const registry = await loadedProviders();
   // Model APIs price their models; tool APIs and MCP servers (kind tool, mcp) have none to price.
   t.is(registry.ids().length, 20);
@@ -108,20 +108,21 @@ test('every provider file: a valid, dated table with sane prices and limits (Azu
   const today = new Date().toISOString().slice(0, 10);
   for (const id of registry.ids()) {
     const p = registry.get(id)!;
-    if (p.kind !== 'llm') {
-      t.is(p.prices, undefined, `${id} (${p.kind}) has no table`);
+    if (p.kind !== 'llm' || id === 'azure') {
+      t.is(p.priceTable, undefined, `${id} has no table`);
+      t.false(registry.prices.has(id));
       continue;
     }
-    if (id === 'azure') {
-      t.is(p.prices, undefined, 'azure has no table');
-      continue;
-    }
-    t.truthy(p.prices, `${id} has prices`);
-    t.regex(p.pricesAsOf ?? '', /^20\d\d-\d\d-\d\d$/, `${id} is dated`);
-    t.false(Number.isNaN(Date.parse(p.pricesAsOf!)), `${id}: a real day`);
-    t.true(p.pricesAsOf! >= '2025-01-01' && p.pricesAsOf! <= today, `${id}: ${p.pricesAsOf} is neither stale nor in the future`);
-    for (const [model, raw] of Object.entries(p.prices!)) {
+    t.is(p.priceTable?.file, `${id}.prices.json`, `${id}'s prices are the data file beside it`);
+    const table = registry.prices.get(id)!;
+    t.true(table.size > 0, `${id} has prices`);
+    for (const [model, { price: raw, asOf, url, source }] of table) {
       const where = `${id} ${model}`;
+      t.regex(asOf, /^20\d\d-\d\d-\d\d$/, `${where} is dated`);
+      t.false(Number.isNaN(Date.parse(asOf)), `${where}: a real day`);
+      t.true(asOf >= '2025-01-01' && asOf <= today, `${where}: ${asOf} is neither stale nor in the future`);
+      t.regex(url, /^https:\/\//, `${where}: its source is an https URL`);
+      t.regex(source, /^providers\/[a-z-]+\.prices\.json \(20\d\d-\d\d-\d\d\)( via providers\/[a-z-]+\.prices\.json \(20\d\d-\d\d-\d\d\))?$/, `${where}: ${source}`);
       const e: PriceEntry = priceEntry(where, raw, 'test');
       // A model billed by its audio's duration (whisper-1) has no token price.
       t.true((e.input > 0 || e.perAudioSecond! > 0) && e.output >= 0, `${where}: priced`);
@@ -166,7 +167,9 @@ test('a known current model of each provider is priced as its price page says; v
     t.truthy(e, `${provider} ${model} is priced`);
     t.is(e?.input, input * 1_000_000, `${provider} ${model} input`);
     t.is(e?.output, output * 1_000_000, `${provider} ${model} output`);
-    t.regex(e?.source ?? '', new RegExp(`^providers/${provider}\\.js \\(20\\d\\d-\\d\\d-\\d\\d\\)$`), `${provider} ${model}: source names the file and date`);
+    // Its own file, or its publisher's and then the platform's that takes it (Claude on Bedrock: Anthropic's, via Bedrock's).
+    t.regex(e?.source ?? '', new RegExp(`^providers/[a-z]+\\.prices\\.json \\(20\\d\\d-\\d\\d-\\d\\d\\)(?: via providers/${provider}\\.prices\\.json \\(20\\d\\d-\\d\\d-\\d\\d\\))?$`), `${provider} ${model}: source names the files and dates`);
+    if (!e?.source.startsWith(`providers/${provider}.`)) t.regex(e?.source ?? '', new RegExp(` via providers/${provider}\\.prices\\.json`), `${provider} ${model}: a family's model names the platform's file`);
   }
   const covered = new Set(known.map(([p]) => p));
   for (const id of registry.ids()) if (id !== 'azure' && registry.get(id)!.kind === 'llm') t.true(covered.has(id), `a known model of ${id} is checked`);
@@ -275,7 +278,7 @@ test('KEYWARD_PRICES: the built server refuses a bad entry with one stderr line 
   });
   const bad = await run({ gemini: { 'gemini-2.5-pro': { input: 1.25, output: 10, cachedInptu: 0.3 } } });
   t.is(bad.code, 2);
-  t.deepEqual(bad.stderr.trim().split('\n'), [`keyward: invalid configuration: KEYWARD_PRICES: expected gemini["gemini-2.5-pro"]: only the fields input, output, cachedInput, cacheWriteInput, maxOutput, contextWindow, requestFee, longContext, audio, perAudioSecond, got "cachedInptu"`]);
+  t.deepEqual(bad.stderr.trim().split('\n'), [`keyward: invalid configuration: KEYWARD_PRICES: expected gemini["gemini-2.5-pro"]: only the fields input, output, cachedInput, cacheWriteInput, cacheWrite1hInput, maxOutput, contextWindow, requestFee, longContext, audio, perAudioSecond, tiers, got "cachedInptu"`]);
   t.false(bad.stdout.includes('"listening"'));
   const good = await run({ gemini: { 'gemini-2.5-pro': { input: 1.25, output: 10, cachedInput: 0.3 } } });
   t.true(good.stdout.includes('"listening"'), good.stderr);

@@ -87,7 +87,7 @@ test('refuse: under a budget an unpriced model is refused (403 model_unpriced, n
   // Another organisation never sees what this one's requests named.
   const other = await createOrg(s.app, 'globex');
   t.deepEqual((await pricingOf(s.app, other)).unpriced_models, []);
-  t.deepEqual(await metricLines(s.app), ['keyward_unpriced_requests_total{provider="priced",model="pm-2"} 1']);
+  t.deepEqual(await metricLines(s.app), ['keyward_unpriced_requests_total{provider="priced",model="pm-2",dimension=""} 1']);
 });
 
 test('family_max: a budgeted request for an unpriced model of a priced family is forwarded and charged at the family\'s dearest price', async (t) => {

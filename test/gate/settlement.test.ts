@@ -26,7 +26,8 @@ for (const shape of SHAPES) {
     const tok = await g.token(spec.provider, { budget_usd: '1000' });
     const body = JSON.stringify(spec.body(MAX_TOKENS));
     const price = priceOf(spec.provider, spec.model);
-    const reservation = worstCaseCost(price, Buffer.byteLength(body) + INPUT_OVERHEAD_TOKENS, MAX_TOKENS);
+    // A body with no media has no audio input: reserved at the text prices (Gemini Flash prices audio input apart).
+    const reservation = worstCaseCost(price, Buffer.byteLength(body) + INPUT_OVERHEAD_TOKENS, MAX_TOKENS, false);
     const n = spec.events(INPUT, OUTPUT).length;
     let runs = 0;
     for (const mode of ['provider', 'caller', 'whole'] as const) {

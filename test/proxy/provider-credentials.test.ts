@@ -116,6 +116,8 @@ test('unit: the template\'s origin per credential, and what a template may not d
 
 test('unit: a malformed declaration of fields, auth, tokenIn or usage is refused naming the field', (t) => {
   const base = { id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: 'v1/x' }] };
+  // Inline prices pass the price file schema (price-schema.ts): dated, with their source.
+  const DATED = { pricesAsOf: '2026-11-23', pricesSource: 'https://prices.broken.test' };
   const cases: Array<[Record<string, unknown>, RegExp]> = [
     [{ keyHeader: 'x-key' }, /`keyHeader` is the first form.*auth: \{ kind: 'header', header \}/],
     [{ rutes: [] }, /unknown key `rutes`/],
@@ -134,11 +136,14 @@ test('unit: a malformed declaration of fields, auth, tokenIn or usage is refused
     [{ credential: { fields: { api_key: { secret: true, pattern: /x/g } } } }, /`pattern` must be a RegExp without the g or y flag/],
     [{ credential: { fields: { key_hint: { secret: true } } } }, /credential field "key_hint"/],
     [{ routes: [], allow: [{ method: 'POST', path: 'v1/x' }] }, /not both/],
-    [{ prices: { 'm*': { input: -1, output: 2 } }, pricesAsOf: '2026-11-23' }, /prices\["m\*"\]\.input: USD per million tokens/],
-    [{ prices: { m: { input: 1, output: 2, maxOutput: 0.5 } }, pricesAsOf: '2026-11-23' }, /prices\["m"\]\.maxOutput: a whole number of tokens/],
-    [{ prices: { m: { input: 1, output: 2, cachedInptu: 1 } }, pricesAsOf: '2026-11-23' }, /prices\["m"\]: only the fields input, output, .*, not "cachedInptu"/],
-    [{ prices: { m: { input: 1, output: 2 } } }, /`pricesAsOf` must be the day the prices were taken/],
-    [{ prices: { 'a b': { input: 1, output: 2 } }, pricesAsOf: '2026-11-23' }, /`prices` key "a b" is not a model name/],
+    [{ prices: { 'm*': { input: -1, output: 2 } }, ...DATED }, /prices\["m\*"\]\.input: Expected number to be greater or equal to 0, got -1/],
+    [{ prices: { m: { input: 1, output: 2, maxOutput: 0.5 } }, ...DATED }, /prices\["m"\]\.maxOutput: Expected integer, got 0\.5/],
+    [{ prices: { m: { input: 1, output: 2, cachedInptu: 1 } }, ...DATED }, /prices\["m"\]\.cachedInptu: Unexpected property/],
+    [{ prices: { m: { input: 1, output: 0.0000001 } }, ...DATED }, /prices\["m"\]\.output: USD per million tokens, a number ≥ 0 with at most six decimal places/],
+    [{ prices: { m: { input: 1, output: 2 } } }, /pricesAsOf: Expected required property/],
+    [{ prices: { m: { input: 1, output: 2 } }, pricesAsOf: '2026-11-23' }, /pricesSource: Expected required property/],
+    [{ prices: { m: { input: 1, output: 2 } }, pricesAsOf: '2026-11-23', pricesSource: 'http://prices.test' }, /pricesSource: Expected string to match/],
+    [{ prices: { 'a b': { input: 1, output: 2 } }, ...DATED }, /prices\["a b"\]: not a model name or prefix\*/],
   ];
   for (const [change, message] of cases) {
     const err = t.throws(() => validateProvider('broken.js', { ...base, ...change }), undefined, JSON.stringify(Object.keys(change)));

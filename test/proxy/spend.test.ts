@@ -169,7 +169,7 @@ test('/metrics counts spend by provider and the price table\'s model name; the c
   // unpriced models agents use), under its own bound (test/catalog/unpriced.test.ts); no other series does.
   const others = text.split('\n').filter((l) => !l.startsWith('keyward_unpriced_requests_total{')).join('\n');
   for (const name of names) t.false(others.includes(name), name);
-  for (const name of names.slice(12)) t.true(text.includes(`keyward_unpriced_requests_total{provider="${PROVIDER.openai}",model="${name}"} 1`), name);
+  for (const name of names.slice(12)) t.true(text.includes(`keyward_unpriced_requests_total{provider="${PROVIDER.openai}",model="${name}",dimension=""} 1`), name);
   t.regex(text, /# HELP keyward_spend_usd_total /);
 });
 

@@ -89,6 +89,8 @@ const ANTHROPIC_USAGE = {
   cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 0 }, output_tokens: 300, service_tier: 'standard',
 };
 const ANTHROPIC_EXPECTED: TokenUsage = { inputTokens: 3050, outputTokens: 300, cachedInputTokens: 2000, cacheWriteInputTokens: 1000 };
+/** The same, as a response whose usage says which service tier served it (a price dimension's `reported`). */
+const ANTHROPIC_REPORTED: TokenUsage = { ...ANTHROPIC_EXPECTED, reported: { service_tier: 'standard' } };
 
 const anthropicStream = (finalUsage: object) => sse([
   ['message_start', { type: 'message_start', message: { id: 'msg_1', model: 'claude-sonnet-4-5', usage: { input_tokens: 50, cache_creation_input_tokens: 1000, cache_read_input_tokens: 2000, output_tokens: 1 } } }],
@@ -98,7 +100,7 @@ const anthropicStream = (finalUsage: object) => sse([
 ]);
 
 test('Anthropic: cache reads and writes are added to input_tokens, streamed and not', async (t) => {
-  await readAllWays(t, 'anthropic', Buffer.from(JSON.stringify({ id: 'msg_1', type: 'message', content: [{ type: 'text', text: 'ok' }], usage: ANTHROPIC_USAGE })), ANTHROPIC_EXPECTED);
+  await readAllWays(t, 'anthropic', Buffer.from(JSON.stringify({ id: 'msg_1', type: 'message', content: [{ type: 'text', text: 'ok' }], usage: ANTHROPIC_USAGE })), ANTHROPIC_REPORTED);
   // The classic stream: message_delta carries only the cumulative output.
   await readAllWays(t, 'anthropic', anthropicStream({ output_tokens: 300 }), final(ANTHROPIC_EXPECTED));
 });
@@ -141,12 +143,12 @@ const b64 = (event: unknown) => ({ bytes: Buffer.from(JSON.stringify(event)).toS
 const EVENTSTREAM = { 'content-type': 'application/vnd.amazon.eventstream' };
 
 test('Bedrock Converse: cacheReadInputTokens and cacheWriteInputTokens are added to inputTokens, streamed and not', async (t) => {
-  // cacheDetails (writes by TTL) reuses `inputTokens`: never the input.
+  // cacheDetails (writes by TTL) reuses `inputTokens`: never the input; its 1-hour element is the writes priced at the 1-hour rate.
   const usage = {
     inputTokens: 4, outputTokens: 285, totalTokens: 1772, cacheReadInputTokens: 300, cacheWriteInputTokens: 1183,
     cacheDetails: [{ inputTokens: 1000, ttl: '1h' }, { ttl: '5m', inputTokens: 183 }],
   };
-  const expected: TokenUsage = { inputTokens: 1487, outputTokens: 285, cachedInputTokens: 300, cacheWriteInputTokens: 1183 };
+  const expected: TokenUsage = { inputTokens: 1487, outputTokens: 285, cachedInputTokens: 300, cacheWriteInputTokens: 1183, cacheWrite1hInputTokens: 1000 };
   await readAllWays(t, 'bedrock', Buffer.from(JSON.stringify({ output: { message: { role: 'assistant', content: [{ text: 'ok' }] } }, stopReason: 'end_turn', usage, metrics: { latencyMs: 900 } })), expected, 'model/m/converse');
   const stream = Buffer.concat([
     frame('messageStart', { role: 'assistant' }),
@@ -183,7 +185,7 @@ test('Bedrock count headers: the input header plus the cache headers make the in
 const VERTEX = 'v1/projects/my-project/locations/us-east5/publishers';
 
 test('Vertex: Anthropic shape on publishers/anthropic (rawPredict and streamRawPredict), Gemini shape on generateContent, OpenAI shape on the OpenAI endpoint', async (t) => {
-  await readAllWays(t, 'vertex', Buffer.from(JSON.stringify({ type: 'message', usage: ANTHROPIC_USAGE })), ANTHROPIC_EXPECTED, `${VERTEX}/anthropic/models/claude-sonnet-4-5@20250929:rawPredict`);
+  await readAllWays(t, 'vertex', Buffer.from(JSON.stringify({ type: 'message', usage: ANTHROPIC_USAGE })), ANTHROPIC_REPORTED, `${VERTEX}/anthropic/models/claude-sonnet-4-5@20250929:rawPredict`);
   await readAllWays(t, 'vertex', anthropicStream({ output_tokens: 300 }), final(ANTHROPIC_EXPECTED), `${VERTEX}/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict`);
   await readAllWays(t, 'vertex', Buffer.from(JSON.stringify({ usageMetadata: GEMINI_USAGE })), GEMINI_EXPECTED, `${VERTEX}/google/models/gemini-2.5-pro:generateContent`);
   await readAllWays(t, 'vertex', sse([[undefined, { usageMetadata: GEMINI_USAGE }]]), GEMINI_EXPECTED, `${VERTEX}/google/models/gemini-2.5-pro:streamGenerateContent`);

@@ -26,6 +26,7 @@ import { Errors } from '../../src/errors.js';
 import { ResponseBook } from '../../src/gateway/realtime/book.js';
 import { ResponseLimits, type ResponseLimit } from '../../src/gateway/realtime/limits.js';
 import { TranscriptionBook, transcriptionPrice, type TranscriptionUsage } from '../../src/gateway/realtime/transcription.js';
+import { shippedPrice } from '../support/shipped-prices.js';
 
 const RUNS = Number(process.env.KEYWARD_PROPERTY_RUNS ?? 150);
 const SEED = process.env.KEYWARD_PROPERTY_SEED === undefined ? undefined : Number(process.env.KEYWARD_PROPERTY_SEED);
@@ -160,7 +161,7 @@ test('TranscriptionBook: the provider bills what it transcribes; billed never pa
   });
   await fc.assert(fc.asyncProperty(scenario, async ({ model, cap, promptBytes, detection, deliverAtEnd, steps }) => {
     const { limit, state } = capLimit(cap);
-    const entry = priceEntry(model, openaiProvider.prices[model], 'test');
+    const entry = priceEntry(model, shippedPrice('openai', model), 'test');
     const price = transcriptionPrice(model, entry, DECLARED);
     const itemWorst = price.item(promptBytes).micros;
     let uncovered = 0;

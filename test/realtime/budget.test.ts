@@ -8,14 +8,13 @@
  * Gemini Live (1008 with the reason) and the Responses API over WebSocket.
  */
 import test from 'ava';
-import geminiProvider from '../../providers/gemini.js';
-import openaiProvider from '../../providers/openai.js';
 import { priceEntry, usageCost, worstCaseCost } from '../../src/catalog/prices.js';
 import { realtimeUsage } from '../../src/gateway/realtime/protocols/openai-realtime.js';
+import { shippedPrice } from '../support/shipped-prices.js';
 import { realtimeFixture, type Client, type RealtimeFixture } from '../support/realtime-fixture.js';
 import { eventually } from '../support/wait.js';
 
-const RT = priceEntry('gpt-realtime', openaiProvider.prices['gpt-realtime'], 'test');
+const RT = priceEntry('gpt-realtime', shippedPrice('openai', 'gpt-realtime'), 'test');
 /** One gpt-realtime response's worst case: 32,000 tokens in at the audio price, 4,096 out at the audio price. */
 const WORST = worstCaseCost(RT, 32_000, 4_096);
 const usd = (micros: number) => (micros / 1e6).toFixed(6);
@@ -112,7 +111,7 @@ test('the organisation\'s monthly cap holds the same way', async (t) => {
 
 test('Gemini Live: a turn that does not fit closes the session with 1008 and the reason, unforwarded', async (t) => {
   const f = await realtimeFixture(t);
-  const live = priceEntry('gemini-2.0-flash-live-001', geminiProvider.prices['gemini-2.0-flash-live-001'], 'test');
+  const live = priceEntry('gemini-2.0-flash-live-001', shippedPrice('gemini', 'gemini-2.0-flash-live-001'), 'test');
   const tok = await f.mint('gemini', { budget_usd: usd(worstCaseCost(live, 1_048_576, 8_192) - 1) });
   const c = await f.open('ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent', { 'x-goog-api-key': tok.token });
   c.send({ setup: { model: 'models/gemini-2.0-flash-live-001', realtimeInputConfig: { automaticActivityDetection: { disabled: true } } } });
@@ -126,7 +125,7 @@ test('Gemini Live: a turn that does not fit closes the session with 1008 and the
 
 test('Responses API over WebSocket: each response.create held like an HTTP request, settled at response.completed; models scope', async (t) => {
   const f = await realtimeFixture(t);
-  const mini = priceEntry('gpt-5-mini', openaiProvider.prices['gpt-5-mini'], 'test');
+  const mini = priceEntry('gpt-5-mini', shippedPrice('openai', 'gpt-5-mini'), 'test');
   const body = { type: 'response.create', model: 'gpt-5-mini', input: [{ role: 'user', content: 'hi' }], max_output_tokens: 1000 };
   const worst = worstCaseCost(mini, Buffer.byteLength(JSON.stringify(body)) + 1024, 1000);
   const tok = await f.mint('openai', { budget_usd: usd(worst + 100), models: ['gpt-5-mini'] });

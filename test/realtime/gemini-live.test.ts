@@ -6,9 +6,9 @@
  */
 import test from 'ava';
 import { GoogleGenAI, Modality, type LiveServerMessage } from '@google/genai';
-import geminiProvider from '../../providers/gemini.js';
 import { priceEntry, usageCost } from '../../src/catalog/prices.js';
 import { liveUsage } from '../../src/gateway/realtime/protocols/gemini-live.js';
+import { shippedPrice } from '../support/shipped-prices.js';
 import { realtimeFixture } from '../support/realtime-fixture.js';
 import { eventually } from '../support/wait.js';
 
@@ -51,7 +51,7 @@ test('ai.live.connect through the gateway: setup, text and audio in order both w
   t.false(JSON.stringify(hs).includes('ptok_'), 'the ptok (the SDK sends it as ?key=) never reaches the provider');
   t.regex(new URL(hs.url, 'http://x').pathname, /^\/ws\/google\.ai\.generativelanguage\.v1(beta|alpha)?\.GenerativeService\.BidiGenerateContent$/);
 
-  const price = priceEntry(MODEL, geminiProvider.prices[MODEL], 'test');
+  const price = priceEntry(MODEL, shippedPrice('gemini', MODEL), 'test');
   const expected = usageCost(price, liveUsage(f.fake.geminiUsage)!);
   // Counted when the session closes: a real event, waited for with a generous bound (a busy machine is slow).
   let u: Record<string, any> | undefined;

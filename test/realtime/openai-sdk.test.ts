@@ -10,8 +10,8 @@ import OpenAI, { AzureOpenAI } from 'openai';
 import { OpenAIRealtimeWS } from 'openai/realtime/ws';
 import { usageCost } from '../../src/catalog/prices.js';
 import { priceEntry } from '../../src/catalog/prices.js';
-import openaiProvider from '../../providers/openai.js';
 import { realtimeUsage } from '../../src/gateway/realtime/protocols/openai-realtime.js';
+import { shippedPrice } from '../support/shipped-prices.js';
 import { realtimeFixture } from '../support/realtime-fixture.js';
 import { eventually } from '../support/wait.js';
 
@@ -72,7 +72,7 @@ test('OpenAIRealtimeWS (Node) over wss: text and audio both ways in order, store
   t.is(new URL(hs.url, 'http://x').searchParams.get('model'), 'gpt-realtime');
 
   // Spend: the fake's usage priced at gpt-realtime's text and audio prices, on the token.
-  const price = priceEntry('gpt-realtime', openaiProvider.prices['gpt-realtime'], 'test');
+  const price = priceEntry('gpt-realtime', shippedPrice('openai', 'gpt-realtime'), 'test');
   const expected = usageCost(price, realtimeUsage(f.fake.usage)!);
   t.true(expected > 0);
   // The session's request is counted when it ends (its exit); its response's spend when the response settled.

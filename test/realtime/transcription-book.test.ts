@@ -10,9 +10,10 @@ import { priceEntry, usageCost } from '../../src/catalog/prices.js';
 import { ApiError, Errors } from '../../src/errors.js';
 import { ResponseLimits, type ResponseLimit } from '../../src/gateway/realtime/limits.js';
 import { TranscriptionBook, transcriptionPrice } from '../../src/gateway/realtime/transcription.js';
+import { shippedPrice } from '../support/shipped-prices.js';
 
 const RATE = 20;
-const entryOf = (model: 'gpt-4o-transcribe' | 'whisper-1') => priceEntry(model, openaiProvider.prices[model], 'test');
+const entryOf = (model: 'gpt-4o-transcribe' | 'whisper-1') => priceEntry(model, shippedPrice('openai', model), 'test');
 const party = { tokenId: 'tok_1', orgId: 'org_1', tokenBudget: 1, scopes: {} };
 
 function ledger(cap: number) {

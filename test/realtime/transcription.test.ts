@@ -24,6 +24,7 @@ import fc from 'fast-check';
 import openaiProvider from '../../providers/openai.js';
 import { priceEntry, usageCost } from '../../src/catalog/prices.js';
 import { transcriptionPrice } from '../../src/gateway/realtime/transcription.js';
+import { shippedPrice } from '../support/shipped-prices.js';
 import { realtimeFixture, type Client, type RealtimeFixture } from '../support/realtime-fixture.js';
 import { eventually } from '../support/wait.js';
 
@@ -34,7 +35,7 @@ const GPT = { model: 'gpt-4o-transcribe' };
 const WHISPER = { model: 'whisper-1' };
 const transcribing = (transcription: Record<string, unknown>) => ({ type: 'session.update', session: { type: 'realtime', audio: { input: { turn_detection: null, transcription } } } });
 const rate = openaiProvider.routes.find((r) => r.path === 'v1/realtime')!.websocket!.inputAudioTokensPerSecond!;
-const priceOf = (model: 'gpt-4o-transcribe' | 'whisper-1') => transcriptionPrice(model, priceEntry(model, openaiProvider.prices[model], 'test'), rate);
+const priceOf = (model: 'gpt-4o-transcribe' | 'whisper-1') => transcriptionPrice(model, priceEntry(model, shippedPrice('openai', model), 'test'), rate);
 const usd = (micros: number) => (micros / 1e6).toFixed(6);
 
 async function usageOf(f: RealtimeFixture, tokenId: string): Promise<{ spent: number; input: number; output: number }> {
@@ -84,7 +85,7 @@ test('within the budget: each append and the item held first, then settled from 
     await c.waitFor((m) => m.type === 'conversation.item.input_audio_transcription.completed');
     const billed = f.fake.transcribed[0]!;
     t.is(billed.model, model);
-    const entry = priceEntry(model, openaiProvider.prices[model], 'test');
+    const entry = priceEntry(model, shippedPrice('openai', model), 'test');
     const cost = billed.usage.type === 'duration'
       ? Math.ceil(billed.usage.seconds * entry.perAudioSecond!)
       : usageCost(entry, { inputTokens: billed.usage.input_tokens, audioInputTokens: billed.usage.input_token_details.audio_tokens, outputTokens: billed.usage.output_tokens });
@@ -218,7 +219,7 @@ test('property: random transcription sessions never make the provider bill past 
     const closed = await c.closed;
     // The session is counted (its one request) once it has ended and settled everything.
     await eventually(async () => (await f.admin('GET', `/v1/tokens/${tok.id}`)).body.usage?.requests === 1, 'the session counted');
-    const entry = priceEntry(model, openaiProvider.prices[model], 'test');
+    const entry = priceEntry(model, shippedPrice('openai', model), 'test');
     let billed = 0;
     for (const { usage } of f.fake.transcribed) {
       billed += usage.type === 'duration'

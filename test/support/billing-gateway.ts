@@ -11,21 +11,17 @@
  * built server (spawnServer, the same data dir and env), which a test can kill with SIGKILL (`kill`).
  */
 import type { ExecutionContext } from 'ava';
-import anthropic from '../../providers/anthropic.js';
-import bedrock from '../../providers/bedrock.js';
-import gemini from '../../providers/gemini.js';
-import openai from '../../providers/openai.js';
-import vertex from '../../providers/vertex.js';
 import { parseUsd } from '../../src/catalog/money.js';
 import { PriceBook, usageCost, type PriceEntry } from '../../src/catalog/prices.js';
 import { api, createOrg, spawnServer, startApp, tempDir, type Org } from './app.js';
 import { startBillingProvider, SHAPE_SPECS, VERTEX_LOCATION, VERTEX_PROJECT, type Bill, type BillingProvider, type MemberBehaviour, type ShapeSpec } from './billing-provider.js';
 import { IssuedTokens, startFakeGoogleAuth } from './cloud/google-auth.js';
+import { shippedTable } from './shipped-prices.js';
 
 export type BilledProvider = ShapeSpec['provider'];
 export const PROVIDERS: readonly BilledProvider[] = ['anthropic', 'openai', 'gemini', 'bedrock', 'vertex'];
 
-const book = new PriceBook([{ tables: { anthropic: anthropic.prices, openai: openai.prices, gemini: gemini.prices, bedrock: bedrock.prices, vertex: vertex.prices }, source: () => 'test' }]);
+const book = new PriceBook([{ tables: Object.fromEntries(PROVIDERS.map((p) => [p, shippedTable(p)])), source: () => 'test' }]);
 
 /** The provider file's price of a shape's model. */
 export function priceOf(provider: BilledProvider, model: string): PriceEntry {

@@ -13,6 +13,9 @@
  *   x-bill-input: n      input tokens (default: the body's bytes, never above what Keyward bounds it by)
  *   x-bill-output: n     final output tokens (default: half the output cap)
  *   x-bill-tool-uses: n  provider-side tool uses billed (the test prices them)
+ *   x-bill-report: json  fields the final usage event reports besides its counts (the service tier that served it:
+ *                        top level of OpenAI's chunk and Responses object, inside Anthropic's `usage`); a `usage`
+ *                        (Gemini: `usageMetadata`) object in it is merged into the event's counts
  *
  * A pool's member (billing-gateway.ts `pool`) is told by its key, which names what it does (`member-<b>-`):
  *   ok      answers as above
@@ -217,7 +220,7 @@ export async function startBillingProvider(): Promise<BillingProvider> {
       const cap = outputCap(body);
       const input = num(req.headers['x-bill-input']) ?? raw.length;
       const output = Math.min(cap, num(req.headers['x-bill-output']) ?? Math.ceil(cap / 2));
-      const events = spec.events(input, output);
+      const events = withReport(shape, spec.events(input, output), spec.finalAt, req.headers['x-bill-report']);
       const cut = num(req.headers['x-bill-cut']);
       const pause = num(req.headers['x-bill-pause']);
       const stop = Math.min(events.length, cut ?? pause ?? events.length);
@@ -268,6 +271,30 @@ export async function startBillingProvider(): Promise<BillingProvider> {
     await new Promise<void>((r) => server.close(() => r()));
   };
   return state;
+}
+
+/** A shape's events with `report` (JSON) put into the final usage event where the provider puts such fields. */
+function withReport(shape: StreamShape, events: Buffer[], finalAt: number, report: string | string[] | undefined): Buffer[] {
+  if (typeof report !== 'string') return events;
+  const fields = JSON.parse(report) as Record<string, unknown>;
+  const text = events[finalAt]!.toString();
+  const at = text.indexOf('data: ');
+  if (at === -1) return events; // an AWS event stream: not here
+  const end = text.indexOf('\n', at);
+  const data = JSON.parse(text.slice(at + 6, end));
+  // Into the object that holds the usage: its `usage` (or Gemini's `usageMetadata`) fields merged into the counts.
+  const merge = (into: Record<string, unknown>) => {
+    for (const [k, v] of Object.entries(fields)) {
+      const held = into[k];
+      into[k] = (k === 'usage' || k === 'usageMetadata') && held && typeof held === 'object' ? { ...held, ...(v as object) } : v;
+    }
+  };
+  if (shape === 'openai-chat' || shape === 'gemini' || shape === 'vertex-gemini') merge(data);
+  else if (shape === 'openai-responses') merge(data.response);
+  else if (data.usage) Object.assign(data.usage, fields);
+  const out = [...events];
+  out[finalAt] = Buffer.from(`${text.slice(0, at + 6)}${JSON.stringify(data)}${text.slice(end)}`);
+  return out;
 }
 
 /** The bytes of the first `k` events of a shape's whole answer (for a caller that leaves after reading them). */

@@ -41,6 +41,7 @@ export default {
   routes: ${ROUTES[shape]},
   prices: ${JSON.stringify(PRICES[shape])},
   pricesAsOf: '2026-11-01',
+  pricesSource: 'https://prices.example/test',
 };
 `;
 }

@@ -12,7 +12,8 @@
  * the response it is settled to the usage the provider reported when final, else to the larger of what was
  * seen and the reservation (settlement's one rule). A body is read whole only for such tokens. A pooled
  * request's attempt whose body went whole to a member that gave no answer is charged its whole reservation,
- * and the next attempt reserves the same again or is not made (`reattempt`).
+ * and the next attempt reserves the same again or is not made (`reattempt`). A request whose price dimension
+ * selects a tier the price book does not price is refused (400 price_unknown), as under a budget.
  */
 import { boundOrRefuse, boundScan } from '../../catalog/spend-bound.js';
 import type { PriceBook, PriceEntry } from '../../catalog/prices.js';
@@ -20,6 +21,7 @@ import type { ProviderRegistry } from '../../catalog/registry.js';
 import type { LimitHold, TokenLimits } from '../../accounting/token-limits.js';
 import { Errors } from '../../errors.js';
 import { responseOf, type RequestContext } from '../context.js';
+import { cappedPrice } from '../price-choice.js';
 import type { CoreStage } from '../pipeline.js';
 
 const SLOT = 'limits:slot';
@@ -65,7 +67,7 @@ export class TokensPerMinuteStage implements CoreStage {
 
   constructor(private readonly limits: TokenLimits, private readonly prices: PriceBook, providers: ProviderRegistry) {
     // The same scan as the budget's (the union of readers then skips declarations for both).
-    this.body = { ...boundScan(providers.toolScan), when: (ctx: RequestContext) => ctx.auth?.token.scopes.tokensPerMinute !== undefined };
+    this.body = { ...boundScan(providers.toolScan, providers.priceFields), when: (ctx: RequestContext) => ctx.auth?.token.scopes.tokensPerMinute !== undefined };
   }
 
   access(ctx: RequestContext): Promise<void> | undefined {
@@ -116,8 +118,10 @@ export class TokensPerMinuteStage implements CoreStage {
     ctx.state.delete(TOKENS);
     if (!ctx.forwarded) return this.limits.refundTokens(hold);
     const seen = ctx.usage.inputTokens + ctx.usage.outputTokens;
-    // Settlement's one rule: only a provider's final usage is final; otherwise the larger of seen and reserved.
-    const used = ctx.usageFinal ? seen : Math.max(seen, hold.units);
+    // Settlement's one rule: only a provider's final usage is final; otherwise the larger of seen and reserved. A
+    // token count the reader does not know may be tokens it did not add up: fail closed likewise.
+    const known = ctx.usageFinal && (ctx.usage.unknownFields?.length ?? 0) === 0;
+    const used = known ? seen : Math.max(seen, hold.units);
     this.limits.settleTokens(hold, ctx.usageFinal && seen === 0 && (ctx.status ?? 0) < 400 ? hold.units : used);
   }
 
@@ -125,7 +129,8 @@ export class TokensPerMinuteStage implements CoreStage {
   private worstCase(ctx: RequestContext): number {
     if (!ctx.bodyFollows || ctx.bodyBytes === 0) return 0;
     if (ctx.bodyBytes === undefined) throw Errors.unavailable();
-    const price = (ctx.model === undefined ? undefined : this.prices.match(ctx.provider!.id, ctx.model)?.price) ?? UNPRICED;
+    // A price dimension the book does not price is refused here too (400 price_unknown); an unpriced model is not.
+    const price = cappedPrice(this.prices, ctx) ?? UNPRICED;
     const body = { fields: ctx.bodyFields ?? new Map(), bytes: ctx.bodyBytes, mediaKeys: ctx.bodyKeys ?? new Set<string>(), elements: ctx.bodyElements };
     const bound = boundOrRefuse(price, body, { declared: ctx.provider?.tools, model: ctx.model ?? '' });
     return bound.inputTokens + bound.outputTokens;

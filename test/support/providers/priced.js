@@ -21,4 +21,5 @@ export default {
     'emb-1': { input: 0.1, output: 0 },
   },
   pricesAsOf: '2026-11-01',
+  pricesSource: 'https://prices.example/test',
 };

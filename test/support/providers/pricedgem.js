@@ -13,4 +13,5 @@ export default {
   ],
   prices: { 'gem-1*': { input: 1, output: 4, maxOutput: 8192, contextWindow: 1000000 } },
   pricesAsOf: '2026-11-01',
+  pricesSource: 'https://prices.example/test',
 };
