@@ -32,7 +32,7 @@ export default {
   // request is priced at or above its bill. Rerank is billed per search and has no price here.
   // Checked again on 2026-11-25: no current list price page we could read confirms this table's models or their
   // successors, so it stands as dated; a model released since is unpriced (refused under a budget) until
-  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/agents.md).
+  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/operate/providers.md, "Prices that keep up").
   pricesAsOf: '2025-08-01',
   prices: {
     'command-a-03-2025': { input: 2.5, output: 10, maxOutput: 8_000, contextWindow: 256_000 },

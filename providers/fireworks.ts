@@ -24,7 +24,7 @@ export default {
   // Cached input (discounted by Fireworks) is priced as input here: never below the bill.
   // Checked again on 2026-11-25: no current list price page we could read confirms this table's models or their
   // successors, so it stands as dated; a model released since is unpriced (refused under a budget) until
-  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/agents.md).
+  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/operate/providers.md, "Prices that keep up").
   pricesAsOf: '2025-08-15',
   prices: {
     'accounts/fireworks/models/llama-v3p3-70b-instruct': { input: 0.9, output: 0.9, contextWindow: 131_072 },

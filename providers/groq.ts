@@ -30,7 +30,7 @@ export default {
   // it) is priced as input here: never below the bill.
   // Checked again on 2026-11-25: no current list price page we could read confirms this table's models or their
   // successors, so it stands as dated; a model released since is unpriced (refused under a budget) until
-  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/agents.md).
+  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/operate/providers.md, "Prices that keep up").
   pricesAsOf: '2025-09-05',
   prices: {
     'llama-3.3-70b-versatile': { input: 0.59, output: 0.79, maxOutput: 32_768, contextWindow: 131_072 },

@@ -30,7 +30,7 @@ export default {
   // from the context window.
   // Checked again on 2026-11-25: no current list price page we could read confirms this table's models or their
   // successors, so it stands as dated; a model released since is unpriced (refused under a budget) until
-  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/agents.md).
+  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/operate/providers.md, "Prices that keep up").
   pricesAsOf: '2025-08-12',
   prices: {
     'mistral-large-latest': { input: 2, output: 6, contextWindow: 131_072 },

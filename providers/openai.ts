@@ -64,7 +64,7 @@ export default {
     { method: 'POST', path: 'v1/audio/translations' },
     { method: 'GET', path: 'v1/models' },
     { method: 'GET', path: 'v1/models/{model}' },
-    // WebSocket sessions (docs/realtime.md): the Realtime API, and the Responses API as Codex CLI opens it.
+    // WebSocket sessions (docs/agents/realtime.md): the Realtime API, and the Responses API as Codex CLI opens it.
     { method: 'GET', path: 'v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model' } },
     { method: 'GET', path: 'v1/responses', websocket: { protocol: 'openai-responses' } },
   ],

@@ -28,7 +28,7 @@ export default {
   // Exact names: variants (`:online` adds web-search fees, `:free`, `:thinking`) are unpriced unless added.
   // Checked again on 2026-11-25: two of today's models confirmed at their vendors' prices on OpenRouter (listed first);
   // the rest stands as dated. A model released since is unpriced (refused under a budget) until KEYWARD_PRICES prices
-  // it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/agents.md).
+  // it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/operate/providers.md, "Prices that keep up").
   pricesAsOf: '2025-11-24',
   prices: {
     'openai/gpt-6.1-terra': { input: 1, cachedInput: 0.05, output: 5, longContext: { aboveInputTokens: 272_000, input: 2, cachedInput: 0.1, output: 7.5 } },

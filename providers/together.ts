@@ -26,7 +26,7 @@ export default {
   // operators override or extend them with KEYWARD_PRICES (dedicated endpoints are billed by the hour, not here).
   // Checked again on 2026-11-25: no current list price page we could read confirms this table's models or their
   // successors, so it stands as dated; a model released since is unpriced (refused under a budget) until
-  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/agents.md).
+  // KEYWARD_PRICES prices it or KEYWARD_UNPRICED=family_max bounds it by its family (docs/operate/providers.md, "Prices that keep up").
   pricesAsOf: '2025-08-15',
   prices: {
     'meta-llama/Llama-3.3-70B-Instruct-Turbo': { input: 0.88, output: 0.88, contextWindow: 131_072 },
