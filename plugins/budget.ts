@@ -16,7 +16,10 @@
  * core says the request spent (`ctx.spentMicros`, gateway/settlement.ts): the
  * priced usage the provider reported; the whole reservation when none was
  * reported (the caller left, the stream was cut); nothing for a provider's own
- * error answer without usage.
+ * error answer without usage. A pooled request's attempt whose body went whole
+ * to a member that gave no answer (timeout, reset) may have been billed: it is
+ * charged its whole reservation, and the next attempt reserves the same again
+ * under every cap, or is not made (`reattempt`).
  *
  * Only budgeted requests pay for this: an unbudgeted one costs two map reads
  * (the token's scope and the org's cached cap), no price lookup, no body wait.
@@ -32,6 +35,8 @@ import { boundOrRefuse, boundScan } from '../src/catalog/spend-bound.js';
 
 /** The plugin's state key for a request's reservation. */
 const STATE = 'budget';
+/** The caps a request's reservation was made under, for a pooled request's next attempt (`reattempt`). */
+const CAPS = 'budget.caps';
 /**
  * Set once this request's access found that no cap applies (no budget, the org's limit loaded: none): its body
  * is not needed, whatever the org-limit cache says a moment later (a cache past its age while the change feed is
@@ -83,6 +88,7 @@ const budget: PluginModule<ProxyContext> = {
       const request = { tokenId: auth.token.id, tokenBudget, orgId, orgLimit };
       const reserved = (reservation: SpendReservation): void => {
         ctx.state.set(STATE, reservation);
+        ctx.state.set(CAPS, request);
         ctx.reservedMicros = micros;
         if (feeMicros > 0) ctx.toolFeeMicros = feeMicros;
       };
@@ -110,6 +116,32 @@ const budget: PluginModule<ProxyContext> = {
         if (!ctx.bodyFollows || unpriceable(ctx)) return;
         return reserve(ctx, ctx.auth, orgLimit);
       },
+      // A pooled request's attempt that may have been billed: charged whole; the next one reserves again or is not made.
+      reattempt(ctx: ProxyContext, again: boolean): boolean | Promise<boolean> {
+        const reservation = ctx.state.get(STATE) as SpendReservation | undefined;
+        if (!reservation) return true;
+        ctx.state.delete(STATE);
+        spend.settle(reservation, reservation.micros);
+        const request = ctx.state.get(CAPS) as Parameters<typeof spend.reserve>[0];
+        const none = (): false => {
+          ctx.reservedMicros = undefined;
+          ctx.toolFeeMicros = undefined;
+          return false;
+        };
+        if (!again) return none();
+        const now = spend.reserveNow(request, reservation.micros);
+        if (now) {
+          ctx.state.set(STATE, now);
+          return true;
+        }
+        return spend.reserve(request, reservation.micros).then((next) => {
+          ctx.state.set(STATE, next);
+          return true;
+        }, (err: unknown) => {
+          refused(ctx, err);
+          return none();
+        });
+      },
       undo(ctx: ProxyContext): void {
         const reservation = ctx.state.get(STATE) as SpendReservation | undefined;
         ctx.state.delete(STATE);
@@ -122,9 +154,9 @@ const budget: PluginModule<ProxyContext> = {
         if (!reservation) return;
         ctx.state.delete(STATE);
         if (!ctx.forwarded) return spend.refund(reservation);
-        // The core's one figure (gateway.ts settledSpend): the reported cost, 0 for a provider's error without
-        // usage, the whole reservation when nothing was reported.
-        spend.settle(reservation, ctx.spentMicros ?? reservation.micros);
+        // The core's one figure (settlement.ts settledSpend): the reported cost, 0 for a provider's error without
+        // usage, the whole reservation when nothing was reported; earlier attempts were charged as they failed.
+        spend.settle(reservation, ctx.spentMicros === undefined ? reservation.micros : ctx.spentMicros - ctx.earlierAttemptsMicros);
       },
       close: () => spend.releaseAll(),
     };

@@ -98,8 +98,9 @@ export default {
     { method: 'POST', path: 'openai/v1/embeddings' },
     { method: 'GET', path: 'openai/v1/models' },
     // Realtime sessions over WebSocket (docs/agents/realtime.md): the deployment (or the v1 surface's model) names the model.
-    { method: 'GET', path: 'openai/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'deployment' } },
-    { method: 'GET', path: 'openai/v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model' } },
+    // Input audio is billed as OpenAI bills it (1 token per 100 ms), bounded at twice that as in providers/openai.ts.
+    { method: 'GET', path: 'openai/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'deployment', inputAudioTokensPerSecond: 20 } },
+    { method: 'GET', path: 'openai/v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model', inputAudioTokensPerSecond: 20 } },
   ],
   // No price table: the model a request names is the operator's own deployment name, and its price depends on the
   // deployment type (global, data zone, regional, provisioned). Price your deployments in KEYWARD_PRICES, e.g.

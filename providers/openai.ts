@@ -64,8 +64,10 @@ export default {
     { method: 'POST', path: 'v1/audio/translations' },
     { method: 'GET', path: 'v1/models' },
     { method: 'GET', path: 'v1/models/{model}' },
-    // WebSocket sessions (docs/agents/realtime.md): the Realtime API, and the Responses API as Codex CLI opens it.
-    { method: 'GET', path: 'v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model' } },
+    // WebSocket sessions (docs/agents/realtime.md): the Realtime API, and the Responses API as Codex CLI opens it. User audio
+    // is billed at 1 token per 100 ms (https://developers.openai.com/api/docs/guides/realtime-costs): bounded here at twice
+    // that, the rate of assistant audio (1 per 50 ms), for the special tokens around it.
+    { method: 'GET', path: 'v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model', inputAudioTokensPerSecond: 20 } },
     { method: 'GET', path: 'v1/responses', websocket: { protocol: 'openai-responses' } },
   ],
   // Built-in tools OpenAI runs and bills beyond the visible input (https://platform.openai.com/docs/pricing#built-in-tools):
@@ -155,6 +157,13 @@ export default {
     'gpt-4o-realtime-preview-20*': { ...realtime.gpt4oRealtime },
     'gpt-4o-mini-realtime-preview': { ...realtime.gpt4oMiniRealtime },
     'gpt-4o-mini-realtime-preview-20*': { ...realtime.gpt4oMiniRealtime },
+    // Realtime input-audio transcription (a session's `input_audio_transcription` / `audio.input.transcription`, or
+    // `?intent=transcription`): gpt-4o-transcribe and gpt-4o-mini-transcribe bill text and audio input tokens apart and
+    // text output (the transcript; `audio.output` is only the shape's: they make no audio), with a 16,000-token context
+    // and 2,000-token output per transcription; whisper-1 bills $0.006 a minute of audio (`perAudioSecond`), no tokens.
+    'gpt-4o-transcribe': { input: 2.5, output: 10, audio: { input: 6, output: 10 }, maxOutput: 2_000, contextWindow: 16_000 },
+    'gpt-4o-mini-transcribe': { input: 1.25, output: 5, audio: { input: 3, output: 5 }, maxOutput: 2_000, contextWindow: 16_000 },
+    'whisper-1': { input: 0, output: 0, perAudioSecond: 0.0001 },
     'text-embedding-3-small': { input: 0.02, output: 0, contextWindow: 8_191 },
     'text-embedding-3-large': { input: 0.13, output: 0, contextWindow: 8_191 },
     'text-embedding-ada-002': { input: 0.1, output: 0, contextWindow: 8_191 },

@@ -33,6 +33,7 @@ export const ERROR_CATALOGUE = {
   issuer_not_allowed: { status: 400, type: 'invalid_request', when: 'A trust policy\'s `issuer` that the operator does not allow (KEYWARD_OIDC_ISSUERS).' },
   max_tokens_required: { status: 400, type: 'invalid_request', when: 'A request under a spend budget names no output cap (`max_tokens`, `max_completion_tokens`, `max_output_tokens`, `generationConfig.maxOutputTokens`, …) for a model with no known largest output, or references remote media or files for a model with no known context window: its worst case cannot be bounded.' },
   tools_unbounded: { status: 400, type: 'invalid_request', when: 'A request under a spend budget uses a provider-side tool (search, fetch, code execution, file search) whose cost nothing bounds: a tool billed by time, a per-use fee without a use limit in the request (`max_uses`, `max_tool_calls`), or a model with no known context window for the input the tool brings back.' },
+  price_unknown: { status: 400, type: 'invalid_request', when: 'Under a cap (a token\'s `budget_usd` or `tokens_per_minute`, the organisation\'s `spend_limit_usd`), a request that sets a declared price dimension (`service_tier`, fast mode, a transcription or audio mode, …) to a value the price book does not price; the message names the field and value. Nothing is sent upstream.' },
   request_timeout: { status: 408, type: 'invalid_request', when: 'The request headers or body were not received within KEYWARD_HEADERS_TIMEOUT_MS / KEYWARD_BODY_TIMEOUT_MS.' },
   expectation_failed: { status: 417, type: 'invalid_request', when: 'An `Expect` header other than `100-continue`.' },
   unauthenticated: { status: 401, type: 'authentication', when: 'An admin route without a valid org token or admin key (or, for POST /v1/orgs, the operator\'s admin token); /metrics without KEYWARD_METRICS_TOKEN when one is set.' },
@@ -121,6 +122,7 @@ export const Errors = {
   notFound: (what = 'No such resource.') => fail('not_found', what),
   idempotencyConflict: () => fail('idempotency_conflict', 'This Idempotency-Key was used with a different request.'),
   toolsUnbounded: (message: string) => fail('tools_unbounded', message),
+  priceUnknown: (message: string) => fail('price_unknown', message),
   payloadTooLarge: (limit: number) => fail('payload_too_large', `The request body is larger than ${limit} bytes.`),
   quotaExceeded: (limit: number, retryAfterS: number) =>
     fail('quota_exceeded', `The free tier allows ${limit} proxy requests per calendar month (UTC).`, { 'retry-after': String(retryAfterS) }),

@@ -2,7 +2,7 @@
  * KEYWARD_PRICES: the operator's price file, the PriceBook's second layer (on top of
  * the provider files' tables). `{ "<provider id>": { "<model or prefix*>": { "input":
  * 2.5, "output": 10, "cachedInput"?, "cacheWriteInput"?, "maxOutput"?, "contextWindow"?, "requestFee"?,
- * "longContext"?: { "aboveInputTokens", "input", "output", … } } } }`,
+ * "perAudioSecond"?, "longContext"?: { "aboveInputTokens", "input", "output", … } } } }`,
  * USD per million tokens and whole tokens. Checked once at start against the loaded
  * providers: a problem stops start-up with a ConfigError naming the entry (an unknown
  * provider id lists the loaded ones; an unknown field is refused, so a typo never

@@ -41,6 +41,8 @@ export interface PriceEntry extends PriceTier {
   readonly requestFee?: number;
   /** Audio token prices in µ$ per million (realtime and audio models): absent, audio costs what text does. */
   readonly audio?: { readonly input: number; readonly cachedInput: number; readonly output: number };
+  /** µ$ per second of input audio (a model billed by duration: realtime transcription's whisper-1). */
+  readonly perAudioSecond?: number;
   readonly maxOutput?: number;
   readonly contextWindow?: number;
   /** Where it came from: `<provider file>` dated, or KEYWARD_PRICES. */
@@ -58,7 +60,7 @@ export class PriceError extends Error {
 }
 
 /** The fields a written price may have: any other is a typo that would leave a default standing, so it is refused. */
-export const PRICE_FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext', 'audio'];
+export const PRICE_FIELDS: readonly (keyof ModelPrice)[] = ['input', 'output', 'cachedInput', 'cacheWriteInput', 'maxOutput', 'contextWindow', 'requestFee', 'longContext', 'audio', 'perAudioSecond'];
 const AUDIO_FIELDS: readonly (keyof AudioPrice)[] = ['input', 'output', 'cachedInput'];
 const LONG_CONTEXT_FIELDS: readonly (keyof LongContextPrice)[] = ['aboveInputTokens', 'input', 'output', 'cachedInput', 'cacheWriteInput'];
 
@@ -111,6 +113,7 @@ export function priceEntry(where: string, p: ModelPrice, source: string): PriceE
     ...tier(p, ''),
     // An amount in USD → µ$: the same conversion as a price per million tokens → µ$ per million tokens.
     ...(p.requestFee !== undefined ? { requestFee: amount('requestFee', p.requestFee, 'USD per request') } : {}),
+    ...(p.perAudioSecond !== undefined ? { perAudioSecond: amount('perAudioSecond', p.perAudioSecond, 'USD per second of input audio') } : {}),
     ...(audio !== undefined ? { audio: Object.freeze(audioTier(audio)) } : {}),
     ...(longContext !== undefined ? { longContext: Object.freeze({ ...tier(longContext, 'longContext.'), above: tokens('longContext.aboveInputTokens', longContext.aboveInputTokens) }) } : {}),
     ...(p.maxOutput !== undefined ? { maxOutput: tokens('maxOutput', p.maxOutput) } : {}),
@@ -150,6 +153,7 @@ export function dearestOf(entries: readonly PriceEntry[], source: string): Price
   let audio = { input: 0, cachedInput: 0, output: 0 };
   let anyAudio = false;
   let requestFee: number | undefined;
+  let perAudioSecond: number | undefined;
   let maxOutput: number | undefined;
   let contextWindow: number | undefined;
   for (const e of entries) {
@@ -160,6 +164,7 @@ export function dearestOf(entries: readonly PriceEntry[], source: string): Price
     anyAudio ||= e.audio !== undefined;
     audio = { input: Math.max(audio.input, a.input), cachedInput: Math.max(audio.cachedInput, a.cachedInput), output: Math.max(audio.output, a.output) };
     requestFee = largest(requestFee, e.requestFee);
+    perAudioSecond = largest(perAudioSecond, e.perAudioSecond);
     maxOutput = largest(maxOutput, e.maxOutput);
     contextWindow = largest(contextWindow, e.contextWindow);
   }
@@ -167,6 +172,7 @@ export function dearestOf(entries: readonly PriceEntry[], source: string): Price
     ...tier,
     ...(anyAudio ? { audio: Object.freeze(audio) } : {}),
     ...(requestFee !== undefined ? { requestFee } : {}),
+    ...(perAudioSecond !== undefined ? { perAudioSecond } : {}),
     ...(maxOutput !== undefined ? { maxOutput } : {}),
     ...(contextWindow !== undefined ? { contextWindow } : {}),
     source,

@@ -221,12 +221,14 @@ const REALTIME_PROTOCOLS: readonly RealtimeProtocol[] = ['openai-realtime', 'ope
 function validateWebSocket(route: Record<string, unknown>, fail: (problem: string) => never): void {
   const ws = route.websocket as Record<string, unknown> | null;
   const where = `route ${JSON.stringify(route.path)}: \`websocket\``;
-  if (!ws || typeof ws !== 'object' || Array.isArray(ws)) fail(`${where} must be { protocol, modelQuery? }`);
+  if (!ws || typeof ws !== 'object' || Array.isArray(ws)) fail(`${where} must be { protocol, modelQuery?, inputAudioTokensPerSecond? }`);
   if (route.method !== 'GET') fail(`${where} needs method GET (an upgrade is a GET)`);
   if (!REALTIME_PROTOCOLS.includes(ws!.protocol as RealtimeProtocol)) fail(`${where}.protocol must be one of ${REALTIME_PROTOCOLS.join(', ')}`);
   if (ws!.modelQuery !== undefined && (typeof ws!.modelQuery !== 'string' || !PARAM_NAME.test(ws!.modelQuery))) fail(`${where}.modelQuery must be a query parameter name`);
   if ((route.path as string).includes('{model}') && ws!.modelQuery !== undefined) fail(`${where}.modelQuery and a {model} path parameter both name the model`);
-  for (const k of Object.keys(ws!)) if (k !== 'protocol' && k !== 'modelQuery') fail(`${where}: unknown key \`${k}\``);
+  const rate = ws!.inputAudioTokensPerSecond;
+  if (rate !== undefined && (typeof rate !== 'number' || !Number.isSafeInteger(rate) || rate < 1 || rate > 1000)) fail(`${where}.inputAudioTokensPerSecond must be a whole number of tokens from 1 to 1000`);
+  for (const k of Object.keys(ws!)) if (!['protocol', 'modelQuery', 'inputAudioTokensPerSecond'].includes(k)) fail(`${where}: unknown key \`${k}\``);
 }
 
 function validatePrices(value: unknown, asOf: unknown, fail: (problem: string) => never): void {
@@ -234,7 +236,7 @@ function validatePrices(value: unknown, asOf: unknown, fail: (problem: string) =
     if (asOf !== undefined) fail('`pricesAsOf` without `prices`');
     return;
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) fail('`prices` must be an object of { input, output, cachedInput?, cacheWriteInput?, maxOutput?, contextWindow?, requestFee?, longContext?, audio? } by model');
+  if (!value || typeof value !== 'object' || Array.isArray(value)) fail('`prices` must be an object of { input, output, cachedInput?, cacheWriteInput?, maxOutput?, contextWindow?, requestFee?, longContext?, audio?, perAudioSecond? } by model');
   if (typeof asOf !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(asOf)) fail('`pricesAsOf` must be the day the prices were taken, YYYY-MM-DD');
   for (const [model, raw] of Object.entries(value as object)) {
     if (!MODEL.test(model)) fail(`\`prices\` key ${JSON.stringify(model)} is not a model name or prefix*`);

@@ -54,6 +54,12 @@ export type RealtimeProtocol = 'openai-realtime' | 'openai-responses' | 'gemini-
 export interface WebSocketRoute {
   protocol: RealtimeProtocol;
   modelQuery?: string;
+  /**
+   * The most tokens the provider bills for one second of input audio (a bound, not an average): how an appended
+   * audio chunk is priced before it is forwarded when its session transcribes input audio
+   * (src/gateway/realtime/transcription.ts). Without it, transcription under a cap is refused (`price_unknown`).
+   */
+  inputAudioTokensPerSecond?: number;
 }
 
 /**
@@ -258,6 +264,11 @@ export interface ModelPrice {
    * audio, image and video input apart). Unset: audio tokens cost what text tokens cost.
    */
   audio?: AudioPrice;
+  /**
+   * USD per second of input audio, for a model billed by its audio's duration (whisper-1's $0.006 a minute is
+   * 0.0001): realtime input-audio transcription (src/gateway/realtime/transcription.ts). Added to its token prices.
+   */
+  perAudioSecond?: number;
 }
 
 export interface AudioPrice {

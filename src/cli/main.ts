@@ -3,7 +3,9 @@
  * `keyward`: the operator's command line. Same configuration (environment)
  * as the server; works straight on the store. Results go to stdout (text, or
  * JSON with --json), logs and errors to stderr. Exit codes: 0 ok, 1 runtime
- * failure, 2 usage error, 3 not found.
+ * failure, 2 usage error, 3 not found. Before a command opens the store, one
+ * stderr line says which store and key it opens, and a deployment's cloud
+ * settings without KEYWARD_STORE are a usage error (opened-store.ts).
  */
 import 'reflect-metadata';
 import { realpathSync } from 'node:fs';
@@ -20,6 +22,7 @@ import { SIGNING_KEY_COMMANDS } from './signing-key-commands.js';
 import { USAGE_COMMANDS } from './usage-commands.js';
 import { POOL_COMMANDS } from './pool-commands.js';
 import { Exit, NotFound, processIo, UsageError, type Io } from './io.js';
+import { openedStore, refusedInJob, unnamedStore } from './opened-store.js';
 
 const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS, ...RENAME_COMMANDS, ...SIGNING_KEY_COMMANDS, ...USAGE_COMMANDS, ...POOL_COMMANDS];
 const VALUE_OPTIONS: OptionName[] = [
@@ -46,7 +49,9 @@ function topHelp(): string {
     'Usage: keyward <command> [options]',
     '',
     'Manage the Keyward vault directly on its store, with the same environment as the server',
-    '(KEYWARD_DATA_DIR, KEYWARD_STORE, KEYWARD_KMS, KEYWARD_LOCAL_KEK, …).',
+    '(KEYWARD_DATA_DIR, KEYWARD_STORE, KEYWARD_KMS, KEYWARD_LOCAL_KEK, …). A command that opens the store',
+    'first says on stderr which store and key it opened. With any of a deployment\'s settings set',
+    '(KEYWARD_ISSUER_URL, KEYWARD_KMS_*, FIRESTORE_*, GOOGLE_CLOUD_PROJECT), KEYWARD_STORE must be set too.',
     '',
     'Commands:',
     ...lines,
@@ -182,6 +187,8 @@ export async function run(argv: string[], io: Io = processIo(), env: NodeJS.Proc
       io.stdout.write(commandHelp(command) + '\n');
       return Exit.ok;
     }
+    const inJob = refusedInJob(command.words, env);
+    if (inJob !== undefined) throw new UsageError(inJob);
     const usage = `; run 'keyward ${command.words.join(' ')} --help'`;
     for (const name of p.given) {
       if (name !== 'json' && name !== 'help' && !command.options.includes(name as OptionName)) {
@@ -199,7 +206,11 @@ export async function run(argv: string[], io: Io = processIo(), env: NodeJS.Proc
       options: p.options,
       vault: async () => {
         if (!vault) {
+          const unnamed = unnamedStore(env);
+          if (unnamed !== undefined) throw new UsageError(unnamed);
           const config = loadConfig(env);
+          // One line on stderr (stdout stays the result alone, pure JSON with --json): where this command acts.
+          io.stderr.write(`keyward: ${openedStore(config)}\n`);
           // Loaded only when a command needs the store: --help and usage errors stay fast.
           const [{ openVault }, { createLogger }] = await Promise.all([import('../container.js'), import('../log.js')]);
           vault = await openVault(config, createLogger(config.logLevel, 2));

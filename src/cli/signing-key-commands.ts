@@ -2,7 +2,7 @@
  * `keyward keys rotate-signing` and `keyward keys export-discovery DIR`: Keyward's own OIDC signing
  * keys (identity/signing-keys.ts), straight on the store. A rotation stores the next key: published
  * at once (every running server's JWKS has it within seconds), signing after `--activate-in` (default
- * 5m, so clouds that cache the JWKS learn it first); the previous key stays published until every
+ * 1h, so clouds that cache the JWKS learn it first); the previous key stays published until every
  * token it signed has expired. The export writes the two documents a static host (a public bucket)
  * serves when the gateway itself is not reachable from the clouds.
  */
@@ -27,11 +27,12 @@ export const SIGNING_KEY_COMMANDS: Command[] = [
     words: ['keys', 'rotate-signing'],
     args: [],
     options: ['activate-in'],
-    summary: 'add the next OIDC signing key: published at once, signing after --activate-in (default 5m)',
+    summary: 'add the next OIDC signing key: published at once, signing after --activate-in (default 1h)',
     details: [
       'Keyward signs the JWTs it exchanges at AWS, Entra ID and Google with this key (docs/operate/identity.md).',
       'The new key is in every server\'s JWKS within seconds and signs from --activate-in later (a',
-      'duration such as 5m, or 0s to sign at once: only when no cloud could have cached the JWKS).',
+      'duration such as 1h, the default: clouds cache the JWKS, Entra ID and Google for a time they do not',
+      'publish; or 0s to sign at once: only when no cloud could have cached the JWKS).',
       'The previous key stays published until every token it signed has expired.',
       'With KEYWARD_KMS_SIGNING_KEY set, the new key is that Cloud KMS version (create it first);',
       'otherwise a new RSA key is generated and stored wrapped by the key-encryption key.',
@@ -41,7 +42,7 @@ export const SIGNING_KEY_COMMANDS: Command[] = [
     async run(ctx) {
       const raw = one(ctx, 'activate-in');
       const lead = raw === undefined ? DEFAULT_LEAD_MS : /^0[smhd]?$/.test(raw) ? 0 : parseDuration(raw);
-      if (lead === undefined) throw new UsageError(`--activate-in takes a duration such as 5m or 0s, got ${JSON.stringify(raw!.slice(0, 20))}`);
+      if (lead === undefined) throw new UsageError(`--activate-in takes a duration such as 1h or 0s, got ${JSON.stringify(raw!.slice(0, 20))}`);
       const vault = await ctx.vault();
       const key = await vault.signingKeys.rotate(lead);
       const view = keyView(key, Date.now());

@@ -62,6 +62,7 @@ export class RequestContext implements ProxyContext {
   reservedMicros: number | undefined = undefined;
   toolFeeMicros: number | undefined = undefined;
   spentMicros: number | undefined = undefined;
+  earlierAttemptsMicros = 0;
   /** The model the response named, when the request's own model was not read (response-model.ts). */
   responseModel: string | undefined = undefined;
 

@@ -13,7 +13,9 @@
  * `undo` in reverse order (give back what you took: nothing unforwarded
  * counts). `responseHead` adds headers before the first byte goes back, on a
  * proxied response and on a refusal alike; `log` runs after the last byte and
- * can never change the response. Stages see a read-only view of the request
+ * can never change the response. A stage that reserves against a cap may add
+ * `reattempt`: a pooled request's attempt that may have been billed is charged
+ * what was reserved for it, and the next attempt reserves again. Stages see a read-only view of the request
  * (RequestView), never the raw req/res, and services only through PluginHost.
  */
 import type { IncomingHttpHeaders } from 'node:http';
@@ -117,6 +119,12 @@ export interface RequestView {
    * reservation when nothing was reported (caller gone, stream cut); undefined when unpriced and unbudgeted.
    */
   readonly spentMicros: number | undefined;
+  /**
+   * Micro-dollars charged to a pooled request's earlier attempts, included in `spentMicros`: each attempt whose body
+   * went whole to a member that then gave no answer (timeout, reset) may have been billed, so it is charged its whole
+   * reservation (settlement's one rule). 0 for every other request.
+   */
+  readonly earlierAttemptsMicros: number;
   /** Per-request scratch space for plugins, keyed by plugin name. */
   readonly state: Map<string, unknown>;
 }
@@ -148,6 +156,7 @@ export interface ProxyContext extends RequestView {
   reservedMicros: number | undefined;
   toolFeeMicros: number | undefined;
   spentMicros: number | undefined;
+  earlierAttemptsMicros: number;
   /** Node's per-name arrays of the caller's headers (a repeated credential header is ambiguous). */
   readonly headersDistinct: NodeJS.Dict<string[]>;
   /**
@@ -204,6 +213,16 @@ export interface ProxyStage<Ctx extends RequestView = RequestView> {
   access?(ctx: Ctx): void | Promise<void>;
   /** A later stage refused, or the caller left before forwarding: give back what access took (reverse order). */
   undo?(ctx: Ctx): void;
+  /**
+   * A pooled request's attempt may have been billed (its body went whole to the member, and no answer came: a timeout
+   * or a reset), and the request is about to go to the next member: charge what `access` reserved for that attempt at
+   * its whole amount (the provider may bill it), then, when `reserve`, reserve the same again for the next attempt and
+   * return true if it fits (false: it does not fit; hold nothing). `reserve` is false once an earlier stage's cap did
+   * not fit: charge only. When any stage returns false, the next attempt is not made and each stage that reserved
+   * again runs its `undo`. An attempt the provider answered (429, 5xx) is not billed: no call, the reservation is
+   * kept for the next attempt. Stages without this hook count the request once, whatever its attempts.
+   */
+  reattempt?(ctx: Ctx, reserve: boolean): boolean | Promise<boolean>;
   /** Before the first byte goes back (a proxied response, a refusal, an upstream fault): add headers. */
   responseHead?(ctx: Ctx, head: ResponseHead): void;
   /** After the last byte, for every request (refused ones too); can never change the response; errors are logged. */
@@ -216,7 +235,7 @@ export interface ProxyStage<Ctx extends RequestView = RequestView> {
  * What a plugin's `create` returns: its hooks (name and priority come from the module). `body` here replaces the
  * module's: a `when` that needs the plugin's services (the budget plugin asks the host whether the org has a cap).
  */
-export type StageHooks<Ctx extends RequestView = RequestView> = Pick<ProxyStage<Ctx>, 'access' | 'undo' | 'responseHead' | 'log' | 'close' | 'body'>;
+export type StageHooks<Ctx extends RequestView = RequestView> = Pick<ProxyStage<Ctx>, 'access' | 'undo' | 'reattempt' | 'responseHead' | 'log' | 'close' | 'body'>;
 
 /**
  * A middleware file's default export. `configSchema` (a TypeBox schema, or a function of TypeBox's `Type`

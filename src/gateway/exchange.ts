@@ -12,6 +12,10 @@
  *   head       the provider's response head is about to go out
  *   cut        a failure after the response started: the caller's stream
  *              ends with an error, never a clean end
+ *   reattempt  a pooled request's attempt failed before any of its answer
+ *              reached the caller and another member takes it over: one that
+ *              may have been billed is charged its reservation at every cap
+ *              and the next attempt reserves again, or is not made
  *   finish     the caller's response closed, whatever happened: once
  *
  * A local reply (refuse, unforward, fail before any response byte) carries the
@@ -85,6 +89,10 @@ export class Exchange {
   private leg: UpstreamLeg | undefined;
   private watching = false;
   private finished = false;
+  /** A pooled request between attempts: the failed one's leg is done with, the next one's not handed over yet. */
+  private between = false;
+  /** The stages' answer to `reattempt` while it waits for a store: the end waits for it (nothing held is lost). */
+  private reserving: Promise<unknown> | undefined;
 
   constructor(private readonly exit: ExitServices, readonly ctx: RequestContext, readonly req: IncomingMessage, readonly res: ServerResponse) {}
 
@@ -111,6 +119,7 @@ export class Exchange {
     // A pooled request's next attempt (pool-router.ts): the same exchange, a new leg.
     if (ctx.forwarded) {
       this.leg = leg;
+      this.between = false;
       return;
     }
     ctx.forwarded = true;
@@ -134,6 +143,38 @@ export class Exchange {
   /** An upstream fault, or a body cut off after forwarding began (`unread`: the rest of its body is not read): counted. */
   fail(err: ApiError, unread = false): void {
     this.reply(err, unread);
+  }
+
+  /**
+   * A pooled request's attempt failed before any of its answer reached the caller, and another member takes the
+   * request over (pool-router.ts). `billed`: its body went whole to the member and no answer came (a timeout, a
+   * reset), so the provider may have billed it: it is charged what settlement's one rule charges a request with no
+   * answer (its whole reservation), counted now on the member that failed, and every cap reserves again for the next
+   * attempt. Otherwise (a 429, 529 or 5xx answer, or nothing sent) it cost nothing and what was reserved carries over.
+   * Whether the next attempt may go, or a promise of it; false: a cap did not take the next reservation (nothing is
+   * held for it) and the attempt's failure is the caller's answer.
+   */
+  reattempt(billed: boolean): boolean | Promise<boolean> {
+    // The caller's response closed already: the end settled this attempt by the one rule.
+    if (this.finished) return false;
+    this.between = true;
+    if (!billed) return true;
+    const ctx = this.ctx;
+    const micros = settledSpend({ costMicros: undefined, reservedMicros: ctx.reservedMicros, toolFeeMicros: ctx.toolFeeMicros, usageFinal: false, status: undefined });
+    if (micros !== undefined && micros > 0) {
+      ctx.earlierAttemptsMicros += micros;
+      const auth = ctx.auth!;
+      const model = this.pricedName(ctx.model);
+      this.exit.usage.record({ orgId: auth.credential.orgId, credentialId: auth.credential.id, tokenId: auth.token.id, requests: 0, inputTokens: 0, outputTokens: 0, spendMicros: micros, model });
+      this.exit.metrics.spent(ctx.provider!.id, model, micros);
+    }
+    const fits = this.exit.pipeline.reattempt(ctx);
+    if (!(fits instanceof Promise)) return fits;
+    const reserving = fits.finally(() => {
+      if (this.reserving === reserving) this.reserving = undefined;
+    });
+    this.reserving = reserving;
+    return reserving;
   }
 
   /** The gateway's and the stages' headers for a response head with `status` about to go out (proxied or local). */
@@ -242,10 +283,20 @@ export class Exchange {
   /** The end, once: the leg stops, the usage is settled by the one rule, priced and counted, then the log hooks. */
   finish(): void {
     if (this.finished) return;
+    // A pooled request's next reservation is on its way from the store: the end settles what it holds once it has.
+    if (this.reserving) {
+      void this.reserving.then(() => this.finish());
+      return;
+    }
     this.finished = true;
     const { ctx, leg, exit } = this;
-    // The caller left while a signer worked: nothing was sent, so nothing counts.
-    if (leg && !leg.sent && ctx.forwarded) {
+    if (this.between || (ctx.attempts && ctx.attempts.length > 1 && leg && !leg.sent)) {
+      // A pooled request's next attempt was never sent: what was reserved for it goes back; the earlier attempts
+      // count as they were charged (once for quota).
+      this.between = false;
+      exit.pipeline.undoReattempt(ctx);
+    } else if (leg && !leg.sent && ctx.forwarded) {
+      // The caller left while a signer worked: nothing was sent, so nothing counts.
       ctx.forwarded = false;
       exit.pipeline.undo(ctx);
     }
@@ -267,7 +318,8 @@ export class Exchange {
         requests: ctx.requestUnits,
         inputTokens: counted?.usage.inputTokens ?? 0,
         outputTokens: counted?.usage.outputTokens ?? 0,
-        spendMicros: counted?.spentMicros ?? 0,
+        // Earlier attempts' charges were counted as each failed (on its member).
+        spendMicros: counted ? (counted.spentMicros ?? 0) - counted.earlierAttemptsMicros : 0,
         model,
       });
     } else if (ctx.error) {
@@ -291,9 +343,11 @@ export class Exchange {
     const match = model === undefined ? undefined : this.exit.prices.match(provider, model);
     const reported = ctx.usage.inputTokens > 0 || ctx.usage.outputTokens > 0;
     ctx.costMicros = match && reported ? usageCost(match.price, ctx.usage) : undefined;
-    ctx.spentMicros = settledSpend(ctx);
+    const last = settledSpend(ctx);
+    // A pooled request's earlier attempts were charged (and counted in the metrics) as each failed.
+    ctx.spentMicros = ctx.earlierAttemptsMicros > 0 ? (last ?? 0) + ctx.earlierAttemptsMicros : last;
     const priced = match?.name ?? 'unpriced';
-    this.exit.metrics.spent(provider, priced, ctx.spentMicros ?? 0);
+    this.exit.metrics.spent(provider, priced, last ?? 0);
     return priced;
   }
 }

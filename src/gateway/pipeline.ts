@@ -10,6 +10,12 @@
  * (caller gone, body cut off, key not unwrapped) does the same for whatever
  * completed, once. A stage's failing `undo`, `responseHead` or `log` is logged
  * and never reaches the caller or the stages after it.
+ *
+ * A pooled request's attempt that may have been billed (`reattempt`): every
+ * stage with the hook charges what it reserved and reserves again, in order; one
+ * that does not fit makes the rest charge only, and those that reserved again
+ * undo it, so a request either holds a reservation at every cap for its next
+ * attempt or holds none and makes none. A failing hook counts as not fitting.
  */
 import http from '../node-http.js';
 import type { Logger } from '../log.js';
@@ -51,6 +57,8 @@ export class Pipeline {
   readonly stages: readonly CoreStage[];
   /** Stages with access, undo or refused: the ones a request passes through before forwarding. */
   private readonly requestPhase: readonly CoreStage[];
+  /** Stages that reserve against a cap again for a pooled request's next attempt. */
+  private readonly reattempts: readonly CoreStage[];
   private readonly heads: readonly CoreStage[];
   private readonly logs: readonly CoreStage[];
   private readonly closers: readonly CoreStage[];
@@ -65,6 +73,7 @@ export class Pipeline {
     // Array.prototype.sort is stable: equal priorities keep the order given.
     this.stages = [...stages].sort((a, b) => b.priority - a.priority);
     this.requestPhase = this.stages.filter((s) => s.access || s.undo || s.refused);
+    this.reattempts = this.stages.filter((s) => s.reattempt);
     this.heads = this.stages.filter((s) => s.responseHead);
     this.logs = this.stages.filter((s) => s.log);
     this.closers = this.stages.filter((s) => s.close);
@@ -115,6 +124,68 @@ export class Pipeline {
   /** Gives back what every completed stage took, in reverse order; the request is not (or no longer) forwarded. */
   undo(ctx: RequestContext): void {
     this.unwind(ctx, false, undefined);
+  }
+
+  /**
+   * A pooled request's attempt may have been billed: each stage charges what it reserved for it and reserves again
+   * for the next. Whether every cap took the next reservation (else none is held), at once while every stage answers
+   * at once.
+   */
+  reattempt(ctx: RequestContext): boolean | Promise<boolean> {
+    const stages = this.reattempts;
+    let fits = true;
+    for (let i = 0; i < stages.length; i++) {
+      const answer = this.reattemptOne(stages[i]!, ctx, fits);
+      if (answer instanceof Promise) return this.reattemptFrom(ctx, i, answer, fits);
+      if (!answer && fits) this.undoReattempts(ctx, i);
+      fits &&= answer;
+    }
+    return fits;
+  }
+
+  /** The rest of `reattempt`, from stage `i`, whose hook answered `pending`. */
+  private async reattemptFrom(ctx: RequestContext, i: number, pending: Promise<boolean>, fits: boolean): Promise<boolean> {
+    const stages = this.reattempts;
+    let answer: boolean | Promise<boolean> = pending;
+    for (; i < stages.length; i++) {
+      const fit = await answer;
+      if (!fit && fits) this.undoReattempts(ctx, i);
+      fits &&= fit;
+      if (i + 1 < stages.length) answer = this.reattemptOne(stages[i + 1]!, ctx, fits);
+    }
+    return fits;
+  }
+
+  /** One stage's reattempt hook; a throw or a rejection is logged and counts as not fitting. */
+  private reattemptOne(stage: CoreStage, ctx: RequestContext, reserve: boolean): boolean | Promise<boolean> {
+    const failed = (err: unknown): false => {
+      this.log.warn({ err, plugin: stage.name, request_id: ctx.requestId }, 'plugin reattempt failed');
+      return false;
+    };
+    try {
+      const answer = stage.reattempt!(ctx, reserve);
+      return answer instanceof Promise ? answer.then((fit) => fit === true, failed) : answer === true;
+    } catch (err) {
+      return failed(err);
+    }
+  }
+
+  /** The stages before `end` reserved again and a cap after them did not fit: they give it back (reverse order). */
+  private undoReattempts(ctx: RequestContext, end: number): void {
+    for (let i = end - 1; i >= 0; i--) this.undoOne(this.reattempts[i]!, ctx);
+  }
+
+  /** A pooled request's next attempt was never sent (the caller left, or its key could not be had): what was reserved for it goes back. */
+  undoReattempt(ctx: RequestContext): void {
+    this.undoReattempts(ctx, this.reattempts.length);
+  }
+
+  private undoOne(stage: CoreStage, ctx: RequestContext): void {
+    try {
+      stage.undo?.(ctx);
+    } catch (err) {
+      this.log.warn({ err, plugin: stage.name, request_id: ctx.requestId }, 'plugin undo failed');
+    }
   }
 
   /** Adds the stages' headers to `headers`, for a response head with `status` about to go out. */

@@ -40,7 +40,7 @@ export const OPERATOR_PRIORITIES = { min: 300, max: 500 } as const;
 /** Where a first-form plugin's onRequest runs. */
 export const LEGACY_PRIORITY = 400;
 
-const HOOKS = ['access', 'undo', 'responseHead', 'log', 'close'] as const;
+const HOOKS = ['access', 'undo', 'reattempt', 'responseHead', 'log', 'close'] as const;
 
 interface Found {
   exported: unknown;

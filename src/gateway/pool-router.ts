@@ -15,15 +15,22 @@
  * is not retried. Each attempt is built and signed for its member by the upstream
  * leg (a Bedrock pool of two regions is signed for each region). The upstream leg asks before writing any
  * response head (`retry`), so nothing reached the caller; once a head went out nothing is retried, and a
- * stream cut later reaches the caller as a cut. The stages ran once: quota and spend count once; the member
- * that answered is the request's credential, so usage and settlement are its.
+ * stream cut later reaches the caller as a cut. The stages ran once: quota counts once; the member that
+ * answered is the request's credential, so usage and settlement are its.
+ *
+ * Settlement of each attempt (the exchange's `reattempt`): an attempt the member answered (429, 529, 5xx) was
+ * not billed and costs nothing, as one nothing was sent for (a connect error, a body not sent whole); its
+ * reservation carries over. An attempt whose body went whole to the member and that got no answer (a
+ * timeout, a reset) may have been billed: it is charged its reservation at every cap, and the next attempt
+ * reserves again; when a cap does not take that, no further member is tried and the caller gets this
+ * member's failure (504 upstream_timeout, 502 upstream_unreachable), as without a pool.
  *
  * Cooling: a member that answered 429 or 529 is skipped for its Retry-After (30 s without one, at most
  * 10 min), one that failed otherwise for 5 s; shared through the pool service (store + change feed).
  */
 import { Readable } from 'node:stream';
 import type { Config } from '../config.js';
-import { Errors } from '../errors.js';
+import { Errors, type ApiError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { CredentialSecrets } from '../catalog/provider.js';
 import type { CredentialService } from '../vault/credential-service.js';
@@ -51,10 +58,11 @@ export interface Failover {
   /** The bytes the first attempt read whole for its signer: kept for the next (true), or too large to keep (false: release them as usual). */
   keep(bytes: Buffer, release: () => void): boolean;
   /**
-   * The member answered `status` (undefined: it failed, `timeout` saying how) and nothing reached the caller yet:
-   * true when another member takes the request over (this attempt is dropped); false when this answer goes out.
+   * The member answered `status` (undefined: it failed, `timeout` saying how; `sentWhole`: after the request's body
+   * went whole to it) and nothing reached the caller yet: true when the request is taken over (this attempt is
+   * dropped: another member gets it, or the caller this failure); false when this answer goes out.
    */
-  retry(status: number | undefined, retryAfter: string | undefined, timeout: boolean): boolean;
+  retry(status: number | undefined, retryAfter: string | undefined, timeout: boolean, sentWhole: boolean): boolean;
 }
 
 /** Sends one attempt: the member's credential and secrets, and the body to replay (undefined: the caller's, streamed). */
@@ -231,7 +239,7 @@ class PooledRequest implements Failover {
     return whole;
   }
 
-  retry(status: number | undefined, retryAfter: string | undefined, timeout: boolean): boolean {
+  retry(status: number | undefined, retryAfter: string | undefined, timeout: boolean, sentWhole: boolean): boolean {
     const member = this.member!;
     const outcome = status === undefined ? (timeout ? 'timeout' : 'error') : String(status);
     this.exchange.ctx.attempts!.at(-1)!.outcome = outcome;
@@ -253,9 +261,24 @@ class PooledRequest implements Failover {
     }
     this.router.load(member.id, -1);
     this.member = undefined;
-    // After the upstream leg has dropped this attempt (it does once this returns).
-    queueMicrotask(() => this.next());
+    // No answer after the whole body: the provider may have billed it. Settled (and the next reserved) after the
+    // upstream leg has dropped this attempt, as it does once this returns.
+    const billed = status === undefined && sentWhole;
+    const failure = timeout ? Errors.upstreamTimeout() : Errors.upstreamUnreachable();
+    queueMicrotask(() => this.settle(billed, failure));
     return true;
+  }
+
+  /** The failed attempt is settled and the next one reserved (exchange.ts reattempt): then the next member, or the caller gets `failure`. */
+  private settle(billed: boolean, failure: ApiError): void {
+    const go = (fits: boolean): void => {
+      if (fits) return this.next();
+      this.release();
+      if (!this.exchange.gone) this.exchange.fail(failure);
+    };
+    const fits = this.exchange.reattempt(billed);
+    if (fits instanceof Promise) fits.then(go, () => go(false));
+    else go(fits);
   }
 
   /** Sends the request to the next member of the plan. */

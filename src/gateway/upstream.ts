@@ -278,7 +278,7 @@ export class UpstreamProxy {
     flight.response = proxyRes;
     const status = proxyRes.statusCode ?? 0;
     // A pooled request whose member failed goes to the next member: nothing of this answer reaches the caller.
-    if (flight.forward.failover?.retry(status, status === 429 || status === 529 ? rawHeader(proxyRes.rawHeaders, 'retry-after') : undefined, false)) {
+    if (flight.forward.failover?.retry(status, status === 429 || status === 529 ? rawHeader(proxyRes.rawHeaders, 'retry-after') : undefined, false, flight.proxyReq?.writableFinished === true)) {
       flight.overflow = true;
       proxyRes.resume();
       return;
@@ -353,7 +353,8 @@ export class UpstreamProxy {
       return;
     }
     const timeout = err instanceof IdleTimeout || err.code === 'ECONNECT_TIMEOUT' || err.code === 'ETIMEDOUT';
-    if (flight.forward.failover?.retry(undefined, undefined, timeout)) {
+    // Whether the provider had the whole request (the last body byte handed to the connection): then it may bill it.
+    if (flight.forward.failover?.retry(undefined, undefined, timeout, flight.proxyReq?.writableFinished === true)) {
       flight.overflow = true;
       flight.proxyReq?.destroy();
       return;

@@ -26,8 +26,12 @@ import { secretAad } from '../vault/deployment-secrets.js';
 import { loadJose } from './jose.js';
 
 export const SIGNING_KEY_PREFIX = 'oidc-signing-key:';
-/** A rotation's key is published this long before it signs (unless told otherwise). */
-export const DEFAULT_LEAD_MS = 5 * 60_000;
+/**
+ * A rotation's key is published this long before it signs (unless told otherwise): long enough for every cloud's
+ * cached copy of the JWKS to hold it. AWS STS caches the JWKS as its Cache-Control says (the gateway serves
+ * max-age=60); Entra ID and Google publish no cache time for an issuer's keys, so an hour rather than minutes.
+ */
+export const DEFAULT_LEAD_MS = 60 * 60_000;
 /** A key stays published this long after a newer one starts signing: a token lives 5 minutes, plus clock skew and refresh lag. */
 export const RETIRE_AFTER_MS = 15 * 60_000;
 /** The JWKS reads the store for a new entry at most this often (it is served without a token). */

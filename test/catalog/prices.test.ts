@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { formatUsd, parseUsd, priceMicrosPerMillion, tokensCost } from '../../src/catalog/money.js';
-import { PriceBook, priceEntry, PriceError, usageCost, worstCaseCost, type PriceEntry } from '../../src/catalog/prices.js';
+import { dearestOf, PriceBook, priceEntry, PriceError, usageCost, worstCaseCost, type PriceEntry } from '../../src/catalog/prices.js';
 import { ProviderRegistry } from '../../src/catalog/registry.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { buildServer } from '../../src/container.js';
@@ -85,6 +85,16 @@ test('usageCost and worstCaseCost: cached and written input at their prices, lon
   t.throws(() => entry({ input: 1, output: 1, requestFee: -1 }), { instanceOf: PriceError, message: /requestFee: USD per request/ });
 });
 
+test('perAudioSecond (a model billed by its audio\'s duration) is µ$ per second, checked like any amount, and kept by family_max', (t) => {
+  t.is(entry({ input: 0, output: 0, perAudioSecond: 0.0001 }).perAudioSecond, 100, "whisper-1's $0.006 a minute");
+  t.is(entry({ input: 1, output: 1 }).perAudioSecond, undefined);
+  for (const bad of [-0.0001, 0.00000001, '0.0001']) {
+    t.throws(() => entry({ input: 0, output: 0, perAudioSecond: bad as number }), { instanceOf: PriceError, message: /perAudioSecond: USD per second of input audio/ });
+  }
+  const dearest = dearestOf([entry({ input: 1, output: 1 }), entry({ input: 0, output: 0, perAudioSecond: 0.0002 })], 'test');
+  t.is(dearest.perAudioSecond, 200);
+});
+
 async function loadedProviders(): Promise<ProviderRegistry> {
   const config = loadConfig({ KEYWARD_ADMIN_TOKEN: ADMIN_TOKEN });
   return ProviderRegistry.load(config.providersDir, {});
@@ -113,7 +123,8 @@ test('every provider file: a valid, dated table with sane prices and limits (Azu
     for (const [model, raw] of Object.entries(p.prices!)) {
       const where = `${id} ${model}`;
       const e: PriceEntry = priceEntry(where, raw, 'test');
-      t.true(e.input > 0 && e.output >= 0, `${where}: priced`);
+      // A model billed by its audio's duration (whisper-1) has no token price.
+      t.true((e.input > 0 || e.perAudioSecond! > 0) && e.output >= 0, `${where}: priced`);
       t.true(e.cachedInput <= e.input, `${where}: cached reads cost no more than input`);
       t.true(e.cacheWriteInput >= e.input, `${where}: cache writes cost no less than input`);
       if (e.maxOutput !== undefined && e.contextWindow !== undefined) t.true(e.maxOutput <= e.contextWindow, `${where}: output within the context`);
@@ -173,6 +184,10 @@ test('a known current model of each provider is priced as its price page says; v
   t.deepEqual(book.lookup('openai', 'gpt-4o-realtime-preview')?.audio, { input: 40_000_000, cachedInput: 2_500_000, output: 80_000_000 });
   t.is(book.lookup('openai', 'gpt-realtime')?.contextWindow, 32_000);
   t.is(book.lookup('gemini', 'gemini-2.0-flash-live-001')?.audio?.output, 8_500_000);
+  // Realtime transcription models: audio input apart from text; whisper-1 by the second ($0.006 a minute).
+  t.like(book.lookup('openai', 'gpt-4o-transcribe'), { input: 2_500_000, output: 10_000_000, audio: { input: 6_000_000 }, maxOutput: 2_000, contextWindow: 16_000 });
+  t.like(book.lookup('openai', 'gpt-4o-mini-transcribe'), { input: 1_250_000, output: 5_000_000, audio: { input: 3_000_000 }, maxOutput: 2_000 });
+  t.like(book.lookup('openai', 'whisper-1'), { input: 0, output: 0, perAudioSecond: 100 });
   // Dearer variants and unknown names stay unpriced (a budgeted request for them is refused, never underpriced).
   for (const [provider, model] of [
     ['openai', 'gpt-4o-audio-preview'], ['openai', 'gpt-4o-2024-05-13'], ['openai', 'gpt-5-pro'], ['gemini', 'gemini-2.5-flash-image'],
@@ -260,7 +275,7 @@ test('KEYWARD_PRICES: the built server refuses a bad entry with one stderr line 
   });
   const bad = await run({ gemini: { 'gemini-2.5-pro': { input: 1.25, output: 10, cachedInptu: 0.3 } } });
   t.is(bad.code, 2);
-  t.deepEqual(bad.stderr.trim().split('\n'), [`keyward: invalid configuration: KEYWARD_PRICES: expected gemini["gemini-2.5-pro"]: only the fields input, output, cachedInput, cacheWriteInput, maxOutput, contextWindow, requestFee, longContext, audio, got "cachedInptu"`]);
+  t.deepEqual(bad.stderr.trim().split('\n'), [`keyward: invalid configuration: KEYWARD_PRICES: expected gemini["gemini-2.5-pro"]: only the fields input, output, cachedInput, cacheWriteInput, maxOutput, contextWindow, requestFee, longContext, audio, perAudioSecond, got "cachedInptu"`]);
   t.false(bad.stdout.includes('"listening"'));
   const good = await run({ gemini: { 'gemini-2.5-pro': { input: 1.25, output: 10, cachedInput: 0.3 } } });
   t.true(good.stdout.includes('"listening"'), good.stderr);

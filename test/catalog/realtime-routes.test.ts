@@ -30,6 +30,10 @@ test('a provider file\'s websocket route is checked at load', (t) => {
   t.throws(load({ method: 'POST', path: 'v1/realtime', websocket: { protocol: 'openai-realtime' } }), { message: /method GET/ });
   t.throws(load({ method: 'GET', path: 'v1/realtime', websocket: { protocol: 'sip' } }), { message: /protocol must be one of/ });
   t.throws(load({ method: 'GET', path: 'v1/realtime', websocket: { protocol: 'gemini-live', extra: 1 } }), { message: /unknown key/ });
+  t.notThrows(load({ method: 'GET', path: 'v1/realtime', websocket: { protocol: 'openai-realtime', inputAudioTokensPerSecond: 20 } }));
+  for (const bad of [0, 2.5, '20', 1001]) {
+    t.throws(load({ method: 'GET', path: 'v1/realtime', websocket: { protocol: 'openai-realtime', inputAudioTokensPerSecond: bad } }), { message: /inputAudioTokensPerSecond must be/ });
+  }
   t.throws(load({ method: 'GET', path: 'v1/{model}/live', websocket: { protocol: 'gemini-live', modelQuery: 'model' } }), { message: /both name the model/ });
 });
 

@@ -25,6 +25,7 @@ const GCLOUD = process.env.KEYWARD_GCLOUD ?? 'gcloud';
 
 /** Variables a page fills from a command's output, with values of the shape that output has. */
 const SAMPLES: Record<string, string> = {
+  PROJECT_NUMBER: '123456789012',
   BUILD_SA: 'projects/my-project/serviceAccounts/123456789012-compute@developer.gserviceaccount.com',
   URL: 'https://keyward-abc123-ew.a.run.app',
 };
@@ -34,6 +35,7 @@ const LOCAL_OK: Array<[RegExp, string]> = [
   [/^gcloud config set project /, 'writes the local configuration only'],
   [/^gcloud auth configure-docker /, "writes Docker's credential-helper configuration (in the test's HOME) only"],
   [/^gcloud topic /, 'help text'],
+  [/^gcloud meta list-files-for-upload /, 'lists the local files an upload would take'],
 ];
 
 /** Commands the test does not run, and why. */
@@ -138,7 +140,9 @@ const all = expand();
 test('the pages name the deploy commands this test must see (the extraction works)', (t) => {
   const texts = all.map((x) => x.c.text);
   t.true(all.filter((x) => x.c.cli === 'gcloud').length >= 50, `${all.length} commands`);
-  t.true(texts.some((x) => x.startsWith('gcloud run deploy keyward ') && x.includes('--startup-probe=') && x.includes('--liveness-probe=') && x.includes('--ingress=')));
+  t.true(texts.some((x) => x.startsWith('gcloud run deploy keyward ') && x.includes('--startup-probe=') && x.includes('--liveness-probe=') && x.includes('--ingress=')
+    && x.includes('--no-invoker-iam-check') && x.includes('--env-vars-file=deploy/service.env.yaml')));
+  t.true(texts.some((x) => x.startsWith('gcloud run jobs create keyward-admin ') && x.includes('--env-vars-file=deploy/service.env.yaml')), 'the admin job');
   t.true(texts.some((x) => x.startsWith('gcloud beta run services update keyward ') && x.includes('--no-default-url')));
   t.true(texts.some((x) => x.startsWith('gcloud secrets create keyward-admin-token --data-file=-')), 'the command after a pipe');
   t.is(all.filter((x) => x.c.text.startsWith('gcloud firestore indexes composite create --collection-group="$group"')).length, 7 + 2 * 2 + 5, 'one run per loop value (three loops; the second runs two commands per value)');

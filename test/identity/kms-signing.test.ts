@@ -69,7 +69,8 @@ test('a gateway whose signing key is a KMS version: the JWKS publishes its publi
   t.true(stored.kekId.startsWith(kms.keyName), 'wrapped by Cloud KMS like a DEK');
   // A new version, added with the CLI's rotation on the same store: published at once, signing after its lead.
   const v2 = kms.signing.addVersion();
-  const cli = await cliInProcess(['keys', 'rotate-signing', '--json'], { ...env, KEYWARD_DATA_DIR: dataDir, KEYWARD_KMS_SIGNING_KEY: v2 });
+  // KEYWARD_STORE named: with KEYWARD_KMS_* set and no store, the CLI refuses to guess (exit 2).
+  const cli = await cliInProcess(['keys', 'rotate-signing', '--json'], { ...env, KEYWARD_STORE: 'sqlite', KEYWARD_DATA_DIR: dataDir, KEYWARD_KMS_SIGNING_KEY: v2 });
   t.is(cli.code, 0, cli.stderr);
   const rotated = JSON.parse(cli.stdout) as { kid: string; kms_key_version: string; activates_at: string };
   t.is(rotated.kms_key_version, v2);

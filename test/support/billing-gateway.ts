@@ -4,7 +4,8 @@
  * OpenAI, Gemini, Bedrock (an API key) and Vertex (the gateway's ambient identity, from a fake metadata
  * server). One organisation with a credential per provider; tokens are minted per test. `priceOf` prices
  * what the fake billed with the provider files' own prices; `chargeOf` reads what the gateway charged a
- * request (its log line's spend_usd).
+ * request (its log line's spend_usd). `pool` makes a pool of new credentials whose keys tell the fake what
+ * each member does (time out, reset after the body, 429, 503, answer), and `poolToken` a token for it.
  *
  * Instances are in this process (startApp) by default; `spawn: true` makes them child processes running the
  * built server (spawnServer, the same data dir and env), which a test can kill with SIGKILL (`kill`).
@@ -18,7 +19,7 @@ import vertex from '../../providers/vertex.js';
 import { parseUsd } from '../../src/catalog/money.js';
 import { PriceBook, usageCost, type PriceEntry } from '../../src/catalog/prices.js';
 import { api, createOrg, spawnServer, startApp, tempDir, type Org } from './app.js';
-import { startBillingProvider, SHAPE_SPECS, VERTEX_LOCATION, VERTEX_PROJECT, type Bill, type BillingProvider, type ShapeSpec } from './billing-provider.js';
+import { startBillingProvider, SHAPE_SPECS, VERTEX_LOCATION, VERTEX_PROJECT, type Bill, type BillingProvider, type MemberBehaviour, type ShapeSpec } from './billing-provider.js';
 import { IssuedTokens, startFakeGoogleAuth } from './cloud/google-auth.js';
 
 export type BilledProvider = ShapeSpec['provider'];
@@ -55,6 +56,10 @@ export interface BillingGateway {
   credentials: Record<BilledProvider, string>;
   /** Mints a token for `provider`'s credential with these scopes (through instance 0). */
   token(provider: BilledProvider, scopes?: Record<string, unknown>, org?: Org): Promise<{ id: string; token: string }>;
+  /** A pool (of `strategy`) of new `provider` credentials, one per behaviour, each doing what its key names; its id. */
+  pool(provider: 'anthropic' | 'openai', behaviours: readonly MemberBehaviour[], strategy: string): Promise<string>;
+  /** Mints a token for pool `poolId` with these scopes. */
+  poolToken(poolId: string, scopes?: Record<string, unknown>): Promise<{ id: string; token: string }>;
   /** A second organisation with its own credentials (for org caps). */
   newOrg(name: string): Promise<{ org: Org; credentials: Record<BilledProvider, string> }>;
   /** µ$ the gateway charged the request (its log line's spend_usd), once the request's log line is written. */
@@ -73,7 +78,7 @@ export async function billingGateway(t: ExecutionContext, options: { instances?:
     KEYWARD_UPSTREAM_ANTHROPIC: fake.url, KEYWARD_UPSTREAM_OPENAI: fake.url, KEYWARD_UPSTREAM_GEMINI: fake.url,
     KEYWARD_UPSTREAM_BEDROCK: fake.url, KEYWARD_UPSTREAM_VERTEX: fake.url,
     GCE_METADATA_HOST: google.metadataHost, KEYWARD_AMBIENT_PROJECTS: VERTEX_PROJECT,
-    KEYWARD_FREE_PROXY_REQUESTS: '1000000',
+    KEYWARD_FREE_PROXY_REQUESTS: '1000000', KEYWARD_FREE_CREDENTIALS: '100',
     ...options.env,
   };
   const start = async (): Promise<Instance> => {
@@ -111,12 +116,35 @@ export async function billingGateway(t: ExecutionContext, options: { instances?:
   };
   const org = await createOrg(app, 'billing');
   const credentials = await credentialsOf(org);
+  const memberCredentials = new Map<string, string>();
   return {
     apps, fake, org, credentials,
     async token(provider, scopes = {}, owner = org) {
       const creds = owner === org ? credentials : await credentialsOf(owner);
       const r = await api(app, 'POST', '/v1/tokens', { token: owner.token, body: { credential_id: creds[provider], ttl: '1h', ...scopes } });
       if (r.status !== 201) throw new Error(`token mint failed: ${r.status} ${r.text}`);
+      return { id: r.body.id, token: r.body.token };
+    },
+    async pool(provider, behaviours, strategy) {
+      const members: Array<{ credential_id: string }> = [];
+      for (const [i, b] of behaviours.entries()) {
+        // The same key is one credential, whatever pools it is in (each pool cools its members on its own).
+        const key = `${provider === 'anthropic' ? 'sk-ant' : 'sk-openai'}-bill-member-${b}-${i}-0123456789`;
+        let id = memberCredentials.get(key);
+        if (id === undefined) {
+          const r = await api(app, 'POST', '/v1/credentials', { token: org.token, body: { provider, api_key: key } });
+          if (r.status !== 201) throw new Error(`member create failed: ${r.status} ${r.text}`);
+          memberCredentials.set(key, (id = r.body.id as string));
+        }
+        members.push({ credential_id: id });
+      }
+      const p = await api(app, 'POST', '/v1/pools', { token: org.token, body: { members, strategy } });
+      if (p.status !== 201) throw new Error(`pool create failed: ${p.status} ${p.text}`);
+      return p.body.id;
+    },
+    async poolToken(poolId, scopes = {}) {
+      const r = await api(app, 'POST', '/v1/tokens', { token: org.token, body: { pool_id: poolId, ttl: '1h', ...scopes } });
+      if (r.status !== 201) throw new Error(`pool token mint failed: ${r.status} ${r.text}`);
       return { id: r.body.id, token: r.body.token };
     },
     async newOrg(name) {

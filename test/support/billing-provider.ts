@@ -13,6 +13,14 @@
  *   x-bill-input: n      input tokens (default: the body's bytes, never above what Keyward bounds it by)
  *   x-bill-output: n     final output tokens (default: half the output cap)
  *   x-bill-tool-uses: n  provider-side tool uses billed (the test prices them)
+ *
+ * A pool's member (billing-gateway.ts `pool`) is told by its key, which names what it does (`member-<b>-`):
+ *   ok      answers as above
+ *   hang    reads the whole body, bills it (generation may run to the cap) and never answers (the gateway's
+ *           idle timeout ends it)
+ *   reset   reads the whole body, bills it likewise and resets the connection before any response byte
+ *   429/503 answers that status, billing nothing (providers do not bill such answers)
+ * Every request's bill is kept under its x-bill-id in arrival order (`attempts`: a pooled request's attempts).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -168,9 +176,22 @@ export interface Bill {
   at: number;
 }
 
+export type MemberBehaviour = 'ok' | 'hang' | 'reset' | '429' | '503';
+export const MEMBER_BEHAVIOURS: readonly MemberBehaviour[] = ['ok', 'hang', 'reset', '429', '503'];
+
+/** What a pool member whose key names `member-<b>-` does (any other key: `ok`). */
+function memberOf(req: http.IncomingMessage): MemberBehaviour {
+  const url = new URL(req.url ?? '/', 'http://fake');
+  const presented = `${req.headers.authorization ?? ''} ${req.headers['x-api-key'] ?? ''} ${req.headers['x-goog-api-key'] ?? ''} ${url.searchParams.get('key') ?? ''}`;
+  return (/member-(ok|hang|reset|429|503)-/.exec(presented)?.[1] as MemberBehaviour | undefined) ?? 'ok';
+}
+
 export interface BillingProvider {
   url: string;
+  /** The last bill under each x-bill-id. */
   bills: Map<string, Bill>;
+  /** Every bill under each x-bill-id, in arrival order (one per attempt that reached a member that bills). */
+  attempts: Map<string, Bill[]>;
   /** Requests received. */
   received: number;
   close(): Promise<void>;
@@ -179,7 +200,7 @@ export interface BillingProvider {
 const num = (v: string | string[] | undefined): number | undefined => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined);
 
 export async function startBillingProvider(): Promise<BillingProvider> {
-  const state: BillingProvider = { url: '', bills: new Map(), received: 0, close: async () => {} };
+  const state: BillingProvider = { url: '', bills: new Map(), attempts: new Map(), received: 0, close: async () => {} };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -200,9 +221,23 @@ export async function startBillingProvider(): Promise<BillingProvider> {
       const cut = num(req.headers['x-bill-cut']);
       const pause = num(req.headers['x-bill-pause']);
       const stop = Math.min(events.length, cut ?? pause ?? events.length);
+      const member = memberOf(req);
+      if (member === '429' || member === '503') {
+        const text = JSON.stringify({ error: { type: member === '429' ? 'rate_limit_error' : 'api_error', message: `member said ${member}` } });
+        res.writeHead(Number(member), { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...(member === '429' ? { 'retry-after': '1' } : {}) });
+        res.end(text);
+        return;
+      }
       // Until the event with the final usage goes out, the provider may have generated up to the cap.
       const bill: Bill = { shape, input, output: cap, toolUses: num(req.headers['x-bill-tool-uses']) ?? 0, finished: false, at: Date.now() };
-      state.bills.set(String(req.headers['x-bill-id'] ?? `anon-${state.received}`), bill);
+      const id = String(req.headers['x-bill-id'] ?? `anon-${state.received}`);
+      state.bills.set(id, bill);
+      const billed = state.attempts.get(id);
+      if (billed) billed.push(bill);
+      else state.attempts.set(id, [bill]);
+      // The whole body arrived: a member that never answers, or resets now, has it (and may bill it).
+      if (member === 'hang') return;
+      if (member === 'reset') return void res.socket?.destroy();
       res.writeHead(200, { 'content-type': spec.contentType, 'transfer-encoding': 'chunked' });
       res.flushHeaders();
       let sent = 0;

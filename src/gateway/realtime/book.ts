@@ -41,7 +41,8 @@ export interface BookHooks {
 }
 
 const FREE: WorstCase = Object.freeze({ inputTokens: 0, outputTokens: 0, micros: 0 });
-const freeHold = (): Hold => ({ worst: FREE, held: false, settle() {}, refund() {} });
+/** A hold made when no limit applies: nothing held, nothing to settle. */
+export const freeHold = (): Hold => ({ worst: FREE, held: false, settle() {}, refund() {} });
 
 interface Asked {
   hold: Hold;

@@ -54,6 +54,7 @@ import { dialUpstream, UpstreamRefusal, type Dialed } from './dial.js';
 import { Exchange } from '../exchange.js';
 import { carriesKey, handshakeProblem, offeredProtocols, refuseHandshake, relayRefusal } from './handshake.js';
 import { ResponseLimits, type ResponseLimit } from './limits.js';
+import { TranscriptionBook, transcriptionPrice } from './transcription.js';
 import { GeminiLive } from './protocols/gemini-live.js';
 import { OpenAIRealtime } from './protocols/openai-realtime.js';
 import { OpenAIResponses } from './protocols/openai-responses.js';
@@ -155,6 +156,7 @@ export class RealtimeGateway {
     let credential: CredentialSecrets;
     try {
       await this.admit(ctx);
+      await this.transcriptionPriced(ctx);
       credential = await this.s.credentials.secretsFor(ctx.auth!.credential);
     } catch (err) {
       return this.refuse(exchange, socket, err);
@@ -208,12 +210,30 @@ export class RealtimeGateway {
     }
   }
 
+  /**
+   * `?intent=transcription` under a cap: a session whose audio cannot be priced is not opened (400 price_unknown):
+   * a route that declares no audio-token rate, or a transcription model the upgrade names (Azure's deployment) with
+   * no price or bound. One named later (the session's settings) is checked when it is.
+   */
+  private async transcriptionPriced(ctx: RequestContext): Promise<void> {
+    const ws = ctx.route?.websocket;
+    if (ws?.protocol !== 'openai-realtime' || new URLSearchParams(ctx.query).get('intent') !== 'transcription') return;
+    if (!(await this.limitsOf(ctx).applies())) return;
+    const rate = ws.inputAudioTokensPerSecond;
+    if (ctx.model !== undefined || rate === undefined) transcriptionPrice(ctx.model, ctx.model === undefined ? undefined : this.s.prices.lookup(ctx.provider!.id, ctx.model), rate);
+  }
+
+  private limitsOf(ctx: RequestContext): ResponseLimits {
+    const auth = ctx.auth!;
+    return new ResponseLimits(this.s.limits, { tokenId: auth.token.id, orgId: auth.credential.orgId, tokenBudget: auth.token.scopes.budgetMicros, scopes: auth.token.scopes as Record<string, unknown> });
+  }
+
   private start(exchange: Exchange, caller: WebSocket, dialed: Dialed): void {
     const { ctx, req } = exchange;
     const auth = ctx.auth!;
     const provider = ctx.provider!.id;
     const scope = auth.token.scopes.models;
-    const limits = new ResponseLimits(this.s.limits, { tokenId: auth.token.id, orgId: auth.credential.orgId, tokenBudget: auth.token.scopes.budgetMicros, scopes: auth.token.scopes as Record<string, unknown> });
+    const limits = this.limitsOf(ctx);
     let protocol: SessionProtocol | undefined;
     let session: Session | undefined;
     const costOf = (usage: Parameters<typeof usageCost>[1], model?: string) => {
@@ -225,8 +245,13 @@ export class RealtimeGateway {
       uncovered: (err) => session?.fail(err, 1008),
       settled: (usage, micros) => exchange.settledPart(usage, micros, protocol?.model),
     });
+    const transcriptions = new TranscriptionBook(limits, {
+      uncovered: (err) => session?.fail(err, 1008),
+      settled: (usage, micros, model) => exchange.settledPart(usage, micros, model ?? protocol?.model),
+    });
     protocol = new PROTOCOLS[ctx.route!.websocket!.protocol]({
-      book, model: ctx.model, scoped: scope !== undefined,
+      book, transcriptions, model: ctx.model, scoped: scope !== undefined,
+      query: new URLSearchParams(ctx.query), inputAudioTokensPerSecond: ctx.route!.websocket!.inputAudioTokensPerSecond,
       modelAllowed: (m) => scope === undefined || modelAllowed(scope, m),
       price: (m) => this.s.prices.lookup(provider, m),
       seen: (m) => this.s.unpriced.observe(auth.credential.orgId, provider, m),
@@ -238,6 +263,7 @@ export class RealtimeGateway {
       },
       ended: (s) => {
         book.close();
+        transcriptions.close();
         remove();
         ctx.bytesOut = s.bytesToCaller;
         exchange.finish();

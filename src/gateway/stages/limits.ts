@@ -10,7 +10,9 @@
  * length, or the context window for media and provider-side tools; output by the request's cap or the
  * model's largest output: src/catalog/spend-bound.ts, as budgets do) is reserved before forwarding; after
  * the response it is settled to the usage the provider reported when final, else to the larger of what was
- * seen and the reservation (settlement's one rule). A body is read whole only for such tokens.
+ * seen and the reservation (settlement's one rule). A body is read whole only for such tokens. A pooled
+ * request's attempt whose body went whole to a member that gave no answer is charged its whole reservation,
+ * and the next attempt reserves the same again or is not made (`reattempt`).
  */
 import { boundOrRefuse, boundScan } from '../../catalog/spend-bound.js';
 import type { PriceBook, PriceEntry } from '../../catalog/prices.js';
@@ -80,6 +82,26 @@ export class TokensPerMinuteStage implements CoreStage {
     return this.limits.reserveTokens(tokenId, perMinute, worst).then((hold) => {
       ctx.state.set(TOKENS, hold);
     });
+  }
+
+  /** A pooled request's attempt that may have been billed: charged its whole reservation; the next reserves again, or false. */
+  reattempt(ctx: RequestContext, again: boolean): boolean | Promise<boolean> {
+    const hold = ctx.state.get(TOKENS) as LimitHold | undefined;
+    if (!hold) return true;
+    ctx.state.delete(TOKENS);
+    this.limits.settleTokens(hold, hold.units);
+    if (!again) return false;
+    const tokenId = ctx.auth!.token.id;
+    const perMinute = ctx.auth!.token.scopes.tokensPerMinute!;
+    const now = this.limits.reserveTokensNow(tokenId, perMinute, hold.units);
+    if (now) {
+      ctx.state.set(TOKENS, now);
+      return true;
+    }
+    return this.limits.reserveTokens(tokenId, perMinute, hold.units).then((next) => {
+      ctx.state.set(TOKENS, next);
+      return true;
+    }, () => false);
   }
 
   undo(ctx: RequestContext): void {

@@ -7,7 +7,10 @@
  * `usageMetadata` for the turn.
  *
  * - `setup`: a model outside the token's `models` scope ends the session
- *   (1008, the reason in the close frame: Live has no error event).
+ *   (1008, the reason in the close frame: Live has no error event). A
+ *   session takes one `setup`: a second ends it the same way
+ *   (`invalid_request`), never forwarded, so it can never change the model or
+ *   settings a session's turns are priced at.
  * - A turn the client asks for (`clientContent` with `turnComplete`, a
  *   `toolResponse`, `activityEnd` under manual activity detection) is held
  *   before it is forwarded; one that cannot be held ends the session (1008).
@@ -68,6 +71,7 @@ export class GeminiLive implements SessionProtocol {
   private turn: string | undefined;
   private turnUsage: TokenUsage | undefined;
   private turns = 0;
+  private setupSeen = false;
 
   constructor(private readonly deps: ProtocolDeps) {
     this.model = deps.model;
@@ -79,7 +83,9 @@ export class GeminiLive implements SessionProtocol {
   fromClient(message: Record<string, unknown>): Verdict | Promise<Verdict> {
     const book = this.deps.book;
     const setup = objectOf(message.setup);
+    if (message.setup !== undefined && this.setupSeen) return { kind: 'close', code: 1008, error: Errors.invalidRequest('A Gemini Live session takes one `setup` message; a second one is refused.', 'setup') };
     if (setup) {
+      this.setupSeen = true;
       const name = stringOf(setup.model);
       const model = name === undefined ? undefined : liveModelName(name);
       if (this.deps.scoped && (model === undefined || !this.deps.modelAllowed(model))) return { kind: 'close', code: 1008, error: Errors.modelNotAllowed(model ?? '(none)') };

@@ -11,6 +11,14 @@
  * - `input_audio_buffer.append` / `commit` while server turns are on: the
  *   next server-started response must be held (ResponseBook.cover), or the
  *   session gets an error event and closes with 1008.
+ * - Input-audio transcription (`input_audio_transcription`,
+ *   `audio.input.transcription`, `transcription_session.update`, or
+ *   `?intent=transcription`, which starts no responses): each append's audio,
+ *   and each item the buffer's commit makes, is held before it is forwarded
+ *   (openai-transcription.ts, ../transcription.ts); refused with an error event
+ *   otherwise (`price_unknown` when it cannot be priced). Each
+ *   `conversation.item.input_audio_transcription.completed` settles with its
+ *   `usage`.
  * - From the server: `session.created` / `session.updated` are the truth of
  *   the model, the cap and turn detection (server turns on by default: the
  *   next response is armed as the session opens); `response.created` starts,
@@ -23,9 +31,16 @@
 import type { ApiError } from '../../../errors.js';
 import { Errors } from '../../../errors.js';
 import type { TokenUsage } from '../../../catalog/provider.js';
-import { FORWARD, forwardOrClose, forwardOrRefuse, capOf, countOf, markers, objectOf, openaiErrorEvent, readMarked, stringOf, worstAt, type ProtocolDeps, type SessionProtocol, type Verdict } from './protocol.js';
+import { OpenAITranscription } from './openai-transcription.js';
+import { FORWARD, forwardOrRefuse, capOf, countOf, hasMarker, markers, objectOf, openaiErrorEvent, parseObject, stringOf, worstAt, type ProtocolDeps, type SessionProtocol, type Verdict } from './protocol.js';
 
-const SERVER_MARKERS = markers('session.created', 'session.updated', 'response.created', 'response.done', 'error');
+/** Always read (a clear's answer too: each client clear is matched to it in order). */
+const SERVER_MARKERS = markers('session.created', 'session.updated', 'response.created', 'response.done', 'error', 'input_audio_buffer.cleared');
+/** Read once the session may transcribe: its items and their usage. */
+const TRANSCRIPTION_MARKERS = markers(
+  'transcription_session.created', 'transcription_session.updated', 'input_audio_buffer.committed', 'input_audio_buffer.speech_stopped',
+  'input_audio_buffer.timeout_triggered', 'conversation.item.input_audio_transcription.completed', 'conversation.item.input_audio_transcription.failed',
+);
 
 /** The Realtime API's `usage` (response.done) as TokenUsage: audio apart from text, cached tokens of each. */
 export function realtimeUsage(u: Record<string, unknown> | undefined): TokenUsage | undefined {
@@ -73,10 +88,19 @@ export class OpenAIRealtime implements SessionProtocol {
   private confirmedCap: number | undefined = undefined;
   private askedCap: number | undefined | null = null;
 
+  private readonly transcription: OpenAITranscription;
+  /** A transcription session (`?intent=transcription`, or the server says so) starts no responses. */
+  private transcriptionOnly: boolean;
+  /** Whether the session has ever transcribed (then the server's transcription events are read). */
+  private transcribed: boolean;
+
   constructor(private readonly deps: ProtocolDeps) {
-    this.confirmedModel = deps.model;
-    // Server turn detection is on when a session opens.
-    deps.book.setServerTurns(true);
+    this.transcriptionOnly = deps.query.get('intent') === 'transcription';
+    this.transcribed = this.transcriptionOnly;
+    this.confirmedModel = this.transcriptionOnly ? undefined : deps.model;
+    this.transcription = new OpenAITranscription(deps, this.transcriptionOnly);
+    // Server turn detection is on when a conversation session opens.
+    deps.book.setServerTurns(!this.transcriptionOnly);
   }
 
   get model(): string | undefined {
@@ -97,47 +121,78 @@ export class OpenAIRealtime implements SessionProtocol {
   fromClient(message: Record<string, unknown>): Verdict | Promise<Verdict> {
     const type = message.type;
     const eventId = stringOf(message.event_id);
-    if (type === 'session.update') return this.sessionUpdate(objectOf(message.session) ?? {}, eventId);
+    if (type === 'session.update' || type === 'transcription_session.update') return this.sessionUpdate(objectOf(message.session) ?? {}, eventId, type === 'session.update');
     if (type === 'response.create') {
       const cap = capIn(objectOf(message.response) ?? {});
       return forwardOrRefuse(this.deps.book.forClient(this.worst(cap === null ? this.sessionCap : () => cap), eventId), eventId);
     }
-    if ((type === 'input_audio_buffer.append' || type === 'input_audio_buffer.commit') && this.deps.book.serverTurnsOn) {
-      return forwardOrClose(this.deps.book.cover(this.worst(this.sessionCap)), eventId);
+    if (type === 'input_audio_buffer.append' || type === 'input_audio_buffer.commit') {
+      this.transcribed ||= this.transcription.transcribing;
+      const transcribe = () => (type === 'input_audio_buffer.append' ? this.transcription.append(message) : this.transcription.commit(eventId));
+      if (this.deps.book.serverTurnsOn) return this.inputVerdict(this.deps.book.cover(this.worst(this.sessionCap)), transcribe, eventId);
+      const held = transcribe();
+      return held ? forwardOrRefuse(held, eventId) : FORWARD;
+    }
+    if (type === 'input_audio_buffer.clear') this.transcription.clear();
+    return FORWARD;
+  }
+
+  /** Input forwarded once a server-started response is covered (else the session ends), then its transcription held (else refused). */
+  private async inputVerdict(covering: Promise<void>, transcribe: () => void | Promise<void>, eventId: string | undefined): Promise<Verdict> {
+    try {
+      await covering;
+    } catch (err) {
+      return { kind: 'close', code: 1008, error: err as ApiError, eventId };
+    }
+    try {
+      await transcribe();
+    } catch (err) {
+      return { kind: 'refuse', error: err as ApiError, eventId };
     }
     return FORWARD;
   }
 
-  private async sessionUpdate(session: Record<string, unknown>, eventId: string | undefined): Promise<Verdict> {
-    const model = stringOf(session.model);
+  /** A session update (`conversation`: session.update; else transcription_session.update): refused, nothing it asks counts. */
+  private async sessionUpdate(session: Record<string, unknown>, eventId: string | undefined, conversation: boolean): Promise<Verdict> {
+    const model = conversation ? stringOf(session.model) : undefined;
     if (model !== undefined && !this.deps.modelAllowed(model)) return { kind: 'refuse', error: Errors.modelNotAllowed(model), eventId };
-    const turns = serverTurnsOf(session);
-    const cap = capIn(session);
-    const before = { model: this.askedModel, cap: this.askedCap };
+    const turns = conversation && !this.transcriptionOnly ? serverTurnsOf(session) : null;
+    const cap = conversation ? capIn(session) : null;
+    const before = { model: this.askedModel, cap: this.askedCap, turns: this.deps.book.serverTurnsOn };
     if (model !== undefined) this.askedModel = model;
     if (cap !== null) this.askedCap = cap;
-    if (turns === true && !this.deps.book.serverTurnsOn) {
-      this.deps.book.setServerTurns(true);
-      try {
+    try {
+      if (turns === true && !this.deps.book.serverTurnsOn) {
+        this.deps.book.setServerTurns(true);
         await this.deps.book.cover(this.worst(this.sessionCap));
-      } catch (err) {
-        this.deps.book.setServerTurns(false);
-        this.askedModel = before.model;
-        this.askedCap = before.cap;
-        return { kind: 'refuse', error: err as ApiError, eventId };
       }
+      const refusal = await this.transcription.update(session, eventId);
+      if (refusal) throw refusal;
+    } catch (err) {
+      this.deps.book.setServerTurns(before.turns);
+      this.askedModel = before.model;
+      this.askedCap = before.cap;
+      return { kind: 'refuse', error: err as ApiError, eventId };
     }
+    this.transcribed ||= this.transcription.transcribing;
     return FORWARD;
   }
 
   fromServer(raw: Buffer): void {
-    const event = readMarked(raw, SERVER_MARKERS);
+    const marked = hasMarker(raw, SERVER_MARKERS) || (this.transcribed && hasMarker(raw, TRANSCRIPTION_MARKERS));
+    const event = marked ? parseObject(raw) : undefined;
     if (!event) return;
     const book = this.deps.book;
-    switch (event.type) {
+    const type = stringOf(event.type) ?? '';
+    switch (type) {
       case 'session.created':
-      case 'session.updated': {
+      case 'session.updated':
+      case 'transcription_session.created':
+      case 'transcription_session.updated': {
         const session = objectOf(event.session) ?? {};
+        this.transcriptionOnly = this.transcription.confirmed(session, type.endsWith('.updated')) || this.transcriptionOnly || type.startsWith('transcription_session.');
+        this.transcribed ||= this.transcription.transcribing;
+        if (this.transcriptionOnly) return book.setServerTurns(false);
         const model = stringOf(session.model);
         if (model !== undefined) this.confirmedModel = model;
         this.askedModel = undefined;
@@ -164,8 +219,11 @@ export class OpenAIRealtime implements SessionProtocol {
         const error = objectOf(event.error);
         const code = stringOf(error?.code);
         book.refusedByProvider(stringOf(error?.event_id), code === 'conversation_already_has_active_response' ? 'newest' : undefined);
+        this.transcription.fromServer(type, event);
         return;
       }
+      default:
+        this.transcription.fromServer(type, event);
     }
   }
 

@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { Errors, type ApiError } from '../../../errors.js';
 import type { PriceEntry } from '../../../catalog/prices.js';
 import type { ResponseBook, Worst } from '../book.js';
+import type { TranscriptionBook } from '../transcription.js';
 import { responseWorstCase, type WorstCase } from '../limits.js';
 
 export type Verdict =
@@ -43,6 +44,12 @@ export interface ProtocolDeps {
   seen(model: string): void;
   /** The model the upgrade named (its query), if any. */
   readonly model: string | undefined;
+  /** The upgrade's query parameters (OpenAI's `intent=transcription`). */
+  readonly query: URLSearchParams;
+  /** The route's declared bound of tokens a second of input audio is billed (WebSocketRoute), if any. */
+  readonly inputAudioTokensPerSecond: number | undefined;
+  /** The session's input-audio transcriptions and what holds them. */
+  readonly transcriptions: TranscriptionBook;
 }
 
 export interface SessionProtocol {
