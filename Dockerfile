@@ -1,4 +1,4 @@
-# Keyward for Cloud Run (docs/cloud-run.md). Two stages: build with every
+# Keyward for Cloud Run (docs/operate/cloud-run.md). Two stages: build with every
 # dependency, run with production dependencies only. `npm run test:docker`
 # (scripts/docker/) builds these stages as Docker would, without a Docker engine:
 # the context filtered by .dockerignore, each stage from its own COPY lines, its
@@ -21,7 +21,7 @@ RUN npm ci && npm run build
 # ---- runtime ------------------------------------------------------------------
 FROM node:24-slim AS runtime
 # KEYWARD_METRICS_PORT: /metrics only on 127.0.0.1:9464, for a sidecar collector in the same instance
-# (docs/cloud-run.md, Managed Service for Prometheus); the public port does not serve it.
+# (docs/operate/cloud-run.md, Managed Service for Prometheus); the public port does not serve it.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \

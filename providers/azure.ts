@@ -2,7 +2,7 @@
 // resource name (its `https://{resource}.openai.azure.com` endpoint) and one of its keys, sent as `api-key`;
 // or, with no secret at all, `federated` with the Entra app (`tenant_id`, `client_id`) whose federated
 // credential trusts Keyward's OIDC identity for the organisation: Keyward's JWT is the client assertion of
-// a client-credentials grant and the Entra token goes as Bearer (signers/entra-assertion.ts, docs/identity.md).
+// a client-credentials grant and the Entra token goes as Bearer (signers/entra-assertion.ts, docs/operate/identity.md).
 // SDK: `new AzureOpenAI({ endpoint: <gateway>/v1/proxy, apiKey: 'ptok_…', apiVersion, deployment })`
 // (environment: AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY), or the plain `OpenAI` client with
 // `baseURL: <gateway>/v1/proxy/openai/v1/` on the version-less surface.
@@ -97,7 +97,7 @@ export default {
     ...storedResponses('openai/v1'),
     { method: 'POST', path: 'openai/v1/embeddings' },
     { method: 'GET', path: 'openai/v1/models' },
-    // Realtime sessions over WebSocket (docs/realtime.md): the deployment (or the v1 surface's model) names the model.
+    // Realtime sessions over WebSocket (docs/agents/realtime.md): the deployment (or the v1 surface's model) names the model.
     // Input audio is billed as OpenAI bills it (1 token per 100 ms), bounded at twice that as in providers/openai.ts.
     { method: 'GET', path: 'openai/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'deployment', inputAudioTokensPerSecond: 20 } },
     { method: 'GET', path: 'openai/v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model', inputAudioTokensPerSecond: 20 } },

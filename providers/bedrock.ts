@@ -3,7 +3,7 @@
 // AWS key pair (signed with SigV4 per request, over the exact body), a Bedrock API key (Bearer), or
 // no secret at all: `federated` with a `role_arn` that trusts Keyward's OIDC identity for the
 // organisation, assumed with STS AssumeRoleWithWebIdentity (signers/aws-web-identity.ts) and the
-// temporary credentials signing with SigV4 (docs/identity.md).
+// temporary credentials signing with SigV4 (docs/operate/identity.md).
 // The caller presents its ptok as a Bearer token (AWS_BEARER_TOKEN_BEDROCK, AnthropicBedrock's
 // apiKey) or as the access key id of its own SigV4 signature (credentials.accessKeyId = ptok_…);
 // the caller's signature and every x-amz-* / amz-sdk-* header are dropped (signers/sigv4.ts).

@@ -36,7 +36,7 @@ export default {
       { method: 'GET' as const, path: `${v}/models` },
       { method: 'GET' as const, path: `${v}/models/{model}` },
     ]),
-    // Gemini Live (docs/realtime.md): one WebSocket session per connection; the model is named in its first message.
+    // Gemini Live (docs/agents/realtime.md): one WebSocket session per connection; the model is named in its first message.
     ...['v1beta', 'v1alpha', 'v1'].map((v) => ({
       method: 'GET' as const, path: `ws/google.ai.generativelanguage.${v}.GenerativeService.BidiGenerateContent`, websocket: { protocol: 'gemini-live' as const },
     })),

@@ -1,6 +1,6 @@
 // GitHub's remote MCP server (Streamable HTTP): https://github.com/github/github-mcp-server/blob/main/docs/remote-server.md.
 // Its endpoint is https://api.githubcopilot.com/mcp/ (and /mcp/readonly, /mcp/x/<toolset>, /mcp/x/<toolset>/readonly), so
-// an MCP client's URL is <gateway>/v1/proxy/mcp/. A token's `tools` scope names the tools it may call (docs/tools.md).
+// an MCP client's URL is <gateway>/v1/proxy/mcp/. A token's `tools` scope names the tools it may call (docs/agents/tools.md).
 // KEYWARD_UPSTREAM_GITHUB_MCP overrides its origin (a `-` in an id is `_` in the variable).
 import type { ProviderPlugin } from '../src/catalog/provider.js';
 

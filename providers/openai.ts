@@ -44,7 +44,7 @@ export default {
     { method: 'POST', path: 'v1/audio/translations' },
     { method: 'GET', path: 'v1/models' },
     { method: 'GET', path: 'v1/models/{model}' },
-    // WebSocket sessions (docs/realtime.md): the Realtime API, and the Responses API as Codex CLI opens it. User audio
+    // WebSocket sessions (docs/agents/realtime.md): the Realtime API, and the Responses API as Codex CLI opens it. User audio
     // is billed at 1 token per 100 ms (https://developers.openai.com/api/docs/guides/realtime-costs): bounded here at twice
     // that, the rate of assistant audio (1 per 50 ms), for the special tokens around it.
     { method: 'GET', path: 'v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model', inputAudioTokensPerSecond: 20 } },

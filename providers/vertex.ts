@@ -5,7 +5,7 @@
 // key (JWT grant); with `ambient: "true"`, from the metadata server of the machine Keyward runs on; or, with
 // `federated: "true"` and no secret at all, from Google STS in exchange for Keyward's own OIDC token for the
 // organisation (a workload identity pool provider that trusts it), then optionally as a service account
-// (iamcredentials generateAccessToken) — signers/google-sts.ts, docs/identity.md.
+// (iamcredentials generateAccessToken) — signers/google-sts.ts, docs/operate/identity.md.
 // Clients: AnthropicVertex with baseURL `<gateway>/v1/proxy/v1` and an authClient sending `Bearer ptok_…`;
 // GoogleGenAI `{vertexai:true, project, location, httpOptions:{baseUrl:'<gateway>/v1/proxy'}}` with an
 // authClient, or `apiKey: 'ptok_…'` (sent as x-goog-api-key).

@@ -1,5 +1,5 @@
 /**
- * `npm run console:screenshots`: the pictures of docs/console.md (docs/console-*.png). Starts a gateway
+ * `npm run console:screenshots`: the pictures of docs/operate/console.md (docs/images/console-*.png). Starts a gateway
  * with a fake provider on 127.0.0.1 and photographs the console in headless Chromium (KEYWARD_CHROMIUM
  * or /usr/bin/chromium): a new organisation's first-run guide (empty, then with a key stored and a token
  * minted: its SDK variables), then, filled through the admin API and the proxy with named keys, tokens,
@@ -43,7 +43,7 @@ async function call(method: string, p: string, token: string, body?: unknown): P
 async function shoot(page: Page, file: string, fullPage = false): Promise<void> {
   await page.waitForLoadState('networkidle');
   await page.mouse.move(0, 0);
-  const out = path.join(ROOT, 'docs', `console-${file}.png`);
+  const out = path.join(ROOT, 'docs', 'images', `console-${file}.png`);
   await page.screenshot({ path: out, fullPage });
   console.log(`${path.relative(ROOT, out)} (${statSync(out).size} bytes)`);
 }

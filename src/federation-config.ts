@@ -1,5 +1,5 @@
 /**
- * The variables of Keyward as each organisation's OIDC identity (docs/identity.md), parsed once with
+ * The variables of Keyward as each organisation's OIDC identity (docs/operate/identity.md), parsed once with
  * the rest of the config (config.ts spreads federationConfig into Config): the issuer's public URL,
  * the Cloud KMS key version that signs, and the clouds' token endpoints, each overridable for tests
  * under the variable its own SDKs read. Every endpoint is https; plain http only on a loopback host

@@ -5,7 +5,7 @@
  * last write at the latest), records its use and settles unknown outcomes; a counter idle for
  * IDLE_RETIRE_MS, or past the bound on how many are held, retires (its idle units back to the pool). On
  * shutdown every counter retires. This is the work Cloud Run's CPU throttling would starve between
- * requests: a holder that cannot renew stops using what it holds (docs/cloud-run.md, "Operating costs and settings", names the setting).
+ * requests: a holder that cannot renew stops using what it holds (docs/operate/cloud-run.md, "Operating costs and settings", names the setting).
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';

@@ -1,6 +1,6 @@
 /**
  * A token's `max_concurrent` and `tokens_per_minute`, exact across instances on the lease design
- * (held-lease.ts, docs/leases.md "Reusing it"):
+ * (held-lease.ts, docs/operate/leases.md "Reusing it"):
  *   `slots:tok:<token id>`            limit: max_concurrent. A request reserves one slot and gives it back at
  *                                     its end (nothing is ever used). A holder that dies gives its slots back
  *                                     whole when reclaimed (lease-port.ts unitsBackAtEnd): its connections

@@ -4,7 +4,7 @@
  * every second at most, never per request: a counter with many requests since its last write (BUSY) or
  * not written for QUIET_MS, or never written, goes in the next batch; others wait, so an instance with
  * little traffic writes each counter every few seconds, not every second (the store's cost is per
- * instance and second: docs/cloud-run.md, "Operating costs and settings"). Each instance writes only its own shard of each counter, with
+ * instance and second: docs/operate/cloud-run.md, "Operating costs and settings"). Each instance writes only its own shard of each counter, with
  * its absolute totals (UsageStore): a flush that fails, or lands and times out, is simply written again,
  * so nothing counts twice and nothing is lost, and no document is written more than once a second however
  * many instances there are. Reads add what this instance has not written yet, so a caller sees its own

@@ -126,7 +126,7 @@ export interface CredentialSecrets {
   readonly owner?: Readonly<{ orgId: string; credentialId: string }>;
 }
 
-/** The plain flag that makes a credential federated: no secret at all, Keyward's own signed JWT exchanged at the cloud (docs/identity.md). */
+/** The plain flag that makes a credential federated: no secret at all, Keyward's own signed JWT exchanged at the cloud (docs/operate/identity.md). */
 export const FEDERATED = 'federated';
 export const isFederated = (credential: CredentialSecrets): boolean => credential.plain[FEDERATED] === 'true';
 
@@ -303,7 +303,7 @@ export interface SdkSetup {
 /**
  * What a provider is: `llm` (a model API, the default), `tool` (an HTTP API an agent calls: GitHub's REST API,
  * a search API) or `mcp` (a remote MCP server over Streamable HTTP: its POST bodies are JSON-RPC, read for the
- * token's `tools` scope and counted per `tools/call`; docs/tools.md).
+ * token's `tools` scope and counted per `tools/call`; docs/agents/tools.md).
  */
 export type ProviderKind = 'llm' | 'tool' | 'mcp';
 

@@ -6,7 +6,7 @@
  * publish a JWKS the deployment never signs with. The line names places only (a path, a project, a key name,
  * a URL), never a secret: a local KEK given in the environment is named by its variable, not shown.
  *
- * In a Cloud Run job (CLOUD_RUN_JOB set: docs/cloud-run.md's `keyward-admin`), output goes to Cloud Logging, so a
+ * In a Cloud Run job (CLOUD_RUN_JOB set: docs/operate/cloud-run.md's `keyward-admin`), output goes to Cloud Logging, so a
  * command that prints a new secret or reads one from stdin is refused there: those go through the HTTP API.
  */
 import path from 'node:path';
@@ -23,7 +23,7 @@ export function unnamedStore(env: Record<string, string | undefined>): string | 
   return `KEYWARD_STORE is not set, but ${cloud.join(', ')} ${cloud.length === 1 ? 'is' : 'are'}: that is a deployment's settings, and without `
     + 'KEYWARD_STORE this command would open a local SQLite store in KEYWARD_DATA_DIR instead of the deployment\'s. '
     + 'Set KEYWARD_STORE (firestore for a deployment; sqlite to use a local store on purpose). '
-    + 'Against a deployment, run admin commands as its Cloud Run job (docs/cloud-run.md, "Admin commands")';
+    + 'Against a deployment, run admin commands as its Cloud Run job (docs/operate/cloud-run.md, "Admin commands")';
 }
 
 /** Commands whose output holds a new secret (a token or key), or that read one from stdin. */

@@ -1,6 +1,6 @@
 /**
  * `keyward pools create|list|rename|delete`: pools of one provider's credentials that a token's requests fail
- * over across (docs/pools.md). Straight on the store through the pool service, so the CLI and the API share
+ * over across (docs/operate/pools.md). Straight on the store through the pool service, so the CLI and the API share
  * every rule (members of one provider, 1 to 16, names as vault/names.ts says); audited with actor `cli`.
  * Member health (cooling, recent answers) is a running gateway's: `GET /v1/pools/:id`.
  */

@@ -29,7 +29,7 @@ export const SIGNING_KEY_COMMANDS: Command[] = [
     options: ['activate-in'],
     summary: 'add the next OIDC signing key: published at once, signing after --activate-in (default 1h)',
     details: [
-      'Keyward signs the JWTs it exchanges at AWS, Entra ID and Google with this key (docs/identity.md).',
+      'Keyward signs the JWTs it exchanges at AWS, Entra ID and Google with this key (docs/operate/identity.md).',
       'The new key is in every server\'s JWKS within seconds and signs from --activate-in later (a',
       'duration such as 1h, the default: clouds cache the JWKS, Entra ID and Google for a time they do not',
       'publish; or 0s to sign at once: only when no cloud could have cached the JWKS).',

@@ -219,7 +219,7 @@ export async function loadPlugins(config: Pick<Config, 'plugins' | 'pluginsDir' 
     }
     if (section !== undefined) throw new PluginLoadError(name, 'KEYWARD_PLUGIN_CONFIG configures it, but it has the first (onRequest/onDone) form, which takes no configuration', found.source);
     stages.push(await legacyStage(name, found, host));
-    log.warn({ plugin: name, file: found.source }, `plugin ${name} has the deprecated onRequest/onDone form: it runs as access at priority ${LEGACY_PRIORITY} and log (see docs/plugins.md)`);
+    log.warn({ plugin: name, file: found.source }, `plugin ${name} has the deprecated onRequest/onDone form: it runs as access at priority ${LEGACY_PRIORITY} and log (see docs/extend/plugins.md)`);
   }
   return stages;
 }

@@ -113,11 +113,11 @@ test('a refused role changes nothing: a viewer\'s DELETE leaves the credential, 
   t.deepEqual(denied.map((e: { action: string; actor: string }) => [e.action, e.actor]).sort(), [['credential.create', minter.id], ['credential.delete', viewer.id]].sort());
 });
 
-test('docs/api.md\'s roles table says what the route table does, for every route it names and every route of this table', async (t) => {
+test('docs/operate/api.md\'s roles table says what the route table does, for every route it names and every route of this table', async (t) => {
   const { readFileSync } = await import('node:fs');
   const { ROOT } = await import('../support/app.js');
-  // The roles table moved from the README to docs/api.md with the rest of the API's reference.
-  const readme = readFileSync(`${ROOT}/docs/api.md`, 'utf8');
+  // The roles table moved from the README to docs/operate/api.md with the rest of the API's reference.
+  const readme = readFileSync(`${ROOT}/docs/operate/api.md`, 'utf8');
   const section = readme.slice(readme.indexOf('## Roles and admin keys'), readme.indexOf('## Idempotency, audit, abuse controls'));
   const rows = new Map<string, Role[]>();
   for (const line of section.split('\n')) {
@@ -128,10 +128,10 @@ test('docs/api.md\'s roles table says what the route table does, for every route
   }
   const app = await startApp(t);
   const routes = new Map(app.server.router.all().filter((r) => r.auth === 'org').map((r) => [`${r.method} ${r.pattern}`, r]));
-  for (const name of Object.keys(EXPECTED)) t.true(rows.has(name), `docs/api.md names ${name}`);
+  for (const name of Object.keys(EXPECTED)) t.true(rows.has(name), `docs/operate/api.md names ${name}`);
   for (const [name, roles] of rows) {
     const route = routes.get(name);
-    t.truthy(route, `docs/api.md's ${name} is a route`);
+    t.truthy(route, `docs/operate/api.md's ${name} is a route`);
     if (route) t.deepEqual(roles, ALL.filter((r) => rolesOf(route.method, route.roles).includes(r)), name);
   }
 });

@@ -4,7 +4,7 @@
  * non-interactive turn of Claude Code (`claude -p`), of Codex CLI (`codex exec`,
  * with its built-in provider over the Responses API's WebSocket, and with a
  * `config.toml` provider over HTTPS), of the OpenAI Agents SDK and of the Claude
- * Agent SDK, set up exactly as docs/agents.md says, through the built gateway
+ * Agent SDK, set up exactly as docs/agents/coding-agents.md says, through the built gateway
  * (dist/) against fakes that accept only the
  * stored key. Each turn must complete, no call may be refused (every proxy log
  * line below 400, no Keyward error), the proxy token must never reach the fake,
@@ -166,7 +166,7 @@ function codexHome(t: ExecutionContext, config: string): string {
   return home;
 }
 
-/** The switches docs/agents.md gives: no analytics export, no plugin sync (both reach OpenAI's and GitHub's hosts). */
+/** The switches docs/agents/coding-agents.md gives: no analytics export, no plugin sync (both reach OpenAI's and GitHub's hosts). */
 const QUIET = '\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n';
 
 /** Codex's responses: the fake reports 1,500 input (500 cached) and 9 output, none for a warm-up (`generate: false`), at GPT-6.1 Sol's $2 / $0.10 / $10. */

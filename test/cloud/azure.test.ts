@@ -216,7 +216,7 @@ test('scopes: the deployment is the model a token is scoped to; stored responses
   cleanUpstream(t, f);
 });
 
-test.serial('AzureOpenAI from the environment alone: AZURE_OPENAI_ENDPOINT + AZURE_OPENAI_API_KEY (as docs/providers.md says)', async (t) => {
+test.serial('AzureOpenAI from the environment alone: AZURE_OPENAI_ENDPOINT + AZURE_OPENAI_API_KEY (as docs/operate/providers.md says)', async (t) => {
   const f = await azureFixture(t);
   const names = ['AZURE_OPENAI_ENDPOINT', 'AZURE_OPENAI_API_KEY', 'OPENAI_API_VERSION', 'OPENAI_BASE_URL'] as const;
   const saved = names.map((n) => process.env[n]);

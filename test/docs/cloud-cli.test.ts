@@ -13,13 +13,14 @@
  */
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { assignmentPrelude, extractCommands, type DocCommand } from '../support/doc-commands.js';
 import { ROOT } from '../support/app.js';
+import { docsPages } from '../support/doc-pages.js';
 
-const PAGES = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const PAGES = ['README.md', ...docsPages()];
 const GCLOUD = process.env.KEYWARD_GCLOUD ?? 'gcloud';
 
 /** Variables a page fills from a command's output, with values of the shape that output has. */

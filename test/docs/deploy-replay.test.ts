@@ -1,6 +1,6 @@
 /**
- * The deploy pages replayed as written: every shell block of docs/cloud-run.md, then of the other pages that change
- * the Cloud Run service or job (docs/identity.md), in one shell, top to bottom (test/support/doc-replay.ts: gcloud
+ * The deploy pages replayed as written: every shell block of docs/operate/cloud-run.md, then of the other pages that change
+ * the Cloud Run service or job (docs/operate/identity.md), in one shell, top to bottom (test/support/doc-replay.ts: gcloud
  * and every other command recorded, nothing run), then the page's later deploy (its "Later deploys" section, with
  * the steps it sends the reader back to), each gcloud command applied to a model of what gcloud does to a
  * service's and a job's variables (test/support/gcloud-run-model.ts, from gcloud's own help). Fails if any command
@@ -10,10 +10,11 @@
  * identity's --update-env-vars, a later deploy as the first again) shows it catches the loss.
  */
 import test from 'ava';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ROOT } from '../support/app.js';
+import { docsPages } from '../support/doc-pages.js';
 import { laterDeploy, replay, scratchCheckout, shellBlocks, type Invocation, type Samples, type ShellBlock } from '../support/doc-replay.js';
 import { applyGcloud, GcloudUsageError, isRunChange, newModel, type ContainerState, type RunModel } from '../support/gcloud-run-model.js';
 
@@ -116,12 +117,12 @@ function replayPages(pages: Page[], checkoutFiles: string[]): Outcome {
 }
 
 const pagesOnDisk = (): Page[] => {
-  const files = readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+  const files = docsPages();
   const read = (file: string) => ({ file, markdown: readFileSync(path.join(ROOT, file), 'utf8') });
-  const others = ['README.md', ...files].filter((f) => f !== 'docs/cloud-run.md').map(read).filter((p) => shellBlocks(p.markdown, p.file).some((b) => CHANGES_RUN.test(b.text)));
+  const others = ['README.md', ...files].filter((f) => f !== 'docs/operate/cloud-run.md').map(read).filter((p) => shellBlocks(p.markdown, p.file).some((b) => CHANGES_RUN.test(b.text)));
   // identity.md first among the others: it is where the deploy page sends the reader next.
-  others.sort((a, b) => Number(b.file === 'docs/identity.md') - Number(a.file === 'docs/identity.md'));
-  return [read('docs/cloud-run.md'), ...others];
+  others.sort((a, b) => Number(b.file === 'docs/operate/identity.md') - Number(a.file === 'docs/operate/identity.md'));
+  return [read('docs/operate/cloud-run.md'), ...others];
 };
 
 const primaryOf = (model: RunModel, id: string): ContainerState | undefined => {
@@ -133,7 +134,7 @@ const primaryOf = (model: RunModel, id: string): ContainerState | undefined => {
 
 test('the documented sequence (first deploy, identity, load balancer, a later deploy) loses no setting, and ends with the settings file, the admin job and the issuer right', (t) => {
   const pages = pagesOnDisk();
-  t.deepEqual(pages.map((p) => p.file).slice(0, 2), ['docs/cloud-run.md', 'docs/identity.md']);
+  t.deepEqual(pages.map((p) => p.file).slice(0, 2), ['docs/operate/cloud-run.md', 'docs/operate/identity.md']);
   const out = replayPages(pages, [SETTINGS_FILE]);
   t.teardown(() => rmSync(out.cwd, { recursive: true, force: true }));
   const texts = out.invocations.map((i) => i.argv.join(' '));
@@ -141,7 +142,7 @@ test('the documented sequence (first deploy, identity, load balancer, a later de
   t.true(texts.some((x) => x.startsWith('gcloud run deploy keyward ') && x.includes('--startup-probe=') && x.includes(`--env-vars-file=${SETTINGS_FILE}`)), 'the first deploy');
   t.true(texts.some((x) => x.startsWith('gcloud run jobs create keyward-admin ')), 'the admin job');
   t.true(texts.some((x) => x.startsWith('gcloud beta run services update keyward ') && x.includes('--no-default-url')), 'the load balancer');
-  t.true(out.invocations.some((i) => i.where.startsWith('docs/identity.md') && i.argv.join(' ').includes('keyward-admin') && i.argv.includes('--args=keys,rotate-signing')), 'identity: rotation through the job');
+  t.true(out.invocations.some((i) => i.where.startsWith('docs/operate/identity.md') && i.argv.join(' ').includes('keyward-admin') && i.argv.includes('--args=keys,rotate-signing')), 'identity: rotation through the job');
   t.true(out.later.some((b) => /gcloud run deploy keyward /.test(b.text)) && out.later.some((b) => /gcloud run jobs update keyward-admin /.test(b.text)), 'the later deploy: the service and the job');
   t.deepEqual(out.refused, [], 'gcloud would refuse none of the commands');
   for (const l of out.losses) t.log(`${l.setting}: set at ${l.setAt}, lost at ${l.lostAt}`);
@@ -180,7 +181,7 @@ test('the repository\'s deploy/service.env.yaml is what step 7 writes with the p
 });
 
 test('the replay catches the pages before the settings file: a later deploy with --set-env-vars drops identity\'s variables', (t) => {
-  // A miniature of docs/cloud-run.md and docs/identity.md as they were: step 7 set six variables with
+  // A miniature of docs/operate/cloud-run.md and docs/operate/identity.md as they were: step 7 set six variables with
   // --set-env-vars, identity added two with --update-env-vars, and a later deploy was "step 7 again".
   const deploy = [
     '# Keyward on Cloud Run', '', '## 7. Deploy', '', '```sh', 'export REGION=europe-west1 PROJECT_ID=my-project',
@@ -195,12 +196,12 @@ test('the replay catches the pages before the settings file: a later deploy with
     'gcloud run services update keyward --region="$REGION" --update-env-vars=KEYWARD_ISSUER_URL="$ISSUER_URL"',
     'gcloud run services update keyward --region="$REGION" \\', '  --update-env-vars="^;^KEYWARD_AMBIENT_PROJECTS=$PROJECT_ID,other-project"', '```', '',
   ].join('\n');
-  const out = replayPages([{ file: 'docs/cloud-run.md', markdown: deploy }, { file: 'docs/identity.md', markdown: identity }], []);
+  const out = replayPages([{ file: 'docs/operate/cloud-run.md', markdown: deploy }, { file: 'docs/operate/identity.md', markdown: identity }], []);
   t.teardown(() => rmSync(out.cwd, { recursive: true, force: true }));
   t.deepEqual(out.refused, []);
   t.deepEqual(out.losses.map((l) => [l.setting, l.setAt, l.lostAt]), [
-    ['service/keyward keyward KEYWARD_ISSUER_URL', 'docs/identity.md:5', 'docs/cloud-run.md:7'],
-    ['service/keyward keyward KEYWARD_AMBIENT_PROJECTS', 'docs/identity.md:6', 'docs/cloud-run.md:7'],
+    ['service/keyward keyward KEYWARD_ISSUER_URL', 'docs/operate/identity.md:5', 'docs/operate/cloud-run.md:7'],
+    ['service/keyward keyward KEYWARD_AMBIENT_PROJECTS', 'docs/operate/identity.md:6', 'docs/operate/cloud-run.md:7'],
   ]);
   // The delimiter form kept the list whole until the later deploy dropped it; the sidecar's mount was never touched.
   t.deepEqual(Object.fromEntries(out.model.resources.get('service/keyward')!.containers.get('keyward')!.env), { KEYWARD_STORE: 'firestore', GOOGLE_CLOUD_PROJECT: 'my-project' });

@@ -1,16 +1,17 @@
 /**
- * Every link in README.md, docs/*.md and bench/results/HISTORY.md resolves: a relative link names a file
+ * Every link in README.md, docs/ (every folder) and bench/results/HISTORY.md resolves: a relative link names a file
  * or folder that exists, and its #anchor (or a page's own #anchor) a heading of that page, as GitHub
  * makes heading anchors (lower case, punctuation dropped, spaces as hyphens, repeats numbered). External
  * links are only checked to be well-formed URLs (the tests have no internet). Links in code (fenced
  * blocks, inline code) are not links. The README stays within 400 lines.
  */
 import test from 'ava';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../support/app.js';
+import { docsPages } from '../support/doc-pages.js';
 
-const PAGES = ['README.md', 'bench/results/HISTORY.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const PAGES = ['README.md', 'bench/results/HISTORY.md', ...docsPages()];
 
 /** The page without fenced code blocks and inline code (their brackets are not links). */
 function prose(markdown: string): string {
@@ -54,7 +55,7 @@ test('unit: anchors as GitHub makes them', (t) => {
   t.deepEqual(linksOf('see [x](docs/a.md#b), `[no](c.md)`, ![pic](p.png "t") and [y](https://e.com/a_(b))'), ['docs/a.md#b', 'p.png', 'https://e.com/a_(b)']);
 });
 
-test('every relative link and #anchor in README.md, docs/*.md and bench/results/HISTORY.md resolves; external links are well-formed', (t) => {
+test('every relative link and #anchor in README.md, docs/ (every folder) and bench/results/HISTORY.md resolves; external links are well-formed', (t) => {
   const anchors = new Map<string, Set<string>>();
   const anchorsOfFile = (file: string) => {
     if (!anchors.has(file)) anchors.set(file, anchorsOf(readFileSync(path.join(ROOT, file), 'utf8')));

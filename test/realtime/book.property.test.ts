@@ -189,7 +189,7 @@ test('TranscriptionBook: the provider bills what it transcribes; billed never pa
       return { kind: 'tokens', usage: { inputTokens: audio + promptBytes, audioInputTokens: audio, outputTokens: out } };
     };
     const costOf = (u: TranscriptionUsage) => (u.kind === 'duration' ? Math.ceil(u.seconds * entry.perAudioSecond!) : usageCost(entry, u.usage));
-    // The residue the book leaves (docs/realtime.md): one item hold is armed ahead for the server's commits, made
+    // The residue the book leaves (docs/agents/realtime.md): one item hold is armed ahead for the server's commits, made
     // again before the next append once the book hears that an item took it; an item the server commits beyond
     // that (from audio forwarded under the same armed hold, or before the news of the previous one came) is held
     // when its news comes, else the session ends: each may pass the cap by its item's worst case. `armed` follows

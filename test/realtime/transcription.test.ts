@@ -227,7 +227,7 @@ test('property: random transcription sessions never make the provider bill past 
         : usageCost(entry, { inputTokens: usage.input_tokens, audioInputTokens: usage.input_token_details.audio_tokens, outputTokens: usage.output_tokens });
     }
     const spent = (await usageOf(f, tok.id)).spent;
-    // The residue (docs/realtime.md): an item the server commits from audio under a hold another item took is held
+    // The residue (docs/agents/realtime.md): an item the server commits from audio under a hold another item took is held
     // when its news comes, or the session ends (1008) and that one item may pass the cap.
     const allowance = closed.code === 1008 ? priceOf(model).item(Buffer.byteLength(JSON.stringify({ model }))).micros : 0;
     if (billed > budget + allowance) throw new Error(`billed ${billed} µ$ past the budget of ${budget} µ$`);

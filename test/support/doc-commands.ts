@@ -1,7 +1,8 @@
 /**
- * Test support: the cloud CLI commands (`gcloud`, `aws`, `az`) a Markdown page tells a person to run, as they would
- * type them: from its sh/bash code blocks (continuation lines joined, each command cut where the shell would end it:
- * a pipe, `;`, `&&`, `||`, a comment, the `)` closing the `$(` it sits in) and from inline code spans, with the
+ * Test support: what a Markdown page tells a person to type. The shell lines of a section (`shellLinesUnder`, for
+ * a test that runs them as written), and the cloud CLI commands (`gcloud`, `aws`, `az`) of a page as they would
+ * type them: from its sh/bash code blocks (continuation lines joined, each command cut where the shell would end
+ * it: a pipe, `;`, `&&`, `||`, a comment, the `)` closing the `$(` it sits in) and from inline code spans, with the
  * `for VAR in …` loop values each one runs under, and the page's own variable assignments (the prelude a reader's
  * shell would hold when they reach the command).
  */
@@ -123,4 +124,42 @@ export function assignmentPrelude(markdown: string): string {
     out.push(line);
   }
   return out.join('\n');
+}
+
+/** One shell line as a reader types it: continuation lines joined, with the page line it starts on. */
+export interface ShellLine {
+  text: string;
+  line: number;
+}
+
+/**
+ * The lines of every sh/bash code block under a heading (up to the next heading of the same or a higher level),
+ * in page order, continuations joined; blank lines and whole-line comments left out.
+ */
+export function shellLinesUnder(markdown: string, heading: string): ShellLine[] {
+  const lines = markdown.split('\n');
+  const start = lines.findIndex((l) => /^#{1,6}\s/.test(l) && l.replace(/^#+\s+/, '').trim() === heading);
+  if (start === -1) throw new Error(`no heading "${heading}"`);
+  const level = /^#+/.exec(lines[start]!)![0].length;
+  const out: ShellLine[] = [];
+  let fence: string | undefined;
+  for (let i = start + 1; i < lines.length; i++) {
+    const raw = lines[i]!;
+    const fenceMatch = /^\s*```\s*([A-Za-z]*)/.exec(raw);
+    if (fenceMatch) {
+      fence = fence === undefined ? fenceMatch[1]!.toLowerCase() : undefined;
+      continue;
+    }
+    if (fence === undefined) {
+      const h = /^(#{1,6})\s/.exec(raw);
+      if (h && h[1]!.length <= level) break;
+      continue;
+    }
+    if (!SHELL_LANGS.has(fence) || raw.trim() === '' || /^\s*#/.test(raw)) continue;
+    const first = i;
+    let logical = raw;
+    while (logical.endsWith('\\') && i + 1 < lines.length) logical = logical.slice(0, -1) + ' ' + lines[++i]!.trim();
+    out.push({ text: logical, line: first + 1 });
+  }
+  return out;
 }

@@ -22,7 +22,7 @@ export const Organization = named('Organization', Type.Object({
   created_at: Time,
 }, { additionalProperties: false, description: 'A new organisation. `token` is shown here once and never again (absent from an idempotent replay).' }));
 
-/** What a cloud's trust names to accept this organisation's federated credentials (docs/identity.md). */
+/** What a cloud's trust names to accept this organisation's federated credentials (docs/operate/identity.md). */
 export const Federation = named('Federation', Type.Union([
   Type.Object({
     issuer: Type.String({ description: 'Keyward\'s OIDC issuer URL (KEYWARD_ISSUER_URL): the `iss` of the JWTs it signs for this organisation.', examples: ['https://keyward.example.com'] }),

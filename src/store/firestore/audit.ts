@@ -2,7 +2,7 @@
  * The Firestore store's audit collection: audit/{evt_…}, one document per
  * record with `orgId`, `sortKey` (newest-first paging) and `expire_at` as a
  * Timestamp (the contract's name), which the collection's TTL policy deletes
- * (docs/cloud-run.md);
+ * (docs/operate/cloud-run.md);
  * records past it are left out of pages before that happens.
  *
  * Aggregated refusals are exact across instances and under retries without a

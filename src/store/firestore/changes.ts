@@ -14,7 +14,7 @@
  * the feed is live only while a poll succeeded within LIVE_WITHIN_MS, so a
  * silent store makes it not live within a second, and caches then trust what
  * they hold one second at most. A poll also delivers what the listener missed.
- * Cost: one document read per poll while nothing changes (docs/cloud-run.md, "Operating costs and settings").
+ * Cost: one document read per poll while nothing changes (docs/operate/cloud-run.md, "Operating costs and settings").
  */
 import type { DocumentData, DocumentReference, WriteBatch } from '@google-cloud/firestore';
 import type { Change, ChangeFeed, ChangeKind } from '../ports.js';

@@ -1,6 +1,6 @@
 /**
  * The Firestore store's one client, shared by every port (orgs.ts, tokens.ts…):
- * the collections of the data model (docs/cloud-run.md), and the one error and
+ * the collections of the data model (docs/operate/cloud-run.md), and the one error and
  * lifetime policy. `guard` gives every call a deadline and turns an unreachable
  * backend (or no answer in time) into BackendUnavailable, a 503; `track` counts
  * calls still running in the client so `close` can let them settle before it

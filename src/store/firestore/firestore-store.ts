@@ -1,7 +1,7 @@
 /**
  * The Cloud Run store: Firestore (native mode), shared by every instance and
  * nothing else. The data model (collections, ids, indexes) is described in
- * docs/cloud-run.md. One client (db.ts: collections, deadlines, the
+ * docs/operate/cloud-run.md. One client (db.ts: collections, deadlines, the
  * BackendUnavailable mapping, close) and one object per port over it
  * (orgs.ts, admin-keys.ts, credentials.ts, tokens.ts, leases.ts, usage.ts, changes.ts,
  * audit.ts, idempotency.ts, secrets.ts), composed into the whole `Store`.

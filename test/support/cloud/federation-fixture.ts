@@ -79,7 +79,7 @@ export async function federationFixture(t: ExecutionContext, options: { clock?: 
   const orgA = await createOrg(app, 'org-a');
   const orgB = await createOrg(app, 'org-b');
   const subjectA = `org:${orgA.id}`;
-  // Organisation A's trust in each cloud, as docs/identity.md sets it up.
+  // Organisation A's trust in each cloud, as docs/operate/identity.md sets it up.
   sts.providers.add(front.url);
   sts.roles.set(ROLE_ARN, { issuer: front.url, subject: subjectA });
   entra.apps.set(CLIENT_ID, { tenant: TENANT, federated: [{ issuer: front.url, subject: subjectA, audiences: ['api://AzureADTokenExchange'] }] });

@@ -20,7 +20,7 @@ import { listen, readBody, verifyKeywardJwt, type OidcFetchCount } from './keywa
 
 export interface PoolProvider {
   issuer: string;
-  /** `attribute.condition`: the only `sub` this provider admits (docs/identity.md makes one provider per organisation). */
+  /** `attribute.condition`: the only `sub` this provider admits (docs/operate/identity.md makes one provider per organisation). */
   subject: string;
   /** Allowed audiences; default the provider's full name. */
   audiences?: string[];
