@@ -66,6 +66,21 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 /** Brands ApiErrors so `instanceof` holds across copies of this module (a plugin built against another copy). */
 const BRAND = Symbol.for('keyward.ApiError');
 
+/**
+ * What a cap's refusal adds to its error (`error.detail`): the cap (`token.budget_usd`, `org.spend_limit_usd`,
+ * `token.tokens_per_minute`), what the request needed at worst and what was left, in USD (decimal strings with six
+ * places) or tokens (integers). A refusal for a price it does not know names the field and value instead.
+ */
+export interface RefusalDetail {
+  cap?: string;
+  needed_usd?: string;
+  left_usd?: string;
+  needed_tokens?: number;
+  left_tokens?: number;
+  field?: string;
+  value?: string;
+}
+
 export class ApiError extends Error {
   readonly [BRAND] = true;
   /** A body sent instead of the contract's error shape, for a client that reads another protocol's errors (an MCP client's JSON-RPC error). */
@@ -82,22 +97,35 @@ export class ApiError extends Error {
     message: string,
     readonly headers: Record<string, string> = {},
     readonly param?: string,
+    readonly detail?: RefusalDetail,
   ) {
     super(message);
     this.name = 'ApiError';
   }
 
-  body(): { error: { type: ErrorType; code: string; message: string; param?: string } } {
-    const error: { type: ErrorType; code: string; message: string; param?: string } = { type: this.type, code: this.code, message: this.message };
+  body(): { error: { type: ErrorType; code: string; message: string; param?: string; detail?: RefusalDetail } } {
+    const error: { type: ErrorType; code: string; message: string; param?: string; detail?: RefusalDetail } = { type: this.type, code: this.code, message: this.message };
     if (this.param) error.param = this.param;
+    if (this.detail) error.detail = this.detail;
     return { error };
   }
 }
 
+/** The proxy's `WWW-Authenticate` challenge (RFC 6750): `Bearer realm="keyward"`, with any further auth-params after it. */
+export function proxyChallenge(params: Record<string, string> = {}): string {
+  return ['Bearer realm="keyward"', ...Object.entries(params).map(([k, v]) => `${k}="${v.replace(/["\\]/g, '\\$&')}"`)].join(', ');
+}
+
 /** An error of the catalogue: its status and type come from there (`status` only for a code's `also` status). */
-function fail(code: ErrorCode, message: string, headers: Record<string, string> = {}, param?: string, status?: number): ApiError {
+function fail(code: ErrorCode, message: string, headers: Record<string, string> = {}, param?: string, status?: number, detail?: RefusalDetail): ApiError {
   const entry: CatalogueEntry = ERROR_CATALOGUE[code];
-  return new ApiError(status ?? entry.status, entry.type, code, message, headers, param);
+  return new ApiError(status ?? entry.status, entry.type, code, message, headers, param, detail);
+}
+
+/** µ$ as the refusal's detail writes them: USD with all six places ("0.012000"), so small amounts read exactly. */
+export function usdDetail(micros: number): string {
+  const abs = Math.abs(Math.round(micros));
+  return `${micros < 0 ? '-' : ''}${Math.floor(abs / 1_000_000)}.${String(abs % 1_000_000).padStart(6, '0')}`;
 }
 
 export const Errors = {
@@ -112,7 +140,13 @@ export const Errors = {
   expectationFailed: () => fail('expectation_failed', 'Only `Expect: 100-continue` is supported.'),
   unauthenticated: () => fail('unauthenticated', 'A valid organisation token or admin key is required: Authorization: Bearer otok_….', { 'www-authenticate': 'Bearer' }),
   metricsUnauthenticated: () => fail('unauthenticated', 'A valid metrics token is required: Authorization: Bearer <KEYWARD_METRICS_TOKEN>.', { 'www-authenticate': 'Bearer' }),
-  invalidToken: () => fail('invalid_token', 'A valid proxy token is required: X-Proxy-Token: ptok_….'),
+  /**
+   * `finding`: where Keyward looked and what it found (catalog/presented-token.ts, refusal()). The challenge is RFC 6750's,
+   * `Bearer realm="keyward"`; a route that adds parameters (an MCP route's `resource_metadata`) passes its own.
+   */
+  invalidToken: (finding?: string, challenge = proxyChallenge()) => fail('invalid_token', finding === undefined
+    ? 'A valid proxy token is required: X-Proxy-Token: ptok_….'
+    : `A valid proxy token is required. ${finding}`, { 'www-authenticate': challenge }),
   limitExceeded: (limit: number) => fail('limit_exceeded', `The free tier allows ${limit} stored credentials per organisation; delete one to store another.`),
   pathNotAllowed: (message = 'This method and path are not allowed for this provider or token.') => fail('path_not_allowed', message),
   modelNotAllowed: (model: string) => fail('model_not_allowed', `This token may not use model ${JSON.stringify(model.slice(0, 128))}.`),
@@ -125,7 +159,12 @@ export const Errors = {
   quotaExceeded: (limit: number, retryAfterS: number) =>
     fail('quota_exceeded', `The free tier allows ${limit} proxy requests per calendar month (UTC).`, { 'retry-after': String(retryAfterS) }),
   tokenExhausted: () => fail('token_exhausted', 'This token has used all of its max_requests.', { 'retry-after': '86400' }),
-  tokensPerMinuteExceeded: (retryAfterS: number) => fail('tokens_per_minute_exceeded', 'This request\'s worst-case tokens do not fit in what is left of the token\'s tokens_per_minute.', { 'retry-after': String(retryAfterS) }),
+  /** `needed`: the request's worst-case tokens; `left`: what the token's minute had left for it. */
+  tokensPerMinuteExceeded: (retryAfterS: number, needed?: number, left?: number) => fail('tokens_per_minute_exceeded', needed === undefined || left === undefined
+    ? 'This request\'s worst-case tokens do not fit in what is left of the token\'s tokens_per_minute.'
+    : `This request's worst case (${needed} tokens) does not fit in what is left of the token's tokens_per_minute (${left} tokens).`,
+  { 'retry-after': String(retryAfterS) }, undefined, undefined,
+  needed === undefined || left === undefined ? undefined : { cap: 'token.tokens_per_minute', needed_tokens: needed, left_tokens: left }),
   concurrencyExceeded: (retryAfterS: number) => fail('concurrency_exceeded', 'This token has max_concurrent requests open already.', { 'retry-after': String(retryAfterS) }),
   rateLimited: (retryAfterS: number, message = 'Too many requests; slow down.') => fail('rate_limited', message, { 'retry-after': String(retryAfterS) }),
   maxTokensRequired: (message: string) => fail('max_tokens_required', message),
@@ -133,9 +172,14 @@ export const Errors = {
     ? 'This token or organisation has a spend budget, and the request names no model with a known price.'
     : `This token or organisation has a spend budget, and model ${JSON.stringify(model.slice(0, 128))} has no known price.`),
   /** `retryAfterS`: until the organisation's month ends; undefined for a token's lifetime budget (it never refills). */
-  budgetExhausted: (what: 'token' | 'org', retryAfterS?: number) => fail('budget_exhausted', what === 'token'
-    ? 'This request\'s worst-case cost does not fit in what is left of this token\'s budget_usd.'
-    : 'This request\'s worst-case cost does not fit in what is left of the organisation\'s monthly spend_limit_usd.', retryAfterS === undefined ? {} : { 'retry-after': String(retryAfterS) }),
+  budgetExhausted: (what: 'token' | 'org', retryAfterS?: number, amounts?: { neededMicros: number; leftMicros: number }) => {
+    const cap = what === 'token' ? 'this token\'s budget_usd' : 'the organisation\'s monthly spend_limit_usd';
+    const message = amounts
+      ? `This request's worst-case cost ($${usdDetail(amounts.neededMicros)}) does not fit in what is left of ${cap} ($${usdDetail(amounts.leftMicros)}).`
+      : `This request's worst-case cost does not fit in what is left of ${cap}.`;
+    const detail = amounts && { cap: what === 'token' ? 'token.budget_usd' : 'org.spend_limit_usd', needed_usd: usdDetail(amounts.neededMicros), left_usd: usdDetail(amounts.leftMicros) };
+    return fail('budget_exhausted', message, retryAfterS === undefined ? {} : { 'retry-after': String(retryAfterS) }, undefined, undefined, detail);
+  },
   tooManyFailures: (retryAfterS: number) =>
     fail('too_many_failures', 'Too many failed authentications from this address; try again later.', { 'retry-after': String(retryAfterS) }),
   upstreamUnreachable: (message = 'The provider could not be reached.') => fail('upstream_unreachable', message),

@@ -54,6 +54,9 @@ interface UseWindow {
 const SLOT_PLAN: LeasePlan = { claimSize: (_limit, _outstanding, short) => short, refusalMs: 250, pool: true };
 const TPM_PLAN: LeasePlan = { claimSize: (limit, outstanding, short) => spendBlock(limit, outstanding, short), refusalMs: 1000, pool: true };
 
+/** The key of a token's rolling tokens-per-minute counter. */
+const tpmKey = (tokenId: string): string => `tpm:tok:${tokenId}`;
+
 @injectable()
 export class TokenLimits {
   /** Open slots by counter (the watch's work). */
@@ -117,7 +120,7 @@ export class TokenLimits {
     const now = this.reserveTokensNow(tokenId, perMinute, tokens);
     if (now) return now;
     const counter = this.tpmCounter(tokenId, perMinute);
-    if (!(await counter.acquire(tokens, 'reserve'))) throw Errors.tokensPerMinuteExceeded(this.retryAfter(counter));
+    if (!(await counter.acquire(tokens, 'reserve'))) throw Errors.tokensPerMinuteExceeded(this.retryAfter(counter), tokens, Math.min(perMinute, counter.remaining()));
     return { counter, gen: counter.gen, units: tokens };
   }
 
@@ -126,14 +129,14 @@ export class TokenLimits {
    * it would have to wait for the store (then call reserveTokens). Refuses only what no window can hold.
    */
   reserveTokensNow(tokenId: string, perMinute: number, tokens: number): LimitHold | undefined {
-    if (tokens > perMinute) throw Errors.tokensPerMinuteExceeded(60);
+    if (tokens > perMinute) throw Errors.tokensPerMinuteExceeded(60, tokens, Math.min(perMinute, this.keeper.peek(tpmKey(tokenId))?.remaining() ?? perMinute));
     const counter = this.tpmCounter(tokenId, perMinute);
     return tokens === 0 || counter.take(tokens, 'reserve') ? { counter, gen: counter.gen, units: tokens } : undefined;
   }
 
   /** The token's rolling counter (one per token, kept by the lease keeper). */
   private tpmCounter(tokenId: string, perMinute: number): HeldLease {
-    return this.keeper.counter(`tpm:tok:${tokenId}`, perMinute, TPM_PLAN);
+    return this.keeper.counter(tpmKey(tokenId), perMinute, TPM_PLAN);
   }
 
   /**
