@@ -70,7 +70,7 @@ export const DailyUsage = named('DailyUsage', Type.Object({
 
 export const BreakdownParams = Type.Object({
   by: rule(Type.Union([Type.Literal('token'), Type.Literal('credential'), Type.Literal('model')], {
-    description: 'What to break the organisation\'s usage down by: its tokens (revoked ones included), its credentials, or the models as the price table names them (`unpriced` for the rest).',
+    description: 'What to break the organisation\'s usage down by: its tokens (revoked ones included), its credentials, or the models as the price table names them (`unpriced` for the rest; an MCP server\'s tool calls as `tool:<provider>:<tool>`).',
   }), 'token, credential or model'),
   from: Type.Optional(Day('The first day (UTC), inclusive. Default: the first day of `to`\'s month.')),
   to: Type.Optional(Day('The last day (UTC), inclusive. Default: today.')),
@@ -79,7 +79,7 @@ export const BreakdownParams = Type.Object({
 export const BREAKDOWN_QUERY = queryContract(BreakdownParams);
 
 export const UsageBreakdownRow = named('UsageBreakdownRow', Type.Object({
-  key: Type.String({ description: 'The token id (`tok_…`), the credential id (`cred_…`), or the model as the price table names it (a model, a `prefix*`, `family_max:<family>`, or `unpriced`).' }),
+  key: Type.String({ description: 'The token id (`tok_…`), the credential id (`cred_…`), or the model as the price table names it (a model, a `prefix*`, `family_max:<family>`, or `unpriced`); an MCP server\'s tools/call messages are counted by tool, `tool:<provider>:<tool>` (a name outside the tools grammar, or past an organisation\'s first 32 at a provider, as `tool:<provider>:(other)`).' }),
   name: Type.Optional(Type.String({ description: 'The token\'s or credential\'s name, if it has one and still exists (a revoked token keeps its name; a deleted credential has none).' })),
   requests: Count,
   input_tokens: Count,
