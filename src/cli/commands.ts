@@ -5,8 +5,11 @@
  * reach running servers through the store's change feed within a second.
  */
 import { NAMED_PAGE } from '../api/schemas/query.js';
-import { auditView, credentialView, mintedTokenView, orgView, revokedTokenView, tokenView, usageSummaryView } from '../api/views.js';
+import { HELD_MEANS } from '../api/schemas/usage.js';
+import { auditView, credentialView, mintedTokenView, revokedTokenView, tokenView, usageSummaryView } from '../api/views.js';
 import type { Vault } from '../container.js';
+import type { AuditAction } from '../controls/audit-actions.js';
+import { AuditActors } from '../controls/audit-actors.js';
 import type { NamedPageQuery, OrgRecord } from '../store/ports.js';
 import { RewrapService } from '../vault/rewrap-service.js';
 import { isId } from '../ids.js';
@@ -20,6 +23,8 @@ export type OptionName =
 export interface Context {
   io: Io;
   json: boolean;
+  /** --quiet: a create command prints the new id alone (createdOutput). */
+  quiet: boolean;
   /** Positional arguments after the command's words. */
   args: string[];
   options: Partial<Record<OptionName, string | string[]>>;
@@ -30,47 +35,64 @@ export interface Command {
   words: string[];
   args: string[];
   options: OptionName[];
+  /** What a flag sets for this command, where the shared words (OPTION_HELP) do not fit it. */
+  flags?: Partial<Record<OptionName, string>>;
+  /** A create command: --quiet prints the new id alone. */
+  creates?: true;
   summary: string;
   details?: string;
   run(ctx: Context): Promise<void>;
 }
 
-export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
+/**
+ * Each flag's synopsis and what it sets, as most commands use it; a command whose flag sets something else says so in
+ * its own `flags` (a pool's --credential is a member, a create command's --name the new record's name).
+ * test/cli/help.test.ts reads every command's help against what the command does.
+ */
+export const OPTION_HELP: Record<OptionName | 'json' | 'help' | 'quiet', string> = {
   org: '--org <org_id>            the organisation (org_…)',
   provider: '--provider <id>           the provider the key belongs to, such as openai or anthropic',
-  credential: '--credential <cred_id>    the credential the token is bound to',
-  ttl: '--ttl <duration>          lifetime: a positive integer and one unit of s m h d (default 15m)',
+  credential: '--credential <cred_id>    the credential the new token is bound to',
+  ttl: '--ttl <duration>          the new token\'s lifetime: a positive integer and one unit of s m h d (default 15m)',
   limit: '--limit <n>               how many to list, 1 to 100 (default 20)',
   'starting-after': '--starting-after <id>     list the page after this id',
   model: '--model <name|prefix*>    allow only this model (repeatable)',
   path: '--path <pattern>          allow only this provider path (repeatable)',
   'max-requests': '--max-requests <n>        at most n proxied requests over the token\'s life',
   'rate-limit': '--rate-limit <n>          at most n proxied requests per minute',
-  pool: '--pool <pool_id>          the pool the token spreads over (instead of --credential)',
+  pool: '--pool <pool_id>          the pool the new token spreads over (instead of --credential)',
   'tokens-per-minute': '--tokens-per-minute <n>   at most n input + output tokens per rolling minute',
   'max-concurrent': '--max-concurrent <n>      at most n requests or streams open at once',
   issuer: '--issuer <url>            the OIDC issuer, one of KEYWARD_OIDC_ISSUERS',
   audience: '--audience <aud>          the audience the workload asks its OIDC token for',
   subject: '--subject <sub|prefix*>   the token\'s subject, exactly or as a prefix and *',
   claim: '--claim <name=value>      a further claim the token must hold with this value (repeatable)',
-  name: '--name <text>             its name (a list: only names starting with this, in any case)',
+  name: '--name <text>             list only those whose name starts with this (any case)',
   status: '--status revoked          list the revoked tokens instead of the live ones',
-  role: '--role <role>             admin, minter or viewer',
+  role: '--role <role>             the new key\'s role: admin, minter or viewer',
   'budget-usd': '--budget-usd <amount>     at most this many US dollars over the token\'s life, e.g. 25.00',
   tools: '--tools <name,prefix*,…>  an MCP server\'s tools it may call, comma-separated (repeatable)',
   'activate-in': '--activate-in <duration>  how long a new signing key is published before it signs (default 5m; 0s: at once)',
-  by: '--by <what>               token, credential or model',
-  strategy: '--strategy <name>         round_robin (default), ordered or least_busy',
+  by: '--by <what>               what to break usage down by: token, credential or model',
+  strategy: '--strategy <name>         how the pool picks a member: round_robin (default), ordered or least_busy',
   from: '--from <YYYY-MM-DD>       the first day (UTC; default: the first of the month)',
   to: '--to <YYYY-MM-DD>         the last day (UTC; default: today)',
   json: '--json                    print JSON on stdout instead of text',
+  quiet: '--quiet                   print only the new id (a secret shown once goes to stderr instead)',
   help: '--help, -h                show this help',
 };
+
+/** A flag's help line for a command: its synopsis, then what it sets for this command. */
+export function optionLine(c: Command, o: OptionName): string {
+  const own = c.flags?.[o];
+  if (own === undefined) return OPTION_HELP[o];
+  return `${OPTION_HELP[o].split(/\s{2,}/)[0]!.padEnd(26)}${own}`;
+}
 
 // ---- shared helpers ---------------------------------------------------------
 
 /** The CLI's actions are admin actions too: audited with actor `cli`, stored before the command reports success. */
-export function audited(vault: Vault, org: string, action: string, target: string, targetName?: string): Promise<void> {
+export function audited(vault: Vault, org: string, action: AuditAction, target: string, targetName?: string): Promise<void> {
   return vault.audit.record({ requestId: 'cli', org, actor: 'cli', action, target, ...(targetName !== undefined ? { targetName } : {}), outcome: 'success', ip: '' });
 }
 
@@ -144,24 +166,19 @@ export function emit(ctx: Context, json: unknown, text: string): void {
 
 export const SHOWN_ONCE = 'This token is shown once: store it now.';
 
+/**
+ * A create command's answer: as emit, or with --quiet the new id alone on stdout (for `ID=$(keyward … --quiet)`);
+ * a secret shown once (`shownOnce`, e.g. `token: ptok_…`) then goes to stderr, so it is seen and never lost.
+ */
+export function emitCreated(ctx: Context, json: { id: string }, text: string, shownOnce?: string): void {
+  if (!ctx.quiet) return emit(ctx, json, text);
+  ctx.io.stdout.write(`${json.id}\n`);
+  if (shownOnce !== undefined) ctx.io.stderr.write(`${shownOnce}\n${SHOWN_ONCE}\n`);
+}
+
 // ---- the commands -----------------------------------------------------------
 
 export const COMMANDS: Command[] = [
-  {
-    words: ['org', 'create'],
-    args: ['<name>'],
-    options: [],
-    summary: 'create an organisation and print its id and token',
-    details: 'The token (otok_…) authenticates the admin API as this organisation. It is shown once.\nWith --json: {"id", "name", "token", "created_at"}.',
-    async run(ctx) {
-      const vault = await ctx.vault();
-      const { org, token } = await vault.orgs.create(vault.orgs.validateName(ctx.args[0]));
-      await audited(vault, org.id, 'org.create', org.id, org.name);
-      // The API's view without its `object` (the CLI's JSON is {id, name, token, created_at}).
-      const { object: _, ...json } = orgView(org, token);
-      emit(ctx, json, `${fields([['id', org.id], ['name', org.name], ['token', token], ['created_at', json.created_at]])}\n${SHOWN_ONCE}`);
-    },
-  },
   {
     words: ['credentials', 'list'],
     args: [],
@@ -195,6 +212,8 @@ export const COMMANDS: Command[] = [
     words: ['credentials', 'create'],
     args: [],
     options: ['org', 'provider', 'name'],
+    flags: { name: 'the new credential\'s name (optional)' },
+    creates: true,
     summary: 'store a provider API key, read from stdin or typed at a prompt',
     details: 'The key is read from stdin (a pipe or file), or typed at a prompt that does not echo.\nIt is never taken from the command line, where shell history and ps would keep it.\n\nExample:  keyward credentials create --org org_… --provider openai < openai.key',
     async run(ctx) {
@@ -205,7 +224,7 @@ export const COMMANDS: Command[] = [
       const apiKey = await readSecret(ctx.io, `${provider} API key (not echoed): `);
       const c = credentialView(await vault.credentials.create(org.id, provider, apiKey, {}, one(ctx, 'name')));
       await audited(vault, org.id, 'credential.create', c.id, c.name);
-      emit(ctx, c, `Stored credential ${c.id}${c.name !== undefined ? ` "${c.name}"` : ''} (${c.provider}, key ${c.key_hint}).`);
+      emitCreated(ctx, c, `Stored credential ${c.id}${c.name !== undefined ? ` "${c.name}"` : ''} (${c.provider}, key ${c.key_hint}).`);
     },
   },
   {
@@ -251,7 +270,7 @@ export const COMMANDS: Command[] = [
         ? await vault.tokens.listRevoked(org.id, page(ctx)).then((r) => ({ hasMore: r.hasMore, data: r.data.map(revokedTokenView) }))
         : await vault.tokens.list(org.id, page(ctx)).then((r) => ({ hasMore: r.hasMore, data: r.data.map((t) => tokenView(t, now)) }));
       const rows = p.data.map((t) => [t.id, t.name ?? '', t.credential_id ?? t.pool_id ?? '', t.status, t.revoked_at ?? t.expires_at]);
-      emit(ctx, { data: p.data, has_more: p.hasMore }, listText(p.data, p.hasMore, ['ID', 'NAME', 'CREDENTIAL', 'STATUS', status ? 'REVOKED' : 'EXPIRES'], rows, status ? 'No revoked tokens.' : 'No tokens.'));
+      emit(ctx, { data: p.data, has_more: p.hasMore }, listText(p.data, p.hasMore, ['ID', 'NAME', 'BOUND TO', 'STATUS', status ? 'REVOKED' : 'EXPIRES'], rows, status ? 'No revoked tokens.' : 'No tokens.'));
     },
   },
   {
@@ -274,6 +293,8 @@ export const COMMANDS: Command[] = [
     words: ['tokens', 'create'],
     args: [],
     options: ['org', 'credential', 'pool', 'ttl', 'name', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd', 'tools', 'tokens-per-minute', 'max-concurrent'],
+    flags: { name: 'the new token\'s name (optional)' },
+    creates: true,
     summary: 'mint a proxy token (ptok_…) bound to a credential (or a pool)',
     details: 'The token is printed once. With --json: {"id", "token", "credential_id", "created_at", "expires_at", …}.',
     async run(ctx) {
@@ -284,7 +305,7 @@ export const COMMANDS: Command[] = [
       const { record, token } = await vault.tokens.mintFor(org.id, { credentialId, poolId, ttl: one(ctx, 'ttl') ?? '15m', scopes, createdBy: 'cli', name: one(ctx, 'name') });
       await audited(vault, org.id, 'token.create', record.id, record.name);
       const view = mintedTokenView(record, token, Date.now());
-      emit(ctx, view, `${fields([['id', view.id], ['name', view.name], ['token', token], [view.pool_id ? 'pool_id' : 'credential_id', view.pool_id ?? view.credential_id], ['expires_at', view.expires_at]])}\n${SHOWN_ONCE}`);
+      emitCreated(ctx, view, `${fields([['id', view.id], ['name', view.name], ['token', token], [view.pool_id ? 'pool_id' : 'credential_id', view.pool_id ?? view.credential_id], ['expires_at', view.expires_at]])}\n${SHOWN_ONCE}`, `token: ${token}`);
     },
   },
   {
@@ -309,14 +330,14 @@ export const COMMANDS: Command[] = [
       const [vault, org] = await withOrg(ctx);
       // The same summary as GET /v1/usage (without its `object`).
       const { object: _, ...json } = usageSummaryView(await vault.usageSummaries.of(org));
-      emit(ctx, json, fields([
+      emit(ctx, json, `${fields([
         ['period', json.period],
-        ['proxy requests', `${json.proxy_requests.used} of ${json.proxy_requests.limit}`],
+        ['proxy requests', `${json.proxy_requests.used} of ${json.proxy_requests.limit} (${json.proxy_requests.held} held)`],
         ['credentials', `${json.credentials.used} of ${json.credentials.limit}`],
         ['input tokens', json.tokens.input],
         ['output tokens', json.tokens.output],
-        ['spend', json.spend_usd.limit === null ? `$${json.spend_usd.used}` : `$${json.spend_usd.used} of $${json.spend_usd.limit}`],
-      ]));
+        ['spend', json.spend_usd.limit === null ? `$${json.spend_usd.used}` : `$${json.spend_usd.used} of $${json.spend_usd.limit} ($${json.spend_usd.held} held)`],
+      ])}\n${HELD_MEANS}`);
     },
   },
   {
@@ -328,8 +349,10 @@ export const COMMANDS: Command[] = [
       const [vault, org] = await withOrg(ctx);
       // The audit log's own listing (pending refusal counts flushed, retention applied), as GET /v1/audit.
       const p = await vault.audit.list(org.id, page(ctx));
-      const data = p.data.map(auditView);
-      const rows = data.map((e) => [e.time, e.action, e.outcome, e.actor, e.target_name !== undefined ? `${e.target} (${e.target_name})` : e.target, e.ip, String(e.count)]);
+      const names = await new AuditActors(vault.store, vault.store).names(org.id, p.data.map((e) => e.actor));
+      const data = p.data.map((e) => auditView(e, names.get(e.actor)));
+      const named = (id: string, name: string | undefined) => (name !== undefined ? `${id} (${name})` : id);
+      const rows = data.map((e) => [e.time, e.action, e.outcome, named(e.actor, e.actor_name), named(e.target, e.target_name), e.ip, String(e.count)]);
       emit(ctx, { data, has_more: p.hasMore }, listText(data, p.hasMore, ['TIME', 'ACTION', 'OUTCOME', 'ACTOR', 'TARGET', 'IP', 'COUNT'], rows, 'No audit records.'));
     },
   },

@@ -8,12 +8,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { Api, ApiFailure, type Caller } from '../api.js';
 import { Field, valueOf } from '../components.js';
 import { plainError } from '../errors.js';
+import { WHERE_KEYS_COME_FROM } from '../explanations.js';
 
 const KEY_FIELD = { name: 'key', label: 'Organisation token or admin key' };
-/** Where a first-time operator gets one: the org token is printed once when the organisation is made. */
-export const WHERE_KEYS_COME_FROM = 'The organisation token (otok_…) is printed once when the organisation is made: by '
-  + '"npx keyward org create <name>" on the gateway\'s store, or in the answer to POST /v1/orgs. '
-  + 'An admin key is made for you by an owner, on the Admin keys page.';
 
 function refusal(err: unknown): string {
   if (err instanceof ApiFailure && err.status === 401) return 'This key is not accepted: it may be mistyped, revoked, expired or replaced.';
