@@ -13,7 +13,7 @@ const LAYERS = [
   ['vault', '^src/(vault|identity)/'],
   ['edge', '^src/http/|^src/metrics\\.ts$'],
   ['request paths', '^src/(gateway|api)/'],
-  ['roots', '^src/(container|adapters|main|serve|warm-compile-cache)\\.ts$|^src/cli/'],
+  ['roots', '^src/(container|adapters|main|serve|first-steps|warm-compile-cache)\\.ts$|^src/cli/'],
 ];
 
 const upward = LAYERS.flatMap(([name, path], i) => {

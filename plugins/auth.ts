@@ -3,12 +3,15 @@
  * and wins when present; otherwise a `ptok_` is taken from where the loaded
  * providers say their own SDKs put a key (their `tokenIn`: Authorization: Bearer,
  * x-api-key, x-goog-api-key, Gemini's `?key=`, …), so official SDKs work with
- * apiKey = ptok_…. Every refusal is the same 401 invalid_token (the abuse
- * stage, at 1000, counts it against the caller's address). Priority 900: the
- * first stage that checks anything.
+ * apiKey = ptok_…. Every refusal is a 401 invalid_token with `WWW-Authenticate:
+ * Bearer realm="keyward"` whose message says where Keyward looked and what it
+ * found there, never the value, and one answer for every token it does not accept
+ * (unknown, mistyped, expired, revoked); the abuse stage, at 1000, counts it
+ * against the caller's address. Priority 900: the first stage that checks anything.
  */
 import { Errors, type PluginHost, type PluginModule, type ProxyContext, type ResolvedToken } from '../src/gateway/contracts.js';
-import { presented as presentedWhere, presentedToken } from '../src/catalog/presented-token.js';
+import type { TokenCarriers } from '../src/catalog/registry.js';
+import { presented as presentedWhere, presentedToken, refusal, type Presented } from '../src/catalog/presented-token.js';
 
 export { presentedToken };
 
@@ -16,9 +19,14 @@ export { presentedToken };
  * The resolved token, or the refusal: shared by the cached (synchronous) and the loading path. A token found only
  * where one provider's SDKs put a key (GitHub's `Authorization: token …`) is taken for that provider's credentials alone.
  */
-function accepted(resolved: ResolvedToken | undefined, only: readonly string[] | undefined): ResolvedToken {
-  if (!resolved || (only && !only.includes(resolved.credential.provider))) throw Errors.invalidToken();
+function accepted(resolved: ResolvedToken | undefined, found: Presented, ctx: ProxyContext, carriers: TokenCarriers): ResolvedToken {
+  if (!resolved || (found.only && !found.only.includes(resolved.credential.provider))) refuse(ctx, carriers, found);
   return resolved;
+}
+
+/** The 401, saying where Keyward looked and what it found (worked out only now: the accepted path pays nothing for it). */
+function refuse(ctx: ProxyContext, carriers: TokenCarriers, found?: Presented): never {
+  throw Errors.invalidToken(refusal(ctx.headers, ctx.query, carriers, ctx, found));
 }
 
 const auth: PluginModule<ProxyContext> = {
@@ -28,15 +36,16 @@ const auth: PluginModule<ProxyContext> = {
     return {
       // Synchronous when the token is cached (the usual case): no promise per request.
       access(ctx: ProxyContext): void | Promise<void> {
-        const found = presentedWhere(ctx.headers, ctx.query, host.providers.tokenIn, ctx);
-        if (!found?.token) throw Errors.invalidToken();
+        const carriers = host.providers.tokenIn;
+        const found = presentedWhere(ctx.headers, ctx.query, carriers, ctx);
+        if (!found?.token) return refuse(ctx, carriers, found);
         const resolved = host.tokens.resolve(found.token);
         if (resolved instanceof Promise) {
           return resolved.then((r) => {
-            ctx.auth = accepted(r, found.only);
+            ctx.auth = accepted(r, found, ctx, carriers);
           });
         }
-        ctx.auth = accepted(resolved, found.only);
+        ctx.auth = accepted(resolved, found, ctx, carriers);
       },
     };
   },

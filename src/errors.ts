@@ -56,7 +56,7 @@ export const ERROR_CATALOGUE = {
   too_many_failures: { status: 429, type: 'rate_limit', when: 'Too many failed authentications from this IP (KEYWARD_AUTH_FAILURES); cooling down for KEYWARD_AUTH_COOLDOWN_S.' },
   internal: { status: 500, type: 'internal', when: 'An unexpected fault; the message is fixed and says nothing more.' },
   upstream_unreachable: { status: 502, type: 'upstream', when: 'The provider cannot be reached.' },
-  upstream_auth_failed: { status: 502, type: 'upstream', when: 'A cloud refused the access Keyward asks for on the credential\'s behalf: a federated credential\'s token exchange (AWS STS, Entra ID, Google STS or iamcredentials), or a rejected or revoked Google service-account key. `message` carries the cloud\'s own words, masked of anything secret. Nothing was sent to the provider and nothing counted.' },
+  upstream_auth_failed: { status: 502, type: 'upstream', when: 'A cloud refused the access Keyward asks for on the credential\'s behalf: a federated credential\'s token exchange (AWS STS, Entra ID, Google STS or iamcredentials), or a rejected or revoked Google service-account key, or a minted access token that expires too soon to send. `message` carries the cloud\'s own words, masked of anything secret. Nothing was sent to the provider and nothing counted.' },
   unavailable: { status: 503, type: 'unavailable', when: 'The store or the key wrapper is down (the quota fails closed), or the instance is shutting down.' },
   overloaded: { status: 503, type: 'unavailable', when: 'Request bodies held while a token\'s scopes read them would pass KEYWARD_BUFFER_BUDGET; nothing was forwarded or counted.' },
   upstream_timeout: { status: 504, type: 'upstream', when: 'The provider did not connect (KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS) or went silent (KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS).' },
@@ -66,6 +66,21 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
 /** Brands ApiErrors so `instanceof` holds across copies of this module (a plugin built against another copy). */
 const BRAND = Symbol.for('keyward.ApiError');
+
+/**
+ * What a cap's refusal adds to its error (`error.detail`): the cap (`token.budget_usd`, `org.spend_limit_usd`,
+ * `token.tokens_per_minute`), what the request needed at worst and what was left, in USD (decimal strings with six
+ * places) or tokens (integers). A refusal for a price it does not know names the field and value instead.
+ */
+export interface RefusalDetail {
+  cap?: string;
+  needed_usd?: string;
+  left_usd?: string;
+  needed_tokens?: number;
+  left_tokens?: number;
+  field?: string;
+  value?: string;
+}
 
 export class ApiError extends Error {
   readonly [BRAND] = true;
@@ -83,22 +98,35 @@ export class ApiError extends Error {
     message: string,
     readonly headers: Record<string, string> = {},
     readonly param?: string,
+    readonly detail?: RefusalDetail,
   ) {
     super(message);
     this.name = 'ApiError';
   }
 
-  body(): { error: { type: ErrorType; code: string; message: string; param?: string } } {
-    const error: { type: ErrorType; code: string; message: string; param?: string } = { type: this.type, code: this.code, message: this.message };
+  body(): { error: { type: ErrorType; code: string; message: string; param?: string; detail?: RefusalDetail } } {
+    const error: { type: ErrorType; code: string; message: string; param?: string; detail?: RefusalDetail } = { type: this.type, code: this.code, message: this.message };
     if (this.param) error.param = this.param;
+    if (this.detail) error.detail = this.detail;
     return { error };
   }
 }
 
+/** The proxy's `WWW-Authenticate` challenge (RFC 6750): `Bearer realm="keyward"`, with any further auth-params after it. */
+export function proxyChallenge(params: Record<string, string> = {}): string {
+  return ['Bearer realm="keyward"', ...Object.entries(params).map(([k, v]) => `${k}="${v.replace(/["\\]/g, '\\$&')}"`)].join(', ');
+}
+
 /** An error of the catalogue: its status and type come from there (`status` only for a code's `also` status). */
-function fail(code: ErrorCode, message: string, headers: Record<string, string> = {}, param?: string, status?: number): ApiError {
+function fail(code: ErrorCode, message: string, headers: Record<string, string> = {}, param?: string, status?: number, detail?: RefusalDetail): ApiError {
   const entry: CatalogueEntry = ERROR_CATALOGUE[code];
-  return new ApiError(status ?? entry.status, entry.type, code, message, headers, param);
+  return new ApiError(status ?? entry.status, entry.type, code, message, headers, param, detail);
+}
+
+/** µ$ as the refusal's detail writes them: USD with all six places ("0.012000"), so small amounts read exactly. */
+export function usdDetail(micros: number): string {
+  const abs = Math.abs(Math.round(micros));
+  return `${micros < 0 ? '-' : ''}${Math.floor(abs / 1_000_000)}.${String(abs % 1_000_000).padStart(6, '0')}`;
 }
 
 export const Errors = {
@@ -113,7 +141,13 @@ export const Errors = {
   expectationFailed: () => fail('expectation_failed', 'Only `Expect: 100-continue` is supported.'),
   unauthenticated: () => fail('unauthenticated', 'A valid organisation token or admin key is required: Authorization: Bearer otok_….', { 'www-authenticate': 'Bearer' }),
   metricsUnauthenticated: () => fail('unauthenticated', 'A valid metrics token is required: Authorization: Bearer <KEYWARD_METRICS_TOKEN>.', { 'www-authenticate': 'Bearer' }),
-  invalidToken: () => fail('invalid_token', 'A valid proxy token is required: X-Proxy-Token: ptok_….'),
+  /**
+   * `finding`: where Keyward looked and what it found (catalog/presented-token.ts, refusal()). The challenge is RFC 6750's,
+   * `Bearer realm="keyward"`; a route that adds parameters (an MCP route's `resource_metadata`) passes its own.
+   */
+  invalidToken: (finding?: string, challenge = proxyChallenge()) => fail('invalid_token', finding === undefined
+    ? 'A valid proxy token is required: X-Proxy-Token: ptok_….'
+    : `A valid proxy token is required. ${finding}`, { 'www-authenticate': challenge }),
   limitExceeded: (limit: number) => fail('limit_exceeded', `The free tier allows ${limit} stored credentials per organisation; delete one to store another.`),
   pathNotAllowed: (message = 'This method and path are not allowed for this provider or token.') => fail('path_not_allowed', message),
   modelNotAllowed: (model: string) => fail('model_not_allowed', `This token may not use model ${JSON.stringify(model.slice(0, 128))}.`),
@@ -127,7 +161,12 @@ export const Errors = {
   quotaExceeded: (limit: number, retryAfterS: number) =>
     fail('quota_exceeded', `The free tier allows ${limit} proxy requests per calendar month (UTC).`, { 'retry-after': String(retryAfterS) }),
   tokenExhausted: () => fail('token_exhausted', 'This token has used all of its max_requests.', { 'retry-after': '86400' }),
-  tokensPerMinuteExceeded: (retryAfterS: number) => fail('tokens_per_minute_exceeded', 'This request\'s worst-case tokens do not fit in what is left of the token\'s tokens_per_minute.', { 'retry-after': String(retryAfterS) }),
+  /** `needed`: the request's worst-case tokens; `left`: what the token's minute had left for it. */
+  tokensPerMinuteExceeded: (retryAfterS: number, needed?: number, left?: number) => fail('tokens_per_minute_exceeded', needed === undefined || left === undefined
+    ? 'This request\'s worst-case tokens do not fit in what is left of the token\'s tokens_per_minute.'
+    : `This request's worst case (${needed} tokens) does not fit in what is left of the token's tokens_per_minute (${left} tokens).`,
+  { 'retry-after': String(retryAfterS) }, undefined, undefined,
+  needed === undefined || left === undefined ? undefined : { cap: 'token.tokens_per_minute', needed_tokens: needed, left_tokens: left }),
   concurrencyExceeded: (retryAfterS: number) => fail('concurrency_exceeded', 'This token has max_concurrent requests open already.', { 'retry-after': String(retryAfterS) }),
   rateLimited: (retryAfterS: number, message = 'Too many requests; slow down.') => fail('rate_limited', message, { 'retry-after': String(retryAfterS) }),
   maxTokensRequired: (message: string) => fail('max_tokens_required', message),
@@ -135,9 +174,14 @@ export const Errors = {
     ? 'This token or organisation has a spend budget, and the request names no model with a known price.'
     : `This token or organisation has a spend budget, and model ${JSON.stringify(model.slice(0, 128))} has no known price.`),
   /** `retryAfterS`: until the organisation's month ends; undefined for a token's lifetime budget (it never refills). */
-  budgetExhausted: (what: 'token' | 'org', retryAfterS?: number) => fail('budget_exhausted', what === 'token'
-    ? 'This request\'s worst-case cost does not fit in what is left of this token\'s budget_usd.'
-    : 'This request\'s worst-case cost does not fit in what is left of the organisation\'s monthly spend_limit_usd.', retryAfterS === undefined ? {} : { 'retry-after': String(retryAfterS) }),
+  budgetExhausted: (what: 'token' | 'org', retryAfterS?: number, amounts?: { neededMicros: number; leftMicros: number }) => {
+    const cap = what === 'token' ? 'this token\'s budget_usd' : 'the organisation\'s monthly spend_limit_usd';
+    const message = amounts
+      ? `This request's worst-case cost ($${usdDetail(amounts.neededMicros)}) does not fit in what is left of ${cap} ($${usdDetail(amounts.leftMicros)}).`
+      : `This request's worst-case cost does not fit in what is left of ${cap}.`;
+    const detail = amounts && { cap: what === 'token' ? 'token.budget_usd' : 'org.spend_limit_usd', needed_usd: usdDetail(amounts.neededMicros), left_usd: usdDetail(amounts.leftMicros) };
+    return fail('budget_exhausted', message, retryAfterS === undefined ? {} : { 'retry-after': String(retryAfterS) }, undefined, undefined, detail);
+  },
   tooManyFailures: (retryAfterS: number) =>
     fail('too_many_failures', 'Too many failed authentications from this address; try again later.', { 'retry-after': String(retryAfterS) }),
   upstreamUnreachable: (message = 'The provider could not be reached.') => fail('upstream_unreachable', message),

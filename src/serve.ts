@@ -7,6 +7,9 @@ import { loadConfig, ConfigError } from './config.js';
 import { buildServer } from './container.js';
 import { writeSync } from 'node:fs';
 import { createLogger, deferUntilListening } from './log.js';
+import { consoleUrl, logConsoleUrl, logFirstOrgCommand } from './first-steps.js';
+import type { Store } from './store/ports.js';
+import { Symbols } from './symbols.js';
 
 async function main(): Promise<void> {
   let config;
@@ -79,7 +82,10 @@ async function main(): Promise<void> {
   const listening = { address: address.address, port: address.port };
   if (real.isLevelEnabled('info')) real.info(listening, 'listening');
   else writeSync(1, JSON.stringify({ severity: 'INFO', time: new Date().toISOString(), ...listening, message: 'listening' }) + '\n');
+  // Then the first steps: where the console is at once, and (after the start-up notices) how to make an organisation.
+  logConsoleUrl(real, consoleUrl(address.address, address.port, config.tls !== undefined));
   release();
+  await logFirstOrgCommand(log, server.container.resolve<Store>(Symbols.Store), process.env, process.cwd());
 }
 
 process.on('uncaughtException', (err) => {

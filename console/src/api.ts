@@ -118,10 +118,10 @@ export interface Breakdown {
 
 export interface UsageSummary {
   period: string;
-  proxy_requests: { used: number; limit: number };
+  proxy_requests: { used: number; held?: number; limit: number };
   credentials: { used: number; limit: number };
   tokens: { input: number; output: number };
-  spend_usd?: { used: string; limit: string | null };
+  spend_usd?: { used: string; held?: string; limit: string | null };
 }
 
 export interface DailyUsage {
@@ -136,6 +136,7 @@ export interface AuditEvent {
   id: string;
   time: string;
   actor: string;
+  actor_name?: string;
   action: string;
   target: string;
   target_name?: string;

@@ -1,6 +1,7 @@
 /**
  * The built image run as Cloud Run runs it (`docker run` with `-e` overrides): the last stage's CMD, as its USER, in
- * its WORKDIR, with its ENV, then the checks Cloud Run relies on: the listening line, /healthz and /readyz, an admin
+ * its WORKDIR, with its ENV, then the checks Cloud Run relies on: the listening line, the first steps it logs (the
+ * console's URL, and the command that makes an organisation, run as printed), /healthz and /readyz, an admin
  * round trip that writes the data folder as the unprivileged user, the console from dist/console, /metrics absent
  * from the public port and served on the loopback metrics port (KEYWARD_METRICS_PORT, which the image sets), the
  * lazily loaded Firestore and Cloud KMS adapters resolving from production dependencies only, no dev dependency in
@@ -27,13 +28,14 @@ function check(ok: unknown, what: string): void {
   if (!ok) throw new Error(what);
 }
 
-async function waitForLine(lines: string[], message: string, exited: () => boolean, timeoutMs: number): Promise<Record<string, unknown>> {
+/** The first log line whose message is `message` (or that `message` matches), waited for. */
+async function waitForLine(lines: string[], message: string | ((o: Record<string, unknown>) => boolean), exited: () => boolean, timeoutMs: number): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     for (const l of lines) {
       try {
         const o = JSON.parse(l) as Record<string, unknown>;
-        if (o.message === message) return o;
+        if (typeof message === 'function' ? message(o) : o.message === message) return o;
       } catch { /* not JSON */ }
     }
     if (exited()) throw new Error(`the server exited before logging "${message}"`);
@@ -94,6 +96,13 @@ export async function runImage(image: BuiltStage, logDir: string, contextDir: st
     const cmdline = readFileSync(`/proc/${server.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
     check(cmdline.join(' ') === stage.cmd!.join(' '), `the server process is \`${cmdline.join(' ')}\`, not the CMD itself`);
 
+    // The first steps: the console's URL, and (an empty /data) the command that makes an organisation, run as printed.
+    await waitForLine(lines, `console: ${base}/console/`, () => exited, 5_000);
+    const firstOrg = await waitForLine(lines, (o) => typeof o.command === 'string', () => exited, 5_000);
+    check(firstOrg.command === 'node dist/src/cli/main.js org create <name>', `the first-organisation notice names ${JSON.stringify(firstOrg.command)}`);
+    const made = await root.run({ argv: String(firstOrg.command).replace('<name>', 'replay-cli').split(' ') }, { env, user: user.ids, cwd: image.workdir }, path.join(logDir, 'org-create.log'));
+    check(made === 0 && /otok_/.test(readFileSync(path.join(logDir, 'org-create.log'), 'utf8')), 'the printed command did not make an organisation in the image');
+
     check((await fetch(`${base}/healthz`)).status === 200, '/healthz is not 200');
     check((await fetch(`${base}/readyz`)).status === 200, '/readyz is not 200');
     const org = await json(await fetch(`${base}/v1/orgs`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: '{"name":"replay"}' }), 'POST /v1/orgs');
@@ -127,6 +136,7 @@ export async function runImage(image: BuiltStage, logDir: string, contextDir: st
     check(code === 0, `SIGTERM: exit ${code}, expected 0\n${stderr}`);
     check(lines.some((l) => l.includes('"message":"stopped"')), 'no "stopped" line after SIGTERM');
     check(!lines.join('\n').includes(SECRET) && !stderr.includes(SECRET), 'the stored key appeared in the logs');
+    check(!lines.some((l) => /otok_[A-Za-z0-9]/.test(l)), 'an organisation token appeared in the server\'s logs');
     say('adapters load; SIGTERM → exit 0');
   } finally {
     if (!exited) server.kill('SIGKILL');

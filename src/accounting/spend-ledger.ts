@@ -34,6 +34,11 @@ export interface SpendCap {
   readonly limit: number;
 }
 
+/** The cap that refused a reservation, and what was left under it then (µ$, as far as this instance knows: the pool's room and what it holds free). */
+export interface SpendRefusal extends SpendCap {
+  readonly left: number;
+}
+
 /** A request's reservation under its caps: each counter it came from and that counter's holder generation. */
 export interface SpendHold {
   readonly micros: number;
@@ -123,8 +128,8 @@ export class SpendLedger {
     return { micros, parts };
   }
 
-  /** Reserves `micros` under every cap, or none: the hold, or the cap that refused. */
-  async reserve(caps: readonly SpendCap[], micros: number): Promise<SpendHold | SpendCap> {
+  /** Reserves `micros` under every cap, or none: the hold, or the cap that refused and what it had left. */
+  async reserve(caps: readonly SpendCap[], micros: number): Promise<SpendHold | SpendRefusal> {
     const parts: Array<{ counter: HeldLease; gen: number }> = [];
     for (const cap of caps) {
       const counter = this.keeper.counter(cap.key, cap.limit, SPEND_PLAN);
@@ -139,7 +144,7 @@ export class SpendLedger {
       }
       if (!ok) {
         this.refund({ micros, parts });
-        return cap;
+        return { ...cap, left: Math.min(cap.limit, counter.remaining()) };
       }
       // Reserved under the holder the counter has now (one replaced while it waited reserved under the new one).
       parts.push({ counter, gen: counter.gen });

@@ -120,7 +120,7 @@ export class TokenLimits {
     const now = this.reserveTokensNow(tokenId, perMinute, tokens);
     if (now) return now;
     const counter = this.tpmCounter(tokenId, perMinute);
-    if (!(await counter.acquire(tokens, 'reserve'))) throw Errors.tokensPerMinuteExceeded(this.retryAfter(counter));
+    if (!(await counter.acquire(tokens, 'reserve'))) throw Errors.tokensPerMinuteExceeded(this.retryAfter(counter), tokens, Math.min(perMinute, counter.remaining()));
     return { counter, gen: counter.gen, units: tokens };
   }
 
@@ -129,7 +129,7 @@ export class TokenLimits {
    * it would have to wait for the store (then call reserveTokens). Refuses only what no window can hold.
    */
   reserveTokensNow(tokenId: string, perMinute: number, tokens: number): LimitHold | undefined {
-    if (tokens > perMinute) throw Errors.tokensPerMinuteExceeded(60);
+    if (tokens > perMinute) throw Errors.tokensPerMinuteExceeded(60, tokens, Math.min(perMinute, this.keeper.peek(tpmKey(tokenId))?.remaining() ?? perMinute));
     const counter = this.tpmCounter(tokenId, perMinute);
     return tokens === 0 || counter.take(tokens, 'reserve') ? { counter, gen: counter.gen, units: tokens } : undefined;
   }

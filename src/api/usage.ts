@@ -1,11 +1,12 @@
 /**
  * GET /v1/usage (this month against the free tier and the spend limit), GET /v1/usage/daily (the console's
- * charts), GET /v1/usage/breakdown (per token, credential or model) and GET /v1/audit (the organisation's trail).
+ * charts), GET /v1/usage/breakdown (per token, credential or model) and GET /v1/audit (the organisation's trail, each actor by its name where it has one).
  */
 import { inject, injectable } from 'tsyringe';
 import { UsageBreakdowns } from '../accounting/usage-breakdown.js';
 import { UsageSummaries } from '../accounting/usage-summary.js';
 import type { Router } from '../http/router.js';
+import { AuditActors } from '../controls/audit-actors.js';
 import { AuditLog } from '../controls/audit-log.js';
 import { orgOf } from './params.js';
 import { PAGE } from './schemas/query.js';
@@ -18,6 +19,7 @@ export class UsageApi {
     @inject(UsageSummaries) private readonly summaries: UsageSummaries,
     @inject(AuditLog) private readonly audit: AuditLog,
     @inject(UsageBreakdowns) private readonly breakdowns: UsageBreakdowns,
+    @inject(AuditActors) private readonly actors: AuditActors,
   ) {}
 
   register(router: Router): void {
@@ -43,8 +45,10 @@ export class UsageApi {
       auth: 'org', query: PAGE, operationId: 'listAuditEvents', tag: 'usage', summary: 'The organisation\'s audit trail',
       response: { status: 200, schema: AuditList, description: 'A page of audit events, newest first.' },
     }, async (r) => {
-      const page = await this.audit.list(orgOf(r).id, r.query);
-      return { status: 200, body: listView(page, auditView) };
+      const org = orgOf(r).id;
+      const page = await this.audit.list(org, r.query);
+      const names = await this.actors.names(org, page.data.map((e) => e.actor));
+      return { status: 200, body: listView(page, (e) => auditView(e, names.get(e.actor))) };
     });
   }
 }

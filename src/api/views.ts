@@ -149,10 +149,11 @@ export function usageSummaryView(s: UsageSummary): Static<typeof Usage> {
   };
 }
 
-export function auditView(a: AuditRecord): Static<typeof AuditEvent> {
+/** `actorName`: the actor's name now, where it has one (controls/audit-actors.ts). */
+export function auditView(a: AuditRecord, actorName?: string): Static<typeof AuditEvent> {
   return {
     id: a.id, object: 'audit_event', time: iso(a.time), request_id: a.requestId, org: a.org,
-    actor: a.actor, action: a.action, target: a.target, ...(a.targetName !== undefined ? { target_name: a.targetName } : {}),
+    actor: a.actor, ...(actorName !== undefined ? { actor_name: actorName } : {}), action: a.action, target: a.target, ...(a.targetName !== undefined ? { target_name: a.targetName } : {}),
     outcome: a.outcome, ip: a.ip, count: a.count,
   };
 }

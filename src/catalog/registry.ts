@@ -30,6 +30,8 @@ export interface HeaderCarrier {
    * these providers' credentials alone. Header names and schemes (`Bearer`) are every provider's.
    */
   readonly only?: readonly string[];
+  /** How a refusal names this place to the caller: `Authorization: Bearer`, `x-api-key`. */
+  readonly label: string;
 }
 
 /** Where a caller may present a proxy token, over every loaded provider (`X-Proxy-Token` is always accepted besides). */
@@ -38,7 +40,17 @@ export interface TokenCarriers {
   /** Each carrier header once: a request that repeats one is ambiguous. */
   readonly headerNames: readonly string[];
   readonly query: readonly string[];
+  /** Every place, as a refusal lists them: `X-Proxy-Token, Authorization: Bearer, x-api-key, …, ?key=`. */
+  readonly places: string;
 }
+
+/** A header's name as callers write it in their code (the common ones capitalised, a provider's own as it documents it). */
+export function headerLabel(header: string): string {
+  return header === 'authorization' ? 'Authorization' : header === 'x-proxy-token' ? 'X-Proxy-Token' : header === 'sec-websocket-protocol' ? 'Sec-WebSocket-Protocol' : header;
+}
+
+/** The places most SDKs use, named first in a refusal (a stable sort keeps the rest in header order). */
+const COMMON_PLACES = (label: string): number => (label === 'Authorization: Bearer' ? 2 : label === 'x-api-key' ? 1 : 0);
 
 const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -86,7 +98,9 @@ export class ProviderRegistry {
       const pattern = t.pattern ?? (t.scheme ? new RegExp(`^${escapeRegex(t.scheme)} (\\S+)$`, 'i') : undefined);
       const key = `${t.header} ${pattern ? `${pattern.source}/${pattern.flags}` : ''}`;
       if (t.pattern) only.set(key, [...(only.get(key) ?? []), t.provider]);
-      carriers.set(key, Object.freeze({ header: t.header, ...(pattern ? { pattern } : {}), ...(only.has(key) ? { only: Object.freeze(only.get(key)!) } : {}) }));
+      // A provider's own pattern is named with the providers whose SDKs send it (`Authorization (github)`).
+      const label = t.scheme ? `${headerLabel(t.header)}: ${t.scheme}` : only.has(key) ? `${headerLabel(t.header)} (${only.get(key)!.join(', ')})` : headerLabel(t.header);
+      carriers.set(key, Object.freeze({ header: t.header, ...(pattern ? { pattern } : {}), ...(only.has(key) ? { only: Object.freeze(only.get(key)!) } : {}), label }));
     }
     for (const p of providers) {
       if (p.auth.kind === 'header') keyHeaders.add(p.auth.header);
@@ -99,10 +113,12 @@ export class ProviderRegistry {
     this.fieldHeaders = new Set(providers.flatMap((p) => p.fields.flatMap((f) => (f.header ? [f.header] : []))));
     // By header; every provider's carriers before a provider's own pattern, so `Bearer` is never taken as one provider's.
     const headers = [...carriers.values()].sort((a, b) => (a.header < b.header ? -1 : a.header > b.header ? 1 : Number(a.only !== undefined) - Number(b.only !== undefined)));
+    const queryCarriers = placements.flatMap((t) => ('query' in t ? [t.query] : [])).filter((q, i, all) => all.indexOf(q) === i).sort();
     this.tokenCarriers = Object.freeze({
       headers: Object.freeze(headers),
       headerNames: Object.freeze([...new Set(headers.map((h) => h.header))]),
-      query: Object.freeze(placements.flatMap((t) => ('query' in t ? [t.query] : [])).filter((q, i, all) => all.indexOf(q) === i).sort()),
+      query: Object.freeze(queryCarriers),
+      places: [...new Set(['X-Proxy-Token', ...headers.map((h) => h.label).sort((a, b) => COMMON_PLACES(b) - COMMON_PLACES(a)), ...queryCarriers.map((q) => `?${q}=`)])].join(', '),
     });
   }
 

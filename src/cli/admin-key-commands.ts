@@ -6,7 +6,7 @@
 import { adminKeyView, createdAdminKeyView } from '../api/views.js';
 import type { AdminKeyRole } from '../store/ports.js';
 import { CLI_CREATOR } from '../vault/admin-key-service.js';
-import { audited, emit, idArg, listText, one, page, required, SHOWN_ONCE, withOrg, type Command } from './commands.js';
+import { audited, emit, emitCreated, idArg, listText, one, page, required, SHOWN_ONCE, withOrg, type Command } from './command-kit.js';
 import { fields } from './io.js';
 
 export const ADMIN_KEY_COMMANDS: Command[] = [
@@ -14,6 +14,12 @@ export const ADMIN_KEY_COMMANDS: Command[] = [
     words: ['admin-keys', 'create'],
     args: [],
     options: ['org', 'name', 'role', 'credential', 'ttl'],
+    flags: {
+      name: 'the new key\'s name (optional)',
+      credential: 'a credential a minter may mint tokens for (repeatable; none: every credential)',
+      ttl: 'how long the new key lasts, up to 366d (default: until deleted)',
+    },
+    creates: true,
     summary: 'create a scoped admin key (otok_…) with a role: admin, minter or viewer',
     details: [
       'admin: everything but rotating the organisation token; minter: only minting proxy tokens',
@@ -31,9 +37,9 @@ export const ADMIN_KEY_COMMANDS: Command[] = [
       });
       await audited(vault, org.id, 'admin_key.create', record.id, record.name);
       const view = createdAdminKeyView(record, token, Date.now());
-      emit(ctx, view, `${fields([
+      emitCreated(ctx, view, `${fields([
         ['id', view.id], ['token', token], ['name', view.name], ['role', view.role], ['credentials', view.credential_ids?.join(', ')], ['expires_at', view.expires_at ?? 'never'],
-      ])}\n${SHOWN_ONCE}`);
+      ])}\n${SHOWN_ONCE}`, `token: ${token}`);
     },
   },
   {

@@ -4,164 +4,16 @@
  * the CLI and the API share every rule (limits, ttl grammar, scopes). Changes
  * reach running servers through the store's change feed within a second.
  */
-import { NAMED_PAGE } from '../api/schemas/query.js';
-import { auditView, credentialView, mintedTokenView, orgView, revokedTokenView, tokenView, usageSummaryView } from '../api/views.js';
-import type { Vault } from '../container.js';
-import type { NamedPageQuery, OrgRecord } from '../store/ports.js';
+import { HELD_MEANS } from '../api/schemas/usage.js';
+import { auditView, credentialView, mintedTokenView, revokedTokenView, tokenView, usageSummaryView } from '../api/views.js';
+import { AuditActors } from '../controls/audit-actors.js';
 import { RewrapService } from '../vault/rewrap-service.js';
-import { isId } from '../ids.js';
-import { fields, NotFound, readSecret, table, UsageError, type Io } from './io.js';
-
-export type OptionName =
-  | 'org' | 'provider' | 'credential' | 'ttl' | 'limit' | 'starting-after'
-  | 'model' | 'path' | 'max-requests' | 'rate-limit' | 'budget-usd' | 'tools' | 'name' | 'role'
-  | 'issuer' | 'audience' | 'subject' | 'claim' | 'status' | 'activate-in' | 'pool' | 'tokens-per-minute' | 'max-concurrent' | 'by' | 'from' | 'to' | 'strategy';
-
-export interface Context {
-  io: Io;
-  json: boolean;
-  /** Positional arguments after the command's words. */
-  args: string[];
-  options: Partial<Record<OptionName, string | string[]>>;
-  vault(): Promise<Vault>;
-}
-
-export interface Command {
-  words: string[];
-  args: string[];
-  options: OptionName[];
-  summary: string;
-  details?: string;
-  run(ctx: Context): Promise<void>;
-}
-
-export const OPTION_HELP: Record<OptionName | 'json' | 'help', string> = {
-  org: '--org <org_id>            the organisation (org_…)',
-  provider: '--provider <id>           the provider the key belongs to, such as openai or anthropic',
-  credential: '--credential <cred_id>    the credential the token is bound to',
-  ttl: '--ttl <duration>          lifetime: a positive integer and one unit of s m h d (default 15m)',
-  limit: '--limit <n>               how many to list, 1 to 100 (default 20)',
-  'starting-after': '--starting-after <id>     list the page after this id',
-  model: '--model <name|prefix*>    allow only this model (repeatable)',
-  path: '--path <pattern>          allow only this provider path (repeatable)',
-  'max-requests': '--max-requests <n>        at most n proxied requests over the token\'s life',
-  'rate-limit': '--rate-limit <n>          at most n proxied requests per minute',
-  pool: '--pool <pool_id>          the pool the token spreads over (instead of --credential)',
-  'tokens-per-minute': '--tokens-per-minute <n>   at most n input + output tokens per rolling minute',
-  'max-concurrent': '--max-concurrent <n>      at most n requests or streams open at once',
-  issuer: '--issuer <url>            the OIDC issuer, one of KEYWARD_OIDC_ISSUERS',
-  audience: '--audience <aud>          the audience the workload asks its OIDC token for',
-  subject: '--subject <sub|prefix*>   the token\'s subject, exactly or as a prefix and *',
-  claim: '--claim <name=value>      a further claim the token must hold with this value (repeatable)',
-  name: '--name <text>             its name (a list: only names starting with this, in any case)',
-  status: '--status revoked          list the revoked tokens instead of the live ones',
-  role: '--role <role>             admin, minter or viewer',
-  'budget-usd': '--budget-usd <amount>     at most this many US dollars over the token\'s life, e.g. 25.00',
-  tools: '--tools <name,prefix*,…>  an MCP server\'s tools it may call, comma-separated (repeatable)',
-  'activate-in': '--activate-in <duration>  how long a new signing key is published before it signs (default 5m; 0s: at once)',
-  by: '--by <what>               token, credential or model',
-  strategy: '--strategy <name>         round_robin (default), ordered or least_busy',
-  from: '--from <YYYY-MM-DD>       the first day (UTC; default: the first of the month)',
-  to: '--to <YYYY-MM-DD>         the last day (UTC; default: today)',
-  json: '--json                    print JSON on stdout instead of text',
-  help: '--help, -h                show this help',
-};
-
-// ---- shared helpers ---------------------------------------------------------
-
-/** The CLI's actions are admin actions too: audited with actor `cli`, stored before the command reports success. */
-export function audited(vault: Vault, org: string, action: string, target: string, targetName?: string): Promise<void> {
-  return vault.audit.record({ requestId: 'cli', org, actor: 'cli', action, target, ...(targetName !== undefined ? { targetName } : {}), outcome: 'success', ip: '' });
-}
-
-export function one(ctx: Context, name: OptionName): string | undefined {
-  const v = ctx.options[name];
-  return Array.isArray(v) ? v[v.length - 1] : v;
-}
-
-export function required(ctx: Context, name: OptionName): string {
-  const v = one(ctx, name);
-  if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
-  return v;
-}
-
-export function idArg(ctx: Context, prefix: 'cred' | 'tok' | 'akey', what: string): string {
-  const id = ctx.args[0]!;
-  if (!isId(prefix, id)) throw new UsageError(`${what} must be an id such as ${prefix}_…, got ${JSON.stringify(id.slice(0, 40))}`);
-  return id;
-}
-
-/** Checks --org's shape before the store is opened, then that the organisation exists (exit 3 if not). */
-export async function withOrg(ctx: Context): Promise<[Vault, OrgRecord]> {
-  const id = required(ctx, 'org');
-  if (!isId('org', id)) throw new UsageError(`--org must be an organisation id such as org_…, got ${JSON.stringify(id.slice(0, 40))}`);
-  const vault = await ctx.vault();
-  const org = await vault.store.getOrg(id);
-  if (!org) throw new NotFound(`no organisation ${id}`);
-  return [vault, org];
-}
-
-/** --limit, --starting-after and (a list of named records) --name, checked as the API checks its query. */
-export function page(ctx: Context): NamedPageQuery {
-  const q = new URLSearchParams();
-  const limit = one(ctx, 'limit');
-  const after = one(ctx, 'starting-after');
-  const name = one(ctx, 'name');
-  if (limit !== undefined) q.set('limit', limit);
-  if (after !== undefined) q.set('starting_after', after);
-  if (name !== undefined) q.set('name', name);
-  return NAMED_PAGE.parse(q);
-}
-
-/** A list's text: its table, or `none` when empty, and how to read on. */
-export function listText(data: Array<{ id: string }>, hasMore: boolean, header: string[], rows: string[][], none: string): string {
-  if (data.length === 0) return none;
-  return table(header, rows) + (hasMore ? `\n(more: --starting-after ${data[data.length - 1]!.id})` : '');
-}
-
-/** The scope flags as the API's body fields; the token service checks them as it checks the API's. */
-export function scopeFlags(ctx: Context): Record<string, unknown> {
-  const scopes: Record<string, unknown> = {};
-  const list = (name: OptionName) => ctx.options[name] === undefined ? undefined : ([] as string[]).concat(ctx.options[name]!);
-  const int = (name: OptionName) => {
-    const v = one(ctx, name);
-    return v === undefined ? undefined : /^-?[0-9]+$/.test(v) ? Number(v) : v;
-  };
-  if (list('model')) scopes.models = list('model');
-  if (list('path')) scopes.paths = list('path');
-  if (int('max-requests') !== undefined) scopes.max_requests = int('max-requests');
-  if (int('rate-limit') !== undefined) scopes.rate_limit = int('rate-limit');
-  if (int('tokens-per-minute') !== undefined) scopes.tokens_per_minute = int('tokens-per-minute');
-  if (int('max-concurrent') !== undefined) scopes.max_concurrent = int('max-concurrent');
-  if (one(ctx, 'budget-usd') !== undefined) scopes.budget_usd = one(ctx, 'budget-usd');
-  if (list('tools')) scopes.tools = list('tools')!.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
-  return scopes;
-}
-
-export function emit(ctx: Context, json: unknown, text: string): void {
-  ctx.io.stdout.write(ctx.json ? JSON.stringify(json, null, 2) + '\n' : text + '\n');
-}
-
-export const SHOWN_ONCE = 'This token is shown once: store it now.';
+import { fields, readSecret, UsageError } from './io.js';
+import { audited, emit, emitCreated, idArg, listText, one, page, required, scopeFlags, SHOWN_ONCE, withOrg, type Command } from './command-kit.js';
 
 // ---- the commands -----------------------------------------------------------
 
 export const COMMANDS: Command[] = [
-  {
-    words: ['org', 'create'],
-    args: ['<name>'],
-    options: [],
-    summary: 'create an organisation and print its id and token',
-    details: 'The token (otok_…) authenticates the admin API as this organisation. It is shown once.\nWith --json: {"id", "name", "token", "created_at"}.',
-    async run(ctx) {
-      const vault = await ctx.vault();
-      const { org, token } = await vault.orgs.create(vault.orgs.validateName(ctx.args[0]));
-      await audited(vault, org.id, 'org.create', org.id, org.name);
-      // The API's view without its `object` (the CLI's JSON is {id, name, token, created_at}).
-      const { object: _, ...json } = orgView(org, token);
-      emit(ctx, json, `${fields([['id', org.id], ['name', org.name], ['token', token], ['created_at', json.created_at]])}\n${SHOWN_ONCE}`);
-    },
-  },
   {
     words: ['credentials', 'list'],
     args: [],
@@ -195,6 +47,8 @@ export const COMMANDS: Command[] = [
     words: ['credentials', 'create'],
     args: [],
     options: ['org', 'provider', 'name'],
+    flags: { name: 'the new credential\'s name (optional)' },
+    creates: true,
     summary: 'store a provider API key, read from stdin or typed at a prompt',
     details: 'The key is read from stdin (a pipe or file), or typed at a prompt that does not echo.\nIt is never taken from the command line, where shell history and ps would keep it.\n\nExample:  keyward credentials create --org org_… --provider openai < openai.key',
     async run(ctx) {
@@ -205,7 +59,7 @@ export const COMMANDS: Command[] = [
       const apiKey = await readSecret(ctx.io, `${provider} API key (not echoed): `);
       const c = credentialView(await vault.credentials.create(org.id, provider, apiKey, {}, one(ctx, 'name')));
       await audited(vault, org.id, 'credential.create', c.id, c.name);
-      emit(ctx, c, `Stored credential ${c.id}${c.name !== undefined ? ` "${c.name}"` : ''} (${c.provider}, key ${c.key_hint}).`);
+      emitCreated(ctx, c, `Stored credential ${c.id}${c.name !== undefined ? ` "${c.name}"` : ''} (${c.provider}, key ${c.key_hint}).`);
     },
   },
   {
@@ -251,7 +105,7 @@ export const COMMANDS: Command[] = [
         ? await vault.tokens.listRevoked(org.id, page(ctx)).then((r) => ({ hasMore: r.hasMore, data: r.data.map(revokedTokenView) }))
         : await vault.tokens.list(org.id, page(ctx)).then((r) => ({ hasMore: r.hasMore, data: r.data.map((t) => tokenView(t, now)) }));
       const rows = p.data.map((t) => [t.id, t.name ?? '', t.credential_id ?? t.pool_id ?? '', t.status, t.revoked_at ?? t.expires_at]);
-      emit(ctx, { data: p.data, has_more: p.hasMore }, listText(p.data, p.hasMore, ['ID', 'NAME', 'CREDENTIAL', 'STATUS', status ? 'REVOKED' : 'EXPIRES'], rows, status ? 'No revoked tokens.' : 'No tokens.'));
+      emit(ctx, { data: p.data, has_more: p.hasMore }, listText(p.data, p.hasMore, ['ID', 'NAME', 'BOUND TO', 'STATUS', status ? 'REVOKED' : 'EXPIRES'], rows, status ? 'No revoked tokens.' : 'No tokens.'));
     },
   },
   {
@@ -279,6 +133,8 @@ export const COMMANDS: Command[] = [
     words: ['tokens', 'create'],
     args: [],
     options: ['org', 'credential', 'pool', 'ttl', 'name', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd', 'tools', 'tokens-per-minute', 'max-concurrent'],
+    flags: { name: 'the new token\'s name (optional)' },
+    creates: true,
     summary: 'mint a proxy token (ptok_…) bound to a credential (or a pool)',
     details: 'The token is printed once. With --json: {"id", "token", "credential_id", "created_at", "expires_at", …}.',
     async run(ctx) {
@@ -289,7 +145,7 @@ export const COMMANDS: Command[] = [
       const { record, token } = await vault.tokens.mintFor(org.id, { credentialId, poolId, ttl: one(ctx, 'ttl') ?? '15m', scopes, createdBy: 'cli', name: one(ctx, 'name') });
       await audited(vault, org.id, 'token.create', record.id, record.name);
       const view = mintedTokenView(record, token, Date.now());
-      emit(ctx, view, `${fields([['id', view.id], ['name', view.name], ['token', token], [view.pool_id ? 'pool_id' : 'credential_id', view.pool_id ?? view.credential_id], ['expires_at', view.expires_at]])}\n${SHOWN_ONCE}`);
+      emitCreated(ctx, view, `${fields([['id', view.id], ['name', view.name], ['token', token], [view.pool_id ? 'pool_id' : 'credential_id', view.pool_id ?? view.credential_id], ['expires_at', view.expires_at]])}\n${SHOWN_ONCE}`, `token: ${token}`);
     },
   },
   {
@@ -314,14 +170,14 @@ export const COMMANDS: Command[] = [
       const [vault, org] = await withOrg(ctx);
       // The same summary as GET /v1/usage (without its `object`).
       const { object: _, ...json } = usageSummaryView(await vault.usageSummaries.of(org));
-      emit(ctx, json, fields([
+      emit(ctx, json, `${fields([
         ['period', json.period],
-        ['proxy requests', `${json.proxy_requests.used} of ${json.proxy_requests.limit}`],
+        ['proxy requests', `${json.proxy_requests.used} of ${json.proxy_requests.limit} (${json.proxy_requests.held} held)`],
         ['credentials', `${json.credentials.used} of ${json.credentials.limit}`],
         ['input tokens', json.tokens.input],
         ['output tokens', json.tokens.output],
-        ['spend', json.spend_usd.limit === null ? `$${json.spend_usd.used}` : `$${json.spend_usd.used} of $${json.spend_usd.limit}`],
-      ]));
+        ['spend', json.spend_usd.limit === null ? `$${json.spend_usd.used}` : `$${json.spend_usd.used} of $${json.spend_usd.limit} ($${json.spend_usd.held} held)`],
+      ])}\n${HELD_MEANS}`);
     },
   },
   {
@@ -333,8 +189,10 @@ export const COMMANDS: Command[] = [
       const [vault, org] = await withOrg(ctx);
       // The audit log's own listing (pending refusal counts flushed, retention applied), as GET /v1/audit.
       const p = await vault.audit.list(org.id, page(ctx));
-      const data = p.data.map(auditView);
-      const rows = data.map((e) => [e.time, e.action, e.outcome, e.actor, e.target_name !== undefined ? `${e.target} (${e.target_name})` : e.target, e.ip, String(e.count)]);
+      const names = await new AuditActors(vault.store, vault.store).names(org.id, p.data.map((e) => e.actor));
+      const data = p.data.map((e) => auditView(e, names.get(e.actor)));
+      const named = (id: string, name: string | undefined) => (name !== undefined ? `${id} (${name})` : id);
+      const rows = data.map((e) => [e.time, e.action, e.outcome, named(e.actor, e.actor_name), named(e.target, e.target_name), e.ip, String(e.count)]);
       emit(ctx, { data, has_more: p.hasMore }, listText(data, p.hasMore, ['TIME', 'ACTION', 'OUTCOME', 'ACTOR', 'TARGET', 'IP', 'COUNT'], rows, 'No audit records.'));
     },
   },

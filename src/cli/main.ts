@@ -16,15 +16,18 @@ import type { Vault } from '../container.js';
 import { ApiError } from '../errors.js';
 import { ADMIN_KEY_COMMANDS } from './admin-key-commands.js';
 import { RENAME_COMMANDS } from './rename-commands.js';
-import { COMMANDS as CORE_COMMANDS, OPTION_HELP, RewrapIncomplete, type Command, type Context, type OptionName } from './commands.js';
+import { COMMANDS as CORE_COMMANDS, RewrapIncomplete } from './commands.js';
+import { OPTION_HELP, optionLine, type Command, type Context, type OptionName } from './command-kit.js';
 import { TRUST_POLICY_COMMANDS } from './trust-policy-commands.js';
 import { SIGNING_KEY_COMMANDS } from './signing-key-commands.js';
 import { USAGE_COMMANDS } from './usage-commands.js';
 import { POOL_COMMANDS } from './pool-commands.js';
+import { ORG_COMMANDS } from './org-commands.js';
 import { Exit, NotFound, processIo, UsageError, type Io } from './io.js';
 import { openedStore, refusedInJob, unnamedStore } from './opened-store.js';
 
-const COMMANDS: Command[] = [...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS, ...RENAME_COMMANDS, ...SIGNING_KEY_COMMANDS, ...USAGE_COMMANDS, ...POOL_COMMANDS];
+/** Every command, in the order the help lists them (test/cli/help.test.ts walks this table). */
+export const COMMANDS: Command[] = [...ORG_COMMANDS, ...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS, ...RENAME_COMMANDS, ...SIGNING_KEY_COMMANDS, ...USAGE_COMMANDS, ...POOL_COMMANDS];
 const VALUE_OPTIONS: OptionName[] = [
   'org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd', 'tools', 'name', 'role', 'issuer', 'audience', 'subject', 'claim', 'status',
   'activate-in', 'pool', 'tokens-per-minute', 'max-concurrent', 'by', 'from', 'to', 'strategy',
@@ -90,7 +93,7 @@ function commandHelp(c: Command): string {
         ...(c.words[1] === 'rename' ? ['name'] : [])];
       return needed.includes(o) ? flag : `[${flag}]`;
     }),
-    '[--json]',
+    c.creates ? '[--json | --quiet]' : '[--json]',
   ].join(' ');
   return [
     `Usage: ${synopsis}`,
@@ -99,8 +102,9 @@ function commandHelp(c: Command): string {
     ...(c.details ? ['', c.details] : []),
     '',
     'Options:',
-    ...c.options.map((o) => `  ${OPTION_HELP[o]}`),
+    ...c.options.map((o) => `  ${optionLine(c, o)}`),
     `  ${OPTION_HELP.json}`,
+    ...(c.creates ? [`  ${OPTION_HELP.quiet}`] : []),
     `  ${OPTION_HELP.help}`,
   ].join('\n');
 }
@@ -111,6 +115,7 @@ interface Parsed {
   options: Context['options'];
   given: string[];
   json: boolean;
+  quiet: boolean;
   help: boolean;
 }
 
@@ -121,6 +126,7 @@ function parse(argv: string[]): Parsed {
   }
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {
     json: { type: 'boolean' },
+    quiet: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   };
   for (const o of VALUE_OPTIONS) options[o] = { type: 'string', multiple: MULTIPLE.includes(o) };
@@ -147,7 +153,7 @@ function parse(argv: string[]): Parsed {
     const v = values[o];
     if (v !== undefined) opts[o] = v as string | string[];
   }
-  return { words, positionals: rest, options: opts, given, json: values.json === true, help: values.help === true };
+  return { words, positionals: rest, options: opts, given, json: values.json === true, quiet: values.quiet === true, help: values.help === true };
 }
 
 function writeError(io: Io, json: boolean, code: string, message: string): void {
@@ -191,10 +197,11 @@ export async function run(argv: string[], io: Io = processIo(), env: NodeJS.Proc
     if (inJob !== undefined) throw new UsageError(inJob);
     const usage = `; run 'keyward ${command.words.join(' ')} --help'`;
     for (const name of p.given) {
-      if (name !== 'json' && name !== 'help' && !command.options.includes(name as OptionName)) {
+      if (name === 'quiet' ? !command.creates : name !== 'json' && name !== 'help' && !command.options.includes(name as OptionName)) {
         throw new UsageError(`--${name} is not an option of ${command.words.join(' ')}${usage}`);
       }
     }
+    if (p.quiet && p.json) throw new UsageError(`--quiet prints the id alone, --json the whole answer: give one${usage}`);
     if (p.positionals.length < command.args.length) throw new UsageError(`missing ${command.args.slice(p.positionals.length).join(' ')}${usage}`);
     // Extra arguments are not echoed: one may be a key pasted in the wrong place.
     if (p.positionals.length > command.args.length) throw new UsageError(`too many arguments (${p.positionals.length - command.args.length} extra, not shown)${usage}`);
@@ -202,6 +209,7 @@ export async function run(argv: string[], io: Io = processIo(), env: NodeJS.Proc
     const ctx: Context = {
       io,
       json,
+      quiet: p.quiet,
       args: p.positionals,
       options: p.options,
       vault: async () => {

@@ -6,7 +6,7 @@
  */
 import { isId } from '../ids.js';
 import type { PoolRecord } from '../store/pool-port.js';
-import { audited, emit, listText, one, page, required, withOrg, type Command, type Context } from './commands.js';
+import { audited, emit, emitCreated, listText, one, page, required, withOrg, type Command, type Context } from './command-kit.js';
 import { fields, UsageError } from './io.js';
 
 const STRATEGIES = ['round_robin', 'ordered', 'least_busy'] as const;
@@ -51,6 +51,11 @@ export const POOL_COMMANDS: Command[] = [
     words: ['pools', 'create'],
     args: [],
     options: ['org', 'credential', 'strategy', 'name'],
+    flags: {
+      credential: 'a member credential of the new pool, cred_… or cred_…:weight (repeat it for each member, in order)',
+      name: 'the new pool\'s name (optional)',
+    },
+    creates: true,
     summary: 'make a pool of credentials of one provider (--credential per member, cred_…:2 for a weight)',
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
@@ -58,14 +63,14 @@ export const POOL_COMMANDS: Command[] = [
       const s = strategy(ctx);
       const record = await vault.pools.create(org.id, { members: members(ctx), ...(s ? { strategy: s } : {}), ...(name !== undefined ? { name } : {}) });
       await audited(vault, org.id, 'pool.create', record.id, record.name);
-      emit(ctx, view(record), text(view(record)));
+      emitCreated(ctx, view(record), text(view(record)));
     },
   },
   {
     words: ['pools', 'list'],
     args: [],
     options: ['org', 'name', 'limit', 'starting-after'],
-    summary: 'list an organisation\'s pools, newest first (--name: by a name prefix)',
+    summary: 'list an organisation\'s pools, newest first',
     async run(ctx) {
       const [vault, org] = await withOrg(ctx);
       const p = await vault.pools.list(org.id, page(ctx));
@@ -78,6 +83,7 @@ export const POOL_COMMANDS: Command[] = [
     words: ['pools', 'rename'],
     args: ['<pool_id>'],
     options: ['org', 'name'],
+    flags: { name: 'the pool\'s new name (\'\' removes it)' },
     summary: 'name a pool, or remove its name with --name \'\'',
     async run(ctx) {
       const given = one(ctx, 'name');

@@ -5,8 +5,9 @@
  */
 import { adminKeyView, credentialView, tokenView } from '../api/views.js';
 import type { Vault } from '../container.js';
+import type { AuditAction } from '../controls/audit-actions.js';
 import { CLI_CREATOR } from '../vault/admin-key-service.js';
-import { audited, emit, idArg, one, withOrg, type Command } from './commands.js';
+import { audited, emit, idArg, one, withOrg, type Command } from './command-kit.js';
 import { UsageError } from './io.js';
 
 interface Renamed {
@@ -14,13 +15,14 @@ interface Renamed {
   name?: string;
 }
 
-function renameCommand(group: string, prefix: 'cred' | 'tok' | 'akey', what: string, action: string,
+function renameCommand(group: string, prefix: 'cred' | 'tok' | 'akey', what: string, action: AuditAction,
   rename: (vault: Vault, orgId: string, id: string, name: string | null) => Promise<Renamed>): Command {
   return {
     words: [group, 'rename'],
     args: [`<${prefix}_id>`],
     options: ['org', 'name'],
-    summary: `name a ${what}, or remove its name with --name ''`,
+    flags: { name: `the ${what}'s new name ('' removes it)` },
+    summary: `name ${/^[aeiou]/.test(what) ? 'an' : 'a'} ${what}, or remove its name with --name ''`,
     async run(ctx) {
       const given = one(ctx, 'name');
       if (given === undefined) throw new UsageError("--name is required (--name '' removes the name)");

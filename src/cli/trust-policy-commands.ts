@@ -6,7 +6,7 @@
  */
 import { trustPolicyView } from '../api/trust-policies.js';
 import { isId } from '../ids.js';
-import { audited, emit, one, page, required, scopeFlags, withOrg, type Command, type Context } from './commands.js';
+import { audited, emit, emitCreated, one, page, required, scopeFlags, withOrg, type Command, type Context } from './command-kit.js';
 import { fields, table, UsageError } from './io.js';
 
 /** `--claim name=value`, repeatable: the claims the token must hold (string values). */
@@ -33,6 +33,16 @@ export const TRUST_POLICY_COMMANDS: Command[] = [
     words: ['trust-policies', 'create'],
     args: [],
     options: ['org', 'issuer', 'audience', 'subject', 'claim', 'credential', 'ttl', 'model', 'path', 'max-requests', 'rate-limit', 'tools'],
+    flags: {
+      credential: 'the credential the exchanged tokens are bound to',
+      ttl: 'each exchanged token\'s lifetime: a positive integer and one unit of s m h d (default 15m)',
+      'max-requests': 'at most n proxied requests over each exchanged token\'s life',
+      'rate-limit': 'at most n proxied requests per minute, per exchanged token',
+      model: 'exchanged tokens may use only this model (repeatable)',
+      path: 'exchanged tokens may use only this provider path (repeatable)',
+      tools: 'an MCP server\'s tools exchanged tokens may call, comma-separated (repeatable)',
+    },
+    creates: true,
     summary: 'let workloads with a matching OIDC token exchange it for a proxy token',
     details: [
       'Workloads whose OIDC token has this issuer, audience and subject (exact, or a prefix and *) and every --claim',
@@ -51,7 +61,7 @@ export const TRUST_POLICY_COMMANDS: Command[] = [
       });
       await audited(vault, org.id, 'trust_policy.create', record.id);
       const view = trustPolicyView(record);
-      emit(ctx, view, fields([
+      emitCreated(ctx, view, fields([
         ['id', view.id], ['issuer', view.issuer], ['audience', view.audience], ['subject', view.subject],
         ['claims', Object.keys(view.claims).length ? JSON.stringify(view.claims) : undefined], ['credential_id', view.credential_id], ['ttl', view.ttl],
       ]));

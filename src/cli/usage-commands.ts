@@ -6,7 +6,7 @@
 import { UsageBreakdowns, type BreakdownBy } from '../accounting/usage-breakdown.js';
 import { usageBreakdownView } from '../api/views.js';
 import { systemClock } from '../clock.js';
-import { emit, one, required, withOrg, type Command } from './commands.js';
+import { emit, one, required, withOrg, type Command } from './command-kit.js';
 import { table, UsageError } from './io.js';
 
 const BY: readonly BreakdownBy[] = ['token', 'credential', 'model'];

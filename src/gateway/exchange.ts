@@ -42,13 +42,14 @@ import { sendError } from '../http/reply.js';
 import { stopUpload } from '../http/h2c.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { UsageRecorder } from '../accounting/usage-recorder.js';
+import type { UsageEvent, UsageRecorder } from '../accounting/usage-recorder.js';
 import { unpricedUsage, usageCost, type PriceBook } from '../catalog/prices.js';
 import { settlementPrices } from './price-choice.js';
 import type { UnpricedModels } from '../catalog/unpriced-models.js';
 import type { TokenUsage } from '../catalog/provider.js';
 import type { RequestContext } from './context.js';
 import type { Pipeline } from './pipeline.js';
+import type { ToolCallKeys } from './mcp/tool-calls.js';
 import { ResponseModelTap } from './response-model.js';
 import { settledSpend, usageFinal, type ResponseEnd } from './settlement.js';
 
@@ -64,6 +65,8 @@ export interface ExitServices {
   readonly prices: PriceBook;
   /** Models seen with no price (counted and listed, catalog/unpriced-models.ts). */
   readonly unpriced: UnpricedModels;
+  /** The usage breakdown's keys for MCP tool calls (mcp/tool-calls.ts; none on the realtime path, which has no tool calls). */
+  readonly toolKeys?: ToolCallKeys;
 }
 
 /** What the exit asks of the upstream leg once it has the request. */
@@ -312,7 +315,7 @@ export class Exchange {
         ctx.usageFinal = usageFinal(leg?.ended());
         model = this.price();
       }
-      exit.usage.record({
+      const event = {
         orgId: ctx.auth!.credential.orgId,
         credentialId: ctx.auth!.credential.id,
         tokenId: ctx.auth!.token.id,
@@ -322,13 +325,28 @@ export class Exchange {
         // Earlier attempts' charges were counted as each failed (on its member).
         spendMicros: counted ? (counted.spentMicros ?? 0) - counted.earlierAttemptsMicros : 0,
         model,
-      });
+      };
+      if (ctx.toolCalls && ctx.toolCalls.length > 0 && exit.toolKeys) this.recordToolCalls(exit.toolKeys, event, ctx.toolCalls);
+      else exit.usage.record(event);
     } else if (ctx.error) {
       exit.metrics.refused(ctx.error.code, ctx.provider?.id, ctx.error.status);
     }
     ctx.status ??= this.res.headersSent ? this.res.statusCode : 499;
     ctx.span?.end(ctx);
     void exit.pipeline.logAll(ctx);
+  }
+
+  /**
+   * An MCP request's usage, by the tools it called (the breakdown's `tool:<provider>:<tool>`, not the `unpriced` of a
+   * request naming no model): each call is one request under its tool's key; what the response reported (tokens,
+   * spend) goes with the first.
+   */
+  private recordToolCalls(keys: ToolCallKeys, event: UsageEvent, tools: readonly string[]): void {
+    let first = true;
+    for (const [model, requests] of keys.count(event.orgId, this.ctx.provider!.id, tools)) {
+      this.exit.usage.record(first ? { ...event, requests, model } : { ...event, requests, model, inputTokens: 0, outputTokens: 0, spendMicros: 0 });
+      first = false;
+    }
   }
 
   /**

@@ -34,6 +34,7 @@ import type { CredentialSecrets } from '../catalog/provider.js';
 import { bodyFollows } from './admission.js';
 import { requestBody } from '../http/h2c.js';
 import { Exchange, type ExitServices } from './exchange.js';
+import { ToolCallKeys } from './mcp/tool-calls.js';
 import { PoolRouter, type Failover } from './pool-router.js';
 import { PoolService } from '../vault/pool-service.js';
 import type { Clock } from '../clock.js';
@@ -61,7 +62,7 @@ export class Gateway implements ProxyHandler {
     @inject(PoolService) pools: PoolService,
     @inject(Symbols.Clock) clock: Clock,
   ) {
-    this.exit = { log, pipeline, usage, metrics, prices, unpriced };
+    this.exit = { log, pipeline, usage, metrics, prices, unpriced, toolKeys: new ToolCallKeys() };
     this.router = new PoolRouter(config, credentials, pools, metrics, () => clock.now(), budget);
   }
 

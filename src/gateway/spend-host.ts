@@ -50,7 +50,7 @@ export function spendHost(ledger: SpendLedger, limits: OrgLimits, prices: PriceB
     orgLimit: (orgId) => limits.get(orgId),
     async reserve(request, micros) {
       const held = await ledger.reserve(capsOf(request), micros);
-      if ('kind' in held) throw Errors.budgetExhausted(held.kind, held.kind === 'org' ? ledger.secondsToMonthEnd() : undefined);
+      if ('kind' in held) throw Errors.budgetExhausted(held.kind, held.kind === 'org' ? ledger.secondsToMonthEnd() : undefined, { neededMicros: micros, leftMicros: held.left });
       return new Reservation(held, micros);
     },
     reserveNow(request, micros) {

@@ -8,6 +8,7 @@
  * OpenAPI document (src/api/openapi/) is generated from this table.
  * Handlers are thin and return a Reply; the AdminPipeline does the rest.
  */
+import type { AuditAction } from '../controls/audit-actions.js';
 import type { IncomingMessage } from 'node:http';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ErrorCode } from '../errors.js';
@@ -72,8 +73,8 @@ export interface RouteSpec<B = unknown, Q = unknown, R extends TSchema = TSchema
   auth: 'org' | 'admin' | 'none';
   /** For `org` routes: who may call it (else 403 `forbidden`). Default: GET viewer and up, other methods admin and up. */
   roles?: readonly Role[];
-  /** Audit action, e.g. `credential.create`; reads are not audited. */
-  action?: string;
+  /** Audit action, e.g. `credential.create` (controls/audit-actions.ts); reads are not audited. */
+  action?: AuditAction;
   /** Honours an Idempotency-Key header (Stripe's semantics). */
   idempotent?: boolean;
   body?: BodyContract<B>;

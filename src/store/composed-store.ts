@@ -41,6 +41,7 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   // ---- organisations (OrgStore) ---------------------------------------------
   createOrg(org: OrgRecord, token: OrgTokenRecord) { return this.ports.orgs.createOrg(org, token); }
   getOrg(id: string) { return this.ports.orgs.getOrg(id); }
+  listOrgs(page: PageQuery) { return this.ports.orgs.listOrgs(page); }
   findOrgToken(tokenHash: string) { return this.ports.orgs.findOrgToken(tokenHash); }
   rotateOrgToken(token: OrgTokenRecord, retireAt: number, callerId: string) { return this.ports.orgs.rotateOrgToken(token, retireAt, callerId); }
   setOrgSpendLimit(id: string, micros: number | null) { return this.ports.orgs.setOrgSpendLimit(id, micros); }

@@ -115,6 +115,8 @@ import type { BAD_CURSOR, NamedPageQuery, Page, PageQuery } from './paging.js';
 export interface OrgStore {
   createOrg(org: OrgRecord, token: OrgTokenRecord): Promise<void>;
   getOrg(id: string): Promise<OrgRecord | undefined>;
+  /** Every organisation, newest first (`keyward org list`, and the start-up's "no organisation yet" notice). */
+  listOrgs(page: PageQuery): Promise<Page<OrgRecord> | typeof BAD_CURSOR>;
   findOrgToken(tokenHash: string): Promise<OrgTokenRecord | undefined>;
   /**
    * Atomic: adds `token`; every other token of the org is set to expire at `retireAt` (or kept if sooner).

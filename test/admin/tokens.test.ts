@@ -194,3 +194,24 @@ test('deleting a credential deletes its tokens: GET → 404, gone from the list;
   t.deepEqual(list.body.data.map((x: any) => x.id), [t3.id]);
   t.is((await api(app, 'GET', `/v1/tokens/${t3.id}`, { token: org.token })).status, 200);
 });
+
+test('an amount sent as a JSON number is refused with the string to send instead; amounts stay decimal strings', async (t) => {
+  const app = await startApp(t);
+  const org = await createOrg(app);
+  const cred = await createCredential(app, org, 'openai', KEY);
+  const mint = (budget: unknown) => api(app, 'POST', '/v1/tokens', { token: org.token, body: { credential_id: cred, ttl: '1h', budget_usd: budget } });
+  const rule = '`budget_usd` must be a decimal string of US dollars above 0 with at most six decimal places, such as "12.50".';
+  for (const [given, send] of [[1, '"budget_usd": "1.00"'], [0.5, '"budget_usd": "0.50"'], [12.345, '"budget_usd": "12.345"'], [25, '"budget_usd": "25.00"']] as const) {
+    const r = await mint(given);
+    t.is(r.status, 400, String(given));
+    t.like(r.body.error, { code: 'invalid_scope', param: 'budget_usd', message: `${rule} It was a JSON number; send ${send}.` }, String(given));
+  }
+  // A number no string form can hold (seven places) gets the form alone; other wrong values only the rule.
+  t.is((await mint(1.1234567)).body.error.message, `${rule} It was a JSON number; send a string, such as "budget_usd": "12.50".`);
+  for (const bad of [0, -1, true, '1.1234567', 'abc']) t.is((await mint(bad)).body.error.message, rule, JSON.stringify(bad));
+  t.is((await mint('1.00')).status, 201, 'the string form is taken');
+
+  const limit = await api(app, 'PATCH', '/v1/orgs/self', { token: org.token, body: { spend_limit_usd: 250 } });
+  t.is(limit.status, 400);
+  t.regex(limit.body.error.message, /It was a JSON number; send "spend_limit_usd": "250\.00"\.$/);
+});

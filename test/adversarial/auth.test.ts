@@ -1,5 +1,5 @@
 /**
- * Tokens and auth: malformed tokens are one uniform 401 (never a 500), control
+ * Tokens and auth: malformed tokens are a 401 that names where the token was looked for and never echoes it (never a 500), control
  * bytes in a header are a 400 from the client-error handler, expiry is exact to
  * the millisecond, revoked and orphaned tokens die at once, each token works
  * only where it belongs, and another organisation's ids are indistinguishable
@@ -36,7 +36,7 @@ function wrongChecksum(token: string): string {
   return token.slice(0, i) + (token[i] === 'A' ? 'B' : 'A') + token.slice(i + 1);
 }
 
-test('malformed proxy tokens → one uniform 401 invalid_token, wherever they are presented; nothing forwarded', async (t) => {
+test('malformed proxy tokens → 401 invalid_token naming the place, never the value, wherever they are presented; nothing forwarded', async (t) => {
   const a = await adversary(t);
   const good = a.tokens.openai.token;
   const url = a.proxyUrl('v1/models');
@@ -55,15 +55,23 @@ test('malformed proxy tokens → one uniform 401 invalid_token, wherever they ar
     ['x-goog-api-key', { headers: { 'x-goog-api-key': v } }],
     ['?key=', {}, `?key=${encodeURIComponent(v)}`],
   ];
+  // The message names the place and what was there, never the value; a ptok_-looking value that is not a token gets one
+  // answer wherever its fault lies (checksum, length, unknown), so a refusal is no oracle.
+  const lookalikes = new Set([wrongChecksum(good), good.slice(0, -1), good + 'A', `ptok_${'A'.repeat(38)}`]);
+  const byPlace = new Map<string, Set<string>>();
   let n = 0;
   for (const v of bad) {
     for (const [where, init, query] of placements(v)) {
       const r = await call(a.w, url + (query ?? ''), init);
       isError(t, r, 401, 'invalid_token', `${where} ${JSON.stringify(v.slice(0, 40))}`);
-      t.is(r.body?.error?.message, reference.body.error.message, 'the same message every time');
+      const message = r.body?.error?.message as string;
+      if (v.length >= 8) t.false(message.includes(v) || message.includes(v.slice(5, 20)), `${where}: the value is never echoed`);
+      t.is(r.headers.get('www-authenticate'), 'Bearer realm="keyward"');
+      if (lookalikes.has(v)) (byPlace.get(where) ?? byPlace.set(where, new Set()).get(where)!).add(message);
       n++;
     }
   }
+  for (const [where, messages] of byPlace) t.is(messages.size, 1, `${where}: one answer for every lookalike: ${[...messages].join(' | ')}`);
   // Bearer spacing and scheme games around a good token: refused unless exactly `Bearer <token>` (scheme in any case).
   for (const v of [`Bearer  ${good}`, `Bearer\t${good}`, `Bearer${good}`, `Bearer: ${good}`, `Basic ${good}`, `Token ${good}`, good, `Bearer ${good} x`, `Bearer ${good} ${good}`]) {
     const r = await call(a.w, url, { headers: { authorization: v } });

@@ -8,6 +8,7 @@ import test from 'ava';
 import { api, mintToken } from '../support/app.js';
 import { budgetSetup, chat, chatBody, spentOf as spentIn, worstCase, type BudgetSetup } from '../support/budget.js';
 import { formatUsd } from '../../src/catalog/money.js';
+import { usdDetail } from '../../src/errors.js';
 import { pool } from '../support/pool.js';
 import { leasedOut } from '../support/leases.js';
 
@@ -76,6 +77,10 @@ test('refusals: 400 max_tokens_required, 403 model_unpriced, 429 budget_exhauste
   t.is(exhausted.body.error.code, 'budget_exhausted');
   t.is(exhausted.body.error.type, 'rate_limit');
   t.is(exhausted.headers.get('retry-after'), null, 'a lifetime budget never refills');
+  // What it needed and what was left: amounts as six-place USD strings, in the message too.
+  const needed = usdDetail(worstCase(chatBody(1)));
+  t.deepEqual(exhausted.body.error.detail, { cap: 'token.budget_usd', needed_usd: needed, left_usd: '0.000001' });
+  t.is(exhausted.body.error.message, `This request's worst-case cost ($${needed}) does not fit in what is left of this token's budget_usd ($0.000001).`);
   t.is(s.up.received.length, before, 'nothing forwarded');
   t.is((await api(s.app, 'GET', `/v1/tokens/${tiny.id}`, { token: s.org.token })).body.usage.requests, 0, 'nothing counted');
   t.is(await spentOf(s, `spend:tok:${tiny.id}`), 0);
@@ -119,6 +124,9 @@ test('PATCH /v1/orgs/self sets and clears the monthly spend_limit_usd (audited o
   const refused = await chat(s.app.url, plain.token, body);
   t.is(refused.status, 429);
   t.is(refused.body.error.code, 'budget_exhausted');
+  t.like(refused.body.error.detail, { cap: 'org.spend_limit_usd', needed_usd: usdDetail(worstCase(body)) });
+  t.regex(refused.body.error.detail.left_usd, /^0\.0000[01][0-9]$/, 'at most the limit is left');
+  t.true(Number(refused.body.error.detail.left_usd) < Number(refused.body.error.detail.needed_usd));
   const retry = Number(refused.headers.get('retry-after'));
   t.true(retry >= 1 && retry <= 31 * 86400, `Retry-After ${retry}: the month's end`);
   for (const bad of [{ spend_limit_usd: '0' }, { spend_limit_usd: 5 }, { spend_limit_usd: '1.0000001' }, {}, { spend_limit_usd: '1', other: 1 }]) {

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isWellFormedToken, randomBase62 } from '../../src/ids.js';
+import { HELD_MEANS } from '../../src/api/schemas/usage.js';
 import { api, startApp, tempDir } from '../support/app.js';
 import { cli, cliAll } from '../support/cli.js';
 import { RFC3339_MS_UTC } from '../support/clocks.js';
@@ -115,7 +116,7 @@ test('org create prints the id and a working token; --json prints exactly {id, n
   t.is((await api(app, 'GET', '/v1/usage', { token: token! })).status, 200);
 });
 
-test('usage prints the period, proxy requests and credentials against the free tier', async (t) => {
+test('usage prints the period, proxy requests (and what held means) and credentials against the free tier', async (t) => {
   const dataDir = tempDir(t);
   const env = envFor(dataDir, { KEYWARD_FREE_CREDENTIALS: '3', KEYWARD_FREE_PROXY_REQUESTS: '500' });
   const org = await newOrg(env);
@@ -129,7 +130,10 @@ test('usage prints the period, proxy requests and credentials against the free t
   const human = await cli(['usage', '--org', org.id], { env });
   t.is(human.code, 0, human.stderr);
   t.regex(human.stdout, /1 of 3/);
-  t.regex(human.stdout, /0 of 500/);
+  t.regex(human.stdout, /^proxy requests: +0 of 500 \(0 held\)$/m);
+  // What `held` is, in one line where it shows: the same words as the API's document.
+  t.is(human.stdout.trim().split('\n').at(-1), HELD_MEANS);
+  t.regex(HELD_MEANS, /^Held: set aside by running instances, not spent/);
   // The same numbers as the API's.
   const app = await startApp(t, { dataDir, env: { KEYWARD_LOCAL_KEK: KEK, KEYWARD_FREE_CREDENTIALS: '3', KEYWARD_FREE_PROXY_REQUESTS: '500' } });
   const viaApi = await api(app, 'GET', '/v1/usage', { token: org.token });

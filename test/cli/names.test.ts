@@ -47,7 +47,7 @@ test('credentials, tokens and admin keys take --name, list and filter by it, ren
   t.is((await cli(['tokens', 'revoke', tok.json.id, '--org', org], { env })).code, 0);
   t.deepEqual((await cli(['tokens', 'list', '--org', org, '--json'], { env })).json.data, []);
   const revoked = await cli(['tokens', 'list', '--org', org, '--status', 'revoked'], { env });
-  t.regex(revoked.stdout, /ID\s+NAME\s+CREDENTIAL\s+STATUS\s+REVOKED/);
+  t.regex(revoked.stdout, /ID\s+NAME\s+BOUND TO\s+STATUS\s+REVOKED/);
   t.regex(revoked.stdout, new RegExp(`${tok.json.id}\\s+Evals \\(eu\\)\\s+${cred}\\s+revoked`));
   const revokedJson = await cli(['tokens', 'list', '--org', org, '--status', 'revoked', '--json'], { env });
   t.like(revokedJson.json.data[0], { id: tok.json.id, status: 'revoked', revoked_by: 'cli' });

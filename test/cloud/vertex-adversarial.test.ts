@@ -95,3 +95,24 @@ test('a rejected or revoked key is 502 upstream_auth_failed with Google\'s words
   t.false(logs.includes(keyLine(stranger.privateKey)));
   t.false(storeText(f).includes(keyLine(stranger.privateKey)), 'the key is sealed in the store');
 });
+
+test('an access token too short-lived to send is 502 upstream_auth_failed saying so (not "could not be reached"); logged once; nothing forwarded', async (t) => {
+  const f = await vertexFixture(t);
+  f.google.expiresIn = 90; // the send margin is a minute: a token must live past two
+  for (let i = 0; i < 2; i++) {
+    const r = await fetch(f.proxyUrl(f.geminiPath('generateContent')), { method: 'POST', headers: { authorization: `Bearer ${f.tokens.sa.token}` }, body: GEMINI_BODY });
+    t.is(r.status, 502);
+    const error = (await r.json() as { error: { code: string; type: string; message: string } }).error;
+    t.is(error.code, 'upstream_auth_failed');
+    t.is(error.type, 'upstream');
+    t.is(error.message, 'A Google access token was minted with 90 s to live, too short to send (more than 120 s is needed): the minted token is unusable. '
+      + 'Check the lifetime the credential\'s identity grants its tokens.');
+  }
+  t.is(f.vertex.received.length, 0, 'nothing was forwarded');
+  t.is(f.google.mints, 2, 'each request after a failure tries again');
+  const logs = f.app.logText();
+  t.is(logs.split('\n').filter((l) => l.includes('too short to send')).length, 2, 'logged once per mint');
+  // Long enough again: served.
+  f.google.expiresIn = 3599;
+  t.is((await fetch(f.proxyUrl(f.geminiPath('generateContent')), { method: 'POST', headers: { authorization: `Bearer ${f.tokens.sa.token}` }, body: GEMINI_BODY })).status, 200);
+});

@@ -285,13 +285,17 @@ test('real responses match the document\'s schemas', async (t) => {
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: JSON.parse(text), text };
   };
+  const tiny = await api(f.app, 'POST', '/v1/tokens', { ...org, body: { credential_id: f.credentials.openai, ttl: '1m', budget_usd: '0.000001' } });
   for (const [r, code] of [
     [await proxyError({ 'x-proxy-token': 'ptok_nope' }), 'invalid_token'],
     [await proxyError({ authorization: `Bearer ${f.tokens.openai.token}` }, 'v1/not/a/path'), 'path_not_allowed'],
+    [await proxyError({ authorization: `Bearer ${tiny.body.token}` }), 'budget_exhausted'],
   ] as const) {
     t.is(r.body.error.code, code);
     check('POST', '/v1/proxy/{path}', r);
     t.regex(r.headers.get('x-keyward-request-id') ?? '', /^req_/);
+    if (code === 'invalid_token') t.is(r.headers.get('www-authenticate'), 'Bearer realm="keyward"');
+    if (code === 'budget_exhausted') t.like(r.body.error.detail, { cap: 'token.budget_usd', left_usd: '0.000001' });
   }
 
   // Health.

@@ -82,8 +82,12 @@ test('tokens_per_minute: worst case reserved, settled to reported usage, never p
   const chat = () => fetch(`${app.url}/v1/proxy/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
   const refused = async (r: Response, retryAfter: string, why: string) => {
     t.is(r.status, 429, why);
-    t.is(((await r.json()) as any).error.code, 'tokens_per_minute_exceeded');
+    const error = ((await r.json()) as any).error;
+    t.is(error.code, 'tokens_per_minute_exceeded');
     t.is(r.headers.get('retry-after'), retryAfter, `${why}: Retry-After`);
+    // What it needed and what was left: three settled uses (8 tokens each) are in the window.
+    t.deepEqual(error.detail, { cap: 'token.tokens_per_minute', needed_tokens: worst, left_tokens: worst + 16 - 24 }, why);
+    t.is(error.message, `This request's worst case (${worst} tokens) does not fit in what is left of the token's tokens_per_minute (${worst - 8} tokens).`);
   };
   const statuses: number[] = [];
   for (let i = 0; i < 3; i++) {
@@ -96,7 +100,9 @@ test('tokens_per_minute: worst case reserved, settled to reported usage, never p
   t.is(fake.received.length, 3);
   const tooBig = await fetch(`${app.url}/v1/proxy/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [], max_tokens: worst * 2 }) });
   t.is(tooBig.status, 429, 'a worst case above the whole cap never fits');
-  await tooBig.text();
+  const big = ((await tooBig.json()) as any).error.detail;
+  t.is(big.cap, 'token.tokens_per_minute');
+  t.true(big.needed_tokens > worst + 16 && big.left_tokens <= worst + 16, JSON.stringify(big));
   await clock.tick(20_000);
   await refused(await chat(), '40', 'a new clock minute is no new window: the uses are 20 s old');
   await clock.tick(39_000);

@@ -54,6 +54,7 @@ test('turn_detection null: response.create is held first; one that does not fit 
   t.is(refusal.error.code, 'budget_exhausted');
   t.is(refusal.error.type, 'rate_limit');
   t.is(refusal.error.event_id, 'evt_second');
+  t.deepEqual(refusal.error.detail, { cap: 'token.budget_usd', needed_usd: usd(WORST), left_usd: usd(budget - cost) }, 'what it needed and what was left');
   // A smaller output cap makes a smaller worst case, which fits.
   c.send({ type: 'response.create', event_id: 'evt_small', response: { max_output_tokens: 100 } });
   await c.waitFor((m) => m.type === 'response.done' && m.response.id === 'resp_2');

@@ -124,6 +124,38 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
     t.is(await store.findOrgToken(sha256Hex('nope')), undefined);
   });
 
+  test(n('listOrgs pages every organisation newest first; an unknown cursor is BAD_CURSOR'), async (t) => {
+    const store = await (await h.backend(t)).open();
+    t.deepEqual(await store.listOrgs({ limit: 1 }), { data: [], hasMore: false }, 'an empty store has none');
+    const base = 1_700_000_000_000;
+    const made = [];
+    for (let i = 0; i < 3; i++) made.push((await org(store, `org-${i}`, base + i * 1000)).org);
+    await store.setOrgSpendLimit(made[0]!.id, 5_000_000);
+    const first = await store.listOrgs({ limit: 2 });
+    if (first === BAD_CURSOR) return t.fail();
+    t.deepEqual(first.data.map((o) => o.name), ['org-2', 'org-1']);
+    t.true(first.hasMore);
+    const second = await store.listOrgs({ limit: 2, startingAfter: first.data[1]!.id });
+    if (second === BAD_CURSOR) return t.fail();
+    t.deepEqual(second.data, [{ ...made[0]!, spendLimitMicros: 5_000_000 }], 'the record as getOrg reads it');
+    t.false(second.hasMore);
+    t.is(await store.listOrgs({ limit: 2, startingAfter: newId('org') }), BAD_CURSOR);
+    // Orgs made in one millisecond: one at a time, each is seen once.
+    for (let i = 3; i < 6; i++) made.push((await org(store, `org-${i}`, base + 1000)).org);
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (let pages = 0; pages < 10; pages++) {
+      const p = await store.listOrgs({ limit: 1, ...(after !== undefined ? { startingAfter: after } : {}) });
+      if (p === BAD_CURSOR) return t.fail();
+      seen.push(...p.data.map((o) => o.id));
+      if (!p.hasMore) break;
+      after = p.data[0]!.id;
+    }
+    t.deepEqual([...seen].sort(), made.map((o) => o.id).sort());
+    t.is(seen[0], made[2]!.id, 'the newest first');
+    t.is(seen[seen.length - 1], made[0]!.id, 'the oldest last');
+  });
+
   test(n('rotateOrgToken adds a token and retires the others at retireAt (or sooner)'), async (t) => {
     const store = await (await h.backend(t)).open();
     const now = Date.now();

@@ -1,22 +1,26 @@
 /**
- * The audit trail (GET /v1/audit, newest first) with a filter by action; each target by the name it
- * had when the action was done (`target_name`), its id beneath. The API pages the trail
+ * The audit trail (GET /v1/audit, newest first) with a filter by action (every action the gateway records,
+ * from src/controls/audit-actions.ts); each target by the name it had when the action was done
+ * (`target_name`) and each actor by its name (`actor_name`) or what it is, the id beneath. The API pages the trail
  * and has no action parameter, so the console reads pages of 100 and filters them: with a filter
  * set, it keeps reading (up to MAX_PAGES a time) until a screenful matches or the trail ends.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api, AuditEvent, ListOf } from '../api.js';
+import { AUDIT_ACTIONS } from '../../../src/controls/audit-actions.js';
 import { ErrorLine, NameCell, RecordTable, Section, shortTime } from '../components.js';
 
 const PAGE = 100;
 const MAX_PAGES = 10;
 const SCREENFUL = 50;
-/** Offered before any record is read; the actions seen in the trail are added. */
-const KNOWN_ACTIONS = [
-  'credential.create', 'credential.update', 'credential.rotate', 'credential.delete', 'token.create', 'token.update', 'token.revoke', 'token.exchange',
-  'org.create', 'org.update', 'org.token_rotate', 'admin_key.create', 'admin_key.update', 'admin_key.revoke', 'trust_policy.create', 'trust_policy.delete',
-  'auth.failed', 'quota.refused', 'budget.refused', 'admin.rate_limited',
-];
+/** What an actor without a name is: the organisation token, the operator's token, the command line, nobody known. */
+function actorCell(e: AuditEvent) {
+  if (e.actor_name !== undefined) return <NameCell name={e.actor_name} id={e.actor} />;
+  const what = e.actor.startsWith('otk_') ? 'organisation token' : e.actor === 'admin' ? 'operator token' : e.actor === 'cli' ? 'command line'
+    : e.actor.startsWith('oidc:') ? 'workload' : e.actor.startsWith('akey_') ? 'admin key' : e.actor.startsWith('tok_') ? 'proxy token' : undefined;
+  if (what === undefined) return <span class="mono">{e.actor}</span>;
+  return <>{what}{e.actor === 'admin' || e.actor === 'cli' ? null : <div class="sub mono">{e.actor}</div>}</>;
+}
 
 export function AuditPage({ api }: { api: Api }) {
   const [action, setAction] = useState('');
@@ -56,7 +60,8 @@ export function AuditPage({ api }: { api: Api }) {
   }, [api]);
 
   const shown = events.filter((e) => !action || e.action === action);
-  const actions = [...new Set([...KNOWN_ACTIONS, ...events.map((e) => e.action)])].sort();
+  // Every action the gateway records (its one list), and any other seen in the trail (a plugin's own).
+  const actions = [...new Set([...AUDIT_ACTIONS, ...events.map((e) => e.action)])].sort();
 
   return (
     <Section title="Audit trail">
@@ -80,7 +85,7 @@ export function AuditPage({ api }: { api: Api }) {
           { label: 'Action', cls: 'mono', cell: (e) => `${e.action}${e.count && e.count > 1 ? ` ×${e.count}` : ''}` },
           { label: 'Outcome', cell: (e) => <span class={`badge ${e.outcome}`}>{e.outcome}</span> },
           { label: 'Target', cell: (e) => (e.target_name !== undefined ? <NameCell name={e.target_name} id={e.target} /> : <span class="mono">{e.target}</span>) },
-          { label: 'Actor', cls: 'mono', cell: (e) => e.actor },
+          { label: 'Actor', cell: actorCell },
           { label: 'Address', cls: 'mono', cell: (e) => e.ip },
         ]} />
       ) : null}

@@ -2,12 +2,13 @@
  * Sign in with an organisation token or an admin key (`otok_…`). The key is checked against the
  * API (GET /v1/orgs/self, which also says the key's role) before the console opens; it is kept in
  * memory, and in this tab's sessionStorage only if asked. It never goes in the URL. A refusal shows
- * under the key field in plain words.
+ * under the key field in plain words; the field's help says where a first-time operator gets a key.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Api, ApiFailure, type Caller } from '../api.js';
 import { Field, valueOf } from '../components.js';
 import { plainError } from '../errors.js';
+import { WHERE_KEYS_COME_FROM } from '../explanations.js';
 
 const KEY_FIELD = { name: 'key', label: 'Organisation token or admin key' };
 
@@ -52,7 +53,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (key: string, calle
       <h1>Keyward console</h1>
       {notice ? <p class="notice" role="status">{notice}</p> : null}
       <form onSubmit={submit} class="card stack" aria-label="Sign in" noValidate>
-        <Field id="key" label={KEY_FIELD.label} help="The organisation token, or an admin key made for you." error={error}>
+        <Field id="key" label={KEY_FIELD.label} help={WHERE_KEYS_COME_FROM} error={error}>
           {(p) => <input {...p} ref={input} type="password" autocomplete="off" spellcheck={false} placeholder="otok_…" value={key} onInput={(e) => setKey(valueOf(e))} />}
         </Field>
         <label class="check">

@@ -24,6 +24,19 @@ const SHOWN_IN_CHART = 10;
 
 const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
+/** A breakdown key of MCP tool calls, `tool:<provider>:<tool>`, read apart. */
+function toolCall(key: string): { provider: string; tool: string } | undefined {
+  const m = /^tool:([^:]+):(.+)$/.exec(key);
+  return m ? { provider: m[1]!, tool: m[2] === '(other)' ? 'other tools' : m[2]! } : undefined;
+}
+
+/** A model row: the price table's name, unpriced models, or an MCP server's tool calls (by tool, named as such). */
+function modelCell(key: string) {
+  const call = toolCall(key);
+  if (call) return <><span class="mono">{call.tool}</span><div class="sub">tool calls, {call.provider}</div></>;
+  return <span class="mono">{key === 'unpriced' ? 'unpriced models' : key}</span>;
+}
+
 /** The query for a period, from today (UTC); this month is the API's default. */
 export function rangeOf(period: Period, now = Date.now()): string {
   const d = new Date(now);
@@ -52,7 +65,10 @@ export function SpendPage({ api, can }: { api: Api; can: Abilities }) {
   const priced = total > 0;
 
   const labelOf = (r: BreakdownRow): string => {
-    if (by === 'model') return r.key;
+    if (by === 'model') {
+      const call = toolCall(r.key);
+      return call ? `${call.tool} (tool calls, ${call.provider})` : r.key;
+    }
     if (by === 'credential') {
       const c = credentials.data?.find((x) => x.id === r.key);
       return c ? credentialLabel(c, providers.data) : r.name ?? r.key;
@@ -60,7 +76,7 @@ export function SpendPage({ api, can }: { api: Api; can: Abilities }) {
     return r.name ?? r.key;
   };
   const whoCell = (r: BreakdownRow) => {
-    if (by === 'model') return <span class="mono">{r.key === 'unpriced' ? 'unpriced models' : r.key}</span>;
+    if (by === 'model') return modelCell(r.key);
     if (by === 'credential') {
       const c = credentials.data?.find((x) => x.id === r.key);
       if (c) return <NameCell name={credentialLabel(c, providers.data)} id={r.key} />;

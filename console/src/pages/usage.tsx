@@ -3,16 +3,23 @@
  * and per-day charts of requests, tokens and spend (GET /v1/usage/daily), with the month so far
  * drawn cumulatively against the free-tier request limit and the monthly spend limit. A gateway
  * that does not serve the daily route shows the month's figures and says the charts need it.
- * Owners and admins set or remove the monthly spend limit here (PATCH /v1/orgs/self), offered where
+ * What is held (set aside by instances, not spent) is shown beside a figure when there is some, and the line below
+ * the figures says what it is. Owners and admins set or remove the monthly spend limit here (PATCH /v1/orgs/self), offered where
  * the gateway accounts spend (GET /v1/usage has `spend_usd`).
  */
 import { useState } from 'preact/hooks';
 import type { Api, DailyUsage, UsageSummary } from '../api.js';
 import { ApiFailure } from '../api.js';
 import { ErrorLine, Field, FormError, Section, useFormState, useLoad, valueOf } from '../components.js';
+import { HELD_MEANS } from '../explanations.js';
 import { count, usdText } from '../format.js';
 import type { Abilities } from '../roles.js';
 import { Chart } from './chart.js';
+
+/** ` (620 held)` after a figure (the line under the figures says what it is); nothing when none is held. */
+function heldText(held: number | undefined, show: (n: number) => string): string {
+  return held ? ` (${show(held)} held)` : '';
+}
 
 const LIMIT_FIELD = [{ name: 'spend_limit_usd', label: 'Monthly spend limit in USD', help: 'An amount such as 100.00; requests that would pass it are refused until the month ends.' }];
 
@@ -75,14 +82,15 @@ export function UsagePage({ api, can }: { api: Api; can: Abilities }) {
         <ErrorLine error={summary.error} />
         {s ? (
           <dl class="figures" data-period={s.period}>
-            <div><dt>Proxy requests</dt><dd data-figure="requests">{count(s.proxy_requests.used)} of {count(s.proxy_requests.limit)}</dd></div>
+            <div><dt>Proxy requests</dt><dd data-figure="requests">{count(s.proxy_requests.used)} of {count(s.proxy_requests.limit)}{heldText(s.proxy_requests.held, count)}</dd></div>
             <div><dt>Tokens in / out</dt><dd data-figure="tokens">{count(s.tokens.input)} / {count(s.tokens.output)}</dd></div>
             <div><dt>Stored keys</dt><dd data-figure="credentials">{count(s.credentials.used)} of {count(s.credentials.limit)}</dd></div>
             {s.spend_usd ? (
-              <div><dt>Spend</dt><dd data-figure="spend">{usdText(s.spend_usd.used)}{s.spend_usd.limit !== null ? ` of ${usdText(s.spend_usd.limit)}` : ' (no monthly limit)'}</dd></div>
+              <div><dt>Spend</dt><dd data-figure="spend">{usdText(s.spend_usd.used)}{s.spend_usd.limit !== null ? ` of ${usdText(s.spend_usd.limit)}${heldText(Number(s.spend_usd.held ?? 0), () => usdText(s.spend_usd!.held!))}` : ' (no monthly limit)'}</dd></div>
             ) : null}
           </dl>
         ) : null}
+        {s && (s.proxy_requests.held || Number(s.spend_usd?.held ?? 0)) ? <p class="note" id="held-means">{HELD_MEANS}</p> : null}
         <p class="note">Period {s?.period ?? '…'} (UTC calendar month). Who and what spent it: <a href="#/spend">Spend by token, credential and model</a>.</p>
         {s?.spend_usd && can.manageCredentials ? <SpendLimitForm api={api} current={s.spend_usd.limit} onSaved={summary.reload} /> : null}
       </Section>

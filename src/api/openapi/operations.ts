@@ -42,10 +42,14 @@ function proxyErrors(): Record<string, ResponseObject> {
   const requestId = { 'x-keyward-request-id': ref('headers', 'XKeywardRequestId') };
   return {
     '400': errorResponse(['invalid_request', 'bad_request'], 'Malformed HTTP, or a token limited to `models` with a body that is not a JSON object, or that names `model` twice (a case variant such as `Model` included).', requestId),
-    '401': errorResponse(['invalid_token'], undefined, requestId),
+    '401': errorResponse(['invalid_token'], 'No proxy token was accepted: the message says where Keyward looked (X-Proxy-Token, Authorization: Bearer, x-api-key and the providers\' own places) and what it found there, never the value.', { ...requestId, 'www-authenticate': ref('headers', 'WwwAuthenticate') }),
     '403': errorResponse(['path_not_allowed', 'model_not_allowed'], 'Outside the provider\'s allow-list or the token\'s scopes; nothing was sent and nothing counted.', requestId),
     '413': errorResponse(['payload_too_large'], 'The body is over KEYWARD_MAX_BODY (by `content-length`, before any upstream byte; a chunked body that grows past it is cut off).', requestId),
-    '429': errorResponse(['quota_exceeded', 'token_exhausted', 'rate_limited', 'too_many_failures'], undefined, { ...requestId, ...RETRY_AFTER }),
+    '429': errorResponse(['quota_exceeded', 'token_exhausted', 'rate_limited', 'too_many_failures', 'budget_exhausted', 'tokens_per_minute_exceeded', 'concurrency_exceeded'],
+      'A limit refused the request; nothing was forwarded. A cap\'s refusal (`budget_exhausted`, `tokens_per_minute_exceeded`) carries `error.detail`: what the request needed at worst and what was left.', {
+        ...requestId,
+        'retry-after': { description: 'Seconds to wait before retrying; absent on a token\'s `budget_usd` refusal (a lifetime budget never refills).', schema: { type: 'string', pattern: '^[0-9]+$' } },
+      }),
     '500': errorResponse(['internal'], undefined, {}),
     '502': errorResponse(['upstream_unreachable'], undefined, requestId),
     '503': errorResponse(['unavailable', 'overloaded'], undefined, { ...requestId, ...RETRY_AFTER }),

@@ -44,7 +44,7 @@ export const HEADERS: Record<string, HeaderObject> = {
   XKeywardQuotaRemaining: { description: 'Proxy requests left this month for the organisation after this one.', schema: { type: 'integer', minimum: 0 } },
   IdempotentReplayed: { description: '`true` when this is a stored first response replayed for the same Idempotency-Key and body.', schema: { const: 'true' } },
   RetryAfter: { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'string', pattern: '^[0-9]+$' } },
-  WwwAuthenticate: { description: 'The scheme expected: `Bearer`.', schema: { type: 'string' } },
+  WwwAuthenticate: { description: 'The scheme expected: `Bearer` (the proxy: `Bearer realm="keyward"`).', schema: { type: 'string' } },
 };
 
 /** Parameters every route may use; a route's query parameters are added from its query schema. */

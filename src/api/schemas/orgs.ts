@@ -4,7 +4,7 @@ import { USD_AMOUNT } from '../../catalog/money.js';
 import { ORG_NAME } from '../../vault/org-service.js';
 import { Caller } from './admin-keys.js';
 import { IdOf, named, SecretOf, Time } from './common.js';
-import { bodyContract, rule } from './validate.js';
+import { bodyContract, rule, usdNumberHint } from './validate.js';
 
 export const OrgCreate = named('OrgCreate', Type.Object({
   name: rule(Type.RegExp(ORG_NAME, {
@@ -59,7 +59,7 @@ const SpendLimitUsd = Type.Union([
 ]);
 
 export const OrgUpdate = named('OrgUpdate', Type.Object({
-  spend_limit_usd: rule(SpendLimitUsd, 'a decimal string of US dollars above 0 with at most six decimal places, such as "250.00", or null for no limit'),
+  spend_limit_usd: rule(SpendLimitUsd, 'a decimal string of US dollars above 0 with at most six decimal places, such as "250.00", or null for no limit', undefined, usdNumberHint('spend_limit_usd')),
 }, { additionalProperties: false, examples: [{ spend_limit_usd: '250.00' }, { spend_limit_usd: null }] }));
 
 export const OrganizationSettings = named('OrganizationSettings', Type.Object({

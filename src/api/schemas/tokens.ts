@@ -9,7 +9,7 @@ import { MAX_ITEMS, MODEL, PATH_PATTERN, TOOL_PATTERN } from '../../catalog/scop
 import { USD_AMOUNT } from '../../catalog/money.js';
 import { Count, IdOf, listOf, Name, named, SecretOf, Time } from './common.js';
 import { UsageCounts, Usd } from './usage.js';
-import { asObject, bodyContract, rule } from './validate.js';
+import { asObject, bodyContract, rule, usdNumberHint } from './validate.js';
 import { Errors } from '../../errors.js';
 
 export const Ttl = named('Ttl', rule(Type.String({
@@ -44,7 +44,7 @@ export const BudgetScope = named('BudgetScope', rule(Type.String({
   pattern: USD_AMOUNT.source,
   description: 'Lifetime spend cap in US dollars (a decimal string, at most six places, above 0). Each request reserves its worst-case cost before it is forwarded and is settled to the usage the provider reports; a request that does not fit → 429 `budget_exhausted`. Exact across instances.',
   examples: ['12.50'],
-}), 'a decimal string of US dollars above 0 with at most six decimal places, such as "12.50"', 'invalid_scope'));
+}), 'a decimal string of US dollars above 0 with at most six decimal places, such as "12.50"', 'invalid_scope', usdNumberHint('budget_usd')));
 
 export const ToolsScope = patternList('ToolsScope', TOOL_PATTERN, 'tool names or prefix* patterns',
   'MCP servers only (a credential of kind `mcp`, else 400 `invalid_scope`): the tools the token may call, exact names or `prefix*`. A `tools/call` of another tool is answered with a JSON-RPC error (code -32602, "tool not allowed") and never forwarded; `tools/list` results list only these tools.',

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { Count, IdOf, listOf, named, Time } from './common.js';
 import { queryContract, rule } from './validate.js';
+import { AUDIT_ACTIONS } from '../../controls/audit-actions.js';
 
 /** An amount of money as the API writes it (catalog/money.ts formatUsd). */
 export const Usd = named('Usd', Type.String({
@@ -20,6 +21,13 @@ export const UsageCounts = named('UsageCounts', Type.Object({
   description: 'Requests forwarded, tokens read from the provider\'s `usage`, and their cost at the price book\'s prices (`spend_usd`; a request whose model has no price spends 0). Recorded in the background, batched.',
 }));
 
+/**
+ * What `held` means, in one line: the OpenAPI document, `keyward usage` and the console say it alike (the
+ * console's copy is checked against this by its test).
+ */
+export const HELD_MEANS = 'Held: set aside by running instances, not spent: requests admitted and not yet settled, and blocks leased ahead '
+  + 'so that most requests need no store write. What goes unused comes back; limit − used − held is what new requests can still get.';
+
 const usedOf = (description: string) => Type.Object({ used: Count, limit: Count }, { additionalProperties: false, description });
 
 export const Usage = named('Usage', Type.Object({
@@ -27,7 +35,7 @@ export const Usage = named('Usage', Type.Object({
   period: Type.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$', description: 'The calendar month (UTC).', examples: ['2026-11'] }),
   proxy_requests: Type.Object({
     used: Count,
-    held: Type.Integer({ minimum: 0, description: 'Held by instances now: requests admitted and not yet settled, and leased units not yet used. `limit − used − held` is what new requests can still get.' }),
+    held: Type.Integer({ minimum: 0, description: HELD_MEANS }),
     limit: Count,
   }, {
     additionalProperties: false,
@@ -70,7 +78,7 @@ export const DailyUsage = named('DailyUsage', Type.Object({
 
 export const BreakdownParams = Type.Object({
   by: rule(Type.Union([Type.Literal('token'), Type.Literal('credential'), Type.Literal('model')], {
-    description: 'What to break the organisation\'s usage down by: its tokens (revoked ones included), its credentials, or the models as the price table names them (`unpriced` for the rest).',
+    description: 'What to break the organisation\'s usage down by: its tokens (revoked ones included), its credentials, or the models as the price table names them (`unpriced` for the rest; an MCP server\'s tool calls as `tool:<provider>:<tool>`).',
   }), 'token, credential or model'),
   from: Type.Optional(Day('The first day (UTC), inclusive. Default: the first day of `to`\'s month.')),
   to: Type.Optional(Day('The last day (UTC), inclusive. Default: today.')),
@@ -79,7 +87,7 @@ export const BreakdownParams = Type.Object({
 export const BREAKDOWN_QUERY = queryContract(BreakdownParams);
 
 export const UsageBreakdownRow = named('UsageBreakdownRow', Type.Object({
-  key: Type.String({ description: 'The token id (`tok_…`), the credential id (`cred_…`), or the model as the price table names it (a model, a `prefix*`, `family_max:<family>`, or `unpriced`).' }),
+  key: Type.String({ description: 'The token id (`tok_…`), the credential id (`cred_…`), or the model as the price table names it (a model, a `prefix*`, `family_max:<family>`, or `unpriced`); an MCP server\'s tools/call messages are counted by tool, `tool:<provider>:<tool>` (a name outside the tools grammar, or past an organisation\'s first 32 at a provider, as `tool:<provider>:(other)`).' }),
   name: Type.Optional(Type.String({ description: 'The token\'s or credential\'s name, if it has one and still exists (a revoked token keeps its name; a deleted credential has none).' })),
   requests: Count,
   input_tokens: Count,
@@ -104,10 +112,11 @@ export const AuditEvent = named('AuditEvent', Type.Object({
   time: Time,
   request_id: Type.String({ description: 'The `x-request-id` / `x-keyward-request-id` of the request.' }),
   org: Type.String({ description: 'The organisation\'s id.' }),
-  actor: Type.String({ description: 'A token id (`otk_…`, `tok_…`), `admin`, `cli` or `anonymous`; for a token exchange the workload, `oidc:<iss>#<sub>`.' }),
+  actor: Type.String({ description: 'Who did it: the organisation token\'s id (`otk_…`), an admin key\'s (`akey_…`), a proxy token\'s (`tok_…`), `admin` (the operator\'s token), `cli` or `anonymous`; for a token exchange the workload, `oidc:<iss>#<sub>`.' }),
+  actor_name: Type.Optional(Type.String({ description: 'The actor\'s name now, when it is an admin key or a proxy token with a name (a revoked token\'s kept; a deleted admin key\'s gone).' })),
   action: Type.String({
-    description: 'What was done.',
-    examples: ['org.create', 'org.token_rotate', 'credential.create', 'credential.update', 'credential.rotate', 'credential.delete', 'token.create', 'token.update', 'token.revoke', 'auth.failed', 'quota.refused', 'admin.rate_limited'],
+    description: `What was done: ${AUDIT_ACTIONS.map((a) => `\`${a}\``).join(', ')} (and a plugin's own actions).`,
+    examples: [...AUDIT_ACTIONS],
   }),
   target: Type.String({ description: 'The id (or path) acted on.' }),
   target_name: Type.Optional(Type.String({ description: 'The name the target had when the action was done, if it had one (a credential\'s, token\'s, admin key\'s or organisation\'s name; never a secret).' })),

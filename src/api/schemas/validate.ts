@@ -5,10 +5,13 @@
  * looked at again, field by field in the schema's order, to name the field at fault (`param`): an
  * unknown field first (typos like `tll` fail loudly, as Stripe's API does), then a missing or
  * mistyped one, with the code and wording its schema carries (`rule`): invalid_request unless the
- * field says invalid_ttl or invalid_scope. Messages name fields, never echo values (a value may be a key).
+ * field says invalid_ttl or invalid_scope. Messages name fields, never echo values (a value may be a key),
+ * except where a rule's `hint` shows the form it expects from a value that cannot be one (an amount sent as
+ * a JSON number is shown back as the decimal string to send).
  */
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { formatUsd, parseUsd } from '../../catalog/money.js';
 import { Errors, type ApiError } from '../../errors.js';
 import type { BodyContract, QueryContract } from '../../http/router.js';
 
@@ -19,12 +22,26 @@ export interface FieldRule {
   must: string;
   /** The code a refusal of this field answers with (invalid_request by default). */
   code?: 'invalid_ttl' | 'invalid_scope';
+  /** A sentence added after the rule for a value it recognises (never one that could be a secret). */
+  hint?: (value: unknown) => string | undefined;
 }
 
 /** Attaches to a field's schema how a refusal of it is worded and coded. */
-export function rule<T extends TSchema>(schema: T, must: string, code?: FieldRule['code']): T {
-  return Object.assign(schema, { [FIELD_RULE]: { must, code } satisfies FieldRule });
+export function rule<T extends TSchema>(schema: T, must: string, code?: FieldRule['code'], hint?: FieldRule['hint']): T {
+  return Object.assign(schema, { [FIELD_RULE]: { must, code, ...(hint ? { hint } : {}) } satisfies FieldRule });
 }
+
+/**
+ * An amount of USD sent as a JSON number (`"budget_usd": 1`): shown as the string to send instead (`"1.00"`).
+ * Amounts stay strings on the wire: a JSON number is a binary float to most clients, and 0.1 + 0.2 is not 0.3.
+ */
+export const usdNumberHint = (name: string) => (value: unknown): string | undefined => {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) return undefined;
+  const micros = parseUsd(String(value));
+  return micros === undefined
+    ? `It was a JSON number; send a string, such as "${name}": "12.50".`
+    : `It was a JSON number; send "${name}": "${formatUsd(micros)}".`;
+};
 
 export function ruleOf(schema: TSchema): FieldRule | undefined {
   return (schema as { [FIELD_RULE]?: FieldRule })[FIELD_RULE];
@@ -47,9 +64,10 @@ function fieldCheck(f: Field): TypeCheck<TSchema> {
   return (f.check ??= TypeCompiler.Compile(f.schema));
 }
 
-function refuse(field: Field, missing: boolean): ApiError {
-  const r = ruleOf(field.schema) ?? { must: 'as the schema says' };
-  const message = missing ? `\`${field.name}\` is required: ${r.must}.` : `\`${field.name}\` must be ${r.must}.`;
+function refuse(field: Field, missing: boolean, value?: unknown): ApiError {
+  const r: FieldRule = ruleOf(field.schema) ?? { must: 'as the schema says' };
+  const hint = missing ? undefined : r.hint?.(value);
+  const message = missing ? `\`${field.name}\` is required: ${r.must}.` : `\`${field.name}\` must be ${r.must}.${hint ? ` ${hint}` : ''}`;
   if (r.code === 'invalid_ttl') return Errors.invalidTtl(message);
   if (r.code === 'invalid_scope') return Errors.invalidScope(message, field.name);
   return Errors.invalidRequest(message, field.name);
@@ -90,7 +108,7 @@ export function bodyContract<T extends TObject>(schema: T, options: BodyOptions 
         if (v === undefined) {
           if (f.required) throw refuse(f, true);
         } else if (!fieldCheck(f).Check(v)) {
-          throw refuse(f, false);
+          throw refuse(f, false, v);
         }
       }
       // Every field passes on its own: only a whole-object rule can be left (none is used today).

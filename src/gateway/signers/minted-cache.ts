@@ -13,7 +13,7 @@ import type { ApiError } from '../../errors.js';
 import type { CredentialSecrets } from '../../catalog/provider.js';
 import type { Logger } from '../../log.js';
 import { withTimeout } from '../../timeout.js';
-import { mintFailure, type Minted } from './token-fetch.js';
+import { mintFailure, ShortLivedError, type Minted } from './token-fetch.js';
 
 export const REFRESH_BEFORE_MS = 5 * 60_000;
 export const SEND_MARGIN_MS = 60_000;
@@ -23,10 +23,10 @@ export const MINT_TIMEOUT_MS = 20_000;
 /** Identities whose minted values are kept at once (one per credential); the oldest is dropped first. */
 const MAX_IDENTITIES = 10_000;
 
-export type { Minted };
+export { ShortLivedError, type Minted };
 
-/** A mint whose result can never be sent (it expires within the send margin). */
-export class ShortLivedError extends Error {}
+/** Whether a value minted with this lifetime can be sent at all (it lives past twice the send margin). */
+export const sendable = (lifetimeMs: number): boolean => lifetimeMs > SEND_MARGIN_MS * 2;
 
 export class MintedCache<T> {
   private current: { value: T; refreshAt: number; sendUntil: number } | undefined;
@@ -73,7 +73,7 @@ export class MintedCache<T> {
     this.mints++;
     try {
       const { value, lifetimeMs } = await withTimeout(this.mint(), MINT_TIMEOUT_MS);
-      if (!(lifetimeMs > SEND_MARGIN_MS * 2)) throw new ShortLivedError(`the minted credential lives ${Math.round(lifetimeMs / 1000)} s, too short to use`);
+      if (!sendable(lifetimeMs)) throw new ShortLivedError('the minted credential', lifetimeMs, SEND_MARGIN_MS * 2);
       const expiresAt = started + lifetimeMs;
       // Five minutes early, or half-way through a short life.
       this.current = { value, refreshAt: Math.max(expiresAt - REFRESH_BEFORE_MS, started + lifetimeMs / 2), sendUntil: expiresAt - SEND_MARGIN_MS };
@@ -115,7 +115,8 @@ export class MintedCaches<T> {
 /**
  * One signer's minted values per credential: the bounded caches by the credential's identity (its organisation,
  * id and the fields that decide what is minted), found again per request through the credential value itself.
- * A failed mint reaches the caller as an ApiError (token-fetch.ts's mintFailure) and is logged once, masked.
+ * A failed mint reaches the caller as an ApiError (token-fetch.ts's mintFailure) and is logged once, masked; so does
+ * one too short-lived to send (502 upstream_auth_failed: the minted token is unusable).
  */
 export class CredentialTokens<T> {
   private readonly caches: MintedCaches<T>;
@@ -144,7 +145,10 @@ export class CredentialTokens<T> {
     if (!cache) {
       cache = this.caches.for(this.options.identity(credential), async () => {
         try {
-          return await this.options.mint(credential);
+          const minted = await this.options.mint(credential);
+          // Checked here too (the cache would refuse it anyway): the caller's answer names what was minted, and it is logged once.
+          if (!sendable(minted.lifetimeMs)) throw new ShortLivedError(this.options.what, minted.lifetimeMs, SEND_MARGIN_MS * 2);
+          return minted;
         } catch (err) {
           throw this.failed(credential, err);
         }

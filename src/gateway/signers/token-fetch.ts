@@ -38,6 +38,18 @@ export function cloudWords(words: string, secrets: readonly string[] = []): stri
   return line.length > MAX_MESSAGE ? `${line.slice(0, MAX_MESSAGE)}…` : line;
 }
 
+/**
+ * The cloud answered with something that expires too soon to send (within twice the send margin): refused like a
+ * cloud's no (502 upstream_auth_failed), since retrying cannot help while the identity grants such short lives.
+ */
+export class ShortLivedError extends TokenMintError {
+  constructor(what: string, lifetimeMs: number, neededMs: number) {
+    super(`${what.charAt(0).toUpperCase()}${what.slice(1)} was minted with ${Math.max(0, Math.round(lifetimeMs / 1000))} s to live, too short to send `
+      + `(more than ${neededMs / 1000} s is needed): the minted token is unusable. Check the lifetime the credential's identity grants its tokens.`, true);
+    this.name = 'ShortLivedError';
+  }
+}
+
 /** The caller's answer for a failed mint (an ApiError passes as it is). */
 export function mintFailure(err: unknown): ApiError {
   if (err instanceof ApiError) return err;

@@ -9,7 +9,7 @@
  * org document batched with its change.
  */
 import type { DocumentData, DocumentSnapshot } from '@google-cloud/firestore';
-import type { OrgRecord, OrgStore, OrgTokenRecord } from '../ports.js';
+import { BAD_CURSOR, type OrgRecord, type OrgStore, type OrgTokenRecord, type Page, type PageQuery } from '../ports.js';
 import type { FirestoreChanges } from './changes.js';
 import type { FirestoreDb } from './db.js';
 
@@ -19,6 +19,12 @@ const DROP_EXPIRED_AFTER_MS = 86_400_000;
 const toOrgToken = (d: DocumentSnapshot): OrgTokenRecord => {
   const x = d.data()!;
   return { id: x.id, orgId: x.orgId, tokenHash: x.tokenHash, createdAt: x.createdAt, expiresAt: x.expiresAt ?? null };
+};
+
+const toOrg = (d: DocumentSnapshot): OrgRecord => {
+  const limit = (d.get('spendLimitMicros') as number | null | undefined) ?? null;
+  // Absent when unset: records of orgs without a cap look as they always did.
+  return { id: d.get('id'), name: d.get('name'), createdAt: d.get('createdAt'), ...(limit !== null ? { spendLimitMicros: limit } : {}) };
 };
 
 const orgTokenDoc = (t: OrgTokenRecord): DocumentData => ({ id: t.id, orgId: t.orgId, tokenHash: t.tokenHash, createdAt: t.createdAt, expiresAt: t.expiresAt });
@@ -38,10 +44,33 @@ export class FirestoreOrgs implements OrgStore {
   getOrg(id: string): Promise<OrgRecord | undefined> {
     return this.db.guard(async () => {
       const d = await this.db.orgs.doc(id).get();
-      if (!d.exists) return undefined;
-      const limit = (d.get('spendLimitMicros') as number | null | undefined) ?? null;
-      // Absent when unset: records of orgs without a cap look as they always did.
-      return { id: d.get('id'), name: d.get('name'), createdAt: d.get('createdAt'), ...(limit !== null ? { spendLimitMicros: limit } : {}) };
+      return d.exists ? toOrg(d) : undefined;
+    });
+  }
+
+  /**
+   * Newest first, ties by id descending, on the automatic single-field index of createdAt (no composite index). How
+   * Firestore orders ties is not relied on: the millisecond a page ends in is read whole and sorted here (a few orgs
+   * at most), as is, after a cursor, the cursor's own millisecond (those with a smaller id come first).
+   */
+  listOrgs(q: PageQuery): Promise<Page<OrgRecord> | typeof BAD_CURSOR> {
+    return this.db.guard(async () => {
+      const at = (d: DocumentSnapshot) => d.get('createdAt') as number;
+      const newestFirst = (a: DocumentSnapshot, b: DocumentSnapshot) => at(b) - at(a) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+      const madeAt = async (t: number) => (await this.db.orgs.where('createdAt', '==', t).get()).docs;
+      let tied: DocumentSnapshot[] = [];
+      let query = this.db.orgs.orderBy('createdAt', 'desc');
+      if (q.startingAfter !== undefined) {
+        const cursor = await this.db.orgs.doc(q.startingAfter).get();
+        if (!cursor.exists) return BAD_CURSOR;
+        tied = (await madeAt(at(cursor))).filter((d) => d.id < cursor.id);
+        query = this.db.orgs.where('createdAt', '<', at(cursor)).orderBy('createdAt', 'desc');
+      }
+      let docs: DocumentSnapshot[] = (await query.limit(q.limit + 1).get()).docs;
+      const last = docs[docs.length - 1];
+      if (last) docs = [...docs.filter((d) => at(d) > at(last)), ...(await madeAt(at(last)))];
+      docs = [...tied, ...docs].sort(newestFirst);
+      return { data: docs.slice(0, q.limit).map(toOrg), hasMore: docs.length > q.limit };
     });
   }
 

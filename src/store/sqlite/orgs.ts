@@ -6,7 +6,7 @@
  * drops those expired over a day, and announces the org on the change feed,
  * as a change of its spend limit does.
  */
-import type { OrgRecord, OrgStore, OrgTokenRecord } from '../ports.js';
+import { BAD_CURSOR, type OrgRecord, type OrgStore, type OrgTokenRecord, type Page, type PageQuery } from '../ports.js';
 import { publishChange } from './changes.js';
 import type { Row, SqliteDb } from './db.js';
 
@@ -16,6 +16,12 @@ const DROP_EXPIRED_AFTER_MS = 86_400_000;
 const toOrgToken = (r: Row): OrgTokenRecord => ({
   id: r.id as string, orgId: r.org_id as string, tokenHash: r.token_hash as string, createdAt: r.created_at as number, expiresAt: (r.expires_at as number | null) ?? null,
 });
+
+const toOrg = (r: Row): OrgRecord => {
+  const limit = r.spend_limit_micros as number | null;
+  // Absent when unset: records of orgs without a cap look as they always did.
+  return { id: r.id as string, name: r.name as string, createdAt: r.created_at as number, ...(limit !== null ? { spendLimitMicros: limit } : {}) };
+};
 
 const INSERT_TOKEN = 'INSERT INTO org_tokens (id, org_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)';
 
@@ -32,10 +38,23 @@ export class SqliteOrgs implements OrgStore {
   getOrg(id: string): Promise<OrgRecord | undefined> {
     return this.db.guard(() => {
       const r = this.db.one('SELECT * FROM orgs WHERE id = ?', id);
-      if (!r) return undefined;
-      const limit = r.spend_limit_micros as number | null;
-      // Absent when unset: records of orgs without a cap look as they always did.
-      return { id: r.id as string, name: r.name as string, createdAt: r.created_at as number, ...(limit !== null ? { spendLimitMicros: limit } : {}) };
+      return r && toOrg(r);
+    });
+  }
+
+  /** Newest first; an operator's list (a deployment holds few organisations, so no index on created_at). */
+  listOrgs(q: PageQuery): Promise<Page<OrgRecord> | typeof BAD_CURSOR> {
+    return this.db.guard(() => {
+      let rows: Row[];
+      if (q.startingAfter !== undefined) {
+        const cursor = this.db.one('SELECT created_at AS t, id FROM orgs WHERE id = ?', q.startingAfter);
+        if (!cursor) return BAD_CURSOR;
+        rows = this.db.all('SELECT * FROM orgs WHERE created_at < ? OR (created_at = ? AND id < ?) ORDER BY created_at DESC, id DESC LIMIT ?',
+          cursor.t!, cursor.t!, cursor.id!, q.limit + 1);
+      } else {
+        rows = this.db.all('SELECT * FROM orgs ORDER BY created_at DESC, id DESC LIMIT ?', q.limit + 1);
+      }
+      return { data: rows.slice(0, q.limit).map(toOrg), hasMore: rows.length > q.limit };
     });
   }
 

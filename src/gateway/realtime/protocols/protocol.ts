@@ -128,6 +128,6 @@ export function openaiErrorEvent(err: ApiError, eventId: string | undefined): st
   return JSON.stringify({
     type: 'error',
     event_id: `event_kw${randomBytes(9).toString('base64url')}`,
-    error: { type: err.type, code: err.code, message: err.message, param: null, event_id: eventId ?? null },
+    error: { type: err.type, code: err.code, message: err.message, param: null, event_id: eventId ?? null, ...(err.detail ? { detail: err.detail } : {}) },
   });
 }
