@@ -17,8 +17,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { LatencyResult, SatResult, SoakResult, Target, TtfbResult } from './load.js';
-import { ROOT, cpuSeconds, memory, provision, resetPeak, runLoad, sleep, startBare, startFake, startFloor, startKeyward, type Proc } from './servers.js';
+import type { LatencyResult, SatResult, SoakResult, Target, TtfbResult } from './lib/load.js';
+import { ROOT, cpuSeconds, memory, provision, resetPeak, runLoad, sleep, startBare, startFake, startFloor, startKeyward, type Proc } from './lib/servers.js';
 
 const KEY = `sk-bench-${'k'.repeat(40)}`;
 const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });

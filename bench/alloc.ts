@@ -12,8 +12,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { budgetProvidersDir } from './budget.js';
-import { BENCH, provision, runLoad, sleep, startFake, startKeyward, startReadyLine } from './servers.js';
-import type { SatResult } from './load.js';
+import { LIB, provision, runLoad, sleep, startFake, startKeyward, startReadyLine } from './lib/servers.js';
+import type { SatResult } from './lib/load.js';
 
 const KEY = `sk-bench-${'k'.repeat(40)}`;
 const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });
@@ -23,10 +23,10 @@ interface Node { callFrame: { functionName: string; url: string; lineNumber: num
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'keyward-alloc-'));
 const out = process.env.BENCH_ALLOC_OUT ?? path.join(tmp, 'heap.json');
 const floor = process.env.BENCH_ALLOC_FLOOR === '1';
-const preload = ['--import', path.join(BENCH, 'heap-sample.mjs')];
+const preload = ['--import', path.join(LIB, 'heap-sample.mjs')];
 const fake = await startFake();
 const server = floor
-  ? await startReadyLine('floor', path.join(BENCH, 'floor-proxy.mjs'), { PORT: '0', UPSTREAM: `127.0.0.1:${fake.port}`, BENCH_KEY: KEY, FLOOR_PARTS: 'hp3,hash,log,metrics,mask', FLOOR_LOG: path.join(tmp, 'floor.log'), HEAP_OUT: out }, preload)
+  ? await startReadyLine('floor', path.join(LIB, 'floor-proxy.mjs'), { PORT: '0', UPSTREAM: `127.0.0.1:${fake.port}`, BENCH_KEY: KEY, FLOOR_PARTS: 'hp3,hash,log,metrics,mask', FLOOR_LOG: path.join(tmp, 'floor.log'), HEAP_OUT: out }, preload)
   : await startKeyward(path.join(tmp, 'data'), fake.port, path.join(tmp, 'keyward.log'), { nodeFlags: preload, env: { HEAP_OUT: out, KEYWARD_PROVIDERS_DIR: budgetProvidersDir(tmp) } });
 const ptok = floor ? `ptok_${'x'.repeat(38)}` : await provision(`http://127.0.0.1:${server.port}`, KEY, JSON.parse(process.env.BENCH_ALLOC_SCOPES ?? '{}'));
 const target = { url: `http://127.0.0.1:${server.port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': ptok }, body: BODY };

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { ADMIN_TOKEN, memory, sleep, startFake, startKeyward } from './servers.js';
+import { ADMIN_TOKEN, memory, sleep, startFake, startKeyward } from './lib/servers.js';
 
 const TOTAL = Number(process.env.AUDIT_FLOOD_REQUESTS ?? 100_000);
 const CONCURRENCY = 64;

@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { budgetProvidersDir, budgetRow } from './budget.js';
-import { LoadWorker, startFake, startKeyward } from './servers.js';
+import { LoadWorker, startFake, startKeyward } from './lib/servers.js';
 const KEY = `sk-bench-${'k'.repeat(40)}`;
 const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'zb-'));

@@ -11,8 +11,8 @@
 import { readdirSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { LatencyResult, SatResult, Target } from './load.js';
-import { ADMIN_TOKEN, ROOT, type LoadWorker } from './servers.js';
+import type { LatencyResult, SatResult, Target } from './lib/load.js';
+import { ADMIN_TOKEN, ROOT, type LoadWorker } from './lib/servers.js';
 
 export interface BudgetRow {
   plain: { p50: number; rps: number };

@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { BENCH, ROOT } from './servers.js';
+import { BENCH, ROOT } from './lib/servers.js';
 
 export interface CrowdRow {
   soak10k: {

@@ -10,9 +10,9 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Target } from './load.js';
-import { ADMIN_TOKEN, postJson as post, type LoadWorker, type Proc } from './servers.js';
-import { compareTargets, type Measured } from './compare.js';
+import type { Target } from './lib/load.js';
+import { ADMIN_TOKEN, postJson as post, type LoadWorker, type Proc } from './lib/servers.js';
+import { compareTargets, type Measured } from './lib/compare.js';
 
 export interface FederationRow {
   static: Measured;

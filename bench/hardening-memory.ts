@@ -18,7 +18,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ADMIN_TOKEN, memory, resetPeak, sleep, startKeyward } from './servers.js';
+import { ADMIN_TOKEN, memory, resetPeak, sleep, startKeyward } from './lib/servers.js';
 
 const MB = 1024 * 1024;
 const BODY_BYTES = 30 * MB;

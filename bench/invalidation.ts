@@ -20,8 +20,8 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { performance } from 'node:perf_hooks';
 import { newId, newToken, sha256Hex } from '../src/ids.js';
-import { stats, type Stats } from './load.js';
-import { ADMIN_TOKEN, sleep, startFake, startKeyward } from './servers.js';
+import { stats, type Stats } from './lib/load.js';
+import { ADMIN_TOKEN, sleep, startFake, startKeyward } from './lib/servers.js';
 
 const TOTAL = Number(process.env.BENCH_TOKENS ?? 50_000);
 const DOOMED = Number(process.env.BENCH_DOOMED ?? 10_000);

@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startKeyward, type Proc } from './servers.js';
+import { startKeyward, type Proc } from './lib/servers.js';
 import { mcpEnv, mcpRow, mcpSummary, startMcpServer } from './mcp.js';
 
 const log = (m: string) => process.stderr.write(`${m}\n`);

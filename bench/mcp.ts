@@ -14,8 +14,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { stats, type Stats } from './load.js';
-import { ADMIN_TOKEN, BENCH, cpuSeconds, postJson as post, startReadyLine, type Proc } from './servers.js';
+import { stats, type Stats } from './lib/load.js';
+import { ADMIN_TOKEN, BENCH, cpuSeconds, postJson as post, startReadyLine, type Proc } from './lib/servers.js';
 
 /** The key the fake MCP server answers to (stored as the github-mcp credential; a GitHub PAT's shape). */
 export const MCP_KEY = `ghp_bench${'m'.repeat(31)}`;

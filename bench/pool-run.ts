@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LoadWorker, startFake, startKeyward, type Proc } from './servers.js';
+import { LoadWorker, startFake, startKeyward, type Proc } from './lib/servers.js';
 import { budgetProvidersDir, budgetRow } from './budget.js';
 import { federationEnv, federationRow, startEntraStub } from './federation.js';
 import { poolRow } from './pool.js';

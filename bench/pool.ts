@@ -5,9 +5,9 @@
  * whole for a possible replay: the target is CPU per request within 10% of the plain token's.
  * BENCH_POOL_MEMBERS (3) sets the pool's size, to tell the router's own cost from spreading over more keys.
  */
-import type { Target } from './load.js';
-import { ADMIN_TOKEN, postJson as post, type LoadWorker, type Proc } from './servers.js';
-import { compareTargets, type CompareOptions, type Measured } from './compare.js';
+import type { Target } from './lib/load.js';
+import { ADMIN_TOKEN, postJson as post, type LoadWorker, type Proc } from './lib/servers.js';
+import { compareTargets, type CompareOptions, type Measured } from './lib/compare.js';
 
 export interface PoolRow {
   plain: Measured;

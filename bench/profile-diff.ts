@@ -14,9 +14,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { SatResult } from './load.js';
+import type { SatResult } from './lib/load.js';
 import { budgetProvidersDir } from './budget.js';
-import { BENCH, provision, runLoad, startFake, startKeyward, type Proc } from './servers.js';
+import { LIB, provision, runLoad, startFake, startKeyward, type Proc } from './lib/servers.js';
 
 const KEY = `sk-bench-${'k'.repeat(40)}`;
 const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     };
     const bare = scopes ? await measure('plain', keywardWith({}), seconds) : await measure('bare', async (dir) => {
       const floor = process.env.BENCH_PROFILE_FLOOR;
-      const script = path.join(BENCH, floor ? 'floor-proxy.mjs' : 'bare-proxy.mjs');
+      const script = path.join(LIB, floor ? 'floor-proxy.mjs' : 'bare-proxy.mjs');
       const env = { ...process.env, PORT: '0', UPSTREAM: `127.0.0.1:${fake.port}`, BENCH_KEY: KEY, ...(floor ? { FLOOR_PARTS: floor, FLOOR_LOG: path.join(dir, 'floor.log') } : {}) };
       const proc = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, script], { env, stdio: ['ignore', 'pipe', 'inherit'] });
       const port = await new Promise<number>((resolve) => proc.stdout!.on('data', (d: Buffer) => { const m = /ready (\d+)/.exec(String(d)); if (m) resolve(Number(m[1])); }));

@@ -7,7 +7,7 @@
  * (profiles from `npm run bench:profile`, `BENCH_MAIN=<before build>/src/main.js` for before)
  */
 import { readFileSync } from 'node:fs';
-import { summarise, compare } from './cpuprofile.js';
+import { summarise, compare } from './lib/cpuprofile.js';
 const [jb, ja, sb, sa, jq, sq] = process.argv.slice(2);
 function inclusive(file: string, fns: string[]): Map<string, number> {
   const p = JSON.parse(readFileSync(file, 'utf8'));

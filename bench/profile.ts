@@ -14,9 +14,9 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { render } from './cpuprofile.js';
-import type { SatResult } from './load.js';
-import { BENCH, provision, provisionPool, runLoad, startFake, startKeyward } from './servers.js';
+import { render } from './lib/cpuprofile.js';
+import type { SatResult } from './lib/load.js';
+import { BENCH, provision, provisionPool, runLoad, startFake, startKeyward } from './lib/servers.js';
 
 const KEY = `sk-bench-${'k'.repeat(40)}`;
 const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });

@@ -31,8 +31,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ProxyServer } from 'http-proxy-3';
 import WebSocket, { WebSocketServer } from 'ws';
-import { stats, type Stats } from './load.js';
-import { BENCH, KEYWARD_NODE_FLAGS, ROOT, cpuSeconds, freePort, keywardEnv, memory, nodeWithFds, provision, readyLine, sleep, waitFor200 } from './servers.js';
+import { stats, type Stats } from './lib/load.js';
+import { BENCH, KEYWARD_NODE_FLAGS, LIB, ROOT, cpuSeconds, freePort, keywardEnv, memory, nodeWithFds, provision, readyLine, sleep, waitFor200 } from './lib/servers.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const KEY = `sk-bench-rt-${'k'.repeat(40)}`;
@@ -176,7 +176,7 @@ async function main(): Promise<void> {
     mkdirSync(dir, { recursive: true });
     const log = openSync(path.join(dir, 'keyward.log'), 'a');
     const prof = process.env.BENCH_RT_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_RT_PROF)}`] : [];
-    const keyward = nodeWithFds(fds, [...KEYWARD_NODE_FLAGS, ...prof, '--import', path.join(BENCH, 'loop-probe.mjs'), path.join(ROOT, 'dist/src/main.js')], {
+    const keyward = nodeWithFds(fds, [...KEYWARD_NODE_FLAGS, ...prof, '--import', path.join(LIB, 'loop-probe.mjs'), path.join(ROOT, 'dist/src/main.js')], {
       cwd: dir, env: keywardEnv(dir, port, fakePort), stdio: ['ignore', log, 'inherit', 'ipc'],
     });
     closeSync(log);
@@ -187,7 +187,7 @@ async function main(): Promise<void> {
     const results = [await measure('keyward', keyward, { ...job, url: `ws://127.0.0.1:${port}/v1/proxy/v1/realtime?model=gpt-realtime`, headers: { authorization: `Bearer ${ptok}` } }, true)];
     if (process.env.BENCH_RT_SPLICE !== '0') {
       // The floor gets the same loop probe: on a machine whose cores are busy, it tells Keyward's stalls from the machine's.
-      const spliceProc = nodeWithFds(fds, ['--import', path.join(BENCH, 'loop-probe.mjs'), ...tsx('splice', String(fakePort))], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+      const spliceProc = nodeWithFds(fds, ['--import', path.join(LIB, 'loop-probe.mjs'), ...tsx('splice', String(fakePort))], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
       kill.push(spliceProc);
       const splicePort = await readyLine(spliceProc, 'splice');
       console.log('http-proxy-3 ws() splice (the floor)…');

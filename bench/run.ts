@@ -22,10 +22,10 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { stats, type Job, type LatencyResult, type SatResult, type SoakResult, type Stats, type Target, type TtfbResult } from './load.js';
+import { stats, type Job, type LatencyResult, type SatResult, type SoakResult, type Stats, type Target, type TtfbResult } from './lib/load.js';
 import {
   BENCH, LoadWorker, RssSampler, cpuSeconds, memory, nginxVersion, provision, resetPeak, sleep, startBare, startFake, startFloor, startKeyward, startNginx, type Proc,
-} from './servers.js';
+} from './lib/servers.js';
 import { budgetProvidersDir, budgetRow, type BudgetRow } from './budget.js';
 import { federationEnv, federationRow, startEntraStub, type FederationRow } from './federation.js';
 import { poolRow, type PoolRow } from './pool.js';

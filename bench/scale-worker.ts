@@ -7,7 +7,7 @@
  */
 import { Writable } from 'node:stream';
 import path from 'node:path';
-import { ROOT } from './servers.js';
+import { ROOT } from './lib/servers.js';
 
 interface Start {
   count: number;

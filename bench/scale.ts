@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { startEmulator } from '../test/support/firestore-emulator.js';
 import { recordOps, type Op } from '../test/support/emulator-ops.js';
-import { BENCH, ROOT, sleep } from './servers.js';
+import { BENCH, ROOT, sleep } from './lib/servers.js';
 import { analyse, formatBreakdown, formatReport, PRICES, type RunResult } from './scale-report.js';
 import { INPUT_OVERHEAD_TOKENS } from '../src/catalog/spend-bound.js';
 

@@ -32,8 +32,8 @@ import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stats, type Stats } from './load.js';
-import { BENCH, KEYWARD_NODE_FLAGS, ROOT, cpuSeconds, freePort, keywardEnv, memory, nodeWithFds, provision, readyLine, sleep, waitFor200 } from './servers.js';
+import { stats, type Stats } from './lib/load.js';
+import { BENCH, KEYWARD_NODE_FLAGS, LIB, ROOT, cpuSeconds, freePort, keywardEnv, memory, nodeWithFds, provision, readyLine, sleep, waitFor200 } from './lib/servers.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const KEY = `sk-bench-${'k'.repeat(40)}`;
@@ -237,7 +237,7 @@ async function measure(): Promise<void> {
     const main = process.env.BENCH_MAIN ? path.resolve(process.env.BENCH_MAIN) : path.join(ROOT, 'dist/src/main.js');
     const prof = process.env.BENCH_SOAK10K_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_SOAK10K_PROF)}`] : [];
     const extraFlags = (process.env.BENCH_SOAK10K_FLAGS ?? '').split(' ').filter(Boolean);
-    const keyward = nodeWithFds(keywardFds, [...KEYWARD_NODE_FLAGS, ...extraFlags, ...prof, '--import', path.join(BENCH, 'loop-probe.mjs'), main], {
+    const keyward = nodeWithFds(keywardFds, [...KEYWARD_NODE_FLAGS, ...extraFlags, ...prof, '--import', path.join(LIB, 'loop-probe.mjs'), main], {
       cwd: dataDir, env: keywardEnv(dataDir, port, fakePort), stdio: ['ignore', out, 'inherit', 'ipc'],
     });
     closeSync(out);

@@ -16,8 +16,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { budgetProvidersDir } from './budget.js';
-import type { SatResult } from './load.js';
-import { ROOT, provision, provisionPool, runLoad, sleep, startBare, startFake, startKeyward, type Proc } from './servers.js';
+import type { SatResult } from './lib/load.js';
+import { ROOT, provision, provisionPool, runLoad, sleep, startBare, startFake, startKeyward, type Proc } from './lib/servers.js';
 
 const KEY = `sk-bench-${'k'.repeat(40)}`;
 const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });

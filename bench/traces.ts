@@ -13,8 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { SatResult } from './load.js';
-import { cpuSeconds, provision, runLoad, startFake, startKeyward, type Proc } from './servers.js';
+import type { SatResult } from './lib/load.js';
+import { cpuSeconds, provision, runLoad, startFake, startKeyward, type Proc } from './lib/servers.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = QUICK ? 1 : 3;

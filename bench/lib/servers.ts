@@ -11,8 +11,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Job } from './load.js';
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BENCH = path.join(ROOT, 'bench');
+/** bench/lib: the shared pieces, among them the scripts each server and load process runs. */
+export const LIB = path.join(BENCH, 'lib');
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -155,14 +157,14 @@ export async function startReadyLine(name: string, script: string, env: Record<s
   return { name, proc, port, pids: () => [proc.pid!], stop: () => stopProc(proc), stderr: () => err };
 }
 
-export const startFake = (): Promise<Proc> => startReadyLine('fake', path.join(BENCH, 'fake-upstream.mjs'), { PORT: '0' });
+export const startFake = (): Promise<Proc> => startReadyLine('fake', path.join(LIB, 'fake-upstream.mjs'), { PORT: '0' });
 
 export const startBare = (upstreamPort: number, key: string): Promise<Proc> =>
-  startReadyLine('bare', path.join(BENCH, 'bare-proxy.mjs'), { PORT: '0', UPSTREAM: `127.0.0.1:${upstreamPort}`, BENCH_KEY: key });
+  startReadyLine('bare', path.join(LIB, 'bare-proxy.mjs'), { PORT: '0', UPSTREAM: `127.0.0.1:${upstreamPort}`, BENCH_KEY: key });
 
 /** bench/floor-proxy.mjs with the named parts (`hp3,hash,log,metrics,mask`), its log lines to `logFile`. */
 export const startFloor = (upstreamPort: number, key: string, parts: string, logFile: string): Promise<Proc> =>
-  startReadyLine(`floor:${parts}`, path.join(BENCH, 'floor-proxy.mjs'), { PORT: '0', UPSTREAM: `127.0.0.1:${upstreamPort}`, BENCH_KEY: key, FLOOR_PARTS: parts, FLOOR_LOG: logFile });
+  startReadyLine(`floor:${parts}`, path.join(LIB, 'floor-proxy.mjs'), { PORT: '0', UPSTREAM: `127.0.0.1:${upstreamPort}`, BENCH_KEY: key, FLOOR_PARTS: parts, FLOOR_LOG: logFile });
 
 /** GET until 200 (or the deadline); resolves with the time it first answered 200. */
 export async function waitFor200(url: string, deadlineMs: number, everyMs = 2): Promise<number> {
@@ -318,7 +320,7 @@ export async function provision(base: string, key: string, scopes: Record<string
 
 /** Runs one measurement in its own load-generator process and returns its JSON. */
 export async function runLoad<T>(job: Job): Promise<T> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(BENCH, 'load.ts'), JSON.stringify(job)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(LIB, 'load.ts'), JSON.stringify(job)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   proc.stdout!.on('data', (d) => (out += d));
@@ -337,7 +339,7 @@ export class LoadWorker {
   private err = '';
 
   constructor(readonly name: string) {
-    this.proc = fork(path.join(BENCH, 'load.ts'), ['--worker'], { cwd: ROOT, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+    this.proc = fork(path.join(LIB, 'load.ts'), ['--worker'], { cwd: ROOT, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
     this.proc.stderr!.on('data', (d) => (this.err += d));
     this.proc.on('message', (m: { id: number; out?: unknown; error?: string }) => {
       const w = this.waiting.get(m.id);
