@@ -11,8 +11,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { budgetProvidersDir } from './budget.js';
-import { LIB, provision, runLoad, sleep, startFake, startKeyward, startReadyLine } from './lib/servers.js';
+import { LIB, pricedProvidersDir, provision, runLoad, sleep, startFake, startKeyward, startReadyLine } from './lib/servers.js';
 import type { SatResult } from './lib/load.js';
 
 const KEY = `sk-bench-${'k'.repeat(40)}`;
@@ -27,7 +26,7 @@ const preload = ['--import', path.join(LIB, 'heap-sample.mjs')];
 const fake = await startFake();
 const server = floor
   ? await startReadyLine('floor', path.join(LIB, 'floor-proxy.mjs'), { PORT: '0', UPSTREAM: `127.0.0.1:${fake.port}`, BENCH_KEY: KEY, FLOOR_PARTS: 'hp3,hash,log,metrics,mask', FLOOR_LOG: path.join(tmp, 'floor.log'), HEAP_OUT: out }, preload)
-  : await startKeyward(path.join(tmp, 'data'), fake.port, path.join(tmp, 'keyward.log'), { nodeFlags: preload, env: { HEAP_OUT: out, KEYWARD_PROVIDERS_DIR: budgetProvidersDir(tmp) } });
+  : await startKeyward(path.join(tmp, 'data'), fake.port, path.join(tmp, 'keyward.log'), { nodeFlags: preload, env: { HEAP_OUT: out, KEYWARD_PROVIDERS_DIR: pricedProvidersDir(tmp) } });
 const ptok = floor ? `ptok_${'x'.repeat(38)}` : await provision(`http://127.0.0.1:${server.port}`, KEY, JSON.parse(process.env.BENCH_ALLOC_SCOPES ?? '{}'));
 const target = { url: `http://127.0.0.1:${server.port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': ptok }, body: BODY };
 await runLoad<SatResult>({ mode: 'sat', target, connections: 64, durationS: 2, warmupS: 0 });

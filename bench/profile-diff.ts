@@ -15,8 +15,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { SatResult } from './lib/load.js';
-import { budgetProvidersDir } from './budget.js';
-import { LIB, provision, runLoad, startFake, startKeyward, type Proc } from './lib/servers.js';
+import { LIB, pricedProvidersDir, provision, runLoad, startFake, startKeyward, type Proc } from './lib/servers.js';
 
 const KEY = `sk-bench-${'k'.repeat(40)}`;
 const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });
@@ -78,7 +77,7 @@ async function main(): Promise<void> {
   try {
     const scopes = process.env.BENCH_PROFILE_SCOPES ? JSON.parse(process.env.BENCH_PROFILE_SCOPES) as Record<string, unknown> : undefined;
     const keywardWith = (tokenScopes: Record<string, unknown>) => async (dir: string) => {
-      const k = await startKeyward(path.join(dir, 'data'), fake.port, path.join(dir, 'keyward.log'), { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`], env: { KEYWARD_PROVIDERS_DIR: budgetProvidersDir(dir) } });
+      const k = await startKeyward(path.join(dir, 'data'), fake.port, path.join(dir, 'keyward.log'), { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`], env: { KEYWARD_PROVIDERS_DIR: pricedProvidersDir(dir) } });
       const ptok = await provision(`http://127.0.0.1:${k.port}`, KEY, tokenScopes);
       return { ...k, target: `http://127.0.0.1:${k.port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': ptok } };
     };

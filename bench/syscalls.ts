@@ -15,9 +15,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { budgetProvidersDir } from './budget.js';
 import type { SatResult } from './lib/load.js';
-import { ROOT, provision, provisionPool, runLoad, sleep, startBare, startFake, startKeyward, type Proc } from './lib/servers.js';
+import { ROOT, pricedProvidersDir, provision, provisionPool, runLoad, sleep, startBare, startFake, startKeyward, type Proc } from './lib/servers.js';
 
 const KEY = `sk-bench-${'k'.repeat(40)}`;
 const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });
@@ -52,7 +51,7 @@ async function main(): Promise<void> {
       if (v === 'bare') proc = await startBare(fake.port, KEY);
       else {
         const [dir, how] = v.split(':');
-        const env: Record<string, string> = how === 'budget' ? { KEYWARD_PROVIDERS_DIR: budgetProvidersDir(tmp) } : {};
+        const env: Record<string, string> = how === 'budget' ? { KEYWARD_PROVIDERS_DIR: pricedProvidersDir(tmp) } : {};
         proc = await startKeyward(path.join(tmp, `d${i}`), fake.port, path.join(tmp, `k${i}.log`), { main: path.resolve(ROOT, dir!, 'src/main.js'), env });
         const base = `http://127.0.0.1:${proc.port}`;
         ptok = how === 'pool' ? await provisionPool(base, KEY) : await provision(base, KEY, how === 'budget' ? { budget_usd: '1000000000' } : {});

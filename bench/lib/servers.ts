@@ -1,14 +1,15 @@
 /**
- * The processes under test: the fake provider, the bare Node proxy, nginx and
+ * The processes under test: the fake provider, the bare Node proxy, the floor, nginx and
  * Keyward (the built `node dist/src/main.js`), each its own child process on
- * 127.0.0.1; plus memory sampling from /proc and the load-worker launcher.
+ * 127.0.0.1; provisioning through the admin API; memory and CPU readings from /proc;
+ * and the load-worker launcher.
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync, readFileSync, writeFileSync, closeSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync, readdirSync, symlinkSync, writeFileSync, closeSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Job } from './load.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -274,6 +275,23 @@ export const KEYWARD_NODE_FLAGS: readonly string[] = (() => {
   return m[1]!.trim().split(' ').filter(Boolean);
 })();
 
+/**
+ * A providers folder under `tmp`: the built ones, with openai wrapped to price gpt-4o-mini if it prices nothing (the
+ * bench's OpenAI upstream is the fake provider; a budget or a tokens_per_minute scope needs the model priced, so the
+ * rows that use one run on any branch).
+ */
+export function pricedProvidersDir(tmp: string): string {
+  const dir = path.join(tmp, 'providers');
+  mkdirSync(dir, { recursive: true });
+  const built = path.join(ROOT, 'dist/providers');
+  for (const f of readdirSync(built).filter((f) => f.endsWith('.js') && f !== 'openai.js')) symlinkSync(path.join(built, f), path.join(dir, f));
+  writeFileSync(path.join(dir, 'openai.js'), [
+    `import base from ${JSON.stringify(pathToFileURL(path.join(built, 'openai.js')).href)};`,
+    `export default { ...base, prices: base.prices ?? { 'gpt-4o-mini': { input: 0.15, cachedInput: 0.075, output: 0.6, maxOutput: 16384, contextWindow: 128000 } }, pricesAsOf: base.pricesAsOf ?? '2026-11-01' };`,
+  ].join('\n'));
+  return dir;
+}
+
 export async function startKeyward(dataDir: string, upstreamPort: number, logFile: string, opts: KeywardOptions = {}): Promise<Proc & { readyMs: number }> {
   const port = await freePort();
   mkdirSync(dataDir, { recursive: true });
@@ -300,8 +318,7 @@ export async function postJson(url: string, token: string, body: unknown): Promi
   return JSON.parse(text);
 }
 
-/** An org, an OpenAI credential holding `key`, and a proxy token for it. */
-/** A token for a round-robin pool of three credentials holding `key` (a new organisation's), as bench/pool.ts makes one. */
+/** A token for a round-robin pool of three credentials holding `key` (a new organisation's), as the pool row (bench/rows/pool.ts) makes one. */
 export async function provisionPool(base: string, key: string): Promise<string> {
   const org = await postJson(`${base}/v1/orgs`, ADMIN_TOKEN, { name: 'bench-pool' });
   const creds: string[] = [];

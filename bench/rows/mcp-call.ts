@@ -1,6 +1,6 @@
 /**
- * The bench's MCP row: what a `tools/call` through Keyward adds over calling the MCP server straight.
- * A fake remote MCP server (bench/mcp-server.ts: the official SDK's McpServer over Streamable HTTP, in its own
+ * The mcp-call row: what a `tools/call` through Keyward adds over calling the MCP server straight.
+ * A fake remote MCP server (bench/lib/mcp-server.ts: the official SDK's McpServer over Streamable HTTP, in its own
  * process) stands in for GitHub's; Keyward's `github-mcp` provider points at it (KEYWARD_UPSTREAM_GITHUB_MCP).
  * The official SDK client opens two sessions from this process, one through Keyward (`/v1/proxy/mcp/`, the ptok
  * as bearer, a `tools` scope on it so the body scan and the tools/list filter are on the path) and one straight
@@ -8,36 +8,26 @@
  * sequential `get_issue` calls at concurrency 1, each timed around `client.callTool` (the SDK's own work is in
  * both, so it cancels in the difference). Every result is checked against the text the fake answers for its
  * arguments; a call that errs or answers anything else counts as failed and is left out of the timings.
- * Issue 29's goal: Keyward adds ≤ 1 ms p50.
+ * The goal: Keyward adds ≤ 1 ms p50.
+ *
+ * Alone: `npm run bench -- mcp-call`, on one fresh Keyward set up as the whole run's; exits 1 if a call failed
+ * or tools/list was not filtered. BENCH_MCP_ROUNDS (the side rows' rounds), BENCH_MCP_CALLS (500 timed calls per
+ * path per round), BENCH_MCP_WARMUP (100), BENCH_MCP_SSE=1 (the fake answers with event streams, the SDK's default,
+ * instead of JSON), BENCH_KEYWARD_FLAGS (extra node flags for Keyward, e.g. `--cpu-prof --cpu-prof-dir=<dir>`).
  */
 import os from 'node:os';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { stats, type Stats } from './lib/load.js';
-import { ADMIN_TOKEN, BENCH, cpuSeconds, postJson as post, startReadyLine, type Proc } from './lib/servers.js';
+import { stats, type Stats } from '../lib/load.js';
+import { startSideKeyward } from '../lib/paths.js';
+import type { Goal } from '../lib/report.js';
+import { ADMIN_TOKEN, cpuSeconds, postJson as post, type Proc } from '../lib/servers.js';
+import { D, QUICK, log } from '../lib/settings.js';
+import { standaloneSide } from '../lib/standalone.js';
+import { MCP_KEY, issueText, type McpServerProc } from '../lib/upstreams.js';
 
-/** The key the fake MCP server answers to (stored as the github-mcp credential; a GitHub PAT's shape). */
-export const MCP_KEY = `ghp_bench${'m'.repeat(31)}`;
 /** The scope the bench's ptok carries: get_issue is allowed, the fake's delete_repo is not. */
 export const MCP_TOOLS = ['get_issue', 'list_*'];
-
-/** The text the fake's `get_issue` answers (bench/mcp-server.ts answers with it; every result is checked against it). */
-export const issueText = (owner: string, repo: string, n: number): string =>
-  JSON.stringify({ number: n, title: `Issue ${n} of ${owner}/${repo}`, state: 'open', user: { login: 'octocat' }, labels: ['bug'], comments: 3, body: 'Steps to reproduce: run the bench.' });
-
-/** Starts the fake MCP server as a child; `json`: POSTs answered with JSON rather than an event stream (the SDK's default). */
-export async function startMcpServer(o: { json?: boolean } = {}): Promise<McpServerProc> {
-  const json = o.json === true;
-  return { ...await startReadyLine('mcp', path.join(BENCH, 'mcp-server.ts'), { BENCH_MCP_KEY: MCP_KEY, BENCH_MCP_JSON: json ? '1' : '0' }, ['--import', 'tsx']), json };
-}
-
-export interface McpServerProc extends Proc {
-  json: boolean;
-}
-
-/** What Keyward needs for the row: its github-mcp provider's origin on the fake. */
-export const mcpEnv = (mcpPort: number): Record<string, string> => ({ KEYWARD_UPSTREAM_GITHUB_MCP: `http://127.0.0.1:${mcpPort}` });
 
 /** A new organisation, a github-mcp credential holding `key`, and a ptok scoped to `tools`. */
 export async function provisionMcp(base: string, key = MCP_KEY, tools = MCP_TOOLS): Promise<string> {
@@ -171,3 +161,26 @@ export const mcpSummary = (r: McpRow): string =>
   + `p90 ${r.direct.p90.toFixed(3)} p99 ${r.direct.p99.toFixed(3)}; through Keyward p50 ${r.keyward.p50.toFixed(3)} ms p90 ${r.keyward.p90.toFixed(3)} p99 ${r.keyward.p99.toFixed(3)}; `
   + `added p50 ${r.addedP50Ms.toFixed(3)} ms (target ≤ 1 ms: ${r.met ? 'met' : 'NOT met'}), Keyward ${r.keywardCpuUsPerCall.toFixed(0)} µs CPU/call, `
   + `${r.failed.keyward} failed through Keyward, ${r.failed.direct} direct; tools/list ${r.listFiltered ? 'filtered' : 'NOT filtered'} (load average ${os.loadavg()[0]!.toFixed(1)})`;
+
+export const mcpTargets = (r: McpRow): Goal[] => [
+  { target: 'MCP tools/call through Keyward adds ≤ 1 ms p50 over direct', value: `${r.addedP50Ms.toFixed(3)} ms`, met: r.met },
+];
+
+/** The row's settings: the side rows' rounds, 500 timed calls after 100 warm-up ones per path per round (a quick run: 100 and 20). */
+export const mcpOptions = (): McpOptions => ({
+  rounds: Number(process.env.BENCH_MCP_ROUNDS ?? D.sideRounds),
+  calls: Number(process.env.BENCH_MCP_CALLS ?? (QUICK ? 100 : 500)),
+  warmup: Number(process.env.BENCH_MCP_WARMUP ?? (QUICK ? 20 : 100)),
+});
+
+/** `npm run bench -- mcp-call`: the row alone. */
+export async function run(): Promise<void> {
+  let ok = true;
+  await standaloneSide('mcp-call', async (s, up) => {
+    const keyward = await startSideKeyward(s, up, { nodeFlags: (process.env.BENCH_KEYWARD_FLAGS ?? '').split(' ').filter(Boolean) });
+    const mcp = await mcpRow(keyward, up.mcp, mcpOptions(), log);
+    ok = mcp.failed.keyward + mcp.failed.direct === 0 && mcp.listFiltered;
+    return { fields: { mcp }, lines: [mcpSummary(mcp)], targets: mcpTargets(mcp) };
+  }, { mcpJson: process.env.BENCH_MCP_SSE !== '1' });
+  if (!ok) process.exitCode = 1;
+}

@@ -1,18 +1,24 @@
 /**
- * The two crowd rows of `npm run bench` (issue 29's last lines), each run by its own bench in child processes,
- * after the side-by-side phases have stopped their servers, so neither shares the cores with them:
- *   - ten thousand SSE streams opened at 1,000 a second (`bench/soak-10k.ts`, a 10 s ramp): an ordinary request
+ * The crowd rows of `npm run bench`, each run by its own row in child processes, after the side-by-side phases
+ * have stopped their servers, so neither shares the cores with them:
+ *   - ten thousand SSE streams opened at 1,000 a second (the soak-10k row, a 10 s ramp): an ordinary request
  *     made meanwhile must answer in < 100 ms; every stream complete and in order
- *   - 1,000 realtime WebSocket sessions × 10 messages a second for 30 s (`bench/realtime.ts`, Keyward only: the
- *     splice floor is `npm run bench:realtime`'s): every message relayed in order, peak RSS ≤ 1 GB, event-loop p99
- *     < 50 ms (the realtime issue's goals)
- * Each bench writes its full report where BENCH_OUT says; this reads it back. BENCH_QUICK=1 runs both small (a smoke
- * run: 1,000 streams, 100 sessions); BENCH_CROWD=0 skips them.
+ *   - 1,000 realtime WebSocket sessions × 10 messages a second for 30 s (the realtime row, Keyward only: the
+ *     splice floor is `npm run bench -- realtime`'s): every message relayed in order, peak RSS ≤ 1 GB, event-loop
+ *     p99 < 50 ms
+ * Each row writes its full report where BENCH_OUT says; this reads it back. BENCH_QUICK=1 runs both small (a smoke
+ * run: 1,000 streams, 100 sessions); BENCH_CROWD=0 skips them in the whole run.
+ *
+ * Alone: `npm run bench -- crowd`.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { BENCH, ROOT } from './lib/servers.js';
+import { Session } from '../lib/paths.js';
+import { buildReport, writeReport, type Goal } from '../lib/report.js';
+import { BENCH, ROOT, nginxVersion } from '../lib/servers.js';
+import { QUICK, log } from '../lib/settings.js';
 
 export interface CrowdRow {
   soak10k: {
@@ -85,4 +91,27 @@ export function crowdSummary(c: CrowdRow): string {
     '',
     `Realtime (bench/realtime.ts): ${r.sessions} sessions × ${r.rate} messages a second × ${r.seconds} s: ${r.sent}/${r.expected} sent, ${r.echoed} echoed, ${r.outOfOrder} out of order; peak RSS ${r.peakRssMb} MB; event-loop p99 ${f(r.loopP99Ms)} ms; echo p50 / p99 ${r.echoP50Ms.toFixed(2)} / ${r.echoP99Ms.toFixed(2)} ms; ${r.cpuPer10kMessages} CPU s per 10k messages.`,
   ].join('\n');
+}
+
+export const crowdTargets = (c: CrowdRow): Goal[] => {
+  const s = c.soak10k;
+  const r = c.realtime;
+  return [
+    { target: `${s.streams} streams opened at ${s.ratePerS}/s: every one complete, an ordinary request meanwhile < 100 ms`, value: `${s.completed}/${s.streams}; max ${s.ordinaryMaxMs.toFixed(1)} ms`, met: s.met },
+    { target: `realtime ${r.sessions} sessions × ${r.rate} messages/s: all relayed in order, peak RSS ≤ 1 GB, loop p99 < 50 ms`, value: `${r.echoed}/${r.expected}; ${r.peakRssMb} MB; ${r.loopP99Ms.toFixed(1)} ms`, met: r.met },
+  ];
+};
+
+/** `npm run bench -- crowd`: both crowd rows, one after the other. */
+export async function run(): Promise<void> {
+  const started = Date.now();
+  const loadAvgStart = os.loadavg()[0]!;
+  const s = new Session();
+  try {
+    const crowd = await crowdRow(s.tmp, QUICK, log);
+    const base = buildReport([], new Map(), undefined, nginxVersion(), started, loadAvgStart);
+    writeReport({ ...base, crowd, targets: [...base.targets, ...crowdTargets(crowd)] }, [crowdSummary(crowd)], started, 'crowd');
+  } finally {
+    await s.close();
+  }
 }

@@ -1,5 +1,5 @@
 /**
- * The bench's fake remote MCP server, in its own process (bench/mcp.ts starts it): the official SDK's
+ * The bench's fake remote MCP server, in its own process (startMcpServer in bench/lib/upstreams.ts starts it): the official SDK's
  * McpServer behind its Streamable HTTP server transport, sessions on (`Mcp-Session-Id`, one McpServer per
  * session, as the SDK's examples and most TypeScript servers run), on 127.0.0.1 port 0; prints `ready <port>`.
  *
@@ -15,7 +15,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { issueText } from './mcp.js';
+import { issueText } from './upstreams.js';
 
 const key = process.env.BENCH_MCP_KEY ?? '';
 if (key === '') throw new Error('BENCH_MCP_KEY is required');

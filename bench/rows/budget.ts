@@ -1,18 +1,25 @@
 /**
- * The bench's spend-budget row: on the same Keyward process, a token with `budget_usd` against one
+ * The spend-budget row: on the same Keyward process, a token with `budget_usd` against one
  * without, same body, interleaved rounds of c=1 latency and saturation; the row is the budgeted
  * token's throughput and its added p50 over the unbudgeted one (and, for reference, a `models`-scoped
  * token's: the body read before forwarding, which a budget needs too), and a `tokens_per_minute` token's. What it costs: the body read whole
  * before forwarding, a price lookup, a reservation from memory and its settlement.
  *
- * The bench's OpenAI upstream is the fake provider; `gpt-4o-mini` gets a price here when the provider
- * file carries none (a wrapper provider file over the built one), so the row runs on any branch.
+ * The bench's OpenAI upstream is the fake provider; `gpt-4o-mini` gets a price when the provider
+ * file carries none (pricedProvidersDir in bench/lib/servers.ts), so the row runs on any branch.
+ *
+ * Alone: `npm run bench -- budget [dist…]` runs it on one fresh Keyward per build named (default dist), one
+ * after the other: the ratios within one build are what to compare; absolute req/s move with the machine
+ * between builds. A build may be named more than once (A B A B).
+ *   e.g. cp -r dist bench/.ab/base/dist, change, npm run build, npm run bench -- budget bench/.ab/base/dist dist
  */
-import { readdirSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { LatencyResult, SatResult, Target } from './lib/load.js';
-import { ADMIN_TOKEN, ROOT, type LoadWorker } from './lib/servers.js';
+import type { LatencyResult, SatResult, Target } from '../lib/load.js';
+import { startSideKeyward } from '../lib/paths.js';
+import { fmt, type Goal } from '../lib/report.js';
+import { ADMIN_TOKEN, LoadWorker } from '../lib/servers.js';
+import { BODY, D, KEY, log, sideOptions } from '../lib/settings.js';
+import { standaloneSide } from '../lib/standalone.js';
 
 export interface BudgetRow {
   plain: { p50: number; rps: number };
@@ -27,19 +34,6 @@ export interface BudgetRow {
   rpsRatio: number;
   /** tokens_per_minute req/s ÷ unbudgeted req/s. */
   tpmRpsRatio: number;
-}
-
-/** A providers folder: the built ones, with openai wrapped to price gpt-4o-mini if it prices nothing. */
-export function budgetProvidersDir(tmp: string): string {
-  const dir = path.join(tmp, 'providers');
-  mkdirSync(dir, { recursive: true });
-  const built = path.join(ROOT, 'dist/providers');
-  for (const f of readdirSync(built).filter((f) => f.endsWith('.js') && f !== 'openai.js')) symlinkSync(path.join(built, f), path.join(dir, f));
-  writeFileSync(path.join(dir, 'openai.js'), [
-    `import base from ${JSON.stringify(pathToFileURL(path.join(built, 'openai.js')).href)};`,
-    `export default { ...base, prices: base.prices ?? { 'gpt-4o-mini': { input: 0.15, cachedInput: 0.075, output: 0.6, maxOutput: 16384, contextWindow: 128000 } }, pricesAsOf: base.pricesAsOf ?? '2026-11-01' };`,
-  ].join('\n'));
-  return dir;
 }
 
 async function post(url: string, token: string, body: unknown): Promise<any> {
@@ -83,4 +77,34 @@ export async function budgetRow(worker: LoadWorker, base: string, key: string, b
     tpm: { p50: median(p50.tpm), rps: median(rps.tpm) },
   };
   return { ...row, addedP50Ms: row.budgeted.p50 - row.plain.p50, rpsRatio: row.budgeted.rps / row.plain.rps, tpmRpsRatio: row.tpm.rps / row.plain.rps };
+}
+
+/** The row's line in the bench's tables. */
+export const budgetSummary = (b: BudgetRow, rounds: number): string =>
+  `Spend budget (same Keyward, same body; c=1 p50 and saturation req/s, median of ${rounds} rounds): unbudgeted ${fmt(b.plain.p50, 3)} ms, ${fmt(b.plain.rps, 0)} req/s; models-scoped (body read first) ${fmt(b.scoped.p50, 3)} ms, ${fmt(b.scoped.rps, 0)} req/s; budgeted ${fmt(b.budgeted.p50, 3)} ms (+${fmt(b.addedP50Ms, 3)} ms), ${fmt(b.budgeted.rps, 0)} req/s (${b.rpsRatio.toFixed(2)}×); tokens_per_minute ${fmt(b.tpm.p50, 3)} ms, ${fmt(b.tpm.rps, 0)} req/s (${b.tpmRpsRatio.toFixed(2)}×).`;
+
+export const budgetTargets = (b: BudgetRow): Goal[] => [
+  { target: 'budgeted token throughput ≥ 0.90× an unbudgeted one', value: `${b.rpsRatio.toFixed(2)}×`, met: b.rpsRatio >= 0.9 },
+  { target: 'tokens_per_minute token throughput ≥ 0.90× an unlimited one', value: `${b.tpmRpsRatio.toFixed(2)}×`, met: b.tpmRpsRatio >= 0.9 },
+];
+
+/** `npm run bench -- budget [dist…]`: the row alone, on one fresh Keyward per build named (default: dist). */
+export async function run(args: string[]): Promise<void> {
+  const dists = args.length ? args : ['dist'];
+  await standaloneSide('budget', async (s, up) => {
+    const worker = new LoadWorker('keyward');
+    s.closers.push(() => worker.close());
+    const builds: Array<{ dist: string; budget: BudgetRow }> = [];
+    // Each build its own Keyward and folders, started once the one before has stopped.
+    for (const [i, dist] of dists.entries()) {
+      const keyward = await startSideKeyward(s, up, args.length ? { name: `build-${i}`, main: path.resolve(dist, 'src/main.js') } : {});
+      builds.push({ dist, budget: await budgetRow(worker, `http://127.0.0.1:${keyward.port}`, KEY, BODY, sideOptions(), log) });
+      await keyward.stop();
+    }
+    return {
+      fields: args.length ? { builds } : { budget: builds[0]!.budget },
+      lines: builds.map((b) => `${args.length ? `${b.dist}: ` : ''}${budgetSummary(b.budget, D.sideRounds)}`),
+      targets: builds.flatMap((b) => budgetTargets(b.budget).map((t) => ({ ...t, target: args.length ? `${t.target} (${b.dist})` : t.target }))),
+    };
+  });
 }
