@@ -32,6 +32,9 @@ const ROWS: Row[] = [
   { name: 'mcp-call', about: 'an MCP tools/call through Keyward against one straight to the MCP server (official SDK both ends): added p50', build: true, load: () => import('./rows/mcp-call.js') },
   { name: 'soak', about: '1,000 concurrent SSE streams × 200 events through every path, each on a fresh process: wall, first event, peak RSS', build: true, load: () => import('./rows/soak.js') },
   { name: 'crowd', about: 'the soak-10k row opening 10,000 streams at 1,000 a second, then the realtime row (Keyward only), each on processes of its own', build: true, load: () => import('./rows/crowd.js') },
+  { name: 'soak-10k', about: '10,000 concurrent SSE streams through one Keyward, an event a second each: all whole and in order, RSS, fds, event loop, an ordinary request meanwhile', build: true, load: () => import('./rows/soak-10k.js') },
+  { name: 'realtime', about: '1,000 realtime WebSocket sessions × 10 messages a second through Keyward, then through the http-proxy-3 splice floor', build: true, load: () => import('./rows/realtime.js') },
+  { name: 'mcp-scan', about: 'in process: the MCP body scan of a tools/call (one and a batch) and the tools/list filter, operations a second', build: false, load: () => import('./rows/mcp-scan.js') },
 ];
 
 function list(out: NodeJS.WritableStream): void {

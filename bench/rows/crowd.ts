@@ -31,18 +31,18 @@ export interface CrowdRow {
   };
 }
 
-/** Runs one bench script to its end, its progress lines passed to `log`, and returns the JSON it wrote. */
-async function runBench(script: string, env: Record<string, string>, out: string, log: (m: string) => void): Promise<any> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(BENCH, script)], {
-    cwd: ROOT, env: { ...process.env, ...env, BENCH_OUT: out }, stdio: ['ignore', 'pipe', 'pipe'],
+/** Runs one row (`bench/run.ts <row>`, dist/ as built) to its end, its progress lines passed to `log`, and returns the JSON it wrote. */
+async function runBench(row: string, env: Record<string, string>, out: string, log: (m: string) => void): Promise<any> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(BENCH, 'run.ts'), row], {
+    cwd: ROOT, env: { ...process.env, ...env, BENCH_OUT: out, BENCH_BUILD: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   const relay = (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n')) if (line.trim()) log(`  ${script}: ${line}`);
+    for (const line of chunk.toString().split('\n')) if (line.trim()) log(`  ${row}: ${line}`);
   };
   child.stdout.on('data', relay);
   child.stderr.on('data', relay);
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  if (code !== 0) throw new Error(`${script} exited with ${code}`);
+  if (code !== 0) throw new Error(`the ${row} row exited with ${code}`);
   try {
     return JSON.parse(readFileSync(out, 'utf8'));
   } finally {
@@ -53,14 +53,14 @@ async function runBench(script: string, env: Record<string, string>, out: string
 export async function crowdRow(tmp: string, quick: boolean, log: (m: string) => void): Promise<CrowdRow> {
   const streams = quick ? 1000 : 10_000;
   const rampMs = quick ? 1000 : 10_000;
-  log(`crowd: ${streams} SSE streams opened at ${Math.round(streams / (rampMs / 1000))} a second, an ordinary request each second (bench/soak-10k.ts)`);
-  const s = await runBench('soak-10k.ts', {
+  log(`crowd: ${streams} SSE streams opened at ${Math.round(streams / (rampMs / 1000))} a second, an ordinary request each second (the soak-10k row)`);
+  const s = await runBench('soak-10k', {
     BENCH_SOAK10K_STREAMS: String(streams), BENCH_SOAK10K_RAMP_MS: String(rampMs), BENCH_SOAK10K_EVENTS: quick ? '10' : '60',
   }, path.join(tmp, 'soak-10k.json'), log);
   const sessions = quick ? 100 : 1000;
   const seconds = quick ? 5 : 30;
-  log(`crowd: ${sessions} realtime sessions × 10 messages a second for ${seconds} s (bench/realtime.ts, Keyward only)`);
-  const r = await runBench('realtime.ts', {
+  log(`crowd: ${sessions} realtime sessions × 10 messages a second for ${seconds} s (the realtime row, Keyward only)`);
+  const r = await runBench('realtime', {
     BENCH_RT_SESSIONS: String(sessions), BENCH_RT_SECONDS: String(seconds), BENCH_RT_RATE: '10', BENCH_RT_RAMP_MS: quick ? '1000' : '10000', BENCH_RT_SPLICE: '0',
   }, path.join(tmp, 'realtime.json'), log);
   const k = r.results[0];
@@ -87,9 +87,9 @@ export function crowdSummary(c: CrowdRow): string {
   const s = c.soak10k;
   const r = c.realtime;
   return [
-    `Streams opened at ${s.ratePerS} a second (bench/soak-10k.ts, callers over h2c): ${s.completed}/${s.streams} complete (${s.outOfOrder} out of order), peak RSS ${s.peakRssMb} MB, ${s.cpuUsPerEvent} µs CPU per event, event-loop max while they opened ${f(s.loopOpeningMaxMs)} ms; an ordinary request meanwhile p50 ${f(s.ordinaryP50Ms)} ms, max ${f(s.ordinaryMaxMs)} ms (${f(s.ordinaryOpeningMaxMs)} ms while they opened; straight to the fake at the same moments, max ${f(s.directMaxMs)} ms).`,
+    `Streams opened at ${s.ratePerS} a second (bench/rows/soak-10k.ts, callers over h2c): ${s.completed}/${s.streams} complete (${s.outOfOrder} out of order), peak RSS ${s.peakRssMb} MB, ${s.cpuUsPerEvent} µs CPU per event, event-loop max while they opened ${f(s.loopOpeningMaxMs)} ms; an ordinary request meanwhile p50 ${f(s.ordinaryP50Ms)} ms, max ${f(s.ordinaryMaxMs)} ms (${f(s.ordinaryOpeningMaxMs)} ms while they opened; straight to the fake at the same moments, max ${f(s.directMaxMs)} ms).`,
     '',
-    `Realtime (bench/realtime.ts): ${r.sessions} sessions × ${r.rate} messages a second × ${r.seconds} s: ${r.sent}/${r.expected} sent, ${r.echoed} echoed, ${r.outOfOrder} out of order; peak RSS ${r.peakRssMb} MB; event-loop p99 ${f(r.loopP99Ms)} ms; echo p50 / p99 ${r.echoP50Ms.toFixed(2)} / ${r.echoP99Ms.toFixed(2)} ms; ${r.cpuPer10kMessages} CPU s per 10k messages.`,
+    `Realtime (bench/rows/realtime.ts): ${r.sessions} sessions × ${r.rate} messages a second × ${r.seconds} s: ${r.sent}/${r.expected} sent, ${r.echoed} echoed, ${r.outOfOrder} out of order; peak RSS ${r.peakRssMb} MB; event-loop p99 ${f(r.loopP99Ms)} ms; echo p50 / p99 ${r.echoP50Ms.toFixed(2)} / ${r.echoP99Ms.toFixed(2)} ms; ${r.cpuPer10kMessages} CPU s per 10k messages.`,
   ].join('\n');
 }
 

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:realtime`: realtime sessions through one Keyward process
+ * The realtime row, `npm run bench -- realtime`: realtime sessions through one Keyward process
  * (`node dist/src/main.js`, embedded default, default plugins): 1,000
  * concurrent OpenAI Realtime sessions, each sending 10 messages a second for
  * 30 s, against a fake provider that echoes each message back as a server
@@ -8,7 +8,7 @@
  *     echoes in the order sent
  *   - Keyward's peak RSS (sampled VmRSS) and the event loop's delay inside it
  *     (perf_hooks.monitorEventLoopDelay via the bench-only preload
- *     bench/loop-probe.mjs): p50 / p99 / max, over the steady phase
+ *     bench/lib/loop-probe.mjs): p50 / p99 / max, over the steady phase
  *   - echo latency (client send → echo back) p50 / p99, and server CPU
  *     seconds per 10,000 messages relayed (both ways)
  * Then the same load through the floor a WebSocket proxy cannot go under on
@@ -19,7 +19,7 @@
  *   BENCH_RT_SESSIONS (1000), BENCH_RT_RATE (10 a second), BENCH_RT_SECONDS (30),
  *   BENCH_RT_RAMP_MS (10000), BENCH_RT_PAD (200 bytes of text per message), BENCH_RT_SPLICE=0 (skip the floor),
  *   BENCH_RT_PROF=<dir> (Keyward runs with --cpu-prof, the profile written there),
- *   BENCH_OUT=<file> (the report goes there instead: `npm run bench` runs this for its crowd row, bench/crowd.ts)
+ *   BENCH_OUT=<file> (the report goes there instead: the crowd row, bench/rows/crowd.ts, runs this row so)
  *
  * Each side is its own process (fake, proxy, clients; this one measures).
  */
@@ -28,11 +28,11 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } fr
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ProxyServer } from 'http-proxy-3';
 import WebSocket, { WebSocketServer } from 'ws';
-import { stats, type Stats } from './lib/load.js';
-import { BENCH, KEYWARD_NODE_FLAGS, LIB, ROOT, cpuSeconds, freePort, keywardEnv, memory, nodeWithFds, provision, readyLine, sleep, waitFor200 } from './lib/servers.js';
+import { stats, type Stats } from '../lib/load.js';
+import { BENCH, KEYWARD_NODE_FLAGS, LIB, ROOT, cpuSeconds, freePort, keywardEnv, memory, nodeWithFds, provision, readyLine, sleep, waitFor200 } from '../lib/servers.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const KEY = `sk-bench-rt-${'k'.repeat(40)}`;
@@ -226,11 +226,13 @@ function report(results: PathResult[], job: Omit<ClientJob, 'url' | 'headers'>):
   if (k.clients.errors.length) console.log(`client errors: ${k.clients.errors.join('; ')}`);
 }
 
-const [mode, arg] = process.argv.slice(2);
-if (mode === 'fake') fake();
-else if (mode === 'splice') splice(Number(arg));
-else if (mode === 'client') void client(JSON.parse(arg!) as ClientJob).then((r) => console.log(JSON.stringify(r)));
-else void main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+/** `npm run bench -- realtime`. */
+export const run = (): Promise<void> => main();
+
+// The fake provider, the splice floor and the clients are this file run again, each in a process of its own.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [mode, arg] = process.argv.slice(2);
+  if (mode === 'fake') fake();
+  else if (mode === 'splice') splice(Number(arg));
+  else if (mode === 'client') void client(JSON.parse(arg!) as ClientJob).then((r) => console.log(JSON.stringify(r)));
+}

@@ -1,12 +1,12 @@
 /**
- * The MCP path's own costs, in process: reading a tools/call body's JSON-RPC facts with the body scanner
+ * The mcp-scan row, `npm run bench -- mcp-scan`: the MCP path's own costs, in process (no server, no build): reading a tools/call body's JSON-RPC facts with the body scanner
  * (messages mode, the tools stage's fields), a batch of 16, and filtering a GitHub-sized tools/list answer
  * (100 tools, about 100 KB) as JSON and as an event stream. Prints operations per second.
  */
-import { JsonFieldScanner } from '../src/gateway/json-field-scanner.js';
-import { MESSAGE_FIELDS } from '../src/gateway/mcp/jsonrpc.js';
-import { listFiltered } from '../src/gateway/mcp/tools-list-filter.js';
-import { StreamMasker } from '../src/gateway/masking.js';
+import { JsonFieldScanner } from '../../src/gateway/json-field-scanner.js';
+import { MESSAGE_FIELDS } from '../../src/gateway/mcp/jsonrpc.js';
+import { listFiltered } from '../../src/gateway/mcp/tools-list-filter.js';
+import { StreamMasker } from '../../src/gateway/masking.js';
 
 const call = (i: number) => ({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'get_issue', arguments: { owner: 'octocat', repo: 'hello-world', issue_number: i, body: 'x'.repeat(400) } } });
 const single = Buffer.from(JSON.stringify(call(1)));
@@ -24,12 +24,14 @@ function rate(name: string, bytes: number, fn: () => void): void {
   console.log(`${name}: ${Math.round(n / s).toLocaleString('en')} /s (${bytes} bytes, ${((n * bytes) / s / 1e6).toFixed(0)} MB/s)`);
 }
 
-rate('scan one tools/call', single.length, () => new JsonFieldScanner(MESSAGE_FIELDS, [], undefined, [], true).write(single));
-rate('scan a batch of 16 calls', batch.length, () => new JsonFieldScanner(MESSAGE_FIELDS, [], undefined, [], true).write(batch));
-for (const [name, bytes, stream] of [['filter tools/list, JSON', list, false], ['filter tools/list, event stream', sse, true]] as const) {
-  rate(name, bytes.length, () => {
-    const f = listFiltered(new StreamMasker([Buffer.from('ghp_secretsecretsecret')]), ['tool_1*', 'tool_5'], stream);
-    for (let i = 0; i < bytes.length; i += 16_384) f.push(bytes.subarray(i, i + 16_384));
-    f.end();
-  });
+export async function run(): Promise<void> {
+  rate('scan one tools/call', single.length, () => new JsonFieldScanner(MESSAGE_FIELDS, [], undefined, [], true).write(single));
+  rate('scan a batch of 16 calls', batch.length, () => new JsonFieldScanner(MESSAGE_FIELDS, [], undefined, [], true).write(batch));
+  for (const [name, bytes, stream] of [['filter tools/list, JSON', list, false], ['filter tools/list, event stream', sse, true]] as const) {
+    rate(name, bytes.length, () => {
+      const f = listFiltered(new StreamMasker([Buffer.from('ghp_secretsecretsecret')]), ['tool_1*', 'tool_5'], stream);
+      for (let i = 0; i < bytes.length; i += 16_384) f.push(bytes.subarray(i, i + 16_384));
+      f.end();
+    });
+  }
 }

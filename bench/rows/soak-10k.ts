@@ -1,12 +1,12 @@
 /**
- * `npm run bench:soak10k`: ten thousand concurrent SSE streams through one
+ * The soak-10k row, `npm run bench -- soak-10k`: ten thousand concurrent SSE streams through one
  * Keyward process (`node dist/src/main.js`, embedded default, default plugins),
  * one event a second for 60 s each, against a fake provider that numbers its
  * events. Prints, and writes to bench/results/soak-10k-<date>.json:
  *   - completeness and order: every stream 200, every event once and in order, then [DONE]
  *   - Keyward's peak RSS (VmHWM) and peak open file descriptors (/proc/<pid>/fd)
  *   - the event loop's delay inside Keyward (perf_hooks.monitorEventLoopDelay, from the
- *     bench-only preload bench/loop-probe.mjs, reported over IPC): p50 / p99 / max
+ *     bench-only preload bench/lib/loop-probe.mjs, reported over IPC): p50 / p99 / max
  *   - an ordinary (JSON) request through Keyward every second during the soak: p50 / max, and beside it,
  *     sent at the same moment, the same request straight to the fake on a new connection: the yardstick
  *     that tells a stall of Keyward's from one of the fake's or of the shared cores'
@@ -23,7 +23,7 @@
  *   BENCH_SOAK10K_PROF=<dir> (Keyward runs with --cpu-prof, the profile written there),
  *   BENCH_SOAK10K_FLAGS (more Node flags for Keyward, space-separated, e.g. --trace-gc), BENCH_SOAK10K_KEEP=1 (keep the
  *   temporary folder, Keyward's stdout in keyward.log, and print where it is), BENCH_OUT=<file> (the report goes there
- *   instead: `npm run bench` runs this for its crowd row, bench/crowd.ts)
+ *   instead: the crowd row, bench/rows/crowd.ts, runs this row so)
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,9 +31,9 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { stats, type Stats } from './lib/load.js';
-import { BENCH, KEYWARD_NODE_FLAGS, LIB, ROOT, cpuSeconds, freePort, keywardEnv, memory, nodeWithFds, provision, readyLine, sleep, waitFor200 } from './lib/servers.js';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { stats, type Stats } from '../lib/load.js';
+import { BENCH, KEYWARD_NODE_FLAGS, LIB, ROOT, cpuSeconds, freePort, keywardEnv, memory, nodeWithFds, provision, readyLine, sleep, waitFor200 } from '../lib/servers.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const KEY = `sk-bench-${'k'.repeat(40)}`;
@@ -361,17 +361,18 @@ async function measure(): Promise<void> {
   }
 }
 
-if (process.argv.includes('--fake')) fake();
-else if (process.argv.includes('--client')) {
-  process.on('message', (m: { job?: ClientJob }) => {
-    if (m.job) void client(m.job).then((result) => {
-      process.send!({ result });
-      process.disconnect();
+/** `npm run bench -- soak-10k`. */
+export const run = (): Promise<void> => measure();
+
+// The fake provider and the stream client are this file run again, each in a process of its own.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  if (process.argv.includes('--fake')) fake();
+  else if (process.argv.includes('--client')) {
+    process.on('message', (m: { job?: ClientJob }) => {
+      if (m.job) void client(m.job).then((result) => {
+        process.send!({ result });
+        process.disconnect();
+      });
     });
-  });
-} else {
-  measure().catch((err: unknown) => {
-    process.stderr.write(`soak10k failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  });
+  }
 }
