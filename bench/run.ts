@@ -16,8 +16,8 @@ interface Row {
   name: string;
   /** Its line in `--list`. */
   about: string;
-  /** It runs the built server (dist/), so dist/ is built first. */
-  build: boolean;
+  /** It runs the built server (dist/), so dist/ is built first (for these arguments). */
+  build: boolean | ((args: string[]) => boolean);
   load: () => Promise<{ run(args: string[]): Promise<void> }>;
 }
 
@@ -35,6 +35,7 @@ const ROWS: Row[] = [
   { name: 'soak-10k', about: '10,000 concurrent SSE streams through one Keyward, an event a second each: all whole and in order, RSS, fds, event loop, an ordinary request meanwhile', build: true, load: () => import('./rows/soak-10k.js') },
   { name: 'realtime', about: '1,000 realtime WebSocket sessions × 10 messages a second through Keyward, then through the http-proxy-3 splice floor', build: true, load: () => import('./rows/realtime.js') },
   { name: 'mcp-scan', about: 'in process: the MCP body scan of a tools/call (one and a batch) and the tools/list filter, operations a second', build: false, load: () => import('./rows/mcp-scan.js') },
+  { name: 'profile', about: '[diff | summary <profiles…> | show <file>] Keyward under --cpu-prof at saturation: self time by area and function (diff: per request against bare/floor/a plain token)', build: (args) => args[0] !== 'summary' && args[0] !== 'show', load: () => import('./rows/profile/index.js') },
 ];
 
 function list(out: NodeJS.WritableStream): void {
@@ -64,7 +65,8 @@ async function main(): Promise<void> {
   }
   const major = Number(process.versions.node.split('.')[0]);
   if (major < 24) throw new Error(`run through npm (Node 24 from devDependencies), not node ${process.version}`);
-  if (row.build && process.env.BENCH_BUILD !== '0') build();
+  const needsBuild = typeof row.build === 'function' ? row.build(args) : row.build;
+  if (needsBuild && process.env.BENCH_BUILD !== '0') build();
   const loadAvg = os.loadavg()[0]!;
   if (loadAvg > os.availableParallelism()) log(`warning: load average ${loadAvg.toFixed(1)} on ${os.availableParallelism()} cores: other work is running, absolute numbers will be noisy (ratios less so)`);
   await (await row.load()).run(args);

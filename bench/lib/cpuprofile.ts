@@ -1,10 +1,9 @@
 /**
  * Summarises a V8 .cpuprofile (from `node --cpu-prof`): self time per function
  * and per area (Keyward's own code, http-proxy-3, pino, lru-cache, Node's http
- * internals, GC…). Usage: npx tsx bench/cpuprofile.ts <file.cpuprofile> [top=30]
+ * internals, GC…), and two side by side. `npm run bench -- profile show <file.cpuprofile> [top=30]` prints it.
  */
 import { readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 
 interface CallFrame { functionName: string; url: string; lineNumber: number; columnNumber: number }
 interface Node { id: number; callFrame: CallFrame; children?: number[] }
@@ -80,14 +79,4 @@ export function compare(before: string, after: string): string {
   const out = ['| area | before % of busy | after % of busy |', '|---|---|---|'];
   for (const area of areas) out.push(`| ${area} | ${pct(a.areas, area).toFixed(1)} | ${pct(b.areas, area).toFixed(1)} |`);
   return out.join('\n');
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const file = process.argv[2];
-  if (!file) {
-    process.stderr.write('usage: tsx bench/cpuprofile.ts <file.cpuprofile> [top]\n       tsx bench/cpuprofile.ts --compare <before.cpuprofile> <after.cpuprofile>\n');
-    process.exit(2);
-  }
-  if (file === '--compare') process.stdout.write(compare(process.argv[3]!, process.argv[4]!) + '\n');
-  else process.stdout.write(render(file, Number(process.argv[3] ?? 30)) + '\n');
 }

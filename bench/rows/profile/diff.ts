@@ -4,9 +4,9 @@
  * connections), one after the other; only the samples of the measured window count
  * (start-up and provisioning are left out). Prints µs of self time per request by
  * function, Keyward's minus bare's, largest first, per request.
- *   npx tsx bench/profile-diff.ts   (after npm run build)   BENCH_PROFILE_S (default 8),
+ *   npm run bench -- profile diff   BENCH_PROFILE_S (default 8),
  *   BENCH_PROFILE_SSE=N (SSE responses of N events instead of JSON), BENCH_PROFILE_TOP (rows, default 60),
- *   BENCH_PROFILE_FLOOR=hp3,hash,log,metrics,mask: the base is bench/floor-proxy.mjs with those parts, not the bare proxy
+ *   BENCH_PROFILE_FLOOR=hp3,hash,log,metrics,mask: the base is bench/lib/floor-proxy.mjs with those parts, not the bare proxy
  *   BENCH_PROFILE_SCOPES='{"tokens_per_minute":1000000000}': the base is Keyward with a plain token, against Keyward with
  *   a token of these scopes (what a scope costs, by function)
  */
@@ -14,11 +14,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { SatResult } from './lib/load.js';
-import { LIB, pricedProvidersDir, provision, runLoad, startFake, startKeyward, type Proc } from './lib/servers.js';
+import type { SatResult } from '../../lib/load.js';
+import { LIB, pricedProvidersDir, provision, runLoad, startFake, startKeyward, type Proc } from '../../lib/servers.js';
 
-const KEY = `sk-bench-${'k'.repeat(40)}`;
-const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });
+import { BODY, KEY } from '../../lib/settings.js';
 
 interface CpuProfile {
   nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }>;
@@ -71,7 +70,7 @@ async function measure(name: string, start: (dir: string) => Promise<Proc & { ta
   return { perReq, requests: r.total };
 }
 
-async function main(): Promise<void> {
+export async function diff(): Promise<void> {
   const seconds = Number(process.env.BENCH_PROFILE_S ?? 8);
   const fake = await startFake();
   try {
@@ -101,8 +100,3 @@ async function main(): Promise<void> {
     await fake.stop();
   }
 }
-
-main().catch((err: unknown) => {
-  process.stderr.write(`profile-diff failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
