@@ -36,6 +36,10 @@ const ROWS: Row[] = [
   { name: 'realtime', about: '1,000 realtime WebSocket sessions × 10 messages a second through Keyward, then through the http-proxy-3 splice floor', build: true, load: () => import('./rows/realtime.js') },
   { name: 'mcp-scan', about: 'in process: the MCP body scan of a tools/call (one and a batch) and the tools/list filter, operations a second', build: false, load: () => import('./rows/mcp-scan.js') },
   { name: 'profile', about: '[diff | summary <profiles…> | show <file>] Keyward under --cpu-prof at saturation: self time by area and function (diff: per request against bare/floor/a plain token)', build: (args) => args[0] !== 'summary' && args[0] !== 'show', load: () => import('./rows/profile/index.js') },
+  { name: 'alloc', about: 'bytes allocated per proxied request by the allocating function (V8 sampling heap profiler in Keyward or the floor), or against an earlier run', build: true, load: () => import('./rows/alloc.js') },
+  { name: 'syscalls', about: '[bare | <dist>[:pool|:budget]…] system calls per proxied request (strace -f -c): the A/B number that hardly moves with the machine\'s load', build: true, load: () => import('./rows/syscalls.js') },
+  { name: 'ab', about: '[<dist>[,VAR=value…] | floor:<parts>]… builds side by side with the bare proxy, interleaved: req/s, CPU µs per request, c=1 and first SSE byte p50 (or a soak)', build: true, load: () => import('./rows/ab.js') },
+  { name: 'traces', about: 'what OpenTelemetry tracing costs: two Keywards, one exporting every span to a local OTLP sink, alternating rounds: req/s, CPU per request', build: true, load: () => import('./rows/traces.js') },
 ];
 
 function list(out: NodeJS.WritableStream): void {

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:traces`: what OpenTelemetry tracing costs a proxied request. Two
+ * The traces row, `npm run bench -- traces`: what OpenTelemetry tracing costs a proxied request. Two
  * Keyward processes on the embedded default, one without OTEL_EXPORTER_OTLP_ENDPOINT
  * and one exporting every span to a local OTLP/HTTP sink (in this process, answering
  * 200 and counting spans), measured in alternating rounds against the same fake
@@ -13,15 +13,13 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { SatResult } from './lib/load.js';
-import { cpuSeconds, provision, runLoad, startFake, startKeyward, type Proc } from './lib/servers.js';
+import type { SatResult } from '../lib/load.js';
+import { cpuSeconds, provision, runLoad, startFake, startKeyward, type Proc } from '../lib/servers.js';
+import { BODY, KEY, QUICK } from '../lib/settings.js';
 
-const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = QUICK ? 1 : 3;
 const DURATION_S = QUICK ? 2 : 4;
 const CONNECTIONS = 32;
-const KEY = `sk-bench-${'k'.repeat(40)}`;
-const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });
 
 /** The sink: counts the spans it is sent (OTLP/JSON), nothing else. */
 async function startSink(): Promise<{ url: string; spans: () => number; close: () => Promise<void> }> {
@@ -40,7 +38,7 @@ async function startSink(): Promise<{ url: string; spans: () => number; close: (
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans: () => spans, close: () => new Promise((r) => server.close(() => r())) };
 }
 
-async function main(): Promise<void> {
+export async function run(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'keyward-bench-traces-'));
   const sink = await startSink();
   const procs: Proc[] = [];
@@ -88,8 +86,3 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
-void main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});

@@ -1,13 +1,13 @@
 /**
- * System calls per proxied request, by `strace -f -c` attached to the server
+ * The syscalls row: system calls per proxied request, by `strace -f -c` attached to the server
  * process during 3 s of load at 16 connections (after a 2 s warm-up). Unlike
  * req/s or CPU time, the count barely moves with the machine's other load, so
  * it is the A/B number to trust on a shared machine for changes that add or
  * remove writes (a response head written alone, a log line per request…).
  *
- *   npx tsx bench/syscalls.ts [bare|<dist dir>|<dist dir>:pool…]   default: bare dist
+ *   npm run bench -- syscalls [bare|<dist dir>|<dist dir>:pool…]   default: bare dist
  *   (`:pool`: through a pooled token, a round-robin pool of three healthy keys, instead of a plain one;
- *   `:budget`: a token with `budget_usd`, its model priced as in the bench's budget row)
+ *   `:budget`: a token with `budget_usd`, its model priced as in the budget row)
  *   BENCH_SYSCALLS_SSE=N  SSE responses of N events instead of the JSON completion
  * Needs strace (apt-get install -y strace) and ptrace permission.
  */
@@ -15,11 +15,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { SatResult } from './lib/load.js';
-import { ROOT, pricedProvidersDir, provision, provisionPool, runLoad, sleep, startBare, startFake, startKeyward, type Proc } from './lib/servers.js';
+import type { SatResult } from '../lib/load.js';
+import { ROOT, pricedProvidersDir, provision, provisionPool, runLoad, sleep, startBare, startFake, startKeyward, type Proc } from '../lib/servers.js';
 
-const KEY = `sk-bench-${'k'.repeat(40)}`;
-const BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });
+import { BODY, KEY } from '../lib/settings.js';
 
 async function count(proc: Proc, target: { url: string; headers: Record<string, string>; body: string }, out: string): Promise<{ requests: number; calls: Map<string, number> }> {
   await runLoad<SatResult>({ mode: 'sat', target, connections: 16, durationS: 2, warmupS: 0 });
@@ -37,9 +36,9 @@ async function count(proc: Proc, target: { url: string; headers: Record<string, 
   return { requests: r.total, calls };
 }
 
-async function main(): Promise<void> {
+export async function run(args: string[]): Promise<void> {
   if (spawnSync('strace', ['-V']).error) throw new Error('strace is not installed (apt-get install -y strace)');
-  const variants = process.argv.slice(2).length ? process.argv.slice(2) : ['bare', 'dist'];
+  const variants = args.length ? args : ['bare', 'dist'];
   const sse = process.env.BENCH_SYSCALLS_SSE;
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'keyward-syscalls-'));
   const fake = await startFake();
@@ -72,8 +71,3 @@ async function main(): Promise<void> {
     rmSync(tmp, { recursive: true, force: true });
   }
 }
-
-main().catch((err: unknown) => {
-  process.stderr.write(`syscalls failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
