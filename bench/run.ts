@@ -40,6 +40,7 @@ const ROWS: Row[] = [
   { name: 'syscalls', about: '[bare | <dist>[:pool|:budget]…] system calls per proxied request (strace -f -c): the A/B number that hardly moves with the machine\'s load', build: true, load: () => import('./rows/syscalls.js') },
   { name: 'ab', about: '[<dist>[,VAR=value…] | floor:<parts>]… builds side by side with the bare proxy, interleaved: req/s, CPU µs per request, c=1 and first SSE byte p50 (or a soak)', build: true, load: () => import('./rows/ab.js') },
   { name: 'traces', about: 'what OpenTelemetry tracing costs: two Keywards, one exporting every span to a local OTLP sink, alternating rounds: req/s, CPU per request', build: true, load: () => import('./rows/traces.js') },
+  { name: 'scale', about: '[--instances 1,10,50,100 --rate --seconds --per-process --label] N gateway instances on one Firestore emulator: document operations per request, lease claims, revocation time, exactness', build: true, load: () => import('./rows/scale/index.js') },
 ];
 
 function list(out: NodeJS.WritableStream): void {

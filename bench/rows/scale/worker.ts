@@ -1,13 +1,13 @@
 /**
- * One process of `npm run bench:scale`: several whole gateway instances (the built server, each its own
+ * One process of the scale row (`npm run bench -- scale`): several whole gateway instances (the built server, each its own
  * container, Firestore client, lease keeper, usage recorder and listening port), as many instances share
- * a machine's cores. Started by bench/scale.ts with fork(); it says `{ ports }` once every instance
+ * a machine's cores. Started by ./index.ts with fork(); it says `{ ports }` once every instance
  * listens, and on `stop` shuts each down gracefully (drain, leases handed back, usage flushed), then says
  * `{ stopped: true }`.
  */
 import { Writable } from 'node:stream';
 import path from 'node:path';
-import { ROOT } from './lib/servers.js';
+import { ROOT } from '../../lib/servers.js';
 
 interface Start {
   count: number;

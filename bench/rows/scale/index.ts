@@ -1,15 +1,15 @@
 /**
- * `npm run bench:scale`: one organisation served by N gateway instances (N = 1, 10, 50, 100 by default) on
+ * The scale row, `npm run bench -- scale`: one organisation served by N gateway instances (N = 1, 10, 50, 100 by default) on
  * one Firestore emulator whose every document read, write and delete is recorded with its time
  * (test/support/emulator-ops.ts). The instances run as whole servers, several per process
- * (bench/scale-worker.ts); a fixed total rate of requests is spread over them, against a fake provider that
+ * (./worker.ts); a fixed total rate of requests is spread over them, against a fake provider that
  * reports usage, under an org quota, an org spend limit and a token budget. Mid-run a token is revoked and
  * every instance is probed until it refuses it. Reports, per N: writes per second per document (max, p99,
  * max over any 10 s window), reads, writes and deletes per million requests, lease claims per second,
  * revocation time to every instance, and exactness after drain (usage, quota and spend against what the
  * provider received). Writes bench/results/scale-<date>.json.
  *
- *   npm run bench:scale -- --instances 1,10,50,100 --rate 100 --seconds 60 --per-process 25 [--label x]
+ *   npm run bench -- scale --instances 1,10,50,100 --rate 100 --seconds 60 --per-process 25 [--label x]
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -18,33 +18,37 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { startEmulator } from '../test/support/firestore-emulator.js';
-import { recordOps, type Op } from '../test/support/emulator-ops.js';
-import { BENCH, ROOT, sleep } from './lib/servers.js';
-import { analyse, formatBreakdown, formatReport, PRICES, type RunResult } from './scale-report.js';
-import { INPUT_OVERHEAD_TOKENS } from '../src/catalog/spend-bound.js';
+import { fileURLToPath } from 'node:url';
+import { startEmulator } from '../../../test/support/firestore-emulator.js';
+import { recordOps, type Op } from '../../../test/support/emulator-ops.js';
+import { BENCH, ROOT, sleep } from '../../lib/servers.js';
+import { analyse, formatBreakdown, formatReport, PRICES, type RunResult } from './report.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../../src/catalog/spend-bound.js';
 
-const { values } = parseArgs({
-  options: {
-    instances: { type: 'string', default: '1,10,50,100' },
-    rate: { type: 'string', default: '100' },
-    seconds: { type: 'string', default: '60' },
-    'per-process': { type: 'string', default: '25' },
-    /** Appended to the results' file name (runs of one day kept apart). */
-    label: { type: 'string', default: '' },
-  },
-});
-const SIZES = values.instances!.split(',').map(Number);
-const RATE = Number(values.rate);
-const SECONDS = Number(values.seconds);
-const PER_PROCESS = Number(values['per-process']);
+/** This row's folder: its worker and provider scripts. */
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+
+const OPTIONS = {
+  instances: { type: 'string', default: '1,10,50,100' },
+  rate: { type: 'string', default: '100' },
+  seconds: { type: 'string', default: '60' },
+  'per-process': { type: 'string', default: '25' },
+  /** Appended to the results' file name (runs of one day kept apart). */
+  label: { type: 'string', default: '' },
+} as const;
+// The run's settings, from its arguments (set once by run()).
+let SIZES: number[] = [];
+let RATE = 0;
+let SECONDS = 0;
+let PER_PROCESS = 0;
+let LABEL = '';
 const ADMIN = 'bench-admin-token-0123456789abcdef';
 const KEK = randomBytes(32).toString('base64');
 const QUOTA = 10_000_000;
 
-/** The provider (bench/scale-provider.mjs, its own process): 11 input and 5 output tokens each (pm-1: 22 + 40 = 62 µ$). */
+/** The provider (./provider.mjs, its own process): 11 input and 5 output tokens each (pm-1: 22 + 40 = 62 µ$). */
 async function provider(): Promise<{ url: string; received: () => Promise<number>; close(): void }> {
-  const proc = fork(path.join(BENCH, 'scale-provider.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const proc = fork(path.join(HERE, 'provider.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const port = await new Promise<number>((resolve) => proc.once('message', (m) => resolve((m as { port: number }).port)));
   return {
     url: `http://127.0.0.1:${port}`,
@@ -86,7 +90,7 @@ async function startWorkers(n: number, env: Record<string, string>): Promise<Wor
   const workers: Worker[] = [];
   for (let left = n; left > 0; left -= PER_PROCESS) {
     const count = Math.min(PER_PROCESS, left);
-    const proc = fork(path.join(BENCH, 'scale-worker.ts'), [], { execArgv: ['--import', 'tsx', '--max-semi-space-size=16'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const proc = fork(path.join(HERE, 'worker.ts'), [], { execArgv: ['--import', 'tsx', '--max-semi-space-size=16'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     proc.send({ count, env });
     const ports = await new Promise<number[]>((resolve, reject) => {
       proc.once('message', (m) => resolve((m as { ports: number[] }).ports));
@@ -104,7 +108,7 @@ async function stopWorkers(workers: Worker[]): Promise<void> {
   })));
 }
 
-async function run(n: number, emulatorHost: string, ops: Op[], providersDir: string): Promise<RunResult> {
+async function runSize(n: number, emulatorHost: string, ops: Op[], providersDir: string): Promise<RunResult> {
   const up = await provider();
   const project = `keyward-scale-${n}-${randomBytes(3).toString('hex')}`;
   const env = {
@@ -207,18 +211,18 @@ async function main(): Promise<void> {
   cpSync(path.join(ROOT, 'test/support/providers/priced.js'), path.join(providersDir, 'priced.js'));
   const results: RunResult[] = [];
   for (const n of SIZES) {
-    process.stderr.write(`bench:scale: ${n} instances, ${RATE} requests/s for ${SECONDS} s\n`);
-    results.push(await run(n, emulator.host, ops, providersDir));
+    process.stderr.write(`scale: ${n} instances, ${RATE} requests/s for ${SECONDS} s\n`);
+    results.push(await runSize(n, emulator.host, ops, providersDir));
     ops.length = 0;
     process.stdout.write(formatReport(results.slice(-1)) + '\n');
   }
   process.stdout.write('\n' + formatReport(results) + '\n');
   mkdirSync(path.join(BENCH, 'results'), { recursive: true });
-  const file = path.join(BENCH, 'results', `scale-${new Date().toISOString().slice(0, 10)}${values.label ? `-${values.label}` : ''}.json`);
+  const file = path.join(BENCH, 'results', `scale-${new Date().toISOString().slice(0, 10)}${LABEL ? `-${LABEL}` : ''}.json`);
   const machine = { cpus: os.cpus().length, load: os.loadavg() };
   writeFileSync(file, JSON.stringify({ rate: RATE, seconds: SECONDS, perProcess: PER_PROCESS, machine, results }, null, 2));
   writeFileSync(file.replace(/\.json$/, '.md'), [
-    `# bench:scale, ${new Date().toISOString().slice(0, 16)}Z`,
+    `# scale, ${new Date().toISOString().slice(0, 16)}Z`,
     '',
     `One organisation, ${RATE} requests/s for ${SECONDS} s spread over N instances (${PER_PROCESS} per process) on one Firestore emulator; ${machine.cpus} cores, load average ${machine.load.map((l) => l.toFixed(1)).join(' / ')} at the end. Costs at Firestore's nam5 list prices (reads $${PRICES.read}, writes $${PRICES.write}, deletes $${PRICES.delete} per 100,000).`,
     '',
@@ -232,4 +236,13 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-void main();
+/** `npm run bench -- scale [--instances 1,10,50,100] [--rate 100] [--seconds 60] [--per-process 25] [--label x]`. */
+export async function run(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: OPTIONS });
+  SIZES = values.instances.split(',').map(Number);
+  RATE = Number(values.rate);
+  SECONDS = Number(values.seconds);
+  PER_PROCESS = Number(values['per-process']);
+  LABEL = values.label;
+  await main();
+}

@@ -1,10 +1,10 @@
 /**
- * bench:scale's numbers from one run's recorded document operations (test/support/emulator-ops.ts): write
+ * The scale row's numbers from one run's recorded document operations (test/support/emulator-ops.ts): write
  * rates per document (average over the run, its p99 over documents, the busiest 10 s window), operations
  * per million requests by kind and by what they are for, lease claims per second, the cost at list prices,
  * and exactness (the usage API and a token's usage against what the provider received).
  */
-import type { Op } from '../test/support/emulator-ops.js';
+import type { Op } from '../../../test/support/emulator-ops.js';
 
 /** Cloud Firestore (Standard edition) list prices per 100,000 operations, USD: nam5 multi-region; a US region is half. */
 export const PRICES = { read: 0.06, write: 0.18, delete: 0.02 };

@@ -1,4 +1,4 @@
-// bench:scale's provider, in its own process (forked by bench/scale.ts): an OpenAI-shaped chat.completion
+// The scale row's provider, in its own process (forked by ./index.ts): an OpenAI-shaped chat.completion
 // reporting 11 input and 5 output tokens, answered once the request's body has arrived. It counts the
 // requests it answered; on the message `count` it replies { count }. Sends { port } when listening.
 import http from 'node:http';
