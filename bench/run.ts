@@ -41,6 +41,10 @@ const ROWS: Row[] = [
   { name: 'ab', about: '[<dist>[,VAR=value…] | floor:<parts>]… builds side by side with the bare proxy, interleaved: req/s, CPU µs per request, c=1 and first SSE byte p50 (or a soak)', build: true, load: () => import('./rows/ab.js') },
   { name: 'traces', about: 'what OpenTelemetry tracing costs: two Keywards, one exporting every span to a local OTLP sink, alternating rounds: req/s, CPU per request', build: true, load: () => import('./rows/traces.js') },
   { name: 'scale', about: '[--instances 1,10,50,100 --rate --seconds --per-process --label] N gateway instances on one Firestore emulator: document operations per request, lease claims, revocation time, exactness', build: true, load: () => import('./rows/scale/index.js') },
+  { name: 'invalidation', about: '[--main <file>] deleting a credential with 10,000 of 50,000 cached tokens: another organisation\'s p50/p99 meanwhile, and the delete\'s time', build: true, load: () => import('./rows/invalidation.js') },
+  { name: 'audit-flood', about: '100,000 refused requests while another organisation makes changes: audit records left, counts adding up, no change dropped', build: true, load: () => import('./rows/audit-flood.js') },
+  { name: 'memory', about: 'eight 30 MB bodies at once, admin and proxied (model first, last, unscoped): peak RSS against its bound, a model-first body forwarded early', build: true, load: () => import('./rows/memory.js') },
+  { name: 'admin-validation', about: 'in process: µs per admin body and query check against its compiled schema, good and refused', build: true, load: () => import('./rows/admin-validation.js') },
 ];
 
 function list(out: NodeJS.WritableStream): void {

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:audit`: a flood of refused requests against the built gateway
+ * The audit-flood row, `npm run bench -- audit-flood`: a flood of refused requests against the built gateway
  * (`node dist/src/main.js`, embedded default) while another organisation makes
  * changes. Prints how many audit records the flood left (refusals are
  * aggregated per organisation, action, address and minute), that their counts
@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { ADMIN_TOKEN, memory, sleep, startFake, startKeyward } from './lib/servers.js';
+import { ADMIN_TOKEN, memory, sleep, startFake, startKeyward } from '../lib/servers.js';
 
 const TOTAL = Number(process.env.AUDIT_FLOOD_REQUESTS ?? 100_000);
 const CONCURRENCY = 64;
@@ -111,4 +111,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+/** `npm run bench -- audit-flood`. */
+export const run = (): Promise<void> => main();

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:memory`: how much memory large request bodies cost the gateway.
+ * The memory row, `npm run bench -- memory`: how much memory large request bodies cost the gateway.
  * Starts the built gateway (`node dist/src/main.js`) as a child process, fresh
  * for each scenario, and prints the peak RSS increase of that process (VmRSS
  * polled from /proc every 5 ms, and VmHWM after a clear_refs reset where the
@@ -18,7 +18,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ADMIN_TOKEN, memory, resetPeak, sleep, startKeyward } from './lib/servers.js';
+import { ADMIN_TOKEN, memory, resetPeak, sleep, startKeyward } from '../lib/servers.js';
 
 const MB = 1024 * 1024;
 const BODY_BYTES = 30 * MB;
@@ -198,7 +198,5 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+/** `npm run bench -- memory`. */
+export const run = (): Promise<void> => main();

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:invalidation`: what deleting a credential with many cached
+ * The invalidation row, `npm run bench -- invalidation [--main <file>]`: what deleting a credential with many cached
  * tokens costs everyone else. One built gateway (`node dist/src/main.js`,
  * SQLite, local key) in front of the fake provider; 50,000 proxy tokens
  * (10,000 of them on one credential of org A) written straight into its
@@ -19,9 +19,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { performance } from 'node:perf_hooks';
-import { newId, newToken, sha256Hex } from '../src/ids.js';
-import { stats, type Stats } from './lib/load.js';
-import { ADMIN_TOKEN, sleep, startFake, startKeyward } from './lib/servers.js';
+import { newId, newToken, sha256Hex } from '../../src/ids.js';
+import { stats, type Stats } from '../lib/load.js';
+import { ADMIN_TOKEN, sleep, startFake, startKeyward } from '../lib/servers.js';
 
 const TOTAL = Number(process.env.BENCH_TOKENS ?? 50_000);
 const DOOMED = Number(process.env.BENCH_DOOMED ?? 10_000);
@@ -29,8 +29,6 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const WARM_CONCURRENCY = 64;
 const BASELINE_MS = 3000;
 const AFTER_MS = 1000;
-const mainArg = process.argv.indexOf('--main');
-const MAIN = mainArg > 0 ? path.resolve(process.argv[mainArg + 1]!) : undefined;
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
@@ -95,7 +93,7 @@ function insertTokens(dbFile: string, batches: Array<{ orgId: string; credential
 
 const fmt = (s: Stats) => `n=${s.n} p50=${s.p50.toFixed(2)} ms p99=${s.p99.toFixed(2)} ms max=${s.max.toFixed(2)} ms`;
 
-async function main(): Promise<void> {
+async function main(MAIN: string | undefined): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'keyward-bench-inval-'));
   const fake = await startFake();
   const dataDir = path.join(dir, 'data');
@@ -178,4 +176,8 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+/** `npm run bench -- invalidation [--main <file>]`. */
+export async function run(args: string[]): Promise<void> {
+  const mainArg = args.indexOf('--main');
+  await main(mainArg >= 0 ? path.resolve(args[mainArg + 1]!) : undefined);
+}
