@@ -1,6 +1,6 @@
 // The floor for any proxy written on Node: keep-alive agent, the caller's
 // x-proxy-token swapped for the key, bytes piped both ways. Nothing else.
-// Usage: PORT=… UPSTREAM=127.0.0.1:9000 BENCH_KEY=sk-… node bench/bare-proxy.mjs
+// Usage: PORT=… UPSTREAM=127.0.0.1:9000 BENCH_KEY=sk-… node bench/lib/bare-proxy.mjs
 import http from 'node:http';
 
 const [host, port] = process.env.UPSTREAM.split(':');

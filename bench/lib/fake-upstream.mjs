@@ -5,7 +5,7 @@
 //                           (the first right away), then `data: [DONE]`.
 // Every response carries x-bench-bytes (the body's length) so a client can
 // check that a stream arrived whole through any proxy.
-// Usage: node bench/fake-upstream.mjs  (PORT, default 0; prints "ready <port>")
+// Usage: node bench/lib/fake-upstream.mjs  (PORT, default 0; prints "ready <port>")
 import http from 'node:http';
 
 const created = 1700000000;

@@ -10,10 +10,10 @@
 //   metrics  prom-client: a request counter by provider and status, two latency histograms
 //   mask     the response body read chunk by chunk: a search for the key (the masker) and the usage
 //            keys' regex (the usage reader), instead of a plain pipe
-// It answers the question bench/ab.ts can then put in numbers: what do these pieces alone cost
+// It answers the question the ab row can then put in numbers: what do these pieces alone cost
 // against the bare proxy, before any of Keyward's code runs?
-// Usage: PORT=… UPSTREAM=127.0.0.1:9000 BENCH_KEY=sk-… FLOOR_PARTS=hp3,hash,log,metrics,mask FLOOR_LOG=file node bench/floor-proxy.mjs
-// (bench/ab.ts runs it as a variant named floor:<parts>, e.g. floor:hp3 or floor:hp3,hash,log,metrics,mask)
+// Usage: PORT=… UPSTREAM=127.0.0.1:9000 BENCH_KEY=sk-… FLOOR_PARTS=hp3,hash,log,metrics,mask FLOOR_LOG=file node bench/lib/floor-proxy.mjs
+// (the ab row runs it as a variant named floor:<parts>, e.g. floor:hp3 or floor:hp3,hash,log,metrics,mask)
 import { hash as cryptoHash } from 'node:crypto';
 import { openSync, writeSync } from 'node:fs';
 import http from 'node:http';

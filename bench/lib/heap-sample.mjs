@@ -1,4 +1,4 @@
-// Preload for bench/alloc.ts (node --import): the first SIGUSR2 starts V8's sampling heap profiler, with the
+// Preload for the alloc row (bench/rows/alloc.ts, node --import): the first SIGUSR2 starts V8's sampling heap profiler, with the
 // objects minor and major GCs collect kept (a proxy's allocations are mostly garbage); the second writes the
 // profile to HEAP_OUT. In-process through node:inspector, so nothing listens on a port.
 import { writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The load generator, in its own process: bench/run.ts forks one per path
+ * The load generator, in its own process: the side-by-side run forks one per path (LoadWorker)
  * (`load.ts --worker`, jobs and results over IPC), so no server shares a
  * process with its load; `load.ts '<job JSON>'` runs one job and prints its
  * result as one JSON line.

@@ -1,4 +1,4 @@
-// Bench only: preloaded into Keyward by bench/soak-10k.ts (`node --import bench/loop-probe.mjs
+// Bench only: preloaded into Keyward by the soak-10k and realtime rows (`node --import bench/lib/loop-probe.mjs
 // dist/src/main.js`), never by the product. Measures the event loop's delay with
 // perf_hooks.monitorEventLoopDelay (10 ms resolution) and answers the parent over IPC:
 //   { probe: 'reset' }  → starts a new measurement (and a new window)

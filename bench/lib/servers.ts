@@ -163,7 +163,7 @@ export const startFake = (): Promise<Proc> => startReadyLine('fake', path.join(L
 export const startBare = (upstreamPort: number, key: string): Promise<Proc> =>
   startReadyLine('bare', path.join(LIB, 'bare-proxy.mjs'), { PORT: '0', UPSTREAM: `127.0.0.1:${upstreamPort}`, BENCH_KEY: key });
 
-/** bench/floor-proxy.mjs with the named parts (`hp3,hash,log,metrics,mask`), its log lines to `logFile`. */
+/** bench/lib/floor-proxy.mjs with the named parts (`hp3,hash,log,metrics,mask`), its log lines to `logFile`. */
 export const startFloor = (upstreamPort: number, key: string, parts: string, logFile: string): Promise<Proc> =>
   startReadyLine(`floor:${parts}`, path.join(LIB, 'floor-proxy.mjs'), { PORT: '0', UPSTREAM: `127.0.0.1:${upstreamPort}`, BENCH_KEY: key, FLOOR_PARTS: parts, FLOOR_LOG: logFile });
 
