@@ -3,7 +3,7 @@
  * bills them: a write or delete per document a commit changes; a read per document returned by a get
  * or a query (at least one per query), and per document a listener is sent that is new or changed for
  * it (the emulator sends a listener its whole result again on every write; Firestore sends only what
- * changed, and bills that). For `npm run bench:scale`
+ * changed, and bills that). For `npm run bench -- scale`
  * (bench/scale.ts) and tests that count operations. Hooks the gRPC server's handlers (internals), as
  * firestore-emulator.ts does for atomic commits.
  */

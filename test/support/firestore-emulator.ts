@@ -15,7 +15,7 @@
  * are sent their whole result; Firestore sends a listener only what changed for
  * it, so here (incrementalListeners) a listener's query runs again only for a
  * write in its collection (once per turn) and it is sent the documents added,
- * changed or removed: what lets many instances share one emulator (bench:scale).
+ * changed or removed: what lets many instances share one emulator (`npm run bench -- scale`).
  *
  * Outages: kill() stops serving at once; revive() serves again on the same
  * port (with empty data). A client whose calls were cut off by kill() only

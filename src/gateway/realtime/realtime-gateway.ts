@@ -21,7 +21,7 @@
  * which splices the two sockets and never sees a message): masking the key in
  * server messages, reading usage, holding each response's worst case before a
  * `response.create` goes on and answering a refusal with an error event all
- * need each message whole. Measured (bench/realtime.ts, 1,000 sessions × 10
+ * need each message whole. Measured (bench/rows/realtime.ts, 1,000 sessions × 10
  * messages a second each way, 2 shared cores): ~1.2–1.3× the splice's CPU per
  * message (0.143–0.159 s per 10k against 0.111–0.131) and 35–80 MB more RSS at
  * a thousand sessions (177–230 MB against 141–150); every message relayed in
