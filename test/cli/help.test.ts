@@ -88,7 +88,8 @@ test('the commands do what their help says: --quiet ids, --name, list filters, p
   const quietId = async (prefix: string, args: string[], input?: string) => {
     const r = await run([...args, '--quiet'], input);
     t.regex(r.stdout, new RegExp(`^${prefix}_[0-9A-Za-z]{24}\\n$`), `${args.slice(0, 2).join(' ')} --quiet: the id alone`);
-    return { id: r.stdout.trim(), stderr: r.stderr };
+    // The line saying which store and key the command opened comes first on stderr (opened-store.ts): the rest is the command's.
+    return { id: r.stdout.trim(), stderr: r.stderr.replace(/^keyward: store [^\n]*\n/, '') };
   };
 
   // Each create command, --quiet: the id alone on stdout; a secret shown once on stderr, not lost.
