@@ -9,7 +9,8 @@
  *              nothing counts
  *   fail       an upstream fault (502, 504), or a body cut off after
  *              forwarding began (413): counted
- *   head       the provider's response head is about to go out
+ *   respond    the provider's response head goes out (head: the headers
+ *              every head carries, proxied or local)
  *   cut        a failure after the response started: the caller's stream
  *              ends with an error, never a clean end
  *   reattempt  a pooled request's attempt failed before any of its answer
@@ -27,13 +28,13 @@
  * end the provider's usage is settled by the one rule (settlement.ts), priced
  * and counted, the span ends and the stages' log hooks run.
  *
- * The upstream leg gets this object and tells it what happened; it never
- * calls back into the gateway. Another transport ends here too: a WebSocket
- * upgrade (src/gateway/realtime/) refused before it is accepted, or refused by
- * the provider, is answered through `refuseUpgrade` (the same undo, error and
- * head, written on the upgrade's socket); an accepted session counts each
- * response as it settles (`settledPart`: a session may last hours) and calls
- * `finish` when it closes, which then counts the session as the request.
+ * The upstream leg gets this object and tells it what happened (a usage
+ * reader's failure too); it never calls back into the gateway.
+ * A WebSocket upgrade (src/gateway/realtime/) refused before it is accepted,
+ * or by the provider, is answered through `refuseUpgrade` (the same undo,
+ * error and head, written on the upgrade's socket); an accepted session counts
+ * each response as it settles (`settledPart`: a session may last hours) and
+ * calls `finish` when it closes, which then counts the session as the request.
  */
 import http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -187,6 +188,19 @@ export class Exchange {
     if (this.ctx.attempts) headers['x-keyward-attempts'] = String(this.ctx.attempts.length);
     this.exit.pipeline.responseHead(this.ctx, status, headers);
     return headers;
+  }
+
+  /** The provider's response head goes out (a status writeHead takes), with the gateway's and the stages' headers. */
+  respond(status: number, reason: string, headers: string[]): void {
+    const extra = this.head(status);
+    for (const name in extra) headers.push(name, extra[name]!);
+    this.res.writeHead(status, reason, headers);
+    this.ctx.status = status;
+  }
+
+  /** A provider file's usage reader failed (`message`: its first line, secrets masked); what it read is not final. */
+  usageUnread(message: string): void {
+    this.exit.log.warn({ request_id: this.ctx.requestId, provider: this.ctx.provider?.id, err: message }, 'usage reader failed');
   }
 
   /**
