@@ -1,11 +1,17 @@
 /**
- * The upstream leg answers only through the exchange (src/gateway/exchange.ts), and nothing on it calls back
- * into the gateway or the proxy: a provider file's usage reader that throws (while reading, or at the end) never
- * breaks the answer, and is told to the exchange once per request, logged with the request's id, its first line
- * with every secret of the credential masked (a reader sees the provider's own headers, unmasked).
+ * The upstream leg and the stages answer only through the exchange (src/gateway/exchange.ts), and nothing on
+ * the leg calls back into the gateway or the proxy: a provider file's usage reader that throws (while reading,
+ * or at the end) never breaks the answer, and is told to the exchange once per request, logged with the
+ * request's id, its first line with every secret of the credential masked (a reader sees the provider's own
+ * headers, unmasked). A stage that ends a stream later (a max_concurrent slot whose lease is lost) ends it
+ * through the exchange's cut: an HTTP/2 caller gets RST_STREAM INTERNAL_ERROR, an HTTP/1.1 caller a closed
+ * connection, never a clean end, and the upstream request is aborted.
  */
 import test from 'ava';
+import type { ServerResponse } from 'node:http';
+import http2 from 'node:http2';
 import { createCredential, createOrg, mintToken, startApp } from '../support/app.js';
+import { ManualClock } from '../support/clocks.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 import { providersDir } from '../support/providers-dir.js';
 import { send, type Transport } from '../support/transport.js';
@@ -63,4 +69,37 @@ test('a provider file\'s usage reader that throws: the answer reaches the caller
   }
   t.false(app.logText().includes(KEY), 'the key the provider echoed never reaches a log line');
   t.true(app.logText().includes('x-echo-key'), 'the header was quoted, its value masked');
+});
+
+test('a max_concurrent slot whose lease is lost is cut through the exit: RST_STREAM INTERNAL_ERROR over h2c, a closed connection over HTTP/1.1', async (t) => {
+  const clock = new ManualClock();
+  const fake = await startFakeProvider();
+  t.teardown(() => fake.close());
+  const held: ServerResponse[] = [];
+  fake.handler = (_req, res) => {
+    held.push(res);
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n');
+  };
+  const app = await startApp(t, { env: { KEYWARD_UPSTREAM_OPENAI: fake.url, KEYWARD_LEASE_TTL: '30s' }, clock, timers: clock });
+  const org = await createOrg(app);
+  const { token } = await mintToken(app, org, await createCredential(app, org, 'openai', 'sk-cut-0123456789abcdef'), '15m', { max_concurrent: 1 });
+  const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [], stream: true });
+  for (const transport of ['h1', 'h2c'] as Transport[]) {
+    let streaming!: () => void;
+    const first = new Promise<void>((r) => (streaming = r));
+    const answer = send(app.url, { transport, path: '/v1/proxy/v1/chat/completions', headers: { 'x-proxy-token': token }, body, onData: () => streaming() });
+    await first;
+    const upstream = held.at(-1)!;
+    const upstreamGone = new Promise((r) => upstream.once('close', r));
+    // The instance stalled past its lease (nothing renewed it in time): the slots' watch finds it lost.
+    clock.advance(2 * app.config.leaseTtlMs);
+    await clock.tick(250);
+    const r = await answer;
+    t.is(r.status, 200, transport);
+    t.false(r.complete, `${transport}: a cut, never a clean end`);
+    if (transport === 'h2c') t.is(r.rstCode, http2.constants.NGHTTP2_INTERNAL_ERROR, 'RST_STREAM INTERNAL_ERROR');
+    await upstreamGone;
+    t.false(upstream.writableEnded, `${transport}: the upstream request was aborted, not finished`);
+  }
 });
