@@ -3,7 +3,9 @@
  * read-only RequestView (plugins) or ProxyContext (built-ins); the raw
  * req/res are true private fields, so a plugin cannot reach them even from
  * plain JavaScript: only the core (gateway, body stage) gets them, through
- * requestOf/responseOf. Ids are getters over the resolved token, and the
+ * requestOf/responseOf. A core stage that must end a stream later (a lost
+ * concurrency slot) does it through the request's exit (exitOf: the
+ * exchange's cut), never through the raw response. Ids are getters over the resolved token, and the
  * plugins' state map (and the buffer holder, for a body held) is made on first use, so a request
  * costs one object here.
  */
@@ -27,9 +29,20 @@ export let requestOf!: (ctx: RequestContext) => IncomingMessage;
 /** The response to the caller, for the core only. */
 export let responseOf!: (ctx: RequestContext) => ServerResponse;
 
+/** How a core stage ends the caller's stream (exchange.ts). */
+export interface StreamEnd {
+  /** An unclean end: HTTP/2 RST_STREAM INTERNAL_ERROR, HTTP/1.1 the connection closed, never a clean end. */
+  cut(): void;
+}
+/** The request's exit, for the core only (undefined only for a context no exchange was made for: no caller to end). */
+export let exitOf!: (ctx: RequestContext) => StreamEnd | undefined;
+/** Called once, by the exchange made for the context. */
+export let bindExit!: (ctx: RequestContext, exit: StreamEnd) => void;
+
 export class RequestContext implements ProxyContext {
   readonly #req: IncomingMessage;
   readonly #res: ServerResponse;
+  #exit: StreamEnd | undefined = undefined;
   #state: Map<string, unknown> | undefined;
   #bufferHolder: BufferHolder | undefined;
 
@@ -104,6 +117,10 @@ export class RequestContext implements ProxyContext {
   static {
     requestOf = (ctx) => ctx.#req;
     responseOf = (ctx) => ctx.#res;
+    exitOf = (ctx) => ctx.#exit;
+    bindExit = (ctx, exit) => {
+      ctx.#exit = exit;
+    };
   }
 
   get headers(): IncomingMessage['headers'] {

@@ -9,7 +9,8 @@
  *              nothing counts
  *   fail       an upstream fault (502, 504), or a body cut off after
  *              forwarding began (413): counted
- *   head       the provider's response head is about to go out
+ *   respond    the provider's response head goes out (head: the headers
+ *              every head carries, proxied or local)
  *   cut        a failure after the response started: the caller's stream
  *              ends with an error, never a clean end
  *   reattempt  a pooled request's attempt failed before any of its answer
@@ -27,13 +28,15 @@
  * end the provider's usage is settled by the one rule (settlement.ts), priced
  * and counted, the span ends and the stages' log hooks run.
  *
- * The upstream leg gets this object and tells it what happened; it never
- * calls back into the gateway. Another transport ends here too: a WebSocket
- * upgrade (src/gateway/realtime/) refused before it is accepted, or refused by
- * the provider, is answered through `refuseUpgrade` (the same undo, error and
- * head, written on the upgrade's socket); an accepted session counts each
- * response as it settles (`settledPart`: a session may last hours) and calls
- * `finish` when it closes, which then counts the session as the request.
+ * The upstream leg gets this object and tells it what happened (a usage
+ * reader's failure too); it never calls back into the gateway. A core stage
+ * ends a stream through its cut (context.ts exitOf), never the raw response
+ * (an accepted upgrade's cut closes its session).
+ * A WebSocket upgrade (src/gateway/realtime/) refused before it is accepted,
+ * or by the provider, is answered through `refuseUpgrade` (the same undo,
+ * error and head, written on the upgrade's socket); an accepted session counts
+ * each response as it settles (`settledPart`: a session may last hours) and
+ * calls `finish` when it closes, which then counts the session as the request.
  */
 import http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -47,7 +50,7 @@ import { unpricedUsage, usageCost, type PriceBook } from '../catalog/prices.js';
 import { settlementPrices } from './price-choice.js';
 import type { UnpricedModels } from '../catalog/unpriced-models.js';
 import type { TokenUsage } from '../catalog/provider.js';
-import type { RequestContext } from './context.js';
+import { bindExit, type RequestContext, type StreamEnd } from './context.js';
 import type { Pipeline } from './pipeline.js';
 import type { ToolCallKeys } from './mcp/tool-calls.js';
 import { ResponseModelTap } from './response-model.js';
@@ -82,14 +85,11 @@ export interface UpstreamLeg {
   ended(): ResponseEnd | undefined;
 }
 
-/** An HTTP/2 request's stream, as the compatibility API exposes it. */
-interface H2Stream {
-  readonly stream?: { close(code?: number): void };
-}
-
-export class Exchange {
+export class Exchange implements StreamEnd {
   /** A reader of the response bytes besides the provider's usage reader: the answer's model, when the request's was not read. */
   answered: ResponseModelTap | undefined = undefined;
+  /** An accepted upgrade's session (realtime/): what a cut ends (a close 1011), its response never being the caller's. */
+  session: StreamEnd | undefined = undefined;
   private leg: UpstreamLeg | undefined;
   private watching = false;
   private finished = false;
@@ -98,7 +98,9 @@ export class Exchange {
   /** The stages' answer to `reattempt` while it waits for a store: the end waits for it (nothing held is lost). */
   private reserving: Promise<unknown> | undefined;
 
-  constructor(private readonly exit: ExitServices, readonly ctx: RequestContext, readonly req: IncomingMessage, readonly res: ServerResponse) {}
+  constructor(private readonly exit: ExitServices, readonly ctx: RequestContext, readonly req: IncomingMessage, readonly res: ServerResponse) {
+    bindExit(ctx, this);
+  }
 
   /** The caller left before the request was forwarded: nothing was sent, so nothing counts. */
   abandon(): void {
@@ -189,6 +191,19 @@ export class Exchange {
     return headers;
   }
 
+  /** The provider's response head goes out (a status writeHead takes), with the gateway's and the stages' headers. */
+  respond(status: number, reason: string, headers: string[]): void {
+    const extra = this.head(status);
+    for (const name in extra) headers.push(name, extra[name]!);
+    this.res.writeHead(status, reason, headers);
+    this.ctx.status = status;
+  }
+
+  /** A provider file's usage reader failed (`message`: its first line, secrets masked); what it read is not final. */
+  usageUnread(message: string): void {
+    this.exit.log.warn({ request_id: this.ctx.requestId, provider: this.ctx.provider?.id, err: message }, 'usage reader failed');
+  }
+
   /**
    * An upgrade answered before it was accepted: refused here (`err`: what the stages took goes back) or by the
    * provider (no `err`: it was forwarded and counts). `answer` writes the reply, with these headers, on the socket.
@@ -236,9 +251,11 @@ export class Exchange {
    */
   cut(): void {
     const { req, res } = this;
+    if (this.session) return this.session.cut();
     if (res.destroyed) return;
     if (this.ctx.bytesOut === 0 && res.headersSent) res.flushHeaders();
-    if (req.httpVersionMajor >= 2) (req as unknown as H2Stream).stream?.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    // The HTTP/2 stream as the compatibility API exposes it.
+    if (req.httpVersionMajor >= 2) (req as unknown as { stream?: { close(code?: number): void } }).stream?.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
     else res.destroy();
   }
 

@@ -5,9 +5,10 @@
  * operator plugins, the rate limit, max_requests, budget and quota, then the
  * admission's last check that every body a stage must read was read; a
  * refusal is answered before anything is sent, and every stage that ran
- * gives back what it took), unwrap the key, and hand the request to the
- * upstream leg. Every answer the caller gets, and the end (settlement,
- * counters, log hooks), goes through the exchange.
+ * gives back what it took), then hand the admitted exchange to the upstream
+ * leg, once (upstream-router.ts: the key, each attempt, a pool's retries; it
+ * never calls back here). Every answer the caller gets, and the end
+ * (settlement, counters, log hooks), goes through the exchange.
  *
  * Another transport enters through `admit` the same way (a WebSocket upgrade:
  * its context and exchange, then the same stages and the same last check).
@@ -30,12 +31,11 @@ import { clientAddress } from '../controls/client-address.js';
 import { PriceBook } from '../catalog/prices.js';
 import { UnpricedModels } from '../catalog/unpriced-models.js';
 import type { Tracing } from '../telemetry/tracing.js';
-import type { CredentialSecrets } from '../catalog/provider.js';
 import { bodyFollows } from './admission.js';
 import { requestBody } from '../http/h2c.js';
 import { Exchange, type ExitServices } from './exchange.js';
 import { ToolCallKeys } from './mcp/tool-calls.js';
-import { PoolRouter, type Failover } from './pool-router.js';
+import { UpstreamRouter } from './upstream-router.js';
 import { PoolService } from '../vault/pool-service.js';
 import type { Clock } from '../clock.js';
 
@@ -44,18 +44,18 @@ const PREFIX = '/v1/proxy/';
 @injectable()
 export class Gateway implements ProxyHandler {
   private readonly exit: ExitServices;
-  /** A pooled token's requests: which member, and the next one when a member fails (pool-router.ts). */
-  private readonly router: PoolRouter;
+  /** The upstream leg's entry: an admitted exchange goes there once, and everything after is the leg's. */
+  private readonly upstream: UpstreamRouter;
 
   constructor(
     @inject(Symbols.Config) private readonly config: Config,
     @inject(Symbols.Logger) log: Logger,
     @inject(Symbols.Pipeline) private readonly pipeline: Pipeline,
-    @inject(CredentialService) private readonly credentials: CredentialService,
-    @inject(UpstreamProxy) private readonly upstream: UpstreamProxy,
+    @inject(CredentialService) credentials: CredentialService,
+    @inject(UpstreamProxy) proxy: UpstreamProxy,
     @inject(UsageRecorder) usage: UsageRecorder,
     @inject(Metrics) metrics: Metrics,
-    @inject(BufferBudget) private readonly budget: BufferBudget,
+    @inject(BufferBudget) budget: BufferBudget,
     @inject(PriceBook) prices: PriceBook,
     @inject(UnpricedModels) unpriced: UnpricedModels,
     @inject(Symbols.Tracing) private readonly tracing: Tracing,
@@ -63,7 +63,7 @@ export class Gateway implements ProxyHandler {
     @inject(Symbols.Clock) clock: Clock,
   ) {
     this.exit = { log, pipeline, usage, metrics, prices, unpriced, toolKeys: new ToolCallKeys() };
-    this.router = new PoolRouter(config, credentials, pools, metrics, () => clock.now(), budget);
+    this.upstream = new UpstreamRouter(proxy, credentials, budget, config, pools, metrics, () => clock.now());
   }
 
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
@@ -97,7 +97,7 @@ export class Gateway implements ProxyHandler {
     return this.pipeline.access(exchange.ctx);
   }
 
-  /** The gate, then the key, then the upstream leg; a refusal anywhere leaves through the exchange. */
+  /** The gate, then the upstream leg; a refusal anywhere leaves through the exchange. */
   private run(exchange: Exchange): void {
     let passed: void | Promise<void>;
     try {
@@ -106,41 +106,7 @@ export class Gateway implements ProxyHandler {
       exchange.refuse(err);
       return;
     }
-    if (passed) passed.then(() => this.unwrapKey(exchange), (err: unknown) => exchange.refuse(err));
-    else this.unwrapKey(exchange);
-  }
-
-  /** A pooled token's request: each attempt with its member's secrets (the router unwraps them), the body replayed after the first. */
-  private route(exchange: Exchange): void {
-    this.router.route(exchange, (credential, failover, replay) => this.forward(exchange, credential, failover, replay));
-  }
-
-  /** Every secret and plain field of the credential (the provider's signer decides what goes upstream), then forwards. */
-  private unwrapKey(exchange: Exchange): void {
-    if (exchange.ctx.auth!.pool) return this.route(exchange);
-    let credential: CredentialSecrets | Promise<CredentialSecrets>;
-    try {
-      credential = this.credentials.secretsFor(exchange.ctx.auth!.credential);
-    } catch (err) {
-      exchange.refuse(err);
-      return;
-    }
-    if (credential instanceof Promise) credential.then((c) => this.forward(exchange, c), (err: unknown) => exchange.refuse(err));
-    else this.forward(exchange, credential);
-  }
-
-  /** Hands the request to the upstream leg (which tells the exchange it is forwarded). */
-  private forward(exchange: Exchange, credential: CredentialSecrets, failover?: Failover, replay?: Buffer): void {
-    // The caller left while we checked: nothing is forwarded, so nothing counts.
-    if (exchange.gone) {
-      // (A pooled request's later attempt: the exchange ended when the caller left, counted as forwarded.)
-      if (!exchange.ctx.forwarded) exchange.abandon();
-      return;
-    }
-    try {
-      this.upstream.forward({ exchange, provider: exchange.ctx.provider!, credential, body: exchange.ctx.bodyScan, budget: this.budget, ...(failover ? { failover } : {}), ...(replay ? { replay } : {}) });
-    } catch (err) {
-      exchange.refuse(err);
-    }
+    if (passed) passed.then(() => this.upstream.route(exchange), (err: unknown) => exchange.refuse(err));
+    else this.upstream.route(exchange);
   }
 }

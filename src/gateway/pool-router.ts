@@ -1,6 +1,9 @@
 /**
- * A pooled token's request, before the exit: which member it goes to, and the next one when a member fails
- * before any response byte reached the caller (design.md, "Where this round's parts live").
+ * A pooled token's request on the upstream leg: which member it goes to, and the next one when a member fails
+ * before any response byte reached the caller. Envoy's router and its retry state are the model: the gateway
+ * hands the leg the admitted exchange once (upstream-router.ts), each attempt is made there, and a failed one
+ * comes back here from upstream.ts (`retry`); nothing goes back through the gateway, and the caller hears only
+ * through the exchange.
  *
  * Order: the pool's strategy over the members not cooling (`round_robin`: smooth weighted turns, so the
  * spread follows the weights exactly; `ordered`: the listed order; `least_busy`: fewest requests in flight on
@@ -65,8 +68,13 @@ export interface Failover {
   retry(status: number | undefined, retryAfter: string | undefined, timeout: boolean, sentWhole: boolean): boolean;
 }
 
-/** Sends one attempt: the member's credential and secrets, and the body to replay (undefined: the caller's, streamed). */
-export type SendAttempt = (credential: CredentialSecrets, failover: Failover, replay: Buffer | undefined) => void;
+/**
+ * What makes one attempt (upstream-router.ts): the member's secrets, the request built and signed for it and sent,
+ * its answer told to the exchange; `replay` is the body kept from the first attempt (undefined: the caller's, streamed).
+ */
+export interface AttemptMaker {
+  attempt(exchange: Exchange, credential: CredentialSecrets, failover: Failover | undefined, replay: Buffer | undefined): void;
+}
 
 /** Retry-After as ms (seconds or an HTTP date), bounded; undefined when absent or unreadable. */
 export function retryAfterMs(value: string | undefined, now: number): number | undefined {
@@ -91,13 +99,15 @@ export class PoolRouter {
     private readonly now: () => number,
     /** What kept bodies are charged to (the gateway's one budget). */
     readonly budget: BufferBudget,
+    /** The upstream leg's attempts: each member's request is made there, never back through the gateway. */
+    readonly attempts: AttemptMaker,
   ) {}
 
   /** Routes a pooled request: the first member now, the next ones as members fail. */
-  route(exchange: Exchange, send: SendAttempt): void {
+  route(exchange: Exchange): void {
     const pool = exchange.ctx.auth!.pool!;
     this.pools.track(pool.id, exchange.ctx.auth!.credential.orgId, pool.cooling);
-    new PooledRequest(this, exchange, this.plan(pool), send).next();
+    new PooledRequest(this, exchange, this.plan(pool)).next();
   }
 
   /** The members to try, in order, at most KEYWARD_POOL_ATTEMPTS of them. */
@@ -186,7 +196,7 @@ class PooledRequest implements Failover {
   private replayable: boolean;
   private member: Member | undefined;
 
-  constructor(private readonly router: PoolRouter, private readonly exchange: Exchange, private readonly plan: Member[], private readonly send: SendAttempt) {
+  constructor(private readonly router: PoolRouter, private readonly exchange: Exchange, private readonly plan: Member[]) {
     const { ctx, req } = exchange;
     const declared = req.headers['content-length'];
     this.replayable = !ctx.bodyFollows;
@@ -302,7 +312,7 @@ class PooledRequest implements Failover {
       // The first attempt sent streams the caller's body (and keeps it); later ones replay what was kept.
       const replay = this.sends === 0 ? undefined : this.replay;
       this.sends++;
-      this.send(s, this, replay);
+      this.router.attempts.attempt(this.exchange, s, this, replay);
     };
     if (secrets instanceof Promise) secrets.then(go, (err: unknown) => this.unusable(err));
     else go(secrets);

@@ -12,10 +12,13 @@
  * from the config; neither caps a stream's length. A caller who disconnects
  * aborts the upstream request.
  *
- * It answers the caller only through the request's Exchange (exchange.ts, the
- * one exit): its response head, its refusals (unforward), its faults (fail)
- * and its cuts all go there, and the exchange asks the leg, at the end, how
- * the response ended and what usage it reported (UpstreamLeg).
+ * Each call makes one attempt (upstream-router.ts decides the attempts and
+ * their credentials; a pooled request's failed attempt goes to pool-router.ts
+ * through its Failover, before anything of it reaches the caller). It answers
+ * the caller only through the request's Exchange (exchange.ts, the one exit):
+ * its response head (respond), its refusals (unforward), its faults (fail) and
+ * its cuts all go there, and the exchange asks the leg, at the end, how the
+ * response ended and what usage it reported (UpstreamLeg, flight.ts).
  */
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
 import http from '../node-http.js';
@@ -28,18 +31,18 @@ import type { Logger } from '../log.js';
 import { downstreamHeaders, rawHeader, stripKeyParams, upstreamHeaders } from './headers.js';
 import { StreamMasker, maskString } from './masking.js';
 import type { ProviderRegistry } from '../catalog/registry.js';
-import type { OutgoingRequest, Signer, UsageReaderFactory, UsageResponse } from '../catalog/provider.js';
+import type { CredentialSecrets, OutgoingRequest, Signer, UsageReaderFactory, UsageResponse } from '../catalog/provider.js';
 import { credentialWire, outgoingRequest, readWhole, requestTarget, signOverBody, withSignerMasks, type WholeBody } from './outgoing.js';
 import { signerFor, type SignerSettings } from './signers/index.js';
 import { guardedReader, usageReaderFactory } from './usage-scanner.js';
 import { BodyLimiter, decoderFor, flushIdleHead, relay, type ResponseTap } from './relay.js';
 import { listFiltered } from './mcp/tools-list-filter.js';
-import type { Exchange, UpstreamLeg } from './exchange.js';
-import type { ResponseEnd } from './settlement.js';
-import { EVENT_STREAM, Flight, type Forward } from './flight.js';
-import { replayStream } from './pool-router.js';
+import type { Exchange } from './exchange.js';
+import type { BufferBudget } from './buffer-budget.js';
+import { EVENT_STREAM, Flight } from './flight.js';
+import { replayStream, type Failover } from './pool-router.js';
 
-export type { ResponseTap, Forward };
+export type { ResponseTap };
 
 /** What the upstream leg runs for one provider, worked out once at start. */
 interface ProviderRuntime {
@@ -88,11 +91,16 @@ export class UpstreamProxy {
     this.proxy.on('econnreset', () => {});
   }
 
-  forward(f: Forward): void {
-    const { exchange, provider, credential } = f;
+  /**
+   * One attempt: the request built for `credential` and signed, then sent; `failover` and `replay` for a pooled
+   * request's member (its router, and the body kept from the first attempt). `budget`: what a body read whole
+   * for a signer is charged to.
+   */
+  forward(exchange: Exchange, credential: CredentialSecrets, budget: BufferBudget, failover: Failover | undefined, replay: Buffer | undefined): void {
     const { ctx, req } = exchange;
+    const provider = ctx.provider!;
     const runtime = this.runtimes.get(provider.id)!;
-    const flight = new Flight(f, (fl, err) => this.usageFailed(fl, err));
+    const flight = new Flight(exchange, credential, budget, failover, replay);
     this.flights.set(req, flight);
     exchange.forwarded(flight);
 
@@ -111,14 +119,14 @@ export class UpstreamProxy {
     // HTTP/1.1 parser, nghttp2's HTTP/2 checks): only a body without one is counted on its way upstream (a scanned
     // body counts itself; a body read whole for the signer is counted as it is read).
     let body: Readable | undefined;
-    if (f.replay) {
+    if (replay) {
       // A pooled request's next attempt: the bytes the first one read whole (pool-router.ts).
-      body = replayStream(f.replay);
-    } else if (f.body) {
-      const scan = f.body;
+      body = replayStream(replay);
+    } else if (ctx.bodyScan) {
+      const scan = ctx.bodyScan;
       // Read whole already (most scanned bodies): written as they are. Not for a signer that reads the body or a
       // pooled request keeping it for another member: those read it as a stream.
-      const whole = runtime.signer.needsBody || f.failover ? undefined : scan.takeWhole();
+      const whole = runtime.signer.needsBody || failover ? undefined : scan.takeWhole();
       if (whole) {
         body = wholeBody(whole);
       } else {
@@ -176,21 +184,21 @@ export class UpstreamProxy {
 
   /** Reads the body whole, hands the signer the exact bytes, and sends exactly those with their length. */
   private async signWithBody(flight: Flight, signer: Signer, request: OutgoingRequest, source: Readable | IncomingMessage): Promise<void> {
-    const { ctx, req } = flight.forward.exchange;
+    const { ctx, req } = flight.exchange;
     const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
-    const replay = flight.forward.replay;
-    const whole: WholeBody = replay ? { done: Promise.resolve(replay), abort: () => {}, release: () => {} } : readWhole(source, declared, this.config.maxBody, flight.forward.budget, ctx.bufferHolder);
+    const replay = flight.replay;
+    const whole: WholeBody = replay ? { done: Promise.resolve(replay), abort: () => {}, release: () => {} } : readWhole(source, declared, this.config.maxBody, flight.budget, ctx.bufferHolder);
     flight.whole = whole;
     let bytes: Buffer;
     try {
-      bytes = await signOverBody(signer, request, flight.forward.credential, whole, ctx.bodyFollows);
+      bytes = await signOverBody(signer, request, flight.credential, whole, ctx.bodyFollows);
     } catch (err) {
       this.refuseUnsent(flight, err);
       return;
     }
     const sent = replayStream(bytes);
     // Kept for another member (released when the pooled request is done with it), or released once sent.
-    if (replay === undefined && !flight.forward.failover?.keep(bytes, () => whole.release())) sent.once('end', () => whole.release());
+    if (replay === undefined && !flight.failover?.keep(bytes, () => whole.release())) sent.once('end', () => whole.release());
     this.send(flight, request, sent);
   }
 
@@ -199,21 +207,21 @@ export class UpstreamProxy {
     if (flight.overflow || flight.sent) return;
     flight.overflow = true;
     flight.whole?.abort();
-    flight.forward.body?.discard();
+    flight.exchange.ctx.bodyScan?.discard();
     let apiError: ApiError;
     if (err instanceof ApiError) {
       apiError = err;
     } else {
       // A signer is provider code: its message may hold a secret, so only its masked first line is logged.
       const message = maskString(String((err as Error)?.message ?? err).split('\n')[0]!.slice(0, 200), flight.wire?.maskStrings ?? []);
-      this.log.warn({ request_id: flight.forward.exchange.ctx.requestId, provider: flight.forward.provider.id, err: message }, 'provider signer failed');
+      this.log.warn({ request_id: flight.exchange.ctx.requestId, provider: flight.provider.id, err: message }, 'provider signer failed');
       apiError = Errors.upstreamUnreachable();
     }
-    flight.forward.exchange.unforward(apiError);
+    flight.exchange.unforward(apiError);
   }
 
   private send(flight: Flight, request: OutgoingRequest, body: Readable | undefined): void {
-    const { req, res } = flight.forward.exchange;
+    const { req, res } = flight.exchange;
     // The caller left while a signer worked, or the body broke its limit meanwhile.
     if (flight.overflow || res.destroyed) return;
     flight.sent = true;
@@ -237,19 +245,13 @@ export class UpstreamProxy {
         ...(body ? { buffer: body } : {}),
       }, (err: NodeJS.ErrnoException) => this.onError(err, flight));
       // A pooled request's body is kept as it passes (a second reader, after the pipe began), for another member.
-      const failover = flight.forward.failover;
-      if (failover?.captureBody && !flight.forward.replay && !flight.whole) failover.record(body ?? req);
+      const failover = flight.failover;
+      if (failover?.captureBody && !flight.replay && !flight.whole) failover.record(body ?? req);
     } finally {
       req.url = original.url;
       if (h2) delete (req as { headers?: unknown }).headers;
       else req.headers = original.headers;
     }
-  }
-
-  /** A provider file's usage reader threw: its reading stops (the relay never knew), reported once. */
-  usageFailed(flight: Flight, err: unknown): void {
-    flight.usage = undefined;
-    this.log.warn({ provider: flight.forward.provider.id, err: String((err as Error)?.message).slice(0, 200) }, 'usage reader failed');
   }
 
   private watch(proxyReq: ClientRequest, flight: Flight): void {
@@ -269,7 +271,7 @@ export class UpstreamProxy {
   }
 
   private onProxyRes(proxyRes: IncomingMessage, flight: Flight): void {
-    const { exchange, provider } = flight.forward;
+    const { exchange, provider } = flight;
     const { ctx, res } = exchange;
     if (flight.overflow) {
       proxyRes.resume();
@@ -278,12 +280,12 @@ export class UpstreamProxy {
     flight.response = proxyRes;
     const status = proxyRes.statusCode ?? 0;
     // A pooled request whose member failed goes to the next member: nothing of this answer reaches the caller.
-    if (flight.forward.failover?.retry(status, status === 429 || status === 529 ? rawHeader(proxyRes.rawHeaders, 'retry-after') : undefined, false, flight.proxyReq?.writableFinished === true)) {
+    if (flight.failover?.retry(status, status === 429 || status === 529 ? rawHeader(proxyRes.rawHeaders, 'retry-after') : undefined, false, flight.proxyReq?.writableFinished === true)) {
       flight.overflow = true;
       proxyRes.resume();
       return;
     }
-    const masks = withSignerMasks(flight.wire!, this.runtimes.get(provider.id)?.signer.masks?.(flight.forward.credential));
+    const masks = withSignerMasks(flight.wire!, this.runtimes.get(provider.id)?.signer.masks?.(flight.credential));
     ctx.ttfbMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
     // From the raw lines: Node's headers object is built only if a usage reader asks for it.
     const encoding = rawHeader(proxyRes.rawHeaders, 'content-encoding');
@@ -296,20 +298,17 @@ export class UpstreamProxy {
     }
     // A decoded body, or a tools/list answer the filter rewrites, has no true content-length left.
     const headers = downstreamHeaders(proxyRes.rawHeaders, (v) => maskString(v, masks.maskStrings), decoder !== undefined || ctx.toolsListFilter !== undefined);
-    const extraHeaders = exchange.head(status);
-    for (const name in extraHeaders) headers.push(name, extraHeaders[name]!);
     try {
       // The parser lets through statuses writeHead refuses (`HTTP/1.1 099`): a bad gateway, not a throw
       // out of an event handler that would leave the caller waiting forever.
       if (status < 100 || status > 999) throw Object.assign(new Error(`upstream status ${status}`), { code: 'EPROTO' });
-      // The reason phrase is upstream text too: masked like headers and body.
-      res.writeHead(status, maskString(proxyRes.statusMessage ?? '', masks.maskStrings), headers);
+      // Through the exit, with its headers. The reason phrase is upstream text too: masked like headers and body.
+      exchange.respond(status, maskString(proxyRes.statusMessage ?? '', masks.maskStrings), headers);
     } catch (err) {
       proxyRes.destroy();
       this.onError(err as NodeJS.ErrnoException, flight);
       return;
     }
-    ctx.status = status;
     setImmediate(flushIdleHead, res, ctx); // the head goes out with the first body bytes, or alone next turn
     flight.eventStream = EVENT_STREAM.test(rawHeader(proxyRes.rawHeaders, 'content-type') ?? '');
     const masker = listFiltered(new StreamMasker(masks.maskBytes), ctx.toolsListFilter, flight.eventStream);
@@ -330,19 +329,19 @@ export class UpstreamProxy {
 
   /** The provider's usage reader for this response (a provider file's own one guarded: it can never break the relay), then any others. */
   private responseTaps(flight: Flight, response: UsageResponse, foreign: boolean): ResponseTap[] {
-    const answered = flight.forward.exchange.answered;
+    const answered = flight.exchange.answered;
     try {
-      const reader = this.runtimes.get(flight.forward.provider.id)!.usage(response);
-      flight.usage = foreign ? guardedReader(reader, (err) => this.usageFailed(flight, err)) : reader;
+      const reader = this.runtimes.get(flight.provider.id)!.usage(response);
+      flight.usage = foreign ? guardedReader(reader, flight) : reader;
     } catch (err) {
-      this.usageFailed(flight, err);
+      flight.usageFailed(err);
       return answered ? [answered] : [];
     }
     return answered ? [flight.usage, answered] : [flight.usage];
   }
 
   private onError(err: NodeJS.ErrnoException, flight: Flight): void {
-    const { exchange } = flight.forward;
+    const { exchange } = flight;
     const { ctx, res } = exchange;
     if (flight.overflow || res.destroyed || res.writableEnded) return;
     if (res.headersSent) {
@@ -354,7 +353,7 @@ export class UpstreamProxy {
     }
     const timeout = err instanceof IdleTimeout || err.code === 'ECONNECT_TIMEOUT' || err.code === 'ETIMEDOUT';
     // Whether the provider had the whole request (the last body byte handed to the connection): then it may bill it.
-    if (flight.forward.failover?.retry(undefined, undefined, timeout, flight.proxyReq?.writableFinished === true)) {
+    if (flight.failover?.retry(undefined, undefined, timeout, flight.proxyReq?.writableFinished === true)) {
       flight.overflow = true;
       flight.proxyReq?.destroy();
       return;

@@ -244,8 +244,13 @@ export function usageReaderFactory(provider: Provider): UsageReaderFactory {
   return typeof provider.usage === 'function' ? provider.usage : BUILT_IN_READERS[provider.usage];
 }
 
-/** A provider file's own reader, guarded: a throw disables it (reported once through `onFail`) and never reaches the relay. */
-export function guardedReader(reader: UsageReader, onFail: (err: unknown) => void): UsageReader {
+/** Where a usage reader's throw is reported (the upstream leg's attempt, flight.ts): no closure per response. */
+export interface UsageFailures {
+  usageFailed(err: unknown): void;
+}
+
+/** A provider file's own reader, guarded: a throw disables it (reported once to `failures`) and never reaches the relay. */
+export function guardedReader(reader: UsageReader, failures: UsageFailures): UsageReader {
   let failed = false;
   return {
     scan(chunk) {
@@ -254,7 +259,7 @@ export function guardedReader(reader: UsageReader, onFail: (err: unknown) => voi
         reader.scan(chunk);
       } catch (err) {
         failed = true;
-        onFail(err);
+        failures.usageFailed(err);
       }
     },
     end() {
@@ -269,12 +274,12 @@ const count = (n: unknown): number | undefined => (typeof n === 'number' && Numb
  * Ends `reader` and copies its counts into `usage`; anything that is not a count is ignored, a throw reported.
  * Returns whether the reader saw the provider's end-of-message signal (`final`).
  */
-export function applyUsage(usage: TokenUsage, reader: UsageReader, onFail: (err: unknown) => void): boolean {
+export function applyUsage(usage: TokenUsage, reader: UsageReader, failures: UsageFailures): boolean {
   let counts: TokenUsage | undefined;
   try {
     counts = reader.end();
   } catch (err) {
-    onFail(err);
+    failures.usageFailed(err);
     return false;
   }
   if (!counts) return false;

@@ -103,8 +103,9 @@ function pooledRequest(fits: boolean | Promise<boolean>) {
   const router = new PoolRouter(
     { pools: { attempts: 3, retryBodyMax: 1024 } } as never, { secretsFor: () => ({}) } as never, pools as never,
     { poolAttempt() {} } as never, () => 0, { take: () => true, release() {} } as never,
+    { attempt: (_exchange, _credential, failover) => { sends.push(failover!); } },
   );
-  router.route(exchange, (_credential, failover) => { sends.push(failover); });
+  router.route(exchange);
   return { told, failed, sends, exchange };
 }
 

@@ -194,10 +194,10 @@ test('Vertex: Anthropic shape on publishers/anthropic (rawPredict and streamRawP
 
 test('applyUsage carries every count into the request\'s usage, cache writes included; non-counts are ignored', (t) => {
   const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
-  applyUsage(usage, { scan() {}, end: () => ({ inputTokens: 3050, outputTokens: 300, cachedInputTokens: 2000, cacheWriteInputTokens: 1000 }) }, () => t.fail());
+  applyUsage(usage, { scan() {}, end: () => ({ inputTokens: 3050, outputTokens: 300, cachedInputTokens: 2000, cacheWriteInputTokens: 1000 }) }, { usageFailed: () => t.fail() });
   t.deepEqual(usage, ANTHROPIC_EXPECTED);
   const odd: TokenUsage = { inputTokens: 5, outputTokens: 6 };
-  applyUsage(odd, { scan() {}, end: () => ({ inputTokens: -1, outputTokens: 1.5, cacheWriteInputTokens: Number.NaN }) }, () => t.fail());
+  applyUsage(odd, { scan() {}, end: () => ({ inputTokens: -1, outputTokens: 1.5, cacheWriteInputTokens: Number.NaN }) }, { usageFailed: () => t.fail() });
   t.deepEqual(odd, { inputTokens: 5, outputTokens: 6 });
 });
 

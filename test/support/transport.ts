@@ -38,6 +38,8 @@ export interface Answer {
   body: any;
   /** The response ended cleanly (not reset or cut). */
   complete: boolean;
+  /** HTTP/2 only: the code the stream closed with (NGHTTP2_NO_ERROR for a clean end, INTERNAL_ERROR for a cut). */
+  rstCode?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -145,7 +147,7 @@ function sendH2(base: string, o: SendOptions, headers: Record<string, string>, p
     stream.on('error', () => {});
     stream.on('close', () => {
       const text = Buffer.concat(chunks).toString();
-      finish({ status, headers: got, text, body: parse(text), complete: ended && stream.rstCode === http2.constants.NGHTTP2_NO_ERROR });
+      finish({ status, headers: got, text, body: parse(text), complete: ended && stream.rstCode === http2.constants.NGHTTP2_NO_ERROR, rstCode: stream.rstCode });
     });
     if (pieces.length > 0) void writePieces((b) => stream.write(b), () => stream.end(), pieces, o.gapMs ?? 0, () => done || stream.destroyed);
   });

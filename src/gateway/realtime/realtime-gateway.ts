@@ -269,6 +269,8 @@ export class RealtimeGateway {
         exchange.finish();
       },
     }, caller, dialed.socket);
+    // A stage's cut (exchange.ts) ends the session from now on.
+    exchange.session = session;
     const remove = this.sessions.add(session, auth, presentedToken(req.headers, ctx.query, this.s.providers.tokenCarriers, ctx) ?? '');
     this.answers.delete(req);
     session.start();

@@ -109,6 +109,11 @@ export class Session {
     if (this.upstreamOpen) this.shut(this.upstream, 1000, '');
   }
 
+  /** Cut by the exchange (a stage that can no longer hold what the session holds: a lost concurrency slot). */
+  cut(): void {
+    this.close(1011, 'internal error');
+  }
+
   /** The protocol refused or ended on its own (a response the provider started that no hold covers). */
   fail(err: ApiError, code: number, eventId?: string): void {
     this.w.refused(err);

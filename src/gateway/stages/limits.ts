@@ -20,7 +20,7 @@ import type { PriceBook, PriceEntry } from '../../catalog/prices.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
 import type { LimitHold, TokenLimits } from '../../accounting/token-limits.js';
 import { Errors } from '../../errors.js';
-import { responseOf, type RequestContext } from '../context.js';
+import { exitOf, type RequestContext } from '../context.js';
 import { cappedPrice } from '../price-choice.js';
 import type { CoreStage } from '../pipeline.js';
 
@@ -38,8 +38,9 @@ export class ConcurrencyStage implements CoreStage {
   access(ctx: RequestContext): Promise<void> | undefined {
     const max = ctx.auth!.token.scopes.maxConcurrent;
     if (max === undefined) return undefined;
-    // Cut (an unclean end) if the slot's lease is lost: the store may give the slot to another instance.
-    return this.limits.openSlot(ctx.auth!.token.id, max, () => responseOf(ctx).destroy()).then((hold) => {
+    // Cut if the slot's lease is lost (the store may give the slot to another instance): through the exit, so an
+    // HTTP/2 caller gets RST_STREAM INTERNAL_ERROR and an HTTP/1.1 caller a closed connection, never a clean end.
+    return this.limits.openSlot(ctx.auth!.token.id, max, () => exitOf(ctx)?.cut()).then((hold) => {
       ctx.state.set(SLOT, hold);
     });
   }
