@@ -7,9 +7,10 @@
  * nor after the rate limit or quota), its KEYWARD_PLUGIN_CONFIG section failing
  * its TypeBox `configSchema` (naming the field), a `create` that throws.
  *
- * `auth`, `quota` and `budget` are the package's own: only the package folder
- * provides them, and a file of that name in KEYWARD_PLUGINS_DIR (which would
- * silently replace authentication or metering) stops start-up instead.
+ * `auth`, `quota` and `budget` are the core's own (src/gateway/stages/): they
+ * are never looked up in a folder, and a file of that name in
+ * KEYWARD_PLUGINS_DIR (which would silently replace authentication or
+ * metering) stops start-up instead.
  * `budget` is loaded even when KEYWARD_PLUGINS leaves it out (it costs an
  * unbudgeted request nothing, and a budget that was set must hold).
  *
@@ -27,6 +28,9 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { MiddlewarePlugin, PluginHost, PluginModule, StageHooks } from './contracts.js';
 import type { CoreStage } from './pipeline.js';
+import auth from './stages/auth.js';
+import budget from './stages/budget.js';
+import quota from './stages/quota.js';
 
 export class PluginLoadError extends Error {
   constructor(name: string, problem: string, source?: string) {
@@ -48,14 +52,13 @@ interface Found {
   source: string;
 }
 
-async function importPlugin(name: string, dirs: readonly string[], npm: boolean): Promise<Found> {
+async function importPlugin(name: string, dirs: readonly string[]): Promise<Found> {
   for (const dir of dirs) {
     for (const ext of ['.js', '.mjs']) {
       const file = path.join(dir, name + ext);
       if (existsSync(file)) return { exported: (await import(pathToFileURL(file).href)).default, source: file };
     }
   }
-  if (!npm) throw new PluginLoadError(name, `the built-in ${name}.js is missing from ${dirs.join(' or ')}`);
   // Not a file in the folder: an npm module, resolved from the working directory first.
   let specifier = name;
   try {
@@ -158,7 +161,8 @@ async function legacyStage(name: string, { exported, source }: Found, host: Plug
   };
 }
 
-/** Plugins only the package's own folder may provide. */
+/** The core's own stages in the plugin form, never looked up in a folder. */
+const CORE_MODULES: Readonly<Record<string, PluginModule>> = { auth, quota, budget } as Readonly<Record<string, PluginModule>>;
 const CORE_PLUGINS = ['auth', 'quota', 'budget'] as const;
 /** Loaded whether KEYWARD_PLUGINS lists them or not: a budget set on a token or an organisation is always enforced. */
 const ALWAYS = ['budget'] as const;
@@ -196,8 +200,8 @@ function refuseCoreNames(dirs: PluginDirs): void {
 
 /**
  * The configured plugins as stages, in KEYWARD_PLUGINS order (the Pipeline sorts by priority; that order
- * breaks ties). Other plugins are looked up in the configured folder first, then the package's; auth and
- * quota only in the package's.
+ * breaks ties). Other plugins are looked up in the configured folder first, then the package's; auth,
+ * quota and budget are the core's own modules.
  */
 export async function loadPlugins(config: Pick<Config, 'plugins' | 'pluginsDir' | 'builtinPluginsDir' | 'pluginSettings'>, host: PluginHost, log: Logger): Promise<CoreStage[]> {
   const names = [...config.plugins, ...ALWAYS.filter((p) => !config.plugins.includes(p))];
@@ -211,7 +215,7 @@ export async function loadPlugins(config: Pick<Config, 'plugins' | 'pluginsDir' 
   const stages: CoreStage[] = [];
   for (const name of names) {
     const core = (CORE_PLUGINS as readonly string[]).includes(name);
-    const found = await importPlugin(name, core ? [dirs.builtinDir] : searched, !core);
+    const found = core ? { exported: CORE_MODULES[name], source: `src/gateway/stages/${name}.ts` } : await importPlugin(name, searched);
     const section = config.pluginSettings[name];
     if (isModule(found.exported)) {
       stages.push(await moduleStage(name, found, host, section, core));

@@ -32,9 +32,9 @@
  * framing), never content-length: a bodiless request (GET) names nothing to
  * price and is forwarded unreserved; one with a body is never forwarded unread.
  */
-import { Errors, type PluginHost, type PluginModule, type ProxyContext, type SpendReservation } from '../src/gateway/contracts.js';
-import { worstCaseCost } from '../src/catalog/prices.js';
-import { boundOrRefuse, boundScan } from '../src/catalog/spend-bound.js';
+import { Errors, type PluginHost, type PluginModule, type ProxyContext, type SpendReservation } from '../contracts.js';
+import { worstCaseCost } from '../../catalog/prices.js';
+import { boundOrRefuse, boundScan } from '../../catalog/spend-bound.js';
 
 /** The plugin's state key for a request's reservation. */
 const STATE = 'budget';

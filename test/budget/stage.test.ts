@@ -6,7 +6,7 @@
  * what is held covers is made in the same turn (no promise), one that is not waits for the ledger.
  */
 import test from 'ava';
-import budget from '../../plugins/budget.js';
+import budget from '../../src/gateway/stages/budget.js';
 import { ApiError, Errors } from '../../src/errors.js';
 import type { PluginHost, ProxyContext, SpendReservation } from '../../src/gateway/contracts.js';
 import { settledSpend } from '../../src/gateway/settlement.js';

@@ -9,9 +9,9 @@
  * (unknown, mistyped, expired, revoked); the abuse stage, at 1000, counts it
  * against the caller's address. Priority 900: the first stage that checks anything.
  */
-import { Errors, type PluginHost, type PluginModule, type ProxyContext, type ResolvedToken } from '../src/gateway/contracts.js';
-import type { TokenCarriers } from '../src/catalog/registry.js';
-import { presented as presentedWhere, presentedToken, refusal, type Presented } from '../src/catalog/presented-token.js';
+import { Errors, type PluginHost, type PluginModule, type ProxyContext, type ResolvedToken } from '../contracts.js';
+import type { TokenCarriers } from '../../catalog/registry.js';
+import { presented as presentedWhere, presentedToken, refusal, type Presented } from '../../catalog/presented-token.js';
 
 export { presentedToken };
 

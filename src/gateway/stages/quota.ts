@@ -9,7 +9,7 @@
  * `requestUnits`: 1, or an MCP message's forwarded tools/call count (0: it
  * counts none, a batch of three calls counts three).
  */
-import { Errors, GatewayError, type PluginHost, type PluginModule, type ProxyContext } from '../src/gateway/contracts.js';
+import { Errors, GatewayError, type PluginHost, type PluginModule, type ProxyContext } from '../contracts.js';
 
 const quota: PluginModule<ProxyContext> = {
   name: 'quota',
