@@ -6,7 +6,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseTraceSettings, type TraceSettings } from './telemetry/settings.js';
+import { parseTraceSettings, type TraceSettings } from './trace-settings.js';
 import { parseTlsSettings, type TlsSettings } from './tls-settings.js';
 import { cloudEndpoint, federationConfig, type FederationConfig } from './federation-config.js';
 

@@ -48,7 +48,7 @@ import type { KeyWrapper } from './kms/key-wrapper.js';
 import type { Logger } from './log.js';
 import type { Store } from './store/ports.js';
 import { Symbols } from './symbols.js';
-import { Metrics, type CacheStats } from './metrics.js';
+import { Metrics, type CacheStats } from './telemetry/metrics.js';
 import { CredentialService } from './vault/credential-service.js';
 import { Envelope } from './vault/envelope.js';
 import { OrgService } from './vault/org-service.js';
