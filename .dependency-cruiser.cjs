@@ -45,6 +45,13 @@ module.exports = {
     { name: 'api-and-gateway-apart', comment: 'the two request paths share lower layers, not each other', severity: 'error', from: { path: '^src/api/' }, to: { path: '^src/gateway/' } },
     { name: 'gateway-and-api-apart', severity: 'error', from: { path: '^src/gateway/' }, to: { path: '^src/api/' } },
     {
+      name: 'stages-on-top-of-the-gateway',
+      comment: "the core's stages use the gateway's other rooms (mcp, body, admission, spend host, …), never the reverse: what a stage shares lives in the room it is about",
+      severity: 'error',
+      from: { path: '^src/gateway/', pathNot: '^src/gateway/stages/' },
+      to: { path: '^src/gateway/stages/' },
+    },
+    {
       name: 'providers-declare-only',
       comment: 'a provider file is declarative: it may use the catalog contract and foundation, nothing else of src/',
       severity: 'error',

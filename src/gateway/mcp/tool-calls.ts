@@ -9,7 +9,11 @@
 import type { AuditLog } from '../../controls/audit-log.js';
 import type { Metrics } from '../../telemetry/metrics.js';
 import type { RequestContext } from '../context.js';
-import type { ToolCallSink } from '../stages/tools.js';
+
+/** What a forwarded tool call is reported to (metrics, audit), once the request is over: the tools stage's sink. */
+export interface ToolCallSink {
+  toolCalls(ctx: RequestContext, tools: readonly string[]): void;
+}
 
 export function toolCallSink(metrics: Metrics | undefined, audit: AuditLog | undefined): ToolCallSink {
   return {
