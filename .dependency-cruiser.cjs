@@ -1,17 +1,21 @@
 /**
- * Folders point one way (design.md, "Folders that point one way"): a layer may import
- * from its own layer or a lower one, never up, and nothing may form a cycle. Checked in
- * `npm test` (`npm run lint:deps`). Parsed with swc: TypeScript 7 has no JS compiler API
- * dependency-cruiser can load, and type-only imports count as dependencies too.
+ * Folders point one way: the layers below are ordered lowest first, and a layer may import
+ * from its own layer or a lower one, never up, and nothing may form a cycle, so each folder
+ * can be read knowing only what lies below it. Checked in `npm test` (`npm run lint:deps`).
+ * Parsed with swc: TypeScript 7 has no JS compiler API dependency-cruiser can load, and
+ * type-only imports count as dependencies too.
  */
 const LAYERS = [
-  // telemetry/: the tracing port and its OpenTelemetry adapter, generic over what it wraps (no store or KMS import).
-  ['foundation', '^src/(errors|clock|log|config|federation-config|symbols|trace|timeout|private-files|ids|tls-settings|node-http)\.ts$|^src/telemetry/'],
+  // The configuration (every variable parsed here, the OpenTelemetry ones in trace-settings.ts) and what all share.
+  ['foundation', '^src/(errors|clock|log|config|federation-config|symbols|timeout|private-files|ids|tls-settings|trace-settings|node-http)\\.ts$'],
   ['infrastructure', '^src/(store|kms)/'],
+  // telemetry/: the tracing port and its OpenTelemetry adapter, log-trace correlation, Prometheus metrics (which meter
+  // the KeyWrapper port); generic over what they wrap (no store, catalog or service import).
+  ['telemetry', '^src/telemetry/'],
   ['catalog', '^src/catalog/'],
   ['accounting and controls', '^src/(accounting|controls)/'],
   ['vault', '^src/(vault|identity)/'],
-  ['edge', '^src/http/|^src/metrics\\.ts$'],
+  ['edge', '^src/http/'],
   ['request paths', '^src/(gateway|api)/'],
   ['roots', '^src/(container|adapters|main|serve|first-steps|warm-compile-cache)\\.ts$|^src/cli/'],
 ];
@@ -41,6 +45,13 @@ module.exports = {
     { name: 'api-and-gateway-apart', comment: 'the two request paths share lower layers, not each other', severity: 'error', from: { path: '^src/api/' }, to: { path: '^src/gateway/' } },
     { name: 'gateway-and-api-apart', severity: 'error', from: { path: '^src/gateway/' }, to: { path: '^src/api/' } },
     {
+      name: 'stages-on-top-of-the-gateway',
+      comment: "the core's stages use the gateway's other rooms (mcp, body, admission, spend host, …), never the reverse: what a stage shares lives in the room it is about",
+      severity: 'error',
+      from: { path: '^src/gateway/', pathNot: '^src/gateway/stages/' },
+      to: { path: '^src/gateway/stages/' },
+    },
+    {
       name: 'providers-declare-only',
       comment: 'a provider file is declarative: it may use the catalog contract and foundation, nothing else of src/',
       severity: 'error',
@@ -52,7 +63,7 @@ module.exports = {
       comment: 'a middleware plugin sees the stage contract, the catalog and foundation, never the container or services',
       severity: 'error',
       from: { path: '^plugins/' },
-      to: { path: '^src/', pathNot: '^src/gateway/contracts\\.ts$|^src/catalog/|^src/(errors|trace|ids|config)\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/gateway/contracts\\.ts$|^src/catalog/|^src/(errors|ids|config)\\.ts$|^src/telemetry/trace\\.ts$' },
     },
   ],
   options: {

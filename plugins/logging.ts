@@ -6,7 +6,7 @@
  * lowest an operator plugin may take: its line comes after other plugins' logs.
  */
 import type { PluginHost, PluginModule, RequestView } from '../src/gateway/contracts.js';
-import { traceFields } from '../src/trace.js';
+import { traceFields } from '../src/telemetry/trace.js';
 import { formatUsd } from '../src/catalog/money.js';
 
 const logging: PluginModule = {

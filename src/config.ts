@@ -6,7 +6,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseTraceSettings, type TraceSettings } from './telemetry/settings.js';
+import { parseTraceSettings, type TraceSettings } from './trace-settings.js';
 import { parseTlsSettings, type TlsSettings } from './tls-settings.js';
 import { cloudEndpoint, federationConfig, type FederationConfig } from './federation-config.js';
 
@@ -34,7 +34,8 @@ export interface Config extends FederationConfig {
   pluginsDir: string;
   /** The package's own built plugins: searched after pluginsDir, so a team's folder only needs its own files. */
   builtinPluginsDir: string;
-  plugins: readonly string[];
+  /** KEYWARD_PLUGINS: the optional middleware plugins (the core's stages are always on, never listed). */ plugins: readonly string[];
+  /** Core stages an older KEYWARD_PLUGINS names (auth, quota, budget: FORMER_PLUGINS): never loaded, named in one warning. */ pluginsIgnored: readonly string[];
   /** KEYWARD_PLUGIN_CONFIG's file: plugin name → its settings (checked against its configSchema when it loads). Never in PluginConfig. */
   pluginSettings: Readonly<Record<string, unknown>>;
   /** KEYWARD_PRICES's file as parsed: provider id → model or prefix* → price; checked against the loaded providers at start (catalog/price-file.ts). */
@@ -78,7 +79,7 @@ export interface Config extends FederationConfig {
    * spend in every project that identity reaches.
    */
   ambientProjects: readonly string[];
-  /** KEYWARD_QUOTA: `off` is the operator saying, on purpose, that KEYWARD_PLUGINS leaves quota out. */
+  /** KEYWARD_QUOTA: `off` turns the quota stage off, on purpose (the proxy is then not limited per month). */
   quota: 'on' | 'off';
   /** OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT and the standard OTEL_* variables); undefined: off. Holds the exporter's headers: never in PluginConfig. */
   traces: TraceSettings | undefined;
@@ -114,6 +115,9 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/** Core stages that were plugins once (KEYWARD_PLUGINS's old default: `auth,quota,logging`): a list naming them still starts. */
+const FORMER_PLUGINS: readonly string[] = ['auth', 'quota', 'budget'];
 
 const DURATION = /^([1-9][0-9]*)([smhd])$/;
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -258,23 +262,18 @@ export function loadConfig(env: Env = process.env): Config {
     if (!/^[a-z][a-z0-9-]{4,28}[a-z0-9]$/.test(p)) throw new ConfigError('KEYWARD_AMBIENT_PROJECTS', 'a comma-separated list of Google Cloud project ids', p);
   }
 
-  const plugins = (get('KEYWARD_PLUGINS') ?? 'auth,quota,logging').split(',').map((s) => s.trim()).filter(Boolean);
-  for (const p of plugins) {
+  // `none`: no optional plugin at all (the core's stages still run).
+  const listed = get('KEYWARD_PLUGINS') === 'none' ? [] : (get('KEYWARD_PLUGINS') ?? 'logging').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const p of listed) {
     if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/i.test(p)) {
       throw new ConfigError('KEYWARD_PLUGINS', 'a comma-separated list of plugin file or npm module names', p);
     }
   }
-  if (new Set(plugins).size !== plugins.length) {
-    throw new ConfigError('KEYWARD_PLUGINS', 'each plugin named once', plugins.join(','));
+  if (new Set(listed).size !== listed.length) {
+    throw new ConfigError('KEYWARD_PLUGINS', 'each plugin named once', listed.join(','));
   }
-  // Without quota the proxy is unmetered: only when the operator says so with KEYWARD_QUOTA=off, never by a missed name.
-  const quota = oneOf<'on' | 'off'>('KEYWARD_QUOTA', 'on', ['on', 'off']);
-  if (quota === 'on' && !plugins.includes('quota')) {
-    throw new ConfigError('KEYWARD_PLUGINS', 'a list including quota (or KEYWARD_QUOTA=off to run the proxy unmetered on purpose)', plugins.join(','));
-  }
-  if (quota === 'off' && plugins.includes('quota')) {
-    throw new ConfigError('KEYWARD_QUOTA', '`off` only with a KEYWARD_PLUGINS that leaves quota out', quota);
-  }
+  const plugins = listed.filter((p) => !FORMER_PLUGINS.includes(p));
+  const pluginsIgnored = listed.filter((p) => FORMER_PLUGINS.includes(p));
 
   const pluginSettings = readJsonObjectFile('KEYWARD_PLUGIN_CONFIG', get('KEYWARD_PLUGIN_CONFIG'), 'plugin name');
 
@@ -329,6 +328,7 @@ export function loadConfig(env: Env = process.env): Config {
     pluginsDir: existingDir('KEYWARD_PLUGINS_DIR', path.join(packageDist, 'plugins')),
     builtinPluginsDir: path.join(packageDist, 'plugins'),
     plugins: Object.freeze(plugins),
+    pluginsIgnored: Object.freeze(pluginsIgnored),
     pluginSettings,
     priceOverrides: readJsonObjectFile('KEYWARD_PRICES', get('KEYWARD_PRICES'), 'provider id'),
     unpriced: oneOf('KEYWARD_UNPRICED', 'refuse', ['refuse', 'family_max'] as const),
@@ -355,7 +355,7 @@ export function loadConfig(env: Env = process.env): Config {
     authCooldownS: int('KEYWARD_AUTH_COOLDOWN_S', 60, 1, 86_400),
     trustedProxies: int('KEYWARD_TRUSTED_PROXIES', 0, 0, 32),
     metricsToken, metricsPort: get('KEYWARD_METRICS_PORT') === undefined ? undefined : int('KEYWARD_METRICS_PORT', 0, 0, 65535),
-    quota,
+    quota: oneOf('KEYWARD_QUOTA', 'on', ['on', 'off'] as const), // off only when the operator says so: the proxy is then unmetered
     auditRetentionDays: int('KEYWARD_AUDIT_RETENTION_DAYS', 400, 1, 36_500), auditToolCalls: oneOf('KEYWARD_AUDIT_TOOL_CALLS', '0', ['0', '1']) === '1',
     googleTokenUri,
     gceMetadataHost,

@@ -48,18 +48,18 @@ import type { KeyWrapper } from './kms/key-wrapper.js';
 import type { Logger } from './log.js';
 import type { Store } from './store/ports.js';
 import { Symbols } from './symbols.js';
-import { Metrics, type CacheStats } from './metrics.js';
+import { Metrics, type CacheStats } from './telemetry/metrics.js';
 import { CredentialService } from './vault/credential-service.js';
 import { Envelope } from './vault/envelope.js';
 import { OrgService } from './vault/org-service.js';
 import { AdminKeyService } from './vault/admin-key-service.js';
 import { TokenService, type ResolvedToken } from './vault/token-service.js';
 import { ApiError, Errors } from './errors.js';
-import type { PluginHost } from './gateway/contracts.js';
+import type { PluginHost, RequestView } from './gateway/contracts.js';
 import { Gateway } from './gateway/gateway.js';
 import { loadPlugins } from './gateway/plugin-loader.js';
 import { Pipeline } from './gateway/pipeline.js';
-import { pipelineStages } from './gateway/stages/index.js'; import { toolCallSink } from './gateway/mcp/tool-calls.js';
+import { pipelineStages } from './gateway/stages/index.js'; import type { TokenResolver } from './gateway/stages/auth.js'; import { toolCallSink } from './gateway/mcp/tool-calls.js';
 import { BufferBudget } from './gateway/buffer-budget.js';
 import { UpstreamProxy } from './gateway/upstream.js';
 import { RateLimiter } from './accounting/rate-limiter.js';
@@ -184,36 +184,33 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
       ? orgLimits.get(resolved.credential.orgId).then(() => resolved, () => resolved)
       : resolved;
 
-  // One SpendHost for the budget plugin and the realtime sessions' per-response holds: the same ledger and caps.
+  // One SpendHost for the budget stage and the realtime sessions' per-response holds: the same ledger and caps.
   const spending = spendHost(spend, orgLimits, c.resolve(PriceBook));
+  // The org's spend cap is known before the body stage decides to read a body whole; at once when cached, else a promise.
+  const resolveToken: TokenResolver = (presented) => {
+    const resolved = tokens.resolve(presented);
+    return resolved instanceof Promise ? resolved.then(withOrgLimit) : withOrgLimit(resolved);
+  };
+  const auditRefusal = (ctx: RequestView, action: string): void => {
+    void audit.record({ requestId: ctx.requestId, org: ctx.orgId ?? '', actor: ctx.tokenId ?? 'anonymous', action, target: ctx.credentialId ?? '', outcome: 'denied', ip: ctx.ip });
+  };
   const host: PluginHost = {
     errors: Errors,
     GatewayError: ApiError,
     // A copy without secrets: a plugin is someone else's code.
     config: pluginConfig(config),
     logger: log,
-    tokens: {
-      // The org's spend cap is known before the body stage decides to read a body whole; at once when cached, else a promise.
-      resolve: (presented) => {
-        const resolved = tokens.resolve(presented);
-        return resolved instanceof Promise ? resolved.then(withOrgLimit) : withOrgLimit(resolved);
-      },
-    },
-    providers: { keyQueryParams: providers.keyQueryParams, tokenIn: providers.tokenCarriers, toolScan: providers.toolScan, priceFields: providers.priceFields },
-    quota: { reserve: (orgId) => ledger.reserve(orgId), refund: (orgId) => ledger.refund(orgId), releaseAll: () => ledger.releaseAll() },
-    spend: spending,
-    audit: {
-      refused: (ctx, action) => audit.record({ requestId: ctx.requestId, org: ctx.orgId ?? '', actor: ctx.tokenId ?? 'anonymous', action, target: ctx.credentialId ?? '', outcome: 'denied', ip: ctx.ip }),
-    },
+    providers: { keyQueryParams: providers.keyQueryParams },
+    audit: { refused: auditRefusal },
   };
   const plugins = await loadPlugins(config, host, log);
   const budget = new BufferBudget(config.bufferBudget, config.bufferPerToken, config.bufferPerOrg);
   c.register(BufferBudget, { useValue: budget });
   const pipeline = new Pipeline(pipelineStages({
-    config, providers, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, budget, limits: c.resolve(TokenLimits), prices: c.resolve(PriceBook),
-    toolCalls: toolCallSink(c.resolve(Metrics), config.auditToolCalls ? audit : undefined),
+    config, providers, tokens: resolveToken, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, spend: spending, auditRefusal,
+    budget, limits: c.resolve(TokenLimits), prices: c.resolve(PriceBook), toolCalls: toolCallSink(c.resolve(Metrics), config.auditToolCalls ? audit : undefined),
   }, plugins), log);
-  if (!pipeline.has('quota')) log.warn({ plugins: config.plugins }, 'the quota plugin is not configured: proxy requests are not limited');
+  if (!pipeline.has('quota')) log.warn({ quota: config.quota }, 'KEYWARD_QUOTA=off: the quota stage is off, proxy requests are not limited per month');
   c.register(Symbols.Pipeline, { useValue: pipeline });
   const issuer = c.isRegistered(Issuer) ? c.resolve(Issuer) : undefined;
   const ring = c.resolve(SigningKeyRing);
@@ -242,7 +239,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const realtime = new RealtimeGateway({
     config, log, clock: c.resolve(Symbols.Clock), timers: c.resolve<Timers>(Symbols.Timers), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook), unpriced: c.resolve(UnpricedModels),
     usage, metrics, tracing, feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending), tokensPerMinuteLimit(c.resolve(TokenLimits))],
-    refused: (ctx, action) => host.audit.refused(ctx, action), signers,
+    refused: auditRefusal, signers,
   });
   // Generated once from the route table (each route's schemas and docs) and the loaded providers.
   const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)] }));
@@ -281,7 +278,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     container: c,
     router,
     shutdown: () => (closing ??= (async () => {
-      // Leased quota goes back first (the quota plugin's close): another instance may need it while we drain.
+      // Leased quota goes back first (the quota stage's close): another instance may need it while we drain.
       await pipeline.close();
       await server.drain(config.drainS * 1000);
       await ledger.releaseAll();

@@ -5,7 +5,8 @@
  * under the variable its own SDKs read. Every endpoint is https; plain http only on a loopback host
  * (a test's fake), since a Keyward-signed JWT and the tokens it buys travel there.
  */
-import type { Fail } from './telemetry/settings.js';
+/** Throws config.ts's ConfigError for `variable` (config.ts imports this file, so it is handed in). */
+type Fail = (variable: string, accepts: string, got: string) => never;
 
 export interface FederationConfig {
   /**

@@ -3,7 +3,7 @@
  * and validated once at start (a malformed file stops start-up naming the file
  * and the field, provider-check.ts), with KEYWARD_UPSTREAM_<ID> origin overrides
  * applied. It also holds what the gateway derives from all providers at once:
- * where a key may be presented (the auth plugin's token discovery) and every
+ * where a key may be presented (the auth stage's token discovery) and every
  * header and query parameter that can carry one (stripped from every request,
  * whatever its provider), and every provider's prices resolved into one table
  * each (price-data.ts: a `<id>.prices.json` beside its file, or inline; a

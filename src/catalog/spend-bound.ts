@@ -142,7 +142,7 @@ export function requestBound(price: PriceEntry, body: BodyFacts, tools?: ToolsOf
 }
 
 /**
- * What a reader of the worst-case bound asks the body scan for (the budget plugin and tokens_per_minute alike):
+ * What a reader of the worst-case bound asks the body scan for (the budget stage and tokens_per_minute alike):
  * the bound's fields, whatever names or bounds a provider-side tool, and the fields that set a price dimension
  * (`priceFields`), read to the end, media keys outside declarations, and the `tools` elements. One declaration,
  * so both readers' scans ask for the same.

@@ -1,11 +1,13 @@
 /**
  * The two plugin contracts, for plugin authors. A provider is one declarative
  * object (providers/*.ts). A middleware is a stage of one ordered pipeline
- * (Kong's PRIORITY: higher runs first; Envoy's two directions):
+ * (Kong's PRIORITY: higher runs first; Envoy's two directions), where the
+ * core's own stages (src/gateway/stages/, always on, in a fixed order) and the
+ * optional plugins KEYWARD_PLUGINS names meet:
  *
- *   abuse 1000 · auth 900 · route 800 · scopes 700 · body 600 · models 550 ·
- *   operator plugins 500..300 · rate 250 · max_requests 150 · budget 120 · quota 100 ·
- *   admit 0 (the gate: a body a stage must read was read)
+ *   abuse 1000 · auth 900 · route 800 · scopes 700 · body 600 · models 550 · tools 540 ·
+ *   operator plugins 500..300 · rate 250 · concurrency 170 · max_requests 150 · tokens_per_minute 130 ·
+ *   budget 120 · quota 100 · admit 0 (the gate: a body a stage must read was read)
  *
  * `access` runs in that order and may refuse by throwing a GatewayError before
  * anything is sent upstream; when a later stage refuses, or the caller leaves
@@ -30,13 +32,10 @@ export { ApiError as GatewayError, Errors };
 
 export type { CredentialField, HttpMethod, ProviderPlugin, ProviderRoute } from '../catalog/provider.js';
 export type { TokenCarriers } from '../catalog/registry.js';
-import type { TokenCarriers } from '../catalog/registry.js';
-import type { ToolScan } from '../catalog/billed-tools.js';
 export type { ToolScan } from '../catalog/billed-tools.js';
 export type { ResolvedToken } from '../vault/token-service.js';
 export type { ElementsFound, ElementsWanted, FieldValue } from './json-field-scanner.js';
 import type { ProviderPlugin } from '../catalog/provider.js';
-import type { PriceEntry } from '../catalog/prices.js';
 import type { TokenUsage } from '../catalog/provider.js';
 export type { PriceEntry } from '../catalog/prices.js';
 import type { ResolvedToken } from '../vault/token-service.js';
@@ -135,7 +134,7 @@ export interface RequestView {
   readonly state: Map<string, unknown>;
 }
 
-/** The core's own context: what the built-in stages (auth, quota, …) and the upstream leg write. */
+/** The core's own context: what the core's stages (auth, quota, …) and the upstream leg write. */
 export interface ProxyContext extends RequestView {
   /** Set by the auth stage. */
   auth?: ResolvedToken;
@@ -243,7 +242,7 @@ export interface ProxyStage<Ctx extends RequestView = RequestView> {
 
 /**
  * What a plugin's `create` returns: its hooks (name and priority come from the module). `body` here replaces the
- * module's: a `when` that needs the plugin's services (the budget plugin asks the host whether the org has a cap).
+ * module's: a `when` that needs what `create` was handed (the plugin's settings, the host).
  */
 export type StageHooks<Ctx extends RequestView = RequestView> = Pick<ProxyStage<Ctx>, 'access' | 'undo' | 'reattempt' | 'responseHead' | 'log' | 'close' | 'body'>;
 
@@ -260,7 +259,10 @@ export interface PluginModule<Ctx extends RequestView = RequestView, Settings = 
   create(host: PluginHost, config: Settings): StageHooks<Ctx> | Promise<StageHooks<Ctx>>;
 }
 
-/** Services a middleware may use. */
+/**
+ * Services a middleware may use: nothing that resolves a token, takes quota or reserves spend (the core's stages do
+ * that with the core's own services; a plugin is someone else's code).
+ */
 export interface PluginHost {
   /** The contract's errors, for plugins outside this package: `throw host.errors.pathNotAllowed()`. */
   readonly errors: typeof Errors;
@@ -269,73 +271,14 @@ export interface PluginHost {
   /** The settings, without any secret (no admin token, no local keys, no other plugin's configuration). */
   readonly config: PluginConfig;
   readonly logger: Logger;
-  readonly tokens: {
-    /** Resolves a presented proxy token (cache first), or undefined when it is not valid now. */
-    resolve(presented: string): ResolvedToken | undefined | Promise<ResolvedToken | undefined>;
-  };
   readonly providers: {
     /** Every query parameter any provider declares as a key carrier. */
     readonly keyQueryParams: readonly string[];
-    /** Where a proxy token may be presented besides X-Proxy-Token: every loaded provider's `tokenIn`. */
-    readonly tokenIn: TokenCarriers;
-    /** What a body scan reads to see any loaded provider's billed tools (the budget plugin asks for it). */
-    readonly toolScan: ToolScan;
-    /** The body fields any loaded provider's price dimensions are set by (the budget plugin asks for them). */
-    readonly priceFields: readonly string[];
   };
-  readonly quota: {
-    /**
-     * Takes one unit of the organisation's monthly quota and returns what is left; throws (or rejects with)
-     * 429 quota_exceeded when none is left. A number at once when this instance holds units (the usual
-     * case), a promise only when it must lease more from the store.
-     */
-    reserve(orgId: string): number | Promise<number>;
-    /** Gives back a unit `reserve` took for a request that was never forwarded. */
-    refund(orgId: string): void;
-    /** Hands every leased, unused unit back to the store. */
-    releaseAll(): Promise<void>;
-  };
-  /** Spend budgets (the built-in budget plugin): prices, the org's cap, and reservations held like quota leases. */
-  readonly spend: SpendHost;
   readonly audit: {
     /** Records a refusal of this request (aggregated per organisation, action, address and minute; ids only). */
     refused(ctx: RequestView, action: string): void;
   };
-}
-
-/** One request's reservation under its caps: what `SpendHost.reserve` made, for `refund` and `settle`. */
-export interface SpendReservation {
-  readonly micros: number;
-}
-
-export interface SpendHost {
-  /** The price of `model` at `providerId`, or undefined (unpriced). */
-  price(providerId: string, model: string): PriceEntry | undefined;
-  /**
-   * The price of a request under a cap: its model's, in the tiers its price dimensions select (its route, the body
-   * fields its scan read: `priceFields`); undefined when the model has no price and no dimension is set. Throws
-   * 400 price_unknown naming the field and value when a dimension selects a tier the price book does not price.
-   */
-  requestPrice(request: RequestView): PriceEntry | undefined;
-  /** The organisation's monthly cap in µ$ (null: none) if this instance knows it now, else undefined: then call orgLimit. */
-  peekOrgLimit(orgId: string): number | null | undefined;
-  orgLimit(orgId: string): Promise<number | null>;
-  /**
-   * Reserves `micros` under the token's budget (`tokenBudget` µ$, if any) and the org's monthly cap (`orgLimit`, if any),
-   * both or neither; throws 429 budget_exhausted when it does not fit.
-   */
-  reserve(request: { tokenId: string; tokenBudget: number | undefined; orgId: string; orgLimit: number | null }, micros: number): Promise<SpendReservation>;
-  /**
-   * The same reservation made now, from what this instance holds (no store call, no promise), or undefined when it
-   * would have to wait (then call reserve). Never refuses: a reservation that may not fit is reserve's to decide.
-   */
-  reserveNow(request: { tokenId: string; tokenBudget: number | undefined; orgId: string; orgLimit: number | null }, micros: number): SpendReservation | undefined;
-  /** Gives a reservation back whole (the request was not forwarded). */
-  refund(reservation: SpendReservation): void;
-  /** The response is over and cost `actualMicros`: the rest of the reservation goes back. */
-  settle(reservation: SpendReservation, actualMicros: number): void;
-  /** Hands every held amount back to the store (shutdown). */
-  releaseAll(): Promise<void>;
 }
 
 /**

@@ -44,7 +44,7 @@ import { ApiError, toApiError } from '../errors.js';
 import { sendError } from '../http/reply.js';
 import { stopUpload } from '../http/h2c.js';
 import type { Logger } from '../log.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../telemetry/metrics.js';
 import type { UsageEvent, UsageRecorder } from '../accounting/usage-recorder.js';
 import { unpricedUsage, usageCost, type PriceBook } from '../catalog/prices.js';
 import { settlementPrices } from './price-choice.js';

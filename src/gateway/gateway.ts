@@ -26,7 +26,7 @@ import type { Pipeline } from './pipeline.js';
 import { UpstreamProxy } from './upstream.js';
 import { BufferBudget } from './buffer-budget.js';
 import { UsageRecorder } from '../accounting/usage-recorder.js';
-import { Metrics } from '../metrics.js';
+import { Metrics } from '../telemetry/metrics.js';
 import { clientAddress } from '../controls/client-address.js';
 import { PriceBook } from '../catalog/prices.js';
 import { UnpricedModels } from '../catalog/unpriced-models.js';

@@ -1,17 +1,18 @@
 /**
- * Loads the middleware plugins KEYWARD_PLUGINS names: a compiled file in the
- * plugins folder, else an npm module. Each becomes a pipeline stage once, at
- * start; anything wrong stops start-up with one line naming the plugin and its
- * file, never a request (as Traefik's middlewares do): a priority outside
- * 300..500 (an operator plugin may not run before auth or the core's checks,
- * nor after the rate limit or quota), its KEYWARD_PLUGIN_CONFIG section failing
- * its TypeBox `configSchema` (naming the field), a `create` that throws.
+ * Loads the optional middleware plugins KEYWARD_PLUGINS names: a compiled file
+ * in the plugins folder, else an npm module. Each becomes a pipeline stage once,
+ * at start; anything wrong stops start-up with one line naming the plugin and
+ * its file, never a request (as Traefik's middlewares do): a priority outside
+ * 300..500 (a plugin may not run before auth or the core's checks, nor after
+ * the rate limit or quota), its KEYWARD_PLUGIN_CONFIG section failing its
+ * TypeBox `configSchema` (naming the field), a `create` that throws.
  *
- * `auth`, `quota` and `budget` are the package's own: only the package folder
- * provides them, and a file of that name in KEYWARD_PLUGINS_DIR (which would
- * silently replace authentication or metering) stops start-up instead.
- * `budget` is loaded even when KEYWARD_PLUGINS leaves it out (it costs an
- * unbudgeted request nothing, and a budget that was set must hold).
+ * The core's stages (auth, budget, quota and the rest: stages/index.ts) are no
+ * plugins: always on, in their fixed order. KEYWARD_PLUGINS's older values named
+ * auth and quota (and budget); those names are ignored with one warning, so an
+ * older configuration still starts. A file named like one of them in
+ * KEYWARD_PLUGINS_DIR stops start-up: it would never run, and whoever put it
+ * there meant it to replace authentication or metering.
  *
  * The first form (onRequest/onDone) is still loaded, deprecated: operators'
  * existing plugins keep working (onRequest as access at 400, onDone as log),
@@ -48,14 +49,13 @@ interface Found {
   source: string;
 }
 
-async function importPlugin(name: string, dirs: readonly string[], npm: boolean): Promise<Found> {
+async function importPlugin(name: string, dirs: readonly string[]): Promise<Found> {
   for (const dir of dirs) {
     for (const ext of ['.js', '.mjs']) {
       const file = path.join(dir, name + ext);
       if (existsSync(file)) return { exported: (await import(pathToFileURL(file).href)).default, source: file };
     }
   }
-  if (!npm) throw new PluginLoadError(name, `the built-in ${name}.js is missing from ${dirs.join(' or ')}`);
   // Not a file in the folder: an npm module, resolved from the working directory first.
   let specifier = name;
   try {
@@ -98,12 +98,12 @@ function checkBody(name: string, source: string, body: unknown): void {
   }
 }
 
-/** A plugin of the module form: checked, configured, created. `core`: auth or quota (any priority). */
-async function moduleStage(name: string, { exported, source }: Found, host: PluginHost, section: unknown, core: boolean): Promise<CoreStage> {
+/** A plugin of the module form: checked, configured, created. */
+async function moduleStage(name: string, { exported, source }: Found, host: PluginHost, section: unknown): Promise<CoreStage> {
   const mod = exported as PluginModule;
   if (typeof mod.name !== 'string' || mod.name === '') throw new PluginLoadError(name, '`name` must be a non-empty string', source);
   if (typeof mod.priority !== 'number' || !Number.isFinite(mod.priority)) throw new PluginLoadError(name, '`priority` must be a number', source);
-  if (!core && (mod.priority < OPERATOR_PRIORITIES.min || mod.priority > OPERATOR_PRIORITIES.max)) {
+  if (mod.priority < OPERATOR_PRIORITIES.min || mod.priority > OPERATOR_PRIORITIES.max) {
     throw new PluginLoadError(name, `priority ${mod.priority} is outside ${OPERATOR_PRIORITIES.min}..${OPERATOR_PRIORITIES.max} (a plugin runs after auth and the core's checks, and before the rate limit and quota)`, source);
   }
   checkBody(name, source, mod.body);
@@ -158,10 +158,8 @@ async function legacyStage(name: string, { exported, source }: Found, host: Plug
   };
 }
 
-/** Plugins only the package's own folder may provide. */
-const CORE_PLUGINS = ['auth', 'quota', 'budget'] as const;
-/** Loaded whether KEYWARD_PLUGINS lists them or not: a budget set on a token or an organisation is always enforced. */
-const ALWAYS = ['budget'] as const;
+/** Core stages that were plugins once: never loaded from a file (stages/auth.ts, budget.ts, quota.ts are the core's). */
+const CORE_STAGES = ['auth', 'quota', 'budget'] as const;
 
 /** Where plugins come from: the operator's folder (KEYWARD_PLUGINS_DIR) and the package's built-in one. */
 export interface PluginDirs {
@@ -177,7 +175,7 @@ const sameDir = (a: string, b: string): boolean => {
   }
 };
 
-/** Refuses an operator's folder holding `auth` or `quota` (any case: some file systems ignore it), listed or not. */
+/** Refuses an operator's folder holding `auth`, `quota` or `budget` (any case: some file systems ignore it), listed or not. */
 function refuseCoreNames(dirs: PluginDirs): void {
   if (sameDir(dirs.dir, dirs.builtinDir)) return;
   let files: string[];
@@ -188,21 +186,23 @@ function refuseCoreNames(dirs: PluginDirs): void {
   }
   for (const f of files.sort()) {
     const m = /^(.*)\.(m?js)$/i.exec(f);
-    if (m && (CORE_PLUGINS as readonly string[]).includes(m[1]!.toLowerCase())) {
-      throw new PluginLoadError(m[1]!.toLowerCase(), `KEYWARD_PLUGINS_DIR holds ${path.join(dirs.dir, f)}, which would replace the built-in ${m[1]!.toLowerCase()}; rename or remove it (the built-in one is always used)`);
+    if (m && (CORE_STAGES as readonly string[]).includes(m[1]!.toLowerCase())) {
+      throw new PluginLoadError(m[1]!.toLowerCase(), `KEYWARD_PLUGINS_DIR holds ${path.join(dirs.dir, f)}, named like the core stage ${m[1]!.toLowerCase()}, which is always on and which no plugin replaces; rename or remove it`);
     }
   }
 }
 
 /**
  * The configured plugins as stages, in KEYWARD_PLUGINS order (the Pipeline sorts by priority; that order
- * breaks ties). Other plugins are looked up in the configured folder first, then the package's; auth and
- * quota only in the package's.
+ * breaks ties), each looked up in the configured folder first, then the package's.
  */
-export async function loadPlugins(config: Pick<Config, 'plugins' | 'pluginsDir' | 'builtinPluginsDir' | 'pluginSettings'>, host: PluginHost, log: Logger): Promise<CoreStage[]> {
-  const names = [...config.plugins, ...ALWAYS.filter((p) => !config.plugins.includes(p))];
-  if (!names.includes('auth')) throw new PluginLoadError('auth', 'KEYWARD_PLUGINS must include auth: the proxy never runs unauthenticated');
+export async function loadPlugins(config: Pick<Config, 'plugins' | 'pluginsIgnored' | 'pluginsDir' | 'builtinPluginsDir' | 'pluginSettings'>, host: PluginHost, log: Logger): Promise<CoreStage[]> {
+  const names = config.plugins;
+  if (config.pluginsIgnored.length > 0) {
+    log.warn({ ignored: config.pluginsIgnored, plugins: names }, `KEYWARD_PLUGINS names ${config.pluginsIgnored.join(', ')}: core stages, always on and not configured there; ignored (list optional plugins only, such as logging)`);
+  }
   for (const configured of Object.keys(config.pluginSettings)) {
+    if ((CORE_STAGES as readonly string[]).includes(configured)) throw new PluginLoadError(configured, 'KEYWARD_PLUGIN_CONFIG configures it, but it is a core stage, which takes no plugin settings');
     if (!names.includes(configured)) throw new PluginLoadError(configured, 'KEYWARD_PLUGIN_CONFIG configures it, but KEYWARD_PLUGINS does not list it');
   }
   const dirs = { dir: config.pluginsDir, builtinDir: config.builtinPluginsDir };
@@ -210,11 +210,10 @@ export async function loadPlugins(config: Pick<Config, 'plugins' | 'pluginsDir' 
   const searched = [...new Set([dirs.dir, dirs.builtinDir])];
   const stages: CoreStage[] = [];
   for (const name of names) {
-    const core = (CORE_PLUGINS as readonly string[]).includes(name);
-    const found = await importPlugin(name, core ? [dirs.builtinDir] : searched, !core);
+    const found = await importPlugin(name, searched);
     const section = config.pluginSettings[name];
     if (isModule(found.exported)) {
-      stages.push(await moduleStage(name, found, host, section, core));
+      stages.push(await moduleStage(name, found, host, section));
       continue;
     }
     if (section !== undefined) throw new PluginLoadError(name, 'KEYWARD_PLUGIN_CONFIG configures it, but it has the first (onRequest/onDone) form, which takes no configuration', found.source);

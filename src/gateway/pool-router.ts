@@ -34,7 +34,7 @@
 import { Readable } from 'node:stream';
 import type { Config } from '../config.js';
 import { Errors, type ApiError } from '../errors.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../telemetry/metrics.js';
 import type { CredentialSecrets } from '../catalog/provider.js';
 import type { CredentialService } from '../vault/credential-service.js';
 import type { PoolService, Outcome } from '../vault/pool-service.js';

@@ -2,7 +2,7 @@
  * A request's price dimensions as the core reads them (catalog/price-dimensions.ts): from its provider's
  * declarations, the route it matched and the body fields its scan read; and its price under a cap, where a
  * dimension the price book does not price is refused (400 price_unknown) before anything is sent. One
- * function for every cap (the budget plugin through its host, tokens_per_minute), so they refuse alike.
+ * function for every cap (the budget stage through its SpendHost, tokens_per_minute), so they refuse alike.
  */
 import { Errors } from '../errors.js';
 import { priceAt, priceUnknownMessage, reportedDimensions, requestDimensions, unpricedChoice, type DimensionChoice } from '../catalog/price-dimensions.js';

@@ -7,7 +7,7 @@
  * into the gateway, and the caller hears only through the exchange (its refusals, faults, head and cuts).
  */
 import type { Config } from '../config.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../telemetry/metrics.js';
 import type { CredentialSecrets } from '../catalog/provider.js';
 import type { CredentialService } from '../vault/credential-service.js';
 import type { PoolService } from '../vault/pool-service.js';

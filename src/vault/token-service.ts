@@ -38,7 +38,7 @@ export interface ResolvedPool {
   cooling: Readonly<Record<string, number>>;
 }
 
-/** What the auth plugin resolves a proxy token to. */
+/** What the auth stage resolves a proxy token to. */
 export interface ResolvedToken {
   token: TokenRecord;
   /** The credential whose key is used: a pooled token's first member here, then the member each attempt goes to. */

@@ -94,10 +94,9 @@ test('every configuration variable with a wrong value: exit ≠ 0 and one stderr
     [{ KEYWARD_UPSTREAM_OPENIA: 'http://127.0.0.1:9' }, 'KEYWARD_UPSTREAM_OPENIA'], // a typo for a provider
     [{ KEYWARD_PROVIDERS_DIR: '/nonexistent/providers' }, 'KEYWARD_PROVIDERS_DIR'], [{ KEYWARD_PROVIDERS_DIR: aFile }, 'KEYWARD_PROVIDERS_DIR'],
     [{ KEYWARD_PLUGINS_DIR: '/nonexistent/plugins' }, 'KEYWARD_PLUGINS_DIR'],
-    [{ KEYWARD_PLUGINS: 'auth,no-such-plugin' }, 'KEYWARD_PLUGINS'], [{ KEYWARD_PLUGINS: 'quota,logging' }, 'KEYWARD_PLUGINS'],
-    [{ KEYWARD_PLUGINS: 'auth,auth' }, 'KEYWARD_PLUGINS'], [{ KEYWARD_PLUGINS: 'auth,../../etc/x' }, 'KEYWARD_PLUGINS'],
-    [{ KEYWARD_PLUGINS: 'auth,logging' }, 'KEYWARD_PLUGINS'], // no quota, and not KEYWARD_QUOTA=off
-    [{ KEYWARD_QUOTA: 'maybe' }, 'KEYWARD_QUOTA'], [{ KEYWARD_QUOTA: 'off' }, 'KEYWARD_QUOTA'], // off, yet quota is listed
+    [{ KEYWARD_PLUGINS: 'logging,no-such-plugin' }, 'KEYWARD_PLUGINS'],
+    [{ KEYWARD_PLUGINS: 'logging,logging' }, 'KEYWARD_PLUGINS'], [{ KEYWARD_PLUGINS: 'auth,auth' }, 'KEYWARD_PLUGINS'], [{ KEYWARD_PLUGINS: 'logging,../../etc/x' }, 'KEYWARD_PLUGINS'],
+    [{ KEYWARD_QUOTA: 'maybe' }, 'KEYWARD_QUOTA'], [{ KEYWARD_QUOTA: 'OFF' }, 'KEYWARD_QUOTA'],
     [{ KEYWARD_PLUGINS_DIR: strayAuth }, path.join(strayAuth, 'auth.js')],
     [{ KEYWARD_FREE_CREDENTIALS: '0' }, 'KEYWARD_FREE_CREDENTIALS'], [{ KEYWARD_FREE_CREDENTIALS: 'ten' }, 'KEYWARD_FREE_CREDENTIALS'],
     [{ KEYWARD_FREE_PROXY_REQUESTS: '0' }, 'KEYWARD_FREE_PROXY_REQUESTS'], [{ KEYWARD_FREE_PROXY_REQUESTS: '1e3' }, 'KEYWARD_FREE_PROXY_REQUESTS'],
@@ -146,7 +145,7 @@ test('the good values next to the bad ones start: a control, so the refusals abo
     env: {
       PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', KEYWARD_DATA_DIR: dataDir, KEYWARD_LOCAL_KEK: KEK, KEYWARD_LOCAL_KEK_PREVIOUS: randomBytes(32).toString('base64'),
       KEYWARD_ADMIN_TOKEN: 'a-long-enough-admin-token', KEYWARD_UPSTREAM_OPENAI: 'http://127.0.0.1:9', KEYWARD_PROVIDERS_DIR: path.join(ROOT, 'dist/providers'),
-      KEYWARD_PLUGINS_DIR: path.join(ROOT, 'dist/plugins'), KEYWARD_PLUGINS: 'auth,quota,logging', KEYWARD_QUOTA: 'on', KEYWARD_FREE_CREDENTIALS: '1', KEYWARD_FREE_PROXY_REQUESTS: '1',
+      KEYWARD_PLUGINS_DIR: path.join(ROOT, 'dist/plugins'), KEYWARD_PLUGINS: 'logging', KEYWARD_QUOTA: 'on', KEYWARD_FREE_CREDENTIALS: '1', KEYWARD_FREE_PROXY_REQUESTS: '1',
       KEYWARD_MAX_TTL: '1h', KEYWARD_MAX_BODY: '1kb', KEYWARD_HEADERS_TIMEOUT_MS: '1000', KEYWARD_BODY_TIMEOUT_MS: '1000', KEYWARD_UPSTREAM_CONNECT_TIMEOUT_MS: '1',
       KEYWARD_UPSTREAM_IDLE_TIMEOUT_MS: '1', KEYWARD_DRAIN_S: '0', KEYWARD_LOG_LEVEL: 'info', KEYWARD_ADMIN_RATE: '1', KEYWARD_AUTH_FAILURES: '1', KEYWARD_AUTH_COOLDOWN_S: '1',
       GOOGLE_CLOUD_PROJECT: 'my-project-123', FIRESTORE_EMULATOR_HOST: '127.0.0.1:8085', KEYWARD_KMS_ENDPOINT: '127.0.0.1:9',

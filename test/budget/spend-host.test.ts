@@ -1,5 +1,5 @@
 /**
- * The reservation a budget plugin holds (src/gateway/spend-host.ts) is an opaque token: its amount can be read,
+ * The reservation the budget stage holds (src/gateway/spend-host.ts) is an opaque token: its amount can be read,
  * not changed; the ledger's hold it stands for is given back once, whichever of refund and settle comes first;
  * and an object the host did not make gives nothing back. A plugin cannot add money to a counter.
  */

@@ -22,8 +22,9 @@ function* sources(dir: string): Generator<string> {
 
 test('every action recorded in src/ and plugins/ is on the one list, and the list has no stray entry', (t) => {
   const used = new Set<string>();
-  // `action: 'x.y'` (records, routes), audited(…, 'x.y', …) (the CLI), renameCommand(…, 'x.y', …), refused(ctx, 'x.y') (plugins).
-  const patterns = [/\baction: '([a-z_]+\.[a-z_]+)'/g, /\baudited\([^)]*?'([a-z_]+\.[a-z_]+)'/g, /\brenameCommand\([^)]*?'([a-z_]+\.[a-z_]+)'/g, /\brefused\(ctx, '([a-z_]+\.[a-z_]+)'\)/g];
+  // `action: 'x.y'` (records, routes), audited(…, 'x.y', …) (the CLI), renameCommand(…, 'x.y', …), refused(ctx, 'x.y')
+  // (plugins, the realtime path), auditRefusal(ctx, 'x.y') (the core's stages).
+  const patterns = [/\baction: '([a-z_]+\.[a-z_]+)'/g, /\baudited\([^)]*?'([a-z_]+\.[a-z_]+)'/g, /\brenameCommand\([^)]*?'([a-z_]+\.[a-z_]+)'/g, /\b(?:refused|auditRefusal)\(ctx, '([a-z_]+\.[a-z_]+)'\)/g];
   for (const root of ['src', 'plugins']) {
     for (const file of sources(path.join(ROOT, root))) {
       const text = readFileSync(file, 'utf8');

@@ -31,7 +31,7 @@ async function gate(t: import('ava').ExecutionContext) {
       KEYWARD_PROVIDERS_DIR: providersDir(t, ['priced']),
       KEYWARD_UPSTREAM_PRICED: up.url,
       KEYWARD_PLUGINS_DIR: pluginsDir(t, ['tier', 'latecap']),
-      KEYWARD_PLUGINS: 'auth,quota,logging,tier,latecap',
+      KEYWARD_PLUGINS: 'logging,tier,latecap',
     },
   });
   const org = await createOrg(app, 'gate');

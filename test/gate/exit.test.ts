@@ -48,7 +48,7 @@ async function exitFixture(t: ExecutionContext) {
       KEYWARD_UPSTREAM_SIGNY: fake.url,
       KEYWARD_UPSTREAM_ANTHROPIC: `http://127.0.0.1:${deadPort}`,
       KEYWARD_PLUGINS_DIR: plugins,
-      KEYWARD_PLUGINS: 'auth,quota,logging,stamp',
+      KEYWARD_PLUGINS: 'logging,stamp',
       KEYWARD_MAX_BODY: '4kb',
     },
   });

@@ -95,7 +95,7 @@ const eventually = (check: () => boolean | Promise<boolean>): Promise<void> => w
 
 test('plugins run by priority whatever KEYWARD_PLUGINS order; equal priorities keep the listed order', async (t) => {
   const dir = pluginsDir(t, { late: recorder('late', 350), peer2: recorder('peer2', 400), peer1: recorder('peer1', 400), early: recorder('early', 450) });
-  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'late,peer2,quota,auth,peer1,early,logging' } });
+  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'late,peer2,peer1,early,logging' } });
   const r = await request(s.url, 'POST', { 'x-proxy-token': s.token }, CHAT());
   t.is(r.status, 200);
   await eventually(() => hooks(s).filter((h) => h.endsWith('.log')).length === 4);
@@ -106,7 +106,7 @@ test('plugins run by priority whatever KEYWARD_PLUGINS order; equal priorities k
 test('a later refusal: the stages that ran undo in reverse order, the refuser and those after it do not; nothing counts', async (t) => {
   const refuse = "access() { throw new host.GatewayError(403, 'permission', 'refused_here', 'No.'); },";
   const dir = pluginsDir(t, { first: recorder('first', 450), second: recorder('second', 400), refuser: recorder('refuser', 350, refuse), after: recorder('after', 300) });
-  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'auth,after,refuser,second,first,quota' } });
+  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'after,refuser,second,first' } });
   const r = await request(s.url, 'POST', { 'x-proxy-token': s.token }, CHAT());
   t.is(r.status, 403);
   t.is(r.body.error.code, 'refused_here');
@@ -129,7 +129,7 @@ test.serial('a caller who leaves before forwarding: every stage that ran gives b
       },`;
   const dir = pluginsDir(t, { stall: recorder('stall', 300, stall) });
   // One of everything: a unit that is not given back makes the second request a 429.
-  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'auth,stall,quota,logging', KEYWARD_FREE_PROXY_REQUESTS: '1' } }, { max_requests: 1, rate_limit: 1 });
+  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'stall,logging', KEYWARD_FREE_PROXY_REQUESTS: '1' } }, { max_requests: 1, rate_limit: 1 });
   let entered!: () => void;
   let release!: () => void;
   const inside = new Promise<void>((r) => (entered = r));
@@ -168,7 +168,7 @@ test('responseHead adds headers to a proxied response and to a refusal; a header
   },
 };`;
   const framing = "export default { name: 'framing', priority: 450, create() { return { responseHead(ctx, head) { head.setHeader('content-length', '1'); } }; } };";
-  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, { stamp, framing }), KEYWARD_PLUGINS: 'auth,framing,stamp,quota,logging' } });
+  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, { stamp, framing }), KEYWARD_PLUGINS: 'framing,stamp,logging' } });
   const ok = await request(s.url, 'POST', { 'x-proxy-token': s.token }, CHAT());
   t.is(ok.status, 200);
   t.is(ok.body.object, 'chat.completion', 'the body is whole: the stage did not change its length');
@@ -210,7 +210,7 @@ function configFile(t: ExecutionContext, content: unknown): string {
 
 test('a plugin that declares body.fields gets the body\'s model, for a token with no models scope', async (t) => {
   const dir = pluginsDir(t, { modelguard: MODEL_GUARD });
-  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'auth,modelguard,quota,logging', KEYWARD_PLUGIN_CONFIG: configFile(t, { modelguard: { deny: ['gpt-denied'] } }) } });
+  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'modelguard,logging', KEYWARD_PLUGIN_CONFIG: configFile(t, { modelguard: { deny: ['gpt-denied'] } }) } });
   const ok = await request(s.url, 'POST', { 'x-proxy-token': s.token }, CHAT('gpt-test'));
   t.is(ok.status, 200);
   t.is(s.fake.received.at(-1)!.body, CHAT('gpt-test'), 'the scanned body reaches the provider byte for byte');
@@ -232,7 +232,7 @@ test('a plugin that declares body.fields gets the body\'s model, for a token wit
 test('KEYWARD_PLUGIN_CONFIG: a section failing the plugin\'s schema stops start-up naming the file and the field, never the value', async (t) => {
   const dir = pluginsDir(t, { modelguard: MODEL_GUARD });
   const file = path.join(dir, 'modelguard.js');
-  const start = (config: string | undefined) => startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'auth,modelguard,quota', ...(config ? { KEYWARD_PLUGIN_CONFIG: config } : {}) } });
+  const start = (config: string | undefined) => startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'modelguard', ...(config ? { KEYWARD_PLUGIN_CONFIG: config } : {}) } });
   const wrongType = await t.throwsAsync(start(configFile(t, { modelguard: { deny: ['gpt-x', 7] } })));
   t.true(wrongType?.message.includes(file), wrongType?.message);
   t.regex(wrongType?.message ?? '', /KEYWARD_PLUGIN_CONFIG "modelguard"\/deny\/1: Expected string/);
@@ -257,13 +257,13 @@ test('KEYWARD_PLUGIN_CONFIG: a section failing the plugin\'s schema stops start-
 test('an operator plugin\'s priority outside 300..500 stops start-up naming its file', async (t) => {
   for (const [name, priority] of [['tooearly', '650'], ['beforeauth', '950'], ['afterquota', '50'], ['beside-rate', '299'], ['notanumber', "'high'"]] as const) {
     const dir = pluginsDir(t, { [name]: `export default { name: '${name}', priority: ${priority}, create() { return { access() {} }; } };` });
-    const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: `auth,${name},quota` } }), undefined, name);
+    const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: name } }), undefined, name);
     t.true(err?.message.includes(path.join(dir, `${name}.js`)), `${name}: ${err?.message}`);
     t.regex(err?.message ?? '', name === 'notanumber' ? /`priority` must be a number/ : new RegExp(`priority ${priority} is outside 300\\.\\.500`), name);
   }
   // The bounds themselves are allowed.
   const edges = pluginsDir(t, { low: recorder('low', 300), high: recorder('high', 500) });
-  await t.notThrowsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: edges, KEYWARD_PLUGINS: 'auth,low,high,quota' } }));
+  await t.notThrowsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: edges, KEYWARD_PLUGINS: 'low,high' } }));
 });
 
 test('the first form (onRequest/onDone) still loads, deprecated: onRequest as access at priority 400, onDone as log', async (t) => {
@@ -274,12 +274,12 @@ test('the first form (onRequest/onDone) still loads, deprecated: onRequest as ac
   onDone(ctx) { this.host.logger.info({ stage: 'oldstyle', hook: 'log' }, 'stage hook'); }
 }`;
   const dir = pluginsDir(t, { oldstyle, above: recorder('above', 450), below: recorder('below', 350) });
-  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'auth,below,oldstyle,above,quota' } });
+  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'below,oldstyle,above' } });
   t.true(s.app.logs.some((l) => l.severity === 'WARNING' && String(l.message).includes('oldstyle has the deprecated onRequest/onDone form')), 'a warning at start-up');
   t.is((await request(s.url, 'POST', { 'x-proxy-token': s.token }, CHAT())).status, 200);
   await eventually(() => hooks(s).filter((h) => h.endsWith('.log')).length === 3);
   t.deepEqual(hooks(s), ['above.access', 'oldstyle.access', 'below.access', 'above.log', 'oldstyle.log', 'below.log']);
   // It takes no configuration: a section for it is refused.
-  const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'auth,oldstyle,quota', KEYWARD_PLUGIN_CONFIG: configFile(t, { oldstyle: {} }) } }));
+  const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'oldstyle', KEYWARD_PLUGIN_CONFIG: configFile(t, { oldstyle: {} }) } }));
   t.regex(err?.message ?? '', /oldstyle.*first \(onRequest\/onDone\) form, which takes no configuration/);
 });

@@ -2,8 +2,9 @@
  * Plugins added with no code change: a provider file dropped into
  * KEYWARD_PROVIDERS_DIR and a middleware file in KEYWARD_PLUGINS_DIR named in
  * KEYWARD_PLUGINS (sources in test/support/plugins/, plain ESM). Bad files or
- * bad plugin configuration stop start-up; the core runs auth first and quota
- * last whatever order is listed; a failing onDone never touches a response.
+ * bad plugin configuration stop start-up; the core's stages (auth first, quota
+ * last) are always on whatever KEYWARD_PLUGINS says, and an older list naming
+ * them still starts; a failing onDone never touches a response.
  *
  * The IP allow-list plugin reads ACME_ALLOWED_IPS from process.env in its
  * constructor, so the tests that set it run serially.
@@ -17,6 +18,8 @@ import { ADMIN_TOKEN, api, createCredential, createOrg, mintToken, ROOT, spawnSe
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { pluginConfig, type Config } from '../../src/config.js';
 import { quiet } from '../support/wait.js';
+import { Symbols } from '../../src/symbols.js';
+import type { Pipeline } from '../../src/gateway/pipeline.js';
 
 const EXAMPLES = path.join(ROOT, 'test/support/plugins');
 const BUILT_PROVIDERS = path.join(ROOT, 'dist/providers');
@@ -171,7 +174,7 @@ test('the built server exits non-zero at start-up on a malformed provider file, 
 });
 
 test.serial('an added middleware file works with no code change: an IP allow-list that lets 127.0.0.1 through', async (t) => {
-  const s = await gateway(t, { ips: '10.1.2.3, 127.0.0.1', env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['ipallow']), KEYWARD_PLUGINS: 'auth,ipallow,quota,logging' } });
+  const s = await gateway(t, { ips: '10.1.2.3, 127.0.0.1', env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['ipallow']), KEYWARD_PLUGINS: 'ipallow,logging' } });
   const r = await post(s.url, { 'x-proxy-token': s.token });
   t.is(r.status, 200);
   t.is(s.fake.received.length, 1);
@@ -181,7 +184,7 @@ test.serial('an added middleware file works with no code change: an IP allow-lis
 });
 
 test.serial('the IP allow-list refuses an address it does not list: 403 ip_not_allowed, nothing forwarded, nothing counted', async (t) => {
-  const s = await gateway(t, { ips: '10.1.2.3', env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['ipallow']), KEYWARD_PLUGINS: 'auth,ipallow,quota,logging' } });
+  const s = await gateway(t, { ips: '10.1.2.3', env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['ipallow']), KEYWARD_PLUGINS: 'ipallow,logging' } });
   for (let i = 0; i < 3; i++) {
     const r = await post(s.url, { 'x-proxy-token': s.token });
     t.is(r.status, 403);
@@ -198,9 +201,14 @@ test.serial('the IP allow-list refuses an address it does not list: 403 ip_not_a
   t.is(await used(s), 0);
 });
 
-test.serial('auth runs first and quota last whatever order KEYWARD_PLUGINS lists them in', async (t) => {
+test.serial('auth runs first and quota last whatever KEYWARD_PLUGINS lists; an older list naming them, in any order, starts with one warning', async (t) => {
+  // The value an older configuration may hold: the core's auth and quota named among the plugins, out of order.
   const env = { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['ipallow', 'probe']), KEYWARD_PLUGINS: 'quota,probe,ipallow,auth,logging' };
   const refused = await gateway(t, { ips: '10.1.2.3', env });
+  const warnings = refused.app.logs.filter((l) => /^KEYWARD_PLUGINS names /.test(String(l.message)));
+  t.is(warnings.length, 1, 'one warning line');
+  t.regex(String(warnings[0]?.message), /^KEYWARD_PLUGINS names quota, auth: core stages, always on and not configured there; ignored/);
+  t.deepEqual(refused.app.config.plugins, ['probe', 'ipallow', 'logging'], 'the optional plugins only');
   const r = await post(refused.url, { 'x-proxy-token': refused.token });
   t.is(r.status, 403);
   t.is(r.body.error.code, 'ip_not_allowed');
@@ -222,60 +230,81 @@ test.serial('auth runs first and quota last whatever order KEYWARD_PLUGINS lists
     { hook: 'access', auth: true, quota: false, forwarded: false, raw: false },
     { hook: 'log', status: 200, forwarded: true },
   ]);
+  // The same plugins listed as they are now (optional ones only): the same order, and no warning.
+  const current = await gateway(t, { ips: '127.0.0.1', env: { ...env, KEYWARD_PLUGINS: 'probe,ipallow,logging' } });
+  t.is((await post(current.url, { 'x-proxy-token': current.token })).status, 200);
+  t.deepEqual(current.app.logs.filter((l) => l.message === 'probe').map((l) => (l as any).probe), okProbes);
+  t.false(current.app.logs.some((l) => /^KEYWARD_PLUGINS names /.test(String(l.message))));
 });
 
 test.serial('a middleware that rejects its configuration stops start-up, naming the plugin and the problem', async (t) => {
   const dir = pluginsDir(t, ['ipallow']);
-  const missing = await withEnv({ ACME_ALLOWED_IPS: undefined }, () => t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'auth,ipallow,quota,logging' } })));
+  const missing = await withEnv({ ACME_ALLOWED_IPS: undefined }, () => t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'ipallow,logging' } })));
   t.regex(missing?.message ?? '', /ipallow/);
   t.regex(missing?.message ?? '', /ACME_ALLOWED_IPS must list/);
-  const bad = await withEnv({ ACME_ALLOWED_IPS: '127.0.0.1,not-an-ip' }, () => t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'auth,ipallow,quota,logging' } })));
+  const bad = await withEnv({ ACME_ALLOWED_IPS: '127.0.0.1,not-an-ip' }, () => t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'ipallow,logging' } })));
   t.regex(bad?.message ?? '', /ipallow.*"not-an-ip" is not an IPv4 address/);
 });
 
-test('KEYWARD_PLUGINS without auth, or naming a plugin that exists nowhere, refuses to start', async (t) => {
-  for (const [plugins, env] of [['quota,logging', {}], ['logging', { KEYWARD_QUOTA: 'off' }], ['quota', {}]] as const) {
-    const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS: plugins, ...env } }), undefined, plugins);
-    t.regex(err?.message ?? '', /must include auth/, plugins);
+test('no KEYWARD_PLUGINS value removes auth, budget or quota; a plugin that exists nowhere, or takes a core stage\'s name, refuses to start', async (t) => {
+  for (const plugins of ['none', 'logging', 'quota,logging']) {
+    const s = await gateway(t, { env: { KEYWARD_PLUGINS: plugins, KEYWARD_FREE_PROXY_REQUESTS: '1' } });
+    const anon = await post(s.url, {});
+    t.is(anon.status, 401, `${plugins}: auth is on`);
+    const ok = await post(s.url, { 'x-proxy-token': s.token });
+    t.is(ok.status, 200, plugins);
+    t.is(ok.headers['x-keyward-quota-remaining'], '0', `${plugins}: quota is on`);
+    t.is((await post(s.url, { 'x-proxy-token': s.token })).status, 429, `${plugins}: and refuses past the month's requests`);
+    t.is(s.app.logs.filter((l) => l.message === 'proxy request').length, plugins === 'none' ? 0 : 3, `${plugins}: logging runs only when listed`);
+    // The core's stages, all of them, in their one order; the listed plugins in between.
+    const stages = s.app.server.container.resolve<Pipeline>(Symbols.Pipeline).stages.map((stage) => stage.name);
+    t.deepEqual(stages, ['abuse', 'auth', 'route', 'scopes', 'body', 'models', 'tools', ...(plugins === 'none' ? [] : ['logging']),
+      'rate', 'concurrency', 'max_requests', 'tokens_per_minute', 'budget', 'quota', 'admit'], plugins);
   }
-  const missing = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS: 'auth,no-such-plugin-xyz,quota' } }));
+  const missing = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS: 'no-such-plugin-xyz,logging' } }));
   t.regex(missing?.message ?? '', /no-such-plugin-xyz/);
-  // And auth alone is a working (if unmetered) gateway, when the operator says so with KEYWARD_QUOTA=off.
-  const s = await gateway(t, { env: { KEYWARD_PLUGINS: 'auth', KEYWARD_QUOTA: 'off' } });
-  t.is((await post(s.url, { 'x-proxy-token': s.token })).status, 200);
-  t.true(s.app.logs.some((l) => l.message === 'the quota plugin is not configured: proxy requests are not limited'));
-});
-
-test('KEYWARD_PLUGINS without quota refuses to start unless KEYWARD_QUOTA=off; off beside a listed quota is refused too', async (t) => {
-  for (const plugins of ['auth', 'auth,logging']) {
-    const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS: plugins } }), undefined, plugins);
-    t.regex(err?.message ?? '', /^KEYWARD_PLUGINS: expected a list including quota \(or KEYWARD_QUOTA=off/, plugins);
+  // A plugin file of its own name whose module calls itself after a core stage: refused, whatever its priority.
+  for (const name of ['auth', 'quota', 'rate', 'admit']) {
+    const dir = tempDir(t, 'keyward-plugins-');
+    writeFileSync(path.join(dir, 'impostor.js'), `export default { name: '${name}', priority: 400, create() { return { access() {} }; } };`);
+    const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'impostor' } }), undefined, name);
+    t.regex(err?.message ?? '', new RegExp(`^plugin ${name}: "${name}" is the name of a core stage`), name);
   }
-  const contradiction = await t.throwsAsync(startApp(t, { env: { KEYWARD_QUOTA: 'off' } }));
-  t.regex(contradiction?.message ?? '', /^KEYWARD_QUOTA: /);
-  const typo = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS: 'auth,logging', KEYWARD_QUOTA: 'of' } }));
-  t.regex(typo?.message ?? '', /^KEYWARD_QUOTA: expected one of on, off/);
-  // Unmetered on purpose: nothing is counted.
-  const s = await gateway(t, { env: { KEYWARD_PLUGINS: 'auth,logging', KEYWARD_QUOTA: 'off', KEYWARD_FREE_PROXY_REQUESTS: '1' } });
-  for (let i = 0; i < 3; i++) t.is((await post(s.url, { 'x-proxy-token': s.token })).status, 200);
 });
 
-test.serial('a plugin file named auth or quota in KEYWARD_PLUGINS_DIR stops start-up naming the file; the built-in ones are what run', async (t) => {
+test('KEYWARD_QUOTA=off turns the quota stage off on purpose (one warning); a typo in it is refused', async (t) => {
+  const typo = await t.throwsAsync(startApp(t, { env: { KEYWARD_QUOTA: 'of' } }));
+  t.regex(typo?.message ?? '', /^KEYWARD_QUOTA: expected one of on, off/);
+  // Unmetered on purpose: nothing is counted, whether the (older) KEYWARD_PLUGINS names quota or not.
+  for (const plugins of ['logging', 'auth,quota,logging']) {
+    const s = await gateway(t, { env: { KEYWARD_PLUGINS: plugins, KEYWARD_QUOTA: 'off', KEYWARD_FREE_PROXY_REQUESTS: '1' } });
+    for (let i = 0; i < 3; i++) {
+      const r = await post(s.url, { 'x-proxy-token': s.token });
+      t.is(r.status, 200, plugins);
+      t.is(r.headers['x-keyward-quota-remaining'], undefined, plugins);
+    }
+    t.is(s.app.logs.filter((l) => l.message === 'KEYWARD_QUOTA=off: the quota stage is off, proxy requests are not limited per month').length, 1, plugins);
+    t.is((await post(s.url, {})).status, 401, `${plugins}: auth is still on`);
+  }
+});
+
+test.serial('a plugin file named auth, quota or budget in KEYWARD_PLUGINS_DIR stops start-up naming the file; the core\'s own stages are what run', async (t) => {
   // An "auth" that lets anyone in: exactly what a stray file must never be able to do.
   const letEveryoneIn = "export default { name: 'auth', onRequest(ctx) { ctx.auth = { token: { id: 'tok_x', scopes: {} }, credential: { id: 'cred_x', orgId: 'org_x', provider: 'openai' } }; } };";
   const meterNothing = "export default { name: 'quota', onRequest() {} };";
-  for (const [file, source] of [['auth.js', letEveryoneIn], ['quota.js', meterNothing], ['auth.mjs', letEveryoneIn], ['Quota.js', meterNothing]]) {
+  const capNothing = "export default { name: 'budget', onRequest() {} };";
+  for (const [file, source] of [['auth.js', letEveryoneIn], ['quota.js', meterNothing], ['auth.mjs', letEveryoneIn], ['Quota.js', meterNothing], ['budget.js', capNothing]]) {
     const dir = pluginsDir(t, ['ipallow']);
     writeFileSync(path.join(dir, file!), source!);
     // Listed or not: its presence alone is refused.
-    for (const plugins of ['auth,quota,logging', 'auth,ipallow,quota,logging']) {
+    for (const plugins of ['auth,quota,logging', 'ipallow,logging']) {
       const err = await withEnv({ ACME_ALLOWED_IPS: '127.0.0.1' }, () => t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: plugins } })));
       t.true(err?.message.includes(path.join(dir, file!)), `${file}: ${err?.message}`);
       t.regex(err?.message ?? '', /KEYWARD_PLUGINS_DIR/, file);
     }
   }
-  // The same folder without the stray file starts, and the package's auth refuses a missing token.
-  const s = await gateway(t, { ips: '127.0.0.1', env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['ipallow']), KEYWARD_PLUGINS: 'auth,ipallow,quota,logging' } });
+  // The same folder without the stray file starts, and the core's auth refuses a missing token.
+  const s = await gateway(t, { ips: '127.0.0.1', env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['ipallow']), KEYWARD_PLUGINS: 'ipallow,logging' } });
   t.is((await post(s.url, {})).status, 401);
   t.is((await post(s.url, { 'x-proxy-token': s.token })).status, 200);
   t.is(await used(s), 1);
@@ -289,12 +318,15 @@ test.serial('plugins are handed no secret: host.config holds neither the admin t
   const settings = path.join(tempDir(t), 'plugins.json');
   writeFileSync(settings, JSON.stringify({ hostprobe: { upstream_key: pluginSecret } }));
   const s = await gateway(t, {
-    env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['hostprobe']), KEYWARD_PLUGINS: 'auth,hostprobe,quota,logging', KEYWARD_LOCAL_KEK: kek.toString('base64'), KEYWARD_LOCAL_KEK_PREVIOUS: previous.toString('base64'), KEYWARD_PLUGIN_CONFIG: settings },
+    env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['hostprobe']), KEYWARD_PLUGINS: 'hostprobe,logging', KEYWARD_LOCAL_KEK: kek.toString('base64'), KEYWARD_LOCAL_KEK_PREVIOUS: previous.toString('base64'), KEYWARD_PLUGIN_CONFIG: settings },
   });
   const host = (globalThis as any).keywardProbedHost;
   t.truthy(host);
   const config = host.config as Record<string, unknown>;
   for (const secret of ['adminToken', 'localKek', 'localKekPrevious']) t.false(secret in config, secret);
+  // Nor the core's services: a plugin resolves no token, takes no quota, reserves no spend.
+  for (const core of ['tokens', 'quota', 'spend']) t.false(core in host, core);
+  t.deepEqual(Object.keys(host.providers), ['keyQueryParams']);
   const seen = JSON.stringify(host, (_k, v) => (Buffer.isBuffer(v) ? v.toString('base64') : v));
   for (const value of [ADMIN_TOKEN, kek.toString('base64'), previous.toString('base64'), kek.toString('hex'), pluginSecret]) t.false(seen.includes(value));
   t.false('pluginSettings' in config);
@@ -309,7 +341,7 @@ test.serial('plugins are handed no secret: host.config holds neither the admin t
 });
 
 test('a plugin whose log hook throws (or rejects) does not affect the response, nor the plugins after it', async (t) => {
-  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['explode']), KEYWARD_PLUGINS: 'auth,explode,logging,quota' } });
+  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['explode']), KEYWARD_PLUGINS: 'explode,logging' } });
   for (let i = 0; i < 4; i++) {
     const stream = i % 2 === 1;
     const r = await post(s.url, { 'x-proxy-token': s.token }, JSON.stringify({ model: 'gpt-test', stream, messages: [] }));
@@ -330,7 +362,7 @@ test('a plugin whose log hook throws (or rejects) does not affect the response, 
 });
 
 test('a plugin whose access throws a plain Error refuses with 500 internal, never forwards and never leaks its message', async (t) => {
-  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['crash']), KEYWARD_PLUGINS: 'auth,crash,quota,logging' } });
+  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['crash']), KEYWARD_PLUGINS: 'crash,logging' } });
   const r = await post(s.url, { 'x-proxy-token': s.token });
   t.is(r.status, 500);
   t.deepEqual(r.body, { error: { type: 'internal', code: 'internal', message: 'Internal error.' } });

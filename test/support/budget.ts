@@ -24,7 +24,7 @@ export function chatBody(i: number, maxTokens = 100, model = 'pm-1'): string {
   return JSON.stringify({ model, max_tokens: maxTokens, messages: [{ role: 'user', content: `hello ${String(i).padStart(6, '0')}` }] });
 }
 
-/** The worst case in µ$ of a pm-1 body, as the budget plugin computes it. */
+/** The worst case in µ$ of a pm-1 body, as the budget stage computes it. */
 export function worstCase(body: string, maxTokens = 100): number {
   return (Buffer.byteLength(body) + INPUT_OVERHEAD_TOKENS) * PM1.input + maxTokens * PM1.output;
 }

@@ -64,7 +64,7 @@ function proxyOperation(method: 'get' | 'post' | 'delete', security: Array<Recor
     description: [
       'The token\'s credential picks the provider; the upstream URL is the provider\'s origin + `/{path}` + the query string.',
       'So an SDK\'s base URL is `<gateway>/v1/proxy` + the provider\'s own base path (`…/v1/proxy/v1` for OpenAI, `…/v1/proxy` for Anthropic and Gemini), with `apiKey = ptok_…`.',
-      'Order of checks: token (401) → path and scopes (403) → body size (413) → other plugins → quota (429). A request counts against the quota once forwarded.',
+      'Order of checks: token (401) → path and scopes (403) → body size (413) → the operator\'s plugins → rate limits and spend caps (400, 403, 429) → quota (429). A request counts against the quota once forwarded.',
       'Every caller credential, hop-by-hop and `Forwarded`/`X-Forwarded-*` header is removed and the stored key injected; the response streams back unbuffered (SSE included), status, headers and body as the provider sent them, with the stored key\'s bytes masked by `*` if they ever appear. Redirects are passed back, never followed.',
     ].join('\n\n'),
     tags: ['proxy'],

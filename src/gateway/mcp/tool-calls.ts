@@ -1,15 +1,19 @@
 /**
  * Where a forwarded MCP tools/call is reported once its request is over: the
- * tool-call counter (bounded labels, metrics.ts) and, when the operator asks
+ * tool-call counter (bounded labels, telemetry/metrics.ts) and, when the operator asks
  * for it (KEYWARD_AUDIT_TOOL_CALLS=1), one audit record per call, action
  * `mcp.tool_call`, target `<provider>:<tool>`: the tool's name, never its
  * arguments or its result. And the key a call is counted under in the usage
  * breakdown's models (ToolCallKeys): `tool:<provider>:<tool>`, not `unpriced`.
  */
 import type { AuditLog } from '../../controls/audit-log.js';
-import type { Metrics } from '../../metrics.js';
+import type { Metrics } from '../../telemetry/metrics.js';
 import type { RequestContext } from '../context.js';
-import type { ToolCallSink } from '../stages/tools.js';
+
+/** What a forwarded tool call is reported to (metrics, audit), once the request is over: the tools stage's sink. */
+export interface ToolCallSink {
+  toolCalls(ctx: RequestContext, tools: readonly string[]): void;
+}
 
 export function toolCallSink(metrics: Metrics | undefined, audit: AuditLog | undefined): ToolCallSink {
   return {

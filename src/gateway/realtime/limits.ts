@@ -6,7 +6,7 @@
  *
  * A limit is a small interface (ResponseLimit): the spend budget (a token's
  * `budget_usd`, the organisation's monthly cap) through the same SpendHost the
- * budget plugin uses, so the same ledger, leases and caps; and a token's
+ * budget stage uses, so the same ledger, leases and caps; and a token's
  * `tokens_per_minute` through the same TokenLimits as the HTTP stage (it holds
  * `worst.inputTokens + worst.outputTokens` in the response's minute window and
  * settles to the usage's tokens).
@@ -14,7 +14,7 @@
 import { Errors } from '../../errors.js';
 import type { TokenUsage } from '../../catalog/provider.js';
 import { worstCaseCost, type PriceEntry } from '../../catalog/prices.js';
-import type { SpendHost, SpendReservation } from '../contracts.js';
+import type { SpendHost, SpendReservation } from '../spend-host.js';
 import type { TokenLimits } from '../../accounting/token-limits.js';
 
 /** Who a response is for: what a limit needs to find its caps. */
@@ -55,7 +55,7 @@ export interface ResponseLimit {
   hold(party: SessionParty, worst: WorstCase): Promise<LimitHold>;
 }
 
-/** The spend budget: the token's and the organisation's caps, through the budget plugin's SpendHost. */
+/** The spend budget: the token's and the organisation's caps, through the budget stage's SpendHost. */
 export function spendLimit(spend: SpendHost): ResponseLimit {
   const orgLimitOf = (orgId: string): number | null | Promise<number | null> => spend.peekOrgLimit(orgId) ?? spend.orgLimit(orgId);
   return {

@@ -62,7 +62,7 @@ import type { ProtocolDeps, SessionProtocol } from './protocols/protocol.js';
 import { Session } from './session.js';
 import { SessionRegistry, type TokenResolver } from './sessions.js';
 import type { UsageRecorder } from '../../accounting/usage-recorder.js';
-import type { Metrics } from '../../metrics.js';
+import type { Metrics } from '../../telemetry/metrics.js';
 
 const PREFIX = '/v1/proxy/';
 

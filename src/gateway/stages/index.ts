@@ -1,10 +1,14 @@
 /**
- * The built-in stages and where they sit; the plugins loaded from KEYWARD_PLUGINS
- * (auth 900, budget 120 and quota 100 among them) are slotted in by priority:
+ * The core's stages, in a fixed order no configuration changes; the optional
+ * plugins KEYWARD_PLUGINS names are slotted in between by their priority (the
+ * operators' range, 300..500, checked by the plugin loader):
  *
  *   abuse 1000 · auth 900 · route 800 · scopes 700 · body 600 · models 550 · tools 540 ·
  *   operator plugins 500..300 · rate 250 · concurrency 170 · max_requests 150 · tokens_per_minute 130 · budget 120 · quota 100 ·
  *   admit 0 (the gate's last check: every stage that must read the body had it read)
+ *
+ * Every one of them is always on, except quota, which the operator may turn off
+ * on purpose (KEYWARD_QUOTA=off). A plugin may not take a core stage's name.
  */
 import type { Config } from '../../config.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
@@ -12,26 +16,39 @@ import type { RateLimiter } from '../../accounting/rate-limiter.js';
 import type { QuotaLedger } from '../../accounting/quota-ledger.js';
 import type { AbuseGuard } from '../../controls/abuse-guard.js';
 import type { BufferBudget } from '../buffer-budget.js';
+import type { RequestView } from '../contracts.js';
 import type { CoreStage } from '../pipeline.js';
+import { PluginLoadError } from '../plugin-loader.js';
+import type { SpendHost } from '../spend-host.js';
+import type { ToolCallSink } from '../mcp/tool-calls.js';
 import { AbuseStage } from './abuse.js';
+import { AuthStage, type TokenResolver } from './auth.js';
 import { BodyStage } from './body.js';
+import { BudgetStage } from './budget.js';
 import { Admission } from '../admission.js';
 import { MaxRequestsStage } from './max-requests.js';
 import { ModelsStage } from './models.js';
+import { QuotaStage } from './quota.js';
 import { RateStage } from './rate.js';
 import { RouteStage } from './route.js';
 import { ScopesStage } from './scopes.js';
-import { ToolsStage, type ToolCallSink } from './tools.js';
+import { ToolsStage } from './tools.js';
 import { ConcurrencyStage, TokensPerMinuteStage } from './limits.js';
 import type { TokenLimits } from '../../accounting/token-limits.js';
 import type { PriceBook } from '../../catalog/prices.js';
 
 export interface CoreServices {
-  config: Config;
+  config: Pick<Config, 'maxBody' | 'quota'>;
   providers: ProviderRegistry;
+  /** Presented proxy token → its token and credential (the auth stage). */
+  tokens: TokenResolver;
   guard: AbuseGuard;
   limiter: RateLimiter;
   ledger: QuotaLedger;
+  /** Spend caps: prices, each org's cap, reservations (the budget stage; the realtime sessions share it). */
+  spend: SpendHost;
+  /** Records a refusal in the audit trail (`budget.refused`, `quota.refused`): ids only, aggregated per minute. */
+  auditRefusal(ctx: RequestView, action: string): void;
   /** Body bytes held by all requests at once (KEYWARD_BUFFER_BUDGET): one per process, shared with the upstream leg's signers. */
   budget: BufferBudget;
   /** Where forwarded MCP tool calls are counted and (KEYWARD_AUDIT_TOOL_CALLS) audited. */
@@ -41,14 +58,16 @@ export interface CoreServices {
   prices: PriceBook;
 }
 
-/** The built-ins followed by `plugins` (in KEYWARD_PLUGINS order): the Pipeline sorts them. */
+/** The core's stages and then `plugins` (in KEYWARD_PLUGINS order, which breaks priority ties): the Pipeline sorts them. */
 export function pipelineStages(services: CoreServices, plugins: readonly CoreStage[]): CoreStage[] {
   const models = new ModelsStage();
   const tools = new ToolsStage(services.toolCalls ?? { toolCalls: () => {} });
   const perMinute = new TokensPerMinuteStage(services.limits, services.prices, services.providers);
-  const admission = new Admission([models, tools, perMinute, ...plugins].filter((s) => s.body !== undefined));
-  return [
+  const budget = new BudgetStage(services.spend, services.providers, services.auditRefusal);
+  const admission = new Admission([models, tools, perMinute, budget, ...plugins].filter((s) => s.body !== undefined));
+  const core: CoreStage[] = [
     new AbuseStage(services.guard),
+    new AuthStage(services.tokens, services.providers),
     new RouteStage(services.providers),
     new ScopesStage(),
     new BodyStage(admission, services.config.maxBody, services.budget),
@@ -58,7 +77,13 @@ export function pipelineStages(services: CoreServices, plugins: readonly CoreSta
     new ConcurrencyStage(services.limits),
     new MaxRequestsStage(services.ledger),
     perMinute,
-    ...plugins,
+    budget,
+    ...(services.config.quota === 'on' ? [new QuotaStage(services.ledger, services.auditRefusal)] : []),
     admission,
   ];
+  const reserved = new Set([...core.map((s) => s.name), 'quota']);
+  for (const plugin of plugins) {
+    if (reserved.has(plugin.name)) throw new PluginLoadError(plugin.name, `"${plugin.name}" is the name of a core stage, which is always in the pipeline and cannot be replaced: give the plugin a name of its own`);
+  }
+  return [...core, ...plugins];
 }

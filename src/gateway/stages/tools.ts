@@ -23,11 +23,7 @@ import type { BodyNeed } from '../contracts.js';
 import type { RequestContext } from '../context.js';
 import type { CoreStage } from '../pipeline.js';
 import { INVALID_PARAMS, isCaseVariant, JsonRpcRefusal, MESSAGE_FIELDS, METHOD_NOT_FOUND, stringField, TOOLS_CALL, TOOLS_LIST, type MessageRefusal } from '../mcp/jsonrpc.js';
-
-/** What a forwarded tool call is reported to (metrics, audit), once the request is over. */
-export interface ToolCallSink {
-  toolCalls(ctx: RequestContext, tools: readonly string[]): void;
-}
+import type { ToolCallSink } from '../mcp/tool-calls.js';
 
 const isMcp = (ctx: RequestContext): boolean => ctx.provider?.kind === 'mcp';
 

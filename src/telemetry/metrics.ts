@@ -5,7 +5,7 @@
  * so recording costs a few additions per request.
  */
 import promClient from 'prom-client';
-import type { KeyWrapper, WrappedKey } from './kms/key-wrapper.js';
+import type { KeyWrapper, WrappedKey } from '../kms/key-wrapper.js';
 
 const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = promClient;
 

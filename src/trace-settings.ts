@@ -1,9 +1,10 @@
 /**
  * The OpenTelemetry variables Keyward honours, parsed once with the rest of the
- * config (config.ts calls parseTraceSettings). Tracing is on only when an OTLP
- * endpoint is set; then every proxied request gets a span (see otel.ts). The
- * exporter's headers usually carry a vendor's API key: they are never echoed in
- * an error and never reach a plugin's copy of the config.
+ * config (config.ts calls parseTraceSettings; telemetry/otel.ts reads the
+ * result, so this sits below telemetry/ with the config). Tracing is on only
+ * when an OTLP endpoint is set; then every proxied request gets a span. The
+ * exporter's headers usually carry a vendor's API key: they are never echoed
+ * in an error and never reach a plugin's copy of the config.
  */
 
 export interface TraceSettings {
@@ -25,7 +26,7 @@ export const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased
 export type SamplerName = (typeof SAMPLERS)[number];
 
 /** Throws the config's error for `variable` (config.ts passes its ConfigError; this file cannot import it without a cycle). */
-export type Fail = (variable: string, accepts: string, got: string) => never;
+type Fail = (variable: string, accepts: string, got: string) => never;
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
