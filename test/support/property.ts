@@ -102,3 +102,52 @@ export type Produced<A> = A extends fc.Arbitrary<infer T> ? T : never;
 export function weighted<const C extends ReadonlyArray<readonly [number, fc.Arbitrary<unknown>]>>(choices: C): fc.Arbitrary<Produced<C[number][1]>> {
   return fc.oneof({ withCrossShrink: true }, ...choices.map(([weight, arbitrary]) => ({ weight, arbitrary }))) as fc.Arbitrary<Produced<C[number][1]>>;
 }
+
+/**
+ * Draws made while a property runs, for generators whose choices depend on what the run has seen so far (the fuzz
+ * test picks ids among those that exist at that moment). Backed by an `fc.gen()` value, so a run replays from its
+ * seed and its draws shrink, as far as `fc.gen()` shrinks (later draws are redrawn when an earlier one changes).
+ */
+export interface Draws {
+  /** 0 to n − 1 (0 when n ≤ 1). */
+  int(n: number): number;
+  pick<T>(xs: readonly T[]): T;
+  /** True `p` of the time (false is the shrunk value). */
+  chance(p: number): boolean;
+  /** `n` characters from `chars`; past 64, a drawn pattern of up to 64 repeated (a size, not a content, is the point). */
+  text(chars: readonly string[], n: number): string;
+  /** `n` random bytes (at most 2048). */
+  bytes(n: number): Buffer;
+  /** What a failure report prints for these draws (by default, the list of values drawn); described only when printed. */
+  printAs(describe: () => string): void;
+}
+
+/** The sizes random bytes are drawn in (the smallest that covers what is asked, then cut). */
+const BYTE_DRAWS = [16, 64, 256, 2048];
+
+export function drawsFrom(g: fc.GeneratorValue): Draws {
+  // Five arbitraries in all: fc.gen() looks each one up by its arguments in a list that grows with every new set.
+  // Scaled, not taken modulo: a draw shrinking towards 0 moves towards the first choice, not about at random.
+  const int = (n: number): number => (n <= 1 ? 0 : Math.floor((g(fc.nat) * n) / 2 ** 31));
+  const byteString = (n: number): Uint8Array => {
+    const size = BYTE_DRAWS.find((s) => s >= n)!;
+    return g(fc.uint8Array, { minLength: size, maxLength: size }).subarray(0, n);
+  };
+  const text = (chars: readonly string[], n: number): string => {
+    // Drawn as bytes, each read as one of `chars` (an order of magnitude cheaper to draw than fc.string's units).
+    if (n <= 64) return n === 0 ? '' : Array.from(byteString(n), (b) => chars[b % chars.length]!).join('');
+    const pattern = text(chars, 1 + int(64));
+    return pattern.repeat(Math.ceil(n / pattern.length)).slice(0, n);
+  };
+  return {
+    int,
+    pick: (xs) => xs[int(xs.length)]!,
+    chance: (p) => atRate(int(1000), p),
+    text,
+    bytes: (n) => {
+      if (n > 2048) throw new RangeError(`at most 2048 random bytes (asked ${n})`);
+      return Buffer.from(n === 0 ? [] : byteString(n));
+    },
+    printAs: (describe) => void Object.defineProperty(g, fc.toStringMethod, { value: describe, configurable: true }),
+  };
+}
