@@ -130,5 +130,5 @@ async function run({ limit, plan, steps }: { limit: number; plan: number; steps:
 test(`leases under kills, pauses, faults and clock jumps: never past the limit, dead holders charged in full (${RUNS} runs of up to ${STEPS} steps)`, async (t) => {
   if (!(await checkProperty(t, fc.asyncProperty(scenario, run), { numRuns: RUNS }))) return;
   t.log(`${totals.steps} steps: ${totals.reserved} reservations, ${totals.refused} refused (the limit reached in ${totals.limitReached} runs); billable ${totals.billable} in all`);
-  t.true(totals.reserved > totals.steps / 50, 'the runs exercised the pool');
+  t.true(totals.reserved > totals.steps / 100, 'the runs exercised the pool');
 });

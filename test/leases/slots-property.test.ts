@@ -130,7 +130,7 @@ async function run({ limit, steps }: { limit: number; steps: Step[] }): Promise<
 test(`max_concurrent slots under kills, write faults and clock jumps: never more open than the limit, a dead instance's slots come back (${RUNS} runs of up to ${STEPS} steps)`, async (t) => {
   if (!(await checkProperty(t, fc.asyncProperty(scenario, run), { numRuns: RUNS }))) return;
   t.log(`${totals.steps} steps: ${totals.opened} opened, ${totals.refused} refused, the limit reached in ${totals.reachedLimit} runs, ${totals.cut} cut by a lost lease`);
-  t.true(totals.opened > totals.steps / 50, 'the runs exercised the slots');
+  t.true(totals.opened > totals.steps / 100, 'the runs exercised the slots');
   t.true(totals.reachedLimit > 0 && totals.refused > 0, 'the limit was reached');
   t.true(totals.cut > 0, 'leases were lost under live instances (and their requests cut)');
 });

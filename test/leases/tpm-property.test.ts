@@ -142,7 +142,7 @@ async function run({ cap, steps }: { cap: number; steps: Step[] }): Promise<void
 test(`tokens_per_minute under kills, shutdowns, write faults and clock jumps: never more than the cap within any 60 s; the whole cap comes back (${RUNS} runs of up to ${STEPS} steps)`, async (t) => {
   if (!(await checkProperty(t, fc.asyncProperty(scenario, run), { numRuns: RUNS }))) return;
   t.log(`${totals.steps} steps: ${totals.forwarded} forwarded, ${totals.refused} refused, ${totals.killedInFlight} in flight at a kill, half the cap or more within 60 s in ${totals.nearCap} runs`);
-  t.true(totals.forwarded > totals.steps / 50, 'the runs forwarded requests');
+  t.true(totals.forwarded > totals.steps / 100, 'the runs forwarded requests');
   t.true(totals.refused > 0, 'the cap was reached');
   t.true(totals.killedInFlight > 0, 'instances died with requests in flight');
   t.true(totals.nearCap > 0, 'the cap was approached');
