@@ -1,18 +1,22 @@
 /**
- * Fuzz: a fixed-seed stream of random and mutated requests against every admin
- * endpoint and the proxy of a spawned gateway (node dist/src/main.js, logging
- * at debug): methods, paths, query strings, header names and values, tokens
- * and bodies (random JSON, truncated JSON, wrong types, huge strings, deep
- * nesting), plus mutated raw bytes on bare sockets. Zero 5xx, every error in
- * the contract's shape, no crash, memory flat, no secret in any response, log
- * line or store file.
+ * Fuzz: a stream of random and mutated requests against every admin endpoint and the proxy of a spawned
+ * gateway (node dist/src/main.js, logging at debug): methods, paths, query strings, header names and values,
+ * tokens and bodies (random JSON, truncated JSON, wrong types, huge strings, deep nesting), plus mutated raw
+ * bytes on bare sockets. Zero 5xx, every error in the contract's shape, no crash, memory flat, no secret in
+ * any response, log line or store file.
  *
- * KEYWARD_FUZZ_COUNT sets the number of requests: 3000 by default (npm test),
- * 20000 with `npm run test:fuzz`. KEYWARD_FUZZ_SEED changes the seed. The
- * gateway runs with a 64 MB old space (KEYWARD_FUZZ_HEAP_MB), so a leak is a crash.
+ * fast-check (test/support/property.ts) drives it: each run sends a batch of CONCURRENCY requests at once,
+ * each drawn with `fc.gen()` from what exists at that moment (ids and tokens the run has seen); a batch with
+ * a failing answer shrinks to the one request that fails (its draws shrink as far as `fc.gen()` allows) and
+ * the report prints the seed, the path and the request. KEYWARD_PROPERTY_SEED replays a run (the seed alone,
+ * or with the path's first number only: a gen-based property cannot replay a deeper path).
+ *
+ * KEYWARD_FUZZ_COUNT sets the number of requests: 3000 by default (npm test), 20000 with `npm run test:fuzz`.
+ * The gateway runs with a 64 MB old space (KEYWARD_FUZZ_HEAP_MB), so a leak is a crash.
  */
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
@@ -20,11 +24,12 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { ADMIN_TOKEN, api, createCredential, createOrg, mintToken, spawnServer, tempDir, type Org } from '../support/app.js';
 import { canary, leakForms, NO_ABUSE_LIMITS, parseRaw, storeBytes } from './_harness.js';
-import { prng, type Rng } from '../support/prng.js';
+import { checkProperty, drawsFrom, envInt, maybe, type Draws as Rng } from '../support/property.js';
 
-const COUNT = Number(process.env.KEYWARD_FUZZ_COUNT ?? 3000);
-const SEED = Number(process.env.KEYWARD_FUZZ_SEED ?? 0x5eed_f00d);
+const COUNT = envInt('KEYWARD_FUZZ_COUNT', 3000);
 const CONCURRENCY = 8;
+/** Requests per fast-check run: a few rounds of CONCURRENCY, so that one slow answer holds up little. */
+const BATCH = 4 * CONCURRENCY;
 
 const TCHAR = '!#$%&\'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const ALPHABETS = [
@@ -37,10 +42,7 @@ const ALPHABETS = [
 
 function str(r: Rng, max = 40, huge = true): string {
   const chars = [...r.pick(ALPHABETS)];
-  let n = huge && r.chance(0.03) ? r.int(300_000) : r.int(max);
-  let out = '';
-  while (n-- > 0) out += r.pick(chars);
-  return out;
+  return r.text(chars, huge && r.chance(0.03) ? r.int(300_000) : r.int(max));
 }
 
 function json(r: Rng, depth = 0): unknown {
@@ -99,7 +101,7 @@ function body(r: Rng, world: World, kind: string): string | Buffer | undefined {
     case 1: return JSON.stringify(json(r));
     case 2: { const text = JSON.stringify(make ? make() : json(r)); return text.slice(0, r.int(text.length + 1)); }
     case 3: return r.chance(0.5) ? '['.repeat(r.int(50_000)) + ']'.repeat(r.int(50_000)) : '{"a":'.repeat(r.int(5_000)) + '1' + '}'.repeat(r.int(5_000));
-    case 4: return randomBytes(r.int(2000));
+    case 4: return r.bytes(r.int(2000));
     case 5: return 'x'.repeat(r.int(1_300_000)); // up to past KEYWARD_MAX_BODY
     case 6: { // a sensible body with one field broken
       const o = (make ? make() : json(r)) as Record<string, unknown>;
@@ -129,7 +131,8 @@ interface Endpoint {
   kind: string;
 }
 
-function endpoints(r: Rng, world: World): Endpoint[] {
+/** One endpoint: one of the 14 admin ones or (six times in twenty) a proxy path, drawn only when a proxy one is picked. */
+function endpoint(r: Rng, world: World): Endpoint {
   const cred = () => (r.chance(0.85) && world.credentials.length ? r.pick(world.credentials) : r.pick(['cred_' + 'A'.repeat(24), str(r, 30, false)]));
   const tok = () => (r.chance(0.85) && world.tokens.length ? r.pick(world.tokens).id : r.pick(['tok_' + 'A'.repeat(24), str(r, 30, false)]));
   const list = () => (r.chance(0.5) ? '' : `?limit=${r.pick(['1', '5', '100', '0', '101', 'x'])}${r.chance(0.3) ? `&starting_after=${r.chance(0.5) ? cred() : tok()}` : ''}`);
@@ -137,7 +140,7 @@ function endpoints(r: Rng, world: World): Endpoint[] {
     const [method, p] = r.pick(PROXY_PATHS);
     return { method, path: () => `/v1/proxy/${p}${r.chance(0.2) ? '?alt=sse' : ''}`, auth: 'proxy', kind: method === 'POST' ? 'proxy.post' : 'proxy.get' };
   };
-  return [
+  const admin: Endpoint[] = [
     { method: 'POST', path: () => '/v1/credentials', auth: 'org', kind: 'credential.create' },
     { method: 'GET', path: () => `/v1/credentials${list()}`, auth: 'org', kind: 'list' },
     { method: 'GET', path: () => `/v1/credentials/${cred()}`, auth: 'org', kind: 'get' },
@@ -152,8 +155,9 @@ function endpoints(r: Rng, world: World): Endpoint[] {
     { method: 'POST', path: () => '/v1/orgs', auth: 'admin', kind: 'org.create' },
     { method: 'POST', path: () => '/v1/orgs/self/token/rotate', auth: 'org', kind: 'org.rotate' },
     { method: 'GET', path: () => r.pick(['/healthz', '/readyz', '/metrics', '/v1/openapi.json']), auth: 'none', kind: 'get' },
-    proxy(), proxy(), proxy(), proxy(), proxy(), proxy(),
   ];
+  const i = r.int(admin.length + 6);
+  return i < admin.length ? admin[i]! : proxy();
 }
 
 /** Percent-encodes UTF-8 bytes (lone surrogates become U+FFFD): fully, or only what a request target cannot carry. */
@@ -192,8 +196,7 @@ function headers(r: Rng, world: World, auth: Endpoint['auth']): Record<string, s
   if (r.chance(0.6)) h['content-type'] = r.pick(['application/json', 'application/json', 'text/plain', 'application/json; charset=utf-16', 'multipart/form-data; boundary=x']);
   if (r.chance(0.15)) h['idempotency-key'] = r.chance(0.8) ? `fuzz-${r.int(40)}` : str(r, 300, false).replace(/[^\x20-\x7e]/g, '');
   for (let i = r.int(r.chance(0.05) ? 30 : 4); i > 0; i--) {
-    let name = '';
-    for (let j = 1 + r.int(20); j > 0; j--) name += r.pick([...TCHAR]);
+    let name = r.text([...TCHAR], 1 + r.int(20));
     if (r.chance(0.3)) name = r.pick(['connection', 'te', 'upgrade', r.chance(0.3) ? 'expect' : 'accept', 'x-forwarded-for', 'forwarded', 'cookie', 'x-http-method-override', 'accept-encoding', 'range', 'if-none-match', 'traceparent', 'x-cloud-trace-context', 'user-agent', 'content-encoding', 'host']);
     // Values: visible ASCII and obs-text (latin1), as Node's client allows.
     h[name.toLowerCase()] = str(r, r.chance(0.03) ? 6000 : 60, false).replace(/[^\x20-\x7e\x80-\xff]/g, (c) => (c.charCodeAt(0) < 0x100 ? '' : 'ü'));
@@ -204,7 +207,7 @@ function headers(r: Rng, world: World, auth: Endpoint['auth']): Record<string, s
 /** A valid request as raw bytes, then mutated: flipped, inserted, dropped or duplicated bytes and lines. */
 function rawMutant(r: Rng, world: World): Buffer {
   const b = Buffer.from(JSON.stringify({ model: 'm', messages: [] }));
-  const e = r.pick(endpoints(r, world));
+  const e = endpoint(r, world);
   const lines = [`${e.method} ${e.path()} HTTP/1.1`, 'Host: x', `X-Proxy-Token: ${world.tokens.length ? r.pick(world.tokens).token : 'x'}`,
     `Authorization: Bearer ${r.pick(world.orgs).token}`, 'Content-Type: application/json', `Content-Length: ${b.length}`, 'Connection: close'];
   if (r.chance(0.3)) lines.splice(1 + r.int(lines.length - 1), 0, r.pick(['Transfer-Encoding: chunked', `Content-Length: ${r.int(100)}`, 'Host: evil.test', ' folded', 'X: a\rb', 'X\x00: y']));
@@ -272,8 +275,9 @@ function rss(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 }
 
-test(`fuzz: ${COUNT} random and mutated requests (seed ${SEED}): zero 5xx, errors in the contract's shape, no crash, memory flat, nothing leaked`, async (t) => {
-  t.timeout(Math.max(120_000, COUNT * 30));
+test(`fuzz: ${COUNT} random and mutated requests: zero 5xx, errors in the contract's shape, no crash, memory flat, nothing leaked`, async (t) => {
+  const timeout = Math.max(120_000, COUNT * 30);
+  t.timeout(timeout);
   // A fast upstream that always answers 200 JSON (so any 5xx would be the gateway's own), whatever the
   // headers' size. It echoes the path only: what a caller puts in its own query or body is its business.
   const upstream = http.createServer({ maxHeaderSize: 256 * 1024 }, (req, res) => {
@@ -304,6 +308,9 @@ test(`fuzz: ${COUNT} random and mutated requests (seed ${SEED}): zero 5xx, error
     KEYWARD_UPSTREAM_OPENAI: up,
     KEYWARD_UPSTREAM_ANTHROPIC: up,
     KEYWARD_UPSTREAM_GEMINI: up,
+    // The fuzzer also creates Mistral and Groq credentials (body's credential.create) and proxies through them.
+    KEYWARD_UPSTREAM_MISTRAL: up,
+    KEYWARD_UPSTREAM_GROQ: up,
     // A small old space: V8 otherwise grows the heap lazily (RSS climbs with garbage, not a leak); capped,
     // a real leak shows as an out-of-memory crash, and RSS as the live set.
     NODE_OPTIONS: `--max-old-space-size=${process.env.KEYWARD_FUZZ_HEAP_MB ?? 64}`,
@@ -330,98 +337,124 @@ test(`fuzz: ${COUNT} random and mutated requests (seed ${SEED}): zero 5xx, error
     await provision(org);
   }
 
-  const r = prng(SEED);
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   t.teardown(() => agent.destroy());
-  const failures: string[] = [];
   const counts = new Map<number, number>();
   let networkErrors = 0;
   let clientRefused = 0;
   const samples: Array<[number, number]> = [];
   const secretForms = () => world.secrets.flatMap((s) => (s.startsWith('sk-') ? leakForms(s) : [s]));
   let forms = secretForms();
+  let sent = 0;
+  /** The batch during which the gateway died, once (later batches only meet a closed port). */
+  let death: string | undefined;
   const started = Date.now();
 
-  // Every choice comes from the seeded generator; ids and tokens are drawn from what exists at that moment.
+  // Every choice is a draw of the run's fast-check generator; ids and tokens are drawn from what exists at that moment.
   type Planned = { raw: Buffer } | { method: string; path: string; headers: Record<string, string>; body: string | Buffer | undefined };
-  const plan = (): Planned => {
+  const plan = (r: Rng): Planned => {
     if (r.chance(0.03)) return { raw: rawMutant(r, world) };
-    const e = r.pick(endpoints(r, world));
+    const e = endpoint(r, world);
     const method = r.chance(0.85) ? e.method : r.pick(['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE', 'FOO', 'M-SEARCH', 'PROPFIND']);
     const path = r.chance(0.75) ? e.path() : mutatePath(r, e.path());
     const wantsBody = method === 'POST' || method === 'PUT' || method === 'PATCH';
     return { method, path, headers: headers(r, world, e.auth), body: wantsBody || r.chance(0.1) ? body(r, world, e.kind) : undefined };
   };
+  /** What a failure report shows of a request: enough to send it again. */
+  const describe = (p: Planned): string => ('raw' in p
+    ? `raw ${JSON.stringify(p.raw.toString('latin1').slice(0, 600))}`
+    : `${p.method} ${JSON.stringify(p.path.slice(0, 300))} headers ${JSON.stringify(p.headers).slice(0, 600)} body ${p.body === undefined ? 'none' : `${Buffer.byteLength(p.body)} bytes ${JSON.stringify(p.body.toString('latin1').slice(0, 200))}`}`);
 
-  let next = 0;
-  const worker = async () => {
-    while (next < COUNT) {
-      const i = next++;
-      if (i > 0 && i % 500 === 0) {
-        samples.push([i, rss(pid)]);
-        // Keep the world alive: the fuzzer deletes credentials and revokes tokens.
-        await provision(world.orgs[i % world.orgs.length]!);
-        forms = secretForms();
-      }
-      const p = plan();
-      const o = 'raw' in p ? await sendRaw(server.port, p.raw) : await send(agent, server.port, p.method, p.path, p.headers, p.body);
-      counts.set(o.status, (counts.get(o.status) ?? 0) + 1);
-      if (o.status === -1) {
-        clientRefused++;
-        continue;
-      }
-      if (o.status === 0) {
-        if (o.kind === 'http') networkErrors++;
-        if (o.error?.includes('no answer')) failures.push(`${o.label}: no answer`);
-        continue;
-      }
-      if (o.status >= 500) failures.push(`${o.status} ${o.label}: ${o.text.slice(0, 200)}`);
-      // Every error is the gateway's own (the upstream only ever answers 200): the contract's shape.
-      if (o.kind === 'http' && o.status >= 400 && !o.label.startsWith('HEAD ') && o.status !== 408 && !o.error) {
-        let shaped = false;
-        try {
-          const e = JSON.parse(o.text).error;
-          shaped = typeof e.type === 'string' && typeof e.code === 'string' && typeof e.message === 'string';
-        } catch { /* not JSON */ }
-        if (!shaped) failures.push(`unshaped ${o.status} ${o.label}: ${o.text.slice(0, 200)}`);
-      }
-      for (const f of forms) if (o.text.includes(f)) failures.push(`a secret in the response to ${o.label}`);
-      // Learn from what succeeded, as a client would: new ids and tokens join the world (and the secrets).
-      if (o.kind === 'http' && (o.status === 200 || o.status === 201)) {
-        let b: any;
-        try {
-          b = JSON.parse(o.text);
-        } catch { /* a proxied body */ }
-        if (b?.object === 'organization' && typeof b.token === 'string') {
-          const known = world.orgs.find((x) => x.id === b.id);
-          if (known) known.token = b.token;
-          else world.orgs.push({ id: b.id, token: b.token });
-          world.secrets.push(b.token);
-        } else if (b?.object === 'credential' && o.status === 201) {
-          world.credentials.push(b.id);
-        } else if (b?.object === 'token' && typeof b.token === 'string') {
-          world.tokens.push({ id: b.id, token: b.token });
-          world.secrets.push(b.token);
-        }
-        forms = secretForms();
-      }
-      if (server.proc.exitCode !== null || server.proc.signalCode !== null) {
-        failures.push(`the gateway died after request ${i} (${o.label})`);
-        return;
-      }
+  /** What is wrong with one answer (nothing: undefined); learns new ids and tokens from what succeeded, as a client would. */
+  const judge = (o: Outcome): string | undefined => {
+    counts.set(o.status, (counts.get(o.status) ?? 0) + 1);
+    if (o.status === -1) {
+      clientRefused++;
+      return undefined;
     }
+    if (o.status === 0) {
+      if (o.kind === 'http') networkErrors++;
+      return o.error?.includes('no answer') ? 'no answer' : undefined;
+    }
+    if (o.status >= 500) return `${o.status}: ${o.text.slice(0, 200)}`;
+    // Every error is the gateway's own (the upstream only ever answers 200): the contract's shape.
+    if (o.kind === 'http' && o.status >= 400 && !o.label.startsWith('HEAD ') && o.status !== 408 && !o.error) {
+      let shaped = false;
+      try {
+        const e = JSON.parse(o.text).error;
+        shaped = typeof e.type === 'string' && typeof e.code === 'string' && typeof e.message === 'string';
+      } catch { /* not JSON */ }
+      if (!shaped) return `unshaped ${o.status}: ${o.text.slice(0, 200)}`;
+    }
+    if (forms.some((f) => o.text.includes(f))) return 'a secret in the response';
+    // New ids and tokens join the world (and the secrets).
+    if (o.kind === 'http' && (o.status === 200 || o.status === 201)) {
+      let b: any;
+      try {
+        b = JSON.parse(o.text);
+      } catch { /* a proxied body */ }
+      if (b?.object === 'organization' && typeof b.token === 'string') {
+        const known = world.orgs.find((x) => x.id === b.id);
+        if (known) known.token = b.token;
+        else world.orgs.push({ id: b.id, token: b.token });
+        world.secrets.push(b.token);
+      } else if (b?.object === 'credential' && o.status === 201) {
+        world.credentials.push(b.id);
+      } else if (b?.object === 'token' && typeof b.token === 'string') {
+        world.tokens.push({ id: b.id, token: b.token });
+        world.secrets.push(b.token);
+      }
+      forms = secretForms();
+    }
+    return undefined;
   };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  const seconds = (Date.now() - started) / 1000;
-  samples.push([COUNT, rss(pid)]);
 
-  t.log(`${COUNT} requests in ${seconds.toFixed(1)} s; statuses ${JSON.stringify(Object.fromEntries([...counts].sort((a, b) => a[0] - b[0])))}; ` +
+  // One run: a batch of BATCH requests, CONCURRENCY at a time, each planned when a worker takes it (a slot is left
+  // empty only when shrinking drops it).
+  const batch = fc.array(maybe(0.999, fc.noBias(fc.gen())), { minLength: BATCH, maxLength: BATCH });
+  const property = fc.asyncProperty(batch, async (slots) => {
+    const planned: Planned[] = [];
+    const problems: string[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < slots.length) {
+        const g = slots[next++];
+        if (!g) continue;
+        const draws = drawsFrom(g);
+        const p = plan(draws);
+        draws.printAs(() => describe(p));
+        planned.push(p);
+        const o = 'raw' in p ? await sendRaw(server.port, p.raw) : await send(agent, server.port, p.method, p.path, p.headers, p.body);
+        const wrong = judge(o);
+        if (wrong) problems.push(`${wrong} for ${describe(p)}`);
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    if (server.proc.exitCode !== null || server.proc.signalCode !== null) {
+      death ??= planned.map(describe).join('\n');
+      throw new Error(`the gateway died during the batch:\n${death}`);
+    }
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+    const before = sent;
+    sent += planned.length;
+    if (Math.floor(sent / 500) > Math.floor(before / 500)) {
+      samples.push([sent, rss(pid)]);
+      // Keep the world alive: the fuzzer deletes credentials and revokes tokens.
+      await provision(world.orgs[Math.floor(sent / 500) % world.orgs.length]!);
+      forms = secretForms();
+    }
+  });
+  if (!(await checkProperty(t, property, { numRuns: Math.ceil(COUNT / BATCH), timeLimitMs: timeout - 30_000 }))) return;
+  const seconds = (Date.now() - started) / 1000;
+  samples.push([sent, rss(pid)]);
+
+  t.log(`${sent} requests in ${seconds.toFixed(1)} s; statuses ${JSON.stringify(Object.fromEntries([...counts].sort((a, b) => a[0] - b[0])))}; ` +
     `${networkErrors} closed without an answer, ${clientRefused} refused by the client library; RSS MB ${samples.map(([i, b]) => `${i}:${Math.round(b / 1048576)}`).join(' ')}`);
-  t.deepEqual(failures.slice(0, 30), [], `${failures.length} failures`);
   t.true(server.proc.exitCode === null && server.proc.signalCode === null, 'the gateway is alive');
   t.is((await api(server.url, 'GET', '/healthz')).status, 200);
   t.true(networkErrors < COUNT * 0.05, `${networkErrors} connections closed without an answer`);
-  t.true(counts.size >= 10, 'a wide spread of outcomes');
+  // 200, 201, 400, 401, 403, 404, 413, 417 and the client's own refusals come in every run; 0, 409, 429 in some.
+  t.true(counts.size >= 9, `a wide spread of outcomes (${counts.size})`);
   t.true((counts.get(200) ?? 0) + (counts.get(201) ?? 0) > COUNT * 0.03, 'some requests got through');
   // Memory flat: after the warm-up quarter, RSS grows by less than 64 MB (and the capped heap never ran out).
   const warm = samples.find(([i]) => i >= COUNT / 4) ?? samples[0]!;

@@ -1,20 +1,22 @@
 /**
  * Trust-policy subjects (src/identity/subjects.ts): which prefixes fix the owner for each issuer, the
- * order of specificity, and a seeded property test that tries to write a prefix reaching the workloads
- * of two owners and fails. KEYWARD_FUZZ_COUNT and KEYWARD_FUZZ_SEED run it longer or elsewhere.
+ * order of specificity, and a property test (fast-check, test/support/property.ts) that tries to write a
+ * prefix reaching the workloads of two owners and fails: about 20,000 cases, KEYWARD_FUZZ_COUNT for more; a
+ * failure shrinks to the shortest such prefix and prints its seed and path (replay: KEYWARD_PROPERTY_SEED,
+ * KEYWARD_PROPERTY_PATH).
  */
 import test from 'ava';
 import { bySpecificity, checkSubject, subjectFixesOwner } from '../../src/identity/subjects.js';
+import fc from 'fast-check';
 import { ApiError } from '../../src/errors.js';
-import { prng } from '../support/prng.js';
+import { checkProperty, envInt, maybe } from '../support/property.js';
 
 const GITHUB = 'https://token.actions.githubusercontent.com';
 const GHE_CLOUD = 'https://token.actions.githubusercontent.com/acme-enterprise';
 const GITLAB = 'https://gitlab.com';
 const GOOGLE = 'https://accounts.google.com';
 const OTHER = 'https://gitlab.internal.example';
-const COUNT = Number(process.env.KEYWARD_FUZZ_COUNT ?? 20_000);
-const SEED = Number(process.env.KEYWARD_FUZZ_SEED ?? 0x5eed_f00d);
+const COUNT = envInt('KEYWARD_FUZZ_COUNT', 20_000);
 
 test('a prefix must fix the issuer\'s owner part; exact subjects always do; Google\'s take no prefix', (t) => {
   const cases: Array<[string, string, boolean]> = [
@@ -67,31 +69,38 @@ test('specificity: an exact subject, then the longer prefix, then more claims', 
   t.is(bySpecificity(p('repo:acme/*', 1), p('repo:acme/*', 1)), 0, 'equals are left to age');
 });
 
-test('property: no accepted prefix matches the workloads of two owners (seeded)', (t) => {
-  const rng = prng(SEED);
-  const owners = ['a', 'ac', 'acme', 'acme-corp', 'acmex', 'acme.io', 'acme_'];
-  const fragments = ['repo:', 'project_path:', ...owners, '/', ':', '*', 'app', 'ref:refs/heads/', 'main', '-', '.', '..', '%2F', ' ', 'repo', 'project_path'];
-  const issuers = [GITHUB, GHE_CLOUD, GITLAB, GOOGLE, OTHER];
-  const subjectOf = (kind: string, owner: string) => kind === 'repo'
-    ? `repo:${owner}/${rng.pick(['app', 'site', 'x'])}:ref:refs/heads/${rng.pick(['main', 'dev'])}`
-    : `project_path:${owner}/${rng.pick(['app', 'group/app'])}:ref_type:branch:ref:${rng.pick(['main', 'dev'])}`;
+const OWNERS = ['a', 'ac', 'acme', 'acme-corp', 'acmex', 'acme.io', 'acme_'];
+const FRAGMENTS = ['repo:', 'project_path:', ...OWNERS, '/', ':', '*', 'app', 'ref:refs/heads/', 'main', '-', '.', '..', '%2F', ' ', 'repo', 'project_path'];
+
+/** Every owner's workloads, in both issuers' forms: what a prefix must not reach for two owners at once. */
+const WORKLOADS = ['repo', 'project_path'].flatMap((kind) => OWNERS.flatMap((owner) => (kind === 'repo'
+  ? ['app', 'site', 'x'].flatMap((repo) => ['main', 'dev'].map((branch) => `repo:${owner}/${repo}:ref:refs/heads/${branch}`))
+  : ['app', 'group/app'].flatMap((project) => ['main', 'dev'].map((branch) => `project_path:${owner}/${project}:ref_type:branch:ref:${branch}`))
+).map((subject) => ({ reaches: `${kind}:${owner}`, subject }))));
+
+/** A subject prefix: half of them start like a real owner form, so the rule's edge (the owner and its slash) is tried, not only noise. */
+const candidate = fc.record({
+  issuer: fc.constantFrom(GITHUB, GHE_CLOUD, GITLAB, GOOGLE, OTHER),
+  start: maybe(0.5, fc.tuple(fc.constantFrom('repo:', 'project_path:'), fc.constantFrom(...OWNERS)).map(([form, owner]) => form + owner)),
+  fragments: fc.array(fc.constantFrom(...FRAGMENTS), { minLength: 1, maxLength: 5 }),
+});
+
+test('property: no accepted prefix matches the workloads of two owners', async (t) => {
+  let tried = 0;
   let accepted = 0;
-  for (let i = 0; i < COUNT; i++) {
-    const issuer = rng.pick(issuers);
-    // Half start like a real owner form, so the rule's edge (the owner and its slash) is tried, not only noise.
-    const start = rng.chance(0.5) ? `${rng.pick(['repo:', 'project_path:'])}${rng.pick(owners)}` : '';
-    const prefix = start + Array.from({ length: 1 + rng.int(5) }, () => rng.pick(fragments)).join('');
-    const subject = `${prefix.replaceAll('*', '')}*`;
-    if (!subjectFixesOwner(issuer, subject)) continue;
-    accepted++;
-    t.not(issuer, GOOGLE, subject);
-    const reached = new Set<string>();
-    for (const kind of ['repo', 'project_path']) {
-      for (const owner of owners) {
-        for (let k = 0; k < 3; k++) if (subjectOf(kind, owner).startsWith(subject.slice(0, -1))) reached.add(`${kind}:${owner}`);
-      }
+  // Candidates come in batches of up to 20 (cheaper for fast-check than a run each; a failure shrinks to one).
+  const property = fc.property(fc.array(candidate, { minLength: 1, maxLength: 20, size: 'max' }), (batch) => {
+    for (const { issuer, start, fragments } of batch) {
+      tried++;
+      const subject = `${((start ?? '') + fragments.join('')).replaceAll('*', '')}*`;
+      if (!subjectFixesOwner(issuer, subject)) continue;
+      accepted++;
+      if (issuer === GOOGLE) throw new Error(`Google takes no prefix, yet ${subject} was accepted`);
+      const reached = new Set(WORKLOADS.filter((w) => w.subject.startsWith(subject.slice(0, -1))).map((w) => w.reaches));
+      if (reached.size > 1) throw new Error(`${issuer} ${subject} reaches ${[...reached].join(', ')}`);
     }
-    if (reached.size > 1) t.fail(`${issuer} ${subject} reaches ${[...reached].join(', ')}`);
-  }
-  t.true(accepted > COUNT / 100, `only ${accepted} prefixes were accepted: the generator no longer exercises the rule`);
+  });
+  if (!(await checkProperty(t, property, { numRuns: Math.ceil(COUNT / 10) }))) return;
+  t.log(`${accepted} of ${tried} prefixes accepted`);
+  t.true(accepted > tried / 100, `only ${accepted} of ${tried} prefixes were accepted: the generator no longer exercises the rule`);
 });

@@ -3,19 +3,26 @@
  * the limit, whatever the interleaving, and a killed instance's slots come back. Random runs of three
  * instances (keepers over one in-memory LeaseStore, one manual clock) open and close slots; instances are
  * killed mid-flight (their connections die with them; they never retire) and replaced; store writes fail
- * before landing or land and time out, and the store goes away for a while; the clock jumps (every live instance's background work then runs:
- * renewals, and the watch that cuts its requests when a holder could not be renewed in time). After every
- * step the connections open at the provider (live instances' open slots) stay within the limit; at the end,
- * with every instance gone and the TTL past, the whole limit is available again. `npm run test:fuzz` runs
- * KEYWARD_FUZZ_COUNT steps.
+ * before landing or land and time out, and the store goes away for a while; the clock jumps (every live
+ * instance's background work then runs: renewals, and the watch that cuts its requests when a holder could
+ * not be renewed in time). After every step the connections open at the provider (live instances' open
+ * slots) stay within the limit; at the end, with every instance gone and the TTL past, the whole limit is
+ * available again.
+ *
+ * fast-check (test/support/property.ts): a failure shrinks to the shortest run of steps that breaks it and
+ * prints its seed and path (replay: KEYWARD_PROPERTY_SEED, KEYWARD_PROPERTY_PATH). `npm test` runs 4 runs
+ * of up to 2,500 steps; `npm run test:fuzz` 16 of up to KEYWARD_FUZZ_COUNT steps.
  */
 import 'reflect-metadata';
 import test from 'ava';
+import fc from 'fast-check';
 import { TokenLimits, type LimitHold } from '../../src/accounting/token-limits.js';
 import type { LeaseKeeper } from '../../src/accounting/lease-keeper.js';
-import { faultyWorld, keeperOn } from '../support/leases.js';
+import { faultyWorld, keeperOn, storeFault } from '../support/leases.js';
+import { atRate, checkProperty, die, dieFor, envInt, landsOn, type Produced, type Weighted } from '../support/property.js';
 
-const STEPS = Number(process.env.KEYWARD_FUZZ_COUNT ?? 2500);
+const STEPS = envInt('KEYWARD_FUZZ_COUNT', 2500);
+const RUNS = process.env.KEYWARD_FUZZ_COUNT ? 16 : 4;
 const TTL = 10_000;
 const TOKEN = 'tok_property';
 
@@ -27,19 +34,40 @@ interface Instance {
   dead: boolean;
 }
 
-async function run(seed: number, steps: number) {
-  const { rnd, pick, clock, store, faults } = faultyWorld(seed);
-  const limit = 1 + Math.floor(rnd() * 12);
+const ACTS: Weighted<'open' | 'close' | 'kill' | 'background' | 'clock'> = [[45, 'open'], [15, 'close'], [3, 'kill'], [17, 'background'], [20, 'clock']];
+
+/**
+ * One step: which instance acts, the store fault it meets, and what it does: open a slot; close one of its slots
+ * (`which`, modulo how many); be killed; run its background work; or the clock jumps by `ms` (every live instance's
+ * background work then runs, and three times in ten someone reclaims expired holders). A dead instance is replaced
+ * one step in ten (`revive`), whatever else the step says. Drawn as dice (test/support/property.ts) and printed as read.
+ */
+const step = fc.tuple(die(3), storeFault, dieFor(ACTS), die(1000), die(1000), die(1000)).map(([who, fault, roll, x, y, w]) => {
+  const kind = landsOn(roll, ACTS);
+  const act = kind === 'close' ? { do: kind, which: x }
+    : kind === 'clock' ? { do: kind, ms: Math.floor((x * TTL * 0.5) / 1000), reclaim: atRate(y, 0.3) }
+    : { do: kind };
+  return { who, fault, revive: atRate(w, 0.1), act };
+});
+type Step = Produced<typeof step>;
+
+/** Unbiased: run lengths spread evenly up to STEPS (fast-check's bias towards small sizes would make many runs a few steps long). */
+const scenario = fc.noBias(fc.record({
+  limit: fc.integer({ min: 1, max: 12 }),
+  steps: fc.array(step, { minLength: 1, maxLength: STEPS, size: 'max' }),
+}));
+
+const totals = { steps: 0, opened: 0, refused: 0, cut: 0, reachedLimit: 0 };
+
+/** Runs the steps; throws at the first step after which more than the limit are open at the provider, or if the limit does not all come back. */
+async function run({ limit, steps }: { limit: number; steps: Step[] }): Promise<void> {
+  const { clock, store, faults } = faultyWorld();
   const spawn = (): Instance => {
     const keeper = keeperOn(store, clock, TTL);
     return { keeper, limits: new TokenLimits(keeper, clock, clock), holds: [], dead: false };
   };
   const instances = [spawn(), spawn(), spawn()];
-  let opened = 0;
-  let refused = 0;
   let mostOpen = 0;
-  /** Requests cut by their instance's watch (a lease it could not renew in time). */
-  let cut = 0;
   const openAtProvider = () => instances.reduce((n, i) => n + (i.dead ? 0 : i.holds.filter((h) => h.conn.open).length), 0);
   /** A live process's background work: its counters renew, then its watch cuts what it can no longer hold. */
   const background = async (inst: Instance) => {
@@ -47,63 +75,62 @@ async function run(seed: number, steps: number) {
     inst.limits.watch();
     inst.holds = inst.holds.filter((h) => h.conn.open);
   };
-  for (let step = 0; step < steps; step++) {
-    const inst = pick(instances);
-    faults();
-    const r = rnd();
+  for (const [i, s] of steps.entries()) {
+    const inst = instances[s.who]!;
+    faults(s.fault);
+    const act = s.act;
     if (inst.dead) {
-      if (rnd() < 0.1) instances[instances.indexOf(inst)] = spawn();
-    } else if (r < 0.45) {
+      if (s.revive) instances[s.who] = spawn();
+    } else if (act.do === 'open') {
       const conn = { open: true };
       try {
         const hold = await inst.limits.openSlot(TOKEN, limit, () => {
           conn.open = false;
-          cut++;
+          totals.cut++; // cut by its instance's watch: a lease it could not renew in time
         });
         inst.holds.push({ hold, conn });
-        opened++;
+        totals.opened++;
       } catch {
-        refused++; // concurrency_exceeded, or the store unreachable: nothing opened
+        totals.refused++; // concurrency_exceeded, or the store unreachable: nothing opened
       }
-    } else if (r < 0.6 && inst.holds.length > 0) {
-      const { hold, conn } = inst.holds.splice(Math.floor(rnd() * inst.holds.length), 1)[0]!;
-      conn.open = false;
-      inst.limits.closeSlot(hold);
-    } else if (r < 0.63) {
+    } else if (act.do === 'close') {
+      if (inst.holds.length > 0) {
+        const { hold, conn } = inst.holds.splice(act.which % inst.holds.length, 1)[0]!;
+        conn.open = false;
+        inst.limits.closeSlot(hold);
+      }
+    } else if (act.do === 'kill') {
       inst.dead = true; // SIGKILL: its connections die with it, it never retires
       for (const h of inst.holds) h.conn.open = false;
-    } else if (r < 0.8) {
+    } else if (act.do === 'background') {
       await background(inst);
-    } else {
-      clock.advance(Math.floor(rnd() * TTL * 0.5));
-      for (const i of instances) if (!i.dead) await background(i);
-      if (rnd() < 0.3) await store.reclaimExpired(`slots:tok:${TOKEN}`, clock.now());
+    } else if (act.do === 'clock') {
+      clock.advance(act.ms);
+      for (const other of instances) if (!other.dead) await background(other);
+      if (act.reclaim) await store.reclaimExpired(`slots:tok:${TOKEN}`, clock.now());
     }
     const now = openAtProvider();
     mostOpen = Math.max(mostOpen, now);
-    if (now > limit) throw new Error(`seed ${seed} step ${step}: ${now} open at the provider > limit ${limit}`);
+    if (now > limit) throw new Error(`step ${i} (${act.do}): ${now} open at the provider > limit ${limit}`);
   }
+  if (mostOpen === limit) totals.reachedLimit++;
+  totals.steps += steps.length;
   // Everyone gone: after one TTL the whole limit can be had again by a new instance.
   store.failWrites = undefined;
-  for (const i of instances) i.dead = true;
+  for (const inst of instances) inst.dead = true;
   clock.advance(2 * TTL);
   const fresh = spawn();
   let again = 0;
   for (let i = 0; i < limit; i++) {
     await fresh.limits.openSlot(TOKEN, limit, () => {}).then(() => again++, () => undefined);
   }
-  return { limit, opened, refused, mostOpen, again, cut };
+  if (again !== limit) throw new Error(`with every instance gone, ${again} of the limit ${limit} could be opened again`);
 }
 
-test(`max_concurrent slots under kills, write faults and clock jumps: never more open than the limit, a dead instance's slots come back (${STEPS} steps per seed)`, async (t) => {
-  const seeds = process.env.KEYWARD_FUZZ_COUNT ? [1, 2, 3, 4, 5, 6, 7, 8] : [20261126, 11];
-  for (const seed of seeds) {
-    const { limit, opened, refused, mostOpen, again, cut } = await run(seed, STEPS);
-    t.log(`seed ${seed}: limit ${limit}, ${opened} opened, ${refused} refused, at most ${mostOpen} open at once, ${cut} cut by a lost lease`);
-    t.true(opened > 50, 'the run exercised the slots');
-    t.true(refused > 0, 'the limit was reached');
-    t.true(cut > 0, 'leases were lost under live instances (and their requests cut)');
-    t.true(mostOpen <= limit);
-    t.is(again, limit, 'with every instance gone, the whole limit is available again');
-  }
+test(`max_concurrent slots under kills, write faults and clock jumps: never more open than the limit, a dead instance's slots come back (${RUNS} runs of up to ${STEPS} steps)`, async (t) => {
+  if (!(await checkProperty(t, fc.asyncProperty(scenario, run), { numRuns: RUNS }))) return;
+  t.log(`${totals.steps} steps: ${totals.opened} opened, ${totals.refused} refused, the limit reached in ${totals.reachedLimit} runs, ${totals.cut} cut by a lost lease`);
+  t.true(totals.opened > totals.steps / 100, 'the runs exercised the slots');
+  t.true(totals.reachedLimit > 0 && totals.refused > 0, 'the limit was reached');
+  t.true(totals.cut > 0, 'leases were lost under live instances (and their requests cut)');
 });

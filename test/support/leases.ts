@@ -1,9 +1,9 @@
 /**
  * Lease keepers for ledger unit tests: a LeaseKeeper (with its own instance id, as each instance has) over
  * a given LeaseStore and clock, with a quiet log; `leasedOut`, a pool's units out read from any store
- * without reclaiming anything (tests' manual clocks are not the wall clock); and `faultyWorld`, what the
- * token-limit property tests share: a seeded random source, one manual clock, one in-memory store whose
- * writes fail on a schedule.
+ * without reclaiming anything (tests' manual clocks are not the wall clock); and what the lease property
+ * tests share: the store faults a step may bring (`writeFault`, `storeFault`, fast-check arbitraries) and
+ * `faultyWorld`, one manual clock and one in-memory store whose writes fail as the steps say.
  */
 import 'reflect-metadata';
 import { Writable } from 'node:stream';
@@ -15,7 +15,8 @@ import { createLogger } from '../../src/log.js';
 import type { LeaseStore } from '../../src/store/ports.js';
 import { ManualClock } from './clocks.js';
 import { MemoryLeases } from './memory-leases.js';
-import { seeded } from './prng.js';
+import fc from 'fast-check';
+import { die, dieFor, landsOn, type Weighted } from './property.js';
 
 export const quietLog = createLogger('error', new Writable({ write: (_c, _e, cb) => cb() }));
 
@@ -28,20 +29,29 @@ export async function leasedOut(store: LeaseStore, key: string): Promise<number>
   return (await store.leaseLedger(key, Number.MIN_SAFE_INTEGER)).outstanding;
 }
 
+/** A step's write fault: one write in ten fails, half before landing, half after (it lands, its answer is lost). */
+const WRITE_FAULTS: Weighted<'before' | 'after' | undefined> = [[90, undefined], [5, 'before'], [5, 'after']];
+export const writeFault = dieFor(WRITE_FAULTS).map((roll) => landsOn(roll, WRITE_FAULTS));
+
+/** A step's store fault: a write fault, or (one step in fifty) the start of an outage of 10 to 69 steps. */
+export type StoreFault = 'before' | 'after' | undefined | { outage: number };
+const STORE_FAULTS: Weighted<'before' | 'after' | undefined | 'outage'> = [[88, undefined], [5, 'before'], [5, 'after'], [2, 'outage']];
+export const storeFault: fc.Arbitrary<StoreFault> = fc.tuple(dieFor(STORE_FAULTS), die(60)).map(([roll, length]) => {
+  const fault = landsOn(roll, STORE_FAULTS);
+  return fault === 'outage' ? { outage: 10 + length } : fault;
+});
+
 /**
- * A seeded world for a lease property test: `rnd` and `pick` from `seed`, one ManualClock, one MemoryLeases,
- * and `faults()`, called before each step: now and then a store outage (every write fails before landing for
- * 10 to 70 steps), else one write in ten fails before or after landing.
+ * A world for a lease property test: one ManualClock, one MemoryLeases, and `faults(step's fault)`, called before
+ * each step: during an outage every write fails before landing; else the step's own write fault, if any.
  */
-export function faultyWorld(seed: number) {
-  const rnd = seeded(seed);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+export function faultyWorld() {
   const clock = new ManualClock();
   const store = new MemoryLeases();
   let outage = 0;
-  const faults = (): void => {
-    if (outage === 0 && rnd() < 0.02) outage = 10 + Math.floor(rnd() * 60);
-    store.failWrites = outage > 0 ? (outage--, 'before') : rnd() < 0.1 ? pick(['before', 'after'] as const) : undefined;
+  const faults = (fault: StoreFault): void => {
+    if (outage === 0 && typeof fault === 'object') outage = fault.outage;
+    store.failWrites = outage > 0 ? (outage--, 'before') : typeof fault === 'object' ? undefined : fault;
   };
-  return { rnd, pick, clock, store, faults };
+  return { clock, store, faults };
 }
