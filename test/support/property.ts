@@ -2,7 +2,8 @@
  * How property tests run: fast-check (https://fast-check.dev) inside an ava test, so that every property test
  * reads alike and reports alike.
  *
- * `checkProperty(t, property, { numRuns })` runs the property with a new seed each time, logs the seed, and on a
+ * `checkProperty(t, property, { numRuns })` runs the property with a new seed each time (under CI=true a fixed one,
+ * so a landing never rests on a draw; `KEYWARD_PROPERTY_SEED=random` draws anyway), logs the seed, and on a
  * failure fails the test with fast-check's report: the seed, the path to the shrunk counterexample, the
  * counterexample itself and the error it raised. A property states its invariant by throwing (never through `t`:
  * an ava assertion does not throw, so fast-check could neither see nor shrink it); what the generator must have
@@ -28,6 +29,20 @@ export function envInt(name: string, fallback: number): number {
   return n;
 }
 
+/** The seed a run uses when CI gives none: fixed, so a landing never depends on a draw (exploring is `npm run test:fuzz`'s). */
+const CI_SEED = 20261128;
+
+/**
+ * KEYWARD_PROPERTY_SEED: an integer replays that seed; `random` draws a new one. Unset: a new one on a developer's
+ * machine (each run explores), the fixed CI_SEED under CI=true.
+ */
+export function propertySeed(): number {
+  const raw = (process.env.KEYWARD_PROPERTY_SEED ?? '').trim();
+  if (raw === '' && process.env.CI === 'true') return CI_SEED;
+  if (raw === '' || raw === 'random') return (Date.now() ^ (Math.random() * 0x1_0000_0000)) | 0;
+  return envInt('KEYWARD_PROPERTY_SEED', CI_SEED);
+}
+
 /** True when KEYWARD_PROPERTY_PATH asks for one counterexample: the run is not the whole property, coverage checks do not apply. */
 export const replayingPath = (): boolean => (process.env.KEYWARD_PROPERTY_PATH ?? '') !== '';
 
@@ -43,7 +58,7 @@ export async function checkProperty<Ts>(
   params: { numRuns: number; timeLimitMs?: number } & Omit<fc.Parameters<Ts>, 'seed' | 'path' | 'numRuns'>,
 ): Promise<boolean> {
   // fast-check would draw the seed itself; drawing it here lets the log carry it even when a later coverage check fails.
-  const seed = envInt('KEYWARD_PROPERTY_SEED', (Date.now() ^ (Math.random() * 0x1_0000_0000)) | 0);
+  const seed = propertySeed();
   const path = replayingPath() ? process.env.KEYWARD_PROPERTY_PATH : undefined;
   const { timeLimitMs = 30_000, ...rest } = params;
   t.log(`fast-check: seed ${seed}${path ? `, path ${path}` : ''}, ${params.numRuns} runs`);
