@@ -27,6 +27,7 @@ import { transcriptionPrice } from '../../src/gateway/realtime/transcription.js'
 import { shippedPrice } from '../support/shipped-prices.js';
 import { realtimeFixture, type Client, type RealtimeFixture } from '../support/realtime-fixture.js';
 import { eventually } from '../support/wait.js';
+import { propertySeed } from '../support/property.js';
 
 /** `seconds` of pcm16 at 24 kHz, base64: speech (non-zero samples) or silence. */
 const pcm = (seconds: number, speech = true) => Buffer.alloc(Math.round(seconds * 48_000), speech ? 1 : 0).toString('base64');
@@ -180,7 +181,8 @@ test('Gemini Live: a second setup closes the session 1008 (invalid_request), nev
 });
 
 const RUNS = Math.max(4, Math.round(Number(process.env.KEYWARD_PROPERTY_RUNS ?? 150) / 15));
-const SEED = process.env.KEYWARD_PROPERTY_SEED === undefined ? undefined : Number(process.env.KEYWARD_PROPERTY_SEED);
+/** The seed (test/support/property.ts: fixed under CI=true, else new each run unless KEYWARD_PROPERTY_SEED names one). */
+const SEED: number | undefined = propertySeed();
 
 const sessionStep = fc.oneof(
   { arbitrary: fc.record({ op: fc.constant('speech' as const), s: fc.integer({ min: 20, max: 3_000 }) }), weight: 4 },
@@ -234,5 +236,6 @@ test('property: random transcription sessions never make the provider bill past 
     if (spent < billed - allowance) throw new Error(`charged ${spent} µ$ < billed ${billed} µ$`);
     if (spent > budget + allowance) throw new Error(`charged ${spent} µ$ past the budget of ${budget} µ$`);
   }), { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) });
-  t.pass();
+  // fc.assert threw had any session broken the property (with its seed and shrunk case); this says the runs were made.
+  t.true(RUNS > 0, 'the property ran');
 });
