@@ -2,7 +2,7 @@
  * Comparing builds: the variants an A/B run measures side by side, each its own process on the same fake
  * provider, with the bare Node proxy first as the yardstick. A variant is
  *   <dist dir>[,VAR=value…]   a build of Keyward (its src/main.js), with environment overrides; a piece without
- *                             `=` continues the previous value (dist,KEYWARD_PLUGINS=auth,quota); the
+ *                             `=` continues the previous value (dist,KEYWARD_PLUGINS=logging,team-header); the
  *                             pseudo-variable @log=FILE sends its stdout there instead of a file in the temp dir
  *   floor:<parts>             bench/lib/floor-proxy.mjs with those parts (hp3,hash,log,metrics,mask): what the pieces
  *                             Keyward cannot drop cost before any of its own code runs
@@ -35,7 +35,7 @@ export async function startVariants(s: Session, fake: Proc, specs: string[], ext
       continue;
     }
     // A variant is a dist folder, optionally with environment overrides: dist,KEYWARD_LOG_LEVEL=warn
-    // (a piece without `=` continues the previous value: dist,KEYWARD_PLUGINS=auth,quota)
+    // (a piece without `=` continues the previous value: dist,KEYWARD_PLUGINS=logging,team-header)
     const [d, ...pieces] = spec.split(',');
     const envPairs: string[] = [];
     for (const p of pieces) {
