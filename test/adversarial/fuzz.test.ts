@@ -24,7 +24,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { ADMIN_TOKEN, api, createCredential, createOrg, mintToken, spawnServer, tempDir, type Org } from '../support/app.js';
 import { canary, leakForms, NO_ABUSE_LIMITS, parseRaw, storeBytes } from './_harness.js';
-import { checkProperty, drawsFrom, envInt, maybe, type Draws as Rng } from '../support/property.js';
+import { checkProperty, drawsFrom, envInt, independentGen, maybe, type Draws as Rng } from '../support/property.js';
 
 const COUNT = envInt('KEYWARD_FUZZ_COUNT', 3000);
 const CONCURRENCY = 8;
@@ -343,8 +343,21 @@ test(`fuzz: ${COUNT} random and mutated requests: zero 5xx, errors in the contra
   let networkErrors = 0;
   let clientRefused = 0;
   const samples: Array<[number, number]> = [];
-  const secretForms = () => world.secrets.flatMap((s) => (s.startsWith('sk-') ? leakForms(s) : [s]));
+  /** Each secret's leak forms, computed once (the list is rebuilt whenever a secret joins the world). */
+  const formsOf = new Map<string, string[]>();
+  const secretForms = () => world.secrets.flatMap((s) => {
+    let f = formsOf.get(s);
+    if (!f) formsOf.set(s, (f = s.startsWith('sk-') ? leakForms(s) : [s]));
+    return f;
+  });
   let forms = secretForms();
+  let formsCover = world.secrets.length;
+  /** Secrets only ever join: the forms are rebuilt when there are more. */
+  const refreshForms = () => {
+    if (world.secrets.length === formsCover) return;
+    forms = secretForms();
+    formsCover = world.secrets.length;
+  };
   let sent = 0;
   /** The batch during which the gateway died, once (later batches only meet a closed port). */
   let death: string | undefined;
@@ -352,7 +365,7 @@ test(`fuzz: ${COUNT} random and mutated requests: zero 5xx, errors in the contra
 
   // Every choice is a draw of the run's fast-check generator; ids and tokens are drawn from what exists at that moment.
   type Planned = { raw: Buffer } | { method: string; path: string; headers: Record<string, string>; body: string | Buffer | undefined };
-  const plan = (r: Rng): Planned => {
+  const plan = (r: Rng, world: World): Planned => {
     if (r.chance(0.03)) return { raw: rawMutant(r, world) };
     const e = endpoint(r, world);
     const method = r.chance(0.85) ? e.method : r.pick(['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE', 'FOO', 'M-SEARCH', 'PROPFIND']);
@@ -404,15 +417,26 @@ test(`fuzz: ${COUNT} random and mutated requests: zero 5xx, errors in the contra
         world.tokens.push({ id: b.id, token: b.token });
         world.secrets.push(b.token);
       }
-      forms = secretForms();
+      refreshForms();
     }
     return undefined;
   };
 
   // One run: a batch of BATCH requests, CONCURRENCY at a time, each planned when a worker takes it (a slot is left
   // empty only when shrinking drops it).
-  const batch = fc.array(maybe(0.999, fc.noBias(fc.gen())), { minLength: BATCH, maxLength: BATCH });
+  const batch = fc.array(maybe(0.999, independentGen()), { minLength: BATCH, maxLength: BATCH });
+  /**
+   * The ids and tokens a batch draws from: the world as it was when the batch began. Once a batch has failed, every
+   * later run is fast-check shrinking it: they draw from the failing batch's world, so the same draws pick the same
+   * ids and tokens (what the gateway has done since can still make a smaller case pass).
+   */
+  let failing: World | undefined;
   const property = fc.asyncProperty(batch, async (slots) => {
+    const seen: World = failing ?? { ...world, orgs: [...world.orgs], credentials: [...world.credentials], tokens: [...world.tokens] };
+    const failed = (message: string): Error => {
+      failing ??= seen;
+      return new Error(message);
+    };
     const planned: Planned[] = [];
     const problems: string[] = [];
     let next = 0;
@@ -421,7 +445,7 @@ test(`fuzz: ${COUNT} random and mutated requests: zero 5xx, errors in the contra
         const g = slots[next++];
         if (!g) continue;
         const draws = drawsFrom(g);
-        const p = plan(draws);
+        const p = plan(draws, seen);
         draws.printAs(() => describe(p));
         planned.push(p);
         const o = 'raw' in p ? await sendRaw(server.port, p.raw) : await send(agent, server.port, p.method, p.path, p.headers, p.body);
@@ -432,16 +456,16 @@ test(`fuzz: ${COUNT} random and mutated requests: zero 5xx, errors in the contra
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     if (server.proc.exitCode !== null || server.proc.signalCode !== null) {
       death ??= planned.map(describe).join('\n');
-      throw new Error(`the gateway died during the batch:\n${death}`);
+      throw failed(`the gateway died during the batch:\n${death}`);
     }
-    if (problems.length > 0) throw new Error(problems.join('\n'));
+    if (problems.length > 0) throw failed(problems.join('\n'));
     const before = sent;
     sent += planned.length;
     if (Math.floor(sent / 500) > Math.floor(before / 500)) {
       samples.push([sent, rss(pid)]);
       // Keep the world alive: the fuzzer deletes credentials and revokes tokens.
       await provision(world.orgs[Math.floor(sent / 500) % world.orgs.length]!);
-      forms = secretForms();
+      refreshForms();
     }
   });
   if (!(await checkProperty(t, property, { numRuns: Math.ceil(COUNT / BATCH), timeLimitMs: timeout - 30_000 }))) return;

@@ -119,9 +119,37 @@ export function weighted<const C extends ReadonlyArray<readonly [number, fc.Arbi
 }
 
 /**
+ * fc.gen(), unbiased, for a value among many (the elements of an array). fc.gen() draws from a copy of the random
+ * stream it is handed and leaves that stream where it was: every element of an array of fc.gen() draws the same
+ * values, and when fast-check copies a value to run or shrink it again, the copy draws from wherever the stream has
+ * got to since. This one hands fc.gen() a copy of its own and moves the stream on by STREAM_GAP draws (more than
+ * one request of the fuzz test draws) before the next element.
+ */
+class IndependentGen extends fc.Arbitrary<fc.GeneratorValue> {
+  private readonly gen = fc.noBias(fc.gen());
+
+  generate(mrng: fc.Random, biasFactor: number | undefined): fc.Value<fc.GeneratorValue> {
+    const own = mrng.clone();
+    for (let i = 0; i < STREAM_GAP; i++) mrng.nextInt(0, 0x7fff_ffff);
+    return this.gen.generate(own, biasFactor);
+  }
+
+  canShrinkWithoutContext(value: unknown): value is fc.GeneratorValue {
+    return this.gen.canShrinkWithoutContext(value);
+  }
+
+  shrink(value: fc.GeneratorValue, context: unknown): fc.Stream<fc.Value<fc.GeneratorValue>> {
+    return this.gen.shrink(value, context);
+  }
+}
+const STREAM_GAP = 4096;
+export const independentGen = (): fc.Arbitrary<fc.GeneratorValue> => new IndependentGen();
+
+/**
  * Draws made while a property runs, for generators whose choices depend on what the run has seen so far (the fuzz
- * test picks ids among those that exist at that moment). Backed by an `fc.gen()` value, so a run replays from its
- * seed and its draws shrink, as far as `fc.gen()` shrinks (later draws are redrawn when an earlier one changes).
+ * test picks ids among those that exist at that moment). Backed by an `fc.gen()` value (`independentGen()` for many
+ * at once), so a run replays from its seed and its draws shrink, as far as `fc.gen()` shrinks (later draws are
+ * redrawn when an earlier one changes).
  */
 export interface Draws {
   /** 0 to n − 1 (0 when n ≤ 1). */
@@ -137,17 +165,17 @@ export interface Draws {
   printAs(describe: () => string): void;
 }
 
-/** The sizes random bytes are drawn in (the smallest that covers what is asked, then cut). */
-const BYTE_DRAWS = [16, 64, 256, 2048];
+/**
+ * The sizes random bytes are drawn in (the smallest power of two that covers what is asked, then cut), each an arbitrary of its
+ * own taking no arguments: fc.gen() finds an arbitrary by comparing arguments, and none is the cheapest to compare.
+ */
+const BYTE_DRAWS = Array.from({ length: 12 }, (_, i) => 2 ** i).map((size) => ({ size, arbitrary: () => fc.uint8Array({ minLength: size, maxLength: size }) }));
 
 export function drawsFrom(g: fc.GeneratorValue): Draws {
-  // Five arbitraries in all: fc.gen() looks each one up by its arguments in a list that grows with every new set.
+  // A few arbitraries in all: fc.gen() looks each one up by its arguments in a list that grows with every new set.
   // Scaled, not taken modulo: a draw shrinking towards 0 moves towards the first choice, not about at random.
   const int = (n: number): number => (n <= 1 ? 0 : Math.floor((g(fc.nat) * n) / 2 ** 31));
-  const byteString = (n: number): Uint8Array => {
-    const size = BYTE_DRAWS.find((s) => s >= n)!;
-    return g(fc.uint8Array, { minLength: size, maxLength: size }).subarray(0, n);
-  };
+  const byteString = (n: number): Uint8Array => g(BYTE_DRAWS.find((d) => d.size >= n)!.arbitrary).subarray(0, n);
   const text = (chars: readonly string[], n: number): string => {
     // Drawn as bytes, each read as one of `chars` (an order of magnitude cheaper to draw than fc.string's units).
     if (n <= 64) return n === 0 ? '' : Array.from(byteString(n), (b) => chars[b % chars.length]!).join('');
