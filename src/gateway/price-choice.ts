@@ -30,6 +30,8 @@ export function cappedPrice(prices: PriceBook, ctx: RequestView): PriceEntry | u
   return priceAt(model!, choices.map((c) => c.tier!)) ?? undefined;
 }
 
+const NONE: readonly never[] = Object.freeze([]);
+
 /** What a finished request is priced at: its model's match, the prices it may have been billed at, and the choices no price covers. */
 export interface SettlementPrices {
   readonly match: PriceMatch | undefined;
@@ -47,7 +49,11 @@ export interface SettlementPrices {
 export function settlementPrices(prices: PriceBook, ctx: RequestView, model: string | undefined): SettlementPrices {
   const provider = (ctx as ProxyContext).provider;
   const match = model === undefined ? undefined : prices.match(provider?.id ?? '', model);
-  const sets = [requestChoices(ctx), reportedDimensions(provider?.priceDimensions, (ctx.usage as TokenUsage).reported)];
+  const asked = requestChoices(ctx);
+  const reported = reportedDimensions(provider?.priceDimensions, (ctx.usage as TokenUsage).reported);
+  // Most requests select no tier and their response reports none: the model's own price, with none of the work below.
+  if (asked.length === 0 && reported.length === 0) return { match, candidates: match ? [match.price] : NONE, unpriced: NONE };
+  const sets = [asked, reported];
   const candidates: PriceEntry[] = [];
   const unpriced: DimensionChoice[] = [];
   for (const [i, choices] of sets.entries()) {
