@@ -7,12 +7,9 @@
  * shows used + held ≤ limit throughout and, once every request is refused, less than one request left.
  */
 import test from 'ava';
-import { randomBytes } from 'node:crypto';
-import { api, createCredential, createOrg, mintToken, spawnServer, type SpawnedServer } from '../support/app.js';
-import { startEmulator } from '../support/firestore-emulator.js';
-import { providersDir } from '../support/providers-dir.js';
+import { api, createCredential, createOrg, mintToken, type SpawnedServer } from '../support/app.js';
 import { chat, chatBody, worstCase } from '../support/budget.js';
-import { startHoldingUpstream } from '../support/holding-upstream.js';
+import { startHoldingCluster } from '../support/holding-upstream.js';
 import { formatUsd, parseUsd } from '../../src/catalog/money.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
 
@@ -22,16 +19,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('SIGKILL mid-stream: idle amounts return within one TTL, in-flight worst cases are charged, the cap is reached and never passed', async (t) => {
   t.timeout(180_000);
-  const emulator = await startEmulator(t);
-  const up = await startHoldingUpstream();
-  t.teardown(() => up.close());
-  const project = `keyward-leases-${randomBytes(4).toString('hex')}`;
-  const env = {
-    KEYWARD_STORE: 'firestore', FIRESTORE_EMULATOR_HOST: emulator.host, GOOGLE_CLOUD_PROJECT: project,
-    KEYWARD_LOCAL_KEK: randomBytes(32).toString('base64'), KEYWARD_PROVIDERS_DIR: providersDir(t, ['priced']),
-    KEYWARD_UPSTREAM_PRICED: up.url, KEYWARD_LEASE_TTL: `${TTL_MS / 1000}s`,
-  };
-  const [a, b, c] = await Promise.all([0, 1, 2].map(() => spawnServer(t, env, 30_000))) as [SpawnedServer, SpawnedServer, SpawnedServer];
+  const { up, emulator, project, servers: [a, b, c] } = await startHoldingCluster(t, 'leases', TTL_MS);
   const w = worstCase(chatBody(0));
   const streamBody = JSON.stringify({ model: 'pm-1', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'hold 000000' }] });
   const ws = worstCase(streamBody);

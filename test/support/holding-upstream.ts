@@ -3,8 +3,13 @@
  * the request's worst case as its usage, or, with `x-hold`, a stream that sends its first chunk and then waits
  * until the caller goes away (a stream in flight when an instance is killed).
  */
+import type { ExecutionContext } from 'ava';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { spawnServer, type SpawnedServer } from './app.js';
+import { startEmulator } from './firestore-emulator.js';
+import { providersDir } from './providers-dir.js';
 import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
 
 export interface HoldingUpstream {
@@ -42,4 +47,23 @@ export async function startHoldingUpstream(): Promise<HoldingUpstream> {
       server.close(() => r());
     }),
   };
+}
+
+/**
+ * Three gateway processes on one fresh Firestore project of the emulator, sharing one key, their `priced`
+ * provider pointed at a holding upstream and their leases lasting `ttlMs`: the set-up of the tests that kill
+ * one of them mid-stream.
+ */
+export async function startHoldingCluster(t: ExecutionContext, name: string, ttlMs: number) {
+  const emulator = await startEmulator(t);
+  const up = await startHoldingUpstream();
+  t.teardown(() => up.close());
+  const project = `keyward-${name}-${randomBytes(4).toString('hex')}`;
+  const env = {
+    KEYWARD_STORE: 'firestore', FIRESTORE_EMULATOR_HOST: emulator.host, GOOGLE_CLOUD_PROJECT: project,
+    KEYWARD_LOCAL_KEK: randomBytes(32).toString('base64'), KEYWARD_PROVIDERS_DIR: providersDir(t, ['priced']),
+    KEYWARD_UPSTREAM_PRICED: up.url, KEYWARD_LEASE_TTL: `${ttlMs / 1000}s`,
+  };
+  const servers = await Promise.all([0, 1, 2].map(() => spawnServer(t, env, 30_000))) as [SpawnedServer, SpawnedServer, SpawnedServer];
+  return { emulator, up, project, servers };
 }
