@@ -7,17 +7,20 @@
  */
 const LAYERS = [
   // The configuration (every variable parsed here, the OpenTelemetry ones in trace-settings.ts) and what all share.
-  ['foundation', '^src/(errors|clock|log|config|federation-config|symbols|timeout|private-files|ids|tls-settings|trace-settings|node-http)\\.ts$'],
+  ['foundation', '^src/(errors|clock|log|symbols|timeout|private-files|ids|node-http)\\.ts$|^src/settings/'],
   ['infrastructure', '^src/(store|kms)/'],
   // telemetry/: the tracing port and its OpenTelemetry adapter, log-trace correlation, Prometheus metrics (which meter
   // the KeyWrapper port); generic over what they wrap (no store, catalog or service import).
   ['telemetry', '^src/telemetry/'],
+  // pricing/: money as integers, the price types providers declare, the price book built from their price data and
+  // KEYWARD_PRICES, price dimensions and a request's worst case; the catalog (providers) reads its prices from here.
+  ['pricing', '^src/pricing/'],
   ['catalog', '^src/catalog/'],
   ['accounting and controls', '^src/(accounting|controls)/'],
   ['vault', '^src/(vault|identity)/'],
   ['edge', '^src/http/'],
   ['request paths', '^src/(gateway|api)/'],
-  ['roots', '^src/(container|adapters|main|serve|first-steps|warm-compile-cache)\\.ts$|^src/cli/'],
+  ['roots', '^src/main\\.ts$|^src/boot/|^src/cli/'],
 ];
 
 const upward = LAYERS.flatMap(([name, path], i) => {
@@ -56,14 +59,14 @@ module.exports = {
       comment: 'a provider file is declarative: it may use the catalog contract and foundation, nothing else of src/',
       severity: 'error',
       from: { path: '^providers/' },
-      to: { path: '^src/', pathNot: '^src/catalog/|^src/(errors|ids)\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/(catalog|pricing)/|^src/(errors|ids)\\.ts$' },
     },
     {
       name: 'plugins-use-the-contract',
       comment: 'a middleware plugin sees the stage contract, the catalog and foundation, never the container or services',
       severity: 'error',
       from: { path: '^plugins/' },
-      to: { path: '^src/', pathNot: '^src/gateway/contracts\\.ts$|^src/catalog/|^src/(errors|ids|config)\\.ts$|^src/telemetry/trace\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/gateway/pipeline/contracts\\.ts$|^src/(catalog|pricing)/|^src/(errors|ids)\\.ts$|^src/settings/config\\.ts$|^src/telemetry/trace\\.ts$' },
     },
   ],
   options: {

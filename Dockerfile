@@ -33,11 +33,11 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force \
  && mkdir -p /data && chown node:node /data
 COPY --from=build /app/dist ./dist
-# Node's compile cache, filled now (src/warm-compile-cache.ts): a new instance starts from the bytecode of its
+# Node's compile cache, filled now (src/boot/warm-compile-cache.ts): a new instance starts from the bytecode of its
 # ~300 modules instead of compiling them, about 35 ms less to /readyz (bench/README.md). Keyed by each file's
 # content and Node's version, so it only ever matches this image; the node user may add to it.
 ENV NODE_COMPILE_CACHE=/app/.node-compile-cache
-RUN node dist/src/warm-compile-cache.js && chown -R node:node /app/.node-compile-cache
+RUN node dist/src/boot/warm-compile-cache.js && chown -R node:node /app/.node-compile-cache
 # The image's unprivileged user; /data is the only writable folder it needs (embedded SQLite, local key file).
 USER node
 EXPOSE 8080

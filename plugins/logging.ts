@@ -5,9 +5,9 @@
  * only: never a key, a token value, a header or a body. Priority 300, the
  * lowest an operator plugin may take: its line comes after other plugins' logs.
  */
-import type { PluginHost, PluginModule, RequestView } from '../src/gateway/contracts.js';
+import type { PluginHost, PluginModule, RequestView } from '../src/gateway/pipeline/contracts.js';
 import { traceFields } from '../src/telemetry/trace.js';
-import { formatUsd } from '../src/catalog/money.js';
+import { formatUsd } from '../src/pricing/money.js';
 
 const logging: PluginModule = {
   name: 'logging',

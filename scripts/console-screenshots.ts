@@ -16,8 +16,8 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
-import { loadConfig } from '../src/config.js';
-import { buildServer } from '../src/container.js';
+import { loadConfig } from '../src/settings/config.js';
+import { buildServer } from '../src/boot/container.js';
 import { createLogger } from '../src/log.js';
 import { startFakeProvider } from '../test/support/fake-provider.js';
 

@@ -9,7 +9,7 @@
  * Nothing here ever receives a secret: callers log ids.
  */
 import { pino } from 'pino';
-import type { LogLevel } from './config.js';
+import type { LogLevel } from './settings/config.js';
 
 export interface Logger {
   debug(fields: object, message: string): void;

@@ -9,4 +9,4 @@
 import { enableCompileCache } from 'node:module';
 
 enableCompileCache();
-await import('./serve.js');
+await import('./boot/serve.js');

@@ -3,10 +3,10 @@
  * (messages mode, the tools stage's fields), a batch of 16, and filtering a GitHub-sized tools/list answer
  * (100 tools, about 100 KB) as JSON and as an event stream. Prints operations per second.
  */
-import { JsonFieldScanner } from '../../src/gateway/json-field-scanner.js';
-import { MESSAGE_FIELDS } from '../../src/gateway/mcp/jsonrpc.js';
-import { listFiltered } from '../../src/gateway/mcp/tools-list-filter.js';
-import { StreamMasker } from '../../src/gateway/masking.js';
+import { JsonFieldScanner } from '../../src/gateway/wire/json-field-scanner.js';
+import { MESSAGE_FIELDS } from '../../src/gateway/wire/mcp/jsonrpc.js';
+import { listFiltered } from '../../src/gateway/wire/mcp/tools-list-filter.js';
+import { StreamMasker } from '../../src/gateway/wire/masking.js';
 
 const call = (i: number) => ({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'get_issue', arguments: { owner: 'octocat', repo: 'hello-world', issue_number: i, body: 'x'.repeat(400) } } });
 const single = Buffer.from(JSON.stringify(call(1)));

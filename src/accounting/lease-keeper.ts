@@ -9,7 +9,7 @@
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../settings/config.js';
 import type { Logger } from '../log.js';
 import { isRollingPool, type LeaseStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';

@@ -11,7 +11,7 @@
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../settings/config.js';
 import { Errors } from '../errors.js';
 import { Symbols } from '../symbols.js';
 import type { LeasePlan } from './held-lease.js';

@@ -43,8 +43,8 @@ export interface UsageEvent {
   /** What the request spent, µ$ (the gateway's settled figure; 0 when nothing was priced). */
   spendMicros: number;
   /**
-   * The price table's name for the model (catalog/prices.ts match), or `unpriced`, or an MCP tool call's
-   * `tool:<provider>:<tool>` (names bounded per organisation, gateway/mcp/tool-calls.ts): never the caller's free-form
+   * The price table's name for the model (pricing/prices.ts match), or `unpriced`, or an MCP tool call's
+   * `tool:<provider>:<tool>` (names bounded per organisation, gateway/wire/mcp/tool-calls.ts): never the caller's free-form
    * string unbounded, so an organisation's models are as many as the table's rows and its tools.
    */
   model: string;

@@ -15,7 +15,7 @@
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../settings/config.js';
 import { Errors } from '../errors.js';
 import type { CredentialStore, LeaseLedger, LeaseStore, OrgRecord, UsageCounts } from '../store/ports.js';
 import { Symbols } from '../symbols.js';

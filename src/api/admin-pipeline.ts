@@ -12,7 +12,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../settings/config.js';
 import { ApiError, Errors, toApiError, toOAuthError } from '../errors.js';
 import { RateLimiter } from '../accounting/rate-limiter.js';
 import { isFormBody, parseFormBody, readRawBody, parseJsonBody } from '../http/body.js';

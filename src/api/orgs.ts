@@ -1,6 +1,6 @@
 /** POST /v1/orgs (the operator's admin token), GET /v1/orgs/self (who is calling), PATCH /v1/orgs/self (the monthly spend limit) and the org token's rotation (owner only). */
 import { inject, injectable } from 'tsyringe';
-import type { Config } from '../config.js';
+import type { Config } from '../settings/config.js';
 import { Errors } from '../errors.js';
 import { Symbols } from '../symbols.js';
 import type { Router } from '../http/router.js';

@@ -6,8 +6,8 @@
 import { inject, injectable } from 'tsyringe';
 import type { Static } from '@sinclair/typebox';
 import type { ProviderRegistry } from '../catalog/registry.js';
-import { PriceBook } from '../catalog/prices.js';
-import { UnpricedModels } from '../catalog/unpriced-models.js';
+import { PriceBook } from '../pricing/prices.js';
+import { UnpricedModels } from '../pricing/unpriced-models.js';
 import type { Router } from '../http/router.js';
 import { Symbols } from '../symbols.js';
 import { EVERYONE } from '../vault/roles.js';

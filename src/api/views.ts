@@ -7,7 +7,7 @@ import type { Static } from '@sinclair/typebox';
 import type { TokenCapsView } from '../accounting/token-caps.js';
 import type { Breakdown } from '../accounting/usage-breakdown.js';
 import type { DayUsage, UsageSummary } from '../accounting/usage-summary.js';
-import { formatUsd } from '../catalog/money.js';
+import { formatUsd } from '../pricing/money.js';
 import { subjectOf } from '../identity/issuer.js';
 import { isPoolId, type AdminKeyRecord, AuditRecord, CredentialRecord, OrgRecord, Page, RevokedTokenRecord, TokenRecord, UsageCounts as UsageCountsRecord } from '../store/ports.js';
 import type { AdminKey, AdminKeyCreated, Caller } from './schemas/admin-keys.js';

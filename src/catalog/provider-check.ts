@@ -10,9 +10,9 @@ import { compileRoute, validRoutePattern, type CompiledRoute } from './path.js';
 import { DEFAULT_CREDENTIAL, declareFields, type CredentialRules, type DeclaredField } from './credential-fields.js';
 import { HOP_BY_HOP } from './header-names.js';
 import { compileTemplate, isTemplate, type UpstreamTemplate } from './upstream-template.js';
-import { PriceFileError, readPriceFile, type PriceFileData } from './price-schema.js';
-import { validateTools } from './billed-tools.js';
-import { validateDimensions } from './price-dimensions.js';
+import { PriceFileError, readPriceFile, type PriceFileData } from '../pricing/price-schema.js';
+import { validateTools } from '../pricing/billed-tools.js';
+import { validateDimensions } from '../pricing/price-dimensions.js';
 import { validateSdk } from './sdk-setup.js';
 import type { CredentialSpec, HttpMethod, ProviderAuth, ProviderKind, ProviderPlugin, ProviderRoute, RealtimeProtocol, TokenPlacement, UsageReaderFactory, UsageShape } from './provider.js';
 

@@ -7,14 +7,14 @@
  * how its responses report usage, and its allowed routes. Validated once at start
  * (registry.ts): a malformed file stops start-up naming the file and the field.
  *
- * A new way to authenticate is a Signer (a built-in one in src/gateway/signers/,
+ * A new way to authenticate is a Signer (a built-in one in src/gateway/upstream/signers/,
  * named by string, or an object the provider file brings); a new usage shape is a
  * UsageReaderFactory. Neither needs an edit anywhere else.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ModelPrice, PriceDimension } from './price-types.js';
+import type { BilledTool, ModelPrice, PriceDimension, TokenUsage } from '../pricing/price-types.js';
 
-export type { AudioPrice, LongContextPrice, ModelPrice, PriceDimension, TierPrice } from './price-types.js';
+export type { AudioPrice, BilledTool, LongContextPrice, ModelPrice, PriceDimension, TierPrice, TokenUsage } from '../pricing/price-types.js';
 
 /** PUT and PATCH are for tool APIs (GitHub's REST API updates with them); model APIs use the other three. */
 export type HttpMethod = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
@@ -173,7 +173,7 @@ export type ProviderAuth =
   | { kind: 'header'; header: string; format?: (secret: string) => string; field?: string }
   /** The secret in a query parameter. */
   | { kind: 'query'; param: string; field?: string }
-  /** A signer object the file brings, or the name of a built-in one (src/gateway/signers/) with its options. */
+  /** A signer object the file brings, or the name of a built-in one (src/gateway/upstream/signers/) with its options. */
   | { kind: 'signer'; signer: Signer | string; options?: Readonly<Record<string, unknown>> };
 
 /**
@@ -183,46 +183,6 @@ export type ProviderAuth =
  */
 export type TokenPlacement = { header: string; scheme?: string; pattern?: RegExp } | { query: string };
 
-/**
- * One response's token counts. `inputTokens` is every input token, cached ones included (OpenAI's and
- * Gemini's prompt counts already are; the Anthropic-shaped readers add cache reads and writes to
- * `input_tokens`), so a price is applied as: cached at `cachedInput`, cache writes at `cacheWriteInput`,
- * the rest at `input`.
- */
-export interface TokenUsage {
-  inputTokens: number;
-  outputTokens: number;
-  /** Input tokens served from the provider's cache (priced lower); part of `inputTokens`. */
-  cachedInputTokens?: number;
-  /** Input tokens written to the provider's cache (Anthropic's cache_creation_input_tokens); part of `inputTokens`. */
-  cacheWriteInputTokens?: number;
-  /** The part of `cacheWriteInputTokens` kept for an hour (Anthropic's `ephemeral_1h_input_tokens`), priced at `cacheWrite1hInput`. */
-  cacheWrite1hInputTokens?: number;
-  /**
-   * Set by a reader at `end`: the response said the message ended (Anthropic's `message_delta` with a
-   * `stop_reason` or `message_stop`, OpenAI's last chunk with `usage` or `response.completed`, Gemini's chunk with
-   * a `finishReason`, Bedrock's `metadata` frame), read whole, so these counts are final. Without it a stream's
-   * counts are charged no less than its reservation (settlement.ts); a complete JSON body is final either way.
-   */
-  final?: boolean;
-  /** Audio (and, for Gemini Live, image and video) input tokens, priced at the model's `audio` prices; part of `inputTokens`. */
-  audioInputTokens?: number;
-  /** The cached share of `audioInputTokens` (part of `cachedInputTokens` too). */
-  cachedAudioInputTokens?: number;
-  /** Audio output tokens, priced at the model's `audio.output`; part of `outputTokens`. */
-  audioOutputTokens?: number;
-  /**
-   * What the response says served the request, by the key a price dimension names in `reported` (OpenAI's
-   * `service_tier`, Anthropic's `speed`): the request is settled at the dearer of that tier and the one it asked for.
-   */
-  reported?: Record<string, string>;
-  /**
-   * Token counts the response reported that the reader does not know (a key ending in `_tokens`, `Tokens` or
-   * `TokenCount` that its shape neither prices nor knows to be part of another count): under a cap the request is
-   * settled at no less than its reservation (fail closed), and each is counted in keyward_unknown_usage_total.
-   */
-  unknownFields?: string[];
-}
 
 /** Reads one response's usage from its bytes as they pass (after masking); never changes them. */
 export interface UsageReader {
@@ -252,36 +212,6 @@ export interface UsageResponse {
 export type UsageShape = 'openai' | 'anthropic' | 'gemini' | 'bedrock' | 'vertex';
 export type UsageReaderFactory = (response: UsageResponse) => UsageReader;
 
-/**
- * A tool the provider runs on its own side and bills beyond the request's visible input: web search, page
- * fetch, code execution, file search, MCP connectors. Their results come back as input tokens the body does not
- * show, and some cost per use. Under a spend budget a request that uses one is reserved at the model's context
- * window for input plus `perUse` times the most uses it can make; one with no such bound is refused (400
- * `tools_unbounded`). Checked at load (billed-tools.ts).
- */
-export interface BilledTool {
-  /**
-   * How a body asks for it (any one): the `type` of an element of its top-level `tools` array (exact, or a
-   * `prefix*` such as `web_search_*`), a key of such an element (Gemini's `googleSearch`), or a top-level field
-   * that is present and not null or false (`web_search_options`, `mcp_servers`).
-   */
-  readonly match: { readonly toolType?: readonly string[]; readonly toolKey?: readonly string[]; readonly field?: readonly string[] };
-  /** USD per use beyond tokens (a search call). Omitted: tokens only. */
-  readonly perUse?: number;
-  /**
-   * The most uses one request can bill (required with `perUse`): a number in the tool's own element (`max_uses`,
-   * per element naming it), a top-level number field (`max_tool_calls`), or a fixed count per request. A body
-   * that does not give the number is refused under a budget (`tools_unbounded`).
-   */
-  readonly uses?: { readonly toolField: string } | { readonly field: string } | { readonly perRequest: number };
-  /** Billed by what no request field bounds (container time, generated images): refused under a budget. */
-  readonly unbounded?: boolean;
-  /**
-   * Only for these models (names or `prefix*`): a declaration with `models` that names the request's model wins
-   * over one without for the same tool. Default: every model.
-   */
-  readonly models?: readonly string[];
-}
 
 /**
  * How a provider's official SDKs (or a tool) reach it through Keyward: the environment variables to set, or

@@ -14,10 +14,10 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CREDENTIAL_HEADERS } from './header-names.js';
 import { ProviderLoadError, validateProvider, type Provider } from './provider-check.js';
-import { toolScan, type ToolScan } from './billed-tools.js';
-import { PriceFileError } from './price-schema.js';
-import { dimensionFields } from './price-dimensions.js';
-import { resolvePriceFiles, type LoadedPriceFile, type ResolvedTables } from './price-data.js';
+import { toolScan, type ToolScan } from '../pricing/billed-tools.js';
+import { PriceFileError } from '../pricing/price-schema.js';
+import { dimensionFields } from '../pricing/price-dimensions.js';
+import { resolvePriceFiles, type LoadedPriceFile, type ResolvedTables } from '../pricing/price-data.js';
 
 export { ProviderLoadError, validateProvider, type Provider };
 

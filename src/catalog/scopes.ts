@@ -5,11 +5,11 @@
  * before quota, so a refusal never counts.
  */
 import { Errors } from '../errors.js';
-import { MODEL } from './model-name.js';
+import { MODEL } from '../pricing/model-name.js';
 import { matchRoute, routeAdmitsPrefix } from './path.js';
 import type { Provider } from './registry.js';
 import type { TokenScopes } from '../store/ports.js';
-import { parseUsd } from './money.js';
+import { parseUsd } from '../pricing/money.js';
 
 /** Exported so the admin API's token schema (src/api/schemas/tokens.ts) states the same grammar. */
 export { MODEL };

@@ -10,7 +10,7 @@
  * command that prints a new secret or reads one from stdin is refused there: those go through the HTTP API.
  */
 import path from 'node:path';
-import type { Config } from '../config.js';
+import type { Config } from '../settings/config.js';
 
 /** Variables that only a deployment's settings hold: with any of them set, the store must be named. */
 const CLOUD_SETTING = /^(KEYWARD_ISSUER_URL|KEYWARD_KMS_.+|FIRESTORE_.+|GOOGLE_CLOUD_PROJECT)$/;

@@ -8,7 +8,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseDuration } from '../config.js';
+import { parseDuration } from '../settings/config.js';
 import { DEFAULT_LEAD_MS, type SigningKey } from '../identity/signing-keys.js';
 import { emit, one, type Command } from './command-kit.js';
 import { fields, table, UsageError } from './io.js';

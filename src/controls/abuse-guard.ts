@@ -10,7 +10,7 @@
 import { LRUCache } from 'lru-cache';
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../settings/config.js';
 import { addressBucket } from './client-address.js';
 import { ApiError, Errors } from '../errors.js';
 import type { Logger } from '../log.js';

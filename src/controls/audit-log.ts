@@ -22,7 +22,7 @@
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { inject, injectable } from 'tsyringe';
 import type { Clock, Timers } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../settings/config.js';
 import type { Logger } from '../log.js';
 import { BAD_CURSOR, type AuditRecord, type AuditStore, type Page, type PageQuery } from '../store/ports.js';
 import { Symbols } from '../symbols.js';

@@ -8,7 +8,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import http from '../node-http.js';
 import type { AddressInfo } from 'node:net';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../settings/config.js';
 import { Errors } from '../errors.js';
 import { sendError } from './reply.js';
 

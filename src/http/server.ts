@@ -19,7 +19,7 @@ import http from '../node-http.js';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
-import type { Config } from '../config.js';
+import type { Config } from '../settings/config.js';
 import { ApiError, Errors, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { systemClock, systemTimers, type Clock, type Timers } from '../clock.js';

@@ -11,7 +11,7 @@ import type { JWSAlgorithm, JWTPayload } from 'jose';
 import { loadJose } from './jose.js';
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../settings/config.js';
 import { OAuthError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Symbols } from '../symbols.js';

@@ -14,8 +14,8 @@
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { parseDuration } from '../config.js';
+import type { Config } from '../settings/config.js';
+import { parseDuration } from '../settings/config.js';
 import { ApiError, OAuthError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isId } from '../ids.js';

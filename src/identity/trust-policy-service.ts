@@ -10,7 +10,7 @@
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../settings/config.js';
 import { Errors } from '../errors.js';
 import type { ProviderRegistry } from '../catalog/registry.js';
 import { parseScopes } from '../catalog/scopes.js';

@@ -1,6 +1,6 @@
 /**
  * The pool port (re-exported by ports.ts): a pool is a named set of one organisation's credentials of one
- * provider that a pooled token spreads its requests over (src/gateway/pool-router.ts). Adapters:
+ * provider that a pooled token spreads its requests over (src/gateway/upstream/pool-router.ts). Adapters:
  * sqlite/pools.ts, firestore/pools.ts; test/store/contract-pools.ts checks both.
  *
  * A pooled token is stored like any token, its `credentialId` holding the pool's id (`pool_…`): so a token is

@@ -208,7 +208,7 @@ export interface UsageCounts {
   requests: number;
   inputTokens: number;
   outputTokens: number;
-  /** Spend in integer micro-dollars (catalog/money.ts): the priced cost of what the providers reported. */
+  /** Spend in integer micro-dollars (pricing/money.ts): the priced cost of what the providers reported. */
   spendMicros: number;
 }
 

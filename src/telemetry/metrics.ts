@@ -60,7 +60,7 @@ export class Metrics {
   /** Every tally of the hot-path counters, flushed into prom-client when /metrics is read. */
   private readonly tallies: Tally[] = [];
 
-  /** `unpriced`: requests by provider and model that named a model with no price of its own (catalog/unpriced-models.ts, bounded). */
+  /** `unpriced`: requests by provider and model that named a model with no price of its own (pricing/unpriced-models.ts, bounded). */
   constructor(caches: () => Record<string, CacheStats>, inflight: () => number, unpriced: () => ReadonlyMap<string, ReadonlyMap<string, number>> | undefined = () => undefined) {
     collectDefaultMetrics({ register: this.registry, prefix: 'keyward_' });
     const registry = this.registry;
@@ -73,7 +73,7 @@ export class Metrics {
         this.reset();
         for (const [provider, models] of unpriced() ?? []) {
           for (const [key, n] of models) {
-            // A dimension's count is keyed `model\0dimension` (catalog/unpriced-models.ts).
+            // A dimension's count is keyed `model\0dimension` (pricing/unpriced-models.ts).
             const at = key.indexOf('\0');
             this.inc({ provider, model: at === -1 ? key : key.slice(0, at), dimension: at === -1 ? '' : key.slice(at + 1) }, n);
           }

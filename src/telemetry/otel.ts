@@ -27,7 +27,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import type { Logger } from '../log.js';
 import { genAiOperation, genAiProviderName } from './gen-ai.js';
-import type { TraceSettings } from '../trace-settings.js';
+import type { TraceSettings } from '../settings/trace-settings.js';
 import type { RequestSpan, TracedRequest, Tracing } from './tracing.js';
 
 /** Methods that are not calls to the backend (or are called by health probes and shutdown, which would only add noise). */

@@ -10,7 +10,7 @@
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
-import { parseDuration } from '../config.js';
+import { parseDuration } from '../settings/config.js';
 import { Errors } from '../errors.js';
 import { newId, newToken, sha256Hex } from '../ids.js';
 import { BAD_CURSOR, type AdminKeyRecord, type AdminKeyRole, type AdminKeyStore, type CredentialStore, type NamedPageQuery, type Page } from '../store/ports.js';

@@ -9,7 +9,7 @@
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock, Timers } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../settings/config.js';
 import { Errors } from '../errors.js';
 import type { Provider, ProviderRegistry } from '../catalog/registry.js';
 import { isFederated, type CredentialSecrets } from '../catalog/provider.js';

@@ -8,13 +8,13 @@
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../settings/config.js';
 import { Errors } from '../errors.js';
 import type { AdminKeyStore, OrgRecord, OrgStore, OrgTokenRecord } from '../store/ports.js';
 import type { Role } from './roles.js';
 import { Symbols } from '../symbols.js';
 import { isWellFormedToken, newId, newToken, secretEquals, sha256Hex } from '../ids.js';
-import { parseUsd } from '../catalog/money.js';
+import { parseUsd } from '../pricing/money.js';
 import { OrgLimits } from './org-limits.js';
 import { SpendLedger } from '../accounting/spend-ledger.js';
 import { UsageRecorder } from '../accounting/usage-recorder.js';

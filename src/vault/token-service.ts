@@ -8,8 +8,8 @@
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock, Timers } from '../clock.js';
-import type { Config } from '../config.js';
-import { parseDuration } from '../config.js';
+import type { Config } from '../settings/config.js';
+import { parseDuration } from '../settings/config.js';
 import { Errors } from '../errors.js';
 import type { ProviderRegistry } from '../catalog/registry.js';
 import { parseScopes } from '../catalog/scopes.js';

@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import net from 'node:net';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/settings/config.js';
 import { api, createOrg, startApp } from '../support/app.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
 

@@ -10,10 +10,10 @@ import test from 'ava';
 import { api, mintToken, type TestApp } from '../support/app.js';
 import { budgetSetup, chat, chatBody, worstCase } from '../support/budget.js';
 import { ManualClock } from '../support/clocks.js';
-import { formatUsd, parseUsd } from '../../src/catalog/money.js';
+import { formatUsd, parseUsd } from '../../src/pricing/money.js';
 import type { LeaseStore } from '../../src/store/ports.js';
 import { Symbols } from '../../src/symbols.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
 
 /** Counts the store's lease-ledger reads (the token view's only store reads beside the token and its usage). */
 function countLedgerReads(app: TestApp): { readonly n: number } {

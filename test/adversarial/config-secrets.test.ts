@@ -4,7 +4,7 @@
  * variables, are redacted from the ConfigError, parsed or not.
  */
 import test from 'ava';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/settings/config.js';
 
 function errorOf(env: Record<string, string>): ConfigError {
   try {

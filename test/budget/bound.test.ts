@@ -1,16 +1,16 @@
 /**
- * A budgeted request's worst case: the bound (src/catalog/spend-bound.ts) from the scanned body,
+ * A budgeted request's worst case: the bound (src/pricing/spend-bound.ts) from the scanned body,
  * the scanner noticing media keys at any depth (escaped or cased otherwise too, never inside a
  * string), and, through real HTTP, the body stage reading a budgeted request's body to its end
  * before anything is forwarded (its whole length is the input bound).
  */
 import test from 'ava';
 import http from 'node:http';
-import { JsonFieldScanner } from '../../src/gateway/json-field-scanner.js';
-import { BOUND_FIELDS, DECLARATION_FIELDS, INPUT_OVERHEAD_TOKENS, MEDIA_KEYS, requestBound } from '../../src/catalog/spend-bound.js';
-import type { PriceEntry } from '../../src/catalog/prices.js';
-import { formatUsd } from '../../src/catalog/money.js';
-import { BufferBudget } from '../../src/gateway/buffer-budget.js';
+import { JsonFieldScanner } from '../../src/gateway/wire/json-field-scanner.js';
+import { BOUND_FIELDS, DECLARATION_FIELDS, INPUT_OVERHEAD_TOKENS, MEDIA_KEYS, requestBound } from '../../src/pricing/spend-bound.js';
+import type { PriceEntry } from '../../src/pricing/prices.js';
+import { formatUsd } from '../../src/pricing/money.js';
+import { BufferBudget } from '../../src/gateway/entry/buffer-budget.js';
 import { createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { providersDir } from '../support/providers-dir.js';
 import { chat, startUsageUpstream, worstCase } from '../support/budget.js';

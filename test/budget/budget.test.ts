@@ -7,7 +7,7 @@
 import test from 'ava';
 import { api, mintToken } from '../support/app.js';
 import { budgetSetup, chat, chatBody, spentOf as spentIn, worstCase, type BudgetSetup } from '../support/budget.js';
-import { formatUsd } from '../../src/catalog/money.js';
+import { formatUsd } from '../../src/pricing/money.js';
 import { usdDetail } from '../../src/errors.js';
 import { pool } from '../support/pool.js';
 import { leasedOut } from '../support/leases.js';

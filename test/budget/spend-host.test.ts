@@ -1,13 +1,13 @@
 /**
- * The reservation the budget stage holds (src/gateway/spend-host.ts) is an opaque token: its amount can be read,
+ * The reservation the budget stage holds (src/gateway/exit/spend-host.ts) is an opaque token: its amount can be read,
  * not changed; the ledger's hold it stands for is given back once, whichever of refund and settle comes first;
  * and an object the host did not make gives nothing back. A plugin cannot add money to a counter.
  */
 import test from 'ava';
-import { spendHost } from '../../src/gateway/spend-host.js';
+import { spendHost } from '../../src/gateway/exit/spend-host.js';
 import type { SpendHold, SpendLedger } from '../../src/accounting/spend-ledger.js';
 import type { OrgLimits } from '../../src/vault/org-limits.js';
-import type { PriceBook } from '../../src/catalog/prices.js';
+import type { PriceBook } from '../../src/pricing/prices.js';
 
 /** A ledger that records what reaches it: each hold is numbered so a second settle of the same one would show. */
 function recordingLedger() {

@@ -8,10 +8,10 @@
 import test from 'ava';
 import { BudgetStage } from '../../src/gateway/stages/budget.js';
 import { ApiError, Errors } from '../../src/errors.js';
-import type { ProxyContext } from '../../src/gateway/contracts.js';
-import type { RequestContext } from '../../src/gateway/context.js';
-import type { SpendHost, SpendReservation } from '../../src/gateway/spend-host.js';
-import { settledSpend } from '../../src/gateway/settlement.js';
+import type { ProxyContext } from '../../src/gateway/pipeline/contracts.js';
+import type { RequestContext } from '../../src/gateway/entry/context.js';
+import type { SpendHost, SpendReservation } from '../../src/gateway/exit/spend-host.js';
+import { settledSpend } from '../../src/gateway/exit/settlement.js';
 
 /** `held`: what reserveNow finds held here (undefined: nothing, every reservation waits for reserve). */
 function stubSpend(orgLimit: number | null, held?: number) {

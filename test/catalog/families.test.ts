@@ -1,14 +1,14 @@
 /**
- * KEYWARD_UNPRICED: a model's family per provider (catalog/families.ts), the
+ * KEYWARD_UNPRICED: a model's family per provider (pricing/families.ts), the
  * family_max rule in the PriceBook (an unlisted model priced at its family's
  * dearest listed price, field by field; a listed one never by the rule; no family
  * or an empty one: unpriced), a property test that the family's price is never
  * below any member's on any field or any usage, and the variable read at start.
  */
 import test from 'ava';
-import { familyOf, upToVersion } from '../../src/catalog/families.js';
-import { dearestOf, PriceBook, priceEntry, usageCost, worstCaseCost, type PriceTables } from '../../src/catalog/prices.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { familyOf, upToVersion } from '../../src/pricing/families.js';
+import { dearestOf, PriceBook, priceEntry, usageCost, worstCaseCost, type PriceTables } from '../../src/pricing/prices.js';
+import { ConfigError, loadConfig } from '../../src/settings/config.js';
 import { ADMIN_TOKEN } from '../support/app.js';
 
 test('families: each provider\'s names up to their version', (t) => {

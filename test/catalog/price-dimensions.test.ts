@@ -1,14 +1,14 @@
 /**
- * Price dimensions as declared and as computed (catalog/price-dimensions.ts): every shipped model API declares
+ * Price dimensions as declared and as computed (pricing/price-dimensions.ts): every shipped model API declares
  * its dimensions in one place (tools and long context too); a malformed declaration stops start-up naming it;
  * a request's route and scanned fields select tiers by own-property lookup only; a model's price in its tiers
  * (a multiple rounded up, prices of its own, audio only with audio prices); tiers written in KEYWARD_PRICES.
  */
 import test from 'ava';
-import { priceAt, requestDimensions, reportedDimensions, unpricedChoice } from '../../src/catalog/price-dimensions.js';
-import { priceEntry, PriceError } from '../../src/catalog/prices.js';
+import { priceAt, requestDimensions, reportedDimensions, unpricedChoice } from '../../src/pricing/price-dimensions.js';
+import { priceEntry, PriceError } from '../../src/pricing/prices.js';
 import { ProviderRegistry, validateProvider } from '../../src/catalog/registry.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/settings/config.js';
 import { ADMIN_TOKEN } from '../support/app.js';
 
 const scanned = (o: Record<string, unknown>) => new Map(Object.entries(o).map(([k, v]) => [k, v === null ? { kind: 'null' } : Array.isArray(v) ? { kind: 'array' } : typeof v === 'object' ? { kind: 'object' } : { kind: typeof v, value: v }]));

@@ -11,11 +11,11 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { formatUsd, parseUsd, priceMicrosPerMillion, tokensCost } from '../../src/catalog/money.js';
-import { dearestOf, PriceBook, priceEntry, PriceError, usageCost, worstCaseCost, type PriceEntry } from '../../src/catalog/prices.js';
+import { formatUsd, parseUsd, priceMicrosPerMillion, tokensCost } from '../../src/pricing/money.js';
+import { dearestOf, PriceBook, priceEntry, PriceError, usageCost, worstCaseCost, type PriceEntry } from '../../src/pricing/prices.js';
 import { ProviderRegistry } from '../../src/catalog/registry.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
-import { buildServer } from '../../src/container.js';
+import { ConfigError, loadConfig } from '../../src/settings/config.js';
+import { buildServer } from '../../src/boot/container.js';
 import { createLogger } from '../../src/log.js';
 import { ADMIN_TOKEN, ROOT, startApp, tempDir } from '../support/app.js';
 

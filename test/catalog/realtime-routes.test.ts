@@ -6,7 +6,7 @@
  */
 import test from 'ava';
 import { compileRoute, matchRoute } from '../../src/catalog/path.js';
-import { priceEntry, usageCost, worstCaseCost } from '../../src/catalog/prices.js';
+import { priceEntry, usageCost, worstCaseCost } from '../../src/pricing/prices.js';
 import { validateProvider } from '../../src/catalog/provider-check.js';
 
 const routes = [

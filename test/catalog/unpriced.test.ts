@@ -8,8 +8,8 @@
  */
 import test from 'ava';
 import { api, createOrg, mintToken, type Org, type TestApp } from '../support/app.js';
-import { PriceBook } from '../../src/catalog/prices.js';
-import { OTHER, UnpricedModels } from '../../src/catalog/unpriced-models.js';
+import { PriceBook } from '../../src/pricing/prices.js';
+import { OTHER, UnpricedModels } from '../../src/pricing/unpriced-models.js';
 import { budgetSetup, chat, chatBody, spentOf, worstCase } from '../support/budget.js';
 
 const book = new PriceBook([{ tables: { acme: { 'a-1': { input: 1, output: 1 }, 'b-*': { input: 1, output: 1 } } }, source: () => 'file' }]);

@@ -11,7 +11,7 @@ import { api, createCredential, createOrg, mintToken, startApp, tempDir } from '
 import { cli, cliAll } from '../support/cli.js';
 import { ManualClock } from '../support/clocks.js';
 import { budgetSetup, chat, chatBody, worstCase } from '../support/budget.js';
-import { formatUsd } from '../../src/catalog/money.js';
+import { formatUsd } from '../../src/pricing/money.js';
 import { eventually } from '../support/wait.js';
 
 const KEK = randomBytes(32).toString('base64');

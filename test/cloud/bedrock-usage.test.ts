@@ -7,7 +7,7 @@
  * stream whose end-of-message frame was decoded is final.
  */
 import test from 'ava';
-import { BUILT_IN_READERS } from '../../src/gateway/usage-scanner.js';
+import { BUILT_IN_READERS } from '../../src/gateway/wire/usage-scanner.js';
 import { frame } from '../support/cloud/bedrock-fake.js';
 
 const reader = (contentType: string, headers: Record<string, string> = {}) => BUILT_IN_READERS.bedrock({ status: 200, path: 'model/m/converse', headers: { 'content-type': contentType, ...headers } });

@@ -14,7 +14,7 @@ registerHooks({
     return next(specifier, context);
   },
 });
-const SRC = new URL('../../src/', import.meta.url).href;
+const SRC = new URL('../../src', import.meta.url).href;
 const CLIENTS = ['@aws-sdk/client-sts', 'google-auth-library', '@google-cloud/kms'];
 /** The cloud clients Keyward's own source files have imported so far. */
 const loaded = () => [...new Set(resolved.filter((r) => r.parent.startsWith(SRC) && CLIENTS.includes(r.specifier)).map((r) => r.specifier))].sort();

@@ -9,7 +9,7 @@
  */
 import test from 'ava';
 import fc from 'fast-check';
-import { MintedCache, REFRESH_BEFORE_MS, SEND_MARGIN_MS } from '../../src/gateway/signers/minted-cache.js';
+import { MintedCache, REFRESH_BEFORE_MS, SEND_MARGIN_MS } from '../../src/gateway/upstream/signers/minted-cache.js';
 import { chance, checkProperty, weighted, type Produced } from '../support/property.js';
 
 interface PendingMint {

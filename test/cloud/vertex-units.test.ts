@@ -4,10 +4,10 @@
  * by its waiters only, refresh in the background before expiry), `@` in a model segment, and the `pinsPath` declaration rule.
  */
 import test from 'ava';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/settings/config.js';
 import { normaliseProviderPath } from '../../src/catalog/path.js';
 import { validateProvider } from '../../src/catalog/provider-check.js';
-import { MintedCache } from '../../src/gateway/signers/minted-cache.js';
+import { MintedCache } from '../../src/gateway/upstream/signers/minted-cache.js';
 
 const base = { KEYWARD_DATA_DIR: '/tmp', KEYWARD_ADMIN_TOKEN: 'test-admin-token-0123456789abcdef' };
 

@@ -13,7 +13,7 @@ import { api, createCredential, createOrg, mintToken, spawnServer, type SpawnedS
 import { startEmulator } from '../support/firestore-emulator.js';
 import { providersDir } from '../support/providers-dir.js';
 import { chat, chatBody, startUsageUpstream, worstCase } from '../support/budget.js';
-import { formatUsd } from '../../src/catalog/money.js';
+import { formatUsd } from '../../src/pricing/money.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
 import { pool } from '../support/pool.js';
 import { eventually } from '../support/wait.js';

@@ -18,8 +18,8 @@ import { startEmulator } from '../support/firestore-emulator.js';
 import { startChaosProxy, type ChaosMode } from '../support/chaos-proxy.js';
 import { providersDir } from '../support/providers-dir.js';
 import { chatBody, worstCase } from '../support/budget.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
-import { formatUsd, parseUsd } from '../../src/catalog/money.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
+import { formatUsd, parseUsd } from '../../src/pricing/money.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
 
 const LONG = process.env.KEYWARD_FUZZ_COUNT !== undefined;

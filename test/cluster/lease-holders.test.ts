@@ -10,7 +10,7 @@ import test from 'ava';
 import { api, createCredential, createOrg, mintToken, type SpawnedServer } from '../support/app.js';
 import { chat, chatBody, worstCase } from '../support/budget.js';
 import { startHoldingCluster } from '../support/holding-upstream.js';
-import { formatUsd, parseUsd } from '../../src/catalog/money.js';
+import { formatUsd, parseUsd } from '../../src/pricing/money.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
 
 const TTL_MS = 3000;

@@ -17,7 +17,7 @@ import { api, createCredential, createOrg, spawnServer, type SpawnedServer } fro
 import { startEmulator } from '../support/firestore-emulator.js';
 import { providersDir } from '../support/providers-dir.js';
 import { chat, chatBody } from '../support/budget.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
 import { pool } from '../support/pool.js';
 import { eventually } from '../support/wait.js';

@@ -13,7 +13,7 @@ import { api, createCredential, createOrg, mintToken, type SpawnedServer } from 
 import { chat, chatBody, worstCase } from '../support/budget.js';
 import { startHoldingCluster } from '../support/holding-upstream.js';
 import { eventually } from '../support/wait.js';
-import { formatUsd, parseUsd } from '../../src/catalog/money.js';
+import { formatUsd, parseUsd } from '../../src/pricing/money.js';
 
 const TTL_MS = 3000;
 

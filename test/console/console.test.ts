@@ -14,7 +14,7 @@
 import test from 'ava';
 import { generateKeyPairSync } from 'node:crypto';
 import OpenAI from 'openai';
-import { PriceBook } from '../../src/catalog/prices.js';
+import { PriceBook } from '../../src/pricing/prices.js';
 import { api, createOrg, startApp } from '../support/app.js';
 import { launchBrowser, Steps, watchedPage } from '../support/browser.js';
 import { accessible } from '../support/axe.js';

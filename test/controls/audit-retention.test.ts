@@ -7,7 +7,7 @@ import 'reflect-metadata';
 import test from 'ava';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/settings/config.js';
 import { AuditLog } from '../../src/controls/audit-log.js';
 import { api, createOrg, startApp } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';

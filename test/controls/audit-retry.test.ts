@@ -6,7 +6,7 @@ import 'reflect-metadata';
 import test from 'ava';
 import { AuditLog } from '../../src/controls/audit-log.js';
 import { Instance } from '../../src/accounting/instance.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/settings/config.js';
 import { createLogger } from '../../src/log.js';
 import { BackendUnavailable } from '../../src/errors.js';
 import type { AuditRecord, AuditStore } from '../../src/store/ports.js';

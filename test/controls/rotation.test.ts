@@ -1,7 +1,7 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { openVault } from '../../src/container.js';
-import { loadConfig } from '../../src/config.js';
+import { openVault } from '../../src/boot/container.js';
+import { loadConfig } from '../../src/settings/config.js';
 import { createLogger } from '../../src/log.js';
 import { RewrapService } from '../../src/vault/rewrap-service.js';
 import { CredentialService } from '../../src/vault/credential-service.js';

@@ -1,5 +1,5 @@
 /**
- * The gate (src/gateway/admission.ts): whether a body follows is read from the request stream, so every
+ * The gate (src/gateway/entry/admission.ts): whether a body follows is read from the request stream, so every
  * stage that reads the body (the `models` scope, a token's `budget_usd`, an organisation's
  * `spend_limit_usd`, an operator plugin that declares body fields) sees it the same way over HTTP/1.1 and
  * h2c, with or without content-length (chunked, bare DATA frames), whole or trickled: a body it must refuse

@@ -28,8 +28,8 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
-import { formatUsd } from '../../src/catalog/money.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
+import { formatUsd } from '../../src/pricing/money.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
 import { api } from '../support/app.js';
 import { billCost, billingGateway, priceOf, type BillingGateway } from '../support/billing-gateway.js';
 import { bytesOfEvents, MEMBER_BEHAVIOURS, SHAPE_SPECS, SHAPES, type MemberBehaviour, type StreamShape } from '../support/billing-provider.js';

@@ -10,7 +10,7 @@ import http from 'node:http';
 import { createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { providersDir } from '../support/providers-dir.js';
 import { startUsageUpstream } from '../support/budget.js';
-import { BufferBudget } from '../../src/gateway/buffer-budget.js';
+import { BufferBudget } from '../../src/gateway/entry/buffer-budget.js';
 import { send, type Transport } from '../support/transport.js';
 import { eventually as until } from '../support/wait.js';
 

@@ -1,5 +1,5 @@
 /**
- * The exit (src/gateway/exchange.ts): every way a proxied request ends passes one place. Each answer the
+ * The exit (src/gateway/exit/exchange.ts): every way a proxied request ends passes one place. Each answer the
  * caller gets (a stage's refusal, the gate's, a chunked body cut off after forwarding began, a body the
  * scan refuses mid-flight, a signer's ApiError passed through as it is, a signer's crash, an unreachable
  * upstream, a proxied response) carries the stages' responseHead headers and x-keyward-request-id; a

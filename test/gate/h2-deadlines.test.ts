@@ -12,7 +12,7 @@ import { api, createCredential, createOrg, mintToken, startApp } from '../suppor
 import { ManualClock } from '../support/clocks.js';
 import { providersDir } from '../support/providers-dir.js';
 import { startUsageUpstream } from '../support/budget.js';
-import { BufferBudget } from '../../src/gateway/buffer-budget.js';
+import { BufferBudget } from '../../src/gateway/entry/buffer-budget.js';
 import { send } from '../support/transport.js';
 import { eventually as until } from '../support/wait.js';
 

@@ -7,10 +7,10 @@
  * when dearer; without a cap the request is forwarded and counted in keyward_unpriced_requests_total.
  */
 import test from 'ava';
-import { priceAt } from '../../src/catalog/price-dimensions.js';
-import { formatUsd } from '../../src/catalog/money.js';
-import { priceEntry, usageCost, worstCaseCost, type PriceEntry } from '../../src/catalog/prices.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
+import { priceAt } from '../../src/pricing/price-dimensions.js';
+import { formatUsd } from '../../src/pricing/money.js';
+import { priceEntry, usageCost, worstCaseCost, type PriceEntry } from '../../src/pricing/prices.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
 import { api } from '../support/app.js';
 import { billingGateway, type BilledProvider, type BillingGateway } from '../support/billing-gateway.js';
 import { SHAPE_SPECS, type StreamShape } from '../support/billing-provider.js';

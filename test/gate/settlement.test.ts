@@ -1,5 +1,5 @@
 /**
- * Settlement's one rule (src/gateway/settlement.ts), per provider shape: Anthropic, OpenAI chat and
+ * Settlement's one rule (src/gateway/exit/settlement.ts), per provider shape: Anthropic, OpenAI chat and
  * Responses, Gemini, Bedrock's ConverseStream and InvokeModelWithResponseStream event streams, Vertex's
  * Anthropic and Gemini publishers. Each stream is cut after each event in turn, by the provider and by
  * the caller leaving, and what the gateway charged (its log line) is never below what the fake provider
@@ -9,8 +9,8 @@
  * output token.)
  */
 import test from 'ava';
-import { worstCaseCost } from '../../src/catalog/prices.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
+import { worstCaseCost } from '../../src/pricing/prices.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
 import { billCost, billingGateway, priceOf } from '../support/billing-gateway.js';
 import { bytesOfEvents, SHAPE_SPECS, SHAPES, type StreamShape } from '../support/billing-provider.js';
 import { send } from '../support/transport.js';

@@ -1,5 +1,5 @@
 /**
- * Provider-side tools under a spend budget (src/catalog/billed-tools.ts, each provider file's `tools`): a
+ * Provider-side tools under a spend budget (src/pricing/billed-tools.ts, each provider file's `tools`): a
  * body that uses one is reserved at the model's context window for input plus the declared per-use fee
  * times the most uses the body allows, exactly (a budget of that amount fits, one micro-dollar less does
  * not); one whose cost nothing bounds is refused 400 tools_unbounded; nothing refused is forwarded. For
@@ -8,8 +8,8 @@
  * reserved at ~$0.0018 and settled at $0.20 against a $0.01 budget.)
  */
 import test from 'ava';
-import { formatUsd } from '../../src/catalog/money.js';
-import { worstCaseCost } from '../../src/catalog/prices.js';
+import { formatUsd } from '../../src/pricing/money.js';
+import { worstCaseCost } from '../../src/pricing/prices.js';
 import { billingGateway, priceOf, type BilledProvider } from '../support/billing-gateway.js';
 import { SHAPE_SPECS, VERTEX_LOCATION, VERTEX_PROJECT, type StreamShape } from '../support/billing-provider.js';
 import { send } from '../support/transport.js';
@@ -121,14 +121,14 @@ test('a provider file\'s tools are checked at load: a bad declaration stops star
   }
   t.notThrows(() => validateProvider('/x/toolco.js', { ...base, tools: { search: { match: { toolType: ['web_search_*'] }, perUse: 0.01, uses: { toolField: 'max_uses' } } } }));
   // What the budget's scan reads for them: every shipped provider's fields and element values.
-  const { toolScan } = await import('../../src/catalog/billed-tools.js');
+  const { toolScan } = await import('../../src/pricing/billed-tools.js');
   const providers = await Promise.all(['anthropic', 'openai', 'gemini', 'vertex', 'bedrock'].map(async (p) => (await import(`../../providers/${p}.js`)).default));
   t.deepEqual(toolScan(providers), { fields: ['max_tool_calls', 'mcp_servers', 'web_search_options'], elementValues: ['max_uses', 'type'] });
 });
 
 test('settled: a whole answer is charged its usage plus the most its tools\' uses can cost (usage counts no searches); never below what the provider bills', async (t) => {
   const { billCost } = await import('../support/billing-gateway.js');
-  const { usageCost } = await import('../../src/catalog/prices.js');
+  const { usageCost } = await import('../../src/pricing/prices.js');
   const g = await billingGateway(t);
   const spec = SHAPE_SPECS.anthropic;
   const tok = await g.token('anthropic', { budget_usd: '100' });

@@ -1,5 +1,5 @@
 /**
- * The upstream leg and the stages answer only through the exchange (src/gateway/exchange.ts), and nothing on
+ * The upstream leg and the stages answer only through the exchange (src/gateway/exit/exchange.ts), and nothing on
  * the leg calls back into the gateway or the proxy: a provider file's usage reader that throws (while reading,
  * or at the end) never breaks the answer, and is told to the exchange once per request, logged with the
  * request's id, its first line with every secret of the credential masked (a reader sees the provider's own

@@ -1,11 +1,11 @@
 /**
- * The end of a provider's message, byte by byte (src/gateway/usage-end.ts): for every streamed shape, a
+ * The end of a provider's message, byte by byte (src/gateway/wire/usage-end.ts): for every streamed shape, a
  * reader fed any prefix of a whole answer, in any chunk size, says `final` exactly when the prefix holds
  * the event with the final usage whole (its closing blank line included). Markers inside generated text
  * (escaped) never count, nor do counts that came before the stop (Anthropic's message_start).
  */
 import test from 'ava';
-import { BUILT_IN_READERS } from '../../src/gateway/usage-scanner.js';
+import { BUILT_IN_READERS } from '../../src/gateway/wire/usage-scanner.js';
 import type { UsageShape } from '../../src/catalog/provider.js';
 import { SHAPE_SPECS, type StreamShape } from '../support/billing-provider.js';
 

@@ -7,10 +7,10 @@
  * cap it is counted and charged what was read.
  */
 import test from 'ava';
-import { priceEntry, unpricedUsage, usageCost, worstCaseCost, type PriceEntry } from '../../src/catalog/prices.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
+import { priceEntry, unpricedUsage, usageCost, worstCaseCost, type PriceEntry } from '../../src/pricing/prices.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
 import type { TokenUsage, UsageShape } from '../../src/catalog/provider.js';
-import { BUILT_IN_READERS } from '../../src/gateway/usage-scanner.js';
+import { BUILT_IN_READERS } from '../../src/gateway/wire/usage-scanner.js';
 import { billingGateway } from '../support/billing-gateway.js';
 import { SHAPE_SPECS, type StreamShape } from '../support/billing-provider.js';
 import { frame } from '../support/cloud/bedrock-fake.js';

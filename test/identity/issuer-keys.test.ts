@@ -7,7 +7,7 @@
 import test from 'ava';
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/settings/config.js';
 import { fetchJsonObject, OidcFetchError } from '../../src/identity/oidc-fetch.js';
 import { COOLDOWN_MS, MAX_AGE_MS, MAX_STALE_MS } from '../../src/identity/issuer-keys.js';
 import { newSigningKey } from '../support/oidc-issuer.js';

@@ -9,7 +9,7 @@ import 'reflect-metadata';
 import test, { type ExecutionContext } from 'ava';
 import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/settings/config.js';
 import { Issuer } from '../../src/identity/issuer.js';
 import { decodeEntry, RETIRE_AFTER_MS } from '../../src/identity/signing-keys.js';
 import { LocalKeyWrapper } from '../../src/kms/local.js';

@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/settings/config.js';
 import { HttpServer } from '../../src/http/server.js';
 import { Router } from '../../src/http/router.js';
 import { createLogger } from '../../src/log.js';

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/settings/config.js';
 import { LoopbackMetricsListener } from '../../src/http/metrics-listener.js';
 import { Router } from '../../src/http/router.js';
 import { HttpServer } from '../../src/http/server.js';

@@ -10,7 +10,7 @@ registerHooks({
     return next(specifier, context);
   },
 });
-const ROOT = new URL('../../', import.meta.url).href;
+const ROOT = new URL('../..', import.meta.url).href;
 /**
  * OpenTelemetry modules Keyward's own files import, and the SDK's packages whoever imports them. (prom-client
  * probes for `@opentelemetry/api` on its own, for exemplars: that is not Keyward tracing and is left out.)

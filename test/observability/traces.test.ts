@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { ADMIN_TOKEN, mintToken } from '../support/app.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
-import { loadConfig, pluginConfig, ConfigError } from '../../src/config.js';
+import { loadConfig, pluginConfig, ConfigError } from '../../src/settings/config.js';
 import { genAiOperation, genAiProviderName } from '../../src/telemetry/gen-ai.js';
 
 const SERVER = 2;

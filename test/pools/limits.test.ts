@@ -11,7 +11,7 @@ import { api, createCredential, createOrg, mintToken, startApp } from '../suppor
 import { ManualClock } from '../support/clocks.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 import { eventually } from '../support/wait.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
 
 const completion = { id: 'c', object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } };
 

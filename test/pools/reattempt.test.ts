@@ -11,10 +11,10 @@
 import test from 'ava';
 import { EventEmitter } from 'node:events';
 import { ApiError } from '../../src/errors.js';
-import { Pipeline, type CoreStage } from '../../src/gateway/pipeline.js';
-import { PoolRouter, type Failover } from '../../src/gateway/pool-router.js';
-import { Exchange, type ExitServices, type UpstreamLeg } from '../../src/gateway/exchange.js';
-import { RequestContext } from '../../src/gateway/context.js';
+import { Pipeline, type CoreStage } from '../../src/gateway/pipeline/pipeline.js';
+import { PoolRouter, type Failover } from '../../src/gateway/upstream/pool-router.js';
+import { Exchange, type ExitServices, type UpstreamLeg } from '../../src/gateway/exit/exchange.js';
+import { RequestContext } from '../../src/gateway/entry/context.js';
 import type { Logger } from '../../src/log.js';
 
 const warnings: unknown[] = [];

@@ -13,8 +13,8 @@
 import test, { type ExecutionContext } from 'ava';
 import type { ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
-import { parseUsd } from '../../src/catalog/money.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
+import { parseUsd } from '../../src/pricing/money.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
 import { api, mintToken } from '../support/app.js';
 import { poolFixture, type Behaviour, type PoolFixture } from '../support/pool-fixture.js';
 import { eventually } from '../support/wait.js';

@@ -6,7 +6,7 @@
  */
 import test from 'ava';
 import { PerformanceObserver, constants } from 'node:perf_hooks';
-import { BufferBudget } from '../../src/gateway/buffer-budget.js';
+import { BufferBudget } from '../../src/gateway/entry/buffer-budget.js';
 import { eventually } from '../support/wait.js';
 
 test('takes up to the limit and no further; a refused take takes nothing; release gives room back', (t) => {

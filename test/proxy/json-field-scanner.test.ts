@@ -1,5 +1,5 @@
 /**
- * The streaming JSON field scanner (src/gateway/json-field-scanner.ts) on its
+ * The streaming JSON field scanner (src/gateway/wire/json-field-scanner.ts) on its
  * own: every document is fed whole, split at every byte position, and one
  * byte at a time, and must give the same answer each way; validity agrees
  * with JSON.parse; only top-level keys (decoded) are fields; duplicates and
@@ -7,7 +7,7 @@
  * recursion.
  */
 import test, { type ExecutionContext } from 'ava';
-import { JsonFieldScanner, MAX_DEPTH, type FieldValue } from '../../src/gateway/json-field-scanner.js';
+import { JsonFieldScanner, MAX_DEPTH, type FieldValue } from '../../src/gateway/wire/json-field-scanner.js';
 
 const FIELDS = ['model', 'max_tokens', 'max_completion_tokens', 'max_output_tokens', 'generationConfig.maxOutputTokens'];
 

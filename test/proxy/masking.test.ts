@@ -1,7 +1,7 @@
 import test from 'ava';
 import { randomInt } from 'node:crypto';
 import http from 'node:http';
-import { StreamMasker, maskAll, maskString, partialKeyAtEnd } from '../../src/gateway/masking.js';
+import { StreamMasker, maskAll, maskString, partialKeyAtEnd } from '../../src/gateway/wire/masking.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
 
 async function runMasker(key: string, pieces: Buffer[]): Promise<{ out: string; emitted: number[] }> {

@@ -1,5 +1,5 @@
 /**
- * The pipeline of stages (src/gateway/pipeline.ts) as an operator sees it:
+ * The pipeline of stages (src/gateway/pipeline/pipeline.ts) as an operator sees it:
  * plugin files run by priority whatever KEYWARD_PLUGINS order (ties keep it);
  * `undo` runs in reverse for the stages that ran when a later one refuses or
  * the caller leaves before forwarding, and rate, max_requests and quota give

@@ -16,10 +16,10 @@ import http from 'node:http';
 import path from 'node:path';
 import { ADMIN_TOKEN, api, createCredential, createOrg, mintToken, ROOT, spawnServer, startApp, tempDir, type StartOptions, type TestApp } from '../support/app.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
-import { pluginConfig, type Config } from '../../src/config.js';
+import { pluginConfig, type Config } from '../../src/settings/config.js';
 import { quiet } from '../support/wait.js';
 import { Symbols } from '../../src/symbols.js';
-import type { Pipeline } from '../../src/gateway/pipeline.js';
+import type { Pipeline } from '../../src/gateway/pipeline/pipeline.js';
 
 const EXAMPLES = path.join(ROOT, 'test/support/plugins');
 const BUILT_PROVIDERS = path.join(ROOT, 'dist/providers');

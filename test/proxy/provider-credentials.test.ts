@@ -14,7 +14,7 @@ import { api, createCredential, createOrg, mintToken, startApp } from '../suppor
 import { startFakeProvider } from '../support/fake-provider.js';
 import { EXAMPLE_PROVIDERS, providersDir, send } from '../support/providers-dir.js';
 import { validateProvider } from '../../src/catalog/registry.js';
-import { credentialWire } from '../../src/gateway/outgoing.js';
+import { credentialWire } from '../../src/gateway/upstream/outgoing.js';
 import { Envelope } from '../../src/vault/envelope.js';
 import { CredentialService } from '../../src/vault/credential-service.js';
 import { decodeSecrets, encodeSecrets } from '../../src/vault/secret-encoding.js';

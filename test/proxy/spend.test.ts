@@ -174,7 +174,7 @@ test('/metrics counts spend by provider and the price table\'s model name; the c
 });
 
 test('unit: the answer\'s model is read across chunk edges, only from the first bytes, and never from generated text', async (t) => {
-  const { ResponseModelTap, READ_LIMIT } = await import('../../src/gateway/response-model.js');
+  const { ResponseModelTap, READ_LIMIT } = await import('../../src/gateway/wire/response-model.js');
   const body = Buffer.from('data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"spend-4o-2026-08-06","choices":[]}\n\n');
   for (let cut = 1; cut < body.length; cut++) {
     const tap = new ResponseModelTap();

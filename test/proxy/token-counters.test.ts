@@ -10,7 +10,7 @@
 import 'reflect-metadata';
 import test from 'ava';
 import http from 'node:http';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/settings/config.js';
 import { QuotaLedger, TOKEN_IDLE_MS } from '../../src/accounting/quota-ledger.js';
 import type { Store } from '../../src/store/ports.js';
 import { Symbols } from '../../src/symbols.js';

@@ -11,8 +11,8 @@
 import test from 'ava';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { applyUsage, BUILT_IN_READERS } from '../../src/gateway/usage-scanner.js';
-import { priceEntry, usageCost } from '../../src/catalog/prices.js';
+import { applyUsage, BUILT_IN_READERS } from '../../src/gateway/wire/usage-scanner.js';
+import { priceEntry, usageCost } from '../../src/pricing/prices.js';
 import type { TokenUsage, UsageShape } from '../../src/catalog/provider.js';
 import { api } from '../support/app.js';
 import { frame } from '../support/cloud/bedrock-fake.js';

@@ -57,7 +57,7 @@ test('usage is flushed to the store in the background, not per request', async (
 });
 
 test('unit: usage is read whatever the chunk edges, and chunks without usage are skipped cheaply', async (t) => {
-  const { UsageScanner } = await import('../../src/gateway/usage-scanner.js');
+  const { UsageScanner } = await import('../../src/gateway/wire/usage-scanner.js');
   const body = Buffer.from('data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: {"choices":[],"usage":{"prompt_tokens":123,"completion_tokens":4567,"total_tokens":4690}}\n\ndata: [DONE]\n\n');
   for (let cut = 1; cut < body.length; cut++) {
     const counts = { inputTokens: 0, outputTokens: 0 };
@@ -73,7 +73,7 @@ test('unit: usage is read whatever the chunk edges, and chunks without usage are
 });
 
 test('unit: usage is read whatever the chunk sizes (1–64 bytes, a seam that only completes a number), and a usage-less stream makes no string', async (t) => {
-  const { UsageScanner } = await import('../../src/gateway/usage-scanner.js');
+  const { UsageScanner } = await import('../../src/gateway/wire/usage-scanner.js');
   const body = Buffer.from(`${'data: {"choices":[{"delta":{"content":"hi"}}]}\n\n'.repeat(3)}data: {"choices":[],"usage":{"prompt_tokens":123,"completion_tokens":4567,"total_tokens":4690}}\n\ndata: [DONE]\n\n`);
   for (let size = 1; size <= 64; size++) {
     const counts = { inputTokens: 0, outputTokens: 0 };

@@ -21,7 +21,7 @@ import test from 'ava';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import openaiProvider from '../../providers/openai.js';
-import { priceEntry, usageCost } from '../../src/catalog/prices.js';
+import { priceEntry, usageCost } from '../../src/pricing/prices.js';
 import { Errors } from '../../src/errors.js';
 import { ResponseBook } from '../../src/gateway/realtime/book.js';
 import { ResponseLimits, type ResponseLimit } from '../../src/gateway/realtime/limits.js';

@@ -8,7 +8,7 @@
  * Gemini Live (1008 with the reason) and the Responses API over WebSocket.
  */
 import test from 'ava';
-import { priceEntry, usageCost, worstCaseCost } from '../../src/catalog/prices.js';
+import { priceEntry, usageCost, worstCaseCost } from '../../src/pricing/prices.js';
 import { realtimeUsage } from '../../src/gateway/realtime/protocols/openai-realtime.js';
 import { shippedPrice } from '../support/shipped-prices.js';
 import { realtimeFixture, type Client, type RealtimeFixture } from '../support/realtime-fixture.js';

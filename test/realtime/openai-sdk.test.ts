@@ -8,8 +8,8 @@
 import test from 'ava';
 import OpenAI, { AzureOpenAI } from 'openai';
 import { OpenAIRealtimeWS } from 'openai/realtime/ws';
-import { usageCost } from '../../src/catalog/prices.js';
-import { priceEntry } from '../../src/catalog/prices.js';
+import { usageCost } from '../../src/pricing/prices.js';
+import { priceEntry } from '../../src/pricing/prices.js';
 import { realtimeUsage } from '../../src/gateway/realtime/protocols/openai-realtime.js';
 import { shippedPrice } from '../support/shipped-prices.js';
 import { realtimeFixture } from '../support/realtime-fixture.js';

@@ -7,7 +7,7 @@ import test from 'ava';
 import { writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/settings/config.js';
 import { tempDir } from '../support/app.js';
 import { httpsJson, realtimeFixture } from '../support/realtime-fixture.js';
 import { testPki } from '../support/tls.js';

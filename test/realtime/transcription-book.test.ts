@@ -6,7 +6,7 @@
  */
 import test from 'ava';
 import openaiProvider from '../../providers/openai.js';
-import { priceEntry, usageCost } from '../../src/catalog/prices.js';
+import { priceEntry, usageCost } from '../../src/pricing/prices.js';
 import { ApiError, Errors } from '../../src/errors.js';
 import { ResponseLimits, type ResponseLimit } from '../../src/gateway/realtime/limits.js';
 import { TranscriptionBook, transcriptionPrice } from '../../src/gateway/realtime/transcription.js';

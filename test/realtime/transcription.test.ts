@@ -22,7 +22,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import openaiProvider from '../../providers/openai.js';
-import { priceEntry, usageCost } from '../../src/catalog/prices.js';
+import { priceEntry, usageCost } from '../../src/pricing/prices.js';
 import { transcriptionPrice } from '../../src/gateway/realtime/transcription.js';
 import { shippedPrice } from '../support/shipped-prices.js';
 import { realtimeFixture, type Client, type RealtimeFixture } from '../support/realtime-fixture.js';

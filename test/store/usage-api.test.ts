@@ -9,7 +9,7 @@ import test from 'ava';
 import { api, createCredential, createOrg, mintToken, type TestApp } from '../support/app.js';
 import { chat, chatBody, worstCase } from '../support/budget.js';
 import { BACKENDS, sharedStore } from '../support/shared-store.js';
-import { formatUsd } from '../../src/catalog/money.js';
+import { formatUsd } from '../../src/pricing/money.js';
 import { UsageRecorder } from '../../src/accounting/usage-recorder.js';
 import { Instance } from '../../src/accounting/instance.js';
 import { Symbols } from '../../src/symbols.js';

@@ -14,7 +14,7 @@ import { BACKENDS, sharedStore } from '../support/shared-store.js';
 import { landThenFail, seeded } from '../support/store-faults.js';
 import { pool } from '../support/pool.js';
 import { ManualClock } from '../support/clocks.js';
-import { formatUsd } from '../../src/catalog/money.js';
+import { formatUsd } from '../../src/pricing/money.js';
 import { Symbols } from '../../src/symbols.js';
 import { BAD_CURSOR, type Store } from '../../src/store/ports.js';
 

@@ -12,8 +12,8 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Clock, Timers } from '../../src/clock.js';
-import { loadConfig, type Config } from '../../src/config.js';
-import { buildServer, type Server } from '../../src/container.js';
+import { loadConfig, type Config } from '../../src/settings/config.js';
+import { buildServer, type Server } from '../../src/boot/container.js';
 import { createLogger } from '../../src/log.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

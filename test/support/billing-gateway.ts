@@ -11,8 +11,8 @@
  * built server (spawnServer, the same data dir and env), which a test can kill with SIGKILL (`kill`).
  */
 import type { ExecutionContext } from 'ava';
-import { parseUsd } from '../../src/catalog/money.js';
-import { PriceBook, usageCost, type PriceEntry } from '../../src/catalog/prices.js';
+import { parseUsd } from '../../src/pricing/money.js';
+import { PriceBook, usageCost, type PriceEntry } from '../../src/pricing/prices.js';
 import { api, createOrg, spawnServer, startApp, tempDir, type Org } from './app.js';
 import { startBillingProvider, SHAPE_SPECS, VERTEX_LOCATION, VERTEX_PROJECT, type Bill, type BillingProvider, type MemberBehaviour, type ShapeSpec } from './billing-provider.js';
 import { IssuedTokens, startFakeGoogleAuth } from './cloud/google-auth.js';

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 // app.js first: it loads the container (and reflect-metadata) before any tsyringe class below.
 import { createCredential, createOrg, startApp, type Org, type StartOptions, type TestApp } from './app.js';
 import { SpendLedger } from '../../src/accounting/spend-ledger.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
 import type { Store } from '../../src/store/ports.js';
 import { Symbols } from '../../src/symbols.js';
 import { providersDir } from './providers-dir.js';

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { spawnServer, type SpawnedServer } from './app.js';
 import { startEmulator } from './firestore-emulator.js';
 import { providersDir } from './providers-dir.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
 
 export interface HoldingUpstream {
   url: string;

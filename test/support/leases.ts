@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { Instance } from '../../src/accounting/instance.js';
 import { LeaseKeeper } from '../../src/accounting/lease-keeper.js';
 import type { Clock } from '../../src/clock.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/settings/config.js';
 import { createLogger } from '../../src/log.js';
 import type { LeaseStore } from '../../src/store/ports.js';
 import { ManualClock } from './clocks.js';

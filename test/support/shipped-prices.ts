@@ -5,8 +5,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { readPriceFile } from '../../src/catalog/price-schema.js';
-import { resolvePriceFiles, type LoadedPriceFile, type ResolvedPrice } from '../../src/catalog/price-data.js';
+import { readPriceFile } from '../../src/pricing/price-schema.js';
+import { resolvePriceFiles, type LoadedPriceFile, type ResolvedPrice } from '../../src/pricing/price-data.js';
 import type { ModelPrice } from '../../src/catalog/provider.js';
 import { ROOT } from './app.js';
 

@@ -7,7 +7,7 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { cli } from '../support/cli.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/settings/config.js';
 import { validateProvider } from '../../src/catalog/registry.js';
 import { matchRoute, normaliseProviderPath } from '../../src/catalog/path.js';
 import { api, ADMIN_TOKEN, createCredential, createOrg, mintToken, startApp, tempDir } from '../support/app.js';

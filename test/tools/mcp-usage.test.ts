@@ -6,7 +6,7 @@
  * are the calls, as before.
  */
 import test from 'ava';
-import { ToolCallKeys } from '../../src/gateway/mcp/tool-calls.js';
+import { ToolCallKeys } from '../../src/gateway/wire/mcp/tool-calls.js';
 import { api, createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { startRecordingUpstream } from '../support/mcp-fake.js';
 import { canaryKey } from '../support/proxy-fixture.js';

@@ -1,11 +1,11 @@
 /**
- * The tools/list answer filter on its own (src/gateway/mcp/tools-list-filter.ts): JSON and event-stream answers
+ * The tools/list answer filter on its own (src/gateway/wire/mcp/tools-list-filter.ts): JSON and event-stream answers
  * split at every chunk size keep exactly the allowed tools (each entry whole, the name read wherever it sits in
  * the entry), other events pass unchanged, and an answer over the limit or not JSON-RPC is never sent unfiltered.
  */
 import test from 'ava';
-import { LIST_ANSWER_LIMIT, listFiltered, type ChunkStage } from '../../src/gateway/mcp/tools-list-filter.js';
-import { StreamMasker } from '../../src/gateway/masking.js';
+import { LIST_ANSWER_LIMIT, listFiltered, type ChunkStage } from '../../src/gateway/wire/mcp/tools-list-filter.js';
+import { StreamMasker } from '../../src/gateway/wire/masking.js';
 
 const tools = ['get_issue', 'delete_repo', 'list_issues', 'wipe', 'list_pulls'].map((name, i) => (i % 2 ? { description: `t ${name} ✓`, inputSchema: { type: 'object' }, name } : { name, description: `t ${name} ✓`, inputSchema: { type: 'object' } }));
 const answer = { jsonrpc: '2.0', id: 7, result: { tools, nextCursor: 'c2' } };

@@ -38,15 +38,15 @@ const focus: Array<[string, string]> = [
   ['LOG@lib/tools.js', 'pino LOG (serialise + write)'],
   ['removeHeader@node:_http_outgoing', 'ServerResponse.removeHeader (writeHead slow path)'],
   ['appendHeader@node:_http_outgoing', 'ServerResponse.appendHeader (writeHead slow path)'],
-  ['scan@gateway/usage-scanner.js', 'usage reader scan'],
-  ['push@gateway/masking.js', 'masker push'],
+  ['scan@gateway/wire/usage-scanner.js', 'usage reader scan'],
+  ['push@gateway/wire/masking.js', 'masker push'],
   ['normaliseProviderPath@catalog/path.js', 'normaliseProviderPath'],
   ['timestamp@src/log.js', 'log time stamp'],
   ['stream@passes/web-incoming.js', 'http-proxy-3 stream() (incl. http.request)'],
   ['request@node:http', 'http.request (ClientRequest)'],
-  ['onProxyRes@gateway/upstream.js', 'onProxyRes (head, masks, relay set-up)'],
-  ['logAll@gateway/pipeline.js', 'pipeline log hooks'],
-  ['access@gateway/pipeline.js', 'pipeline access stages'],
+  ['onProxyRes@gateway/upstream/upstream.js', 'onProxyRes (head, masks, relay set-up)'],
+  ['logAll@gateway/pipeline/pipeline.js', 'pipeline log hooks'],
+  ['access@gateway/pipeline/pipeline.js', 'pipeline access stages'],
 ];
 
 export async function summary(args: string[]): Promise<void> {

@@ -23,7 +23,7 @@ import { startEmulator } from '../../../test/support/firestore-emulator.js';
 import { recordOps, type Op } from '../../../test/support/emulator-ops.js';
 import { BENCH, ROOT, sleep } from '../../lib/servers.js';
 import { analyse, formatBreakdown, formatReport, PRICES, type RunResult } from './report.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../../src/catalog/spend-bound.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../../src/pricing/spend-bound.js';
 
 /** This row's folder: its worker and provider scripts. */
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -61,7 +61,7 @@ async function provider(): Promise<{ url: string; received: () => Promise<number
 }
 const COST_MICROS = 11 * 2 + 5 * 8;
 const BODY = JSON.stringify({ model: 'pm-1', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
-/** The budget's reservation for BODY (catalog/spend-bound.ts): what a request is charged when no usage comes back. */
+/** The budget's reservation for BODY (pricing/spend-bound.ts): what a request is charged when no usage comes back. */
 const WORST_MICROS = (Buffer.byteLength(BODY) + INPUT_OVERHEAD_TOKENS) * 2 + 5 * 8;
 
 const MAX_INFLIGHT = 256;

@@ -1,6 +1,6 @@
 /** Organisations: POST /v1/orgs, GET /v1/orgs/self, the org token's rotation, and the org's settings (its monthly spend limit). */
 import { Type } from '@sinclair/typebox';
-import { USD_AMOUNT } from '../../catalog/money.js';
+import { USD_AMOUNT } from '../../pricing/money.js';
 import { ORG_NAME } from '../../vault/org-service.js';
 import { Caller } from './admin-keys.js';
 import { IdOf, named, SecretOf, Time } from './common.js';

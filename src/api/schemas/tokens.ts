@@ -6,7 +6,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { MAX_ITEMS, MODEL, PATH_PATTERN, TOOL_PATTERN } from '../../catalog/scopes.js';
-import { USD_AMOUNT } from '../../catalog/money.js';
+import { USD_AMOUNT } from '../../pricing/money.js';
 import { Count, IdOf, listOf, Name, named, SecretOf, Time } from './common.js';
 import { UsageCounts, Usd } from './usage.js';
 import { asObject, bodyContract, rule, usdNumberHint } from './validate.js';

@@ -4,7 +4,7 @@ import { Count, IdOf, listOf, named, Time } from './common.js';
 import { queryContract, rule } from './validate.js';
 import { AUDIT_ACTIONS } from '../../controls/audit-actions.js';
 
-/** An amount of money as the API writes it (catalog/money.ts formatUsd). */
+/** An amount of money as the API writes it (pricing/money.ts formatUsd). */
 export const Usd = named('Usd', Type.String({
   pattern: '^\\d{1,13}\\.\\d{2,6}$',
   description: 'US dollars as a decimal string: at least two places, at most six (micro-dollars).',

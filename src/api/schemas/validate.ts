@@ -11,7 +11,7 @@
  */
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import { formatUsd, parseUsd } from '../../catalog/money.js';
+import { formatUsd, parseUsd } from '../../pricing/money.js';
 import { Errors, type ApiError } from '../../errors.js';
 import type { BodyContract, QueryContract } from '../../http/router.js';
 

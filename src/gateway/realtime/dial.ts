@@ -20,9 +20,9 @@ import WebSocket from 'ws';
 import { ApiError, Errors } from '../../errors.js';
 import type { CredentialSecrets, Signer } from '../../catalog/provider.js';
 import type { Provider, ProviderRegistry } from '../../catalog/registry.js';
-import { maskAll, maskString } from '../masking.js';
-import { credentialWire, outgoingRequest, requestTarget, withSignerMasks } from '../outgoing.js';
-import { downstreamHeaders, stripKeyParams, upstreamHeaders } from '../headers.js';
+import { maskAll, maskString } from '../wire/masking.js';
+import { credentialWire, outgoingRequest, requestTarget, withSignerMasks } from '../upstream/outgoing.js';
+import { downstreamHeaders, stripKeyParams, upstreamHeaders } from '../upstream/headers.js';
 
 /** What the caller's handshake carries that the upstream one never does (ws sets its own). */
 const HANDSHAKE_ONLY = ['sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol', 'sec-websocket-accept', 'origin', 'host', 'content-length', 'accept-encoding'];

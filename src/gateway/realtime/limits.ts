@@ -13,8 +13,8 @@
  */
 import { Errors } from '../../errors.js';
 import type { TokenUsage } from '../../catalog/provider.js';
-import { worstCaseCost, type PriceEntry } from '../../catalog/prices.js';
-import type { SpendHost, SpendReservation } from '../spend-host.js';
+import { worstCaseCost, type PriceEntry } from '../../pricing/prices.js';
+import type { SpendHost, SpendReservation } from '../exit/spend-host.js';
 import type { TokenLimits } from '../../accounting/token-limits.js';
 
 /** Who a response is for: what a limit needs to find its caps. */

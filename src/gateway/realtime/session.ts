@@ -21,7 +21,7 @@
 import type WebSocket from 'ws';
 import type { ApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { maskAll, maskString } from '../masking.js';
+import { maskAll, maskString } from '../wire/masking.js';
 import type { SessionProtocol, Verdict } from './protocols/protocol.js';
 
 const HIGH_WATER = 1024 * 1024;

@@ -1,6 +1,6 @@
 /**
  * What realtime input-audio transcription costs: a transcription model's price
- * (catalog/prices.ts) turned into the worst case of a chunk of appended audio
+ * (pricing/prices.ts) turned into the worst case of a chunk of appended audio
  * and of one transcription item, and the cost of what the provider reported.
  * Anything missing for a bound (the route's audio-token rate, the model, its
  * price, its largest output) is 400 `price_unknown`, naming what is missing.
@@ -8,8 +8,8 @@
  */
 import { Errors } from '../../errors.js';
 import type { TokenUsage } from '../../catalog/provider.js';
-import { usageCost, worstCaseCost, type PriceEntry } from '../../catalog/prices.js';
-import { INPUT_OVERHEAD_TOKENS } from '../../catalog/spend-bound.js';
+import { usageCost, worstCaseCost, type PriceEntry } from '../../pricing/prices.js';
+import { INPUT_OVERHEAD_TOKENS } from '../../pricing/spend-bound.js';
 import type { WorstCase } from './limits.js';
 
 /** What the provider reported for one transcription. */

@@ -7,8 +7,8 @@
  */
 import { ApiError } from '../../errors.js';
 import type { AbuseGuard } from '../../controls/abuse-guard.js';
-import type { RequestContext } from '../context.js';
-import type { CoreStage } from '../pipeline.js';
+import type { RequestContext } from '../entry/context.js';
+import type { CoreStage } from '../pipeline/pipeline.js';
 
 export class AbuseStage implements CoreStage {
   readonly name = 'abuse';

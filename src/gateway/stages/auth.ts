@@ -14,8 +14,8 @@ import { Errors } from '../../errors.js';
 import type { ProviderRegistry, TokenCarriers } from '../../catalog/registry.js';
 import { presented as presentedWhere, refusal, type Presented } from '../../catalog/presented-token.js';
 import type { ResolvedToken } from '../../vault/token-service.js';
-import type { RequestContext } from '../context.js';
-import type { CoreStage } from '../pipeline.js';
+import type { RequestContext } from '../entry/context.js';
+import type { CoreStage } from '../pipeline/pipeline.js';
 
 /** Resolves a presented proxy token (cache first), or undefined when it is not valid now: at once when cached. */
 export type TokenResolver = (presented: string) => ResolvedToken | undefined | Promise<ResolvedToken | undefined>;

@@ -11,11 +11,11 @@
  * straight through.
  */
 import { Errors } from '../../errors.js';
-import { BodyScan } from '../body-scan.js';
-import type { BufferBudget } from '../buffer-budget.js';
-import { responseOf, type RequestContext } from '../context.js';
-import type { CoreStage } from '../pipeline.js';
-import { BODY_PRIORITY, type Admission, type BodyWanted } from '../admission.js';
+import { BodyScan } from '../wire/body-scan.js';
+import type { BufferBudget } from '../entry/buffer-budget.js';
+import { responseOf, type RequestContext } from '../entry/context.js';
+import type { CoreStage } from '../pipeline/pipeline.js';
+import { BODY_PRIORITY, type Admission, type BodyWanted } from '../entry/admission.js';
 
 export { BODY_PRIORITY };
 

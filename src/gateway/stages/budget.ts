@@ -17,7 +17,7 @@
  * forwarded and nothing counted: 400 max_tokens_required, 400 tools_unbounded, 400
  * price_unknown, 403 model_unpriced, 429 budget_exhausted (audited
  * `budget.refused`). After the response the reservation is settled to what the
- * core says the request spent (`ctx.spentMicros`, gateway/settlement.ts): the
+ * core says the request spent (`ctx.spentMicros`, gateway/exit/settlement.ts): the
  * priced usage the provider reported; the whole reservation when none was
  * reported (the caller left, the stream was cut); nothing for a provider's own
  * error answer without usage. A pooled request's attempt whose body went whole
@@ -34,13 +34,13 @@
  * price and is forwarded unreserved; one with a body is never forwarded unread.
  */
 import { ApiError, Errors } from '../../errors.js';
-import { worstCaseCost } from '../../catalog/prices.js';
-import { boundOrRefuse, boundScan } from '../../catalog/spend-bound.js';
+import { worstCaseCost } from '../../pricing/prices.js';
+import { boundOrRefuse, boundScan } from '../../pricing/spend-bound.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
-import type { BodyNeed, RequestView } from '../contracts.js';
-import type { RequestContext } from '../context.js';
-import type { CoreStage } from '../pipeline.js';
-import type { SpendHost, SpendReservation } from '../spend-host.js';
+import type { BodyNeed, RequestView } from '../pipeline/contracts.js';
+import type { RequestContext } from '../entry/context.js';
+import type { CoreStage } from '../pipeline/pipeline.js';
+import type { SpendHost, SpendReservation } from '../exit/spend-host.js';
 
 /** The stage's state key for a request's reservation. */
 const STATE = 'budget';

@@ -10,22 +10,22 @@
  * Every one of them is always on, except quota, which the operator may turn off
  * on purpose (KEYWARD_QUOTA=off). A plugin may not take a core stage's name.
  */
-import type { Config } from '../../config.js';
+import type { Config } from '../../settings/config.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
 import type { RateLimiter } from '../../accounting/rate-limiter.js';
 import type { QuotaLedger } from '../../accounting/quota-ledger.js';
 import type { AbuseGuard } from '../../controls/abuse-guard.js';
-import type { BufferBudget } from '../buffer-budget.js';
-import type { RequestView } from '../contracts.js';
-import type { CoreStage } from '../pipeline.js';
-import { PluginLoadError } from '../plugin-loader.js';
-import type { SpendHost } from '../spend-host.js';
-import type { ToolCallSink } from '../mcp/tool-calls.js';
+import type { BufferBudget } from '../entry/buffer-budget.js';
+import type { RequestView } from '../pipeline/contracts.js';
+import type { CoreStage } from '../pipeline/pipeline.js';
+import { PluginLoadError } from '../pipeline/plugin-loader.js';
+import type { SpendHost } from '../exit/spend-host.js';
+import type { ToolCallSink } from '../wire/mcp/tool-calls.js';
 import { AbuseStage } from './abuse.js';
 import { AuthStage, type TokenResolver } from './auth.js';
 import { BodyStage } from './body.js';
 import { BudgetStage } from './budget.js';
-import { Admission } from '../admission.js';
+import { Admission } from '../entry/admission.js';
 import { MaxRequestsStage } from './max-requests.js';
 import { ModelsStage } from './models.js';
 import { QuotaStage } from './quota.js';
@@ -35,7 +35,7 @@ import { ScopesStage } from './scopes.js';
 import { ToolsStage } from './tools.js';
 import { ConcurrencyStage, TokensPerMinuteStage } from './limits.js';
 import type { TokenLimits } from '../../accounting/token-limits.js';
-import type { PriceBook } from '../../catalog/prices.js';
+import type { PriceBook } from '../../pricing/prices.js';
 
 export interface CoreServices {
   config: Pick<Config, 'maxBody' | 'quota'>;

@@ -8,21 +8,21 @@
  *
  * tokens_per_minute: after max_requests, before budget (120). The worst case (input bounded by the body's
  * length, or the context window for media and provider-side tools; output by the request's cap or the
- * model's largest output: src/catalog/spend-bound.ts, as budgets do) is reserved before forwarding; after
+ * model's largest output: src/pricing/spend-bound.ts, as budgets do) is reserved before forwarding; after
  * the response it is settled to the usage the provider reported when final, else to the larger of what was
  * seen and the reservation (settlement's one rule). A body is read whole only for such tokens. A pooled
  * request's attempt whose body went whole to a member that gave no answer is charged its whole reservation,
  * and the next attempt reserves the same again or is not made (`reattempt`). A request whose price dimension
  * selects a tier the price book does not price is refused (400 price_unknown), as under a budget.
  */
-import { boundOrRefuse, boundScan } from '../../catalog/spend-bound.js';
-import type { PriceBook, PriceEntry } from '../../catalog/prices.js';
+import { boundOrRefuse, boundScan } from '../../pricing/spend-bound.js';
+import type { PriceBook, PriceEntry } from '../../pricing/prices.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
 import type { LimitHold, TokenLimits } from '../../accounting/token-limits.js';
 import { Errors } from '../../errors.js';
-import { exitOf, type RequestContext } from '../context.js';
-import { cappedPrice } from '../price-choice.js';
-import type { CoreStage } from '../pipeline.js';
+import { exitOf, type RequestContext } from '../entry/context.js';
+import { cappedPrice } from '../exit/price-choice.js';
+import type { CoreStage } from '../pipeline/pipeline.js';
 
 const SLOT = 'limits:slot';
 /** An unpriced model's bound: its output only by the request's own cap (else 400 max_tokens_required). */

@@ -5,8 +5,8 @@
  * organisation's quota; a request refused later or never forwarded gives its unit back.
  */
 import type { QuotaLedger } from '../../accounting/quota-ledger.js';
-import type { RequestContext } from '../context.js';
-import type { CoreStage } from '../pipeline.js';
+import type { RequestContext } from '../entry/context.js';
+import type { CoreStage } from '../pipeline/pipeline.js';
 
 export class MaxRequestsStage implements CoreStage {
   readonly name = 'max_requests';

@@ -7,9 +7,9 @@
  */
 import { Errors } from '../../errors.js';
 import { modelAllowed } from '../../catalog/scopes.js';
-import type { BodyNeed } from '../contracts.js';
-import type { RequestContext } from '../context.js';
-import type { CoreStage } from '../pipeline.js';
+import type { BodyNeed } from '../pipeline/contracts.js';
+import type { RequestContext } from '../entry/context.js';
+import type { CoreStage } from '../pipeline/pipeline.js';
 
 /** Whether this request's model is checked: a models scope, and a model in the path or a body to read. */
 const checked = (ctx: RequestContext): boolean =>

@@ -12,9 +12,9 @@
  */
 import { ApiError } from '../../errors.js';
 import type { QuotaLedger } from '../../accounting/quota-ledger.js';
-import type { RequestView, ResponseHead } from '../contracts.js';
-import type { RequestContext } from '../context.js';
-import type { CoreStage } from '../pipeline.js';
+import type { RequestView, ResponseHead } from '../pipeline/contracts.js';
+import type { RequestContext } from '../entry/context.js';
+import type { CoreStage } from '../pipeline/pipeline.js';
 
 export class QuotaStage implements CoreStage {
   readonly name = 'quota';

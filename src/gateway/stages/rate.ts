@@ -4,8 +4,8 @@
  * request refused later (max_requests, quota) or never forwarded gets its unit back.
  */
 import type { RateLimiter } from '../../accounting/rate-limiter.js';
-import type { RequestContext } from '../context.js';
-import type { CoreStage } from '../pipeline.js';
+import type { RequestContext } from '../entry/context.js';
+import type { CoreStage } from '../pipeline/pipeline.js';
 
 export class RateStage implements CoreStage {
   readonly name = 'rate';

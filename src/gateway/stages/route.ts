@@ -9,8 +9,8 @@
 import { Errors } from '../../errors.js';
 import { matchRoute } from '../../catalog/path.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
-import type { RequestContext } from '../context.js';
-import type { CoreStage } from '../pipeline.js';
+import type { RequestContext } from '../entry/context.js';
+import type { CoreStage } from '../pipeline/pipeline.js';
 
 export class RouteStage implements CoreStage {
   readonly name = 'route';

@@ -6,8 +6,8 @@
  */
 import { Errors } from '../../errors.js';
 import { accountRouteAllowed, pathAllowed } from '../../catalog/scopes.js';
-import type { RequestContext } from '../context.js';
-import type { CoreStage } from '../pipeline.js';
+import type { RequestContext } from '../entry/context.js';
+import type { CoreStage } from '../pipeline/pipeline.js';
 
 export class ScopesStage implements CoreStage {
   readonly name = 'scopes';

@@ -18,12 +18,12 @@
  * arguments or result).
  */
 import { toolAllowed } from '../../catalog/scopes.js';
-import { foldKey } from '../json-fields.js';
-import type { BodyNeed } from '../contracts.js';
-import type { RequestContext } from '../context.js';
-import type { CoreStage } from '../pipeline.js';
-import { INVALID_PARAMS, isCaseVariant, JsonRpcRefusal, MESSAGE_FIELDS, METHOD_NOT_FOUND, stringField, TOOLS_CALL, TOOLS_LIST, type MessageRefusal } from '../mcp/jsonrpc.js';
-import type { ToolCallSink } from '../mcp/tool-calls.js';
+import { foldKey } from '../wire/json-fields.js';
+import type { BodyNeed } from '../pipeline/contracts.js';
+import type { RequestContext } from '../entry/context.js';
+import type { CoreStage } from '../pipeline/pipeline.js';
+import { INVALID_PARAMS, isCaseVariant, JsonRpcRefusal, MESSAGE_FIELDS, METHOD_NOT_FOUND, stringField, TOOLS_CALL, TOOLS_LIST, type MessageRefusal } from '../wire/mcp/jsonrpc.js';
+import type { ToolCallSink } from '../wire/mcp/tool-calls.js';
 
 const isMcp = (ctx: RequestContext): boolean => ctx.provider?.kind === 'mcp';
 

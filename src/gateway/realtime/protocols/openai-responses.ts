@@ -7,7 +7,7 @@
  *
  * - `response.create`: its `model` is checked against the token's `models`
  *   scope, and under a limit its worst case is held before it is forwarded,
- *   bounded exactly as an HTTP request's (catalog/spend-bound.ts: the message's
+ *   bounded exactly as an HTTP request's (pricing/spend-bound.ts: the message's
  *   length, or the context window when it references stored content such as
  *   `previous_response_id`; its output cap or the model's largest output).
  *   A refusal is an error event; the message is not forwarded.
@@ -17,8 +17,8 @@
  */
 import { Errors, type ApiError } from '../../../errors.js';
 import type { TokenUsage } from '../../../catalog/provider.js';
-import { worstCaseCost } from '../../../catalog/prices.js';
-import { BOUND_FIELDS, MEDIA_KEYS, requestBound, type ScannedValue } from '../../../catalog/spend-bound.js';
+import { worstCaseCost } from '../../../pricing/prices.js';
+import { BOUND_FIELDS, MEDIA_KEYS, requestBound, type ScannedValue } from '../../../pricing/spend-bound.js';
 import type { Worst } from '../book.js';
 import { FORWARD, forwardOrRefuse, countOf, worstAt, markers, objectOf, openaiErrorEvent, readMarked, stringOf, type ProtocolDeps, type SessionProtocol, type Verdict } from './protocol.js';
 

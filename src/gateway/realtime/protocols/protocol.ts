@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Errors, type ApiError } from '../../../errors.js';
-import type { PriceEntry } from '../../../catalog/prices.js';
+import type { PriceEntry } from '../../../pricing/prices.js';
 import type { ResponseBook, Worst } from '../book.js';
 import type { TranscriptionBook } from '../transcription.js';
 import { responseWorstCase, type WorstCase } from '../limits.js';

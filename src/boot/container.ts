@@ -1,0 +1,379 @@
+/**
+ * The composition root: the only place that registers or resolves anything.
+ * Adapters are chosen from the config and imported lazily, so the embedded
+ * default never loads the Firestore or KMS clients.
+ */
+import 'reflect-metadata';
+import { createKeyWrapper, createStore } from './adapters.js';
+import { container as rootContainer, type DependencyContainer } from 'tsyringe';
+import { CredentialsApi } from '../api/credentials.js';
+import { OrgsApi } from '../api/orgs.js';
+import { TokensApi } from '../api/tokens.js';
+import { UsageApi } from '../api/usage.js';
+import { TrustPoliciesApi } from '../api/trust-policies.js';
+import { PoolsApi } from '../api/pools.js';
+import { PoolService } from '../vault/pool-service.js';
+import { TokenLimits } from '../accounting/token-limits.js';
+import { TokenCaps } from '../accounting/token-caps.js';
+import { TokenExchangeApi } from '../api/token-exchange.js';
+import { OidcVerifier } from '../identity/oidc-verifier.js';
+import { TokenExchange } from '../identity/token-exchange.js';
+import { TrustPolicyService } from '../identity/trust-policy-service.js';
+import { AdminKeysApi } from '../api/admin-keys.js';
+import { openApiDocument } from '../api/openapi/document.js';
+import { providerSchema } from '../api/schemas/credentials.js';
+import { AdminPipeline } from '../api/admin-pipeline.js';
+import { AuditLog } from '../controls/audit-log.js';
+import { AbuseGuard } from '../controls/abuse-guard.js';
+import { DeploymentSecrets } from '../vault/deployment-secrets.js';
+import { systemClock, systemTimers, type Clock, type Timers } from '../clock.js';
+import { pluginConfig, type Config } from '../settings/config.js';
+import { ProviderRegistry } from '../catalog/registry.js';
+import { PriceBook, type PriceTables } from '../pricing/prices.js';
+import { UnpricedModels } from '../pricing/unpriced-models.js';
+import { priceOverrides } from '../pricing/price-file.js';
+import { QuotaLedger } from '../accounting/quota-ledger.js';
+import { Instance } from '../accounting/instance.js';
+import { LeaseKeeper } from '../accounting/lease-keeper.js';
+import { SpendLedger } from '../accounting/spend-ledger.js';
+import { OrgLimits } from '../vault/org-limits.js';
+import { spendHost } from '../gateway/exit/spend-host.js';
+import { UsageRecorder } from '../accounting/usage-recorder.js';
+import { UsageSummaries } from '../accounting/usage-summary.js';
+import { Router } from '../http/router.js';
+import { HttpServer } from '../http/server.js';
+import { LoopbackMetricsListener } from '../http/metrics-listener.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KeyWrapper } from '../kms/key-wrapper.js';
+import type { Logger } from '../log.js';
+import type { Store } from '../store/ports.js';
+import { Symbols } from '../symbols.js';
+import { Metrics, type CacheStats } from '../telemetry/metrics.js';
+import { CredentialService } from '../vault/credential-service.js';
+import { Envelope } from '../vault/envelope.js';
+import { OrgService } from '../vault/org-service.js';
+import { AdminKeyService } from '../vault/admin-key-service.js';
+import { TokenService, type ResolvedToken } from '../vault/token-service.js';
+import { ApiError, Errors } from '../errors.js';
+import type { PluginHost, RequestView } from '../gateway/pipeline/contracts.js';
+import { Gateway } from '../gateway/entry/gateway.js';
+import { loadPlugins } from '../gateway/pipeline/plugin-loader.js';
+import { Pipeline } from '../gateway/pipeline/pipeline.js';
+import { pipelineStages } from '../gateway/stages/index.js'; import type { TokenResolver } from '../gateway/stages/auth.js'; import { toolCallSink } from '../gateway/wire/mcp/tool-calls.js';
+import { BufferBudget } from '../gateway/entry/buffer-budget.js';
+import { UpstreamProxy } from '../gateway/upstream/upstream.js';
+import { RateLimiter } from '../accounting/rate-limiter.js';
+import { bearer } from '../vault/org-service.js';
+import { secretEquals } from '../ids.js';
+import { sendError } from '../http/reply.js';
+import { noTracing, type Tracing } from '../telemetry/tracing.js';
+import { consoleRoutes } from '../http/console-assets.js';
+import { ProvidersApi } from '../api/providers.js';
+import { RealtimeGateway } from '../gateway/realtime/realtime-gateway.js';
+import { spendLimit, tokensPerMinuteLimit } from '../gateway/realtime/limits.js';
+import type { ChangeFeed } from '../store/ports.js';
+import { Issuer, type AssertionRequest } from '../identity/issuer.js';
+import { lazyKmsSigning, SigningKeyRing } from '../identity/signing-keys.js';
+import { discoveryRoutes } from '../http/discovery-routes.js';
+
+export interface AppOptions {
+  /** Tests pass a clock they control. */
+  clock?: Clock;
+  /** And timers (flushes, polls, cache ages) they move instead of waiting (test/support/clocks.ts). */
+  timers?: Timers;
+}
+
+/** Vault and store only: what the CLI needs (no HTTP, no plugins). */
+export async function buildCore(config: Config, log: Logger, options: AppOptions = {}, metrics?: Metrics, tracing: Tracing = noTracing): Promise<DependencyContainer> {
+  const c = rootContainer.createChildContainer();
+  // Traced: every port the services inject is the same traced instance (spans around its calls).
+  const timers = options.timers ?? systemTimers;
+  const store = tracing.traceCalls(await createStore(config, timers), 'store', config.store);
+  let wrapper: KeyWrapper;
+  try {
+    wrapper = await createKeyWrapper(config, log, timers);
+    if (metrics) wrapper = metrics.meter(wrapper);
+    wrapper = tracing.traceCalls(wrapper, 'kms', wrapper.kind);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  c.register(Symbols.Config, { useValue: config });
+  c.register(Symbols.Logger, { useValue: log });
+  c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
+  c.register(Symbols.Timers, { useValue: timers });
+  c.register(Symbols.Store, { useValue: store });
+  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore, Symbols.PoolStore]) {
+    c.register(port, { useValue: store });
+  }
+  c.register(Symbols.KeyWrapper, { useValue: wrapper });
+  const registry = await ProviderRegistry.load(config.providersDir, config.upstreamOverrides);
+  c.register(Symbols.ProviderRegistry, { useValue: registry });
+  let prices: PriceBook;
+  try {
+    prices = priceBookOf(registry, config.priceOverrides, config.unpriced);
+  } catch (err) {
+    await store.close(); // a bad KEYWARD_PRICES stops start-up (ConfigError): nothing left open
+    throw err;
+  }
+  c.register(PriceBook, { useValue: prices });
+  const clock = options.clock ?? systemClock;
+  c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => clock.now()) });
+  // Services are singletons within this container (tests run several servers in one process).
+  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits, TokenCaps];
+  for (const cls of services) c.registerSingleton(cls as never);
+  c.register(RateLimiter, { useValue: new RateLimiter(() => timers.elapsed()) });
+  // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
+  const ring = new SigningKeyRing(store, wrapper, clock, log, config.kms === 'gcp' ? lazyKmsSigning(config.kmsSigningKey, config.kmsEndpoint) : undefined);
+  c.register(SigningKeyRing, { useValue: ring });
+  if (config.issuerUrl !== undefined) c.register(Issuer, { useValue: new Issuer(config.issuerUrl, ring, clock) });
+  return c;
+}
+
+export interface Server {
+  http: HttpServer;
+  container: DependencyContainer;
+  /** The admin API's routes (the OpenAPI test checks each is documented). */
+  router: Router;
+  /** Graceful shutdown: drain, hand quota back, flush usage, close the store. */
+  shutdown(): Promise<void>;
+}
+
+export async function buildServer(config: Config, log: Logger, options: AppOptions = {}): Promise<Server> {
+  let http: HttpServer | undefined;
+  let c: DependencyContainer | undefined;
+  const metrics = new Metrics(
+    (): Record<string, CacheStats> => (c ? { token: c.resolve(TokenService).cache, key: c.resolve(CredentialService).keys } : {}),
+    () => http?.inflightRequests ?? 0,
+    () => c?.resolve(UnpricedModels).counts(),
+  );
+  // The OpenTelemetry SDK is loaded only when an OTLP endpoint is configured: otherwise not even imported.
+  const tracing: Tracing = config.traces ? new (await import('../telemetry/otel.js')).OtelTracing(config.traces, log) : noTracing;
+  try {
+    c = await buildCore(config, log, options, metrics, tracing);
+  } catch (err) {
+    await tracing.shutdown();
+    throw err;
+  }
+  c.register(Metrics, { useValue: metrics });
+  c.register(Symbols.Tracing, { useValue: tracing });
+  const apis = [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi, TrustPoliciesApi, TokenExchangeApi, PoolsApi];
+  for (const cls of [...apis, AdminPipeline]) c.registerSingleton(cls as never);
+  // Each API registers its routes once; a second registration of a route throws (router.ts) and stops start-up.
+  const router = new Router();
+  try {
+    for (const api of apis) c.resolve<{ register(r: Router): void }>(api as never).register(router);
+  } catch (err) {
+    await closeCore(c, tracing);
+    throw err;
+  }
+
+  const store = c.resolve<Store>(Symbols.Store);
+  const wrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);
+  const ledger = c.resolve(QuotaLedger);
+  const usage = c.resolve(UsageRecorder);
+  const audit = c.resolve(AuditLog);
+  const tokens = c.resolve(TokenService);
+  const providers = c.resolve<ProviderRegistry>(Symbols.ProviderRegistry);
+  const spend = c.resolve(SpendLedger);
+  const orgLimits = c.resolve(OrgLimits);
+
+  /** The token, once its org's limit is cached (loaded first when it is not; a failed load is retried later). */
+  const withOrgLimit = (resolved: ResolvedToken | undefined): ResolvedToken | undefined | Promise<ResolvedToken | undefined> =>
+    resolved && orgLimits.peek(resolved.credential.orgId) === undefined
+      ? orgLimits.get(resolved.credential.orgId).then(() => resolved, () => resolved)
+      : resolved;
+
+  // One SpendHost for the budget stage and the realtime sessions' per-response holds: the same ledger and caps.
+  const spending = spendHost(spend, orgLimits, c.resolve(PriceBook));
+  // The org's spend cap is known before the body stage decides to read a body whole; at once when cached, else a promise.
+  const resolveToken: TokenResolver = (presented) => {
+    const resolved = tokens.resolve(presented);
+    return resolved instanceof Promise ? resolved.then(withOrgLimit) : withOrgLimit(resolved);
+  };
+  const auditRefusal = (ctx: RequestView, action: string): void => {
+    void audit.record({ requestId: ctx.requestId, org: ctx.orgId ?? '', actor: ctx.tokenId ?? 'anonymous', action, target: ctx.credentialId ?? '', outcome: 'denied', ip: ctx.ip });
+  };
+  const host: PluginHost = {
+    errors: Errors,
+    GatewayError: ApiError,
+    // A copy without secrets: a plugin is someone else's code.
+    config: pluginConfig(config),
+    logger: log,
+    providers: { keyQueryParams: providers.keyQueryParams },
+    audit: { refused: auditRefusal },
+  };
+  const plugins = await loadPlugins(config, host, log);
+  const budget = new BufferBudget(config.bufferBudget, config.bufferPerToken, config.bufferPerOrg);
+  c.register(BufferBudget, { useValue: budget });
+  const pipeline = new Pipeline(pipelineStages({
+    config, providers, tokens: resolveToken, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, spend: spending, auditRefusal,
+    budget, limits: c.resolve(TokenLimits), prices: c.resolve(PriceBook), toolCalls: toolCallSink(c.resolve(Metrics), config.auditToolCalls ? audit : undefined),
+  }, plugins), log);
+  if (!pipeline.has('quota')) log.warn({ quota: config.quota }, 'KEYWARD_QUOTA=off: the quota stage is off, proxy requests are not limited per month');
+  c.register(Symbols.Pipeline, { useValue: pipeline });
+  const issuer = c.isRegistered(Issuer) ? c.resolve(Issuer) : undefined;
+  const ring = c.resolve(SigningKeyRing);
+  const clock = c.resolve<Clock>(Symbols.Clock);
+  // One set of signer settings for the proxy and the realtime relay: the same signers, the same minted tokens.
+  const signers = {
+    clock,
+    federation: {
+      assertion: issuer && ((request: AssertionRequest) => issuer.assertion(request)), clock, log, awsStsEndpoint: config.awsStsEndpoint,
+      azureAuthorityHost: config.azureAuthorityHost, googleStsUri: config.googleStsUri, googleIamCredentialsUri: config.googleIamCredentialsUri,
+    },
+  };
+  const upstream = new UpstreamProxy(config, log, providers, signers);
+  c.register(UpstreamProxy, { useValue: upstream });
+  c.registerSingleton(Gateway);
+
+  // GET /v1/providers: what the console's credential forms are built from (registered before the document is made).
+  c.resolve(ProvidersApi).register(router);
+
+  const sendMetrics = async (res: ServerResponse): Promise<void> => {
+    const body = await metrics.registry.metrics();
+    res.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
+    res.end(body);
+  };
+  // WebSocket upgrades of proxy paths: realtime sessions through the same pipeline (src/gateway/realtime/).
+  const realtime = new RealtimeGateway({
+    config, log, clock: c.resolve(Symbols.Clock), timers: c.resolve<Timers>(Symbols.Timers), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook), unpriced: c.resolve(UnpricedModels),
+    usage, metrics, tracing, feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending), tokensPerMinuteLimit(c.resolve(TokenLimits))],
+    refused: auditRefusal, signers,
+  });
+  // Generated once from the route table (each route's schemas and docs) and the loaded providers.
+  const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)] }));
+  http = new HttpServer(config, log, router, c.resolve(AdminPipeline), c.resolve(Gateway), {
+    ready: async () => {
+      await Promise.all([store.ping(), wrapper.ping()]);
+    },
+    timers: c.resolve<Timers>(Symbols.Timers),
+  }, {
+    // With KEYWARD_METRICS_PORT, the main (public) listener serves /metrics only behind KEYWARD_METRICS_TOKEN.
+    ...(config.metricsPort === undefined || config.metricsToken !== undefined ? {
+      '/metrics': async (req: IncomingMessage, res: ServerResponse) => {
+        // KEYWARD_METRICS_TOKEN set: only `Authorization: Bearer <it>` (one header), compared in constant time.
+        const authorization = (req.headersDistinct.authorization?.length ?? 0) > 1 ? undefined : bearer(req.headers.authorization);
+        if (config.metricsToken !== undefined && !secretEquals(authorization ?? '', config.metricsToken)) {
+          sendError(res, Errors.metricsUnauthenticated());
+          return;
+        }
+        await sendMetrics(res);
+      },
+    } : {}),
+    '/v1/openapi.json': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(openapi) });
+      res.end(openapi);
+    },
+    // The operators' console: the built page and its assets, GET only (src/http/console-assets.ts).
+    ...consoleRoutes(log),
+    // Keyward as its organisations' OIDC issuer: discovery and JWKS, when KEYWARD_ISSUER_URL is set.
+    ...discoveryRoutes(issuer, log),
+  }, realtime, config.metricsPort === undefined ? undefined : new LoopbackMetricsListener(config.metricsPort, (_req, res) => sendMetrics(res), config.headersTimeoutMs), c.resolve<Clock>(Symbols.Clock));
+  const server = http;
+
+  let closing: Promise<void> | undefined;
+  return {
+    http: server,
+    container: c,
+    router,
+    shutdown: () => (closing ??= (async () => {
+      // Leased quota goes back first (the quota stage's close): another instance may need it while we drain.
+      await pipeline.close();
+      await server.drain(config.drainS * 1000);
+      await ledger.releaseAll();
+      // Requests settled while draining left amounts here: they go back too; then every lease holder ends.
+      await spend.releaseAll();
+      await c!.resolve(LeaseKeeper).close();
+      upstream.close();
+      await usage.close();
+      await audit.close();
+      await ring.close();
+      await wrapper.close();
+      await store.close();
+      // Last: the spans of the final flushes above are exported too.
+      await tracing.shutdown();
+    })()),
+  };
+}
+
+/** What buildCore opened, closed again when start-up stops after it (a duplicate route). */
+async function closeCore(c: DependencyContainer, tracing: Tracing): Promise<void> {
+  await c.resolve(UsageRecorder).close();
+  await c.resolve(AuditLog).close();
+  await c.resolve<KeyWrapper>(Symbols.KeyWrapper).close();
+  await c.resolve<Store>(Symbols.Store).close();
+  await tracing.shutdown();
+}
+
+/** The vault services without HTTP: what the `keyward` CLI works with, straight on the store. */
+export interface Vault {
+  config: Config;
+  orgs: OrgService;
+  adminKeys: AdminKeyService;
+  credentials: CredentialService;
+  tokens: TokenService;
+  trustPolicies: TrustPolicyService;
+  pools: PoolService;
+  usage: UsageRecorder;
+  /** The month against the free tier, as GET /v1/usage answers it. */
+  usageSummaries: UsageSummaries;
+  /** A token's caps from their ledgers, as GET /v1/tokens/:id answers them. */
+  tokenCaps: TokenCaps;
+  /** The loaded providers (the same registry the services use). */
+  providers: ProviderRegistry;
+  audit: AuditLog;
+  secrets: DeploymentSecrets;
+  /** Keyward's OIDC signing keys (`keyward keys rotate-signing`); `issuer` when KEYWARD_ISSUER_URL is set. */
+  signingKeys: SigningKeyRing;
+  issuer: Issuer | undefined;
+  envelope: Envelope;
+  store: Store;
+  keyWrapper: KeyWrapper;
+  close(): Promise<void>;
+}
+
+export async function openVault(config: Config, log: Logger, options: AppOptions = {}): Promise<Vault> {
+  const c = await buildCore(config, log, options);
+  const store = c.resolve<Store>(Symbols.Store);
+  const keyWrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);
+  const usage = c.resolve(UsageRecorder);
+  const audit = c.resolve(AuditLog);
+  return {
+    config,
+    audit,
+    orgs: c.resolve(OrgService),
+    adminKeys: c.resolve(AdminKeyService),
+    credentials: c.resolve(CredentialService),
+    tokens: c.resolve(TokenService),
+    trustPolicies: c.resolve(TrustPolicyService),
+    pools: c.resolve(PoolService),
+    usage,
+    usageSummaries: c.resolve(UsageSummaries),
+    tokenCaps: c.resolve(TokenCaps),
+    providers: c.resolve<ProviderRegistry>(Symbols.ProviderRegistry),
+    secrets: c.resolve(DeploymentSecrets),
+    signingKeys: c.resolve(SigningKeyRing),
+    issuer: c.isRegistered(Issuer) ? c.resolve(Issuer) : undefined,
+    envelope: c.resolve(Envelope),
+    store,
+    keyWrapper,
+    close: async () => {
+      await usage.close();
+      await audit.close();
+      await c.resolve(SigningKeyRing).close();
+      await keyWrapper.close();
+      await store.close();
+    },
+  };
+}
+
+/** Every provider's price table, then KEYWARD_PRICES on top (checked against the loaded providers: a ConfigError names a bad entry). */
+function priceBookOf(registry: ProviderRegistry, overrides: Config['priceOverrides'], unpriced: Config['unpriced']): PriceBook {
+  const tables: Record<string, PriceTables[string]> = {};
+  for (const [id, table] of registry.prices) tables[id] = Object.fromEntries([...table].map(([name, r]) => [name, r.price]));
+  return new PriceBook([
+    { tables, source: (id, name) => registry.prices.get(id)!.get(name)!.source },
+    { tables: priceOverrides(overrides, registry.ids()), source: () => 'KEYWARD_PRICES' },
+  ], unpriced);
+}
