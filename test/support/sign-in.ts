@@ -74,3 +74,24 @@ export async function sessionCall(browser: Browser, gateway: string, method: str
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
+
+/** A device sign-in approved at the provider by its person: each form the provider shows (the auto-submitted one, the confirmation) submitted, redirects followed. */
+export async function approveDevice(browser: Browser, verificationUriComplete: string): Promise<{ status: number; html: string }> {
+  let page = await browser.follow(verificationUriComplete);
+  for (let i = 0; i < 6; i++) {
+    const html = await page.response!.text();
+    const form = /<form[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/i.exec(html);
+    if (!form || page.response!.status !== 200) return { status: page.response!.status, html };
+    const fields = new URLSearchParams();
+    for (const m of form[2]!.matchAll(/<input[^>]*type="hidden"[^>]*>/gi)) {
+      const name = /name="([^"]+)"/.exec(m[0])?.[1];
+      const value = /value="([^"]*)"/.exec(m[0])?.[1] ?? '';
+      if (name) fields.set(name, value);
+    }
+    const action = new URL(form[1]!, page.url).href;
+    const posted = await browser.request(action, { method: 'POST', body: fields.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const location = posted.headers.get('location');
+    page = location ? await browser.follow(new URL(location, action).href) : { url: action, response: posted };
+  }
+  throw new Error('the device sign-in never finished');
+}
