@@ -57,14 +57,14 @@ export class MembersApi {
     });
 
     router.add('POST', '/v1/members/self/tokens', {
-      auth: 'org', roles: EVERYONE, action: 'token.create', body: PERSONAL_TOKEN_CREATE, operationId: 'createPersonalToken', tag: 'members', summary: 'Mint a personal proxy token',
+      auth: 'org', roles: EVERYONE, action: 'token.create', idempotent: true, body: PERSONAL_TOKEN_CREATE, operationId: 'createPersonalToken', tag: 'members', summary: 'Mint a personal proxy token',
       description: 'For the signed-in member only (its session: cookie or `keyward login`\'s bearer): a `ptok_…` bound to the member (`member_id`), 1 hour unless `ttl` says otherwise, ending with the session at the latest. What `keyward token` prints.',
       response: { status: 201, schema: TokenCreated, description: 'The token (its value shown once).' },
       errors: ['invalid_ttl', 'not_found'],
     }, async (r) => {
       const p = r.principal;
-      if (p.kind !== 'org' || !p.session) throw Errors.invalidRequest('Personal tokens are minted by a member\'s session (`keyward login`, or the console signed in by single sign-on), not by an organisation token or admin key.');
       const input = await r.body();
+      if (p.kind !== 'org' || !p.session) throw Errors.invalidRequest('Personal tokens are minted by a member\'s session (`keyward login`, or the console signed in by single sign-on), not by an organisation token or admin key.');
       const member = await this.members.get(p.org.id, p.actor);
       const { record, token } = await this.members.mintPersonal(member, {
         credentialId: input.credential_id, poolId: input.pool_id, ttl: input.ttl ?? '1h', scopes: {}, name: input.name, creator: p,
