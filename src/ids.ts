@@ -30,7 +30,7 @@ function base62Fixed(n: number, width: number): string {
   return out;
 }
 
-export type IdPrefix = 'org' | 'cred' | 'tok' | 'otk' | 'evt' | 'req' | 'tp' | 'akey' | 'pool';
+export type IdPrefix = 'org' | 'cred' | 'tok' | 'otk' | 'evt' | 'req' | 'tp' | 'akey' | 'pool' | 'usr';
 
 let lastMs = 0;
 let seq = 0;
@@ -71,7 +71,7 @@ export function derivedId(prefix: IdPrefix, ms: number, material: string): strin
 
 export const isId = (prefix: IdPrefix, value: string): boolean => new RegExp(`^${prefix}_[0-9A-Za-z]{24}$`).test(value);
 
-export type TokenPrefix = 'ptok' | 'otok';
+export type TokenPrefix = 'ptok' | 'otok' | 'kses' | 'kref';
 const BODY_LEN = 32; // 32 × log2(62) ≈ 190 bits
 const CHECK_LEN = 6;
 

@@ -23,7 +23,11 @@ export const Symbols = {
   SecretStore: Symbol('SecretStore'),
   TrustPolicyStore: Symbol('TrustPolicyStore'),
   PoolStore: Symbol('PoolStore'),
+  /** store/people-port.ts: single sign-on configurations, members, sessions. */
+  PeopleStore: Symbol('PeopleStore'),
   KeyWrapper: Symbol('KeyWrapper'),
+  /** identity/sso-client.ts: the organisations' OpenID providers, under the SSRF rules. */
+  SsoClient: Symbol('SsoClient'),
   ProviderRegistry: Symbol('ProviderRegistry'),
   Pipeline: Symbol('Pipeline'),
   /** telemetry/tracing.ts: OpenTelemetry spans, or the no-op default. */

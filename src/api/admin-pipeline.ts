@@ -1,6 +1,7 @@
 /**
  * Every admin request runs the same steps, so no handler can forget one:
- * authentication (org token, admin key or the operator's admin token; a failure while
+ * authentication (org token, admin key, a member's session: the console's cookie with its
+ * X-Keyward-CSRF value or the CLI's bearer, or the operator's admin token; a failure while
  * the client address cools down is answered 429 instead of 401, a valid token
  * never is), the organisation's admin rate limit, the caller's role (the one
  * place roles are checked: 403 `forbidden` before the body is read), the
@@ -24,7 +25,8 @@ import { Symbols } from '../symbols.js';
 import { AbuseGuard } from '../controls/abuse-guard.js';
 import { AuditLog } from '../controls/audit-log.js';
 import { DeploymentSecrets, IDEMPOTENCY_HMAC_KEY } from '../vault/deployment-secrets.js';
-import { OrgService } from '../vault/org-service.js';
+import { bearer, OrgService } from '../vault/org-service.js';
+import { SessionService, sessionCookie } from '../vault/sessions.js';
 import { traceFields } from '../telemetry/trace.js';
 import { Metrics } from '../telemetry/metrics.js';
 import { clientAddress } from '../controls/client-address.js';
@@ -32,6 +34,8 @@ import { NO_QUERY } from './schemas/query.js';
 import { rolesOf } from '../vault/roles.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+/** Where a signed-in console learns who it is and its anti-CSRF value (the one cookie call that needs no X-Keyward-CSRF). */
+export const SESSION_PATH = '/v1/session';
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 @injectable()
@@ -47,6 +51,7 @@ export class AdminPipeline {
     @inject(RateLimiter) private readonly rateLimiter: RateLimiter,
     @inject(Metrics) private readonly metrics: Metrics,
     @inject(DeploymentSecrets) private readonly secrets: DeploymentSecrets,
+    @inject(SessionService) private readonly sessions: SessionService,
   ) {}
 
   async handle(route: Route, params: Record<string, string>, search: URLSearchParams, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
@@ -120,11 +125,11 @@ export class AdminPipeline {
         const targetName = reply.targetName ?? (typeof named === 'string' ? named : undefined);
         // Stored before the answer (AuditLog.record never rejects: a store failure is logged and retried).
         await this.audit.record({
-          requestId, org: org ?? reply.org ?? '', actor: this.actor(principal), action: route.action, target, ...(targetName !== undefined ? { targetName } : {}), outcome: 'success', ip,
+          requestId, org: org ?? reply.org ?? '', actor: reply.actor ?? this.actor(principal), action: route.action, target, ...(targetName !== undefined ? { targetName } : {}), outcome: 'success', ip,
         });
       }
       status = reply.status;
-      sendJson(res, reply.status, reply.body);
+      sendJson(res, reply.status, reply.body, reply.headers);
     } catch (err) {
       const apiError = toApiError(err);
       if (!(err instanceof ApiError)) this.log.error({ err, request_id: requestId }, 'admin request failed');
@@ -162,6 +167,19 @@ export class AdminPipeline {
       if (route.auth === 'admin') {
         if (!this.orgs.isAdmin(authorization)) throw Errors.unauthenticated();
         return { kind: 'admin', actor: 'admin' };
+      }
+      const presented = bearer(authorization);
+      if (presented?.startsWith('kses_')) {
+        const s = await this.sessions.authenticate(presented, 'cli');
+        return { kind: 'org', org: s.org, actor: s.tokenId, role: s.role, expiresAt: s.expiresAt, retiring: false, session: { hash: s.sessionHash, via: 'bearer' } };
+      }
+      const cookie = authorization === undefined ? sessionCookie(req.headers.cookie) : undefined;
+      if (cookie !== undefined) {
+        const s = await this.sessions.authenticate(cookie, 'browser');
+        // The cookie rides on every request the browser makes: only a call that shows the session's own value counts
+        // (GET /v1/session hands it out: a page of another site cannot read that answer).
+        if (!(route.method === 'GET' && route.pattern === SESSION_PATH) && !(await this.sessions.csrfMatches(s.sessionHash, req.headers['x-keyward-csrf']))) throw Errors.csrfRequired();
+        return { kind: 'org', org: s.org, actor: s.tokenId, role: s.role, expiresAt: s.expiresAt, retiring: false, session: { hash: s.sessionHash, via: 'cookie' } };
       }
       const { org, tokenId, role, credentialIds, expiresAt, retiring } = await this.orgs.authenticate(authorization);
       return { kind: 'org', org, actor: tokenId, role, expiresAt, retiring, ...(credentialIds ? { credentialIds } : {}) };

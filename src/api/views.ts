@@ -118,6 +118,7 @@ export function tokenView(t: Omit<TokenRecord, 'tokenHash'>, now: number, usage?
     ...(t.scopes.maxRequests !== undefined ? { max_requests: t.scopes.maxRequests } : {}),
     ...(t.scopes.rateLimit !== undefined ? { rate_limit: t.scopes.rateLimit } : {}),
     ...(t.createdBy !== undefined ? { created_by: t.createdBy } : {}),
+    ...(t.memberId !== undefined ? { member_id: t.memberId } : {}),
     ...(t.scopes.budgetMicros !== undefined ? { budget_usd: formatUsd(t.scopes.budgetMicros) } : {}),
     ...(t.scopes.tools !== undefined ? { tools: t.scopes.tools } : {}),
     ...(t.scopes.tokensPerMinute !== undefined ? { tokens_per_minute: t.scopes.tokensPerMinute } : {}),

@@ -12,6 +12,9 @@ import { TokensApi } from '../api/tokens.js';
 import { UsageApi } from '../api/usage.js';
 import { TrustPoliciesApi } from '../api/trust-policies.js';
 import { PoolsApi } from '../api/pools.js';
+import { SsoApi } from '../api/sso.js';
+import { MembersApi } from '../api/members.js';
+import { SsoClient } from '../identity/sso-client.js';
 import { PoolService } from '../vault/pool-service.js';
 import { TokenLimits } from '../accounting/token-limits.js';
 import { TokenCaps } from '../accounting/token-caps.js';
@@ -103,10 +106,11 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
   c.register(Symbols.Timers, { useValue: timers });
   c.register(Symbols.Store, { useValue: store });
-  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore, Symbols.PoolStore]) {
+  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore, Symbols.PoolStore, Symbols.PeopleStore]) {
     c.register(port, { useValue: store });
   }
   c.register(Symbols.KeyWrapper, { useValue: wrapper });
+  c.register(Symbols.SsoClient, { useValue: new SsoClient(config.oidcAllowHttpLoopback, () => timers.elapsed()) });
   const registry = await ProviderRegistry.load(config.providersDir, config.upstreamOverrides);
   c.register(Symbols.ProviderRegistry, { useValue: registry });
   let prices: PriceBook;
@@ -157,7 +161,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   }
   c.register(Metrics, { useValue: metrics });
   c.register(Symbols.Tracing, { useValue: tracing });
-  const apis = [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi, TrustPoliciesApi, TokenExchangeApi, PoolsApi];
+  const apis = [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi, TrustPoliciesApi, TokenExchangeApi, PoolsApi, SsoApi, MembersApi];
   for (const cls of [...apis, AdminPipeline]) c.registerSingleton(cls as never);
   // Each API registers its routes once; a second registration of a route throws (router.ts) and stops start-up.
   const router = new Router();

@@ -13,7 +13,7 @@ import { fields, NotFound, table, UsageError, type Io } from './io.js';
 export type OptionName =
   | 'org' | 'provider' | 'credential' | 'ttl' | 'limit' | 'starting-after'
   | 'model' | 'path' | 'max-requests' | 'rate-limit' | 'budget-usd' | 'tools' | 'name' | 'role'
-  | 'issuer' | 'audience' | 'subject' | 'claim' | 'status' | 'activate-in' | 'pool' | 'tokens-per-minute' | 'max-concurrent' | 'by' | 'from' | 'to' | 'strategy';
+  | 'issuer' | 'audience' | 'subject' | 'claim' | 'status' | 'activate-in' | 'pool' | 'tokens-per-minute' | 'max-concurrent' | 'by' | 'from' | 'to' | 'strategy' | 'gateway';
 
 export interface Context {
   io: Io;
@@ -72,6 +72,7 @@ export const OPTION_HELP: Record<OptionName | 'json' | 'help' | 'quiet', string>
   strategy: '--strategy <name>         how the pool picks a member: round_robin (default), ordered or least_busy',
   from: '--from <YYYY-MM-DD>       the first day (UTC; default: the first of the month)',
   to: '--to <YYYY-MM-DD>         the last day (UTC; default: today)',
+  gateway: '--gateway <url>           the gateway\'s public URL (https)',
   json: '--json                    print JSON on stdout instead of text',
   quiet: '--quiet                   print only the new id (a secret shown once goes to stderr instead)',
   help: '--help, -h                show this help',

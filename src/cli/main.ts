@@ -23,14 +23,15 @@ import { SIGNING_KEY_COMMANDS } from './signing-key-commands.js';
 import { USAGE_COMMANDS } from './usage-commands.js';
 import { POOL_COMMANDS } from './pool-commands.js';
 import { ORG_COMMANDS } from './org-commands.js';
+import { LOGIN_COMMANDS } from './login-commands.js';
 import { Exit, NotFound, processIo, UsageError, type Io } from './io.js';
 import { openedStore, refusedInJob, unnamedStore } from './opened-store.js';
 
 /** Every command, in the order the help lists them (test/cli/help.test.ts walks this table). */
-export const COMMANDS: Command[] = [...ORG_COMMANDS, ...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS, ...RENAME_COMMANDS, ...SIGNING_KEY_COMMANDS, ...USAGE_COMMANDS, ...POOL_COMMANDS];
+export const COMMANDS: Command[] = [...ORG_COMMANDS, ...CORE_COMMANDS, ...ADMIN_KEY_COMMANDS, ...TRUST_POLICY_COMMANDS, ...RENAME_COMMANDS, ...SIGNING_KEY_COMMANDS, ...USAGE_COMMANDS, ...POOL_COMMANDS, ...LOGIN_COMMANDS];
 const VALUE_OPTIONS: OptionName[] = [
   'org', 'provider', 'credential', 'ttl', 'limit', 'starting-after', 'model', 'path', 'max-requests', 'rate-limit', 'budget-usd', 'tools', 'name', 'role', 'issuer', 'audience', 'subject', 'claim', 'status',
-  'activate-in', 'pool', 'tokens-per-minute', 'max-concurrent', 'by', 'from', 'to', 'strategy',
+  'activate-in', 'pool', 'tokens-per-minute', 'max-concurrent', 'by', 'from', 'to', 'strategy', 'gateway',
 ];
 /** Repeatable; a command that takes one value uses the last (`--credential` is a list only for an admin key). */
 const MULTIPLE: OptionName[] = ['model', 'path', 'credential', 'claim', 'tools'];

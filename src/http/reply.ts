@@ -2,7 +2,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ApiError, OAuthError } from '../errors.js';
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
   if (res.headersSent) {
     res.destroy();
     return;

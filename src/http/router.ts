@@ -21,7 +21,11 @@ export type Principal =
    * limited to these. `expiresAt`: when the caller's own token ends (null: not before deletion or rotation);
    * `retiring`: an org token a rotation has given that end.
    */
-  | { kind: 'org'; org: OrgRecord; actor: string; role: Role; credentialIds?: readonly string[]; expiresAt: number | null; retiring: boolean }
+  | {
+    kind: 'org'; org: OrgRecord; actor: string; role: Role; credentialIds?: readonly string[]; expiresAt: number | null; retiring: boolean;
+    /** A member signed in by single sign-on (`actor` is its `usr_` id): its session's hash and how it was presented. */
+    session?: { hash: string; via: 'cookie' | 'bearer' };
+  }
   | { kind: 'admin'; actor: 'admin' }
   | { kind: 'none' };
 
@@ -60,8 +64,12 @@ export interface Reply<T = unknown> {
   target?: string;
   /** The target's name for the audit record, when the reply's `name` is not it (a deletion's). */
   targetName?: string;
+  /** The audit actor when the caller was not authenticated but became known (a sign-in's member). */
+  actor?: string;
   /** The organisation an `admin` action concerns (the one it created). */
   org?: string;
+  /** Response headers (a redirect's Location, a Set-Cookie). */
+  headers?: Record<string, string | string[]>;
   /** Fields of `body` never stored for an idempotent replay (secrets shown once). */
   secretFields?: string[];
 }

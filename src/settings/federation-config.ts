@@ -15,6 +15,8 @@ export interface FederationConfig {
    * documents are not served and a federated credential cannot be stored.
    */
   issuerUrl: string | undefined;
+  /** KEYWARD_PUBLIC_URL: the gateway's public base URL (single sign-on's callback is built on it); default KEYWARD_ISSUER_URL; unset: no single sign-on. */
+  publicUrl: string | undefined;
   /** KEYWARD_KMS_SIGNING_KEY (with KEYWARD_KMS=gcp): the Cloud KMS key version whose AsymmetricSign signs; unset: a key generated once and wrapped by the KEK. */
   kmsSigningKey: string | undefined;
   /** AWS_ENDPOINT_URL_STS (the AWS SDKs' own variable); unset: STS's regional endpoint for the credential's region. */
@@ -57,8 +59,11 @@ export function federationConfig(get: (name: string) => string | undefined, kms:
   }
   if (kmsSigningKey !== undefined && kms !== 'gcp') fail('KEYWARD_KMS_SIGNING_KEY', 'to be set only with KEYWARD_KMS=gcp', kmsSigningKey);
   const sts = get('AWS_ENDPOINT_URL_STS');
+  const issuerUrl = issuer === undefined ? undefined : cloudEndpoint('KEYWARD_ISSUER_URL', issuer, true, fail);
+  const publicUrl = get('KEYWARD_PUBLIC_URL');
   return {
-    issuerUrl: issuer === undefined ? undefined : cloudEndpoint('KEYWARD_ISSUER_URL', issuer, true, fail),
+    issuerUrl,
+    publicUrl: publicUrl === undefined ? issuerUrl : cloudEndpoint('KEYWARD_PUBLIC_URL', publicUrl, true, fail),
     kmsSigningKey,
     awsStsEndpoint: sts === undefined ? undefined : cloudEndpoint('AWS_ENDPOINT_URL_STS', sts, true, fail),
     azureAuthorityHost: cloudEndpoint('AZURE_AUTHORITY_HOST', get('AZURE_AUTHORITY_HOST') ?? 'https://login.microsoftonline.com', false, fail),

@@ -13,6 +13,7 @@ import type {
   UsageScope, UsageShard, UsageStore,
 } from './ports.js';
 import type { PoolRecord, PoolStore, PoolUpdate, TrustPolicyRecord, TrustPolicyStore } from './ports.js';
+import type { MemberRecord, PeopleStore, SessionRecord, SsoConfigRecord } from './people-port.js';
 
 /** The port objects an adapter is made of. */
 export interface StorePorts {
@@ -28,6 +29,7 @@ export interface StorePorts {
   secrets: SecretStore;
   trustPolicies: TrustPolicyStore;
   pools: PoolStore;
+  people: PeopleStore;
 }
 
 export abstract class ComposedStore<P extends StorePorts = StorePorts> implements Store {
@@ -126,4 +128,17 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   updatePool(orgId: string, id: string, update: PoolUpdate) { return this.ports.pools.updatePool(orgId, id, update); }
   deletePool(orgId: string, id: string) { return this.ports.pools.deletePool(orgId, id); }
   coolPoolMember(orgId: string, id: string, credentialId: string, until: number) { return this.ports.pools.coolPoolMember(orgId, id, credentialId, until); }
+
+  // ---- people (PeopleStore) -------------------------------------------------
+  putSsoConfig(record: SsoConfigRecord) { return this.ports.people.putSsoConfig(record); }
+  getSsoConfig(orgId: string) { return this.ports.people.getSsoConfig(orgId); }
+  signInMember(member: MemberRecord) { return this.ports.people.signInMember(member); }
+  getMember(orgId: string, id: string) { return this.ports.people.getMember(orgId, id); }
+  listMembers(orgId: string, page: PageQuery) { return this.ports.people.listMembers(orgId, page); }
+  setMemberBudget(orgId: string, id: string, micros: number | null) { return this.ports.people.setMemberBudget(orgId, id, micros); }
+  deleteMember(orgId: string, id: string) { return this.ports.people.deleteMember(orgId, id); }
+  createSession(record: SessionRecord) { return this.ports.people.createSession(record); }
+  findSession(hash: string) { return this.ports.people.findSession(hash); }
+  deleteSession(hash: string) { return this.ports.people.deleteSession(hash); }
+  memberTokenIds(orgId: string, memberId: string) { return this.ports.people.memberTokenIds(orgId, memberId); }
 }

@@ -76,6 +76,8 @@ export interface TokenRecord {
   createdBy?: string;
   /** What the organisation calls it; absent: unnamed. */
   name?: string;
+  /** A personal token's member (`usr_…`, people-port.ts): revoked with it, and the audit names it. */
+  memberId?: string;
 }
 
 /**
@@ -389,5 +391,9 @@ export interface StoreLifecycle {
   close(): Promise<void>;
 }
 
+export type { MemberRecord, MemberRole, PeopleStore, SessionKind, SessionRecord, SsoConfigRecord } from './people-port.js';
+export { MEMBER_ROLES } from './people-port.js';
+import type { PeopleStore } from './people-port.js';
+
 export type Store = OrgStore & AdminKeyStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & SecretStore & StoreLifecycle
-  & TrustPolicyStore & PoolStore;
+  & TrustPolicyStore & PoolStore & PeopleStore;

@@ -1,7 +1,8 @@
 /**
  * Who may do what on the admin API. The org token is `owner`; an admin key
  * holds one of `admin`, `minter` (optionally limited to listed credentials) or
- * `viewer`. Every admin route names the roles that may call it; a route that
+ * `viewer`; a person signed in by single sign-on (a member, store/people-port.ts) holds the role its
+ * groups map to, or `member` (its own session and personal tokens, and GET /v1/orgs/self). Every admin route names the roles that may call it; a route that
  * names none gets the safe default of its method (GET: viewer and up; any other
  * method: admin and up), so a route added later is never open to a minter or
  * viewer by accident. Roles are not a line: a minter may mint but not read,
@@ -10,7 +11,7 @@
  */
 import type { AdminKeyRole } from '../store/ports.js';
 
-export const ROLES = ['owner', 'admin', 'minter', 'viewer'] as const;
+export const ROLES = ['owner', 'admin', 'minter', 'viewer', 'member'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** The roles an admin key may be created with (`owner` is the org token only). */
@@ -36,6 +37,7 @@ const COVERS: Record<Role, readonly Role[]> = {
   admin: ['admin', 'minter', 'viewer'],
   minter: [],
   viewer: [],
+  member: [],
 };
 
 export function mayCreate(caller: Role, role: Role): boolean {

@@ -52,6 +52,8 @@ const TOKEN_CACHE_MAX = 50_000;
 
 /** A token as the API's body and the CLI's flags ask for it: unchecked ttl and scopes (`models`, `paths`, `max_requests`, `rate_limit`). */
 export interface MintRequest {
+  /** A personal token's member (`usr_…`): the token is revoked with it. */
+  memberId?: string;
   /** Exactly one of credentialId and poolId (else 400). */
   credentialId?: string | undefined;
   poolId?: string | undefined;
@@ -124,7 +126,7 @@ export class TokenService {
   }
 
   /** A token that ends after `ttlMs`, and never after its creator (refused) nor its source (cut): authority never outlives its source. */
-  async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes, createdBy?: string, bounds: Pick<MintRequest, 'creator' | 'endsBy'> & { name?: string | undefined } = {}): Promise<{ record: TokenRecord; token: string }> {
+  async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes, createdBy?: string, bounds: Pick<MintRequest, 'creator' | 'endsBy'> & { name?: string | undefined; memberId?: string } = {}): Promise<{ record: TokenRecord; token: string }> {
     const name = bounds.name;
     const createdAt = this.clock.now();
     const expiresAt = Math.min(endWithin(bounds.creator ?? { expiresAt: null }, createdAt + ttlMs, 'A token')!, bounds.endsBy ?? Infinity);
@@ -132,7 +134,7 @@ export class TokenService {
     const token = newToken('ptok');
     const record: TokenRecord = {
       id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt,
-      ...(createdBy !== undefined ? { createdBy } : {}), ...(name !== undefined ? { name } : {}),
+      ...(createdBy !== undefined ? { createdBy } : {}), ...(name !== undefined ? { name } : {}), ...(bounds.memberId !== undefined ? { memberId: bounds.memberId } : {}),
     };
     if ((await this.store.createToken(record)) === 'no_credential') throw Errors.notFound(isPoolId(credentialId) ? 'No such pool.' : 'No such credential.');
     return { record, token };

@@ -13,14 +13,24 @@ import { api, createCredential, createOrg, startApp, type TestApp } from '../sup
 
 type Role = 'owner' | 'admin' | 'minter' | 'viewer';
 const ALL: Role[] = ['owner', 'admin', 'minter', 'viewer'];
+/** Every key role and `member` (a signed-in member whose groups map to no other role: test/people/). */
+const EVERYONE = [...ALL, 'member'] as Role[];
 const READ: Role[] = ['owner', 'admin', 'viewer'];
 const WRITE: Role[] = ['owner', 'admin'];
 
 /** The contract's table: route → the roles that may call it. */
 const EXPECTED: Record<string, Role[]> = {
-  'GET /v1/orgs/self': ALL,
+  'GET /v1/orgs/self': EVERYONE,
   // Gateway-wide declarations (fields, SDK variables), no organisation's data: a minter's console shows its SDK variables from them.
-  'GET /v1/providers': ALL,
+  'GET /v1/providers': EVERYONE,
+  'PUT /v1/orgs/self/sso': ['owner'],
+  'GET /v1/orgs/self/sso': ['owner'],
+  'GET /v1/session': EVERYONE,
+  'DELETE /v1/session': EVERYONE,
+  'POST /v1/members/self/tokens': EVERYONE,
+  'GET /v1/members': READ,
+  'PATCH /v1/members/:id': WRITE,
+  'DELETE /v1/members/:id': WRITE,
   'POST /v1/orgs/self/token/rotate': ['owner'],
   'POST /v1/credentials': WRITE,
   'GET /v1/credentials': READ,

@@ -29,10 +29,12 @@ function mustSay(c: Command, o: OptionName): RegExp | undefined {
       if (verb === 'create' && thing) return new RegExp(`^the new ${thing}'s name \\(optional\\)$`);
       if (verb === 'rename') return new RegExp(`^the ${{ credentials: 'credential', tokens: 'token', 'admin-keys': 'admin key', pools: 'pool' }[group!]}'s new name \\('' removes it\\)$`);
       return undefined;
+    case 'gateway': return /^the gateway's public URL \(https\)$/;
     case 'credential':
+      if (group === 'token') return /^the credential the personal token uses$/;
       return { tokens: /^the credential the new token is bound to$/, pools: /^a member credential of the new pool, cred_… or cred_…:weight \(repeat it/, 'admin-keys': /^a credential a minter may mint tokens for/, 'trust-policies': /^the credential the exchanged tokens are bound to$/ }[group!];
-    case 'pool': return group === 'tokens' ? /^the pool the new token spreads over/ : undefined;
-    case 'ttl': return { tokens: /^the new token's lifetime/, 'admin-keys': /^how long the new key lasts/, 'trust-policies': /^each exchanged token's lifetime/ }[group!];
+    case 'pool': return group === 'tokens' || group === 'token' ? /^the pool the new token spreads over/ : undefined;
+    case 'ttl': return { token: /^the personal token's lifetime.*\(default 1h\)$/, tokens: /^the new token's lifetime/, 'admin-keys': /^how long the new key lasts/, 'trust-policies': /^each exchanged token's lifetime/ }[group!];
     case 'role': return /^the new key's role: admin, minter or viewer$/;
     case 'provider': return /^the provider the key belongs to/;
     case 'limit': return /^how many to list, 1 to 100/;

@@ -14,8 +14,8 @@ export const KeyRole = named('AdminKeyRole', rule(Type.Union([Type.Literal('admi
   description: '`admin`: everything but the org token\'s rotation; `minter`: only POST /v1/tokens (for `credential_ids`, if set) and GET of the tokens it minted; `viewer`: GET only. A caller creates only roles it covers (an admin: admin, minter, viewer).',
 }), 'one of admin, minter, viewer'));
 
-export const CallerRole = named('CallerRole', Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('minter'), Type.Literal('viewer')], {
-  description: '`owner` is the organisation token itself; the others are admin keys.',
+export const CallerRole = named('CallerRole', Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('minter'), Type.Literal('viewer'), Type.Literal('member')], {
+  description: '`owner` is the organisation token itself; `admin`, `minter` and `viewer` an admin key or a member signed in by single sign-on; `member` a signed-in member whose groups map to no other role.',
 }));
 
 const CredentialIds = rule(Type.Array(Type.String({ pattern: '^[A-Za-z0-9_]{1,64}$' }), {
@@ -60,7 +60,7 @@ export const AdminKeyRevoked = named('AdminKeyRevoked', Type.Object({
 }, { additionalProperties: false }));
 
 export const Caller = named('Caller', Type.Object({
-  id: Type.String({ description: 'The presented key\'s id: `otk_…` for the organisation token, `akey_…` for an admin key.' }),
+  id: Type.String({ description: 'The presented key\'s id: `otk_…` for the organisation token, `akey_…` for an admin key, `usr_…` for a member signed in by single sign-on.' }),
   role: CallerRole,
   credential_ids: Type.Optional(Type.Array(Type.String(), { description: 'A minter limited to these credentials.' })),
 }, { additionalProperties: false }));

@@ -1,0 +1,75 @@
+/**
+ * /v1/members: the organisation's people (made at their first sign-in by single sign-on). Listed by
+ * readers; removed (its sessions and personal tokens revoked at once, on every instance) or given a monthly
+ * budget by admins. POST /v1/members/self/tokens mints a personal proxy token for the signed-in member
+ * (`keyward token`): 1 hour unless `ttl` says otherwise, bound to the member (`member_id`), minted by it.
+ */
+import { inject, injectable } from 'tsyringe';
+import type { Clock } from '../clock.js';
+import { Errors } from '../errors.js';
+import type { Router } from '../http/router.js';
+import { Symbols } from '../symbols.js';
+import { MemberService } from '../vault/members.js';
+import { OrgService } from '../vault/org-service.js';
+import { EVERYONE } from '../vault/roles.js';
+import { orgOf } from './params.js';
+import { memberView } from './people-views.js';
+import { MEMBER_UPDATE, Member, MemberList, MemberRemoved, PERSONAL_TOKEN_CREATE } from './schemas/people.js';
+import { PAGE } from './schemas/query.js';
+import { TokenCreated } from './schemas/tokens.js';
+import { listView, mintedTokenView } from './views.js';
+
+@injectable()
+export class MembersApi {
+  constructor(
+    @inject(Symbols.Clock) private readonly clock: Clock,
+    @inject(MemberService) private readonly members: MemberService,
+    @inject(OrgService) private readonly orgs: OrgService,
+  ) {}
+
+  register(router: Router): void {
+    router.add('GET', '/v1/members', {
+      auth: 'org', query: PAGE, operationId: 'listMembers', tag: 'members', summary: 'List members',
+      response: { status: 200, schema: MemberList, description: 'A page of members, newest first.' },
+    }, async (r) => ({ status: 200, body: listView(await this.members.list(orgOf(r).id, r.query), memberView) }));
+
+    router.add('PATCH', '/v1/members/:id', {
+      auth: 'org', action: 'member.update', body: MEMBER_UPDATE, operationId: 'updateMember', tag: 'members', summary: 'Set a member\'s monthly budget',
+      description: '`budget_usd`: what the member\'s requests may cost per UTC calendar month (null: none).',
+      response: { status: 200, schema: Member, description: 'The member.' },
+      errors: ['not_found'],
+    }, async (r) => {
+      const { budget_usd: budget } = await r.body();
+      const micros = budget === null ? null : this.orgs.parseSpendLimit(budget);
+      const member = await this.members.setBudget(orgOf(r).id, r.params.id!, micros);
+      return { status: 200, body: memberView(member), ...(member.email ? { targetName: member.email } : {}) };
+    });
+
+    router.add('DELETE', '/v1/members/:id', {
+      auth: 'org', action: 'member.delete', operationId: 'removeMember', tag: 'members', summary: 'Remove a member',
+      description: 'Its sessions are refused at once and its personal tokens revoked, on every instance within a second. (A person the provider still admits can sign in again as a new member: remove them at the provider too.)',
+      response: { status: 200, schema: MemberRemoved, description: 'Removed.' },
+      errors: ['not_found'],
+    }, async (r) => {
+      const p = r.principal;
+      const gone = await this.members.remove(orgOf(r).id, r.params.id!, p.kind === 'org' ? p.actor : 'admin');
+      return { status: 200, body: { id: gone.id, object: 'member' as const, deleted: true as const }, ...(gone.email ? { targetName: gone.email } : {}) };
+    });
+
+    router.add('POST', '/v1/members/self/tokens', {
+      auth: 'org', roles: EVERYONE, action: 'token.create', idempotent: true, body: PERSONAL_TOKEN_CREATE, operationId: 'createPersonalToken', tag: 'members', summary: 'Mint a personal proxy token',
+      description: 'For the signed-in member only (its session: cookie or `keyward login`\'s bearer): a `ptok_…` bound to the member (`member_id`), 1 hour unless `ttl` says otherwise, ending with the session at the latest. What `keyward token` prints.',
+      response: { status: 201, schema: TokenCreated, description: 'The token (its value shown once).' },
+      errors: ['invalid_ttl', 'not_found'],
+    }, async (r) => {
+      const p = r.principal;
+      const input = await r.body();
+      if (p.kind !== 'org' || !p.session) throw Errors.invalidRequest('Personal tokens are minted by a member\'s session (`keyward login`, or the console signed in by single sign-on), not by an organisation token or admin key.');
+      const member = await this.members.get(p.org.id, p.actor);
+      const { record, token } = await this.members.mintPersonal(member, {
+        credentialId: input.credential_id, poolId: input.pool_id, ttl: input.ttl ?? '1h', scopes: {}, name: input.name, creator: p,
+      });
+      return { status: 201, body: mintedTokenView(record, token, this.clock.now()), secretFields: ['token'], ...(member.email ? { targetName: member.email } : {}) };
+    });
+  }
+}
