@@ -26,6 +26,8 @@ export const Symbols = {
   KeyWrapper: Symbol('KeyWrapper'),
   ProviderRegistry: Symbol('ProviderRegistry'),
   Pipeline: Symbol('Pipeline'),
+  /** gateway/entry/gateway.ts UpgradeRelay: where an admitted WebSocket upgrade goes (src/gateway/realtime/). */
+  UpgradeRelay: Symbol('UpgradeRelay'),
   /** telemetry/tracing.ts: OpenTelemetry spans, or the no-op default. */
   Tracing: Symbol('Tracing'),
 } as const;
