@@ -30,6 +30,8 @@ export const Symbols = {
   SsoClient: Symbol('SsoClient'),
   ProviderRegistry: Symbol('ProviderRegistry'),
   Pipeline: Symbol('Pipeline'),
+  /** gateway/entry/gateway.ts UpgradeRelay: where an admitted WebSocket upgrade goes (src/gateway/realtime/). */
+  UpgradeRelay: Symbol('UpgradeRelay'),
   /** telemetry/tracing.ts: OpenTelemetry spans, or the no-op default. */
   Tracing: Symbol('Tracing'),
 } as const;

@@ -72,7 +72,7 @@ import { sendError } from '../http/reply.js';
 import { noTracing, type Tracing } from '../telemetry/tracing.js';
 import { consoleRoutes } from '../http/console-assets.js';
 import { ProvidersApi } from '../api/providers.js';
-import { RealtimeGateway } from '../gateway/realtime/realtime-gateway.js';
+import { RealtimeRelay } from '../gateway/realtime/realtime-relay.js';
 import { spendLimit, tokensPerMinuteLimit } from '../gateway/realtime/limits.js';
 import type { ChangeFeed } from '../store/ports.js';
 import { Issuer, type AssertionRequest } from '../identity/issuer.js';
@@ -230,6 +230,12 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const upstream = new UpstreamProxy(config, log, providers, signers);
   c.register(UpstreamProxy, { useValue: upstream });
   c.registerSingleton(Gateway);
+  // WebSocket upgrades of proxy paths enter the gateway like any request; an admitted one goes on to its relay (src/gateway/realtime/).
+  c.register(Symbols.UpgradeRelay, { useValue: new RealtimeRelay({
+    config, log, clock, timers: c.resolve<Timers>(Symbols.Timers), credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook), unpriced: c.resolve(UnpricedModels),
+    feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending), tokensPerMinuteLimit(c.resolve(TokenLimits))],
+    refused: auditRefusal, signers,
+  }) });
 
   // GET /v1/providers: what the console's credential forms are built from (registered before the document is made).
   c.resolve(ProvidersApi).register(router);
@@ -239,12 +245,6 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     res.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
     res.end(body);
   };
-  // WebSocket upgrades of proxy paths: realtime sessions through the same pipeline (src/gateway/realtime/).
-  const realtime = new RealtimeGateway({
-    config, log, clock: c.resolve(Symbols.Clock), timers: c.resolve<Timers>(Symbols.Timers), pipeline, credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook), unpriced: c.resolve(UnpricedModels),
-    usage, metrics, tracing, feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending), tokensPerMinuteLimit(c.resolve(TokenLimits))],
-    refused: auditRefusal, signers,
-  });
   // Generated once from the route table (each route's schemas and docs) and the loaded providers.
   const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)] }));
   http = new HttpServer(config, log, router, c.resolve(AdminPipeline), c.resolve(Gateway), {
@@ -273,7 +273,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     ...consoleRoutes(log),
     // Keyward as its organisations' OIDC issuer: discovery and JWKS, when KEYWARD_ISSUER_URL is set.
     ...discoveryRoutes(issuer, log),
-  }, realtime, config.metricsPort === undefined ? undefined : new LoopbackMetricsListener(config.metricsPort, (_req, res) => sendMetrics(res), config.headersTimeoutMs), c.resolve<Clock>(Symbols.Clock));
+  }, c.resolve(Gateway), config.metricsPort === undefined ? undefined : new LoopbackMetricsListener(config.metricsPort, (_req, res) => sendMetrics(res), config.headersTimeoutMs), c.resolve<Clock>(Symbols.Clock));
   const server = http;
 
   let closing: Promise<void> | undefined;

@@ -47,6 +47,8 @@ export interface FakeRealtime {
   url: string;
   port: number;
   handshakes: Handshake[];
+  /** Every plain (not upgraded) request, `METHOD /path`: it answers each 404. */
+  requests: string[];
   /** Every client message, parsed, in arrival order, by connection. */
   received: Array<Array<Record<string, any>>>;
   /** Every message sent, per connection, in order. */
@@ -80,13 +82,15 @@ const DEFAULT_GEMINI_USAGE = {
 
 export async function startRealtimeFake(key: string, tls?: { cert: Buffer; key: Buffer }): Promise<FakeRealtime> {
   const server = tls ? https.createServer({ cert: tls.cert, key: tls.key }) : http.createServer();
-  server.on('request', (_req, res) => {
+  server.on('request', (req, res) => {
+    fake.requests.push(`${req.method} ${req.url}`);
+    req.resume();
     res.writeHead(404);
     res.end();
   });
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has('realtime') ? 'realtime' : false) });
   const fake: FakeRealtime = {
-    url: '', port: 0, handshakes: [], received: [], sent: [], sockets: [],
+    url: '', port: 0, handshakes: [], requests: [], received: [], sent: [], sockets: [],
     usage: DEFAULT_USAGE, geminiUsage: DEFAULT_GEMINI_USAGE, transcription: 'complete', transcriptTokens: 12, transcribed: [],
     async messages(i, n) {
       for (;;) {

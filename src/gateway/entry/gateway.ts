@@ -10,13 +10,24 @@
  * never calls back here). Every answer the caller gets, and the end
  * (settlement, counters, log hooks), goes through the exchange.
  *
- * Another transport enters through `admit` the same way (a WebSocket upgrade:
- * its context and exchange, then the same stages and the same last check).
+ * A WebSocket upgrade is another transport of this same entry (`handleUpgrade`):
+ * its context and exchange are built here by the same code, with a response
+ * written on the upgrade's socket (http/upgrade-response.ts), and it passes the
+ * same gate (the route stage matches websocket routes only; the model a
+ * `models` scope checks is the one `?model=` names). A refusal is the same
+ * local reply with the same headers as over HTTP/1.1 or h2c, and nothing is
+ * dialled. Only an admitted upgrade goes on, to its relay (src/gateway/realtime/:
+ * the key, the provider's handshake, the caller's 101, the session), which
+ * tells the same exchange how it ends.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { inject, injectable } from 'tsyringe';
 import type { Config } from '../../settings/config.js';
-import type { ProxyHandler } from '../../http/server.js';
+import type { ProxyHandler, UpgradeHandler } from '../../http/server.js';
+import { sendError } from '../../http/reply.js';
+import { upgradeResponse } from '../../http/upgrade-response.js';
+import type { ApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { Symbols } from '../../symbols.js';
 import { CredentialService } from '../../vault/credential-service.js';
@@ -41,11 +52,27 @@ import type { Clock } from '../../clock.js';
 
 const PREFIX = '/v1/proxy/';
 
+/** What an admitted WebSocket upgrade goes on to (src/gateway/realtime/), as an admitted request goes upstream. */
+export interface UpgradeRelay {
+  /**
+   * Why this handshake is not taken at all, before any context is built (sessions draining: 503; not a WebSocket
+   * handshake: 400), or undefined to take it.
+   */
+  handshakeRefusal(req: IncomingMessage): ApiError | undefined;
+  /** An admitted upgrade, from its key to its session's end: every answer, and the end, through the exchange. */
+  relay(exchange: Exchange, socket: Duplex, head: Buffer): void;
+  /** Refuses new sessions, lets open ones go on up to `ms`, then closes them. */
+  drain(ms: number): Promise<void>;
+  readonly openSessions: number;
+}
+
 @injectable()
-export class Gateway implements ProxyHandler {
+export class Gateway implements ProxyHandler, UpgradeHandler {
   private readonly exit: ExitServices;
   /** The upstream leg's entry: an admitted exchange goes there once, and everything after is the leg's. */
   private readonly upstream: UpstreamRouter;
+  /** Where an admitted HTTP request goes (made once: no closure per request). */
+  private readonly toUpstream: (exchange: Exchange) => void;
 
   constructor(
     @inject(Symbols.Config) private readonly config: Config,
@@ -61,31 +88,62 @@ export class Gateway implements ProxyHandler {
     @inject(Symbols.Tracing) private readonly tracing: Tracing,
     @inject(PoolService) pools: PoolService,
     @inject(Symbols.Clock) clock: Clock,
+    @inject(Symbols.UpgradeRelay) private readonly relay: UpgradeRelay,
   ) {
     this.exit = { log, pipeline, usage, metrics, prices, unpriced, toolKeys: new ToolCallKeys() };
     this.upstream = new UpstreamRouter(proxy, credentials, budget, config, pools, metrics, () => clock.now());
+    this.toUpstream = (exchange) => this.upstream.route(exchange);
   }
 
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
-    const exchange = this.exchangeFor(req, res, requestId);
     // No res.setHeader here: a header set before writeHead sends every upstream header down Node's slow path
     // (removeHeader + appendHeader each). Every response the gateway writes names the request id itself.
-    // Tracing off: no span, nothing else to do. On: the stages, the key and the forwarding run inside the span.
-    const span = exchange.ctx.span;
-    if (span) span.run(() => this.run(exchange));
-    else this.run(exchange);
+    this.enter(this.exchangeFor(req, res, requestId, false), this.toUpstream);
   }
 
-  /** A request's context (path normalised once, client address, body presence from the stream) and its exit. */
-  exchangeFor(req: IncomingMessage, res: ServerResponse, requestId: string): Exchange {
+  /**
+   * An HTTP/1.1 upgrade of a proxy path (`Upgrade: websocket`): the same entry, its answers written on the socket
+   * until the relay accepts it. A handshake the relay cannot take at all is answered before any context is built.
+   */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, requestId: string): void {
+    socket.on('error', () => {});
+    // Gone before anything could be answered: there is no caller to admit.
+    if (socket.destroyed) return;
+    const res = upgradeResponse(req, socket);
+    const refusal = this.relay.handshakeRefusal(req);
+    if (refusal) return sendError(res, refusal, { 'x-keyward-request-id': requestId });
+    this.enter(this.exchangeFor(req, res, requestId, true), (exchange) => this.relay.relay(exchange, socket, head));
+  }
+
+  drain(ms: number): Promise<void> {
+    return this.relay.drain(ms);
+  }
+
+  get openSessions(): number {
+    return this.relay.openSessions;
+  }
+
+  /**
+   * A request's context (path normalised once, client address, body presence from the stream) and its exit, for
+   * every transport. An upgrade has no body (what follows its head is the WebSocket's) and matches websocket routes.
+   */
+  exchangeFor(req: IncomingMessage, res: ServerResponse, requestId: string, upgrade: boolean): Exchange {
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const rawPath = url.slice(PREFIX.length, q === -1 ? undefined : q);
     const ctx = new RequestContext(req, res, requestId, normaliseProviderPath(rawPath) ?? normaliseResourcePath(rawPath) ?? '',
-      q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.config.trustedProxies), bodyFollows(req));
+      q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.config.trustedProxies), !upgrade && bodyFollows(req));
+    if (upgrade) ctx.upgrade = true;
     ctx.span = this.tracing.startRequest(req.headers);
     if (ctx.bodyFollows) ctx.body = requestBody(req);
     return new Exchange(this.exit, ctx, req, res);
+  }
+
+  /** Tracing off: no span, nothing else to do. On: the stages, the key and the forwarding run inside the span. */
+  private enter(exchange: Exchange, onward: (exchange: Exchange) => void): void {
+    const span = exchange.ctx.span;
+    if (span) span.run(() => this.run(exchange, onward));
+    else this.run(exchange, onward);
   }
 
   /**
@@ -97,8 +155,8 @@ export class Gateway implements ProxyHandler {
     return this.pipeline.access(exchange.ctx);
   }
 
-  /** The gate, then the upstream leg; a refusal anywhere leaves through the exchange. */
-  private run(exchange: Exchange): void {
+  /** The gate, then onward (the upstream leg, or an upgrade's relay); a refusal anywhere leaves through the exchange. */
+  private run(exchange: Exchange, onward: (exchange: Exchange) => void): void {
     let passed: void | Promise<void>;
     try {
       passed = this.admit(exchange);
@@ -106,7 +164,7 @@ export class Gateway implements ProxyHandler {
       exchange.refuse(err);
       return;
     }
-    if (passed) passed.then(() => this.upstream.route(exchange), (err: unknown) => exchange.refuse(err));
-    else this.upstream.route(exchange);
+    if (passed) passed.then(() => onward(exchange), (err: unknown) => exchange.refuse(err));
+    else onward(exchange);
   }
 }

@@ -32,11 +32,12 @@
  * reader's failure too); it never calls back into the gateway. A core stage
  * ends a stream through its cut (context.ts exitOf), never the raw response
  * (an accepted upgrade's cut closes its session).
- * A WebSocket upgrade (src/gateway/realtime/) refused before it is accepted,
- * or by the provider, is answered through `refuseUpgrade` (the same undo,
- * error and head, written on the upgrade's socket); an accepted session counts
- * each response as it settles (`settledPart`: a session may last hours) and
- * calls `finish` when it closes, which then counts the session as the request.
+ * A WebSocket upgrade is answered through the same calls until it is accepted
+ * (its response is written on the upgrade's socket: a refusal, a provider's
+ * own refusal passed back through `respond`, a dial's fault); an accepted
+ * session counts each response as it settles (`settledPart`: a session may
+ * last hours) and calls `finish` when it closes, which then counts the session
+ * as the request.
  */
 import http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -131,7 +132,8 @@ export class Exchange implements StreamEnd {
     ctx.forwarded = true;
     ctx.forwardedAt = process.hrtime.bigint();
     this.leg = leg;
-    if (ctx.model === undefined && (this.exit.prices.prices(ctx.provider!.id) || ctx.span !== undefined)) this.answered = new ResponseModelTap();
+    // (An upgrade's answers are a session's messages: its protocol reads their model.)
+    if (ctx.model === undefined && !ctx.upgrade && (this.exit.prices.prices(ctx.provider!.id) || ctx.span !== undefined)) this.answered = new ResponseModelTap();
     this.watchClose();
   }
 
@@ -202,25 +204,6 @@ export class Exchange implements StreamEnd {
   /** A provider file's usage reader failed (`message`: its first line, secrets masked); what it read is not final. */
   usageUnread(message: string): void {
     this.exit.log.warn({ request_id: this.ctx.requestId, provider: this.ctx.provider?.id, err: message }, 'usage reader failed');
-  }
-
-  /**
-   * An upgrade answered before it was accepted: refused here (`err`: what the stages took goes back) or by the
-   * provider (no `err`: it was forwarded and counts). `answer` writes the reply, with these headers, on the socket.
-   */
-  refuseUpgrade(err: unknown, status: number, answer: (headers: Record<string, string>, err: ApiError | undefined) => void): void {
-    const ctx = this.ctx;
-    let apiError: ApiError | undefined;
-    if (err !== undefined) {
-      // Refused before forwarding: what the stages took goes back. A dial that failed was forwarded: it counts.
-      if (ctx.passed > 0 && !ctx.forwarded) this.exit.pipeline.undo(ctx);
-      apiError = this.apiError(err);
-      ctx.error = apiError;
-      status = apiError.status;
-    }
-    ctx.status = status;
-    answer(this.head(status), apiError);
-    this.finish();
   }
 
   /** One response of an upgrade's session settled: its tokens and charge are counted now (the session's end counts the request). */

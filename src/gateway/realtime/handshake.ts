@@ -3,19 +3,14 @@
  * one (RFC 6455 §4.2.1: GET, `Upgrade: websocket`, a 16-byte key, version 13),
  * which subprotocols it offers, and which of those carry a key (a browser's
  * `openai-insecure-api-key.<key>`: never offered upstream, never answered). A
- * refusal before the upgrade is an ordinary HTTP response in the contract's
- * JSON shape, written on the raw socket through a ServerResponse, after which
- * the connection closes.
+ * handshake this gateway cannot answer is refused before anything else runs
+ * (entry/gateway.ts: 400 in the contract's shape, the connection closed).
  *
  * The handshake itself (the accept hash, framing) is `ws`'s: this file only
  * decides, so a malformed handshake costs no admission and no upstream dial.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import http from '../../node-http.js';
-import type { Duplex } from 'node:stream';
-import type { ApiError } from '../../errors.js';
+import type { IncomingMessage } from 'node:http';
 import type { TokenCarriers } from '../../catalog/registry.js';
-import { sendError } from '../../http/reply.js';
 
 /** `ws`'s own key check: base64 of 16 bytes. */
 const KEY = /^[+/0-9A-Za-z]{22}==$/;
@@ -50,36 +45,4 @@ export function carriesKey(protocol: string, carriers: TokenCarriers): boolean {
     if (c.header === 'sec-websocket-protocol' && c.pattern?.test(protocol)) return true;
   }
   return false;
-}
-
-/** A response written on the socket the upgrade took over, after which the connection closes. */
-function respondOnSocket(req: IncomingMessage, socket: Duplex, write: (res: ServerResponse) => void): void {
-  if (socket.destroyed || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const res = new http.ServerResponse(req);
-  res.assignSocket(socket as never);
-  res.shouldKeepAlive = false;
-  res.once('finish', () => {
-    res.detachSocket(socket as never);
-    socket.end();
-  });
-  write(res);
-}
-
-/**
- * Answers the handshake with the contract's error (no upgrade), then closes the connection. `headers`: the
- * gateway's and the stages' (x-keyward-request-id, x-keyward-quota-remaining…).
- */
-export function refuseHandshake(req: IncomingMessage, socket: Duplex, err: ApiError, headers: Record<string, string>): void {
-  respondOnSocket(req, socket, (res) => sendError(res, err, { ...headers, connection: 'close' }));
-}
-
-/** An upstream's own refusal of the handshake (its status, headers and body, masked), passed back as it answered. */
-export function relayRefusal(req: IncomingMessage, socket: Duplex, status: number, headers: readonly string[], body: Buffer): void {
-  respondOnSocket(req, socket, (res) => {
-    res.writeHead(status, [...headers, 'content-length', String(body.length), 'connection', 'close']);
-    res.end(body);
-  });
 }

@@ -1,21 +1,22 @@
 /**
  * Realtime sessions over WebSocket: `GET /v1/proxy/<path>` with `Upgrade:
- * websocket`, through to the provider, one direction of travel like any
- * proxied request:
+ * websocket`, through to the provider. The upgrade enters the gateway like
+ * any proxied request (entry/gateway.ts: its context and exchange, the same
+ * gate: abuse, auth, route (websocket routes only), scopes, models (from
+ * `?model=`), rate, concurrency, max_requests, budget, quota: one request per
+ * session); this is what an admitted upgrade goes on to, its relay:
  *
- *   handshake check → admission (the pipeline's stages: abuse, auth, route
- *   (websocket routes only), scopes, models (from `?model=`), rate,
- *   max_requests, budget, quota: one request per session) → the key → the
- *   provider's handshake (dial.ts) → the caller's 101 → the session
- *   (session.ts, with the route's message protocol and its ResponseBook) →
- *   the exit (exit.ts).
+ *   a transcription session's price under a cap → the key → the provider's
+ *   handshake (dial.ts) → the caller's 101 → the session (session.ts, with
+ *   the route's message protocol and its ResponseBook) → the exchange's end.
  *
- * A refusal before the upgrade is the contract's HTTP error (401, 403, 429 …
- * with the stages' headers); the provider's own refusal of its handshake is
- * passed back as it answered (masked); nothing is upgraded unless the
- * provider's side is open, so the caller never holds a socket to nowhere.
- * The subprotocol answered is the one the provider chose, only if the caller
- * offered it, and never one that carries a key.
+ * Before the 101 every answer is the exchange's, written on the upgrade's
+ * socket: a refusal (nothing dialled counts nothing), a dial's fault (502,
+ * 504), the provider's own refusal of its handshake passed back as it
+ * answered (masked); nothing is upgraded unless the provider's side is open,
+ * so the caller never holds a socket to nowhere. The subprotocol answered is
+ * the one the provider chose, only if the caller offered it, and never one
+ * that carries a key.
  *
  * Why both legs are terminated with `ws` (and not http-proxy-3's `ws()`,
  * which splices the two sockets and never sees a message): masking the key in
@@ -30,29 +31,27 @@
 import type { IncomingMessage } from 'node:http';
 import http from '../../node-http.js';
 import type { Duplex } from 'node:stream';
+import { releaseUpgrade } from '../../http/upgrade-response.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Clock, Timers } from '../../clock.js';
 import type { Config } from '../../settings/config.js';
 import { ApiError, Errors, toApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { normaliseProviderPath } from '../../catalog/path.js';
 import { presentedToken } from '../../catalog/presented-token.js';
 import { usageCost, type PriceBook } from '../../pricing/prices.js';
 import type { UnpricedModels } from '../../pricing/unpriced-models.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
 import type { CredentialSecrets, RealtimeProtocol, Signer } from '../../catalog/provider.js';
 import { modelAllowed } from '../../catalog/scopes.js';
-import { clientAddress } from '../../controls/client-address.js';
 import type { ChangeFeed } from '../../store/ports.js';
-import type { Tracing } from '../../telemetry/tracing.js';
 import type { CredentialService } from '../../vault/credential-service.js';
-import { RequestContext } from '../entry/context.js';
-import type { Pipeline } from '../pipeline/pipeline.js';
+import type { RequestContext } from '../entry/context.js';
 import { signerFor, type SignerSettings } from '../upstream/signers/index.js';
 import { ResponseBook } from './book.js';
 import { dialUpstream, UpstreamRefusal, type Dialed } from './dial.js';
-import { Exchange } from '../exit/exchange.js';
-import { carriesKey, handshakeProblem, offeredProtocols, refuseHandshake, relayRefusal } from './handshake.js';
+import type { Exchange, UpstreamLeg } from '../exit/exchange.js';
+import type { UpgradeRelay } from '../entry/gateway.js';
+import { carriesKey, handshakeProblem, offeredProtocols } from './handshake.js';
 import { ResponseLimits, type ResponseLimit } from './limits.js';
 import { TranscriptionBook, transcriptionPrice } from './transcription.js';
 import { GeminiLive } from './protocols/gemini-live.js';
@@ -61,10 +60,6 @@ import { OpenAIResponses } from './protocols/openai-responses.js';
 import type { ProtocolDeps, SessionProtocol } from './protocols/protocol.js';
 import { Session } from './session.js';
 import { SessionRegistry, type TokenResolver } from './sessions.js';
-import type { UsageRecorder } from '../../accounting/usage-recorder.js';
-import type { Metrics } from '../../telemetry/metrics.js';
-
-const PREFIX = '/v1/proxy/';
 
 const PROTOCOLS: Record<RealtimeProtocol, new (deps: ProtocolDeps) => SessionProtocol> = {
   'openai-realtime': OpenAIRealtime,
@@ -78,15 +73,11 @@ export interface RealtimeServices {
   clock: Clock;
   /** The sessions' sweep (expiry, idle, a silent feed) runs on these (tests move them). */
   timers: Timers;
-  pipeline: Pipeline;
   credentials: CredentialService;
   providers: ProviderRegistry;
   prices: PriceBook;
   /** Notes the models sessions name that have no price of their own (GET /v1/providers, the metric). */
   unpriced: UnpricedModels;
-  usage: UsageRecorder;
-  metrics: Metrics;
-  tracing: Tracing;
   feed: ChangeFeed;
   tokens: TokenResolver;
   /** The per-response limits (spend today; tokens per minute next): limits.ts. */
@@ -97,7 +88,7 @@ export interface RealtimeServices {
   signers?: SignerSettings;
 }
 
-export class RealtimeGateway {
+export class RealtimeRelay implements UpgradeRelay {
   private readonly wss: WebSocketServer;
   private readonly sessions: SessionRegistry;
   private readonly signers = new Map<string, Signer>();
@@ -134,39 +125,30 @@ export class RealtimeGateway {
     return this.sessions.drain(ms);
   }
 
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, requestId: string): void {
-    socket.on('error', () => {});
-    if (this.sessions.draining) return refuseHandshake(req, socket, Errors.unavailable(), { 'x-keyward-request-id': requestId });
+  /** Sessions draining (503), or not a WebSocket handshake this gateway answers (400): nothing else runs. */
+  handshakeRefusal(req: IncomingMessage): ApiError | undefined {
+    if (this.sessions.draining) return Errors.unavailable();
     const problem = handshakeProblem(req);
-    if (problem) return refuseHandshake(req, socket, Errors.badRequest(problem), { 'x-keyward-request-id': requestId });
-    const url = req.url ?? '';
-    const q = url.indexOf('?');
-    const res = new http.ServerResponse(req);
-    const ctx = new RequestContext(req, res, requestId, normaliseProviderPath(url.slice(PREFIX.length, q === -1 ? undefined : q)) ?? '', q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.s.config.trustedProxies), false);
-    ctx.upgrade = true;
-    ctx.span = this.s.tracing.startRequest(req.headers);
-    let gone = false;
-    socket.once('close', () => (gone = true));
-    // The one exit (exchange.ts) every proxied request ends through, this one's answers written on the socket.
-    void this.run(new Exchange(this.s, ctx, req, res), socket, head, () => gone);
+    return problem === undefined ? undefined : Errors.badRequest(problem);
   }
 
-  private async run(exchange: Exchange, socket: Duplex, head: Buffer, gone: () => boolean): Promise<void> {
-    const { ctx, req } = exchange;
+  /** An admitted upgrade (entry/gateway.ts): its price, its key, the provider's handshake, then the caller's 101 and the session. */
+  relay(exchange: Exchange, socket: Duplex, head: Buffer): void {
+    void this.run(exchange, socket, head);
+  }
+
+  private async run(exchange: Exchange, socket: Duplex, head: Buffer): Promise<void> {
+    const { ctx, req, res } = exchange;
     let credential: CredentialSecrets;
     try {
-      await this.admit(ctx);
       await this.transcriptionPriced(ctx);
       credential = await this.s.credentials.secretsFor(ctx.auth!.credential);
     } catch (err) {
-      return this.refuse(exchange, socket, err);
+      return exchange.refuse(err);
     }
-    if (gone()) {
-      // The caller left while we checked: nothing is forwarded, so nothing counts.
-      return exchange.abandon();
-    }
-    ctx.forwarded = true;
-    ctx.forwardedAt = process.hrtime.bigint();
+    // The caller left while we checked: nothing is forwarded, so nothing counts.
+    if (exchange.gone) return exchange.abandon();
+    exchange.forwarded(SESSION_LEG);
     const offered = offeredProtocols(req) ?? [];
     let dialed: Dialed;
     try {
@@ -175,39 +157,35 @@ export class RealtimeGateway {
         protocols: offered.filter((p) => !carriesKey(p, this.s.providers.tokenCarriers)), connectTimeoutMs: this.s.config.upstreamConnectTimeoutMs, maxMessage: this.s.config.wsMaxMessage,
       });
     } catch (err) {
-      if (err instanceof UpstreamRefusal) {
-        const refusal = err;
-        return exchange.refuseUpgrade(undefined, refusal.status, (headers) => relayRefusal(req, socket, refusal.status, [...refusal.headers, ...headerPairs(headers)], refusal.body));
+      if (!(err instanceof UpstreamRefusal)) {
+        if (!(err instanceof ApiError)) this.s.log.error({ err, request_id: ctx.requestId }, 'realtime dial failed');
+        return exchange.fail(toApiError(err));
       }
-      return this.refuse(exchange, socket, err);
+      // The provider's own answer, passed back as it answered (masked), with the gateway's and the stages' headers.
+      if (exchange.gone) return;
+      exchange.respond(err.status, http.STATUS_CODES[err.status] ?? 'Unknown', [...err.headers, 'content-length', String(err.body.length)]);
+      res.end(err.body);
+      return;
     }
     ctx.ttfbMs = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
-    if (gone()) {
+    if (exchange.gone) {
+      // The caller's side closed while the provider answered (the exchange's end, if not yet: forwarded, 499).
       dialed.socket.terminate();
-      ctx.status = 499;
       return exchange.finish();
     }
     this.answers.set(req, { protocol: dialed.protocol, headers: [...dialed.headers, ...headerPairs(exchange.head(101))] });
+    releaseUpgrade(res, socket);
     let caller: WebSocket | undefined;
     this.wss.handleUpgrade(req, socket, head, (ws) => (caller = ws));
     if (!caller) {
       // ws refused the handshake after all, or the socket closed: the provider's side goes too.
+      this.answers.delete(req);
       dialed.socket.terminate();
       ctx.status = 499;
       return exchange.finish();
     }
     ctx.status = 101;
     this.start(exchange, caller, dialed);
-  }
-
-  /** The pipeline's stages, then what only an upgrade asks: a models-scoped token must name its model (the query). */
-  private async admit(ctx: RequestContext): Promise<void> {
-    const passed = this.s.pipeline.access(ctx);
-    if (passed) await passed;
-    const models = ctx.auth!.token.scopes.models;
-    if (models !== undefined && ctx.route?.websocket?.modelQuery !== undefined && ctx.model === undefined) {
-      throw Errors.modelNotAllowed(`(no ${ctx.route.websocket.modelQuery} named)`);
-    }
   }
 
   /**
@@ -275,11 +253,9 @@ export class RealtimeGateway {
     this.answers.delete(req);
     session.start();
   }
-
-  /** The contract's error before the upgrade, with the gateway's and the stages' headers, through the exit. */
-  private refuse(exchange: Exchange, socket: Duplex, err: unknown): void {
-    exchange.refuseUpgrade(err, 0, (headers, apiError) => refuseHandshake(exchange.req, socket, apiError!, headers));
-  }
 }
 
 const headerPairs = (h: Record<string, string>): string[] => Object.entries(h).flat();
+
+/** What the exchange asks of a session's upstream leg: sent once dialled; its usage is settled response by response. */
+const SESSION_LEG: UpstreamLeg = { sent: true, abandon: () => undefined, ended: () => undefined };
