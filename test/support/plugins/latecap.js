@@ -2,6 +2,7 @@
 // request waited would): its `when` holds once its own access has run, for requests with `x-late-cap: 1`. The
 // gate's last check must then refuse the request (503 unavailable), since nothing read the body for it.
 export default {
+  apiVersion: 1,
   name: 'latecap',
   priority: 350,
   body: { fields: ['cap'], when: (ctx) => ctx.state.get('latecap') === true },
