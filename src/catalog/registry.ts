@@ -147,10 +147,10 @@ export class ProviderRegistry {
     for (const { provider, full } of added) {
       const replaced = provider.replaces;
       if (byId.has(provider.id) && replaced !== provider.id) {
-        throw new ProviderLoadError(full, `\`id\` ${JSON.stringify(provider.id)} is a built-in provider's: choose another id, or declare \`replaces: ${JSON.stringify(provider.id)}\` to take its place`);
+        throw new ProviderLoadError(full, `\`id\` ${JSON.stringify(provider.id)} is a built-in provider's: choose another id, or declare \`replaces: ${JSON.stringify(provider.id)}\` to take its place`, true);
       }
       if (replaced !== undefined && !byId.has(replaced)) {
-        throw new ProviderLoadError(full, `\`replaces\` ${JSON.stringify(replaced)} names no built-in provider (built-in: ${[...byId.keys()].sort().join(', ')})`);
+        throw new ProviderLoadError(full, `\`replaces\` ${JSON.stringify(replaced)} names no built-in provider (built-in: ${[...byId.keys()].sort().join(', ')})`, true);
       }
       if (replaced !== undefined) options.log?.warn({ provider: provider.id, file: full }, `provider ${provider.id} from ${full} replaces the built-in provider ${replaced}`);
       byId.delete(provider.id);
