@@ -5,11 +5,11 @@ export default {
   apiVersion: 1,
   name: 'latecap',
   priority: 350,
-  body: { fields: ['cap'], when: (ctx) => ctx.state.get('latecap') === true },
+  body: { fields: ['cap'], when: (ctx) => ctx.state.latecap === true },
   create() {
     return {
       access(ctx) {
-        if (ctx.headers['x-late-cap'] === '1') ctx.state.set('latecap', true);
+        if (ctx.headers['x-late-cap'] === '1') ctx.state.latecap = true;
       },
     };
   },
