@@ -6,6 +6,8 @@
  * type-only imports count as dependencies too.
  */
 const LAYERS = [
+  // The SDK (@keyward/sdk, sdk/src/): the plugin contracts outside authors import; the core builds its types from them.
+  ['sdk', '^sdk/src/'],
   // The configuration (every variable parsed here, the OpenTelemetry ones in trace-settings.ts) and what all share.
   ['foundation', '^src/(errors|clock|log|symbols|timeout|private-files|ids|node-http)\\.ts$|^src/settings/'],
   ['infrastructure', '^src/(store|kms)/'],
@@ -55,24 +57,34 @@ module.exports = {
       to: { path: '^src/gateway/stages/' },
     },
     {
+      name: 'sdk-stands-alone',
+      comment: '@keyward/sdk is packed and installed on its own: it imports nothing but itself',
+      severity: 'error',
+      from: { path: '^sdk/src/' },
+      to: { pathNot: '^sdk/src/' },
+    },
+    {
       name: 'providers-declare-only',
-      comment: 'a provider file is declarative: it may use the catalog contract and foundation, nothing else of src/',
+      comment: 'a built-in provider is written as an outside author writes one: it imports @keyward/sdk and nothing else',
       severity: 'error',
       from: { path: '^providers/' },
-      to: { path: '^src/', pathNot: '^src/(catalog|pricing)/|^src/(errors|ids)\\.ts$' },
+      to: { pathNot: '^sdk/src/' },
     },
     {
       name: 'plugins-use-the-contract',
-      comment: 'a middleware plugin sees the stage contract, the catalog and foundation, never the container or services',
+      comment: 'a built-in plugin or an example imports @keyward/sdk (and Node\'s own modules) only: what it uses at run time comes from the host',
       severity: 'error',
-      from: { path: '^plugins/' },
-      to: { path: '^src/', pathNot: '^src/gateway/pipeline/contracts\\.ts$|^src/(catalog|pricing)/|^src/(errors|ids)\\.ts$|^src/settings/config\\.ts$|^src/telemetry/trace\\.ts$' },
+      from: { path: '^(plugins|examples)/' },
+      to: { pathNot: '^sdk/src/', dependencyTypesNot: ['core'] },
     },
   ],
   options: {
     parser: 'swc',
     tsPreCompilationDeps: true,
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|dist)/' },
+    // `@keyward/sdk` resolves to its source in this repository (the `keyward-source` condition, as tsconfig.json's
+    // customConditions has it): a link in node_modules to sdk/.
+    enhancedResolveOptions: { conditionNames: ['keyward-source', 'import', 'default'], exportsFields: ['exports'], extensions: ['.ts', '.js', '.mjs', '.json'] },
+    exclude: { path: '(^|/)(node_modules|dist)/' },
   },
 };

@@ -6,10 +6,12 @@
 # build context: .dockerignore decides (it keeps scripts/ out but for this one file).
 
 # ---- build: compile src/, providers/, plugins/ to dist/, bundle console/ to dist/console/ ----
+# sdk/ (@keyward/sdk) is a devDependency linked from the lockfile: the types the providers and plugins import.
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY tsconfig.json tsconfig.build.json ./
+COPY sdk ./sdk
 COPY src ./src
 COPY providers ./providers
 COPY plugins ./plugins

@@ -4,15 +4,16 @@
  * and spend (`spend_usd`, a decimal string, when the usage was priced). Ids
  * only: never a key, a token value, a header or a body. Priority 300, the
  * lowest an operator plugin may take: its line comes after other plugins' logs.
+ * Written as an outside author writes a plugin: it imports only the SDK's types,
+ * and everything it uses at run time comes from the host.
  */
-import type { PluginHost, PluginModule, RequestView } from '../src/gateway/pipeline/contracts.js';
-import { traceFields } from '../src/telemetry/trace.js';
-import { formatUsd } from '../src/pricing/money.js';
+import type { Host, MiddlewarePlugin, RequestView } from '@keyward/sdk';
 
-const logging: PluginModule = {
+const logging = {
+  apiVersion: 1,
   name: 'logging',
   priority: 300,
-  create(host: PluginHost) {
+  create(host: Host) {
     return {
       log(ctx: RequestView): void {
         const status = ctx.status ?? 499;
@@ -42,13 +43,13 @@ const logging: PluginModule = {
           keyward.input_tokens = ctx.usage.inputTokens;
           keyward.output_tokens = ctx.usage.outputTokens;
         }
-        if (ctx.spentMicros !== undefined) keyward.spend_usd = formatUsd(ctx.spentMicros);
-        const fields = Object.assign({ httpRequest, keyward }, traceFields(ctx.headers, host.config.gcpProject));
+        if (ctx.spentMicros !== undefined) keyward.spend_usd = host.usd(ctx.spentMicros);
+        const fields = Object.assign({ httpRequest, keyward }, host.traceFields(ctx.headers));
         if (status >= 500) host.logger.warn(fields, 'proxy request');
         else host.logger.info(fields, 'proxy request');
       },
     };
   },
-};
+} satisfies MiddlewarePlugin;
 
 export default logging;

@@ -1,7 +1,8 @@
 // Anthropic: https://docs.anthropic.com/en/api. SDK base URL: <gateway>/v1/proxy
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 export default {
+  apiVersion: 1,
   id: 'anthropic',
   name: 'Anthropic',
   // How its SDKs reach it through Keyward (the console shows these after minting).

@@ -6,7 +6,7 @@
 // SDK: `new AzureOpenAI({ endpoint: <gateway>/v1/proxy, apiKey: 'ptok_…', apiVersion, deployment })`
 // (environment: AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY), or the plain `OpenAI` client with
 // `baseURL: <gateway>/v1/proxy/openai/v1/` on the version-less surface.
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 /** A tenant id, or one of its verified domain names (contoso.onmicrosoft.com). */
@@ -22,6 +22,7 @@ const storedResponses = (base: string) => [
 ] as const;
 
 export default {
+  apiVersion: 1,
   id: 'azure',
   name: 'Azure OpenAI',
   // How its SDKs reach it through Keyward (the console shows these after minting).

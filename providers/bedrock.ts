@@ -7,12 +7,13 @@
 // The caller presents its ptok as a Bearer token (AWS_BEARER_TOKEN_BEDROCK, AnthropicBedrock's
 // apiKey) or as the access key id of its own SigV4 signature (credentials.accessKeyId = ptok_…);
 // the caller's signature and every x-amz-* / amz-sdk-* header are dropped (signers/sigv4.ts).
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 /** A model id (`anthropic.claude-…-v1:0`) or an inference-profile ARN, its `/` sent as `%2F`. */
 const model = { resourceParams: ['model'] } as const;
 
 export default {
+  apiVersion: 1,
   id: 'bedrock',
   name: 'Amazon Bedrock',
   // How its SDKs reach it through Keyward (the console shows these after minting).

@@ -1,8 +1,9 @@
 // Brave Search API: https://api-dashboard.search.brave.com/app/documentation. A tool API (kind 'tool').
 // KEYWARD_UPSTREAM_BRAVE_SEARCH overrides its origin (a `-` in an id is `_` in the variable).
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 export default {
+  apiVersion: 1,
   id: 'brave-search',
   kind: 'tool',
   name: 'Brave Search',

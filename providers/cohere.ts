@@ -1,7 +1,8 @@
 // Cohere: https://docs.cohere.com/reference
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 export default {
+  apiVersion: 1,
   id: 'cohere',
   name: 'Cohere',
   // How its SDKs reach it through Keyward (the console shows these after minting).

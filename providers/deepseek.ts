@@ -1,7 +1,8 @@
 // DeepSeek: https://api-docs.deepseek.com/api/deepseek-api. Its base URL works with and without /v1
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 export default {
+  apiVersion: 1,
   id: 'deepseek',
   name: 'DeepSeek',
   // How its SDKs reach it through Keyward (the console shows these after minting).

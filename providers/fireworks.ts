@@ -1,7 +1,8 @@
 // Fireworks AI: https://docs.fireworks.ai/api-reference. SDK base URL: <gateway>/v1/proxy/inference/v1
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 export default {
+  apiVersion: 1,
   id: 'fireworks',
   name: 'Fireworks AI',
   // How its SDKs reach it through Keyward (the console shows these after minting).

@@ -1,11 +1,12 @@
 // Google AI (Gemini API): https://ai.google.dev/api. The model is a path segment;
 // `?key=` is how its REST examples pass a key, so it is stripped and accepted as the proxy token.
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 const versions = ['v1beta', 'v1'] as const;
 const actions = ['generateContent', 'streamGenerateContent', 'countTokens', 'embedContent', 'batchEmbedContents'] as const;
 
 export default {
+  apiVersion: 1,
   id: 'gemini',
   name: 'Google Gemini',
   // How its SDKs reach it through Keyward (the console shows these after minting).

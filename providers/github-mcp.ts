@@ -2,11 +2,12 @@
 // Its endpoint is https://api.githubcopilot.com/mcp/ (and /mcp/readonly, /mcp/x/<toolset>, /mcp/x/<toolset>/readonly), so
 // an MCP client's URL is <gateway>/v1/proxy/mcp/. A token's `tools` scope names the tools it may call (docs/agents/tools.md).
 // KEYWARD_UPSTREAM_GITHUB_MCP overrides its origin (a `-` in an id is `_` in the variable).
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 const paths = ['mcp', 'mcp/', 'mcp/readonly', 'mcp/x/{toolset}', 'mcp/x/{toolset}/readonly'];
 
 export default {
+  apiVersion: 1,
   id: 'github-mcp',
   kind: 'mcp',
   name: 'GitHub MCP server',

@@ -1,6 +1,6 @@
 // GitHub's REST API (and its GraphQL endpoint), for agents that read and change repositories:
 // https://docs.github.com/en/rest. A tool API (kind 'tool'): no models, no prices; each request counts once.
-import type { ProviderPlugin, ProviderRoute } from '../src/catalog/provider.js';
+import type { ProviderPlugin, ProviderRoute } from '@keyward/sdk';
 
 const REPO = 'repos/{owner}/{repo}';
 const routes = (methods: readonly ProviderRoute['method'][], path: string): ProviderRoute[] => methods.map((method) => ({ method, path }));
@@ -9,6 +9,7 @@ const routes = (methods: readonly ProviderRoute['method'][], path: string): Prov
 const contents = Array.from({ length: 8 }, (_, depth) => `${REPO}/contents/${Array.from({ length: depth + 1 }, (_, i) => `{p${i}}`).join('/')}`);
 
 export default {
+  apiVersion: 1,
   id: 'github',
   kind: 'tool',
   name: 'GitHub REST API',

@@ -1,7 +1,8 @@
 // Groq: https://console.groq.com/docs/api-reference. SDK base URL: <gateway>/v1/proxy/openai/v1
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 export default {
+  apiVersion: 1,
   id: 'groq',
   name: 'Groq',
   // How its SDKs reach it through Keyward (the console shows these after minting).

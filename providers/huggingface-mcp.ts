@@ -1,9 +1,10 @@
 // Hugging Face's remote MCP server (Streamable HTTP): https://huggingface.co/settings/mcp, endpoint
 // https://huggingface.co/mcp; an MCP client's URL is <gateway>/v1/proxy/mcp. A token's `tools` scope names the
 // tools it may call (docs/agents/tools.md). KEYWARD_UPSTREAM_HUGGINGFACE_MCP overrides its origin.
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 export default {
+  apiVersion: 1,
   id: 'huggingface-mcp',
   kind: 'mcp',
   name: 'Hugging Face MCP server',

@@ -1,7 +1,8 @@
 // Mistral AI: https://docs.mistral.ai/api/
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 export default {
+  apiVersion: 1,
   id: 'mistral',
   name: 'Mistral AI',
   // How its SDKs reach it through Keyward (the console shows these after minting).

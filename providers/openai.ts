@@ -1,7 +1,8 @@
 // OpenAI: https://platform.openai.com/docs/api-reference. SDK base URL: <gateway>/v1/proxy/v1
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 export default {
+  apiVersion: 1,
   id: 'openai',
   name: 'OpenAI',
   // How its SDKs reach it through Keyward (the console shows these after minting).

@@ -1,7 +1,8 @@
 // OpenRouter: https://openrouter.ai/docs/api-reference. SDK base URL: <gateway>/v1/proxy/api/v1
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 export default {
+  apiVersion: 1,
   id: 'openrouter',
   name: 'OpenRouter',
   // How its SDKs reach it through Keyward (the console shows these after minting).

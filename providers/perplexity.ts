@@ -1,7 +1,8 @@
 // Perplexity: https://docs.perplexity.ai/api-reference
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 export default {
+  apiVersion: 1,
   id: 'perplexity',
   name: 'Perplexity',
   // How its SDKs reach it through Keyward (the console shows these after minting).

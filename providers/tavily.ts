@@ -1,7 +1,8 @@
 // Tavily, a search API built for agents: https://docs.tavily.com/documentation/api-reference. A tool API (kind 'tool').
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 export default {
+  apiVersion: 1,
   id: 'tavily',
   kind: 'tool',
   name: 'Tavily',

@@ -1,7 +1,8 @@
 // Together AI: https://docs.together.ai/reference
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 export default {
+  apiVersion: 1,
   id: 'together',
   name: 'Together AI',
   // How its SDKs reach it through Keyward (the console shows these after minting).

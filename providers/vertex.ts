@@ -9,7 +9,7 @@
 // Clients: AnthropicVertex with baseURL `<gateway>/v1/proxy/v1` and an authClient sending `Bearer ptok_…`;
 // GoogleGenAI `{vertexai:true, project, location, httpOptions:{baseUrl:'<gateway>/v1/proxy'}}` with an
 // authClient, or `apiKey: 'ptok_…'` (sent as x-goog-api-key).
-import type { CredentialSecrets, ProviderPlugin, ProviderRoute } from '../src/catalog/provider.js';
+import type { CredentialSecrets, ProviderPlugin, ProviderRoute } from '@keyward/sdk';
 
 const versions = ['v1', 'v1beta1'] as const;
 const modelActions = ['generateContent', 'streamGenerateContent', 'countTokens', 'rawPredict', 'streamRawPredict'] as const;
@@ -77,6 +77,7 @@ const routes: ProviderRoute[] = versions.flatMap((v) => [
 ]);
 
 export default {
+  apiVersion: 1,
   id: 'vertex',
   name: 'Google Vertex AI',
   // How its SDKs reach it through Keyward (the console shows these after minting).

@@ -1,7 +1,8 @@
 // xAI: https://docs.x.ai/docs/api-reference
-import type { ProviderPlugin } from '../src/catalog/provider.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 
 export default {
+  apiVersion: 1,
   id: 'xai',
   name: 'xAI',
   // How its SDKs reach it through Keyward (the console shows these after minting).

@@ -58,7 +58,9 @@ import { OrgService } from '../vault/org-service.js';
 import { AdminKeyService } from '../vault/admin-key-service.js';
 import { TokenService, type ResolvedToken } from '../vault/token-service.js';
 import { ApiError, Errors } from '../errors.js';
-import type { PluginHost, RequestView } from '../gateway/pipeline/contracts.js';
+import { formatUsd } from '../pricing/money.js';
+import { traceFields } from '../telemetry/trace.js';
+import type { Host, RequestView } from '../../sdk/src/index.js';
 import { Gateway } from '../gateway/entry/gateway.js';
 import { loadPlugins } from '../gateway/pipeline/plugin-loader.js';
 import { Pipeline } from '../gateway/pipeline/pipeline.js';
@@ -111,7 +113,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   }
   c.register(Symbols.KeyWrapper, { useValue: wrapper });
   c.register(Symbols.SsoClient, { useValue: new SsoClient(config.oidcAllowHttpLoopback, () => timers.elapsed()) });
-  const registry = await ProviderRegistry.load(config.providersDir, config.upstreamOverrides);
+  const registry = await ProviderRegistry.load(config.builtinProvidersDir, config.upstreamOverrides, { ...(config.providersDir !== undefined ? { extraDir: config.providersDir } : {}), log });
   c.register(Symbols.ProviderRegistry, { useValue: registry });
   let prices: PriceBook;
   try {
@@ -195,17 +197,23 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     const resolved = tokens.resolve(presented);
     return resolved instanceof Promise ? resolved.then(withOrgLimit) : withOrgLimit(resolved);
   };
-  const auditRefusal = (ctx: RequestView, action: string): void => {
+  const auditRefusal = (ctx: Pick<RequestView<unknown>, 'requestId' | 'orgId' | 'tokenId' | 'credentialId' | 'ip'>, action: string): void => {
     void audit.record({ requestId: ctx.requestId, org: ctx.orgId ?? '', actor: ctx.tokenId ?? 'anonymous', action, target: ctx.credentialId ?? '', outcome: 'denied', ip: ctx.ip });
   };
-  const host: PluginHost = {
+  // What a plugin gets at run time (the SDK's Host): typed against the SDK, so the core's errors, logger and
+  // settings are checked to be what the SDK promises plugin authors.
+  const host: Host = {
     errors: Errors,
     GatewayError: ApiError,
     // A copy without secrets: a plugin is someone else's code.
     config: pluginConfig(config),
     logger: log,
+    clock: c.resolve<Clock>(Symbols.Clock),
+    timers: c.resolve<Timers>(Symbols.Timers),
     providers: { keyQueryParams: providers.keyQueryParams },
     audit: { refused: auditRefusal },
+    usd: formatUsd,
+    traceFields: (headers) => traceFields(headers, config.gcpProject),
   };
   const plugins = await loadPlugins(config, host, log);
   const budget = new BufferBudget(config.bufferBudget, config.bufferPerToken, config.bufferPerOrg);

@@ -38,9 +38,19 @@ export interface Provider extends ProviderPlugin {
   readonly priceTable?: { readonly file: string; readonly data: PriceFileData };
 }
 
+/** The plugin API versions this core runs (`apiVersion` in a plugin file). */
+export const API_VERSIONS: readonly number[] = [1];
+
+/** A plugin file's `apiVersion`, checked: missing or unknown, `fail` says what was found and what is expected. */
+export function checkApiVersion(value: unknown, fail: (problem: string) => never): void {
+  if (value === undefined) fail(`\`apiVersion\` is missing: expected \`apiVersion: ${API_VERSIONS.at(-1)}\`, the plugin API the file is written against (@keyward/sdk)`);
+  if (!API_VERSIONS.includes(value as number)) fail(`\`apiVersion\` ${JSON.stringify(value)} is not a plugin API this Keyward runs: expected one of ${API_VERSIONS.join(', ')}`);
+}
+
 export class ProviderLoadError extends Error {
-  constructor(file: string, problem: string) {
-    super(`provider ${path.basename(file)}: ${problem}`);
+  /** `fullPath`: name the file by its whole path (a file of the operator's folder), not its base name (a built-in's). */
+  constructor(file: string, readonly problem: string, fullPath = false) {
+    super(`provider ${fullPath ? file : path.basename(file)}: ${problem}`);
     this.name = 'ProviderLoadError';
   }
 }
@@ -52,7 +62,7 @@ const NO_USAGE: UsageReaderFactory = () => ({ scan() {}, end: () => undefined })
 const HEADER = /^[a-z0-9-]+$/;
 const PARAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini', 'bedrock', 'vertex'];
-const KNOWN_KEYS = new Set(['id', 'kind', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf', 'pricesSource', 'sdk', 'tools', 'priceDimensions']);
+const KNOWN_KEYS = new Set(['apiVersion', 'replaces', 'id', 'kind', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf', 'pricesSource', 'sdk', 'tools', 'priceDimensions']);
 /** The first form's keys, and what replaced each. */
 const FIRST_FORM: Record<string, string> = {
   keyHeader: "`auth: { kind: 'header', header }`",
@@ -80,6 +90,7 @@ export function validateProvider(file: string, p: unknown, override?: string, pr
   for (const [old, now] of Object.entries(FIRST_FORM)) if (old in o) fail(`\`${old}\` is the first form of the provider contract: declare ${now} instead`);
   for (const k of Object.keys(o)) if (!KNOWN_KEYS.has(k)) fail(`unknown key \`${k}\` (a provider declares ${[...KNOWN_KEYS].join(', ')})`);
   if (o.name !== undefined && typeof o.name !== 'string') fail('`name` must be a string');
+  if (o.replaces !== undefined && o.replaces !== o.id) fail(`\`replaces\` must be the provider's own \`id\` (${JSON.stringify(o.id)}): it takes the place of the built-in provider of that id`);
   if (o.kind !== undefined && !KINDS.includes(o.kind as ProviderKind)) fail(`\`kind\` must be one of ${KINDS.join(', ')}`);
   // A tool or an MCP server has no models to price or tools of its own to bill.
   if (o.kind !== undefined && o.kind !== 'llm' && (o.prices !== undefined || o.tools !== undefined || priceFile)) fail(`a provider of kind ${String(o.kind)} declares no \`prices\` or \`tools\``);

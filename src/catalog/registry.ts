@@ -9,11 +9,12 @@
  * each (price-data.ts: a `<id>.prices.json` beside its file, or inline; a
  * family priced once in its publisher's file, taken by the platforms that sell it).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { Logger } from '../log.js';
 import { CREDENTIAL_HEADERS } from './header-names.js';
-import { ProviderLoadError, validateProvider, type Provider } from './provider-check.js';
+import { checkApiVersion, ProviderLoadError, validateProvider, type Provider } from './provider-check.js';
 import { toolScan, type ToolScan } from '../pricing/billed-tools.js';
 import { PriceFileError } from '../pricing/price-schema.js';
 import { dimensionFields } from '../pricing/price-dimensions.js';
@@ -130,26 +131,31 @@ export class ProviderRegistry {
     return [...this.byId.keys()].sort();
   }
 
-  static async load(dir: string, overrides: Readonly<Record<string, string>>): Promise<ProviderRegistry> {
-    let files: string[];
-    try {
-      files = readdirSync(dir).filter((f) => f.endsWith('.js') || f.endsWith('.mjs')).sort();
-    } catch (err) {
-      throw new ProviderLoadError(dir, `cannot read the providers folder (${(err as NodeJS.ErrnoException).code})`);
-    }
-    if (files.length === 0) throw new ProviderLoadError(dir, 'the providers folder holds no .js files');
-    const providers: Provider[] = [];
-    for (const f of files) {
-      const full = path.join(dir, f);
-      let mod: { default?: unknown };
-      try {
-        mod = await import(pathToFileURL(full).href);
-      } catch (err) {
-        throw new ProviderLoadError(full, `failed to load (${(err as Error).message})`);
+  /**
+   * The built-in providers (`builtinDir`: the package's compiled ones) and, added to them, those of `extraDir`
+   * (KEYWARD_PROVIDERS_DIR: `.ts`, `.mts`, `.js` or `.mjs` files, loaded as they are: Node strips a `.ts` file's
+   * types). A folder provider with a built-in's id is refused unless it declares `replaces: "<id>"`; the
+   * replacement is logged. A folder that is the built-in one (or a file that is a built-in file, linked) adds nothing.
+   */
+  static async load(builtinDir: string, overrides: Readonly<Record<string, string>>, options: { extraDir?: string; log?: Logger } = {}): Promise<ProviderRegistry> {
+    const builtins = await loadFolder(builtinDir, overrides, true);
+    const builtinFiles = new Set(builtins.map((b) => b.real));
+    const added = options.extraDir === undefined || sameDir(options.extraDir, builtinDir)
+      ? []
+      : (await loadFolder(options.extraDir, overrides, false)).filter((a) => !builtinFiles.has(a.real));
+    const byId = new Map(builtins.map((b) => [b.provider.id, b.provider]));
+    for (const { provider, full } of added) {
+      const replaced = provider.replaces;
+      if (byId.has(provider.id) && replaced !== provider.id) {
+        throw new ProviderLoadError(full, `\`id\` ${JSON.stringify(provider.id)} is a built-in provider's: choose another id, or declare \`replaces: ${JSON.stringify(provider.id)}\` to take its place`, true);
       }
-      const id = (mod.default as { id?: unknown } | undefined)?.id;
-      providers.push(validateProvider(full, mod.default, typeof id === 'string' ? overrides[id] : undefined, priceFileBeside(full)));
+      if (replaced !== undefined && !byId.has(replaced)) {
+        throw new ProviderLoadError(full, `\`replaces\` ${JSON.stringify(replaced)} names no built-in provider (built-in: ${[...byId.keys()].sort().join(', ')})`, true);
+      }
+      if (replaced !== undefined) options.log?.warn({ provider: provider.id, file: full }, `provider ${provider.id} from ${full} replaces the built-in provider ${replaced}`);
+      byId.delete(provider.id);
     }
+    const providers = [...byId.values(), ...added.map((a) => a.provider)];
     // An override for no loaded provider is a typo (KEYWARD_UPSTREAM_OPENIA) that would leave traffic going to the real origin.
     for (const id of Object.keys(overrides)) {
       if (!providers.some((p) => p.id === id)) {
@@ -160,9 +166,63 @@ export class ProviderRegistry {
   }
 }
 
+/** Files a folder's providers are written in: TypeScript Node runs by stripping types, or JavaScript modules. */
+const PROVIDER_FILE = /^(?!.*\.d\.[mc]?ts$).*\.(ts|mts|js|mjs)$/;
+
+interface LoadedProvider {
+  readonly provider: Provider;
+  readonly full: string;
+  /** The file's real path (a link to a built-in file is that file). */
+  readonly real: string;
+}
+
+async function loadFolder(dir: string, overrides: Readonly<Record<string, string>>, builtin: boolean): Promise<LoadedProvider[]> {
+  let files: string[];
+  try {
+    files = readdirSync(dir).filter((f) => PROVIDER_FILE.test(f)).sort();
+  } catch (err) {
+    throw new ProviderLoadError(dir, `cannot read the providers folder (${(err as NodeJS.ErrnoException).code})`);
+  }
+  if (builtin && files.length === 0) throw new ProviderLoadError(dir, 'the providers folder holds no .js files');
+  const loaded: LoadedProvider[] = [];
+  for (const f of files) {
+    const full = path.join(dir, f);
+    let provider: Provider;
+    try {
+      let mod: { default?: unknown };
+      try {
+        mod = await import(pathToFileURL(full).href);
+      } catch (err) {
+        throw new ProviderLoadError(full, `failed to load (${(err as Error).message.split('\n')[0]})`);
+      }
+      checkApiVersion((mod.default as { apiVersion?: unknown } | undefined)?.apiVersion, (problem) => {
+        throw new ProviderLoadError(full, problem);
+      });
+      const id = (mod.default as { id?: unknown } | undefined)?.id;
+      provider = validateProvider(full, mod.default, typeof id === 'string' ? overrides[id] : undefined, priceFileBeside(full));
+    } catch (err) {
+      // A folder's file is named by its whole path: the operator's folder may hold files of any name.
+      if (!builtin && err instanceof ProviderLoadError) throw new ProviderLoadError(full, err.problem, true);
+      throw err;
+    }
+    loaded.push({ provider, full, real: realPath(full) });
+  }
+  return loaded;
+}
+
+const realPath = (file: string): string => {
+  try {
+    return realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
+};
+
+const sameDir = (a: string, b: string): boolean => realPath(a) === realPath(b);
+
 /** The `<name>.prices.json` beside a provider file `<name>.js`, parsed, if there is one. */
 function priceFileBeside(full: string): { name: string; json: unknown } | undefined {
-  const file = full.replace(/\.m?js$/, '.prices.json');
+  const file = full.replace(/\.(m?ts|m?js)$/, '.prices.json');
   if (!existsSync(file)) return undefined;
   const name = path.basename(file);
   try {

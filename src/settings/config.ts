@@ -30,10 +30,8 @@ export interface Config extends FederationConfig {
   adminToken: string | undefined;
   /** provider id (lower case) → origin override */
   upstreamOverrides: Readonly<Record<string, string>>;
-  providersDir: string;
-  pluginsDir: string;
-  /** The package's own built plugins: searched after pluginsDir, so a team's folder only needs its own files. */
-  builtinPluginsDir: string;
+  /** KEYWARD_PROVIDERS_DIR: added to the built-in providers (a built-in's id only with `replaces`). */ providersDir: string | undefined; builtinProvidersDir: string;
+  /** KEYWARD_PLUGINS_DIR: searched before the package's own built plugins, so a team's folder only needs its own files. */ pluginsDir: string | undefined; builtinPluginsDir: string;
   /** KEYWARD_PLUGINS: the optional middleware plugins (the core's stages are always on, never listed). */ plugins: readonly string[];
   /** Core stages an older KEYWARD_PLUGINS names (auth, quota, budget: FORMER_PLUGINS): never loaded, named in one warning. */ pluginsIgnored: readonly string[];
   /** KEYWARD_PLUGIN_CONFIG's file: plugin name → its settings (checked against its configSchema when it loads). Never in PluginConfig. */
@@ -294,11 +292,9 @@ export function loadConfig(env: Env = process.env): Config {
 
   const dir = (name: string, dflt: string): string => path.resolve(get(name) ?? dflt);
   /** A folder the operator named must exist: a typo would otherwise load the built-ins, or nothing, silently. */
-  const existingDir = (name: string, dflt: string): string => {
-    const resolved = dir(name, dflt);
-    if (get(name) !== undefined && !statSync(resolved, { throwIfNoEntry: false })?.isDirectory()) {
-      throw new ConfigError(name, 'an existing folder of compiled .js plugin files', get(name)!);
-    }
+  const existingDir = (name: string): string | undefined => {
+    const resolved = get(name) === undefined ? undefined : path.resolve(get(name)!);
+    if (resolved !== undefined && !statSync(resolved, { throwIfNoEntry: false })?.isDirectory()) throw new ConfigError(name, 'an existing folder of plugin files (.ts, .js or .mjs)', get(name)!);
     return resolved;
   };
   const gcpProject = get('GOOGLE_CLOUD_PROJECT');
@@ -324,8 +320,9 @@ export function loadConfig(env: Env = process.env): Config {
     localKekPrevious,
     adminToken,
     upstreamOverrides: Object.freeze(upstreamOverrides),
-    providersDir: existingDir('KEYWARD_PROVIDERS_DIR', path.join(packageDist, 'providers')),
-    pluginsDir: existingDir('KEYWARD_PLUGINS_DIR', path.join(packageDist, 'plugins')),
+    providersDir: existingDir('KEYWARD_PROVIDERS_DIR'),
+    builtinProvidersDir: path.join(packageDist, 'providers'),
+    pluginsDir: existingDir('KEYWARD_PLUGINS_DIR'),
     builtinPluginsDir: path.join(packageDist, 'plugins'),
     plugins: Object.freeze(plugins),
     pluginsIgnored: Object.freeze(pluginsIgnored),

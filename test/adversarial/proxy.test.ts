@@ -18,7 +18,7 @@ const CHAT = '{"model":"m","messages":[]}';
 
 /** Every request the fake upstream received is a method + path on the provider's allow-list. */
 async function assertOnlyAllowListed(t: import('ava').ExecutionContext, a: Adversary): Promise<void> {
-  const registry = await ProviderRegistry.load(a.app.config.providersDir, a.app.config.upstreamOverrides);
+  const registry = await ProviderRegistry.load(a.app.config.builtinProvidersDir, a.app.config.upstreamOverrides);
   for (const r of a.fake.received) {
     const path = r.url.split('?')[0]!.slice(1);
     const ok = ['openai', 'anthropic', 'gemini'].some((id) => matchRoute(registry.get(id)!.routes, r.method, path));

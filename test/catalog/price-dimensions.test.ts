@@ -14,7 +14,7 @@ import { ADMIN_TOKEN } from '../support/app.js';
 const scanned = (o: Record<string, unknown>) => new Map(Object.entries(o).map(([k, v]) => [k, v === null ? { kind: 'null' } : Array.isArray(v) ? { kind: 'array' } : typeof v === 'object' ? { kind: 'object' } : { kind: typeof v, value: v }]));
 
 test('every shipped model API declares its price dimensions in one place; tools and long context are listed where it has them', async (t) => {
-  const registry = await ProviderRegistry.load(loadConfig({ KEYWARD_ADMIN_TOKEN: ADMIN_TOKEN }).providersDir, {});
+  const registry = await ProviderRegistry.load(loadConfig({ KEYWARD_ADMIN_TOKEN: ADMIN_TOKEN }).builtinProvidersDir, {});
   for (const id of registry.ids()) {
     const p = registry.get(id)!;
     if (p.kind !== 'llm') {

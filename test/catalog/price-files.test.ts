@@ -6,7 +6,7 @@
  * carries every file; KEYWARD_PRICES still layers on top of them.
  */
 import test from 'ava';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { priceEntry, PriceBook } from '../../src/pricing/prices.js';
@@ -142,7 +142,9 @@ test('the built package ships every price file beside its provider, and the serv
 });
 
 test('a bad price file beside a provider stops start-up naming the file, the entry and the field; so do prices written twice', async (t) => {
-  const dir = providersDir(t, []);
+  // A copy of the built-in providers' folder, loaded as the built-in one.
+  const dir = tempDir(t, 'keyward-builtins-');
+  for (const f of readdirSync(path.join(ROOT, 'dist/providers')).filter((f) => f.endsWith('.js') || f.endsWith('.prices.json'))) copyFileSync(path.join(ROOT, 'dist/providers', f), path.join(dir, f));
   const anthropic = source('anthropic');
   writeFileSync(path.join(dir, 'anthropic.prices.json'), JSON.stringify({ ...anthropic, models: { ...anthropic.models, 'claude-opus-5-5': { input: 4, outptu: 20 } } }));
   const err = await t.throwsAsync(ProviderRegistry.load(dir, {}), { instanceOf: ProviderLoadError });
@@ -153,11 +155,13 @@ test('a bad price file beside a provider stops start-up naming the file, the ent
   const bedrock = source('bedrock');
   writeFileSync(path.join(dir, 'bedrock.prices.json'), JSON.stringify({ ...bedrock, families: [{ ...bedrock.families[0], models: { 'claude-nope': 'anthropic.claude-nope' } }] }));
   t.is((await t.throwsAsync(ProviderRegistry.load(dir, {})))?.message, 'provider bedrock.prices.json: families[0].models["claude-nope"]: providers/anthropic.prices.json has no model "claude-nope"');
-  // The server does not start with it.
-  const config = loadConfig({ KEYWARD_ADMIN_TOKEN: ADMIN_TOKEN, KEYWARD_DATA_DIR: tempDir(t), KEYWARD_PROVIDERS_DIR: dir, HOST: '127.0.0.1', PORT: '0' });
-  await t.throwsAsync(buildServer(config, quiet()), { message: /bedrock\.prices\.json: families\[0\]\.models\["claude-nope"\]/ });
-  // A folder provider with inline prices and a file beside it: one or the other.
+  // A folder provider with inline prices and a file beside it: one or the other; the server does not start with it.
   writeFileSync(path.join(dir, 'bedrock.prices.json'), JSON.stringify(bedrock));
+  const folder = providersDir(t, ['priced']);
+  writeFileSync(path.join(folder, 'priced.prices.json'), JSON.stringify({ as_of: '2026-11-01', source: 'https://prices.example/test', models: { 'pm-1': { input: 1, output: 1 } } }));
+  const config = loadConfig({ KEYWARD_ADMIN_TOKEN: ADMIN_TOKEN, KEYWARD_DATA_DIR: tempDir(t), KEYWARD_PROVIDERS_DIR: folder, HOST: '127.0.0.1', PORT: '0' });
+  const refused = await t.throwsAsync(buildServer(config, quiet()));
+  t.is(refused?.message, `provider ${path.join(folder, 'priced.js')}: prices both inline and in priced.prices.json: keep one`);
   writeFileSync(path.join(dir, 'priced.prices.json'), JSON.stringify({ as_of: '2026-11-01', source: 'https://prices.example/test', models: { 'pm-1': { input: 1, output: 1 } } }));
   writeFileSync(path.join(dir, 'priced.js'), readFileSync(path.join(ROOT, 'test/support/providers/priced.js'), 'utf8'));
   t.regex((await t.throwsAsync(ProviderRegistry.load(dir, {})))?.message ?? '', /^provider priced\.js: prices both inline and in priced\.prices\.json: keep one/);

@@ -97,7 +97,7 @@ test('perAudioSecond (a model billed by its audio\'s duration) is µ$ per second
 
 async function loadedProviders(): Promise<ProviderRegistry> {
   const config = loadConfig({ KEYWARD_ADMIN_TOKEN: ADMIN_TOKEN });
-  return ProviderRegistry.load(config.providersDir, {});
+  return ProviderRegistry.load(config.builtinProvidersDir, {});
 }
 
 test('every provider\'s table: valid, each entry dated with its source, sane prices and limits (Azure: none, its model names are deployments)', async (t) => {

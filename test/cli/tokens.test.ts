@@ -119,7 +119,7 @@ test('tokens get shows each cap from its ledger, as GET /v1/tokens/:id does: bud
   const tok = await mintToken(s.app, s.org, s.credential, '1h', { budget_usd: formatUsd(2 * w), max_requests: 7 });
   for (let i = 0; i < 3; i++) await chat(s.app.url, tok.token, chatBody(i));
   t.is(s.up.received.length, 2, 'two worst cases fit the budget; the third was refused');
-  const env = envFor(dataDir, { KEYWARD_PROVIDERS_DIR: s.app.config.providersDir });
+  const env = envFor(dataDir, { KEYWARD_PROVIDERS_DIR: s.app.config.providersDir! });
   // The server writes its usage within a second or so: then the CLI, on the same store, reads what the API shows.
   let shown: any;
   await eventually(async () => {

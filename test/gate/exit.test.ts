@@ -18,6 +18,7 @@ import { eventually } from '../support/wait.js';
 
 const SIGNY = `import { ApiError } from ${JSON.stringify(path.join(ROOT, 'dist/src/errors.js'))};
 export default {
+  apiVersion: 1,
   id: 'signy',
   upstream: 'https://signy.test',
   auth: { kind: 'signer', signer: { needsBody: false, sign(request, credential) {

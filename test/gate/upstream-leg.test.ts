@@ -22,6 +22,7 @@ const KEY = 'sk-shaky-secret-0123456789abcdef';
 // Its reader fails on purpose: at the first chunk on v1/scan, at the end on v1/end, each time quoting the
 // provider's headers (which echo the key) and a second line.
 const SHAKY = `export default {
+  apiVersion: 1,
   id: 'shaky',
   upstream: 'https://shaky.test',
   auth: { kind: 'header', header: 'x-shaky-key' },

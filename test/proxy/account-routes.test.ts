@@ -11,7 +11,7 @@ import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ProviderPlugin } from '../../src/gateway/pipeline/contracts.js';
+import type { ProviderPlugin } from '@keyward/sdk';
 import { validateProvider } from '../../src/catalog/registry.js';
 import { api, mintToken, ROOT } from '../support/app.js';
 import { proxyFixture, type ProxyFixture } from '../support/proxy-fixture.js';

@@ -8,7 +8,7 @@
  * TypeBox schema at start-up (the error names the file and the field), and so
  * is its priority; a plugin that declares `body.fields` gets the model from
  * the body with no scope asking for it; the first (onRequest/onDone) form
- * still loads, at priority 400, with a warning.
+ * no longer loads.
  *
  * Plugin files are written into a fresh KEYWARD_PLUGINS_DIR per test.
  */
@@ -56,6 +56,7 @@ function pluginsDir(t: ExecutionContext, files: Record<string, string>): string 
 /** A plugin whose hooks each log `{ stage, hook }`; `access` may be replaced. */
 function recorder(name: string, priority: number, access = ''): string {
   return `export default {
+  apiVersion: 1,
   name: '${name}',
   priority: ${priority},
   create(host) {
@@ -161,13 +162,14 @@ test.serial('a caller who leaves before forwarding: every stage that ran gives b
 
 test('responseHead adds headers to a proxied response and to a refusal; a header a stage may not set is refused, the response intact', async (t) => {
   const stamp = `export default {
+  apiVersion: 1,
   name: 'stamp',
   priority: 400,
   create() {
     return { responseHead(ctx, head) { head.setHeader('X-Acme-Stamp', head.status + ' ' + (ctx.tokenId ? 'token' : 'anonymous')); } };
   },
 };`;
-  const framing = "export default { name: 'framing', priority: 450, create() { return { responseHead(ctx, head) { head.setHeader('content-length', '1'); } }; } };";
+  const framing = "export default { apiVersion: 1, name: 'framing', priority: 450, create() { return { responseHead(ctx, head) { head.setHeader('content-length', '1'); } }; } };";
   const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, { stamp, framing }), KEYWARD_PLUGINS: 'framing,stamp,logging' } });
   const ok = await request(s.url, 'POST', { 'x-proxy-token': s.token }, CHAT());
   t.is(ok.status, 200);
@@ -186,6 +188,7 @@ test('responseHead adds headers to a proxied response and to a refusal; a header
 
 /** Refuses the models its configuration denies: reads ctx.model from the body, which it declares. */
 const MODEL_GUARD = `export default {
+  apiVersion: 1,
   name: 'modelguard',
   priority: 450,
   body: { fields: ['model'] },
@@ -256,7 +259,7 @@ test('KEYWARD_PLUGIN_CONFIG: a section failing the plugin\'s schema stops start-
 
 test('an operator plugin\'s priority outside 300..500 stops start-up naming its file', async (t) => {
   for (const [name, priority] of [['tooearly', '650'], ['beforeauth', '950'], ['afterquota', '50'], ['beside-rate', '299'], ['notanumber', "'high'"]] as const) {
-    const dir = pluginsDir(t, { [name]: `export default { name: '${name}', priority: ${priority}, create() { return { access() {} }; } };` });
+    const dir = pluginsDir(t, { [name]: `export default { apiVersion: 1, name: '${name}', priority: ${priority}, create() { return { access() {} }; } };` });
     const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: name } }), undefined, name);
     t.true(err?.message.includes(path.join(dir, `${name}.js`)), `${name}: ${err?.message}`);
     t.regex(err?.message ?? '', name === 'notanumber' ? /`priority` must be a number/ : new RegExp(`priority ${priority} is outside 300\\.\\.500`), name);
@@ -266,20 +269,18 @@ test('an operator plugin\'s priority outside 300..500 stops start-up naming its 
   await t.notThrowsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: edges, KEYWARD_PLUGINS: 'low,high' } }));
 });
 
-test('the first form (onRequest/onDone) still loads, deprecated: onRequest as access at priority 400, onDone as log', async (t) => {
-  const oldstyle = `export default class OldStyle {
-  name = 'oldstyle';
-  constructor(host) { this.host = host; }
-  onRequest(ctx) { this.host.logger.info({ stage: 'oldstyle', hook: 'access' }, 'stage hook'); }
-  onDone(ctx) { this.host.logger.info({ stage: 'oldstyle', hook: 'log' }, 'stage hook'); }
-}`;
-  const dir = pluginsDir(t, { oldstyle, above: recorder('above', 450), below: recorder('below', 350) });
-  const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'below,oldstyle,above' } });
-  t.true(s.app.logs.some((l) => l.severity === 'WARNING' && String(l.message).includes('oldstyle has the deprecated onRequest/onDone form')), 'a warning at start-up');
-  t.is((await request(s.url, 'POST', { 'x-proxy-token': s.token }, CHAT())).status, 200);
-  await eventually(() => hooks(s).filter((h) => h.endsWith('.log')).length === 3);
-  t.deepEqual(hooks(s), ['above.access', 'oldstyle.access', 'below.access', 'above.log', 'oldstyle.log', 'below.log']);
-  // It takes no configuration: a section for it is refused.
-  const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'oldstyle', KEYWARD_PLUGIN_CONFIG: configFile(t, { oldstyle: {} }) } }));
-  t.regex(err?.message ?? '', /oldstyle.*first \(onRequest\/onDone\) form, which takes no configuration/);
+test('the first form (a class, or onRequest/onDone) no longer loads: start-up stops naming the file and the form that replaced it', async (t) => {
+  const forms = {
+    oldclass: `export default class OldStyle {
+  name = 'oldclass';
+  onRequest(ctx) {}
+}`,
+    oldobject: "export default { name: 'oldobject', onRequest(ctx) {}, onDone(ctx) {} };",
+  };
+  const dir = pluginsDir(t, forms);
+  for (const name of Object.keys(forms)) {
+    const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: name } }), undefined, name);
+    t.true(err?.message.startsWith(`plugin ${name} (${path.join(dir, `${name}.js`)}): the default export must be a middleware plugin: { apiVersion: 1, name, priority, create(host, settings) }`), err?.message);
+    t.regex(err?.message ?? '', /the first form \(a class, or onRequest\/onDone\) is no longer loaded/);
+  }
 });

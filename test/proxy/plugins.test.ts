@@ -11,7 +11,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { ADMIN_TOKEN, api, createCredential, createOrg, mintToken, ROOT, spawnServer, startApp, tempDir, type StartOptions, type TestApp } from '../support/app.js';
@@ -22,7 +22,6 @@ import { Symbols } from '../../src/symbols.js';
 import type { Pipeline } from '../../src/gateway/pipeline/pipeline.js';
 
 const EXAMPLES = path.join(ROOT, 'test/support/plugins');
-const BUILT_PROVIDERS = path.join(ROOT, 'dist/providers');
 const CHAT = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
 
 function post(url: string, headers: Record<string, string>, body = CHAT): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string; body: any }> {
@@ -45,10 +44,9 @@ function post(url: string, headers: Record<string, string>, body = CHAT): Promis
   });
 }
 
-/** A providers folder: the package's built providers plus `extra` files (name → source or example file). */
+/** A providers folder (added to the package's built providers) of `extra` files (name → source or example file). */
 function providersDir(t: ExecutionContext, extra: Record<string, string>): string {
   const dir = tempDir(t, 'keyward-providers-');
-  for (const f of readdirSync(BUILT_PROVIDERS).filter((f) => f.endsWith('.js'))) copyFileSync(path.join(BUILT_PROVIDERS, f), path.join(dir, f));
   for (const [name, source] of Object.entries(extra)) writeFileSync(path.join(dir, name), source);
   return dir;
 }
@@ -142,15 +140,15 @@ test('an added provider file works with no code change: its key header, defaults
 
 test('a malformed provider file stops start-up with an error naming the file', async (t) => {
   const variants: Record<string, string> = {
-    'no-auth.js': "export default { id: 'broken', upstream: 'https://api.broken.test', routes: [{ method: 'POST', path: 'v1/x' }] };",
-    'first-form.js': "export default { id: 'broken', upstream: 'https://api.broken.test', keyHeader: 'x-key', allow: [{ method: 'POST', path: 'v1/x' }] };",
-    'plain-http.js': "export default { id: 'broken', upstream: 'http://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: 'v1/x' }] };",
-    'bad-route.js': "export default { id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: '../admin' }] };",
-    'bad-method.js': "export default { id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'TRACE', path: 'v1/x' }] };",
-    'empty-allow.js': "export default { id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [] };",
-    'bad-id.js': "export default { id: 'Broken Provider', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: 'v1/x' }] };",
+    'no-auth.js': "export default { apiVersion: 1, id: 'broken', upstream: 'https://api.broken.test', routes: [{ method: 'POST', path: 'v1/x' }] };",
+    'first-form.js': "export default { apiVersion: 1, id: 'broken', upstream: 'https://api.broken.test', keyHeader: 'x-key', allow: [{ method: 'POST', path: 'v1/x' }] };",
+    'plain-http.js': "export default { apiVersion: 1, id: 'broken', upstream: 'http://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: 'v1/x' }] };",
+    'bad-route.js': "export default { apiVersion: 1, id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: '../admin' }] };",
+    'bad-method.js': "export default { apiVersion: 1, id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'TRACE', path: 'v1/x' }] };",
+    'empty-allow.js': "export default { apiVersion: 1, id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [] };",
+    'bad-id.js': "export default { apiVersion: 1, id: 'Broken Provider', upstream: 'https://api.broken.test', auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: 'v1/x' }] };",
     'no-default.js': "export const provider = { id: 'broken' };",
-    'syntax-error.js': 'export default { id: ',
+    'syntax-error.js': 'export default { apiVersion: 1, id: ',
   };
   for (const [file, source] of Object.entries(variants)) {
     const dir = providersDir(t, { [file]: source });
@@ -158,14 +156,14 @@ test('a malformed provider file stops start-up with an error naming the file', a
     t.true(err?.message.includes(file), `${file}: ${err?.message}`);
     t.regex(err?.message ?? '', /^provider /, file);
   }
-  // Two files claiming one id.
-  const dup = providersDir(t, { 'openai-again.js': "export default { id: 'openai', upstream: 'https://api.openai.com', auth: { kind: 'header', header: 'authorization' }, routes: [{ method: 'POST', path: 'v1/x' }] };" });
+  // A folder file claiming a built-in's id, without `replaces`.
+  const dup = providersDir(t, { 'openai-again.js': "export default { apiVersion: 1, id: 'openai', upstream: 'https://api.openai.com', auth: { kind: 'header', header: 'authorization' }, routes: [{ method: 'POST', path: 'v1/x' }] };" });
   const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PROVIDERS_DIR: dup } }));
-  t.regex(err?.message ?? '', /two provider files declare id "openai"/);
+  t.regex(err?.message ?? '', /openai-again\.js: `id` "openai" is a built-in provider's: choose another id, or declare `replaces: "openai"`/);
 });
 
 test('the built server exits non-zero at start-up on a malformed provider file, saying which', async (t) => {
-  const dir = providersDir(t, { 'zz-broken.js': "export default { id: 'broken', upstream: 'https://api.broken.test', allow: [{ method: 'POST', path: 'v1/x' }] };" });
+  const dir = providersDir(t, { 'zz-broken.js': "export default { apiVersion: 1, id: 'broken', upstream: 'https://api.broken.test', allow: [{ method: 'POST', path: 'v1/x' }] };" });
   const started = spawnServer(t, { KEYWARD_DATA_DIR: tempDir(t), KEYWARD_PROVIDERS_DIR: dir });
   const err = await t.throwsAsync(started);
   t.regex(err?.message ?? '', /server exited with 1/);
@@ -266,7 +264,7 @@ test('no KEYWARD_PLUGINS value removes auth, budget or quota; a plugin that exis
   // A plugin file of its own name whose module calls itself after a core stage: refused, whatever its priority.
   for (const name of ['auth', 'quota', 'rate', 'admit']) {
     const dir = tempDir(t, 'keyward-plugins-');
-    writeFileSync(path.join(dir, 'impostor.js'), `export default { name: '${name}', priority: 400, create() { return { access() {} }; } };`);
+    writeFileSync(path.join(dir, 'impostor.js'), `export default { apiVersion: 1, name: '${name}', priority: 400, create() { return { access() {} }; } };`);
     const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'impostor' } }), undefined, name);
     t.regex(err?.message ?? '', new RegExp(`^plugin ${name}: "${name}" is the name of a core stage`), name);
   }
@@ -290,9 +288,9 @@ test('KEYWARD_QUOTA=off turns the quota stage off on purpose (one warning); a ty
 
 test.serial('a plugin file named auth, quota or budget in KEYWARD_PLUGINS_DIR stops start-up naming the file; the core\'s own stages are what run', async (t) => {
   // An "auth" that lets anyone in: exactly what a stray file must never be able to do.
-  const letEveryoneIn = "export default { name: 'auth', onRequest(ctx) { ctx.auth = { token: { id: 'tok_x', scopes: {} }, credential: { id: 'cred_x', orgId: 'org_x', provider: 'openai' } }; } };";
-  const meterNothing = "export default { name: 'quota', onRequest() {} };";
-  const capNothing = "export default { name: 'budget', onRequest() {} };";
+  const letEveryoneIn = "export default { apiVersion: 1, name: 'auth', onRequest(ctx) { ctx.auth = { token: { id: 'tok_x', scopes: {} }, credential: { id: 'cred_x', orgId: 'org_x', provider: 'openai' } }; } };";
+  const meterNothing = "export default { apiVersion: 1, name: 'quota', onRequest() {} };";
+  const capNothing = "export default { apiVersion: 1, name: 'budget', onRequest() {} };";
   for (const [file, source] of [['auth.js', letEveryoneIn], ['quota.js', meterNothing], ['auth.mjs', letEveryoneIn], ['Quota.js', meterNothing], ['budget.js', capNothing]]) {
     const dir = pluginsDir(t, ['ipallow']);
     writeFileSync(path.join(dir, file!), source!);

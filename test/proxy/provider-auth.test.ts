@@ -247,7 +247,7 @@ test('the body a signer reads stays within KEYWARD_MAX_BODY (413) and the buffer
 test('a provider that takes its key in a query parameter: the caller\'s token there is accepted and replaced by the stored key', async (t) => {
   const fake = await startFakeProvider();
   t.teardown(() => fake.close());
-  const source = "export default { id: 'querykey', upstream: 'https://api.querykey.test', auth: { kind: 'query', param: 'api-key' }, routes: [{ method: 'GET', path: 'v1/models' }] };";
+  const source = "export default { apiVersion: 1, id: 'querykey', upstream: 'https://api.querykey.test', auth: { kind: 'query', param: 'api-key' }, routes: [{ method: 'GET', path: 'v1/models' }] };";
   const app = await startApp(t, { env: { KEYWARD_PROVIDERS_DIR: providersDir(t, [], { 'querykey.js': source }), KEYWARD_UPSTREAM_QUERYKEY: fake.url } });
   const org = await createOrg(app);
   const key = 'query-secret-key+/=0123456';

@@ -160,15 +160,15 @@ test('unit: a malformed declaration of fields, auth, tokenIn or usage is refused
 });
 
 test('a template naming a secret field, or a field without a strict pattern, stops start-up naming the file', async (t) => {
-  const source = (field: string) => `export default { id: 'broken', upstream: 'https://{region}.broken.test', credential: { fields: { api_key: { secret: true, main: true }, region: ${field} } }, auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: 'v1/x' }] };`;
+  const source = (field: string) => `export default { apiVersion: 1, id: 'broken', upstream: 'https://{region}.broken.test', credential: { fields: { api_key: { secret: true, main: true }, region: ${field} } }, auth: { kind: 'header', header: 'x-key' }, routes: [{ method: 'POST', path: 'v1/x' }] };`;
   for (const [file, field] of [['secret-param.js', "{ secret: true, pattern: /^[a-z]+$/ }"], ['loose-param.js', '{}'], ['wide-param.js', '{ pattern: /^[^/]*$/ }']]) {
     const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PROVIDERS_DIR: providersDir(t, [], { [file!]: source(field!) }) } }));
-    t.regex(err?.message ?? '', new RegExp(`^provider ${file!.replace('.', '\\.')}: .*\\{region\\}`), file);
+    t.regex(err?.message ?? '', new RegExp(`^provider (?:.*/)?${file!.replace('.', '\\.')}: .*\\{region\\}`), file);
   }
   // An unknown built-in signer is found at start-up too.
-  const unknown = "export default { id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'signer', signer: 'sigv5' }, routes: [{ method: 'POST', path: 'v1/x' }] };";
+  const unknown = "export default { apiVersion: 1, id: 'broken', upstream: 'https://api.broken.test', auth: { kind: 'signer', signer: 'sigv5' }, routes: [{ method: 'POST', path: 'v1/x' }] };";
   const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PROVIDERS_DIR: providersDir(t, [], { 'signer.js': unknown }) } }));
-  t.regex(err?.message ?? '', /^provider signer\.js: `auth.signer` "sigv5" is no built-in signer/);
+  t.regex(err?.message ?? '', /^provider (?:.*\/)?signer\.js: `auth.signer` "sigv5" is no built-in signer/);
 });
 
 test('a record sealed the old way (the bare key) still opens and serves; several secrets are one 0x00 0x01 JSON plaintext; an unknown format fails closed', async (t) => {

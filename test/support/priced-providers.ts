@@ -33,6 +33,7 @@ const ROUTES: Record<Shape, string> = {
 function source(shape: Shape): string {
   return `// A ${shape}-shaped test provider with a price table (test/support/priced-providers.ts).
 export default {
+  apiVersion: 1,
   id: '${PROVIDER[shape]}',
   name: 'Spend test (${shape})',
   upstream: 'https://${PROVIDER[shape]}.test',

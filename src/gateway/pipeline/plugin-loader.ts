@@ -1,11 +1,18 @@
 /**
- * Loads the optional middleware plugins KEYWARD_PLUGINS names: a compiled file
- * in the plugins folder, else an npm module. Each becomes a pipeline stage once,
- * at start; anything wrong stops start-up with one line naming the plugin and
- * its file, never a request (as Traefik's middlewares do): a priority outside
- * 300..500 (a plugin may not run before auth or the core's checks, nor after
- * the rate limit or quota), its KEYWARD_PLUGIN_CONFIG section failing its
+ * Loads the optional middleware plugins KEYWARD_PLUGINS names: a file in the
+ * operator's folder (KEYWARD_PLUGINS_DIR: `.ts`, `.mts`, `.js` or `.mjs`, loaded
+ * as it is: Node strips a `.ts` file's types), else a built-in one (the
+ * package's plugins/), else an npm module. Each becomes a pipeline stage once,
+ * at start; anything wrong stops start-up with one line naming the plugin, its
+ * file, the field and what was expected, never a request (as Traefik's
+ * middlewares do): no `apiVersion` or one this core does not run, a priority
+ * outside 300..500 (a plugin may not run before auth or the core's checks, nor
+ * after the rate limit or quota), its KEYWARD_PLUGIN_CONFIG section failing its
  * TypeBox `configSchema` (naming the field), a `create` that throws.
+ *
+ * The contract is the SDK's (`@keyward/sdk`, sdk/src/middleware.ts). A plugin's
+ * hooks get a view of the request of their own (plugin-view.ts), whose `state`
+ * is the plugin's alone.
  *
  * The core's stages (auth, budget, quota and the rest: stages/index.ts) are no
  * plugins: always on, in their fixed order. KEYWARD_PLUGINS's older values named
@@ -13,10 +20,6 @@
  * older configuration still starts. A file named like one of them in
  * KEYWARD_PLUGINS_DIR stops start-up: it would never run, and whoever put it
  * there meant it to replace authentication or metering.
- *
- * The first form (onRequest/onDone) is still loaded, deprecated: operators'
- * existing plugins keep working (onRequest as access at 400, onDone as log),
- * with a warning at start-up.
  */
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -26,8 +29,11 @@ import { KindGuard, Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Config } from '../../settings/config.js';
 import type { Logger } from '../../log.js';
-import type { MiddlewarePlugin, PluginHost, PluginModule, StageHooks } from './contracts.js';
+import type { Host, MiddlewareHooks, MiddlewarePlugin } from '../../../sdk/src/index.js';
+import { checkApiVersion } from '../../catalog/provider-check.js';
+import type { RequestView } from './contracts.js';
 import type { CoreStage } from './pipeline.js';
+import { pluginViews } from './plugin-view.js';
 
 export class PluginLoadError extends Error {
   constructor(name: string, problem: string, source?: string) {
@@ -38,10 +44,12 @@ export class PluginLoadError extends Error {
 
 /** Where operator plugins may sit: after the core's checks (body 600), before the rate limit (250). */
 export const OPERATOR_PRIORITIES = { min: 300, max: 500 } as const;
-/** Where a first-form plugin's onRequest runs. */
-export const LEGACY_PRIORITY = 400;
 
-const HOOKS = ['access', 'undo', 'reattempt', 'responseHead', 'log', 'close'] as const;
+/** The hooks that get the plugin's view of the request. */
+const VIEW_HOOKS = ['access', 'undo', 'responseHead', 'log'] as const;
+
+/** The files a plugin may be written in, in the order they are looked for. */
+const PLUGIN_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'] as const;
 
 interface Found {
   exported: unknown;
@@ -51,9 +59,14 @@ interface Found {
 
 async function importPlugin(name: string, dirs: readonly string[]): Promise<Found> {
   for (const dir of dirs) {
-    for (const ext of ['.js', '.mjs']) {
+    for (const ext of PLUGIN_EXTENSIONS) {
       const file = path.join(dir, name + ext);
-      if (existsSync(file)) return { exported: (await import(pathToFileURL(file).href)).default, source: file };
+      if (!existsSync(file)) continue;
+      try {
+        return { exported: (await import(pathToFileURL(file).href)).default, source: file };
+      } catch (err) {
+        throw new PluginLoadError(name, `failed to load (${(err as Error).message.split('\n')[0]})`, file);
+      }
     }
   }
   // Not a file in the folder: an npm module, resolved from the working directory first.
@@ -64,17 +77,14 @@ async function importPlugin(name: string, dirs: readonly string[]): Promise<Foun
   try {
     return { exported: (await import(specifier)).default, source: specifier };
   } catch (err) {
-    throw new PluginLoadError(name, `KEYWARD_PLUGINS names it, but there is no ${name}.js in ${dirs.join(' or ')} and no npm module of that name (${(err as Error).message.split('\n')[0]})`);
+    throw new PluginLoadError(name, `KEYWARD_PLUGINS names it, but there is no ${name}.ts or ${name}.js in ${dirs.join(' or ')} and no npm module of that name (${(err as Error).message.split('\n')[0]})`);
   }
 }
 
-const isClass = (fn: Function): boolean => /^class[\s{]/.test(Function.prototype.toString.call(fn));
-const isModule = (x: unknown): x is PluginModule => typeof x === 'object' && x !== null && typeof (x as PluginModule).create === 'function';
-
 /** The plugin's section of KEYWARD_PLUGIN_CONFIG, defaults applied and checked against its schema. */
-function settingsFor(name: string, source: string, mod: PluginModule, section: unknown): unknown {
+function settingsFor(name: string, source: string, mod: MiddlewarePlugin<unknown>, section: unknown): unknown {
   if (mod.configSchema === undefined) return section ?? {};
-  const schema: unknown = typeof mod.configSchema === 'function' ? mod.configSchema(Type) : mod.configSchema;
+  const schema: unknown = typeof mod.configSchema === 'function' ? mod.configSchema(Type as never) : mod.configSchema;
   if (!KindGuard.IsSchema(schema)) throw new PluginLoadError(name, '`configSchema` must be a TypeBox schema, or a function of TypeBox\'s Type returning one', source);
   const settings = Value.Default(schema as TSchema, Value.Clone(section ?? {}));
   const problem = Value.Errors(schema as TSchema, settings).First();
@@ -98,64 +108,52 @@ function checkBody(name: string, source: string, body: unknown): void {
   }
 }
 
-/** A plugin of the module form: checked, configured, created. */
-async function moduleStage(name: string, { exported, source }: Found, host: PluginHost, section: unknown): Promise<CoreStage> {
-  const mod = exported as PluginModule;
-  if (typeof mod.name !== 'string' || mod.name === '') throw new PluginLoadError(name, '`name` must be a non-empty string', source);
-  if (typeof mod.priority !== 'number' || !Number.isFinite(mod.priority)) throw new PluginLoadError(name, '`priority` must be a number', source);
-  if (mod.priority < OPERATOR_PRIORITIES.min || mod.priority > OPERATOR_PRIORITIES.max) {
-    throw new PluginLoadError(name, `priority ${mod.priority} is outside ${OPERATOR_PRIORITIES.min}..${OPERATOR_PRIORITIES.max} (a plugin runs after auth and the core's checks, and before the rate limit and quota)`, source);
+/** A plugin: checked, configured, created, its hooks handed its own view of each request. */
+async function pluginStage(name: string, { exported, source }: Found, host: Host, section: unknown): Promise<CoreStage> {
+  const fail = (problem: string): never => {
+    throw new PluginLoadError(name, problem, source);
+  };
+  if (typeof exported !== 'object' || exported === null || typeof (exported as MiddlewarePlugin).create !== 'function') {
+    fail('the default export must be a middleware plugin: { apiVersion: 1, name, priority, create(host, settings) } (@keyward/sdk defineMiddleware); the first form (a class, or onRequest/onDone) is no longer loaded');
   }
-  checkBody(name, source, mod.body);
+  const mod = exported as MiddlewarePlugin<unknown>;
+  checkApiVersion(mod.apiVersion, fail);
+  if (typeof mod.name !== 'string' || mod.name === '') fail('`name` must be a non-empty string');
+  if (typeof mod.priority !== 'number' || !Number.isFinite(mod.priority)) fail('`priority` must be a number');
+  if (mod.priority < OPERATOR_PRIORITIES.min || mod.priority > OPERATOR_PRIORITIES.max) {
+    fail(`priority ${mod.priority} is outside ${OPERATOR_PRIORITIES.min}..${OPERATOR_PRIORITIES.max} (a plugin runs after auth and the core's checks, and before the rate limit and quota)`);
+  }
+  if (mod.maxBuffer !== undefined && !(Number.isSafeInteger(mod.maxBuffer) && mod.maxBuffer >= 0)) fail('`maxBuffer` must be a whole number of bytes');
+  const viewOf = pluginViews(mod.name);
   const settings = settingsFor(name, source, mod, section);
-  let hooks: StageHooks;
+  let hooks: MiddlewareHooks<unknown>;
   try {
     hooks = await mod.create(host, settings);
   } catch (err) {
-    throw new PluginLoadError(name, `refused to start: ${(err as Error).message}`, source);
+    return fail(`refused to start: ${(err as Error).message}`);
   }
-  if (!hooks || typeof hooks !== 'object') throw new PluginLoadError(name, '`create` must return an object of hooks', source);
+  if (!hooks || typeof hooks !== 'object') fail('`create` must return an object of hooks');
   const stage: { -readonly [K in keyof CoreStage]: CoreStage[K] } = { name: mod.name, priority: mod.priority };
-  if (hooks.body !== undefined) checkBody(name, source, hooks.body);
   const body = hooks.body ?? mod.body;
-  if (body) stage.body = body;
-  for (const hook of HOOKS) {
+  if (body !== undefined) {
+    checkBody(name, source, body);
+    const when = body.when;
+    // The body's `when` is asked with the plugin's view too.
+    stage.body = when ? { ...body, when: (ctx: RequestView) => when.call(body, viewOf(ctx)) } : body as CoreStage['body'];
+  }
+  for (const hook of VIEW_HOOKS) {
     const fn = hooks[hook] as unknown;
     if (fn === undefined) continue;
-    if (typeof fn !== 'function') throw new PluginLoadError(name, `\`${hook}\` must be a function`, source);
-    // Bound once, here: a class instance's hooks keep their `this`, with no closure per request.
-    (stage as Record<string, unknown>)[hook] = fn.bind(hooks);
+    if (typeof fn !== 'function') fail(`\`${hook}\` must be a function`);
+    const bound = (fn as (...args: unknown[]) => unknown).bind(hooks);
+    (stage as Record<string, unknown>)[hook] = (ctx: RequestView, ...more: unknown[]) => bound(viewOf(ctx), ...more);
   }
-  if (!stage.access && !stage.responseHead && !stage.log) throw new PluginLoadError(name, 'a plugin needs an access, responseHead or log hook', source);
+  if (hooks.close !== undefined) {
+    if (typeof hooks.close !== 'function') fail('`close` must be a function');
+    stage.close = hooks.close.bind(hooks);
+  }
+  if (!stage.access && !stage.responseHead && !stage.log && !hooks.requestBody && !hooks.responseBody) fail('a plugin needs an access, responseHead, log or body hook');
   return stage;
-}
-
-/** A plugin of the first form (a class, factory or object with onRequest/onDone), adapted. */
-async function legacyStage(name: string, { exported, source }: Found, host: PluginHost): Promise<CoreStage> {
-  let plugin: unknown;
-  try {
-    if (typeof exported === 'function') {
-      plugin = isClass(exported) ? new (exported as new (h: PluginHost) => unknown)(host) : await (exported as (h: PluginHost) => unknown)(host);
-    } else {
-      plugin = exported;
-    }
-  } catch (err) {
-    throw new PluginLoadError(name, `refused to start: ${(err as Error).message}`, source);
-  }
-  const p = plugin as Partial<MiddlewarePlugin> | undefined;
-  if (!p || typeof p !== 'object') throw new PluginLoadError(name, 'the default export must be a plugin module ({ name, priority, create }), or a class, factory or object of the first form', source);
-  if (typeof p.name !== 'string' || p.name === '') throw new PluginLoadError(name, '`name` must be a non-empty string', source);
-  for (const hook of ['onRequest', 'onDone', 'close'] as const) {
-    if (p[hook] !== undefined && typeof p[hook] !== 'function') throw new PluginLoadError(name, `\`${hook}\` must be a function`, source);
-  }
-  if (!p.onRequest && !p.onDone) throw new PluginLoadError(name, 'a plugin needs an onRequest or an onDone hook', source);
-  return {
-    name: p.name,
-    priority: LEGACY_PRIORITY,
-    ...(p.onRequest ? { access: p.onRequest.bind(p) } : {}),
-    ...(p.onDone ? { log: p.onDone.bind(p) } : {}),
-    ...(p.close ? { close: p.close.bind(p) } : {}),
-  };
 }
 
 /** Core stages that were plugins once: never loaded from a file (stages/auth.ts, budget.ts, quota.ts are the core's). */
@@ -163,7 +161,8 @@ const CORE_STAGES = ['auth', 'quota', 'budget'] as const;
 
 /** Where plugins come from: the operator's folder (KEYWARD_PLUGINS_DIR) and the package's built-in one. */
 export interface PluginDirs {
-  dir: string;
+  /** KEYWARD_PLUGINS_DIR, when set. */
+  dir: string | undefined;
   builtinDir: string;
 }
 
@@ -177,7 +176,7 @@ const sameDir = (a: string, b: string): boolean => {
 
 /** Refuses an operator's folder holding `auth`, `quota` or `budget` (any case: some file systems ignore it), listed or not. */
 function refuseCoreNames(dirs: PluginDirs): void {
-  if (sameDir(dirs.dir, dirs.builtinDir)) return;
+  if (dirs.dir === undefined || sameDir(dirs.dir, dirs.builtinDir)) return;
   let files: string[];
   try {
     files = readdirSync(dirs.dir);
@@ -185,7 +184,7 @@ function refuseCoreNames(dirs: PluginDirs): void {
     return; // config.ts checked the folder exists; an unreadable one fails where a plugin is looked up
   }
   for (const f of files.sort()) {
-    const m = /^(.*)\.(m?js)$/i.exec(f);
+    const m = /^(.*)\.(m?js|m?ts)$/i.exec(f);
     if (m && (CORE_STAGES as readonly string[]).includes(m[1]!.toLowerCase())) {
       throw new PluginLoadError(m[1]!.toLowerCase(), `KEYWARD_PLUGINS_DIR holds ${path.join(dirs.dir, f)}, named like the core stage ${m[1]!.toLowerCase()}, which is always on and which no plugin replaces; rename or remove it`);
     }
@@ -196,7 +195,7 @@ function refuseCoreNames(dirs: PluginDirs): void {
  * The configured plugins as stages, in KEYWARD_PLUGINS order (the Pipeline sorts by priority; that order
  * breaks ties), each looked up in the configured folder first, then the package's.
  */
-export async function loadPlugins(config: Pick<Config, 'plugins' | 'pluginsIgnored' | 'pluginsDir' | 'builtinPluginsDir' | 'pluginSettings'>, host: PluginHost, log: Logger): Promise<CoreStage[]> {
+export async function loadPlugins(config: Pick<Config, 'plugins' | 'pluginsIgnored' | 'pluginsDir' | 'builtinPluginsDir' | 'pluginSettings'>, host: Host, log: Logger): Promise<CoreStage[]> {
   const names = config.plugins;
   if (config.pluginsIgnored.length > 0) {
     log.warn({ ignored: config.pluginsIgnored, plugins: names }, `KEYWARD_PLUGINS names ${config.pluginsIgnored.join(', ')}: core stages, always on and not configured there; ignored (list optional plugins only, such as logging)`);
@@ -207,18 +206,14 @@ export async function loadPlugins(config: Pick<Config, 'plugins' | 'pluginsIgnor
   }
   const dirs = { dir: config.pluginsDir, builtinDir: config.builtinPluginsDir };
   refuseCoreNames(dirs);
-  const searched = [...new Set([dirs.dir, dirs.builtinDir])];
+  const searched = [...new Set([...(dirs.dir === undefined ? [] : [dirs.dir]), dirs.builtinDir])];
   const stages: CoreStage[] = [];
   for (const name of names) {
     const found = await importPlugin(name, searched);
-    const section = config.pluginSettings[name];
-    if (isModule(found.exported)) {
-      stages.push(await moduleStage(name, found, host, section));
-      continue;
+    if (dirs.dir !== undefined && !sameDir(dirs.dir, dirs.builtinDir) && found.source.startsWith(dirs.dir + path.sep) && PLUGIN_EXTENSIONS.some((ext) => existsSync(path.join(dirs.builtinDir, name + ext)))) {
+      log.warn({ plugin: name, file: found.source }, `plugin ${name} from ${found.source} takes the place of the built-in plugin of that name`);
     }
-    if (section !== undefined) throw new PluginLoadError(name, 'KEYWARD_PLUGIN_CONFIG configures it, but it has the first (onRequest/onDone) form, which takes no configuration', found.source);
-    stages.push(await legacyStage(name, found, host));
-    log.warn({ plugin: name, file: found.source }, `plugin ${name} has the deprecated onRequest/onDone form: it runs as access at priority ${LEGACY_PRIORITY} and log (see docs/extend/plugins.md)`);
+    stages.push(await pluginStage(name, found, host, config.pluginSettings[name]));
   }
   return stages;
 }

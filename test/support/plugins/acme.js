@@ -1,6 +1,7 @@
 // A provider added with no code change: one declarative file, plain ESM, dropped
 // into KEYWARD_PROVIDERS_DIR (test/proxy/plugins.test.ts copies it there).
 export default {
+  apiVersion: 1,
   id: 'acme',
   name: 'Acme AI',
   upstream: 'https://api.acme.test',

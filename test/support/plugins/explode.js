@@ -1,6 +1,7 @@
 // A middleware whose log hook throws (synchronously on odd calls, a rejection on even ones):
 // the response must not notice.
 export default {
+  apiVersion: 1,
   name: 'explode',
   priority: 400,
   create() {

@@ -5,6 +5,7 @@
 const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)$/;
 
 export default {
+  apiVersion: 1,
   name: 'ipallow',
   priority: 400,
   create(host) {

@@ -2,6 +2,7 @@
 // whether auth had resolved the token and whether quota had reserved yet; and
 // whether the raw req/res are out of its reach.
 export default {
+  apiVersion: 1,
   name: 'probe',
   priority: 400,
   create(host) {

@@ -2,6 +2,7 @@
 // logs each request's end once (`stamp` lines): a test can see responseHead ran on every answer and the log
 // hook once per request, whatever way the request ended.
 export default {
+  apiVersion: 1,
   name: 'stamp',
   priority: 320,
   create(host) {

@@ -2,6 +2,7 @@
 // follows. A body naming `"tier": "forbidden"` is refused (403 tier_not_allowed); a body with no `tier`, or
 // one the scan could not read, never reaches its access unread (the gate refuses it first).
 export default {
+  apiVersion: 1,
   name: 'tier',
   priority: 450,
   body: { fields: ['tier'] },

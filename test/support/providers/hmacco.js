@@ -10,6 +10,7 @@ export function signature(secret, method, pathAndQuery, body) {
 }
 
 export default {
+  apiVersion: 1,
   id: 'hmacco',
   name: 'HMAC Co',
   upstream: 'https://api.hmacco.test',

@@ -5,6 +5,7 @@
 const METER = /"meter"\s*:\s*\{\s*"in"\s*:\s*(\d{1,12})\s*,\s*"out"\s*:\s*(\d{1,12})/;
 
 export default {
+  apiVersion: 1,
   id: 'meter',
   name: 'Meter AI',
   upstream: 'https://api.meter.test',

@@ -3,6 +3,7 @@
 // must handle: a largest output and context window (pm-1), neither (pm-bare), a prefix (pm-wide-*),
 // free output (emb-1). Prices are made up: USD per million tokens.
 export default {
+  apiVersion: 1,
   id: 'priced',
   name: 'Priced AI (test)',
   upstream: 'https://api.priced.test',

@@ -1,6 +1,7 @@
 // A Gemini-shaped test provider with prices (plain ESM, copied into KEYWARD_PROVIDERS_DIR by the
 // budget tests): the model is a path segment, usage is Gemini's usageMetadata. Prices are made up.
 export default {
+  apiVersion: 1,
   id: 'pricedgem',
   name: 'Priced Gemini (test)',
   upstream: 'https://gem.priced.test',

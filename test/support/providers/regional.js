@@ -3,6 +3,7 @@
 // host) in globalThis.__regionalSeen for test/proxy/provider-credentials.test.ts, and refuses a
 // request that carries `x-test-stop` (a thrown Error: 502, nothing sent).
 export default {
+  apiVersion: 1,
   id: 'regional',
   upstream: 'https://api.{region}.regional.test/base',
   credential: {
