@@ -19,6 +19,9 @@
  * `reattempt`: a pooled request's attempt that may have been billed is charged
  * what was reserved for it, and the next attempt reserves again. Stages see a read-only view of the request
  * (RequestView), never the raw req/res, and services only through PluginHost.
+ *
+ * A plugin's streaming body hooks (`requestBody`, `responseBody`) see every piece of a body as it passes, and
+ * may pass, change, hold back or refuse it, within their declared `maxBuffer` (body-hooks.ts says when each runs).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { TSchema, Type } from '@sinclair/typebox';
@@ -212,6 +215,20 @@ export interface BodyNeed<Ctx extends RequestView = RequestView> {
   readonly messages?: boolean;
 }
 
+/**
+ * What a body hook answers for a piece: `undefined` (the piece passes unchanged), or the replacement: bytes or a
+ * string (sent as UTF-8); an empty one holds the piece back (the hook gives it out later, changed or not).
+ */
+export type BodyHookResult = Uint8Array | string | undefined | void;
+
+/**
+ * A streaming body hook: called with each piece of the body as it passes (a `Uint8Array`; the
+ * hook may keep it), then once with `null` at the end (flush: return what is still held). Synchronous; refuses by
+ * throwing a GatewayError (any lower_snake_case code, e.g. `content_refused`). On a realtime session each message
+ * is a body of its own: its bytes, then `null`.
+ */
+export type BodyHook<Ctx extends RequestView = RequestView> = (piece: Uint8Array | null, ctx: Ctx) => BodyHookResult;
+
 /** One stage of the pipeline. Built-in stages implement it directly; a plugin file's `create` returns its hooks. */
 export interface ProxyStage<Ctx extends RequestView = RequestView> {
   readonly name: string;
@@ -238,13 +255,26 @@ export interface ProxyStage<Ctx extends RequestView = RequestView> {
   log?(ctx: Ctx): void | Promise<void>;
   /** On shutdown, before the store closes (quota hands leases back here). */
   close?(): void | Promise<void>;
+  /**
+   * The request body on its way upstream (HTTP bodies, streamed or with a length; each realtime message from the
+   * caller), before the core's body scans read it: what the scans read (model, budget's worst case) is what is sent.
+   */
+  requestBody?: BodyHook<Ctx>;
+  /** The response body on its way to the caller (JSON and SSE alike; each realtime message from the provider), before masking. */
+  responseBody?: BodyHook<Ctx>;
+  /**
+   * Bytes a body hook may hold back per request (per realtime message): what it took in and has not given out,
+   * counted per hook and direction (a replacement shorter than what it replaces counts as held; a longer one gives
+   * nothing back in advance). Holding more is a refusal. Default 0: the hooks may change pieces, not hold them.
+   */
+  readonly maxBuffer?: number;
 }
 
 /**
  * What a plugin's `create` returns: its hooks (name and priority come from the module). `body` here replaces the
  * module's: a `when` that needs what `create` was handed (the plugin's settings, the host).
  */
-export type StageHooks<Ctx extends RequestView = RequestView> = Pick<ProxyStage<Ctx>, 'access' | 'undo' | 'reattempt' | 'responseHead' | 'log' | 'close' | 'body'>;
+export type StageHooks<Ctx extends RequestView = RequestView> = Pick<ProxyStage<Ctx>, 'access' | 'undo' | 'reattempt' | 'responseHead' | 'log' | 'close' | 'body' | 'requestBody' | 'responseBody'>;
 
 /**
  * A middleware file's default export. `configSchema` (a TypeBox schema, or a function of TypeBox's `Type`
@@ -254,6 +284,8 @@ export type StageHooks<Ctx extends RequestView = RequestView> = Pick<ProxyStage<
 export interface PluginModule<Ctx extends RequestView = RequestView, Settings = unknown> {
   readonly name: string;
   readonly priority: number;
+  /** Bytes its body hooks may hold back per request (ProxyStage's `maxBuffer`). */
+  readonly maxBuffer?: number;
   readonly body?: BodyNeed<Ctx>;
   readonly configSchema?: TSchema | ((type: typeof Type) => TSchema);
   create(host: PluginHost, config: Settings): StageHooks<Ctx> | Promise<StageHooks<Ctx>>;

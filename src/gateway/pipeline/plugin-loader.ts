@@ -41,7 +41,7 @@ export const OPERATOR_PRIORITIES = { min: 300, max: 500 } as const;
 /** Where a first-form plugin's onRequest runs. */
 export const LEGACY_PRIORITY = 400;
 
-const HOOKS = ['access', 'undo', 'reattempt', 'responseHead', 'log', 'close'] as const;
+const HOOKS = ['access', 'undo', 'reattempt', 'responseHead', 'log', 'close', 'requestBody', 'responseBody'] as const;
 
 interface Found {
   exported: unknown;
@@ -49,9 +49,15 @@ interface Found {
   source: string;
 }
 
+/**
+ * Where a plugin named `name` may sit in a folder: a file of its name, or a folder of its name holding `index`
+ * (a plugin with its own package.json). `.ts`/`.mts` load as Node runs them, by stripping erasable types.
+ */
+const PLUGIN_FILES = ['.js', '.mjs', '.ts', '.mts'].flatMap((ext) => [ext, `/index${ext}`]);
+
 async function importPlugin(name: string, dirs: readonly string[]): Promise<Found> {
   for (const dir of dirs) {
-    for (const ext of ['.js', '.mjs']) {
+    for (const ext of PLUGIN_FILES) {
       const file = path.join(dir, name + ext);
       if (existsSync(file)) return { exported: (await import(pathToFileURL(file).href)).default, source: file };
     }
@@ -64,7 +70,7 @@ async function importPlugin(name: string, dirs: readonly string[]): Promise<Foun
   try {
     return { exported: (await import(specifier)).default, source: specifier };
   } catch (err) {
-    throw new PluginLoadError(name, `KEYWARD_PLUGINS names it, but there is no ${name}.js in ${dirs.join(' or ')} and no npm module of that name (${(err as Error).message.split('\n')[0]})`);
+    throw new PluginLoadError(name, `KEYWARD_PLUGINS names it, but there is no ${name}.js (.mjs, .ts, .mts, or ${name}/index.*) in ${dirs.join(' or ')} and no npm module of that name (${(err as Error).message.split('\n')[0]})`);
   }
 }
 
@@ -107,6 +113,9 @@ async function moduleStage(name: string, { exported, source }: Found, host: Plug
     throw new PluginLoadError(name, `priority ${mod.priority} is outside ${OPERATOR_PRIORITIES.min}..${OPERATOR_PRIORITIES.max} (a plugin runs after auth and the core's checks, and before the rate limit and quota)`, source);
   }
   checkBody(name, source, mod.body);
+  if (mod.maxBuffer !== undefined && !(Number.isSafeInteger(mod.maxBuffer) && mod.maxBuffer >= 0)) {
+    throw new PluginLoadError(name, '`maxBuffer` must be a whole number of bytes, 0 or more', source);
+  }
   const settings = settingsFor(name, source, mod, section);
   let hooks: StageHooks;
   try {
@@ -116,6 +125,7 @@ async function moduleStage(name: string, { exported, source }: Found, host: Plug
   }
   if (!hooks || typeof hooks !== 'object') throw new PluginLoadError(name, '`create` must return an object of hooks', source);
   const stage: { -readonly [K in keyof CoreStage]: CoreStage[K] } = { name: mod.name, priority: mod.priority };
+  if (mod.maxBuffer !== undefined) stage.maxBuffer = mod.maxBuffer;
   if (hooks.body !== undefined) checkBody(name, source, hooks.body);
   const body = hooks.body ?? mod.body;
   if (body) stage.body = body;
@@ -126,7 +136,9 @@ async function moduleStage(name: string, { exported, source }: Found, host: Plug
     // Bound once, here: a class instance's hooks keep their `this`, with no closure per request.
     (stage as Record<string, unknown>)[hook] = fn.bind(hooks);
   }
-  if (!stage.access && !stage.responseHead && !stage.log) throw new PluginLoadError(name, 'a plugin needs an access, responseHead or log hook', source);
+  if (!stage.access && !stage.responseHead && !stage.log && !stage.requestBody && !stage.responseBody) {
+    throw new PluginLoadError(name, 'a plugin needs an access, responseHead, log, requestBody or responseBody hook', source);
+  }
   return stage;
 }
 
