@@ -23,7 +23,7 @@ import { BODY, D, KEY, log, sideOptions } from '../lib/settings.js';
 import { standaloneSide } from '../lib/standalone.js';
 
 const PLUGINS: Record<string, string> = {
-  'noop-body': 'export default { apiVersion: 1, name: "noop-body", priority: 400, create() { return { responseBody() { return undefined; } }; } };\n',
+  'noop-body': 'export default { apiVersion: 1, name: "noop-body", priority: 400, maxBuffer: 0, create() { return { responseBody() { return undefined; } }; } };\n',
   'noop-access': 'const defineMiddleware = (m) => m;\nexport default defineMiddleware({ apiVersion: 1, name: "noop-access", priority: 400, create() { return { access() {} }; } });\n',
 };
 

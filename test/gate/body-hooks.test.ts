@@ -8,7 +8,9 @@
  */
 import test from 'ava';
 import http2 from 'node:http2';
-import { api, mintToken, type TestApp } from '../support/app.js';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { api, mintToken, startApp, tempDir, type TestApp } from '../support/app.js';
 import { HOLD_ALL, hookFixture, replace } from '../support/body-hook-plugins.js';
 import { send, type Transport } from '../support/transport.js';
 import { quiet } from '../support/wait.js';
@@ -226,5 +228,14 @@ test('masking runs after the hooks: a hook that joins a key the provider split, 
     t.is(echo.status, 200);
     t.false(echo.text.includes(key), 'the echoed key is masked, however the hook cut it');
     t.regex(echo.text, /Bearer \*{20}/);
+  }
+});
+
+test('a body hook without a declared maxBuffer, or with a bad one, stops start-up naming the plugin and the field', async (t) => {
+  for (const [maxBuffer, expected] of [['', /undeclared.*`maxBuffer`.*must be declared/], ['maxBuffer: -1,', /undeclared.*`maxBuffer` must be a whole number/]] as const) {
+    const dir = tempDir(t, 'keyward-hook-plugins-');
+    writeFileSync(path.join(dir, 'undeclared.js'), `export default { apiVersion: 1, name: 'undeclared', priority: 400, ${maxBuffer} create() { return { responseBody() {} }; } };\n`);
+    const err = await t.throwsAsync(startApp(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'undeclared' } }));
+    t.regex(err!.message, expected);
   }
 });

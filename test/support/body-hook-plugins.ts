@@ -40,7 +40,7 @@ export default {
   apiVersion: 1,
   name: ${JSON.stringify(p.name)},
   priority: ${p.priority ?? 400},
-  ${p.maxBuffer === undefined ? '' : `maxBuffer: ${p.maxBuffer},`}
+  maxBuffer: ${p.maxBuffer ?? 0},
   create(host) {
     return {${hook('requestBody', p.request)}${hook('responseBody', p.response)}
     };

@@ -265,7 +265,8 @@ export interface ProxyStage<Ctx extends RequestView = RequestView> {
   /**
    * Bytes a body hook may hold back per request (per realtime message): what it took in and has not given out,
    * counted per hook and direction (a replacement shorter than what it replaces counts as held; a longer one gives
-   * nothing back in advance). Holding more is a refusal. Default 0: the hooks may change pieces, not hold them.
+   * nothing back in advance). Holding more is a refusal. Required of a plugin with a body hook (0: it may change
+   * pieces, never hold one back).
    */
   readonly maxBuffer?: number;
 }

@@ -136,6 +136,10 @@ async function moduleStage(name: string, { exported, source }: Found, host: Plug
     // Bound once, here: a class instance's hooks keep their `this`, with no closure per request.
     (stage as Record<string, unknown>)[hook] = fn.bind(hooks);
   }
+  // A body hook's bound is declared, never assumed (0: it may change pieces, never hold one back).
+  if ((stage.requestBody || stage.responseBody) && mod.maxBuffer === undefined) {
+    throw new PluginLoadError(name, '`maxBuffer` (bytes its body hooks may hold back per request, 0 or more) must be declared beside `priority` with a requestBody or responseBody hook', source);
+  }
   if (!stage.access && !stage.responseHead && !stage.log && !stage.requestBody && !stage.responseBody) {
     throw new PluginLoadError(name, 'a plugin needs an access, responseHead, log, requestBody or responseBody hook', source);
   }
