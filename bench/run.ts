@@ -28,6 +28,7 @@ const ROWS: Row[] = [
   { name: 'saturation', about: 'req/s, p99 and server CPU µs per request at 64 connections, every path', build: true, load: () => import('./rows/saturation.js') },
   { name: 'budget', about: '[dist…] budgeted, models-scoped and tokens_per_minute tokens against a plain one on one Keyward (per build named): req/s, c=1 p50', build: true, load: () => import('./rows/budget.js') },
   { name: 'federation', about: 'a federated Azure credential against a key one on one Keyward: CPU per request, Entra grants', build: true, load: () => import('./rows/federation.js') },
+  { name: 'body-hooks', about: 'a no-op responseBody plugin and a no-op access plugin (the plugin boundary) against none, three Keywards of one build, JSON and SSE: CPU per request', build: true, load: () => import('./rows/body-hooks.js') },
   { name: 'pool', about: 'a pooled token (round robin over three keys) against a plain one on one Keyward: CPU per request', build: true, load: () => import('./rows/pool.js') },
   { name: 'mcp-call', about: 'an MCP tools/call through Keyward against one straight to the MCP server (official SDK both ends): added p50', build: true, load: () => import('./rows/mcp-call.js') },
   { name: 'soak', about: '1,000 concurrent SSE streams × 200 events through every path, each on a fresh process: wall, first event, peak RSS', build: true, load: () => import('./rows/soak.js') },

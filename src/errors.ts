@@ -57,7 +57,12 @@ export const ERROR_CATALOGUE = {
   rate_limited: { status: 429, type: 'rate_limit', when: 'The token\'s `rate_limit` (proxy) or the organisation\'s KEYWARD_ADMIN_RATE (admin API); see Retry-After.' },
   budget_exhausted: { status: 429, type: 'rate_limit', when: 'The request\'s worst-case cost does not fit in what is left of the token\'s `budget_usd` or the organisation\'s monthly `spend_limit_usd` (Retry-After: the month\'s end; none for a token\'s lifetime budget). Nothing was forwarded or counted.' },
   too_many_failures: { status: 429, type: 'rate_limit', when: 'Too many failed authentications from this IP (KEYWARD_AUTH_FAILURES); cooling down for KEYWARD_AUTH_COOLDOWN_S.' },
+  body_buffer_exceeded: {
+    status: 413, type: 'invalid_request', when: 'A middleware plugin\'s `requestBody` hook held back more of the request body than its declared `maxBuffer`; nothing was forwarded or counted.',
+    also: { status: 502, when: 'A plugin\'s `responseBody` hook held back more of the response than its `maxBuffer` before any byte of it was sent (after that, the stream is cut).' },
+  },
   internal: { status: 500, type: 'internal', when: 'An unexpected fault; the message is fixed and says nothing more.' },
+  plugin_failed: { status: 502, type: 'internal', when: 'A middleware plugin\'s body hook failed (threw something other than a GatewayError, or answered what a hook may not); the message names the plugin, the log has its error\'s kind.' },
   upstream_unreachable: { status: 502, type: 'upstream', when: 'The provider cannot be reached.' },
   sso_unavailable: { status: 502, type: 'upstream', when: 'The organisation\'s OpenID provider could not be reached or answered something unusable (discovery document, JWKS, token endpoint).' },
   upstream_auth_failed: { status: 502, type: 'upstream', when: 'A cloud refused the access Keyward asks for on the credential\'s behalf: a federated credential\'s token exchange (AWS STS, Entra ID, Google STS or iamcredentials), or a rejected or revoked Google service-account key, or a minted access token that expires too soon to send. `message` carries the cloud\'s own words, masked of anything secret. Nothing was sent to the provider and nothing counted.' },
@@ -199,6 +204,11 @@ export const Errors = {
   overloaded: () => fail('overloaded', 'The gateway is holding as many request bodies as it may; retry shortly.', { 'retry-after': '1' }),
   unavailable: () => fail('unavailable', 'The service is temporarily unavailable; retry shortly.', { 'retry-after': '1' }),
   internal: () => fail('internal', 'Internal error.'),
+  /** `side`: which body the hook held (the request's is the caller's to shrink: 413; the response's: 502). */
+  bodyBufferExceeded: (plugin: string, side: 'request' | 'response', limit: number) => fail('body_buffer_exceeded',
+    `The plugin ${JSON.stringify(plugin)} held back more of the ${side} body than its maxBuffer (${limit} bytes).`, {}, undefined,
+    side === 'request' ? undefined : ERROR_CATALOGUE.body_buffer_exceeded.also.status),
+  pluginFailed: (plugin: string, side: 'request' | 'response') => fail('plugin_failed', `The plugin ${JSON.stringify(plugin)} failed on the ${side} body.`),
 };
 
 /** Raised by store and key-wrapper adapters when their backend cannot answer. */

@@ -3,7 +3,8 @@
  * then interleaved rounds (the order alternating)
  * of c=1 latency and saturation, with the server's CPU per request during each saturation run; the
  * median of each. The federation row (a key against a federated credential) and the pool row (a plain
- * token against a pooled one) are both this comparison.
+ * token against a pooled one) are both this comparison; the body-hooks row compares Keyward processes started
+ * with different plugins (`procs`: whose CPU each target's requests are charged to).
  */
 import type { LatencyResult, SatResult, Target } from './load.js';
 import { cpuSeconds, type LoadWorker, type Proc } from './servers.js';
@@ -23,9 +24,9 @@ export interface CompareOptions {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** Measures each target of `targets` (two or more, by name); `label` prefixes the log lines. */
+/** Measures each target of `targets` (two or more, by name); `label` prefixes the log lines; `procs`: a target served by another process. */
 export async function compareTargets<N extends string>(worker: LoadWorker, keyward: Proc, targets: Record<N, Target>, o: CompareOptions,
-  label: string, log: (m: string) => void): Promise<Record<N, Measured>> {
+  label: string, log: (m: string) => void, procs: Partial<Record<N, Proc>> = {}): Promise<Record<N, Measured>> {
   const order = Object.keys(targets) as N[];
   const seen = Object.fromEntries(order.map((n) => [n, { p50: [] as number[], rps: [] as number[], cpu: [] as number[] }])) as Record<N, { p50: number[]; rps: number[]; cpu: number[] }>;
   // Each way warmed up first, unmeasured: one that the bench's earlier phases never ran (a pooled token's
@@ -37,9 +38,10 @@ export async function compareTargets<N extends string>(worker: LoadWorker, keywa
       const t = targets[name];
       const c1 = await worker.run<LatencyResult>({ mode: 'c1', target: t, durationMs: o.c1Ms, warmupMs: 200 });
       // CPU over the whole run: its 1 s warm-up (round 0) is served too, so count every request sent.
-      const before = cpuSeconds(keyward.pids());
+      const server = procs[name] ?? keyward;
+      const before = cpuSeconds(server.pids());
       const sat = await worker.run<SatResult>({ mode: 'sat', target: t, connections: o.connections, durationS: o.satS, warmupS: 0 });
-      const cpuUs = ((cpuSeconds(keyward.pids()) - before) * 1e6) / sat.total;
+      const cpuUs = ((cpuSeconds(server.pids()) - before) * 1e6) / sat.total;
       if (c1.errors + c1.non2xx + sat.errors + sat.non2xx > 0) throw new Error(`${label} row: ${name} had failed requests`);
       seen[name].p50.push(c1.latency.p50);
       seen[name].rps.push(sat.rps);

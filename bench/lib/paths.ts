@@ -107,10 +107,10 @@ export async function startSideUpstreams(s: Session, fake: Proc, o: { mcpJson?: 
  * A Keyward ready for every side row (gpt-4o-mini priced, federation and MCP upstreams set), owned by the session.
  * `name` gives it folders of its own (a second Keyward in one session); `main`, another build's entry point.
  */
-export async function startSideKeyward(s: Session, up: SideUpstreams, o: { name?: string; main?: string; nodeFlags?: string[] } = {}): Promise<Proc & { readyMs: number }> {
+export async function startSideKeyward(s: Session, up: SideUpstreams, o: { name?: string; main?: string; nodeFlags?: string[]; env?: Record<string, string> } = {}): Promise<Proc & { readyMs: number }> {
   const base = o.name ? path.join(s.tmp, o.name) : s.tmp;
   return s.add(await startKeyward(path.join(base, 'data'), up.fake.port, path.join(base, 'keyward.log'), {
-    env: { KEYWARD_PROVIDERS_DIR: pricedProvidersDir(base), ...federationEnv(up.entra.url, up.fake.port), ...mcpEnv(up.mcp.port) },
+    env: { KEYWARD_PROVIDERS_DIR: pricedProvidersDir(base), ...federationEnv(up.entra.url, up.fake.port), ...mcpEnv(up.mcp.port), ...o.env },
     ...(o.main ? { main: o.main } : {}),
     ...(o.nodeFlags?.length ? { nodeFlags: o.nodeFlags } : {}),
   }));

@@ -220,7 +220,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   c.register(BufferBudget, { useValue: budget });
   const pipeline = new Pipeline(pipelineStages({
     config, providers, tokens: resolveToken, guard: c.resolve(AbuseGuard), limiter: c.resolve(RateLimiter), ledger, spend: spending, auditRefusal,
-    budget, limits: c.resolve(TokenLimits), prices: c.resolve(PriceBook), toolCalls: toolCallSink(c.resolve(Metrics), config.auditToolCalls ? audit : undefined),
+    budget, limits: c.resolve(TokenLimits), prices: c.resolve(PriceBook), log, toolCalls: toolCallSink(c.resolve(Metrics), config.auditToolCalls ? audit : undefined),
   }, plugins), log);
   if (!pipeline.has('quota')) log.warn({ quota: config.quota }, 'KEYWARD_QUOTA=off: the quota stage is off, proxy requests are not limited per month');
   c.register(Symbols.Pipeline, { useValue: pipeline });

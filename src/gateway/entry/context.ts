@@ -17,6 +17,7 @@ import type { TokenUsage } from '../../catalog/provider.js';
 import type { CompiledRoute } from '../../catalog/path.js';
 import type { ResolvedToken } from '../../vault/token-service.js';
 import type { BodyScan } from '../wire/body-scan.js';
+import type { BodyHooks } from '../pipeline/body-hooks.js';
 import type { BufferHolder } from './buffer-budget.js';
 import { rawHeaderCount } from '../upstream/headers.js';
 import type { ProxyContext } from '../pipeline/contracts.js';
@@ -90,6 +91,8 @@ export class RequestContext implements ProxyContext {
   body: Readable | undefined = undefined;
   /** The body stage's scan, handed to the upstream leg (the held bytes, then the rest). */
   bodyScan: BodyScan | undefined = undefined;
+  /** The plugins' body hooks, set by the body stage when any plugin declares one (the response and realtime messages pass them too). */
+  bodyHooks: BodyHooks | undefined = undefined;
   /** process.hrtime.bigint() when the request was handed upstream. */
   forwardedAt = 0n;
   /** The request's trace span when tracing is on (done() ends it). */

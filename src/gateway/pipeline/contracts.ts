@@ -20,6 +20,9 @@
  * What plugins see (the request view, the response head, body needs, the host) is declared once, in the SDK
  * (sdk/src/: `@keyward/sdk`, what plugin authors import); the core's types here are built from those, so the
  * two cannot drift. A plugin's hooks get its own view of the request (plugin-view.ts), never this context.
+ *
+ * A plugin's streaming body hooks (`requestBody`, `responseBody`) see every piece of a body as it passes, and
+ * may pass, change, hold back or refuse it, within their declared `maxBuffer` (body-hooks.ts says when each runs).
  */
 import type { ApiError } from '../../errors.js';
 import type { ProviderPlugin, TokenUsage } from '../../catalog/provider.js';
@@ -81,6 +84,20 @@ export interface ProxyContext extends RequestView {
   repeatedHeader(name: string): boolean;
 }
 
+/**
+ * What a body hook answers for a piece: `undefined` (the piece passes unchanged), or the replacement: bytes or a
+ * string (sent as UTF-8); an empty one holds the piece back (the hook gives it out later, changed or not).
+ */
+export type BodyHookResult = Uint8Array | string | undefined | void;
+
+/**
+ * A streaming body hook: called with each piece of the body as it passes (a `Uint8Array`; the
+ * hook may keep it), then once with `null` at the end (flush: return what is still held). Synchronous; refuses by
+ * throwing a GatewayError (any lower_snake_case code, e.g. `content_refused`). On a realtime session each message
+ * is a body of its own: its bytes, then `null`.
+ */
+export type BodyHook<Ctx extends RequestView = RequestView> = (piece: Uint8Array | null, ctx: Ctx) => BodyHookResult;
+
 /** One stage of the pipeline. Built-in stages implement it directly; a plugin file's `create` returns its hooks. */
 export interface ProxyStage<Ctx extends RequestView = RequestView> {
   readonly name: string;
@@ -107,4 +124,18 @@ export interface ProxyStage<Ctx extends RequestView = RequestView> {
   log?(ctx: Ctx): void | Promise<void>;
   /** On shutdown, before the store closes (quota hands leases back here). */
   close?(): void | Promise<void>;
+  /**
+   * The request body on its way upstream (HTTP bodies, streamed or with a length; each realtime message from the
+   * caller), before the core's body scans read it: what the scans read (model, budget's worst case) is what is sent.
+   */
+  requestBody?: BodyHook<Ctx>;
+  /** The response body on its way to the caller (JSON and SSE alike; each realtime message from the provider), before masking. */
+  responseBody?: BodyHook<Ctx>;
+  /**
+   * Bytes a body hook may hold back per request (per realtime message): what it took in and has not given out,
+   * counted per hook and direction (a replacement shorter than what it replaces counts as held; a longer one gives
+   * nothing back in advance). Holding more is a refusal. Required of a plugin with a body hook (0: it may change
+   * pieces, never hold one back).
+   */
+  readonly maxBuffer?: number;
 }

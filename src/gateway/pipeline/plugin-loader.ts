@@ -48,8 +48,11 @@ export const OPERATOR_PRIORITIES = { min: 300, max: 500 } as const;
 /** The hooks that get the plugin's view of the request. */
 const VIEW_HOOKS = ['access', 'undo', 'responseHead', 'log'] as const;
 
-/** The files a plugin may be written in, in the order they are looked for. */
-const PLUGIN_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'] as const;
+/**
+ * The files a plugin may be written in, in the order they are looked for: a file of its name, or a folder of its name
+ * holding `index` (a plugin with its own package.json). `.ts`/`.mts` load as Node runs them, by stripping erasable types.
+ */
+const PLUGIN_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'].flatMap((ext) => [ext, `/index${ext}`]);
 
 interface Found {
   exported: unknown;
@@ -77,7 +80,7 @@ async function importPlugin(name: string, dirs: readonly string[]): Promise<Foun
   try {
     return { exported: (await import(specifier)).default, source: specifier };
   } catch (err) {
-    throw new PluginLoadError(name, `KEYWARD_PLUGINS names it, but there is no ${name}.ts or ${name}.js in ${dirs.join(' or ')} and no npm module of that name (${(err as Error).message.split('\n')[0]})`);
+    throw new PluginLoadError(name, `KEYWARD_PLUGINS names it, but there is no ${name}.js (.mjs, .ts, .mts, or ${name}/index.*) in ${dirs.join(' or ')} and no npm module of that name (${(err as Error).message.split('\n')[0]})`);
   }
 }
 
@@ -134,6 +137,7 @@ async function pluginStage(name: string, { exported, source }: Found, host: Host
   }
   if (!hooks || typeof hooks !== 'object') fail('`create` must return an object of hooks');
   const stage: { -readonly [K in keyof CoreStage]: CoreStage[K] } = { name: mod.name, priority: mod.priority };
+  if (mod.maxBuffer !== undefined) stage.maxBuffer = mod.maxBuffer;
   const body = hooks.body ?? mod.body;
   if (body !== undefined) {
     checkBody(name, source, body);
@@ -148,11 +152,23 @@ async function pluginStage(name: string, { exported, source }: Found, host: Host
     const bound = (fn as (...args: unknown[]) => unknown).bind(hooks);
     (stage as Record<string, unknown>)[hook] = (ctx: RequestView, ...more: unknown[]) => bound(viewOf(ctx), ...more);
   }
+  for (const hook of ['requestBody', 'responseBody'] as const) {
+    const fn = hooks[hook] as unknown;
+    if (fn === undefined) continue;
+    if (typeof fn !== 'function') fail(`\`${hook}\` must be a function`);
+    const bound = (fn as (piece: Uint8Array | null, view: unknown) => unknown).bind(hooks);
+    // The piece first, then the plugin's own view of the request (its `state` its own).
+    (stage as Record<string, unknown>)[hook] = (piece: Uint8Array | null, ctx: RequestView) => bound(piece, viewOf(ctx));
+  }
   if (hooks.close !== undefined) {
     if (typeof hooks.close !== 'function') fail('`close` must be a function');
     stage.close = hooks.close.bind(hooks);
   }
-  if (!stage.access && !stage.responseHead && !stage.log && !hooks.requestBody && !hooks.responseBody) fail('a plugin needs an access, responseHead, log or body hook');
+  // A body hook's bound is declared, never assumed (0: it may change pieces, never hold one back).
+  if ((stage.requestBody || stage.responseBody) && mod.maxBuffer === undefined) {
+    fail('`maxBuffer` (bytes its body hooks may hold back per request, 0 or more) must be declared beside `priority` with a requestBody or responseBody hook');
+  }
+  if (!stage.access && !stage.responseHead && !stage.log && !stage.requestBody && !stage.responseBody) fail('a plugin needs an access, responseHead, log, requestBody or responseBody hook');
   return stage;
 }
 

@@ -236,6 +236,7 @@ export class RealtimeRelay implements UpgradeRelay {
     });
     session = new Session({
       log: this.s.log, requestId: ctx.requestId, protocol, masks: dialed.masks, now: () => this.s.clock.now(),
+      fromCallerHooks: ctx.bodyHooks?.filter('request', ctx), fromProviderHooks: ctx.bodyHooks?.filter('response', ctx),
       refused: (err) => {
         if (err.code === 'budget_exhausted') this.s.refused(ctx, 'budget.refused');
       },

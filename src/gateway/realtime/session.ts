@@ -23,6 +23,7 @@ import type { ApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { maskAll, maskString } from '../wire/masking.js';
 import type { SessionProtocol, Verdict } from './protocols/protocol.js';
+import type { BodyFilter } from '../pipeline/body-hooks.js';
 
 const HIGH_WATER = 1024 * 1024;
 const LOW_WATER = 256 * 1024;
@@ -43,6 +44,9 @@ export interface SessionWiring {
   ended(session: Session): void;
   /** Milliseconds now, from the injected clock. */
   now(): number;
+  /** The plugins' requestBody / responseBody hooks, when any plugin has one: each message passes them. */
+  readonly fromCallerHooks?: BodyFilter | undefined;
+  readonly fromProviderHooks?: BodyFilter | undefined;
 }
 
 /** A close reason fits in 123 bytes (RFC 6455 §5.5). */
@@ -137,7 +141,12 @@ export class Session {
   /** Caller messages, one at a time: a message whose verdict must wait holds the ones behind it. */
   private pump(): void {
     while (!this.waiting && this.queue.length > 0 && !this.finished && this.upstreamOpen) {
-      const [data, isBinary] = this.queue.shift()!;
+      let [data, isBinary] = this.queue.shift()!;
+      if (this.w.fromCallerHooks) {
+        const passed = this.hooked(this.w.fromCallerHooks, data, true);
+        if (passed === undefined) continue;
+        data = passed;
+      }
       const verdict = this.decide(data, isBinary);
       if (verdict instanceof Promise) {
         this.waiting = true;
@@ -196,8 +205,24 @@ export class Session {
       this.w.log.warn({ request_id: this.w.requestId, err: String((err as Error)?.message).slice(0, 200) }, 'realtime message reading failed');
     }
     let out = data;
+    if (this.w.fromProviderHooks) {
+      const passed = this.hooked(this.w.fromProviderHooks, data, false);
+      if (passed === undefined) return;
+      out = passed;
+    }
     for (const m of this.w.masks) out = maskAll(out, m);
     if (this.callerOpen) this.toCaller(out, isBinary);
+  }
+
+  /** A message through the hooks of its direction: what goes on, or undefined (held back, or refused and answered here). */
+  private hooked(hooks: BodyFilter, data: Buffer, fromCaller: boolean): Buffer | undefined {
+    try {
+      return hooks.message(data);
+    } catch (err) {
+      if (fromCaller) this.apply({ kind: 'refuse', error: err as ApiError }, data, false);
+      else this.fail(err as ApiError, 1008);
+      return undefined;
+    }
   }
 
   private toCaller(data: Buffer, isBinary: boolean): void {

@@ -19,6 +19,8 @@ import type { BufferBudget } from '../entry/buffer-budget.js';
 import type { RequestView } from '../pipeline/contracts.js';
 import type { CoreStage } from '../pipeline/pipeline.js';
 import { PluginLoadError } from '../pipeline/plugin-loader.js';
+import { BodyHooks } from '../pipeline/body-hooks.js';
+import type { Logger } from '../../log.js';
 import type { SpendHost } from '../exit/spend-host.js';
 import type { ToolCallSink } from '../wire/mcp/tool-calls.js';
 import { AbuseStage } from './abuse.js';
@@ -56,6 +58,8 @@ export interface CoreServices {
   /** A token's max_concurrent and tokens_per_minute (leased), and the prices their worst case is read from. */
   limits: TokenLimits;
   prices: PriceBook;
+  /** Where a plugin's failing body hook is logged. */
+  log?: Logger;
 }
 
 /** The core's stages and then `plugins` (in KEYWARD_PLUGINS order, which breaks priority ties): the Pipeline sorts them. */
@@ -70,7 +74,7 @@ export function pipelineStages(services: CoreServices, plugins: readonly CoreSta
     new AuthStage(services.tokens, services.providers),
     new RouteStage(services.providers),
     new ScopesStage(),
-    new BodyStage(admission, services.config.maxBody, services.budget),
+    new BodyStage(admission, services.config.maxBody, services.budget, BodyHooks.of([...plugins].sort((a, b) => b.priority - a.priority), services.log)),
     models,
     tools,
     new RateStage(services.limiter),

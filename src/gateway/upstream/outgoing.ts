@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Errors, type ApiError } from '../../errors.js';
+import { ApiError, Errors } from '../../errors.js';
 import type { CredentialSecrets, OutgoingRequest, Signer } from '../../catalog/provider.js';
 import type { Provider } from '../../catalog/registry.js';
 import type { BufferBudget, BufferHolder } from '../entry/buffer-budget.js';
@@ -145,8 +145,9 @@ export function readWhole(source: Readable | IncomingMessage, declared: number |
     detach();
     resolve(body);
   }
-  function onBroken(): void {
-    fail(Errors.badRequest('The request body was not received whole.'));
+  /** The body broke, or a plugin's requestBody hook refused it (pipeline/body-hooks.ts): that refusal. */
+  function onBroken(err?: unknown): void {
+    fail(err instanceof ApiError ? err : Errors.badRequest('The request body was not received whole.'));
   }
   function onClose(): void {
     if (!settled && (source as IncomingMessage).complete === false) onBroken();
@@ -194,4 +195,16 @@ export function requestTarget(request: OutgoingRequest): string {
   if (PLAIN_QUERY.test(request.query)) return `${request.path}?${request.query}`;
   const url = new URL(`${request.path}?${request.query}`, 'http://base.invalid');
   return `${url.pathname}${url.search}`;
+}
+
+/**
+ * A body read whole, as http-proxy-3's `buffer` option takes it: the library only calls `buffer.pipe(proxyReq)`
+ * (passes/web-incoming.js), so the bytes go out with one `end()` and no stream between. Only for the upstream leg's send.
+ */
+export function wholeBody(bytes: Buffer): Readable {
+  const pipe = <T extends NodeJS.WritableStream>(dest: T): T => {
+    dest.end(bytes);
+    return dest;
+  };
+  return { pipe } as unknown as Readable;
 }

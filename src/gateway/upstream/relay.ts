@@ -1,13 +1,17 @@
 /**
  * The byte-moving pieces of the upstream leg: the chunked request body's size
  * limiter, the response relay (masked, read by the taps and counted in one pass,
- * with backpressure) and the decompressor for an upstream that compresses
- * although asked not to. None holds more than one chunk.
+ * with backpressure; or, with plugins' responseBody hooks, read, changed by the
+ * hooks, then masked) and the decompressor for an upstream that compresses
+ * although asked not to. None holds more than one chunk (the hooks hold what
+ * their maxBuffer lets them).
  */
 import type { ServerResponse } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import zlib from 'node:zlib';
+import type { ApiError } from '../../errors.js';
 import type { ProxyContext } from '../pipeline/contracts.js';
+import type { BodyFilter } from '../pipeline/body-hooks.js';
 import type { ChunkStage } from '../wire/mcp/tools-list-filter.js';
 
 /** A reader of the masked response bytes as they pass; it never changes them. */
@@ -18,6 +22,22 @@ export interface ResponseTap {
 /** Where a failed response ends: the request's exit (exchange.ts), which cuts the caller's stream. */
 export interface Cut {
   cut(): void;
+}
+
+/** The exit as the hooked relay needs it: a refusal before the head went out is answered as one (exchange.ts fail). */
+export interface HookedExit extends Cut {
+  fail(err: ApiError): void;
+}
+
+/** What the hooked relay is handed besides the plain relay's: the hooks, the deferred head, how to stop the upstream. */
+export interface ResponseHooks {
+  readonly filter: BodyFilter;
+  /** Writes the response head; false when it could not (the leg answered the fault itself). */
+  head(): boolean;
+  /** Stops the upstream response (and its decoder): nothing more of it is read. */
+  stop(): void;
+  /** The upstream's answer broke before any byte reached the caller: the fault to answer with. */
+  broken(): ApiError;
 }
 
 /** Counts request body bytes; past the limit it stops the flow and reports once. */
@@ -61,6 +81,76 @@ export function relay(source: Readable, complete: () => boolean, res: ServerResp
   source.on('error', () => {});
   source.on('close', () => {
     if (!complete() && !res.destroyed) exit.cut();
+  });
+  res.on('close', () => {
+    if (!complete()) source.destroy();
+  });
+}
+
+/**
+ * The relay with plugins' responseBody hooks (pipeline/body-hooks.ts): the taps read the provider's bytes as they
+ * came (its usage is what it billed), the hooks change them, the masker runs last towards the caller. The head goes
+ * out with the first bytes every hook passed (or at the end). A refusal, or a provider's answer that breaks, before
+ * the head went out is answered as a refusal (its JSON error and status); after it, a cut. No piece passes after.
+ */
+export function hookedRelay(source: Readable, complete: () => boolean, res: ServerResponse, masker: ChunkStage, taps: ResponseTap[], ctx: ProxyContext, exit: HookedExit, hooks: ResponseHooks): void {
+  let headed = false;
+  let stopped = false;
+  const send = (chunk: Buffer | undefined): void => {
+    if (chunk === undefined || res.destroyed) return;
+    ctx.bytesOut += chunk.length;
+    if (!res.write(chunk)) source.pause();
+  };
+  const pass = (bytes: Buffer | undefined, last: boolean): void => {
+    if (bytes === undefined && !last) return;
+    if (!headed) {
+      headed = true;
+      if (!hooks.head()) {
+        stopped = true;
+        return;
+      }
+      setImmediate(flushIdleHead, res, ctx);
+    }
+    if (bytes) send(masker.push(bytes));
+  };
+  const stop = (err: ApiError): void => {
+    stopped = true;
+    hooks.stop();
+    if (!headed) return exit.fail(err);
+    ctx.error = err;
+    exit.cut();
+  };
+  res.on('drain', () => source.resume());
+  source.on('data', (chunk: Buffer) => {
+    if (stopped) return;
+    for (const tap of taps) tap.scan(chunk);
+    let out: Buffer | undefined;
+    try {
+      out = hooks.filter.push(chunk);
+    } catch (err) {
+      return stop(err as ApiError);
+    }
+    pass(out, false);
+  });
+  source.on('end', () => {
+    if (stopped) return;
+    let out: Buffer | undefined;
+    try {
+      out = hooks.filter.end();
+    } catch (err) {
+      return stop(err as ApiError);
+    }
+    pass(out, true);
+    if (stopped) return;
+    send(masker.end());
+    if (!res.destroyed) res.end();
+  });
+  source.on('error', () => {});
+  source.on('close', () => {
+    if (stopped || complete() || res.destroyed) return;
+    stopped = true;
+    if (headed) exit.cut();
+    else exit.fail(hooks.broken());
   });
   res.on('close', () => {
     if (!complete()) source.destroy();

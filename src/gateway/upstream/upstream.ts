@@ -8,7 +8,10 @@
  * off when the body breaks its limit, before the upstream has it whole. The
  * response (selfHandleResponse) streams back through the masker of every secret
  * of the credential and the provider's usage reader in one pass, never buffered.
- * Redirects are passed back, never followed. Connect and idle timeouts come
+ * Plugins' body hooks (pipeline/body-hooks.ts) change the request body before
+ * all of this (it then goes chunked, or with the length read whole) and the
+ * response before masking (hookedRelay: its head waits for the hooks' first
+ * bytes and carries no content-length). Redirects are passed back, never followed. Connect and idle timeouts come
  * from the config; neither caps a stream's length. A caller who disconnects
  * aborts the upstream request.
  *
@@ -32,10 +35,11 @@ import { downstreamHeaders, rawHeader, stripKeyParams, upstreamHeaders } from '.
 import { StreamMasker, maskString } from '../wire/masking.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
 import type { CredentialSecrets, OutgoingRequest, Signer, UsageReaderFactory, UsageResponse } from '../../catalog/provider.js';
-import { credentialWire, outgoingRequest, readWhole, requestTarget, signOverBody, withSignerMasks, type WholeBody } from './outgoing.js';
+import { credentialWire, outgoingRequest, readWhole, requestTarget, signOverBody, wholeBody, withSignerMasks, type WholeBody } from './outgoing.js';
 import { signerFor, type SignerSettings } from './signers/index.js';
 import { guardedReader, usageReaderFactory } from '../wire/usage-scanner.js';
-import { BodyLimiter, decoderFor, flushIdleHead, relay, type ResponseTap } from './relay.js';
+import { BodyLimiter, decoderFor, flushIdleHead, hookedRelay, relay, type ResponseTap } from './relay.js';
+import { HookedBody } from '../pipeline/body-hooks.js';
 import { listFiltered } from '../wire/mcp/tools-list-filter.js';
 import type { Exchange } from '../exit/exchange.js';
 import type { BufferBudget } from '../entry/buffer-budget.js';
@@ -119,6 +123,8 @@ export class UpstreamProxy {
     // HTTP/1.1 parser, nghttp2's HTTP/2 checks): only a body without one is counted on its way upstream (a scanned
     // body counts itself; a body read whole for the signer is counted as it is read).
     let body: Readable | undefined;
+    // A body through plugins' requestBody hooks: its content-length is the caller's, not what is sent.
+    const hooked = ctx.body instanceof HookedBody;
     if (replay) {
       // A pooled request's next attempt: the bytes the first one read whole (pool-router.ts).
       body = replayStream(replay);
@@ -137,12 +143,15 @@ export class UpstreamProxy {
         }, true));
         body = scan.stream();
       }
-    } else if (ctx.body && req.headers['content-length'] === undefined && !runtime.signer.needsBody) {
+    } else if (ctx.body && (hooked || req.headers['content-length'] === undefined) && !runtime.signer.needsBody) {
       const source = ctx.body;
-      const limiter = new BodyLimiter(this.config.maxBody, () => cutOff(Errors.payloadTooLarge(this.config.maxBody), () => {
+      const stop = (): void => {
         source.unpipe(limiter);
         source.resume();
-      }, false));
+      };
+      const limiter = new BodyLimiter(this.config.maxBody, () => cutOff(Errors.payloadTooLarge(this.config.maxBody), stop, false));
+      // A hook's refusal: the provider never has the whole body, so nothing counts (as a scan's refusal).
+      if (hooked) source.on('error', (err) => err instanceof ApiError && cutOff(err, stop, true));
       // A body that breaks (an HTTP/2 stream reset) never ends the limiter: the upstream request is aborted, never ended.
       source.pipe(limiter);
       body = limiter;
@@ -159,6 +168,7 @@ export class UpstreamProxy {
       // The query with every key-carrying parameter removed; the headers after hygiene, without a credential.
       request = outgoingRequest(ctx.method, flight.wire, ctx.path, stripKeyParams(ctx.query, this.providers.keyQueryParams),
         upstreamHeaders(req.headers, provider, this.providers, credential.plain));
+      if (hooked) delete request.headers['content-length'];
     } catch (err) {
       this.refuseUnsent(flight, err);
       return;
@@ -185,7 +195,7 @@ export class UpstreamProxy {
   /** Reads the body whole, hands the signer the exact bytes, and sends exactly those with their length. */
   private async signWithBody(flight: Flight, signer: Signer, request: OutgoingRequest, source: Readable | IncomingMessage): Promise<void> {
     const { ctx, req } = flight.exchange;
-    const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+    const declared = req.headers['content-length'] === undefined || source instanceof HookedBody ? undefined : Number(req.headers['content-length']);
     const replay = flight.replay;
     const whole: WholeBody = replay ? { done: Promise.resolve(replay), abort: () => {}, release: () => {} } : readWhole(source, declared, this.config.maxBody, flight.budget, ctx.bufferHolder);
     flight.whole = whole;
@@ -297,19 +307,29 @@ export class UpstreamProxy {
       return;
     }
     // A decoded body, or a tools/list answer the filter rewrites, has no true content-length left.
-    const headers = downstreamHeaders(proxyRes.rawHeaders, (v) => maskString(v, masks.maskStrings), decoder !== undefined || ctx.toolsListFilter !== undefined);
-    try {
-      // The parser lets through statuses writeHead refuses (`HTTP/1.1 099`): a bad gateway, not a throw
-      // out of an event handler that would leave the caller waiting forever.
-      if (status < 100 || status > 999) throw Object.assign(new Error(`upstream status ${status}`), { code: 'EPROTO' });
-      // Through the exit, with its headers. The reason phrase is upstream text too: masked like headers and body.
-      exchange.respond(status, maskString(proxyRes.statusMessage ?? '', masks.maskStrings), headers);
-    } catch (err) {
-      proxyRes.destroy();
-      this.onError(err as NodeJS.ErrnoException, flight);
-      return;
+    const hooks = ctx.bodyHooks?.filter('response', ctx);
+    // A body the hooks may change has no true content-length left either.
+    const headers = downstreamHeaders(proxyRes.rawHeaders, (v) => maskString(v, masks.maskStrings), decoder !== undefined || ctx.toolsListFilter !== undefined || hooks !== undefined);
+    // The reason phrase is upstream text too: masked like headers and body.
+    const reason = maskString(proxyRes.statusMessage ?? '', masks.maskStrings);
+    // Through the exit, with its headers: now, or (hooks) once the first bytes passed them.
+    const head = (): boolean => {
+      try {
+        // The parser lets through statuses writeHead refuses (`HTTP/1.1 099`): a bad gateway, not a throw
+        // out of an event handler that would leave the caller waiting forever.
+        if (status < 100 || status > 999) throw Object.assign(new Error(`upstream status ${status}`), { code: 'EPROTO' });
+        exchange.respond(status, reason, headers);
+        return true;
+      } catch (err) {
+        proxyRes.destroy();
+        this.onError(err as NodeJS.ErrnoException, flight);
+        return false;
+      }
+    };
+    if (!hooks) {
+      if (!head()) return;
+      setImmediate(flushIdleHead, res, ctx); // the head goes out with the first body bytes, or alone next turn
     }
-    setImmediate(flushIdleHead, res, ctx); // the head goes out with the first body bytes, or alone next turn
     flight.eventStream = EVENT_STREAM.test(rawHeader(proxyRes.rawHeaders, 'content-type') ?? '');
     const masker = listFiltered(new StreamMasker(masks.maskBytes), ctx.toolsListFilter, flight.eventStream);
     const taps = this.responseTaps(flight, { status, get headers() { return proxyRes.headers; }, path: ctx.path, eventStream: flight.eventStream, settles: ctx.reservedMicros !== undefined }, typeof provider.usage === 'function');
@@ -320,11 +340,19 @@ export class UpstreamProxy {
       });
       proxyRes.pipe(decoder);
       flight.complete = () => decoder.readableEnded;
-      relay(decoder, flight.complete, res, masker, taps, ctx, exchange);
     } else {
       flight.complete = () => proxyRes.complete;
-      relay(proxyRes, flight.complete, res, masker, taps, ctx, exchange);
     }
+    const source = decoder ?? proxyRes;
+    if (!hooks) return relay(source, flight.complete, res, masker, taps, ctx, exchange);
+    hookedRelay(source, flight.complete, res, masker, taps, ctx, exchange, {
+      filter: hooks, head,
+      stop: () => {
+        proxyRes.destroy();
+        decoder?.destroy();
+      },
+      broken: () => Errors.upstreamUnreachable('The provider\'s answer broke off before any of it passed the plugins\' body hooks.'),
+    });
   }
 
   /** The provider's usage reader for this response (a provider file's own one guarded: it can never break the relay), then any others. */
@@ -369,16 +397,4 @@ export class UpstreamProxy {
     this.agents.http.destroy();
     this.agents.https.destroy();
   }
-}
-
-/**
- * A body read whole, as http-proxy-3's `buffer` option takes it: the library only calls `buffer.pipe(proxyReq)`
- * (passes/web-incoming.js), so the bytes go out with one `end()` and no stream between. Only for `send`.
- */
-function wholeBody(bytes: Buffer): Readable {
-  const pipe = <T extends NodeJS.WritableStream>(dest: T): T => {
-    dest.end(bytes);
-    return dest;
-  };
-  return { pipe } as unknown as Readable;
 }

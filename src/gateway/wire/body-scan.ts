@@ -19,7 +19,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import { Errors, type ApiError } from '../../errors.js';
+import { ApiError, Errors } from '../../errors.js';
 import type { BufferBudget, BufferHolder } from '../entry/buffer-budget.js';
 import type { MessagesFound } from './json-fields.js';
 import { JsonFieldScanner, type ElementsFound, type ElementsWanted, type FieldValue, type ScanProblem } from './json-field-scanner.js';
@@ -237,13 +237,14 @@ export class BodyScan {
     this.out!.push(null);
   }
 
-  private readonly onAbort = (): void => {
-    this.fail(Errors.badRequest('The request body was not received whole.'));
+  /** The body broke, or (a body through plugins' requestBody hooks: pipeline/body-hooks.ts) a hook refused it: that refusal. */
+  private readonly onAbort = (err?: unknown): void => {
+    this.fail(err instanceof ApiError ? err : Errors.badRequest('The request body was not received whole.'));
   };
 
   private readonly onClose = (): void => {
     // An HTTP/1.1 request is complete once parsed whole (read or not); another body once it ended.
-    if (!((this.req as IncomingMessage).complete ?? this.req.readableEnded)) this.onAbort();
+    if (!((this.req as IncomingMessage).complete ?? this.req.readableEnded)) this.onAbort((this.req as { errored?: unknown }).errored);
   };
 
   private fail(err: ApiError): void {
