@@ -12,7 +12,7 @@ import type {
   IdempotencyStore, LeaseStore, NamedPageQuery, OrgRecord, OrgStore, OrgTokenRecord, PageQuery, SealedKey, SecretStore, Store, StoredSecret, TokenRecord, TokenStore,
   UsageScope, UsageShard, UsageStore,
 } from './ports.js';
-import type { PoolRecord, PoolStore, PoolUpdate, TrustPolicyRecord, TrustPolicyStore } from './ports.js';
+import type { McpClientRecord, McpGrantRecord, McpGrantStore, PoolRecord, PoolStore, PoolUpdate, TrustPolicyRecord, TrustPolicyStore } from './ports.js';
 
 /** The port objects an adapter is made of. */
 export interface StorePorts {
@@ -28,6 +28,7 @@ export interface StorePorts {
   secrets: SecretStore;
   trustPolicies: TrustPolicyStore;
   pools: PoolStore;
+  mcpGrants: McpGrantStore;
 }
 
 export abstract class ComposedStore<P extends StorePorts = StorePorts> implements Store {
@@ -126,4 +127,12 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   updatePool(orgId: string, id: string, update: PoolUpdate) { return this.ports.pools.updatePool(orgId, id, update); }
   deletePool(orgId: string, id: string) { return this.ports.pools.deletePool(orgId, id); }
   coolPoolMember(orgId: string, id: string, credentialId: string, until: number) { return this.ports.pools.coolPoolMember(orgId, id, credentialId, until); }
+
+  // ---- MCP authorization (McpGrantStore) ------------------------------------
+  createMcpClient(record: McpClientRecord) { return this.ports.mcpGrants.createMcpClient(record); }
+  getMcpClient(id: string) { return this.ports.mcpGrants.getMcpClient(id); }
+  createMcpGrant(record: McpGrantRecord) { return this.ports.mcpGrants.createMcpGrant(record); }
+  getMcpGrant(id: string) { return this.ports.mcpGrants.getMcpGrant(id); }
+  updateMcpGrant(next: McpGrantRecord, expectedVersion: number) { return this.ports.mcpGrants.updateMcpGrant(next, expectedVersion); }
+  listMcpGrantsByPrincipal(principal: string) { return this.ports.mcpGrants.listMcpGrantsByPrincipal(principal); }
 }

@@ -61,6 +61,11 @@ export interface TokenScopes {
   tokensPerMinute?: number;
   /** `max_concurrent`: requests and streams open at once. */
   maxConcurrent?: number;
+  /**
+   * An OAuth access token Keyward issued for one of its MCP routes: that route's resource URL (its audience). Such a
+   * token is accepted there alone, never on /v1/proxy/…; absent on every proxy token minted otherwise.
+   */
+  resource?: string;
 }
 
 export interface TokenRecord {
@@ -187,6 +192,9 @@ export { isPoolId } from './pool-port.js';
 export type { HolderOutcome, HolderState, HolderWrite, LeaseLedger, LeaseStore } from './lease-port.js';
 export { isRollingPool, ROLLING_WINDOW_MS } from './lease-port.js';
 import type { LeaseStore } from './lease-port.js';
+
+export type { McpClientRecord, McpGrantRecord, McpGrantState, McpGrantStore, McpIssuedToken } from './mcp-grant-port.js';
+import type { McpGrantStore } from './mcp-grant-port.js';
 
 /**
  * Monthly counters per organisation, credential and token; `org-day`: an organisation's daily counters (the
@@ -390,4 +398,4 @@ export interface StoreLifecycle {
 }
 
 export type Store = OrgStore & AdminKeyStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & SecretStore & StoreLifecycle
-  & TrustPolicyStore & PoolStore;
+  & TrustPolicyStore & PoolStore & McpGrantStore;
