@@ -61,10 +61,7 @@ export interface TokenScopes {
   tokensPerMinute?: number;
   /** `max_concurrent`: requests and streams open at once. */
   maxConcurrent?: number;
-  /**
-   * An OAuth access token Keyward issued for one of its MCP routes: that route's resource URL (its audience). Such a
-   * token is accepted there alone, never on /v1/proxy/…; absent on every proxy token minted otherwise.
-   */
+  /** An OAuth access token for one of Keyward's MCP routes: that route's URL (its audience), where alone it is accepted. */
   resource?: string;
 }
 

@@ -20,7 +20,7 @@ import type { ProxyHandler } from '../../http/server.js';
 import type { Logger } from '../../log.js';
 import { Symbols } from '../../symbols.js';
 import { CredentialService } from '../../vault/credential-service.js';
-import { RequestContext } from './context.js';
+import { RequestContext, type McpRoute } from './context.js';
 import { normaliseProviderPath, normaliseResourcePath } from '../../catalog/path.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { UpstreamProxy } from '../upstream/upstream.js';
@@ -76,13 +76,25 @@ export class Gateway implements ProxyHandler {
     else this.run(exchange);
   }
 
+  /**
+   * Keyward's own MCP route, /v1/mcp/<credential id>: the proxy's path with the credential fixed (the auth stage
+   * holds the token to it, the route stage sends the request to its provider's MCP endpoint).
+   */
+  handleMcp(req: IncomingMessage, res: ServerResponse, requestId: string, route: McpRoute): void {
+    const exchange = this.exchangeFor(req, res, requestId, route);
+    const span = exchange.ctx.span;
+    if (span) span.run(() => this.run(exchange));
+    else this.run(exchange);
+  }
+
   /** A request's context (path normalised once, client address, body presence from the stream) and its exit. */
-  exchangeFor(req: IncomingMessage, res: ServerResponse, requestId: string): Exchange {
+  exchangeFor(req: IncomingMessage, res: ServerResponse, requestId: string, mcp?: McpRoute): Exchange {
     const url = req.url ?? '';
     const q = url.indexOf('?');
-    const rawPath = url.slice(PREFIX.length, q === -1 ? undefined : q);
-    const ctx = new RequestContext(req, res, requestId, normaliseProviderPath(rawPath) ?? normaliseResourcePath(rawPath) ?? '',
+    const rawPath = mcp ? '' : url.slice(PREFIX.length, q === -1 ? undefined : q);
+    const ctx = new RequestContext(req, res, requestId, mcp ? '' : normaliseProviderPath(rawPath) ?? normaliseResourcePath(rawPath) ?? '',
       q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.config.trustedProxies), bodyFollows(req));
+    if (mcp) ctx.mcpRoute = mcp;
     ctx.span = this.tracing.startRequest(req.headers);
     if (ctx.bodyFollows) ctx.body = requestBody(req);
     return new Exchange(this.exit, ctx, req, res);
