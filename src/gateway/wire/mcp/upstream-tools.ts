@@ -46,7 +46,7 @@ export async function listUpstreamTools(provider: Provider, credential: Credenti
     if (session) headers['mcp-session-id'] = session;
     const request = outgoingRequest(method, wire, provider.mcpEndpoint!, '', headers);
     await signer.sign(request, credential);
-    const res = await fetch(requestTarget(request), { method, headers: request.headers as Record<string, string>, body: message ? JSON.stringify(message) : null, redirect: 'manual', signal });
+    const res = await fetch(`${request.origin}${requestTarget(request)}`, { method, headers: request.headers as Record<string, string>, body: message ? JSON.stringify(message) : null, redirect: 'manual', signal });
     session = res.headers.get('mcp-session-id') ?? session;
     const chunks: Uint8Array[] = [];
     let size = 0;
