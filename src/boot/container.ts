@@ -248,7 +248,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   // MCP authorization (KEYWARD_ISSUER_URL without a path): its token endpoints join the route table before the document is made.
   const mcpAuth = buildMcpAuthorization(c, config, log, router);
   // Generated once from the route table (each route's schemas and docs) and the loaded providers.
-  const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)] }));
+  const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)], mcp: mcpAuth !== undefined }));
   http = new HttpServer(config, log, router, c.resolve(AdminPipeline), c.resolve(Gateway), {
     ready: async () => {
       await Promise.all([store.ping(), wrapper.ping()]);

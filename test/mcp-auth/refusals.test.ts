@@ -192,3 +192,15 @@ test('sign-in refusals stay on the page: a wrong token, a viewer key', async (t)
   t.regex(asViewer.html, /viewer key may not/);
   t.false(asViewer.html.includes(viewer.body.token), 'the presented key is never echoed');
 });
+
+test('with MCP authorization on, /v1/openapi.json documents the MCP route, its documents, the page and the token endpoints', async (t) => {
+  const f = await startMcpAuth(t);
+  const doc = await (await fetch(`${f.issuer}/v1/openapi.json`)).json() as { paths: Record<string, Record<string, { security?: unknown[]; tags?: string[] }>> };
+  for (const [path, methods] of Object.entries({
+    '/v1/mcp/{credential_id}': ['get', 'post', 'delete'], '/.well-known/oauth-protected-resource/v1/mcp/{credential_id}': ['get'],
+    '/.well-known/oauth-authorization-server': ['get'], '/v1/oauth/authorize': ['get', 'post'], '/v1/oauth/token': ['post'], '/v1/oauth/register': ['post'], '/v1/oauth/revoke': ['post'],
+  })) {
+    for (const m of methods) t.deepEqual(doc.paths[path]?.[m]?.tags, ['mcp-authorization'], `${m} ${path}`);
+  }
+  t.deepEqual(doc.paths['/v1/oauth/token']!.post!.security, []);
+});

@@ -80,7 +80,7 @@ test('the MCP SDK client: discovery from the 401, registration, consent in Chrom
   await page.fill('#token', f.org.token);
   await page.click('button[type=submit]');
   await page.waitForSelector('input[name=tools]');
-  const offered = await page.locator('input[name=tools]').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
+  const offered = await page.locator('input[name=tools]').evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value));
   t.deepEqual(offered, ['get_issue', 'list_issues', 'list_pulls', 'delete_repo', 'echo_key'], 'the consent page lists the upstream\'s tools/list');
   for (const tool of ['list_pulls', 'delete_repo', 'echo_key']) await page.uncheck(`input[name=tools][value=${tool}]`);
   await page.click('button[value=allow]');
