@@ -2,8 +2,9 @@
  * The HTTP front door. Gives every request an id, answers health checks
  * (readiness.ts: one shared check, so a flood of probes never becomes a
  * flood of store pings),
- * sends `/v1/proxy/*` to the gateway and everything else under `/v1` to the
- * admin router. Malformed HTTP is answered by the client-error handler with the
+ * sends `/v1/proxy/*` to the gateway, the MCP front door's paths (`/v1/mcp/*`, the OAuth metadata
+ * documents and the authorization page: mcp-front-door.ts, when MCP authorization is on) to it, and
+ * everything else under `/v1` to the admin router. Malformed HTTP is answered by the client-error handler with the
  * contract's JSON; header and body read timeouts come from the config.
  * `drain()` implements graceful shutdown. Cleartext HTTP/2 is served on the same
  * port (h2c.ts), through the same handler, with the same header and body
