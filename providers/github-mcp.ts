@@ -25,5 +25,7 @@ export default {
   auth: { kind: 'header', header: 'authorization' }, // Bearer <token>
   tokenIn: [{ header: 'authorization', scheme: 'Bearer' }],
   // Streamable HTTP: POST carries JSON-RPC, GET opens the server's event stream, DELETE ends the session.
+  // Keyward's own MCP route for a credential, /v1/mcp/<credential id>, goes to the endpoint GitHub documents.
+  mcpEndpoint: 'mcp/',
   routes: paths.flatMap((path) => (['POST', 'GET', 'DELETE'] as const).map((method) => ({ method, path }))),
 } satisfies ProviderPlugin;

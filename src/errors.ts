@@ -227,8 +227,12 @@ export function toApiError(err: unknown): ApiError {
 
 const OAUTH_BRAND = Symbol.for('keyward.OAuthError');
 
-/** The error codes of RFC 6749 §5.2 (and RFC 8693) that the token exchange endpoint answers. */
-export type OAuthErrorCode = 'invalid_request' | 'invalid_grant' | 'unsupported_grant_type' | 'server_error' | 'temporarily_unavailable';
+/**
+ * The error codes of RFC 6749 §5.2 (and RFC 8693) that the token endpoints answer, RFC 8707's `invalid_target`,
+ * RFC 7591's registration refusals and RFC 7009's `unsupported_token_type`.
+ */
+export type OAuthErrorCode = 'invalid_request' | 'invalid_grant' | 'unsupported_grant_type' | 'server_error' | 'temporarily_unavailable'
+  | 'invalid_client' | 'invalid_target' | 'invalid_client_metadata' | 'invalid_redirect_uri' | 'unsupported_token_type';
 
 /**
  * An OAuth token endpoint's refusal (POST /v1/tokens/exchange): sent as RFC 6749's

@@ -279,4 +279,9 @@ export interface ProviderPlugin {
   priceDimensions?: Readonly<Record<string, PriceDimension>>;
   /** How its SDKs are pointed at Keyward (checked at load). */
   sdk?: readonly SdkSetup[];
+  /**
+   * An MCP server's Streamable HTTP endpoint, a path on its routes (e.g. `mcp/`): where Keyward's own MCP route for
+   * a credential, `/v1/mcp/<credential id>`, goes. Default: its first POST route without parameters.
+   */
+  mcpEndpoint?: string;
 }

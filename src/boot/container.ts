@@ -49,6 +49,8 @@ import { LoopbackMetricsListener } from '../http/metrics-listener.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeyWrapper } from '../kms/key-wrapper.js';
 import type { Logger } from '../log.js';
+import { buildMcpAuthorization } from './mcp-auth.js';
+import type { McpAuthorization } from '../identity/mcp-auth/authorization.js';
 import type { Store } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { Metrics, type CacheStats } from '../telemetry/metrics.js';
@@ -143,6 +145,8 @@ export interface Server {
   router: Router;
   /** Graceful shutdown: drain, hand quota back, flush usage, close the store. */
   shutdown(): Promise<void>;
+  /** MCP authorization when it is on: revokePrincipal ends a removed member's grants and tokens (also in the container). */
+  mcpAuthorization?: McpAuthorization;
 }
 
 export async function buildServer(config: Config, log: Logger, options: AppOptions = {}): Promise<Server> {
@@ -253,8 +257,10 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     res.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
     res.end(body);
   };
+  // MCP authorization (KEYWARD_ISSUER_URL without a path): its token endpoints join the route table before the document is made.
+  const mcpAuth = buildMcpAuthorization(c, config, log, router);
   // Generated once from the route table (each route's schemas and docs) and the loaded providers.
-  const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)] }));
+  const openapi = JSON.stringify(openApiDocument({ routes: router.all(), keyQueryParams: providers.keyQueryParams, schemas: [providerSchema(providers)], mcp: mcpAuth !== undefined }));
   http = new HttpServer(config, log, router, c.resolve(AdminPipeline), c.resolve(Gateway), {
     ready: async () => {
       await Promise.all([store.ping(), wrapper.ping()]);
@@ -281,7 +287,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     ...consoleRoutes(log),
     // Keyward as its organisations' OIDC issuer: discovery and JWKS, when KEYWARD_ISSUER_URL is set.
     ...discoveryRoutes(issuer, log),
-  }, c.resolve(Gateway), config.metricsPort === undefined ? undefined : new LoopbackMetricsListener(config.metricsPort, (_req, res) => sendMetrics(res), config.headersTimeoutMs), c.resolve<Clock>(Symbols.Clock));
+  }, c.resolve(Gateway), config.metricsPort === undefined ? undefined : new LoopbackMetricsListener(config.metricsPort, (_req, res) => sendMetrics(res), config.headersTimeoutMs), c.resolve<Clock>(Symbols.Clock), mcpAuth?.frontDoor);
   const server = http;
 
   let closing: Promise<void> | undefined;
@@ -289,6 +295,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     http: server,
     container: c,
     router,
+    ...(mcpAuth ? { mcpAuthorization: mcpAuth.authorization } : {}),
     shutdown: () => (closing ??= (async () => {
       // Leased quota goes back first (the quota stage's close): another instance may need it while we drain.
       await pipeline.close();

@@ -62,7 +62,7 @@ const NO_USAGE: UsageReaderFactory = () => ({ scan() {}, end: () => undefined })
 const HEADER = /^[a-z0-9-]+$/;
 const PARAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const USAGE_SHAPES: readonly UsageShape[] = ['openai', 'anthropic', 'gemini', 'bedrock', 'vertex'];
-const KNOWN_KEYS = new Set(['apiVersion', 'replaces', 'id', 'kind', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf', 'pricesSource', 'sdk', 'tools', 'priceDimensions']);
+const KNOWN_KEYS = new Set(['apiVersion', 'replaces', 'id', 'kind', 'name', 'upstream', 'credential', 'auth', 'tokenIn', 'usage', 'routes', 'allow', 'headers', 'prices', 'pricesAsOf', 'pricesSource', 'sdk', 'tools', 'priceDimensions', 'mcpEndpoint']);
 /** The first form's keys, and what replaced each. */
 const FIRST_FORM: Record<string, string> = {
   keyHeader: "`auth: { kind: 'header', header }`",
@@ -139,6 +139,7 @@ export function validateProvider(file: string, p: unknown, override?: string, pr
   if (o.kind !== undefined && o.kind !== 'llm' && o.priceDimensions !== undefined) fail(`a provider of kind ${String(o.kind)} declares no \`priceDimensions\``);
   validateDimensions(o.priceDimensions, routes.map((r) => `${r.method} ${r.path}`), fail);
   const sdk = validateSdk(o.sdk, declared.filter((f) => !f.secret).map((f) => f.name), fail);
+  const mcpEndpoint = validateMcpEndpoint(o, routes, fail);
 
   return Object.freeze({
     ...(o as unknown as ProviderPlugin),
@@ -156,7 +157,17 @@ export function validateProvider(file: string, p: unknown, override?: string, pr
     routes: Object.freeze(routes.map(compileRoute)),
     headers: Object.freeze({ ...(headers as Record<string, string>) }),
     ...(sdk ? { sdk } : {}),
+    ...(mcpEndpoint !== undefined ? { mcpEndpoint } : {}),
   });
+}
+
+/** An MCP server's endpoint: declared (a POST route's literal path) or its first POST route without parameters. */
+function validateMcpEndpoint(o: Record<string, unknown>, routes: readonly ProviderRoute[], fail: (problem: string) => never): string | undefined {
+  const literalPosts = routes.filter((r) => r.method === 'POST' && !r.path.includes('{')).map((r) => r.path);
+  if (o.mcpEndpoint === undefined) return o.kind === 'mcp' ? literalPosts[0] : undefined;
+  if (o.kind !== 'mcp') fail('only a provider of kind mcp declares `mcpEndpoint`');
+  if (typeof o.mcpEndpoint !== 'string' || !literalPosts.includes(o.mcpEndpoint)) fail('`mcpEndpoint` must be the path of one of its POST routes without parameters');
+  return o.mcpEndpoint as string;
 }
 
 function validateAuth(value: unknown, fields: readonly Omit<DeclaredField, 'wire'>[], mainSecret: string, fail: (problem: string) => never): ProviderAuth {

@@ -2,8 +2,9 @@
  * The HTTP front door. Gives every request an id, answers health checks
  * (readiness.ts: one shared check, so a flood of probes never becomes a
  * flood of store pings),
- * sends `/v1/proxy/*` to the gateway and everything else under `/v1` to the
- * admin router. Malformed HTTP is answered by the client-error handler with the
+ * sends `/v1/proxy/*` to the gateway, the MCP front door's paths (`/v1/mcp/*`, the OAuth metadata
+ * documents and the authorization page: mcp-front-door.ts, when MCP authorization is on) to it, and
+ * everything else under `/v1` to the admin router. Malformed HTTP is answered by the client-error handler with the
  * contract's JSON; header and body read timeouts come from the config.
  * `drain()` implements graceful shutdown. Cleartext HTTP/2 is served on the same
  * port (h2c.ts), through the same handler, with the same header and body
@@ -44,6 +45,12 @@ export interface UpgradeHandler {
 /** Runs a matched admin route: authentication, limits, idempotency, the handler, audit (src/api/admin-pipeline.ts). */
 export interface AdminHandler {
   handle(route: Route, params: Record<string, string>, query: URLSearchParams, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void>;
+}
+
+/** Keyward's MCP routes, their metadata documents and the authorization pages (mcp-front-door.ts), when MCP authorization is on. */
+export interface FrontDoor {
+  owns(path: string): boolean;
+  handle(req: IncomingMessage, res: ServerResponse, requestId: string, path: string, query: URLSearchParams): void;
 }
 
 export interface HealthCheck {
@@ -96,6 +103,7 @@ export class HttpServer {
     /** KEYWARD_METRICS_PORT's listener: opened with the main one, closed after the drain (a collector's last scrape). */
     private readonly loopbackMetrics?: LoopbackMetricsListener,
     clock: Clock = systemClock,
+    private readonly mcp?: FrontDoor,
   ) {
     const requestTimeoutMs = Math.max(config.bodyTimeoutMs, config.headersTimeoutMs);
     // Node checks the HTTP/1.1 deadlines on this interval (30 s by default); HTTP/2's sweep runs on it too.
@@ -128,7 +136,7 @@ export class HttpServer {
     // a body that will be refused (Node would send 100 Continue before any check); the handler refuses it unread,
     // and the connection closes.
     this.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-      const limit = req.url?.startsWith(PROXY_PREFIX) ? this.config.maxBody : this.config.maxAdminBody;
+      const limit = req.url?.startsWith(PROXY_PREFIX) || req.url?.startsWith('/v1/mcp/') ? this.config.maxBody : this.config.maxAdminBody;
       if (Number(req.headers['content-length']) > limit) res.setHeader('connection', 'close');
       else res.writeContinue();
       this.onRequest(req, res);
@@ -206,6 +214,14 @@ export class HttpServer {
       req.resume();
       sendError(res, url.includes('/v1/proxy/') ? Errors.pathNotAllowed() : Errors.notFound(), { 'x-request-id': requestId });
       return;
+    }
+    if (this.mcp) {
+      const q = url.indexOf('?');
+      const path = q === -1 ? url : url.slice(0, q);
+      if (this.mcp.owns(path)) {
+        this.mcp.handle(req, res, requestId, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
+        return;
+      }
     }
     res.setHeader('x-request-id', requestId);
     void this.admin(req, res, requestId, url);

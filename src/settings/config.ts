@@ -359,7 +359,7 @@ export function loadConfig(env: Env = process.env): Config {
     ambientProjects: Object.freeze(ambientProjects),
     traces: parseTraceSettings(get, (variable, accepts, got) => { throw new ConfigError(variable, accepts, got); }),
     ...oidcIssuers(get('KEYWARD_OIDC_ISSUERS'), get('KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK')),
-    ...federationConfig(get, kms, fail),
+    ...federationConfig(get, kms, fail, duration),
   });
 }
 

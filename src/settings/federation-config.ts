@@ -27,6 +27,8 @@ export interface FederationConfig {
   googleStsUri: string;
   /** KEYWARD_GOOGLE_IAM_CREDENTIALS_URI: the iamcredentials origin (generateAccessToken). */
   googleIamCredentialsUri: string;
+  /** KEYWARD_MCP_TOKEN_TTL (default 1h): how long an access token Keyward issues for one of its MCP routes lives. */
+  mcpTokenTtlMs: number;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
@@ -51,7 +53,8 @@ export function cloudEndpoint(name: string, raw: string, path: boolean, fail: Fa
 /** KEYWARD_KMS_SIGNING_KEY's shape: one version of a Cloud KMS key. */
 const KMS_KEY_VERSION = /^projects\/[^/]+\/locations\/[^/]+\/keyRings\/[^/]+\/cryptoKeys\/[^/]+\/cryptoKeyVersions\/[1-9][0-9]*$/;
 
-export function federationConfig(get: (name: string) => string | undefined, kms: string, fail: Fail): FederationConfig {
+/** `duration`: config.ts's duration reader (a name, its default), handed in as `fail` is. */
+export function federationConfig(get: (name: string) => string | undefined, kms: string, fail: Fail, duration: (name: string, dflt: string, max?: number) => number): FederationConfig {
   const issuer = get('KEYWARD_ISSUER_URL');
   const kmsSigningKey = get('KEYWARD_KMS_SIGNING_KEY');
   if (kmsSigningKey !== undefined && !KMS_KEY_VERSION.test(kmsSigningKey)) {
@@ -69,5 +72,7 @@ export function federationConfig(get: (name: string) => string | undefined, kms:
     azureAuthorityHost: cloudEndpoint('AZURE_AUTHORITY_HOST', get('AZURE_AUTHORITY_HOST') ?? 'https://login.microsoftonline.com', false, fail),
     googleStsUri: cloudEndpoint('KEYWARD_GOOGLE_STS_URI', get('KEYWARD_GOOGLE_STS_URI') ?? 'https://sts.googleapis.com/v1/token', true, fail),
     googleIamCredentialsUri: cloudEndpoint('KEYWARD_GOOGLE_IAM_CREDENTIALS_URI', get('KEYWARD_GOOGLE_IAM_CREDENTIALS_URI') ?? 'https://iamcredentials.googleapis.com', false, fail),
+    // At most a day: a refresh token (rotated on use) carries the grant on, not a long-lived access token.
+    mcpTokenTtlMs: duration('KEYWARD_MCP_TOKEN_TTL', '1h', 86_400_000),
   };
 }

@@ -12,8 +12,8 @@ import type {
   IdempotencyStore, LeaseStore, NamedPageQuery, OrgRecord, OrgStore, OrgTokenRecord, PageQuery, SealedKey, SecretStore, Store, StoredSecret, TokenRecord, TokenStore,
   UsageScope, UsageShard, UsageStore,
 } from './ports.js';
-import type { PoolRecord, PoolStore, PoolUpdate, TrustPolicyRecord, TrustPolicyStore } from './ports.js';
 import type { MemberRecord, PeopleStore, SessionRecord, SsoConfigRecord } from './people-port.js';
+import type { McpClientRecord, McpGrantRecord, McpGrantStore, PoolRecord, PoolStore, PoolUpdate, TrustPolicyRecord, TrustPolicyStore } from './ports.js';
 
 /** The port objects an adapter is made of. */
 export interface StorePorts {
@@ -30,6 +30,7 @@ export interface StorePorts {
   trustPolicies: TrustPolicyStore;
   pools: PoolStore;
   people: PeopleStore;
+  mcpGrants: McpGrantStore;
 }
 
 export abstract class ComposedStore<P extends StorePorts = StorePorts> implements Store {
@@ -141,4 +142,11 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   findSession(hash: string) { return this.ports.people.findSession(hash); }
   deleteSession(hash: string) { return this.ports.people.deleteSession(hash); }
   memberTokenIds(orgId: string, memberId: string) { return this.ports.people.memberTokenIds(orgId, memberId); }
+  // ---- MCP authorization (McpGrantStore) ------------------------------------
+  createMcpClient(record: McpClientRecord) { return this.ports.mcpGrants.createMcpClient(record); }
+  getMcpClient(id: string) { return this.ports.mcpGrants.getMcpClient(id); }
+  createMcpGrant(record: McpGrantRecord) { return this.ports.mcpGrants.createMcpGrant(record); }
+  getMcpGrant(id: string) { return this.ports.mcpGrants.getMcpGrant(id); }
+  updateMcpGrant(next: McpGrantRecord, expectedVersion: number) { return this.ports.mcpGrants.updateMcpGrant(next, expectedVersion); }
+  listMcpGrantsByPrincipal(principal: string) { return this.ports.mcpGrants.listMcpGrantsByPrincipal(principal); }
 }

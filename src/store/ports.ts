@@ -61,6 +61,8 @@ export interface TokenScopes {
   tokensPerMinute?: number;
   /** `max_concurrent`: requests and streams open at once. */
   maxConcurrent?: number;
+  /** An OAuth access token for one of Keyward's MCP routes: that route's URL (its audience), where alone it is accepted. */
+  resource?: string;
 }
 
 export interface TokenRecord {
@@ -182,14 +184,14 @@ export interface AdminKeyStore {
   deleteAdminKey(orgId: string, id: string): Promise<boolean>;
 }
 
-export type { PoolMember, PoolRecord, PoolStore, PoolStrategy, PoolUpdate } from './pool-port.js';
+export { isPoolId, type PoolMember, type PoolRecord, type PoolStore, type PoolStrategy, type PoolUpdate } from './pool-port.js';
 import type { PoolStore } from './pool-port.js';
-export { isPoolId } from './pool-port.js';
 
-export type { HolderOutcome, HolderState, HolderWrite, LeaseLedger, LeaseStore } from './lease-port.js';
-export { isRollingPool, ROLLING_WINDOW_MS } from './lease-port.js';
+export { isRollingPool, ROLLING_WINDOW_MS, type HolderOutcome, type HolderState, type HolderWrite, type LeaseLedger, type LeaseStore } from './lease-port.js';
 import type { LeaseStore } from './lease-port.js';
 
+export type { McpClientRecord, McpGrantRecord, McpGrantState, McpGrantStore, McpIssuedToken } from './mcp-grant-port.js';
+import type { McpGrantStore } from './mcp-grant-port.js';
 /**
  * Monthly counters per organisation, credential and token; `org-day`: an organisation's daily counters (the
  * console's charts); the breakdown scopes (`tok-day`, `cred-day`, `model-day`): an organisation's days per
@@ -391,9 +393,8 @@ export interface StoreLifecycle {
   close(): Promise<void>;
 }
 
-export type { MemberRecord, MemberRole, PeopleStore, SessionKind, SessionRecord, SsoConfigRecord } from './people-port.js';
-export { MEMBER_ROLES } from './people-port.js';
+export { MEMBER_ROLES, type MemberRecord, type MemberRole, type PeopleStore, type SessionKind, type SessionRecord, type SsoConfigRecord } from './people-port.js';
 import type { PeopleStore } from './people-port.js';
 
 export type Store = OrgStore & AdminKeyStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & SecretStore & StoreLifecycle
-  & TrustPolicyStore & PoolStore & PeopleStore;
+  & TrustPolicyStore & PoolStore & PeopleStore & McpGrantStore;

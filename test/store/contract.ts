@@ -20,6 +20,7 @@ import type { ManualClock } from '../support/clocks.js';
 import { eventually } from '../support/wait.js';
 import { leaseContract } from './contract-leases.js';
 import { poolContract } from './contract-pools.js';
+import { mcpGrantContract } from './contract-mcp-grants.js';
 
 export interface Backend {
   /** Another store instance on the same backend; closed when the test ends. */
@@ -107,6 +108,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
   const n = (title: string) => `${h.name}: ${title}`;
   auditContract(test, h);
   trustPolicyContract(test, h);
+  mcpGrantContract(test, h);
   adminKeyContract(test, h);
   spendContract(test, h);
   namesContract(test, h);

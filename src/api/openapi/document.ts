@@ -14,6 +14,7 @@ import { ErrorBody } from '../schemas/errors.js';
 import { OAuthErrorBody } from '../schemas/token-exchange.js';
 import { SchemaComponents } from './json-schema.js';
 import { otherPaths, securitySchemes, type Operation, type PathItem } from './operations.js';
+import { mcpPaths } from './mcp-paths.js';
 import { adminErrorResponses, HEADERS, oauthErrorResponses, PARAMETERS, ref, type ParameterObject, type Ref } from './responses.js';
 
 export interface OpenApiOptions {
@@ -21,6 +22,8 @@ export interface OpenApiOptions {
   routes: readonly Route[];
   /** Credential query parameters the providers declare (Gemini's `key`), accepted as a proxy token. */
   keyQueryParams: readonly string[];
+  /** MCP authorization is on (KEYWARD_ISSUER_URL without a path): its routes, documents and page are served. */
+  mcp?: boolean;
   /** Schemas to list under `components.schemas` even where no route refers to them (the loaded providers' `Provider`). */
   schemas?: readonly TSchema[];
 }
@@ -76,7 +79,7 @@ export function openApiDocument(options: OpenApiOptions) {
     };
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation };
   }
-  Object.assign(paths, otherPaths(options.keyQueryParams, components.use(Health)));
+  Object.assign(paths, otherPaths(options.keyQueryParams, components.use(Health)), options.mcp ? mcpPaths() : {});
 
   return {
     openapi: '3.1.0' as const,
@@ -100,6 +103,7 @@ export function openApiDocument(options: OpenApiOptions) {
       { name: 'usage', description: 'Usage and the audit trail (org token).' },
       { name: 'identity', description: 'Workload identity: trust policies (org token) and the OIDC token exchange (no token).' },
       { name: 'proxy', description: 'The providers\' own APIs through the gateway (proxy token).' },
+      { name: 'mcp-authorization', description: 'Keyward\'s MCP routes and the OAuth 2.1 authorization server in front of them (with KEYWARD_ISSUER_URL).' },
       { name: 'operations', description: 'Health, readiness, metrics and this document (no token).' },
     ],
     paths,

@@ -38,8 +38,9 @@ export const TokenExchangeResponse = named('TokenExchangeResponse', Type.Object(
 export const OAuthErrorBody = named('OAuthError', Type.Object({
   error: Type.Union([
     Type.Literal('invalid_request'), Type.Literal('invalid_grant'), Type.Literal('unsupported_grant_type'),
-    Type.Literal('temporarily_unavailable'), Type.Literal('server_error'),
-  ], { description: '`invalid_grant`: the token did not verify or no trust policy matches it; `invalid_request` / `unsupported_grant_type`: a malformed request.' }),
+    Type.Literal('temporarily_unavailable'), Type.Literal('server_error'), Type.Literal('invalid_client'), Type.Literal('invalid_target'),
+    Type.Literal('invalid_client_metadata'), Type.Literal('invalid_redirect_uri'), Type.Literal('unsupported_token_type'),
+  ], { description: '`invalid_grant`: the token, code or refresh token did not verify (or no trust policy matches it); `invalid_request` / `unsupported_grant_type`: a malformed request; `invalid_client`: a code or refresh token of another client; `invalid_target`: another resource than the grant\'s; `invalid_client_metadata` / `invalid_redirect_uri`: a registration Keyward does not take.' }),
   error_description: Type.String({ description: 'What was wrong, in words (never the token).' }),
 }, { additionalProperties: false, description: 'RFC 6749 §5.2\'s error response, which OAuth clients expect of a token endpoint (not the gateway\'s usual error shape).' }));
 

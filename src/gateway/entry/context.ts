@@ -40,6 +40,13 @@ export let exitOf!: (ctx: RequestContext) => StreamEnd | undefined;
 /** Called once, by the exchange made for the context. */
 export let bindExit!: (ctx: RequestContext, exit: StreamEnd) => void;
 
+/** /v1/mcp/<credential id>: the credential, its resource URL (an OAuth token's audience) and where its protected-resource metadata is. */
+export interface McpRoute {
+  readonly credentialId: string;
+  readonly resource: string;
+  readonly metadataUrl: string;
+}
+
 export class RequestContext implements ProxyContext {
   readonly #req: IncomingMessage;
   readonly #res: ServerResponse;
@@ -101,12 +108,15 @@ export class RequestContext implements ProxyContext {
   attempts: Array<{ credentialId: string; outcome: string }> | undefined = undefined;
   /** A WebSocket upgrade (src/gateway/realtime/): the route stage matches the provider's websocket routes only. */
   upgrade = false;
+  /** Keyward's own MCP route, /v1/mcp/<credential id>: the token must be this credential's (auth stage), the path is its MCP endpoint (route stage). */
+  mcpRoute: McpRoute | undefined = undefined;
 
   constructor(
     req: IncomingMessage,
     res: ServerResponse,
     readonly requestId: string,
-    readonly path: string,
+    /** The provider path; on Keyward's own MCP route, '' until the route stage sets the provider's MCP endpoint. */
+    public path: string,
     readonly query: string,
     readonly ip: string,
     /** The gate's judgement from the transport's framing (admission.ts bodyFollows). */

@@ -31,7 +31,7 @@ import type { ApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { Symbols } from '../../symbols.js';
 import { CredentialService } from '../../vault/credential-service.js';
-import { RequestContext } from './context.js';
+import { RequestContext, type McpRoute } from './context.js';
 import { normaliseProviderPath, normaliseResourcePath } from '../../catalog/path.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { UpstreamProxy } from '../upstream/upstream.js';
@@ -102,6 +102,14 @@ export class Gateway implements ProxyHandler, UpgradeHandler {
   }
 
   /**
+   * Keyward's own MCP route, /v1/mcp/<credential id>: the proxy's path with the credential fixed (the auth stage
+   * holds the token to it, the route stage sends the request to its provider's MCP endpoint).
+   */
+  handleMcp(req: IncomingMessage, res: ServerResponse, requestId: string, route: McpRoute): void {
+    this.enter(this.exchangeFor(req, res, requestId, false, route), this.toUpstream);
+  }
+
+  /**
    * An HTTP/1.1 upgrade of a proxy path (`Upgrade: websocket`): the same entry, its answers written on the socket
    * until the relay accepts it. A handshake the relay cannot take at all is answered before any context is built.
    */
@@ -127,13 +135,14 @@ export class Gateway implements ProxyHandler, UpgradeHandler {
    * A request's context (path normalised once, client address, body presence from the stream) and its exit, for
    * every transport. An upgrade has no body (what follows its head is the WebSocket's) and matches websocket routes.
    */
-  exchangeFor(req: IncomingMessage, res: ServerResponse, requestId: string, upgrade: boolean): Exchange {
+  exchangeFor(req: IncomingMessage, res: ServerResponse, requestId: string, upgrade: boolean, mcp?: McpRoute): Exchange {
     const url = req.url ?? '';
     const q = url.indexOf('?');
-    const rawPath = url.slice(PREFIX.length, q === -1 ? undefined : q);
-    const ctx = new RequestContext(req, res, requestId, normaliseProviderPath(rawPath) ?? normaliseResourcePath(rawPath) ?? '',
+    const rawPath = mcp ? '' : url.slice(PREFIX.length, q === -1 ? undefined : q);
+    const ctx = new RequestContext(req, res, requestId, mcp ? '' : normaliseProviderPath(rawPath) ?? normaliseResourcePath(rawPath) ?? '',
       q === -1 ? '' : url.slice(q + 1), clientAddress(req, this.config.trustedProxies), !upgrade && bodyFollows(req));
     if (upgrade) ctx.upgrade = true;
+    if (mcp) ctx.mcpRoute = mcp;
     ctx.span = this.tracing.startRequest(req.headers);
     if (ctx.bodyFollows) ctx.body = requestBody(req);
     return new Exchange(this.exit, ctx, req, res);

@@ -10,7 +10,7 @@
  * against the caller's address. The first stage that checks anything; a core
  * stage, always on: no configuration removes or moves it.
  */
-import { Errors } from '../../errors.js';
+import { Errors, proxyChallenge } from '../../errors.js';
 import type { ProviderRegistry, TokenCarriers } from '../../catalog/registry.js';
 import { presented as presentedWhere, refusal, type Presented } from '../../catalog/presented-token.js';
 import type { ResolvedToken } from '../../vault/token-service.js';
@@ -25,13 +25,28 @@ export type TokenResolver = (presented: string) => ResolvedToken | undefined | P
  * where one provider's SDKs put a key (GitHub's `Authorization: token …`) is taken for that provider's credentials alone.
  */
 function accepted(resolved: ResolvedToken | undefined, found: Presented, ctx: RequestContext, carriers: TokenCarriers): ResolvedToken {
-  if (!resolved || (found.only && !found.only.includes(resolved.credential.provider))) refuse(ctx, carriers, found);
+  if (!resolved || (found.only && !found.only.includes(resolved.credential.provider)) || !audienceFits(resolved, ctx)) refuse(ctx, carriers, found);
   return resolved;
 }
 
-/** The 401, saying where Keyward looked and what it found (worked out only now: the accepted path pays nothing for it). */
+/**
+ * On Keyward's own MCP route, a proxy token of that credential (not pooled), or an OAuth access token whose
+ * audience is exactly that route; anywhere else, never an OAuth access token (it is for its route alone).
+ */
+function audienceFits(resolved: ResolvedToken, ctx: RequestContext): boolean {
+  const audience = resolved.token.scopes.resource;
+  const route = ctx.mcpRoute;
+  if (!route) return audience === undefined;
+  return resolved.pool === undefined && resolved.token.credentialId === route.credentialId && (audience === undefined || audience === route.resource);
+}
+
+/**
+ * The 401, saying where Keyward looked and what it found (worked out only now: the accepted path pays nothing for
+ * it); on an MCP route, its challenge names the protected-resource metadata (RFC 9728), where an MCP client starts.
+ */
 function refuse(ctx: RequestContext, carriers: TokenCarriers, found?: Presented): never {
-  throw Errors.invalidToken(refusal(ctx.headers, ctx.query, carriers, ctx, found));
+  const route = ctx.mcpRoute;
+  throw Errors.invalidToken(refusal(ctx.headers, ctx.query, carriers, ctx, found), route ? proxyChallenge({ resource_metadata: route.metadataUrl }) : undefined);
 }
 
 export class AuthStage implements CoreStage {

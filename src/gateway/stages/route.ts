@@ -24,7 +24,9 @@ export class RouteStage implements CoreStage {
     const provider = this.providers.get(auth.credential.provider);
     if (!provider) throw Errors.pathNotAllowed(`The provider ${JSON.stringify(auth.credential.provider)} is not loaded on this gateway.`);
     ctx.provider = provider;
-    if (ctx.path === '') throw Errors.pathNotAllowed();
+    // Keyward's own MCP route goes to the credential's MCP endpoint (the auth stage held the token to the credential).
+    if (ctx.mcpRoute) ctx.path = provider.mcpEndpoint ?? '';
+    if (ctx.path === '') throw Errors.pathNotAllowed(ctx.mcpRoute ? 'This credential is not an MCP server\'s.' : undefined);
     // An upgrade matches only websocket routes, a plain request only plain ones (src/gateway/realtime/).
     const match = matchRoute(provider.routes, ctx.method, ctx.path, ctx.upgrade ? ctx.query : undefined);
     if (!match) throw Errors.pathNotAllowed(`${ctx.method} /${ctx.path} is not on the ${provider.id} allow-list.`);

@@ -30,6 +30,7 @@ import { FirestoreTokens } from './tokens.js';
 import { FirestoreTrustPolicies } from './trust-policies.js';
 import { FirestorePools } from './pools.js';
 import { FirestorePeople } from './people.js';
+import { FirestoreMcpGrants } from './mcp-grants.js';
 import { FirestoreUsage } from './usage.js';
 
 export type { FirestoreConnectConfig, FirestoreStoreOptions } from './db.js';
@@ -54,6 +55,7 @@ function openPorts(db: FirestoreDb): FirestorePorts {
     trustPolicies: new FirestoreTrustPolicies(db),
     pools: new FirestorePools(db, changes),
     people: new FirestorePeople(db),
+    mcpGrants: new FirestoreMcpGrants(db),
   };
 }
 

@@ -12,6 +12,7 @@ import type { SqliteDb } from './db.js';
 import { createTrustPolicyTable } from './trust-policies.js';
 import { createPoolTable } from './pools.js';
 import { createPeopleTables } from './people.js';
+import { createMcpGrantTables } from './mcp-grants.js';
 
 /** Records written before retention existed are kept this long (the default KEYWARD_AUDIT_RETENTION_DAYS). */
 const LEGACY_RETENTION_MS = 400 * 86_400_000;
@@ -100,6 +101,7 @@ export function createSchema(db: SqliteDb): void {
   unbindTokens(db);
   createPoolTable(db);
   createPeopleTables(db);
+  createMcpGrantTables(db);
 }
 
 /**

@@ -22,6 +22,7 @@ import { SqliteTokens } from './tokens.js';
 import { SqliteTrustPolicies } from './trust-policies.js';
 import { SqlitePools } from './pools.js';
 import { SqlitePeople } from './people.js';
+import { SqliteMcpGrants } from './mcp-grants.js';
 import { SqliteUsage } from './usage.js';
 
 interface SqlitePorts extends StorePorts {
@@ -44,6 +45,7 @@ function openPorts(db: SqliteDb, timers: Timers): SqlitePorts {
     trustPolicies: new SqliteTrustPolicies(db),
     pools: new SqlitePools(db),
     people: new SqlitePeople(db),
+    mcpGrants: new SqliteMcpGrants(db),
   };
 }
 

@@ -1,0 +1,113 @@
+/**
+ * Test support for MCP authorization: a gateway that is its own authorization server (KEYWARD_ISSUER_URL names a
+ * relay bound before the gateway starts, so the issuer's port is known up front), a fake MCP server holding the
+ * stored key, an organisation and its github-mcp credential; and the authorization flow driven over plain HTTP
+ * (the page's forms posted as a browser posts them), for the refusal tests.
+ */
+import type { ExecutionContext } from 'ava';
+import { createHash, randomBytes } from 'node:crypto';
+import { api, createCredential, createOrg, startApp, type Org, type TestApp } from '../support/app.js';
+import { startIssuerFront } from '../support/cloud/keyward-oidc.js';
+import { startFakeMcp, type FakeMcp } from '../support/mcp-fake.js';
+import { canaryKey } from '../support/proxy-fixture.js';
+
+export interface McpAuthFixture {
+  app: TestApp;
+  /** The issuer (the relay in front of the gateway): every URL a client uses. */
+  issuer: string;
+  fake: FakeMcp;
+  key: string;
+  org: Org;
+  credential: string;
+  resource: string;
+}
+
+export async function startMcpAuth(t: ExecutionContext, env: Record<string, string> = {}): Promise<McpAuthFixture> {
+  const key = canaryKey('ghmcp');
+  const fake = await startFakeMcp(key);
+  t.teardown(() => fake.close());
+  const front = await startIssuerFront(t);
+  const app = await startApp(t, { env: { KEYWARD_ISSUER_URL: front.url, KEYWARD_UPSTREAM_GITHUB_MCP: fake.url, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', ...env } });
+  front.point(app.url);
+  const org = await createOrg(app);
+  const credential = await createCredential(app, org, 'github-mcp', key);
+  return { app, issuer: front.url, fake, key, org, credential, resource: `${front.url}/v1/mcp/${credential}` };
+}
+
+export const pkce = (): { verifier: string; challenge: string } => {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+};
+
+export async function registerClient(f: McpAuthFixture, redirectUri = 'http://127.0.0.1:47123/callback'): Promise<string> {
+  const res = await api(f.issuer, 'POST', '/v1/oauth/register', { body: { client_name: 'test client', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' } });
+  if (res.status !== 201) throw new Error(`registration: ${res.status} ${res.text}`);
+  return res.body.client_id as string;
+}
+
+export interface AuthorizeParams {
+  clientId: string;
+  redirectUri: string;
+  challenge: string;
+  resource: string;
+  state?: string;
+}
+
+export const authorizeQuery = (p: AuthorizeParams): URLSearchParams => new URLSearchParams({
+  response_type: 'code', client_id: p.clientId, redirect_uri: p.redirectUri, code_challenge: p.challenge, code_challenge_method: 'S256', resource: p.resource, state: p.state ?? 'st-1',
+});
+
+const hiddenValue = (html: string, name: string): string => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
+
+/**
+ * The page's steps as a browser takes them: GET the authorize URL, post the sign-in form with `token`, post the
+ * consent form allowing `tools` (undefined: every tool offered). The last answer (a 303 to the redirect URI, or a page).
+ */
+export async function authorizeOverHttp(f: McpAuthFixture, p: AuthorizeParams, token: string, tools?: string[]): Promise<{ status: number; location: string | null; html: string }> {
+  const q = authorizeQuery(p);
+  const first = await fetch(`${f.issuer}/v1/oauth/authorize?${q}`, { redirect: 'manual' });
+  if (first.status !== 200) return { status: first.status, location: first.headers.get('location'), html: await first.text() };
+  await first.text();
+  const signIn = new URLSearchParams(q);
+  signIn.set('step', 'signin');
+  signIn.set('token', token);
+  const consent = await fetch(`${f.issuer}/v1/oauth/authorize`, { method: 'POST', body: signIn, redirect: 'manual' });
+  const html = await consent.text();
+  if (consent.status !== 200) return { status: consent.status, location: consent.headers.get('location'), html };
+  const offered = [...html.matchAll(/name="tools" value="([^"]*)"/g)].map((m) => m[1]!);
+  const answer = new URLSearchParams(q);
+  answer.set('step', 'consent');
+  answer.set('consent', hiddenValue(html, 'consent'));
+  answer.set('consent_secret', hiddenValue(html, 'consent_secret'));
+  answer.set('decision', 'allow');
+  for (const tool of tools ?? offered) answer.append('tools', tool);
+  const done = await fetch(`${f.issuer}/v1/oauth/authorize`, { method: 'POST', body: answer, redirect: 'manual' });
+  return { status: done.status, location: done.headers.get('location'), html: await done.text() };
+}
+
+export async function tokenRequest(f: McpAuthFixture, form: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${f.issuer}/v1/oauth/token`, { method: 'POST', body: new URLSearchParams(form) });
+  return { status: res.status, body: await res.json() as Record<string, unknown> };
+}
+
+/** A client, a consent for `tools`, and the code redeemed: the token response and what it took. */
+export async function authorizedTokens(f: McpAuthFixture, tools?: string[]): Promise<{ clientId: string; access: string; refresh: string; code: string; verifier: string; redirectUri: string }> {
+  const redirectUri = 'http://127.0.0.1:47123/callback';
+  const clientId = await registerClient(f, redirectUri);
+  const { verifier, challenge } = pkce();
+  const done = await authorizeOverHttp(f, { clientId, redirectUri, challenge, resource: f.resource }, f.org.token, tools);
+  const code = new URL(done.location!).searchParams.get('code')!;
+  const res = await tokenRequest(f, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: clientId, resource: f.resource });
+  if (res.status !== 200) throw new Error(`token: ${res.status} ${JSON.stringify(res.body)}`);
+  return { clientId, access: res.body.access_token as string, refresh: res.body.refresh_token as string, code, verifier, redirectUri };
+}
+
+/** A JSON-RPC tools/list on an MCP route with this bearer token: the HTTP status (a session is not needed for the gate). */
+export async function mcpStatus(url: string, token: string): Promise<number> {
+  const res = await fetch(url, {
+    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+  });
+  await res.text();
+  return res.status;
+}
