@@ -23,6 +23,7 @@ export const Symbols = {
   SecretStore: Symbol('SecretStore'),
   TrustPolicyStore: Symbol('TrustPolicyStore'),
   PoolStore: Symbol('PoolStore'),
+  OAuthConnectionStore: Symbol('OAuthConnectionStore'),
   KeyWrapper: Symbol('KeyWrapper'),
   ProviderRegistry: Symbol('ProviderRegistry'),
   Pipeline: Symbol('Pipeline'),

@@ -103,7 +103,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
   c.register(Symbols.Timers, { useValue: timers });
   c.register(Symbols.Store, { useValue: store });
-  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore, Symbols.PoolStore]) {
+  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore, Symbols.PoolStore, Symbols.OAuthConnectionStore]) {
     c.register(port, { useValue: store });
   }
   c.register(Symbols.KeyWrapper, { useValue: wrapper });

@@ -13,6 +13,7 @@ import type {
   UsageScope, UsageShard, UsageStore,
 } from './ports.js';
 import type { PoolRecord, PoolStore, PoolUpdate, TrustPolicyRecord, TrustPolicyStore } from './ports.js';
+import type { OAuthConnectionRecord, OAuthConnectionStore } from './oauth-port.js';
 
 /** The port objects an adapter is made of. */
 export interface StorePorts {
@@ -28,6 +29,7 @@ export interface StorePorts {
   secrets: SecretStore;
   trustPolicies: TrustPolicyStore;
   pools: PoolStore;
+  oauthConnections: OAuthConnectionStore;
 }
 
 export abstract class ComposedStore<P extends StorePorts = StorePorts> implements Store {
@@ -126,4 +128,16 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   updatePool(orgId: string, id: string, update: PoolUpdate) { return this.ports.pools.updatePool(orgId, id, update); }
   deletePool(orgId: string, id: string) { return this.ports.pools.deletePool(orgId, id); }
   coolPoolMember(orgId: string, id: string, credentialId: string, until: number) { return this.ports.pools.coolPoolMember(orgId, id, credentialId, until); }
+
+  // ---- upstream OAuth connections (OAuthConnectionStore) --------------------
+  putOAuthConnection(record: OAuthConnectionRecord) { return this.ports.oauthConnections.putOAuthConnection(record); }
+  getOAuthConnection(orgId: string, credentialId: string, memberId: string) { return this.ports.oauthConnections.getOAuthConnection(orgId, credentialId, memberId); }
+  replaceOAuthTokens(orgId: string, credentialId: string, memberId: string, expected: Buffer, sealed: SealedKey, updatedAt: number) {
+    return this.ports.oauthConnections.replaceOAuthTokens(orgId, credentialId, memberId, expected, sealed, updatedAt);
+  }
+  markOAuthReconnect(orgId: string, credentialId: string, memberId: string, expected: Buffer, updatedAt: number) {
+    return this.ports.oauthConnections.markOAuthReconnect(orgId, credentialId, memberId, expected, updatedAt);
+  }
+  countOAuthConnections(orgId: string, credentialId: string) { return this.ports.oauthConnections.countOAuthConnections(orgId, credentialId); }
+  deleteOAuthConnections(orgId: string, credentialId: string, memberId?: string) { return this.ports.oauthConnections.deleteOAuthConnections(orgId, credentialId, memberId); }
 }

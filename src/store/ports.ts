@@ -389,5 +389,8 @@ export interface StoreLifecycle {
   close(): Promise<void>;
 }
 
+export type { OAuthConnectionRecord, OAuthConnectionState, OAuthConnectionStore } from './oauth-port.js';
+import type { OAuthConnectionStore } from './oauth-port.js';
+
 export type Store = OrgStore & AdminKeyStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & SecretStore & StoreLifecycle
-  & TrustPolicyStore & PoolStore;
+  & TrustPolicyStore & PoolStore & OAuthConnectionStore;

@@ -11,6 +11,7 @@ import { nameKey } from '../name-key.js';
 import type { SqliteDb } from './db.js';
 import { createTrustPolicyTable } from './trust-policies.js';
 import { createPoolTable } from './pools.js';
+import { createOAuthConnectionTable } from './oauth-connections.js';
 
 /** Records written before retention existed are kept this long (the default KEYWARD_AUDIT_RETENTION_DAYS). */
 const LEGACY_RETENTION_MS = 400 * 86_400_000;
@@ -98,6 +99,7 @@ export function createSchema(db: SqliteDb): void {
   addIdempotencyClaimant(db);
   unbindTokens(db);
   createPoolTable(db);
+  createOAuthConnectionTable(db);
 }
 
 /**
