@@ -6,7 +6,7 @@
  * ciphertext it read (a compare-and-swap), so two instances refreshing at once never store an older
  * refresh token over a newer one. Secrets never arrive here, only ciphertexts.
  */
-import type { SealedKey } from './ports.js';
+import type { SealedKey } from './sealed-key.js';
 
 /** `connected`: tokens held; `reconnect`: the SaaS refused the refresh token, a person must connect again. */
 export type OAuthConnectionState = 'connected' | 'reconnect';

@@ -25,15 +25,8 @@ export interface OrgTokenRecord {
   expiresAt: number | null;
 }
 
-/** What envelope encryption produces; see vault/envelope.ts. */
-export interface SealedKey {
-  wrappedDek: Buffer;
-  /** Which key-encryption key (and version) wrapped the DEK. */
-  kekId: string;
-  nonce: Buffer;
-  /** AES-256-GCM ciphertext followed by its 16-byte tag. */
-  ciphertext: Buffer;
-}
+export type { SealedKey } from './sealed-key.js';
+import type { SealedKey } from './sealed-key.js';
 
 export interface CredentialRecord extends SealedKey {
   id: string;

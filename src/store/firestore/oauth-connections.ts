@@ -5,7 +5,7 @@
  */
 import type { DocumentSnapshot } from '@google-cloud/firestore';
 import type { OAuthConnectionRecord, OAuthConnectionState, OAuthConnectionStore } from '../oauth-port.js';
-import type { SealedKey } from '../ports.js';
+import type { SealedKey } from '../sealed-key.js';
 import { buf, type FirestoreDb } from './db.js';
 
 const toConnection = (d: DocumentSnapshot): OAuthConnectionRecord => {

@@ -5,7 +5,7 @@
  * compare-and-swaps on the ciphertext read before the SaaS was asked.
  */
 import type { OAuthConnectionRecord, OAuthConnectionState, OAuthConnectionStore } from '../oauth-port.js';
-import type { SealedKey } from '../ports.js';
+import type { SealedKey } from '../sealed-key.js';
 import type { Row, SqliteDb } from './db.js';
 
 export function createOAuthConnectionTable(db: SqliteDb): void {
