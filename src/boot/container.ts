@@ -51,6 +51,7 @@ import { Symbols } from '../symbols.js';
 import { Metrics, type CacheStats } from '../telemetry/metrics.js';
 import { CredentialService } from '../vault/credential-service.js';
 import { Envelope } from '../vault/envelope.js';
+import { OAuthConnections } from '../vault/oauth-connections.js';
 import { OrgService } from '../vault/org-service.js';
 import { AdminKeyService } from '../vault/admin-key-service.js';
 import { TokenService, type ResolvedToken } from '../vault/token-service.js';
@@ -120,7 +121,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   const clock = options.clock ?? systemClock;
   c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => clock.now()) });
   // Services are singletons within this container (tests run several servers in one process).
-  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits, TokenCaps];
+  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits, TokenCaps, OAuthConnections];
   for (const cls of services) c.registerSingleton(cls as never);
   c.register(RateLimiter, { useValue: new RateLimiter(() => timers.elapsed()) });
   // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
@@ -218,6 +219,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   // One set of signer settings for the proxy and the realtime relay: the same signers, the same minted tokens.
   const signers = {
     clock,
+    oauth: { connections: c.resolve(OAuthConnections), allowHttpLoopback: config.oidcAllowHttpLoopback },
     federation: {
       assertion: issuer && ((request: AssertionRequest) => issuer.assertion(request)), clock, log, awsStsEndpoint: config.awsStsEndpoint,
       azureAuthorityHost: config.azureAuthorityHost, googleStsUri: config.googleStsUri, googleIamCredentialsUri: config.googleIamCredentialsUri,

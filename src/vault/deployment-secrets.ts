@@ -1,6 +1,6 @@
 /**
  * Secrets of the deployment, the same on every instance and across restarts
- * (today one: the key of the Idempotency-Key request HMAC). The first instance
+ * (the key of the Idempotency-Key request HMAC, the upstream OAuth connect state's key). The first instance
  * that needs one makes 32 random bytes, wraps them with the KeyWrapper (local
  * key or Cloud KMS) under an AAD naming the secret, and stores them
  * create-if-absent; every instance reads back the one stored, unwraps it once
@@ -16,8 +16,10 @@ import type { RewrapFailure } from './rewrap-service.js';
 
 /** The key of the HMAC an Idempotency-Key record holds instead of its request body. */
 export const IDEMPOTENCY_HMAC_KEY = 'idempotency-hmac';
+/** The key of the upstream OAuth connect flow's `state` (an encrypted JWT: api/oauth-connect.ts). */
+export const OAUTH_STATE_KEY = 'oauth-connect-state';
 /** Every secret `keys rewrap` moves to the current key-encryption key. */
-const SECRET_NAMES = [IDEMPOTENCY_HMAC_KEY];
+const SECRET_NAMES = [IDEMPOTENCY_HMAC_KEY, OAUTH_STATE_KEY];
 
 /** Binds a wrapped secret to its name: one moved to another name (or into a credential) never unwraps. */
 export const secretAad = (name: string): Buffer => Buffer.from(`keyward/v1|deployment-secret|${name}`, 'utf8');
