@@ -8,7 +8,7 @@ import type { ProviderRegistry } from '../../catalog/registry.js';
 import { Name, named, Time } from './common.js';
 import { bodyContract } from './validate.js';
 
-const Url = (what: string) => Type.String({ format: 'uri', maxLength: 2000, description: `${what}: https (http only on a loopback address, under KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK).` });
+const Url = (what: string) => Type.String({ minLength: 1, maxLength: 2000, description: `${what}: https (http only on a loopback address, under KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK).` });
 const Scopes = Type.Array(Type.String({ pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,200}$' }), { maxItems: 50, description: 'The OAuth scopes Keyward asks for when it is connected.' });
 
 /** POST /v1/credentials with `kind: oauth`: an MCP or tool provider's credential whose upstream takes OAuth access tokens. */

@@ -1,0 +1,231 @@
+/**
+ * Upstream OAuth credentials against a stand-in SaaS (test/support/saas-oauth.ts) whose MCP server accepts
+ * only a current access token: a `kind: oauth` credential is stored (client secret sealed), connected by the
+ * authorization code flow with PKCE driven over HTTP as a browser would (the console's callback page is
+ * played by the test), used through the proxy, refreshed before expiry on the injected clock (never sent
+ * expired), refreshed once for many concurrent requests, kept working across refresh-token rotation, and
+ * answered 502 upstream_auth_failed with state `reconnect` once the SaaS revokes the refresh token; then
+ * reconnected. No token, code or secret is in the store file, a log line or any response.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { api, createOrg, mintToken, startApp, type ApiResponse, type Org, type TestApp } from '../support/app.js';
+import { ManualClock } from '../support/clocks.js';
+import { startIssuerFront } from '../support/cloud/keyward-oidc.js';
+import { startSaas, type Saas } from '../support/saas-oauth.js';
+import { eventually } from '../support/wait.js';
+
+const CLIENT_ID = 'Iv1.keyward-test-client';
+const CLIENT_SECRET = 'saas-client-secret-0123456789abcdef';
+const MINUTE = 60_000;
+
+interface Rig {
+  app: TestApp;
+  saas: Saas;
+  clock: ManualClock;
+  org: Org;
+  front: string;
+  /** Every response body the test saw (for the leak check). */
+  seen: string[];
+}
+
+async function rig(t: ExecutionContext, options: { rotate?: boolean; accessTtlS?: number } = {}): Promise<Rig> {
+  const clock = new ManualClock();
+  const front = await startIssuerFront(t);
+  const saas = await startSaas({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUri: `${front.url}/console/oauth-callback`, clock, accessTtlS: options.accessTtlS ?? 3600, rotate: options.rotate ?? false });
+  t.teardown(() => saas.close());
+  const app = await startApp(t, {
+    clock,
+    env: { KEYWARD_ISSUER_URL: front.url, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', KEYWARD_UPSTREAM_GITHUB_MCP: saas.url },
+  });
+  front.point(app.url);
+  return { app, saas, clock, org: await createOrg(app, 'oauth-co'), front: front.url, seen: [] };
+}
+
+async function call(r: Rig, method: string, p: string, options: Parameters<typeof api>[3] = {}): Promise<ApiResponse> {
+  const res = await api(r.app, method, p, { token: r.org.token, ...options });
+  r.seen.push(res.text);
+  return res;
+}
+
+async function createOAuthCredential(r: Rig, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await call(r, 'POST', '/v1/credentials', {
+    body: { provider: 'github-mcp', kind: 'oauth', name: 'github (oauth)', authorization_url: `${r.saas.url}/authorize`, token_url: `${r.saas.url}/token`, client_id: CLIENT_ID, client_secret: CLIENT_SECRET, scopes: ['repo', 'read:org'], ...extra },
+  });
+  if (res.status !== 201) throw new Error(`create: ${res.status} ${res.text}`);
+  return res.body.id;
+}
+
+/** The connect flow as the console and a browser run it: start, the SaaS's consent (a redirect), the callback page's completion. */
+async function connect(r: Rig, credentialId: string): Promise<ApiResponse> {
+  const start = await call(r, 'POST', `/v1/credentials/${credentialId}/connect`);
+  if (start.status !== 200) throw new Error(`connect: ${start.status} ${start.text}`);
+  const consent = await fetch(start.body.authorization_url, { redirect: 'manual' });
+  const back = new URL(consent.headers.get('location') ?? '');
+  return call(r, 'POST', '/v1/oauth/callback', { token: undefined, body: { state: back.searchParams.get('state'), code: back.searchParams.get('code'), binding: start.body.binding } });
+}
+
+async function mcp(r: Rig, token: string, method = 'tools/list', params?: unknown): Promise<ApiResponse> {
+  const res = await api(r.app, 'POST', '/v1/proxy/mcp/', {
+    headers: { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream' },
+    body: { jsonrpc: '2.0', id: 1, method, ...(params ? { params } : {}) },
+  });
+  r.seen.push(res.text);
+  return res;
+}
+
+/** Nothing the SaaS issued, nor the client secret, is in the store's files, the logs or a response. */
+function assertNoLeak(t: ExecutionContext, r: Rig): void {
+  const secrets = [CLIENT_SECRET, ...r.saas.issued];
+  t.true(r.saas.issued.length >= 3, 'the SaaS issued tokens to look for');
+  const files = readdirSync(r.app.dataDir).map((f) => readFileSync(path.join(r.app.dataDir, f)).toString('latin1'));
+  const places = { store: files.join('\n'), logs: r.app.logText(), responses: r.seen.join('\n') };
+  for (const [where, text] of Object.entries(places)) {
+    const found = secrets.filter((s) => text.includes(s));
+    t.deepEqual(found.map((s) => s.slice(0, 12)), [], `no token, code or secret in the ${where}`);
+  }
+}
+
+test('an OAuth credential: stored, connected with PKCE, refreshed before expiry on the clock, one refresh for many, a revoked refresh token → 502 and reconnect', async (t) => {
+  const r = await rig(t);
+  const id = await createOAuthCredential(r);
+  const view = (await call(r, 'GET', `/v1/credentials/${id}`)).body;
+  t.like(view, { kind: 'oauth', client_id: CLIENT_ID, scopes: ['repo', 'read:org'], per_member: false, connection: { state: 'not_connected' } });
+  t.false('client_secret' in view);
+  const ptok = await mintToken(r.app, r.org, id, '24h');
+
+  // Before it is connected: a clear 502, nothing sent.
+  const early = await mcp(r, ptok.token);
+  t.is(early.status, 502);
+  t.is(early.body.error.code, 'upstream_auth_failed');
+  t.regex(early.body.error.message, /not connected/);
+  t.is(r.saas.counts.mcpAccepted + r.saas.counts.mcpRefused, 0);
+
+  // The flow: the authorization URL carries PKCE S256, the scopes and Keyward's callback page.
+  const start = await call(r, 'POST', `/v1/credentials/${id}/connect`);
+  const authorize = new URL(start.body.authorization_url);
+  t.is(start.body.redirect_uri, `${r.front}/console/oauth-callback`);
+  t.like(Object.fromEntries(authorize.searchParams), { client_id: CLIENT_ID, code_challenge_method: 'S256', response_type: 'code', scope: 'repo read:org', redirect_uri: start.body.redirect_uri });
+  const consent = await fetch(authorize, { redirect: 'manual' });
+  const back = new URL(consent.headers.get('location')!);
+  const completion = { state: back.searchParams.get('state'), code: back.searchParams.get('code') };
+  // Carried to another browser (without this one's binding): refused, and the code is not spent.
+  const elsewhere = await call(r, 'POST', '/v1/oauth/callback', { token: undefined, body: { ...completion, binding: 'someone-elses-binding' } });
+  t.is(elsewhere.status, 400);
+  t.is(elsewhere.body.error.param, 'binding');
+  const done = await call(r, 'POST', '/v1/oauth/callback', { token: undefined, body: { ...completion, binding: start.body.binding } });
+  t.is(done.status, 200, done.text);
+  t.is(done.body.connection.state, 'connected');
+  t.is(r.saas.counts.codes, 1);
+  // A replayed completion: the SaaS refuses the spent code.
+  const replay = await call(r, 'POST', '/v1/oauth/callback', { token: undefined, body: { ...completion, binding: start.body.binding } });
+  t.is(replay.status, 502);
+  t.is(replay.body.error.code, 'upstream_auth_failed');
+
+  // In use: the access token from the connect, no refresh yet.
+  const listed = await mcp(r, ptok.token);
+  t.is(listed.status, 200, listed.text);
+  t.deepEqual(listed.body.result.tools.map((x: { name: string }) => x.name), ['whoami', 'echo_token']);
+  t.is(r.saas.counts.refreshes, 0);
+  // An upstream that echoes the access token: masked on the way back.
+  const echoed = await mcp(r, ptok.token, 'tools/call', { name: 'echo_token', arguments: {} });
+  t.is(echoed.status, 200);
+  t.false(echoed.text.includes(r.saas.presented.at(-1)!), 'the echoed access token is masked');
+
+  // One hour tokens: nothing is refreshed before 55 minutes…
+  r.clock.advance(54 * MINUTE);
+  t.is((await mcp(r, ptok.token)).status, 200);
+  t.is(r.saas.counts.refreshes, 0);
+  // …then the current token still serves while one refresh runs in the background.
+  r.clock.advance(2 * MINUTE);
+  const first = r.saas.presented.length;
+  t.is((await mcp(r, ptok.token)).status, 200);
+  await eventually(() => r.saas.counts.refreshes === 1, 'the background refresh');
+  t.is((await mcp(r, ptok.token)).status, 200);
+  t.not(r.saas.presented.at(-1), r.saas.presented[first], 'the refreshed token is sent');
+  t.is(r.saas.counts.mcpRefused, 0, 'never an expired token');
+
+  // Past expiry of everything held: many requests at once share one refresh.
+  r.clock.advance(2 * 60 * MINUTE);
+  r.saas.hold();
+  const many = Array.from({ length: 12 }, () => mcp(r, ptok.token));
+  await eventually(() => r.saas.counts.refreshes === 2, 'one refresh asked');
+  r.saas.release();
+  const answers = await Promise.all(many);
+  t.deepEqual(answers.map((a) => a.status), Array(12).fill(200));
+  t.is(r.saas.counts.refreshes, 2, 'twelve requests, one refresh');
+  t.is(r.saas.counts.mcpRefused, 0);
+
+  // The user revokes the app at the SaaS: the next refresh is refused → 502 saying to reconnect, and the state says so.
+  r.saas.revokeRefreshTokens();
+  r.clock.advance(2 * 60 * MINUTE);
+  const refused = await mcp(r, ptok.token);
+  t.is(refused.status, 502);
+  t.is(refused.body.error.code, 'upstream_auth_failed');
+  t.regex(refused.body.error.message, /must be reconnected/);
+  t.is((await call(r, 'GET', `/v1/credentials/${id}`)).body.connection.state, 'reconnect');
+  const listedAll = (await call(r, 'GET', '/v1/credentials')).body.data.find((c: { id: string }) => c.id === id);
+  t.is(listedAll.connection.state, 'reconnect');
+  // The SaaS is not asked again while the connection waits for a person.
+  const refreshesBefore = r.saas.counts.refreshes;
+  t.is((await mcp(r, ptok.token)).status, 502);
+  t.is(r.saas.counts.refreshes, refreshesBefore);
+
+  // Reconnected: working again at once.
+  const again = await connect(r, id);
+  t.is(again.body.connection.state, 'connected');
+  t.is((await mcp(r, ptok.token)).status, 200);
+  t.is(r.saas.counts.mcpRefused, 0);
+  assertNoLeak(t, r);
+});
+
+test('refresh-token rotation: each refresh uses the token the last one gave, sealed back in the store', async (t) => {
+  const r = await rig(t, { rotate: true, accessTtlS: 600 });
+  const id = await createOAuthCredential(r);
+  const ptok = await mintToken(r.app, r.org, id, '24h');
+  t.is((await connect(r, id)).status, 200);
+  for (let i = 1; i <= 3; i++) {
+    // Ten-minute tokens: refreshed half-way (5 minutes), never sent in their last minute; here each is past its end.
+    r.clock.advance(11 * MINUTE);
+    const res = await mcp(r, ptok.token);
+    t.is(res.status, 200, res.text);
+    t.is(r.saas.counts.refreshes, i);
+  }
+  t.is(r.saas.counts.refused, 0, 'no retired refresh token was ever presented');
+  t.is(r.saas.counts.mcpRefused, 0);
+  // A restart reads the rotated refresh token from the store (the in-memory one is gone).
+  await r.app.stop();
+  const restarted = await startApp(t, { clock: r.clock, dataDir: r.app.dataDir, env: { KEYWARD_ISSUER_URL: r.front, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', KEYWARD_UPSTREAM_GITHUB_MCP: r.saas.url } });
+  r.clock.advance(11 * MINUTE);
+  const after = await api(restarted, 'POST', '/v1/proxy/mcp/', { headers: { authorization: `Bearer ${ptok.token}`, accept: 'application/json' }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+  t.is(after.status, 200, after.text);
+  t.is(r.saas.counts.refused, 0);
+  assertNoLeak(t, { ...r, seen: [...r.seen, after.text] });
+  t.false(restarted.logText().includes(r.saas.issued.at(-1)!));
+});
+
+test('kind oauth: refused bodies (http endpoint without the loopback switch, a model provider, a bad scope) and a non-OAuth credential cannot connect', async (t) => {
+  const r = await rig(t);
+  const bad = async (extra: Record<string, unknown>, param: string) => {
+    const res = await call(r, 'POST', '/v1/credentials', { body: { provider: 'github-mcp', kind: 'oauth', authorization_url: `${r.saas.url}/authorize`, token_url: `${r.saas.url}/token`, client_id: CLIENT_ID, ...extra } });
+    t.is(res.status, 400, res.text);
+    t.is(res.body.error.param, param);
+  };
+  await bad({ token_url: 'http://example.com/token' }, 'token_url');
+  await bad({ scopes: ['has space'] }, 'scopes');
+  await bad({ kind: 'oauth2' }, 'kind');
+  await bad({ api_key: 'ghp_0123456789' }, 'api_key');
+  const model = await call(r, 'POST', '/v1/credentials', { body: { provider: 'openai', kind: 'oauth', authorization_url: `${r.saas.url}/authorize`, token_url: `${r.saas.url}/token`, client_id: CLIENT_ID } });
+  t.is(model.status, 400);
+  const keyed = await call(r, 'POST', '/v1/credentials', { body: { provider: 'github-mcp', api_key: 'ghp_0123456789abcdefghij' } });
+  t.is((await call(r, 'POST', `/v1/credentials/${keyed.body.id}/connect`)).status, 400);
+  // A forged or expired state never reaches the SaaS.
+  const id = await createOAuthCredential(r);
+  const start = await call(r, 'POST', `/v1/credentials/${id}/connect`);
+  r.clock.advance(11 * MINUTE);
+  const late = await call(r, 'POST', '/v1/oauth/callback', { token: undefined, body: { state: new URL(start.body.authorization_url).searchParams.get('state'), code: 'x', binding: start.body.binding } });
+  t.is(late.status, 400);
+  t.is(late.body.error.param, 'state');
+  t.is(r.saas.counts.codes, 0);
+});
