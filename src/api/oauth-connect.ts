@@ -96,7 +96,7 @@ export class OAuthConnectApi {
 
   register(router: Router, view: TObject): void {
     router.add('POST', '/v1/credentials/:id/connect', {
-      auth: 'org', body: OAUTH_START, operationId: 'connectCredential', tag: 'credentials', summary: 'Start connecting an OAuth credential',
+      auth: 'org', body: OAUTH_START, idempotent: true, operationId: 'connectCredential', tag: 'credentials', summary: 'Start connecting an OAuth credential',
       description: [
         'Answers where the browser goes: the SaaS\'s authorization endpoint with `state` and a PKCE (S256) challenge. The SaaS sends the browser back to `redirect_uri`, the console\'s callback page, which completes with POST /v1/oauth/callback.',
         'An admin connects the organisation\'s account; a per-member credential is connected by each signed-in member for themselves. Needs KEYWARD_ISSUER_URL (the gateway\'s public URL).',
@@ -105,6 +105,7 @@ export class OAuthConnectApi {
       errors: ['not_found', 'forbidden'],
     }, async (r) => {
       const org = orgOf(r);
+      await r.body();
       const { record, ref } = await this.connectionFor(r, org.id, r.params.id!);
       const redirectUri = this.redirectUri();
       const settings = oauthSettings(await this.credentials.secretsFor(record));
@@ -116,7 +117,11 @@ export class OAuthConnectApi {
       const state = await new EncryptJWT({ ...claims }).setProtectedHeader({ alg: 'dir', enc: 'A256GCM' }).setIssuedAt(now).setExpirationTime(now + FLOW_TTL_S)
         .encrypt(await this.secrets.get(OAUTH_STATE_KEY));
       const target = await authorizationUrl(config, settings, redirectUri, state, verifier);
-      return { status: 200, body: { object: 'oauth_authorization' as const, authorization_url: target, redirect_uri: redirectUri, binding, expires_at: iso((now + FLOW_TTL_S) * 1000) } };
+      // A replay under the same Idempotency-Key answers without the flow's state and binding (never stored).
+      return {
+        status: 200, body: { object: 'oauth_authorization' as const, authorization_url: target, redirect_uri: redirectUri, binding, expires_at: iso((now + FLOW_TTL_S) * 1000) },
+        secretFields: ['authorization_url', 'binding'],
+      };
     });
 
     router.add('POST', '/v1/oauth/callback', {
