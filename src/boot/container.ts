@@ -7,6 +7,7 @@ import 'reflect-metadata';
 import { createKeyWrapper, createStore } from './adapters.js';
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import { CredentialsApi } from '../api/credentials.js';
+import { OAuthConnectApi } from '../api/oauth-connect.js';
 import { OrgsApi } from '../api/orgs.js';
 import { TokensApi } from '../api/tokens.js';
 import { UsageApi } from '../api/usage.js';
@@ -123,6 +124,8 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   // Services are singletons within this container (tests run several servers in one process).
   const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits, TokenCaps, OAuthConnections];
   for (const cls of services) c.registerSingleton(cls as never);
+  // One instance: who a request acts for (its `memberOf`) is set once, for the credential views and the connect routes alike.
+  c.registerSingleton(OAuthConnectApi);
   c.register(RateLimiter, { useValue: new RateLimiter(() => timers.elapsed()) });
   // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
   const ring = new SigningKeyRing(store, wrapper, clock, log, config.kms === 'gcp' ? lazyKmsSigning(config.kmsSigningKey, config.kmsEndpoint) : undefined);

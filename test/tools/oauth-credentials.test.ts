@@ -15,6 +15,10 @@ import { ManualClock } from '../support/clocks.js';
 import { startIssuerFront } from '../support/cloud/keyward-oidc.js';
 import { startSaas, type Saas } from '../support/saas-oauth.js';
 import { eventually } from '../support/wait.js';
+import { OAuthConnectApi } from '../../src/api/oauth-connect.js';
+import { oauthSendMargin, refreshPoint, upstreamOAuthSigner } from '../../src/gateway/upstream/signers/upstream-oauth.js';
+import { CredentialService } from '../../src/vault/credential-service.js';
+import { OAuthConnections } from '../../src/vault/oauth-connections.js';
 
 const CLIENT_ID = 'Iv1.keyward-test-client';
 const CLIENT_SECRET = 'saas-client-secret-0123456789abcdef';
@@ -228,4 +232,43 @@ test('kind oauth: refused bodies (http endpoint without the loopback switch, a m
   t.is(late.status, 400);
   t.is(late.body.error.param, 'state');
   t.is(r.saas.counts.codes, 0);
+});
+
+test('per member: each member connects their own account (the member from the signed-in principal, a stub here); a request acts for its member only', async (t) => {
+  const r = await rig(t);
+  const container = r.app.server.container;
+  // Members come with single sign-on; the stub takes the member from a test header the way a session would name it.
+  container.resolve(OAuthConnectApi).memberOf = (req) => (typeof req.req.headers['x-test-member'] === 'string' ? req.req.headers['x-test-member'] : undefined);
+  const id = await createOAuthCredential(r, { per_member: true });
+  t.is((await call(r, 'POST', `/v1/credentials/${id}/connect`)).status, 403, 'no member: nothing to connect');
+  const asAlice = { headers: { 'x-test-member': 'usr_alice' } };
+  const start = await call(r, 'POST', `/v1/credentials/${id}/connect`, asAlice);
+  t.is(start.status, 200, start.text);
+  const back = new URL((await fetch(start.body.authorization_url, { redirect: 'manual' })).headers.get('location')!);
+  const done = await call(r, 'POST', '/v1/oauth/callback', { token: undefined, ...asAlice, body: { state: back.searchParams.get('state'), code: back.searchParams.get('code'), binding: start.body.binding } });
+  t.is(done.status, 200, done.text);
+  t.like((await call(r, 'GET', `/v1/credentials/${id}`, asAlice)).body.connection, { state: 'connected', members: { connected: 1, reconnect: 0 } });
+  t.like((await call(r, 'GET', `/v1/credentials/${id}`, { headers: { 'x-test-member': 'usr_bob' } })).body.connection, { state: 'not_connected' });
+
+  // A proxy token bound to no member: refused, nothing sent.
+  const ptok = await mintToken(r.app, r.org, id, '24h');
+  const unbound = await mcp(r, ptok.token);
+  t.is(unbound.status, 502);
+  t.regex(unbound.body.error.message, /not bound to a member/);
+  // The signer acting for a member (as a member's personal token will have it): Alice's own token; Bob has none.
+  const signer = upstreamOAuthSigner('github-mcp', { connections: container.resolve(OAuthConnections), allowHttpLoopback: true }, undefined, r.clock);
+  const values = await container.resolve(CredentialService).secretsFor({ orgId: r.org.id, id, provider: 'github-mcp' });
+  const forMember = (memberId: string) => ({ ...values, owner: { ...values.owner!, memberId } });
+  const request = { method: 'POST', origin: r.saas.url, path: '/mcp/', query: '', headers: {} as Record<string, string | string[]> };
+  await signer.sign(request, forMember('usr_alice'));
+  t.regex(String(request.headers.authorization), /^Bearer saas_at_/);
+  await t.throwsAsync(async () => signer.sign({ ...request, headers: {} }, forMember('usr_bob')), { message: /not connected/ });
+  assertNoLeak(t, r);
+});
+
+test('refresh timing: at the later of 5 minutes before expiry or half the life; never sent within a minute or a tenth of the life of expiry', (t) => {
+  t.is(oauthSendMargin(60 * MINUTE), MINUTE);
+  t.is(oauthSendMargin(5 * MINUTE), 30_000);
+  t.is(refreshPoint({ issuedAt: 0, expiresAt: 60 * MINUTE }), 55 * MINUTE);
+  t.is(refreshPoint({ issuedAt: 0, expiresAt: 8 * MINUTE }), 4 * MINUTE);
 });
