@@ -12,6 +12,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { api, createOrg, mintToken, startApp, type ApiResponse, type Org, type TestApp } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';
+import { launchBrowser, watchedPage } from '../support/browser.js';
+import { cleanRun, openPage, signIn } from '../support/console-page.js';
 import { startIssuerFront } from '../support/cloud/keyward-oidc.js';
 import { startSaas, type Saas } from '../support/saas-oauth.js';
 import { eventually } from '../support/wait.js';
@@ -271,4 +273,33 @@ test('refresh timing: at the later of 5 minutes before expiry or half the life; 
   t.is(oauthSendMargin(5 * MINUTE), 30_000);
   t.is(refreshPoint({ issuedAt: 0, expiresAt: 60 * MINUTE }), 55 * MINUTE);
   t.is(refreshPoint({ issuedAt: 0, expiresAt: 8 * MINUTE }), 4 * MINUTE);
+});
+
+test('console: the Connect button runs the flow in Chromium (the SaaS\'s consent, the callback page), the account shows Connected, then Reconnect once the SaaS refuses the refresh token', async (t) => {
+  t.timeout(180_000, 'a browser session on a shared machine');
+  const r = await rig(t);
+  const id = await createOAuthCredential(r);
+  const ptok = await mintToken(r.app, r.org, id, '24h');
+  const browser = await launchBrowser(t);
+  const w = await watchedPage(browser, r.front, { width: 1280, alsoAllow: [r.saas.url] });
+  const { page } = w;
+  // Kept in this tab: the page leaves for the SaaS and comes back.
+  await signIn(page, r.front, r.org.token, true);
+  await openPage(page, 'Credentials');
+  const row = page.locator(`tr[data-id="${id}"]`);
+  t.is(await row.locator('.connection').getAttribute('data-state'), 'not_connected');
+  await row.getByRole('button', { name: /^Connect / }).click();
+  await page.locator('p.ok', { hasText: 'Connected github (oauth).' }).waitFor();
+  await row.locator('.connection[data-state="connected"]').waitFor();
+  t.false(page.url().includes('code='), 'the code left the address bar');
+  t.is(r.saas.counts.codes, 1);
+  t.is((await mcp(r, ptok.token)).status, 200);
+
+  r.saas.revokeRefreshTokens();
+  r.clock.advance(3 * 60 * MINUTE);
+  t.is((await mcp(r, ptok.token)).status, 502);
+  await page.reload();
+  await page.locator(`tr[data-id="${id}"] .connection[data-state="reconnect"]`).waitFor();
+  t.is(await page.locator(`tr[data-id="${id}"]`).getByRole('button', { name: /^Reconnect / }).count(), 1);
+  await cleanRun(t, w);
 });
