@@ -25,6 +25,7 @@ export const Symbols = {
   PoolStore: Symbol('PoolStore'),
   /** store/people-port.ts: single sign-on configurations, members, sessions. */
   PeopleStore: Symbol('PeopleStore'),
+  OAuthConnectionStore: Symbol('OAuthConnectionStore'),
   KeyWrapper: Symbol('KeyWrapper'),
   /** identity/sso-client.ts: the organisations' OpenID providers, under the SSRF rules. */
   SsoClient: Symbol('SsoClient'),

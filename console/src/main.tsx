@@ -19,6 +19,7 @@ import { StartPage } from './pages/start.js';
 import { TokensPage } from './pages/tokens.js';
 import { TrustPoliciesPage } from './pages/trust-policies.js';
 import { UsagePage } from './pages/usage.js';
+import { CALLBACK_PATH, finishConnect } from './pages/oauth-connect.js';
 import { abilitiesOf, type Abilities } from './roles.js';
 import { forgetKey, keepKey, rememberedKey, replaceKey } from './session.js';
 
@@ -148,4 +149,6 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app')!);
+// The page a SaaS sends the browser back to after consent: completed, then Credentials (pages/oauth-connect.tsx).
+if (location.pathname === CALLBACK_PATH) void finishConnect();
+else render(<App />, document.getElementById('app')!);

@@ -119,9 +119,10 @@ export interface CredentialSecrets {
   readonly plain: Readonly<Record<string, string>>;
   /**
    * Whose credential this is, when the proxy uses it (absent while a body is parsed): a federated credential's
-   * signer signs Keyward's JWT for this organisation (`sub` org:<orgId>) and credential.
+   * signer signs Keyward's JWT for this organisation (`sub` org:<orgId>) and credential. `memberId`: the member
+   * a per-member upstream OAuth credential acts for (absent: none).
    */
-  readonly owner?: Readonly<{ orgId: string; credentialId: string }>;
+  readonly owner?: Readonly<{ orgId: string; credentialId: string; memberId?: string }>;
 }
 
 export interface CredentialSpec {

@@ -14,6 +14,11 @@ import {
 import { NAME_CHANGE } from './schemas/common.js';
 import { NAMED_PAGE } from './schemas/query.js';
 import { credentialView, listView } from './views.js';
+import { OAuthConnectApi } from './oauth-connect.js';
+import { oauthCredentialCreateSchema } from './schemas/oauth-connect.js';
+import { isOAuthCredential } from '../vault/oauth-credential.js';
+import type { AdminRequest } from '../http/router.js';
+import type { CredentialRecord } from '../store/ports.js';
 
 @injectable()
 export class CredentialsApi {
@@ -26,9 +31,11 @@ export class CredentialsApi {
     @inject(CredentialService) private readonly credentials: CredentialService,
     @inject(UsageRecorder) private readonly usage: UsageRecorder,
     @inject(Symbols.ProviderRegistry) providers: ProviderRegistry,
+    @inject(OAuthConnectApi) private readonly oauth: OAuthConnectApi,
   ) {
     const declarations = credentialDeclarations(providers);
-    this.create = credentialCreateContract(credentialCreateSchema(declarations));
+    const oauthCreate = oauthCredentialCreateSchema(providers);
+    this.create = credentialCreateContract(credentialCreateSchema(declarations, oauthCreate), oauthCreate);
     this.rotateBody = credentialRotateContract(declarations);
     this.view = credentialViewSchema(providers, declarations);
   }
@@ -43,6 +50,7 @@ export class CredentialsApi {
     }, async (r) => {
       const org = orgOf(r);
       const input = await r.body();
+      if (input.kind === 'oauth') return { status: 201, body: await this.viewOf(r, await this.credentials.createOAuth(org.id, input.provider, input, input.name)) };
       // The provider's own rules have the last word on each field (shared with the CLI).
       const values = this.credentials.parseCredentialInput(input.provider, input);
       return { status: 201, body: credentialView(await this.credentials.create(org.id, input.provider, values.secrets, values.plain, input.name)) };
@@ -54,7 +62,8 @@ export class CredentialsApi {
       response: { status: 200, schema: credentialListSchema(this.view), description: 'A page of credentials, newest first.' },
     }, async (r) => {
       const page = await this.credentials.list(orgOf(r).id, r.query);
-      return { status: 200, body: listView(page, (c) => credentialView(c)) };
+      const views = await Promise.all(page.data.map((c) => this.viewOf(r, c)));
+      return { status: 200, body: { ...listView(page, (c) => credentialView(c)), data: views } };
     });
 
     router.add('GET', '/v1/credentials/:id', {
@@ -63,7 +72,8 @@ export class CredentialsApi {
       errors: ['not_found'],
     }, async (r) => {
       const record = await this.credentials.get(orgOf(r).id, r.params.id!);
-      return { status: 200, body: credentialView(record, await this.usage.get('cred', record.id)) };
+      const usage = await this.usage.get('cred', record.id);
+      return { status: 200, body: { ...(await this.viewOf(r, record)), usage: credentialView(record, usage).usage! } };
     });
 
     router.add('PATCH', '/v1/credentials/:id', {
@@ -73,7 +83,7 @@ export class CredentialsApi {
       errors: ['not_found'],
     }, async (r) => {
       const { name } = await r.body();
-      return { status: 200, body: credentialView(await this.credentials.rename(orgOf(r).id, r.params.id!, name)) };
+      return { status: 200, body: await this.viewOf(r, await this.credentials.rename(orgOf(r).id, r.params.id!, name)) };
     });
 
     router.add('POST', '/v1/credentials/:id/rotate', {
@@ -85,8 +95,11 @@ export class CredentialsApi {
     }, async (r) => {
       const org = orgOf(r);
       // The provider's secret fields (`api_key` for a key-based one); plain fields are fixed at creation.
-      return { status: 200, body: credentialView(await this.credentials.rotate(org.id, r.params.id!, await r.body())) };
+      return { status: 200, body: await this.viewOf(r, await this.credentials.rotate(org.id, r.params.id!, await r.body())) };
     });
+
+    // Upstream OAuth credentials: connect (start, complete) and disconnect (api/oauth-connect.ts).
+    this.oauth.register(router, this.view);
 
     router.add('DELETE', '/v1/credentials/:id', {
       auth: 'org', action: 'credential.delete', operationId: 'deleteCredential', tag: 'credentials', summary: 'Delete a credential and its tokens',
@@ -97,5 +110,10 @@ export class CredentialsApi {
       const gone = await this.credentials.delete(orgOf(r).id, r.params.id!);
       return { status: 200, body: { id: r.params.id!, object: 'credential' as const, deleted: true as const }, ...(gone.name !== undefined ? { targetName: gone.name } : {}) };
     });
+  }
+
+  /** The view, with an OAuth credential's connection state (the caller's own, for a per-member one). */
+  private viewOf(r: AdminRequest<unknown, unknown>, record: CredentialRecord) {
+    return isOAuthCredential(record.fields) ? this.oauth.viewOf(r, record) : Promise.resolve(credentialView(record));
   }
 }

@@ -12,6 +12,7 @@ import { subjectOf } from '../identity/issuer.js';
 import { isPoolId, type AdminKeyRecord, AuditRecord, CredentialRecord, OrgRecord, Page, RevokedTokenRecord, TokenRecord, UsageCounts as UsageCountsRecord } from '../store/ports.js';
 import type { AdminKey, AdminKeyCreated, Caller } from './schemas/admin-keys.js';
 import type { CredentialView } from './schemas/credentials.js';
+import type { ConnectionSummary } from '../vault/oauth-connections.js';
 import type { Organization, OrganizationSettings, OrgSelf } from './schemas/orgs.js';
 import type { Token, TokenCaps, TokenCreated } from './schemas/tokens.js';
 import type { AuditEvent, Usage, UsageBreakdown, UsageCounts, UsageDay } from './schemas/usage.js';
@@ -78,19 +79,33 @@ export function orgSettingsView(org: OrgRecord): Static<typeof OrganizationSetti
   return { id: org.id, object: 'organization', name: org.name, created_at: iso(org.createdAt), spend_limit_usd: limit === null ? null : formatUsd(limit) };
 }
 
-export function credentialView(c: CredentialRecord, usage?: UsageCountsRecord): CredentialView {
+export function credentialView(c: CredentialRecord, usage?: UsageCountsRecord, connection?: ConnectionSummary): CredentialView {
   return {
     id: c.id,
     object: 'credential',
     provider: c.provider,
     ...(c.name !== undefined ? { name: c.name } : {}),
     // Plain fields (OpenAI's `organization`…): stored only under names the provider declares, and a
-    // provider may not declare one of this view's own keys (catalog/registry.ts).
-    ...(c.fields ?? {}),
+    // provider may not declare one of this view's own keys (catalog/registry.ts). An OAuth credential's are its own.
+    ...(c.fields?.kind === 'oauth' ? oauthFieldsView(c.fields, connection) : (c.fields ?? {})),
     key_hint: c.keyHint,
     created_at: iso(c.createdAt),
     updated_at: iso(c.updatedAt),
     ...(usage ? { usage: usageView(usage) } : {}),
+  };
+}
+
+/** An upstream OAuth credential's plain fields (scopes as a list, per_member as a boolean) and its connection's state. */
+function oauthFieldsView(fields: Readonly<Record<string, string>>, connection: ConnectionSummary | undefined): Record<string, unknown> {
+  const { scopes, per_member: perMember, ...rest } = fields;
+  return {
+    ...rest, scopes: scopes ? scopes.split(' ') : [], per_member: perMember === 'true',
+    connection: {
+      state: connection?.state ?? 'not_connected',
+      ...(connection?.connectedAt !== undefined ? { connected_at: iso(connection.connectedAt) } : {}),
+      ...(connection?.updatedAt !== undefined ? { updated_at: iso(connection.updatedAt) } : {}),
+      ...(connection?.members ? { members: connection.members } : {}),
+    },
   };
 }
 

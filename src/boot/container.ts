@@ -7,6 +7,7 @@ import 'reflect-metadata';
 import { createKeyWrapper, createStore } from './adapters.js';
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import { CredentialsApi } from '../api/credentials.js';
+import { OAuthConnectApi } from '../api/oauth-connect.js';
 import { OrgsApi } from '../api/orgs.js';
 import { TokensApi } from '../api/tokens.js';
 import { UsageApi } from '../api/usage.js';
@@ -56,8 +57,8 @@ import { Symbols } from '../symbols.js';
 import { Metrics, type CacheStats } from '../telemetry/metrics.js';
 import { CredentialService } from '../vault/credential-service.js';
 import { Envelope } from '../vault/envelope.js';
+import { OAuthConnections } from '../vault/oauth-connections.js';
 import { OrgService } from '../vault/org-service.js';
-import { AdminKeyService } from '../vault/admin-key-service.js';
 import { TokenService, type ResolvedToken } from '../vault/token-service.js';
 import { ApiError, Errors } from '../errors.js';
 import { formatUsd } from '../pricing/money.js';
@@ -110,7 +111,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
   c.register(Symbols.Timers, { useValue: timers });
   c.register(Symbols.Store, { useValue: store });
-  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore, Symbols.PoolStore, Symbols.PeopleStore]) {
+  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore, Symbols.PoolStore, Symbols.PeopleStore, Symbols.OAuthConnectionStore]) {
     c.register(port, { useValue: store });
   }
   c.register(Symbols.KeyWrapper, { useValue: wrapper });
@@ -128,8 +129,10 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   const clock = options.clock ?? systemClock;
   c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => clock.now()) });
   // Services are singletons within this container (tests run several servers in one process).
-  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits, TokenCaps];
+  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits, TokenCaps, OAuthConnections];
   for (const cls of services) c.registerSingleton(cls as never);
+  // One instance: who a request acts for (its `memberOf`) is set once, for the credential views and the connect routes alike.
+  c.registerSingleton(OAuthConnectApi);
   c.register(RateLimiter, { useValue: new RateLimiter(() => timers.elapsed()) });
   // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
   const ring = new SigningKeyRing(store, wrapper, clock, log, config.kms === 'gcp' ? lazyKmsSigning(config.kmsSigningKey, config.kmsEndpoint) : undefined);
@@ -234,6 +237,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   // One set of signer settings for the proxy and the realtime relay: the same signers, the same minted tokens.
   const signers = {
     clock,
+    oauth: { connections: c.resolve(OAuthConnections), allowHttpLoopback: config.oidcAllowHttpLoopback },
     federation: {
       assertion: issuer && ((request: AssertionRequest) => issuer.assertion(request)), clock, log, awsStsEndpoint: config.awsStsEndpoint,
       azureAuthorityHost: config.azureAuthorityHost, googleStsUri: config.googleStsUri, googleIamCredentialsUri: config.googleIamCredentialsUri,
@@ -323,68 +327,6 @@ async function closeCore(c: DependencyContainer, tracing: Tracing): Promise<void
   await c.resolve<KeyWrapper>(Symbols.KeyWrapper).close();
   await c.resolve<Store>(Symbols.Store).close();
   await tracing.shutdown();
-}
-
-/** The vault services without HTTP: what the `keyward` CLI works with, straight on the store. */
-export interface Vault {
-  config: Config;
-  orgs: OrgService;
-  adminKeys: AdminKeyService;
-  credentials: CredentialService;
-  tokens: TokenService;
-  trustPolicies: TrustPolicyService;
-  pools: PoolService;
-  usage: UsageRecorder;
-  /** The month against the free tier, as GET /v1/usage answers it. */
-  usageSummaries: UsageSummaries;
-  /** A token's caps from their ledgers, as GET /v1/tokens/:id answers them. */
-  tokenCaps: TokenCaps;
-  /** The loaded providers (the same registry the services use). */
-  providers: ProviderRegistry;
-  audit: AuditLog;
-  secrets: DeploymentSecrets;
-  /** Keyward's OIDC signing keys (`keyward keys rotate-signing`); `issuer` when KEYWARD_ISSUER_URL is set. */
-  signingKeys: SigningKeyRing;
-  issuer: Issuer | undefined;
-  envelope: Envelope;
-  store: Store;
-  keyWrapper: KeyWrapper;
-  close(): Promise<void>;
-}
-
-export async function openVault(config: Config, log: Logger, options: AppOptions = {}): Promise<Vault> {
-  const c = await buildCore(config, log, options);
-  const store = c.resolve<Store>(Symbols.Store);
-  const keyWrapper = c.resolve<KeyWrapper>(Symbols.KeyWrapper);
-  const usage = c.resolve(UsageRecorder);
-  const audit = c.resolve(AuditLog);
-  return {
-    config,
-    audit,
-    orgs: c.resolve(OrgService),
-    adminKeys: c.resolve(AdminKeyService),
-    credentials: c.resolve(CredentialService),
-    tokens: c.resolve(TokenService),
-    trustPolicies: c.resolve(TrustPolicyService),
-    pools: c.resolve(PoolService),
-    usage,
-    usageSummaries: c.resolve(UsageSummaries),
-    tokenCaps: c.resolve(TokenCaps),
-    providers: c.resolve<ProviderRegistry>(Symbols.ProviderRegistry),
-    secrets: c.resolve(DeploymentSecrets),
-    signingKeys: c.resolve(SigningKeyRing),
-    issuer: c.isRegistered(Issuer) ? c.resolve(Issuer) : undefined,
-    envelope: c.resolve(Envelope),
-    store,
-    keyWrapper,
-    close: async () => {
-      await usage.close();
-      await audit.close();
-      await c.resolve(SigningKeyRing).close();
-      await keyWrapper.close();
-      await store.close();
-    },
-  };
 }
 
 /** Every provider's price table, then KEYWARD_PRICES on top (checked against the loaded providers: a ConfigError names a bad entry). */

@@ -4,7 +4,7 @@
  * auditing, printing a created record). The tables themselves are commands.ts and the *-commands.ts files.
  */
 import { NAMED_PAGE } from '../api/schemas/query.js';
-import type { Vault } from '../boot/container.js';
+import type { Vault } from '../boot/vault.js';
 import type { AuditAction } from '../controls/audit-actions.js';
 import type { NamedPageQuery, OrgRecord } from '../store/ports.js';
 import { isId } from '../ids.js';

@@ -12,7 +12,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../settings/config.js';
-import type { Vault } from '../boot/container.js';
+import type { Vault } from '../boot/vault.js';
 import { ApiError } from '../errors.js';
 import { ADMIN_KEY_COMMANDS } from './admin-key-commands.js';
 import { RENAME_COMMANDS } from './rename-commands.js';
@@ -221,7 +221,7 @@ export async function run(argv: string[], io: Io = processIo(), env: NodeJS.Proc
           // One line on stderr (stdout stays the result alone, pure JSON with --json): where this command acts.
           io.stderr.write(`keyward: ${openedStore(config)}\n`);
           // Loaded only when a command needs the store: --help and usage errors stay fast.
-          const [{ openVault }, { createLogger }] = await Promise.all([import('../boot/container.js'), import('../log.js')]);
+          const [{ openVault }, { createLogger }] = await Promise.all([import('../boot/vault.js'), import('../log.js')]);
           vault = await openVault(config, createLogger(config.logLevel, 2));
         }
         return vault;

@@ -4,7 +4,7 @@
  * removes the name.
  */
 import { adminKeyView, credentialView, tokenView } from '../api/views.js';
-import type { Vault } from '../boot/container.js';
+import type { Vault } from '../boot/vault.js';
 import type { AuditAction } from '../controls/audit-actions.js';
 import { CLI_CREATOR } from '../vault/admin-key-service.js';
 import { audited, emit, idArg, one, withOrg, type Command } from './command-kit.js';

@@ -5,7 +5,7 @@
  */
 export const AUDIT_ACTIONS = [
   'org.create', 'org.update', 'org.token_rotate',
-  'credential.create', 'credential.update', 'credential.rotate', 'credential.delete',
+  'credential.create', 'credential.update', 'credential.rotate', 'credential.delete', 'credential.connect', 'credential.disconnect',
   'token.create', 'token.update', 'token.revoke', 'token.exchange',
   'admin_key.create', 'admin_key.update', 'admin_key.revoke',
   'trust_policy.create', 'trust_policy.delete',

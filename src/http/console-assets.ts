@@ -105,7 +105,7 @@ function serve(asset: Asset): RouteHandler {
 }
 
 /**
- * The console's GET routes, by exact path: `/console` and `/console/` (the page) and
+ * The console's GET routes, by exact path: `/console`, `/console/` and `/console/oauth-callback` (the page) and
  * `/console/<file>` for each built file. Without a build, `/console` answers 404 saying so.
  */
 export function consoleRoutes(log: Logger, dir: string = defaultConsoleDir()): Record<string, RouteHandler> {
@@ -122,7 +122,8 @@ export function consoleRoutes(log: Logger, dir: string = defaultConsoleDir()): R
     const missing: RouteHandler = (_req, res) => sendError(res, Errors.notFound('The console is not built on this gateway (npm run build writes dist/console/).'));
     return { '/console': missing, '/console/': missing };
   }
-  const routes: Record<string, RouteHandler> = { '/console': serve(index), '/console/': serve(index) };
+  // `/console/oauth-callback`: where a SaaS sends the browser back when an upstream OAuth credential is connected (the page completes it).
+  const routes: Record<string, RouteHandler> = { '/console': serve(index), '/console/': serve(index), '/console/oauth-callback': serve(index) };
   for (const [name, asset] of assets) routes[`/console/${name}`] = serve(asset);
   return routes;
 }

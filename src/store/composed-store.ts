@@ -14,6 +14,7 @@ import type {
 } from './ports.js';
 import type { MemberRecord, PeopleStore, SessionRecord, SsoConfigRecord } from './people-port.js';
 import type { McpClientRecord, McpGrantRecord, McpGrantStore, PoolRecord, PoolStore, PoolUpdate, TrustPolicyRecord, TrustPolicyStore } from './ports.js';
+import type { OAuthConnectionRecord, OAuthConnectionStore } from './oauth-port.js';
 
 /** The port objects an adapter is made of. */
 export interface StorePorts {
@@ -31,6 +32,7 @@ export interface StorePorts {
   pools: PoolStore;
   people: PeopleStore;
   mcpGrants: McpGrantStore;
+  oauthConnections: OAuthConnectionStore;
 }
 
 export abstract class ComposedStore<P extends StorePorts = StorePorts> implements Store {
@@ -149,4 +151,15 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   getMcpGrant(id: string) { return this.ports.mcpGrants.getMcpGrant(id); }
   updateMcpGrant(next: McpGrantRecord, expectedVersion: number) { return this.ports.mcpGrants.updateMcpGrant(next, expectedVersion); }
   listMcpGrantsByPrincipal(principal: string) { return this.ports.mcpGrants.listMcpGrantsByPrincipal(principal); }
+  // ---- upstream OAuth connections (OAuthConnectionStore) --------------------
+  putOAuthConnection(record: OAuthConnectionRecord) { return this.ports.oauthConnections.putOAuthConnection(record); }
+  getOAuthConnection(orgId: string, credentialId: string, memberId: string) { return this.ports.oauthConnections.getOAuthConnection(orgId, credentialId, memberId); }
+  replaceOAuthTokens(orgId: string, credentialId: string, memberId: string, expected: Buffer, sealed: SealedKey, updatedAt: number) {
+    return this.ports.oauthConnections.replaceOAuthTokens(orgId, credentialId, memberId, expected, sealed, updatedAt);
+  }
+  markOAuthReconnect(orgId: string, credentialId: string, memberId: string, expected: Buffer, updatedAt: number) {
+    return this.ports.oauthConnections.markOAuthReconnect(orgId, credentialId, memberId, expected, updatedAt);
+  }
+  countOAuthConnections(orgId: string, credentialId: string) { return this.ports.oauthConnections.countOAuthConnections(orgId, credentialId); }
+  deleteOAuthConnections(orgId: string, credentialId: string, memberId?: string) { return this.ports.oauthConnections.deleteOAuthConnections(orgId, credentialId, memberId); }
 }

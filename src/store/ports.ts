@@ -25,15 +25,8 @@ export interface OrgTokenRecord {
   expiresAt: number | null;
 }
 
-/** What envelope encryption produces; see vault/envelope.ts. */
-export interface SealedKey {
-  wrappedDek: Buffer;
-  /** Which key-encryption key (and version) wrapped the DEK. */
-  kekId: string;
-  nonce: Buffer;
-  /** AES-256-GCM ciphertext followed by its 16-byte tag. */
-  ciphertext: Buffer;
-}
+export type { SealedKey } from './sealed-key.js';
+import type { SealedKey } from './sealed-key.js';
 
 export interface CredentialRecord extends SealedKey {
   id: string;
@@ -395,6 +388,8 @@ export interface StoreLifecycle {
 
 export { MEMBER_ROLES, type MemberRecord, type MemberRole, type PeopleStore, type SessionKind, type SessionRecord, type SsoConfigRecord } from './people-port.js';
 import type { PeopleStore } from './people-port.js';
+export type { OAuthConnectionRecord, OAuthConnectionState, OAuthConnectionStore } from './oauth-port.js';
+import type { OAuthConnectionStore } from './oauth-port.js';
 
 export type Store = OrgStore & AdminKeyStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & SecretStore & StoreLifecycle
-  & TrustPolicyStore & PoolStore & PeopleStore & McpGrantStore;
+  & TrustPolicyStore & PoolStore & PeopleStore & McpGrantStore & OAuthConnectionStore;

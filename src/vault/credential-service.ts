@@ -24,6 +24,8 @@ import { newId } from '../ids.js';
 import { CoalescingCache } from './coalescing-cache.js';
 import { parseName } from './names.js';
 import { TokenService } from './token-service.js';
+import { isOAuthCredential, parseOAuthCredentialInput, parseOAuthRotateInput } from './oauth-credential.js';
+import type { OAuthConnectionStore } from '../store/oauth-port.js';
 
 const KEY_CACHE_TTL_MS = 5 * 60_000;
 const KEY_CACHE_MAX = 10_000;
@@ -44,6 +46,7 @@ export class CredentialService {
     @inject(Symbols.Logger) private readonly log: Logger,
     @inject(TokenService) private readonly tokens: TokenService,
     @inject(Symbols.Timers) timers: Timers,
+    @inject(Symbols.OAuthConnectionStore) private readonly connections: OAuthConnectionStore,
   ) {
     // While the feed is down a decrypted key is trusted one second at most (a rotation elsewhere must land).
     this.keys = new CoalescingCache<CredentialSecrets>({ max: KEY_CACHE_MAX, ttlMs: KEY_CACHE_TTL_MS, isLive: () => feed.isLive(), now: () => timers.elapsed() });
@@ -75,11 +78,27 @@ export class CredentialService {
     if (isFederated(values) && this.config.issuerUrl === undefined) {
       throw Errors.invalidRequest('This gateway is not an OpenID Connect issuer (its operator has not set KEYWARD_ISSUER_URL), so it cannot hold a federated credential.', 'federated');
     }
+    return this.insert(orgId, provider, values, keyHint(p, values.secrets), checkedName);
+  }
+
+  /**
+   * An upstream OAuth credential (`kind: oauth`, vault/oauth-credential.ts) of an MCP or tool provider: its
+   * client secret sealed, its endpoints, client id and scopes plain. It holds no tokens until it is connected.
+   */
+  async createOAuth(orgId: string, provider: string, body: Readonly<Record<string, unknown>>, name?: unknown): Promise<CredentialRecord> {
+    const p = this.provider(provider);
+    if (p.kind !== 'mcp' && p.kind !== 'tool') throw Errors.invalidRequest(`An OAuth credential is for an MCP server or a tool API; ${provider} is a model API.`, 'kind');
+    const checkedName = parseName(name) ?? undefined;
+    const values = parseOAuthCredentialInput(body, this.config.oidcAllowHttpLoopback);
+    return this.insert(orgId, provider, values, `…${(values.secrets.client_secret ?? '').slice(-4)}`, checkedName);
+  }
+
+  private async insert(orgId: string, provider: string, values: CredentialSecrets, hint: string, name: string | undefined): Promise<CredentialRecord> {
     const now = this.clock.now();
     const ref: CredentialRef = { orgId, id: newId('cred'), provider };
     const sealed = await this.envelope.seal(ref, encodeSecrets(values.secrets));
     const record: CredentialRecord = {
-      ...ref, ...sealed, keyHint: keyHint(p, values.secrets), fields: { ...values.plain }, ...(checkedName !== undefined ? { name: checkedName } : {}), createdAt: now, updatedAt: now,
+      ...ref, ...sealed, keyHint: hint, fields: { ...values.plain }, ...(name !== undefined ? { name } : {}), createdAt: now, updatedAt: now,
     };
     const outcome = await this.store.createCredential(record, this.config.freeCredentials);
     if (outcome === 'limit') throw Errors.limitExceeded(this.config.freeCredentials);
@@ -109,6 +128,8 @@ export class CredentialService {
     const c = await this.store.getCredential(orgId, id);
     if (!(await this.store.deleteCredential(orgId, id))) throw Errors.notFound('No such credential.');
     this.forget(id);
+    // An OAuth credential's connections (sealed refresh tokens) go with it.
+    if (isOAuthCredential(c?.fields)) await this.connections.deleteOAuthConnections(orgId, id);
     // Its tokens died with it: this instance refuses them now (others within a second, by the change feed).
     this.tokens.forgetCredential(id);
     return c?.name !== undefined ? { name: c.name } : {};
@@ -121,10 +142,13 @@ export class CredentialService {
   async rotate(orgId: string, id: string, input: string | Readonly<Record<string, unknown>>): Promise<CredentialRecord> {
     const current = await this.get(orgId, id);
     const p = this.provider(current.provider);
-    const secrets = parseRotateInput(p, typeof input === 'string' ? { [p.mainSecret]: input } : input, current.fields ?? {});
+    const oauth = isOAuthCredential(current.fields);
+    const secrets = oauth
+      ? parseOAuthRotateInput(typeof input === 'string' ? { client_secret: input } : input)
+      : parseRotateInput(p, typeof input === 'string' ? { [p.mainSecret]: input } : input, current.fields ?? {});
     const sealed = await this.envelope.seal(current, encodeSecrets(secrets));
     const now = this.clock.now();
-    const hint = keyHint(p, secrets);
+    const hint = oauth ? `…${secrets.client_secret!.slice(-4)}` : keyHint(p, secrets);
     if (!(await this.store.replaceCredentialKey(orgId, id, sealed, hint, now))) throw Errors.notFound('No such credential.');
     this.forget(id);
     return { ...current, ...sealed, keyHint: hint, updatedAt: now };

@@ -1,6 +1,6 @@
 /**
  * Secrets of the deployment, the same on every instance and across restarts
- * (the key of the Idempotency-Key request HMAC, single sign-on's flow key, the sessions' anti-CSRF key). The first instance
+ * (the key of the Idempotency-Key request HMAC, single sign-on's flow key, the sessions' anti-CSRF key, the upstream OAuth connect state's key). The first instance
  * that needs one makes 32 random bytes, wraps them with the KeyWrapper (local
  * key or Cloud KMS) under an AAD naming the secret, and stores them
  * create-if-absent; every instance reads back the one stored, unwraps it once
@@ -20,8 +20,10 @@ export const IDEMPOTENCY_HMAC_KEY = 'idempotency-hmac';
 export const SSO_FLOW_KEY = 'sso-flow';
 /** The key of the HMAC that makes a session's anti-CSRF value from its hash (vault/sessions.ts). */
 export const SESSION_CSRF_KEY = 'session-csrf';
+/** The key of the upstream OAuth connect flow's `state` (an encrypted JWT: api/oauth-connect.ts). */
+export const OAUTH_STATE_KEY = 'oauth-connect-state';
 /** Every secret `keys rewrap` moves to the current key-encryption key. */
-const SECRET_NAMES = [IDEMPOTENCY_HMAC_KEY, SSO_FLOW_KEY, SESSION_CSRF_KEY];
+const SECRET_NAMES = [IDEMPOTENCY_HMAC_KEY, SSO_FLOW_KEY, SESSION_CSRF_KEY, OAUTH_STATE_KEY];
 
 /** Binds a wrapped secret to its name: one moved to another name (or into a credential) never unwraps. */
 export const secretAad = (name: string): Buffer => Buffer.from(`keyward/v1|deployment-secret|${name}`, 'utf8');

@@ -13,7 +13,7 @@ import { DatabaseSync } from 'node:sqlite';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/settings/config.js';
-import { openVault } from '../../src/boot/container.js';
+import { openVault } from '../../src/boot/vault.js';
 import { createLogger } from '../../src/log.js';
 import { Symbols } from '../../src/symbols.js';
 import { api, createOrg, mintToken, spawnServer, tempDir, type Org } from '../support/app.js';

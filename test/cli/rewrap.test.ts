@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { DatabaseSync } from 'node:sqlite';
 import { loadConfig } from '../../src/settings/config.js';
-import { openVault } from '../../src/boot/container.js';
+import { openVault } from '../../src/boot/vault.js';
 import { localKekId } from '../../src/kms/local.js';
 import { createLogger } from '../../src/log.js';
 import { randomBase62 } from '../../src/ids.js';

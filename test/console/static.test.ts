@@ -105,7 +105,7 @@ test('a folder without a build answers 404 saying so; stray files beside the bui
   writeFileSync(path.join(dir, 'secrets.json'), '{}');
   writeFileSync(path.join(dir, '.env'), 'X=1');
   writeFileSync(path.join(dir, 'sub', 'x.js'), '');
-  t.deepEqual(Object.keys(consoleRoutes(log, dir)).sort(), ['/console', '/console/', '/console/app.0123abcd.js', '/console/index.html']);
+  t.deepEqual(Object.keys(consoleRoutes(log, dir)).sort(), ['/console', '/console/', '/console/app.0123abcd.js', '/console/index.html', '/console/oauth-callback']);
 });
 
 test('GET /v1/providers lists every provider with its credential fields, and needs the org token', async (t) => {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { openVault } from '../../src/boot/container.js';
+import { openVault } from '../../src/boot/vault.js';
 import { loadConfig } from '../../src/settings/config.js';
 import { createLogger } from '../../src/log.js';
 import { RewrapService } from '../../src/vault/rewrap-service.js';

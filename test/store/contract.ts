@@ -21,6 +21,7 @@ import { eventually } from '../support/wait.js';
 import { leaseContract } from './contract-leases.js';
 import { poolContract } from './contract-pools.js';
 import { mcpGrantContract } from './contract-mcp-grants.js';
+import { oauthConnectionContract } from './contract-oauth.js';
 
 export interface Backend {
   /** Another store instance on the same backend; closed when the test ends. */
@@ -114,6 +115,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
   namesContract(test, h);
   leaseContract(test, h);
   poolContract(test, h);
+  oauthConnectionContract(test, h);
 
   // ---- organisations ----------------------------------------------------------
 

@@ -31,7 +31,8 @@ export interface WatchedPage {
   cspViolations(): Promise<string[]>;
 }
 
-export async function watchedPage(browser: Browser, baseUrl: string, options: { width?: number; height?: number } = {}): Promise<WatchedPage> {
+/** `alsoAllow`: origins the page may navigate to besides the gateway's (a stand-in SaaS's consent page). */
+export async function watchedPage(browser: Browser, baseUrl: string, options: { width?: number; height?: number; alsoAllow?: readonly string[] } = {}): Promise<WatchedPage> {
   const origin = new URL(baseUrl).origin;
   const context = await browser.newContext({ viewport: { width: options.width ?? 1100, height: options.height ?? 800 }, baseURL: baseUrl });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
@@ -39,7 +40,7 @@ export async function watchedPage(browser: Browser, baseUrl: string, options: { 
   const errors: string[] = [];
   await context.route('**/*', (route) => {
     const url = route.request().url();
-    if (new URL(url).origin !== origin) {
+    if (new URL(url).origin !== origin && !(options.alsoAllow ?? []).includes(new URL(url).origin)) {
       foreign.push(url);
       return route.abort('blockedbyclient');
     }

@@ -10,11 +10,13 @@ import { credentialLabel } from '../format.js';
 import type { Abilities } from '../roles.js';
 import { CreateCredential, formField, RotateForm } from './credential-form.js';
 import { RenameForm } from './rename.js';
+import { ConnectionCell, isOAuth, oauthFields, takeConnectOutcome } from './oauth-connect.js';
 
 const VIEW_KEYS = new Set(['id', 'object', 'provider', 'name', 'key_hint', 'created_at', 'updated_at', 'usage']);
 
 /** The plain fields of a credential, each under its provider's label: "AWS region: eu-west-1". */
 function plainFields(c: Credential, provider: Provider | undefined): string {
+  if (isOAuth(c)) return oauthFields(c);
   const label = (name: string) => {
     const f = provider?.credential_fields.find((x) => x.name === name);
     return f ? formField(f).label : name;
@@ -27,7 +29,7 @@ export function CredentialsPage({ api, can }: { api: Api; can: Abilities }) {
   const providers = useLoad(() => api.get<ListOf<Provider>>('/v1/providers').then((l) => l.data), [api]);
   const list = useLoad(() => api.get<ListOf<Credential>>(`/v1/credentials?limit=100${prefix ? `&name=${encodeURIComponent(prefix)}` : ''}`), [api, prefix]);
   const [open, setOpen] = useState<{ id: string; what: 'rotate' | 'rename' }>();
-  const [notice, setNotice] = useState<string>();
+  const [notice, setNotice] = useState<string | undefined>(takeConnectOutcome);
   const all = providers.data ?? [];
   const providerOf = (c: Credential) => all.find((p) => p.id === c.provider);
   const current = open ? list.data?.data.find((c) => c.id === open.id) : undefined;
@@ -44,6 +46,8 @@ export function CredentialsPage({ api, can }: { api: Api; can: Abilities }) {
             { label: 'Provider', cell: (c) => providerOf(c)?.name ?? c.provider },
             { label: 'Key', cls: 'mono', cell: (c) => c.key_hint },
             { label: 'Fields', cell: (c) => plainFields(c, providerOf(c)) },
+            // An upstream OAuth credential's account: its state, and Connect or Reconnect (each member their own, for a per-member one).
+            list.data.data.some(isOAuth) && { label: 'Account', cell: (c) => (isOAuth(c) ? <ConnectionCell api={api} credential={c} label={credentialLabel(c, all)} /> : '—') },
             { label: 'Updated', cell: (c) => shortTime(c.updated_at) },
             can.manageCredentials && { label: 'Actions', cls: 'actions', cell: (c) => {
               const label = credentialLabel(c, all);

@@ -11,6 +11,7 @@ import type { BodyContract } from '../../http/router.js';
 import { IdOf, listOf, Name, named, Time } from './common.js';
 import { UsageCounts } from './usage.js';
 import { asObject, bodyContract, rule } from './validate.js';
+import { OAuthViewFields } from './oauth-connect.js';
 
 /** One field of a provider's credential, as the admin API takes it. */
 export interface CredentialFieldDeclaration {
@@ -59,13 +60,13 @@ const fieldSchema = (f: CredentialFieldDeclaration): TSchema => {
 };
 
 /** POST /v1/credentials: one variant per provider, `provider` naming it. */
-export function credentialCreateSchema(declarations: Map<string, CredentialFieldDeclaration[]>): TSchema {
+export function credentialCreateSchema(declarations: Map<string, CredentialFieldDeclaration[]>, oauth?: TObject): TSchema {
   const variants = [...declarations].map(([provider, fields]) => Type.Object({
     provider: Type.Literal(provider),
     name: Type.Optional(Name),
     ...Object.fromEntries(fields.map((f) => [f.name, fieldSchema(f)])),
   }, { additionalProperties: false, title: provider }));
-  return named('CredentialCreate', Type.Union(variants, {
+  return named('CredentialCreate', Type.Union(oauth ? [...variants as TObject[], oauth] : variants as TObject[], {
     description: 'The provider and its credential; the fields depend on the provider (one variant each). A `provider` not loaded here → 400 `unknown_provider`.',
     examples: [{ provider: 'openai', name: 'prod openai', api_key: 'sk-…' }],
   }));
@@ -74,8 +75,9 @@ export function credentialCreateSchema(declarations: Map<string, CredentialField
 export type CredentialCreateBody = { provider: string; name?: string } & Record<string, string>;
 
 /** The create body's validator: `provider` first (it picks the variant), then that variant's fields. */
-export function credentialCreateContract(schema: TSchema): BodyContract<CredentialCreateBody> {
-  const variants = ('anyOf' in schema ? schema.anyOf : [schema]) as TObject[];
+export function credentialCreateContract(schema: TSchema, oauth?: TObject): BodyContract<CredentialCreateBody> {
+  const oauthBody = oauth && bodyContract(oauth, { unknownHint: ` for an OAuth credential (it takes ${Object.keys(oauth.properties).join(', ')})` });
+  const variants = ('anyOf' in schema ? schema.anyOf : [schema]).filter((v: TObject) => v !== oauth) as TObject[];
   const byProvider = new Map(variants.map((v) => {
     const provider = (v.properties.provider as unknown as { const: string }).const;
     const takes = Object.keys(v.properties).join(', ');
@@ -95,6 +97,11 @@ export function credentialCreateContract(schema: TSchema): BodyContract<Credenti
       }
       const variant = byProvider.get(provider);
       if (!variant) throw Errors.unknownProvider(provider);
+      // An upstream OAuth credential (`kind: oauth`) of an MCP or tool provider: fields of its own, whatever the provider declares.
+      if (Object.hasOwn(input, 'kind')) {
+        if (!oauthBody || input.kind !== 'oauth') throw Errors.invalidRequest('`kind` is "oauth" (an upstream OAuth credential of an MCP server or tool API), or left out.', 'kind');
+        return oauthBody.parse(input) as unknown as CredentialCreateBody;
+      }
       return variant.parse(input) as CredentialCreateBody;
     },
   };
@@ -147,7 +154,7 @@ export function credentialViewSchema(registry: ProviderRegistry, declarations: M
   const fields = Object.fromEntries([...plain].sort(byName).map(([name, uses]) => [name, Type.Optional(Type.String({
     description: `A plain credential field, only for the providers that declare it (any other → 400 \`invalid_request\`). ${uses.join('; ')}`,
   }))]));
-  return named('Credential', Type.Object({ ...CredentialViewBase.properties, provider: providerSchema(registry), ...fields }, {
+  return named('Credential', Type.Object({ ...CredentialViewBase.properties, provider: providerSchema(registry), ...fields, ...OAuthViewFields }, {
     additionalProperties: false,
     description: 'A stored provider key (never the key itself). `usage` on GET /v1/credentials/{id} only.',
   }));

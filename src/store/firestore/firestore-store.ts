@@ -31,6 +31,7 @@ import { FirestoreTrustPolicies } from './trust-policies.js';
 import { FirestorePools } from './pools.js';
 import { FirestorePeople } from './people.js';
 import { FirestoreMcpGrants } from './mcp-grants.js';
+import { FirestoreOAuthConnections } from './oauth-connections.js';
 import { FirestoreUsage } from './usage.js';
 
 export type { FirestoreConnectConfig, FirestoreStoreOptions } from './db.js';
@@ -56,6 +57,7 @@ function openPorts(db: FirestoreDb): FirestorePorts {
     pools: new FirestorePools(db, changes),
     people: new FirestorePeople(db),
     mcpGrants: new FirestoreMcpGrants(db),
+    oauthConnections: new FirestoreOAuthConnections(db),
   };
 }
 

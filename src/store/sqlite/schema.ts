@@ -13,6 +13,7 @@ import { createTrustPolicyTable } from './trust-policies.js';
 import { createPoolTable } from './pools.js';
 import { createPeopleTables } from './people.js';
 import { createMcpGrantTables } from './mcp-grants.js';
+import { createOAuthConnectionTable } from './oauth-connections.js';
 
 /** Records written before retention existed are kept this long (the default KEYWARD_AUDIT_RETENTION_DAYS). */
 const LEGACY_RETENTION_MS = 400 * 86_400_000;
@@ -102,6 +103,7 @@ export function createSchema(db: SqliteDb): void {
   createPoolTable(db);
   createPeopleTables(db);
   createMcpGrantTables(db);
+  createOAuthConnectionTable(db);
 }
 
 /**

@@ -23,6 +23,7 @@ import { SqliteTrustPolicies } from './trust-policies.js';
 import { SqlitePools } from './pools.js';
 import { SqlitePeople } from './people.js';
 import { SqliteMcpGrants } from './mcp-grants.js';
+import { SqliteOAuthConnections } from './oauth-connections.js';
 import { SqliteUsage } from './usage.js';
 
 interface SqlitePorts extends StorePorts {
@@ -46,6 +47,7 @@ function openPorts(db: SqliteDb, timers: Timers): SqlitePorts {
     pools: new SqlitePools(db),
     people: new SqlitePeople(db),
     mcpGrants: new SqliteMcpGrants(db),
+    oauthConnections: new SqliteOAuthConnections(db),
   };
 }
 

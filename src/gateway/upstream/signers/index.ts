@@ -15,6 +15,8 @@ import { googleOAuthSigner, type GoogleOAuthSettings } from './google-oauth.js';
 import { headerSigner } from './header.js';
 import { querySigner } from './query.js';
 import { sigv4Signer } from './sigv4.js';
+import { upstreamOAuthSigner, type UpstreamOAuthSettings } from './upstream-oauth.js';
+import { isOAuthCredential } from '../../../vault/oauth-credential.js';
 
 /** What built-in signers take from the gateway (not from a provider file). */
 export interface SignerSettings {
@@ -25,6 +27,8 @@ export interface SignerSettings {
   log?: Logger;
   /** The injected clock minted tokens expire by. */
   clock?: Clock;
+  /** Upstream OAuth connections (a `kind: oauth` credential of an MCP or tool provider; upstream-oauth.ts). */
+  oauth?: UpstreamOAuthSettings;
 }
 
 /** A built-in signer module: its options from the provider file → a signer, or a thrown Error naming the bad option. */
@@ -62,6 +66,18 @@ export function signerFor(provider: Provider, settings: SignerSettings = {}): Si
 }
 
 function makeSigner(provider: Provider, settings: SignerSettings): Signer {
+  const own = providerSigner(provider, settings);
+  if (!settings.oauth || (provider.kind !== 'mcp' && provider.kind !== 'tool')) return own;
+  // An MCP or tool provider's credential may be an upstream OAuth one: its connection's access token instead of the provider's own auth.
+  const oauth = upstreamOAuthSigner(provider.id, settings.oauth, settings.log, settings.clock);
+  return {
+    needsBody: own.needsBody,
+    sign: (request, credential) => (isOAuthCredential(credential.plain) ? oauth.sign(request, credential) : own.sign(request, credential)),
+    masks: (credential) => (isOAuthCredential(credential.plain) ? oauth.masks!(credential) : own.masks?.(credential) ?? []),
+  };
+}
+
+function providerSigner(provider: Provider, settings: SignerSettings): Signer {
   const auth = provider.auth;
   switch (auth.kind) {
     case 'header':

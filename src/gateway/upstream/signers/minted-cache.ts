@@ -3,7 +3,8 @@
  * minted on first use; one mint at a time whoever asks (single flight: any number of concurrent
  * requests wait on the same one); handed out synchronously while fresh; refreshed in the background
  * from REFRESH_BEFORE_MS before expiry while requests keep the current one (none waits at steady
- * state); never handed out within SEND_MARGIN_MS of expiry (then requests wait for the next). A failed
+ * state); never handed out within SEND_MARGIN_MS of expiry, or the margin its owner sets (then requests
+ * wait for the next). A value minted earlier (`issuedAt`, e.g. read back from the vault) ages from then. A failed
  * mint answers every request waiting on it, and the next request tries again; a failed background
  * refresh is tried again BACKGROUND_RETRY_MS later while the current value still serves. Times come
  * from the injected clock. Nothing here is stored or logged.
@@ -28,6 +29,10 @@ export { ShortLivedError, type Minted };
 /** Whether a value minted with this lifetime can be sent at all (it lives past twice the send margin). */
 export const sendable = (lifetimeMs: number): boolean => lifetimeMs > SEND_MARGIN_MS * 2;
 
+/** How long before expiry a value stops being sent, from its lifetime (default: SEND_MARGIN_MS whatever the lifetime). */
+export type SendMargin = (lifetimeMs: number) => number;
+const FIXED_MARGIN: SendMargin = () => SEND_MARGIN_MS;
+
 export class MintedCache<T> {
   private current: { value: T; refreshAt: number; sendUntil: number } | undefined;
   private inflight: Promise<T> | undefined;
@@ -42,6 +47,7 @@ export class MintedCache<T> {
     private readonly now: () => number,
     /** A background refresh failed (the current value still serves until its margin). */
     private readonly onBackgroundFailure: (err: unknown) => void = () => {},
+    private readonly sendMargin: SendMargin = FIXED_MARGIN,
   ) {}
 
   /** The current value at once, or the mint every concurrent caller shares. */
@@ -72,11 +78,12 @@ export class MintedCache<T> {
     const started = this.now();
     this.mints++;
     try {
-      const { value, lifetimeMs } = await withTimeout(this.mint(), MINT_TIMEOUT_MS);
-      if (!sendable(lifetimeMs)) throw new ShortLivedError('the minted credential', lifetimeMs, SEND_MARGIN_MS * 2);
-      const expiresAt = started + lifetimeMs;
+      const { value, lifetimeMs, issuedAt = started } = await withTimeout(this.mint(), MINT_TIMEOUT_MS);
+      const margin = this.sendMargin(lifetimeMs);
+      if (lifetimeMs <= margin * 2) throw new ShortLivedError('the minted credential', lifetimeMs, margin * 2);
+      const expiresAt = issuedAt + lifetimeMs;
       // Five minutes early, or half-way through a short life.
-      this.current = { value, refreshAt: Math.max(expiresAt - REFRESH_BEFORE_MS, started + lifetimeMs / 2), sendUntil: expiresAt - SEND_MARGIN_MS };
+      this.current = { value, refreshAt: Math.max(expiresAt - REFRESH_BEFORE_MS, issuedAt + lifetimeMs / 2), sendUntil: expiresAt - margin };
       this.retryAt = Number.NEGATIVE_INFINITY;
       this.recent = [value, ...this.recent.filter((v) => v !== value)].slice(0, 2);
       return value;
@@ -91,14 +98,17 @@ export class MintedCache<T> {
 export class MintedCaches<T> {
   private readonly byIdentity = new Map<string, MintedCache<T>>();
 
-  constructor(private readonly now: () => number, private readonly onBackgroundFailure?: (err: unknown) => void, private readonly max = MAX_IDENTITIES) {}
+  constructor(
+    private readonly now: () => number, private readonly onBackgroundFailure?: (err: unknown) => void, private readonly max = MAX_IDENTITIES,
+    private readonly sendMargin?: SendMargin,
+  ) {}
 
   for(identity: string, mint: () => Promise<Minted<T>>): MintedCache<T> {
     const id = createHash('sha256').update(identity).digest('hex');
     let cache = this.byIdentity.get(id);
     if (!cache) {
       if (this.byIdentity.size >= this.max) this.byIdentity.delete(this.byIdentity.keys().next().value!);
-      cache = new MintedCache(mint, this.now, this.onBackgroundFailure);
+      cache = new MintedCache(mint, this.now, this.onBackgroundFailure, this.sendMargin);
       this.byIdentity.set(id, cache);
     }
     return cache;
@@ -134,10 +144,12 @@ export class CredentialTokens<T> {
       mint(credential: CredentialSecrets): Promise<Minted<T>>;
       /** The strings of a minted value to mask in a response. */
       masksOf(value: T): readonly string[];
+      /** Default SEND_MARGIN_MS (MintedCache). */
+      sendMargin?: SendMargin;
     },
   ) {
     // A failed background refresh was logged by the mint itself; the current value keeps serving.
-    this.caches = new MintedCaches<T>(options.now);
+    this.caches = new MintedCaches<T>(options.now, undefined, MAX_IDENTITIES, options.sendMargin);
   }
 
   get(credential: CredentialSecrets): T | Promise<T> {
@@ -147,7 +159,8 @@ export class CredentialTokens<T> {
         try {
           const minted = await this.options.mint(credential);
           // Checked here too (the cache would refuse it anyway): the caller's answer names what was minted, and it is logged once.
-          if (!sendable(minted.lifetimeMs)) throw new ShortLivedError(this.options.what, minted.lifetimeMs, SEND_MARGIN_MS * 2);
+          const margin = (this.options.sendMargin ?? FIXED_MARGIN)(minted.lifetimeMs);
+          if (minted.lifetimeMs <= margin * 2) throw new ShortLivedError(this.options.what, minted.lifetimeMs, margin * 2);
           return minted;
         } catch (err) {
           throw this.failed(credential, err);

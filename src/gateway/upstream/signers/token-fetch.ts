@@ -19,6 +19,8 @@ const JWT_SHAPE = /eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
 export interface Minted<T> {
   value: T;
   lifetimeMs: number;
+  /** When it was minted (the cache's clock), when not just now: a value read back from where another mint stored it. */
+  issuedAt?: number;
 }
 
 /** An access token goes into a header: printable ASCII without spaces, bounded. */

@@ -1,0 +1,119 @@
+/**
+ * Upstream OAuth connections as the vault keeps them: the tokens a SaaS gave when someone connected an
+ * OAuth credential (the refresh token, and the current access token with its dates) sealed like a key,
+ * in one envelope bound to the connection (organisation, credential, member, provider): a ciphertext
+ * moved to another credential or member never opens. The access token is sealed beside the refresh
+ * token so that every instance (and a restart) uses the one just refreshed instead of asking the SaaS
+ * again. Nothing here logs or returns a token to a caller: `open` serves the signer alone.
+ */
+import { inject, injectable } from 'tsyringe';
+import type { Clock } from '../clock.js';
+import { Errors } from '../errors.js';
+import { UnwrapFailed } from '../kms/key-wrapper.js';
+import type { Logger } from '../log.js';
+import type { OAuthConnectionState, OAuthConnectionStore } from '../store/oauth-port.js';
+import { Symbols } from '../symbols.js';
+import { Envelope, type CredentialRef } from './envelope.js';
+
+/** One connection: whose credential, and for which member ('' the organisation's own). */
+export interface ConnectionRef {
+  orgId: string;
+  credentialId: string;
+  provider: string;
+  memberId: string;
+}
+
+/** What a SaaS's token endpoint gave. Times are epoch ms. */
+export interface OAuthTokens {
+  accessToken: string;
+  /** Absent when the SaaS gave none (then the connection lives as long as its access token). */
+  refreshToken?: string;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+/** A connection as the signer reads it: its state, its tokens, and the ciphertext a write must still find. */
+export interface OpenedConnection {
+  state: OAuthConnectionState;
+  tokens: OAuthTokens;
+  version: Buffer;
+}
+
+/** What the credential's view says about its connection. */
+export interface ConnectionSummary {
+  state: 'not_connected' | OAuthConnectionState;
+  connectedAt?: number;
+  updatedAt?: number;
+  /** A per-member credential: how many members are connected, and how many must reconnect. */
+  members?: Record<OAuthConnectionState, number>;
+}
+
+/** The envelope's binding: a connection is its own record, never the credential's (whose id holds no `~`). */
+const sealRef = (c: ConnectionRef): CredentialRef => ({ orgId: c.orgId, id: `${c.credentialId}~oauth~${c.memberId === '' ? 'org' : c.memberId}`, provider: c.provider });
+
+function encode(t: OAuthTokens): string {
+  return JSON.stringify({ a: t.accessToken, ...(t.refreshToken !== undefined ? { r: t.refreshToken } : {}), i: t.issuedAt, e: t.expiresAt });
+}
+
+function decode(text: string): OAuthTokens {
+  const o = JSON.parse(text) as { a?: unknown; r?: unknown; i?: unknown; e?: unknown };
+  if (typeof o.a !== 'string' || typeof o.i !== 'number' || typeof o.e !== 'number' || (o.r !== undefined && typeof o.r !== 'string')) throw new UnwrapFailed();
+  return { accessToken: o.a, ...(typeof o.r === 'string' ? { refreshToken: o.r } : {}), issuedAt: o.i, expiresAt: o.e };
+}
+
+@injectable()
+export class OAuthConnections {
+  constructor(
+    @inject(Symbols.OAuthConnectionStore) private readonly store: OAuthConnectionStore,
+    @inject(Envelope) private readonly envelope: Envelope,
+    @inject(Symbols.Clock) private readonly clock: Clock,
+    @inject(Symbols.Logger) private readonly log: Logger,
+  ) {}
+
+  /** A connect (or reconnect): the tokens sealed, the state `connected`. */
+  async connect(ref: ConnectionRef, tokens: OAuthTokens, by: string): Promise<void> {
+    const sealed = await this.envelope.seal(sealRef(ref), encode(tokens));
+    const now = this.clock.now();
+    await this.store.putOAuthConnection({ orgId: ref.orgId, credentialId: ref.credentialId, memberId: ref.memberId, state: 'connected', ...sealed, connectedBy: by, connectedAt: now, updatedAt: now });
+  }
+
+  /** The connection's tokens, or undefined (never connected). Fails closed: one that does not open is 503, never used. */
+  async open(ref: ConnectionRef): Promise<OpenedConnection | undefined> {
+    const record = await this.store.getOAuthConnection(ref.orgId, ref.credentialId, ref.memberId);
+    if (!record) return undefined;
+    try {
+      return { state: record.state, tokens: decode(await this.envelope.open(sealRef(ref), record)), version: record.ciphertext };
+    } catch (err) {
+      if (!(err instanceof UnwrapFailed) && !(err instanceof SyntaxError)) throw err;
+      this.log.error({ credential: ref.credentialId, org: ref.orgId }, 'an upstream OAuth connection failed its integrity check; refusing to use it');
+      throw Errors.unavailable();
+    }
+  }
+
+  /** A refresh's result, stored only over `version` (what `open` read); false: another instance wrote first. */
+  async refreshed(ref: ConnectionRef, version: Buffer, tokens: OAuthTokens): Promise<boolean> {
+    const sealed = await this.envelope.seal(sealRef(ref), encode(tokens));
+    return this.store.replaceOAuthTokens(ref.orgId, ref.credentialId, ref.memberId, version, sealed, this.clock.now());
+  }
+
+  /** The SaaS refused the refresh token: the connection must be made again by a person. */
+  async refused(ref: ConnectionRef, version: Buffer): Promise<void> {
+    await this.store.markOAuthReconnect(ref.orgId, ref.credentialId, ref.memberId, version, this.clock.now());
+  }
+
+  /** The view's summary: the organisation's connection, or (per member) the member's own and the counts. */
+  async summary(orgId: string, credentialId: string, perMember: boolean, memberId?: string): Promise<ConnectionSummary> {
+    const counts = perMember ? await this.store.countOAuthConnections(orgId, credentialId) : undefined;
+    const own = perMember && memberId === undefined ? undefined : await this.store.getOAuthConnection(orgId, credentialId, perMember ? memberId! : '');
+    return {
+      state: own?.state ?? 'not_connected',
+      ...(own ? { connectedAt: own.connectedAt, updatedAt: own.updatedAt } : {}),
+      ...(counts ? { members: counts } : {}),
+    };
+  }
+
+  /** Forgets the credential's connections (all, or one member's); how many. */
+  disconnect(orgId: string, credentialId: string, memberId?: string): Promise<number> {
+    return this.store.deleteOAuthConnections(orgId, credentialId, memberId);
+  }
+}
