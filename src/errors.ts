@@ -49,10 +49,10 @@ export const ERROR_CATALOGUE = {
   payload_too_large: { status: 413, type: 'invalid_request', when: 'A body over KEYWARD_MAX_BODY (admin API: KEYWARD_MAX_ADMIN_BODY).' },
   quota_exceeded: { status: 429, type: 'rate_limit', when: 'The organisation\'s monthly proxy requests (KEYWARD_FREE_PROXY_REQUESTS) are used up; Retry-After counts to the next UTC month.' },
   token_exhausted: { status: 429, type: 'rate_limit', when: 'The proxy token has used all of its `max_requests`.' },
-  tokens_per_minute_exceeded: { status: 429, type: 'rate_limit', when: 'The request\'s worst case does not fit in what is left of the token\'s `tokens_per_minute` this minute; see Retry-After.' },
+  tokens_per_minute_exceeded: { status: 429, type: 'rate_limit', when: 'The request\'s worst case does not fit in what is left of the token\'s (or its team\'s) `tokens_per_minute` this minute; see Retry-After.' },
   concurrency_exceeded: { status: 429, type: 'rate_limit', when: 'The token has `max_concurrent` requests or streams open already; see Retry-After.' },
   rate_limited: { status: 429, type: 'rate_limit', when: 'The token\'s `rate_limit` (proxy) or the organisation\'s KEYWARD_ADMIN_RATE (admin API); see Retry-After.' },
-  budget_exhausted: { status: 429, type: 'rate_limit', when: 'The request\'s worst-case cost does not fit in what is left of the token\'s `budget_usd` or the organisation\'s monthly `spend_limit_usd` (Retry-After: the month\'s end; none for a token\'s lifetime budget). Nothing was forwarded or counted.' },
+  budget_exhausted: { status: 429, type: 'rate_limit', when: 'The request\'s worst-case cost does not fit in what is left of the token\'s `budget_usd`, its member\'s or team\'s monthly `budget_usd` or the organisation\'s monthly `spend_limit_usd` (`detail.cap` names which; Retry-After: the month\'s end; none for a token\'s lifetime budget). Nothing was forwarded or counted.' },
   too_many_failures: { status: 429, type: 'rate_limit', when: 'Too many failed authentications from this IP (KEYWARD_AUTH_FAILURES); cooling down for KEYWARD_AUTH_COOLDOWN_S.' },
   internal: { status: 500, type: 'internal', when: 'An unexpected fault; the message is fixed and says nothing more.' },
   upstream_unreachable: { status: 502, type: 'upstream', when: 'The provider cannot be reached.' },
@@ -68,8 +68,8 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 const BRAND = Symbol.for('keyward.ApiError');
 
 /**
- * What a cap's refusal adds to its error (`error.detail`): the cap (`token.budget_usd`, `org.spend_limit_usd`,
- * `token.tokens_per_minute`), what the request needed at worst and what was left, in USD (decimal strings with six
+ * What a cap's refusal adds to its error (`error.detail`): the cap (`token.budget_usd`, `member.budget_usd`,
+ * `team.budget_usd`, `org.spend_limit_usd`, `token.tokens_per_minute`, `team.tokens_per_minute`), what the request needed at worst and what was left, in USD (decimal strings with six
  * places) or tokens (integers). A refusal for a price it does not know names the field and value instead.
  */
 export interface RefusalDetail {
@@ -129,6 +129,15 @@ export function usdDetail(micros: number): string {
   return `${micros < 0 ? '-' : ''}${Math.floor(abs / 1_000_000)}.${String(abs % 1_000_000).padStart(6, '0')}`;
 }
 
+/** The levels a spend budget nests in: token ≤ member ≤ team ≤ organisation. */
+export type BudgetLevel = 'token' | 'member' | 'team' | 'org';
+const BUDGET_LEVELS: Record<BudgetLevel, { says: string; field: string }> = {
+  token: { says: 'this token\'s budget_usd', field: 'token.budget_usd' },
+  member: { says: 'its member\'s monthly budget_usd', field: 'member.budget_usd' },
+  team: { says: 'its team\'s monthly budget_usd', field: 'team.budget_usd' },
+  org: { says: 'the organisation\'s monthly spend_limit_usd', field: 'org.spend_limit_usd' },
+};
+
 export const Errors = {
   badRequest: (message = 'Malformed HTTP request.') => fail('bad_request', message),
   headersTooLarge: () => fail('bad_request', 'The request headers are too large.', {}, undefined, ERROR_CATALOGUE.bad_request.also.status),
@@ -161,25 +170,25 @@ export const Errors = {
   quotaExceeded: (limit: number, retryAfterS: number) =>
     fail('quota_exceeded', `The free tier allows ${limit} proxy requests per calendar month (UTC).`, { 'retry-after': String(retryAfterS) }),
   tokenExhausted: () => fail('token_exhausted', 'This token has used all of its max_requests.', { 'retry-after': '86400' }),
-  /** `needed`: the request's worst-case tokens; `left`: what the token's minute had left for it. */
-  tokensPerMinuteExceeded: (retryAfterS: number, needed?: number, left?: number) => fail('tokens_per_minute_exceeded', needed === undefined || left === undefined
-    ? 'This request\'s worst-case tokens do not fit in what is left of the token\'s tokens_per_minute.'
-    : `This request's worst case (${needed} tokens) does not fit in what is left of the token's tokens_per_minute (${left} tokens).`,
+  /** `needed`: the request's worst-case tokens; `left`: what the token's (or, `team`, its team's) minute had left for it. */
+  tokensPerMinuteExceeded: (retryAfterS: number, needed?: number, left?: number, of: 'token' | 'team' = 'token') => fail('tokens_per_minute_exceeded', needed === undefined || left === undefined
+    ? `This request's worst-case tokens do not fit in what is left of the ${of}'s tokens_per_minute.`
+    : `This request's worst case (${needed} tokens) does not fit in what is left of the ${of}'s tokens_per_minute (${left} tokens).`,
   { 'retry-after': String(retryAfterS) }, undefined, undefined,
-  needed === undefined || left === undefined ? undefined : { cap: 'token.tokens_per_minute', needed_tokens: needed, left_tokens: left }),
+  needed === undefined || left === undefined ? undefined : { cap: `${of}.tokens_per_minute`, needed_tokens: needed, left_tokens: left }),
   concurrencyExceeded: (retryAfterS: number) => fail('concurrency_exceeded', 'This token has max_concurrent requests open already.', { 'retry-after': String(retryAfterS) }),
   rateLimited: (retryAfterS: number, message = 'Too many requests; slow down.') => fail('rate_limited', message, { 'retry-after': String(retryAfterS) }),
   maxTokensRequired: (message: string) => fail('max_tokens_required', message),
   modelUnpriced: (model: string | undefined) => fail('model_unpriced', model === undefined
     ? 'This token or organisation has a spend budget, and the request names no model with a known price.'
     : `This token or organisation has a spend budget, and model ${JSON.stringify(model.slice(0, 128))} has no known price.`),
-  /** `retryAfterS`: until the organisation's month ends; undefined for a token's lifetime budget (it never refills). */
-  budgetExhausted: (what: 'token' | 'org', retryAfterS?: number, amounts?: { neededMicros: number; leftMicros: number }) => {
-    const cap = what === 'token' ? 'this token\'s budget_usd' : 'the organisation\'s monthly spend_limit_usd';
+  /** `retryAfterS`: until the month ends (an organisation's, team's or member's cap); undefined for a token's lifetime budget (it never refills). */
+  budgetExhausted: (what: BudgetLevel, retryAfterS?: number, amounts?: { neededMicros: number; leftMicros: number }) => {
+    const cap = BUDGET_LEVELS[what];
     const message = amounts
-      ? `This request's worst-case cost ($${usdDetail(amounts.neededMicros)}) does not fit in what is left of ${cap} ($${usdDetail(amounts.leftMicros)}).`
-      : `This request's worst-case cost does not fit in what is left of ${cap}.`;
-    const detail = amounts && { cap: what === 'token' ? 'token.budget_usd' : 'org.spend_limit_usd', needed_usd: usdDetail(amounts.neededMicros), left_usd: usdDetail(amounts.leftMicros) };
+      ? `This request's worst-case cost ($${usdDetail(amounts.neededMicros)}) does not fit in what is left of ${cap.says} ($${usdDetail(amounts.leftMicros)}).`
+      : `This request's worst-case cost does not fit in what is left of ${cap.says}.`;
+    const detail = amounts && { cap: cap.field, needed_usd: usdDetail(amounts.neededMicros), left_usd: usdDetail(amounts.leftMicros) };
     return fail('budget_exhausted', message, retryAfterS === undefined ? {} : { 'retry-after': String(retryAfterS) }, undefined, undefined, detail);
   },
   tooManyFailures: (retryAfterS: number) =>

@@ -23,6 +23,7 @@ export const Symbols = {
   SecretStore: Symbol('SecretStore'),
   TrustPolicyStore: Symbol('TrustPolicyStore'),
   PoolStore: Symbol('PoolStore'),
+  TeamStore: Symbol('TeamStore'),
   KeyWrapper: Symbol('KeyWrapper'),
   ProviderRegistry: Symbol('ProviderRegistry'),
   Pipeline: Symbol('Pipeline'),

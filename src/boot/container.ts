@@ -13,6 +13,9 @@ import { UsageApi } from '../api/usage.js';
 import { TrustPoliciesApi } from '../api/trust-policies.js';
 import { PoolsApi } from '../api/pools.js';
 import { PoolService } from '../vault/pool-service.js';
+import { TeamLimits } from '../vault/team-limits.js';
+import { TeamService } from '../vault/team-service.js';
+import { TeamsApi } from '../api/teams.js';
 import { TokenLimits } from '../accounting/token-limits.js';
 import { TokenCaps } from '../accounting/token-caps.js';
 import { TokenExchangeApi } from '../api/token-exchange.js';
@@ -103,7 +106,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
   c.register(Symbols.Timers, { useValue: timers });
   c.register(Symbols.Store, { useValue: store });
-  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore, Symbols.PoolStore]) {
+  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore, Symbols.PoolStore, Symbols.TeamStore]) {
     c.register(port, { useValue: store });
   }
   c.register(Symbols.KeyWrapper, { useValue: wrapper });
@@ -120,7 +123,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   const clock = options.clock ?? systemClock;
   c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => clock.now()) });
   // Services are singletons within this container (tests run several servers in one process).
-  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits, TokenCaps];
+  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, TeamLimits, TeamService, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits, TokenCaps];
   for (const cls of services) c.registerSingleton(cls as never);
   c.register(RateLimiter, { useValue: new RateLimiter(() => timers.elapsed()) });
   // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
@@ -157,7 +160,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   }
   c.register(Metrics, { useValue: metrics });
   c.register(Symbols.Tracing, { useValue: tracing });
-  const apis = [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi, TrustPoliciesApi, TokenExchangeApi, PoolsApi];
+  const apis = [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi, TrustPoliciesApi, TokenExchangeApi, PoolsApi, TeamsApi];
   for (const cls of [...apis, AdminPipeline]) c.registerSingleton(cls as never);
   // Each API registers its routes once; a second registration of a route throws (router.ts) and stops start-up.
   const router = new Router();
@@ -178,14 +181,24 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const spend = c.resolve(SpendLedger);
   const orgLimits = c.resolve(OrgLimits);
 
-  /** The token, once its org's limit is cached (loaded first when it is not; a failed load is retried later). */
-  const withOrgLimit = (resolved: ResolvedToken | undefined): ResolvedToken | undefined | Promise<ResolvedToken | undefined> =>
-    resolved && orgLimits.peek(resolved.credential.orgId) === undefined
-      ? orgLimits.get(resolved.credential.orgId).then(() => resolved, () => resolved)
-      : resolved;
+  const teamLimits = c.resolve(TeamLimits);
+  /**
+   * The token, once its org's limit (and its team's limits and member's budget, for a token bound to them) is cached
+   * (loaded first when it is not; a failed load is retried later).
+   */
+  const withOrgLimit = (resolved: ResolvedToken | undefined): ResolvedToken | undefined | Promise<ResolvedToken | undefined> => {
+    if (!resolved) return resolved;
+    const orgId = resolved.credential.orgId;
+    const { teamId, memberId } = resolved.token;
+    const loads: Array<Promise<unknown>> = [];
+    if (orgLimits.peek(orgId) === undefined) loads.push(orgLimits.get(orgId));
+    if (teamId !== undefined && teamLimits.peekTeam(teamId) === undefined) loads.push(teamLimits.team(orgId, teamId));
+    if (memberId !== undefined && teamLimits.peekMember(orgId, memberId) === undefined) loads.push(teamLimits.member(orgId, memberId));
+    return loads.length === 0 ? resolved : Promise.all(loads).then(() => resolved, () => resolved);
+  };
 
   // One SpendHost for the budget stage and the realtime sessions' per-response holds: the same ledger and caps.
-  const spending = spendHost(spend, orgLimits, c.resolve(PriceBook));
+  const spending = spendHost(spend, orgLimits, c.resolve(PriceBook), teamLimits);
   // The org's spend cap is known before the body stage decides to read a body whole; at once when cached, else a promise.
   const resolveToken: TokenResolver = (presented) => {
     const resolved = tokens.resolve(presented);
@@ -315,6 +328,7 @@ export interface Vault {
   tokens: TokenService;
   trustPolicies: TrustPolicyService;
   pools: PoolService;
+  teams: TeamService;
   usage: UsageRecorder;
   /** The month against the free tier, as GET /v1/usage answers it. */
   usageSummaries: UsageSummaries;
@@ -348,6 +362,7 @@ export async function openVault(config: Config, log: Logger, options: AppOptions
     tokens: c.resolve(TokenService),
     trustPolicies: c.resolve(TrustPolicyService),
     pools: c.resolve(PoolService),
+    teams: c.resolve(TeamService),
     usage,
     usageSummaries: c.resolve(UsageSummaries),
     tokenCaps: c.resolve(TokenCaps),

@@ -10,6 +10,7 @@ export const AUDIT_ACTIONS = [
   'admin_key.create', 'admin_key.update', 'admin_key.revoke',
   'trust_policy.create', 'trust_policy.delete',
   'pool.create', 'pool.update', 'pool.delete',
+  'team.create', 'team.update', 'team.delete', 'member.update',
   'mcp.tool_call',
   'auth.failed', 'quota.refused', 'budget.refused', 'admin.rate_limited',
 ] as const;

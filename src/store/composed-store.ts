@@ -12,7 +12,7 @@ import type {
   IdempotencyStore, LeaseStore, NamedPageQuery, OrgRecord, OrgStore, OrgTokenRecord, PageQuery, SealedKey, SecretStore, Store, StoredSecret, TokenRecord, TokenStore,
   UsageScope, UsageShard, UsageStore,
 } from './ports.js';
-import type { PoolRecord, PoolStore, PoolUpdate, TrustPolicyRecord, TrustPolicyStore } from './ports.js';
+import type { PoolRecord, PoolStore, PoolUpdate, TeamRecord, TeamStore, TeamUpdate, TrustPolicyRecord, TrustPolicyStore } from './ports.js';
 
 /** The port objects an adapter is made of. */
 export interface StorePorts {
@@ -28,6 +28,7 @@ export interface StorePorts {
   secrets: SecretStore;
   trustPolicies: TrustPolicyStore;
   pools: PoolStore;
+  teams: TeamStore;
 }
 
 export abstract class ComposedStore<P extends StorePorts = StorePorts> implements Store {
@@ -126,4 +127,14 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   updatePool(orgId: string, id: string, update: PoolUpdate) { return this.ports.pools.updatePool(orgId, id, update); }
   deletePool(orgId: string, id: string) { return this.ports.pools.deletePool(orgId, id); }
   coolPoolMember(orgId: string, id: string, credentialId: string, until: number) { return this.ports.pools.coolPoolMember(orgId, id, credentialId, until); }
+
+  // ---- teams and member budgets (TeamStore) ---------------------------------
+  createTeam(record: TeamRecord) { return this.ports.teams.createTeam(record); }
+  getTeam(orgId: string, id: string) { return this.ports.teams.getTeam(orgId, id); }
+  listTeams(orgId: string, page: NamedPageQuery) { return this.ports.teams.listTeams(orgId, page); }
+  updateTeam(orgId: string, id: string, update: TeamUpdate) { return this.ports.teams.updateTeam(orgId, id, update); }
+  deleteTeam(orgId: string, id: string) { return this.ports.teams.deleteTeam(orgId, id); }
+  setMemberBudget(orgId: string, memberId: string, micros: number | null) { return this.ports.teams.setMemberBudget(orgId, memberId, micros); }
+  getMemberBudget(orgId: string, memberId: string) { return this.ports.teams.getMemberBudget(orgId, memberId); }
+  listMemberBudgets(orgId: string) { return this.ports.teams.listMemberBudgets(orgId); }
 }

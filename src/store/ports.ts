@@ -76,6 +76,9 @@ export interface TokenRecord {
   createdBy?: string;
   /** What the organisation calls it; absent: unnamed. */
   name?: string;
+  /** The team (`team_…`) and member (`usr_…`) it belongs to: its spend counts against their budgets too (team-port.ts). */
+  teamId?: string;
+  memberId?: string;
 }
 
 /**
@@ -184,6 +187,9 @@ export type { PoolMember, PoolRecord, PoolStore, PoolStrategy, PoolUpdate } from
 import type { PoolStore } from './pool-port.js';
 export { isPoolId } from './pool-port.js';
 
+export type { MemberBudget, TeamRecord, TeamStore, TeamUpdate } from './team-port.js';
+import type { TeamStore } from './team-port.js';
+
 export type { HolderOutcome, HolderState, HolderWrite, LeaseLedger, LeaseStore } from './lease-port.js';
 export { isRollingPool, ROLLING_WINDOW_MS } from './lease-port.js';
 import type { LeaseStore } from './lease-port.js';
@@ -249,8 +255,8 @@ export interface UsageStore {
   listBreakdown(scope: BreakdownScope, orgId: string, from: string, to: string): Promise<KeyUsage[]>;
 }
 
-/** `pool`: a pool was changed, deleted, or a member's cooling was set (every instance reloads it). */
-export type ChangeKind = 'token' | 'credential' | 'org' | 'pool';
+/** `pool`: a pool changed or a member's cooling was set (every instance reloads it); `team`: a team changed; `member`: a member's budget. */
+export type ChangeKind = 'token' | 'credential' | 'org' | 'pool' | 'team' | 'member';
 
 export interface Change {
   kind: ChangeKind;
@@ -390,4 +396,4 @@ export interface StoreLifecycle {
 }
 
 export type Store = OrgStore & AdminKeyStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & SecretStore & StoreLifecycle
-  & TrustPolicyStore & PoolStore;
+  & TrustPolicyStore & PoolStore & TeamStore;

@@ -29,6 +29,7 @@ import { FirestoreSecrets } from './secrets.js';
 import { FirestoreTokens } from './tokens.js';
 import { FirestoreTrustPolicies } from './trust-policies.js';
 import { FirestorePools } from './pools.js';
+import { FirestoreTeams } from './teams.js';
 import { FirestoreUsage } from './usage.js';
 
 export type { FirestoreConnectConfig, FirestoreStoreOptions } from './db.js';
@@ -52,6 +53,7 @@ function openPorts(db: FirestoreDb): FirestorePorts {
     secrets: new FirestoreSecrets(db),
     trustPolicies: new FirestoreTrustPolicies(db),
     pools: new FirestorePools(db, changes),
+    teams: new FirestoreTeams(db, changes),
   };
 }
 

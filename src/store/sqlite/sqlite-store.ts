@@ -21,6 +21,7 @@ import { SqliteSecrets } from './secrets.js';
 import { SqliteTokens } from './tokens.js';
 import { SqliteTrustPolicies } from './trust-policies.js';
 import { SqlitePools } from './pools.js';
+import { SqliteTeams } from './teams.js';
 import { SqliteUsage } from './usage.js';
 
 interface SqlitePorts extends StorePorts {
@@ -42,6 +43,7 @@ function openPorts(db: SqliteDb, timers: Timers): SqlitePorts {
     secrets: new SqliteSecrets(db),
     trustPolicies: new SqliteTrustPolicies(db),
     pools: new SqlitePools(db),
+    teams: new SqliteTeams(db),
   };
 }
 
