@@ -75,7 +75,7 @@ export class TeamService {
   async create(orgId: string, input: TeamInput): Promise<TeamRecord> {
     const name = parseName(input.name);
     if (typeof name !== 'string') throw Errors.invalidRequest('`name` is required.', 'name');
-    if (input.max_ttl === undefined) throw Errors.invalidTtl('`max_ttl` is required: the longest lifetime of a token of the team, such as "8h".');
+    if (input.max_ttl === undefined) throw Errors.invalidTtl('`max_ttl` is required: the longest lifetime of a token of the team, such as "8h".', 'max_ttl');
     const now = this.clock.now();
     const record: TeamRecord = {
       id: newId('team'), orgId, name, members: distinct(input.members ?? [], 'members'), groups: distinct(input.groups ?? [], 'groups'),
@@ -207,8 +207,8 @@ export class TeamService {
 
   private maxTtl(ttl: string): number {
     const ms = parseDuration(ttl);
-    if (ms === undefined) throw Errors.invalidTtl('`max_ttl` must be a positive integer without leading zeros and one unit of s, m, h, d, such as "8h".');
-    if (ms > this.config.maxTtlMs) throw Errors.invalidTtl(`\`max_ttl\` may be at most ${this.config.maxTtlMs / 1000} seconds (KEYWARD_MAX_TTL).`);
+    if (ms === undefined) throw Errors.invalidTtl('`max_ttl` must be a positive integer without leading zeros and one unit of s, m, h, d, such as "8h".', 'max_ttl');
+    if (ms > this.config.maxTtlMs) throw Errors.invalidTtl(`\`max_ttl\` may be at most ${this.config.maxTtlMs / 1000} seconds (KEYWARD_MAX_TTL).`, 'max_ttl');
     return ms;
   }
 

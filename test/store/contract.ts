@@ -20,6 +20,7 @@ import type { ManualClock } from '../support/clocks.js';
 import { eventually } from '../support/wait.js';
 import { leaseContract } from './contract-leases.js';
 import { poolContract } from './contract-pools.js';
+import { teamContract } from './contract-teams.js';
 
 export interface Backend {
   /** Another store instance on the same backend; closed when the test ends. */
@@ -112,6 +113,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
   namesContract(test, h);
   leaseContract(test, h);
   poolContract(test, h);
+  teamContract(test, h);
 
   // ---- organisations ----------------------------------------------------------
 
