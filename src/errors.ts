@@ -184,7 +184,7 @@ export const Errors = {
     : `This token or organisation has a spend budget, and model ${JSON.stringify(model.slice(0, 128))} has no known price.`),
   /** `retryAfterS`: until the month ends (an organisation's, team's or member's cap); undefined for a token's lifetime budget (it never refills). */
   budgetExhausted: (what: BudgetLevel, retryAfterS?: number, amounts?: { neededMicros: number; leftMicros: number }) => {
-    const cap = BUDGET_LEVELS[what];
+    const cap = BUDGET_LEVELS[what] ?? BUDGET_LEVELS.org;
     const message = amounts
       ? `This request's worst-case cost ($${usdDetail(amounts.neededMicros)}) does not fit in what is left of ${cap.says} ($${usdDetail(amounts.leftMicros)}).`
       : `This request's worst-case cost does not fit in what is left of ${cap.says}.`;
