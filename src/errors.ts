@@ -28,7 +28,7 @@ export const ERROR_CATALOGUE = {
   },
   invalid_request: { status: 400, type: 'invalid_request', when: 'A bad JSON body, field, query parameter or Idempotency-Key (`param` names it).' },
   unknown_provider: { status: 400, type: 'invalid_request', when: 'A `provider` that is not loaded on this gateway.' },
-  invalid_ttl: { status: 400, type: 'invalid_request', when: '`ttl` missing, not `^[1-9][0-9]*[smhd]$`, or over KEYWARD_MAX_TTL.' },
+  invalid_ttl: { status: 400, type: 'invalid_request', when: '`ttl` (or a team\'s `max_ttl`) missing, not `^[1-9][0-9]*[smhd]$`, over KEYWARD_MAX_TTL, or a team token\'s `ttl` over its team\'s `max_ttl`.' },
   invalid_scope: { status: 400, type: 'invalid_request', when: 'A token scope that can never match (empty array, a path off the allow-list, 0, negative).' },
   sign_in_failed: { status: 400, type: 'invalid_request', when: 'A single sign-on callback or device sign-in that is refused: its `state` or sign-in cookie is missing or not this sign-in\'s, the provider refused the code (a replayed code, an expired device code), the ID token did not verify (signature against the issuer\'s JWKS, issuer, audience, nonce, expiry), or the member\'s e-mail domain is not among the organisation\'s `allowed_domains`. The message says which, never a token.' },
   authorization_pending: { status: 400, type: 'invalid_request', when: '`keyward login`\'s device sign-in: the person has not finished signing in at the provider yet; poll again after `interval` seconds.' },
@@ -52,10 +52,10 @@ export const ERROR_CATALOGUE = {
   payload_too_large: { status: 413, type: 'invalid_request', when: 'A body over KEYWARD_MAX_BODY (admin API: KEYWARD_MAX_ADMIN_BODY).' },
   quota_exceeded: { status: 429, type: 'rate_limit', when: 'The organisation\'s monthly proxy requests (KEYWARD_FREE_PROXY_REQUESTS) are used up; Retry-After counts to the next UTC month.' },
   token_exhausted: { status: 429, type: 'rate_limit', when: 'The proxy token has used all of its `max_requests`.' },
-  tokens_per_minute_exceeded: { status: 429, type: 'rate_limit', when: 'The request\'s worst case does not fit in what is left of the token\'s `tokens_per_minute` this minute; see Retry-After.' },
+  tokens_per_minute_exceeded: { status: 429, type: 'rate_limit', when: 'The request\'s worst case does not fit in what is left of the token\'s (or its team\'s) `tokens_per_minute` this minute; see Retry-After.' },
   concurrency_exceeded: { status: 429, type: 'rate_limit', when: 'The token has `max_concurrent` requests or streams open already; see Retry-After.' },
   rate_limited: { status: 429, type: 'rate_limit', when: 'The token\'s `rate_limit` (proxy) or the organisation\'s KEYWARD_ADMIN_RATE (admin API); see Retry-After.' },
-  budget_exhausted: { status: 429, type: 'rate_limit', when: 'The request\'s worst-case cost does not fit in what is left of the token\'s `budget_usd` or the organisation\'s monthly `spend_limit_usd` (Retry-After: the month\'s end; none for a token\'s lifetime budget). Nothing was forwarded or counted.' },
+  budget_exhausted: { status: 429, type: 'rate_limit', when: 'The request\'s worst-case cost does not fit in what is left of the token\'s `budget_usd`, its member\'s or team\'s monthly `budget_usd` or the organisation\'s monthly `spend_limit_usd` (`detail.cap` names which; Retry-After: the month\'s end; none for a token\'s lifetime budget). Nothing was forwarded or counted.' },
   too_many_failures: { status: 429, type: 'rate_limit', when: 'Too many failed authentications from this IP (KEYWARD_AUTH_FAILURES); cooling down for KEYWARD_AUTH_COOLDOWN_S.' },
   body_buffer_exceeded: {
     status: 413, type: 'invalid_request', when: 'A middleware plugin\'s `requestBody` hook held back more of the request body than its declared `maxBuffer`; nothing was forwarded or counted.',
@@ -77,8 +77,8 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 const BRAND = Symbol.for('keyward.ApiError');
 
 /**
- * What a cap's refusal adds to its error (`error.detail`): the cap (`token.budget_usd`, `org.spend_limit_usd`,
- * `token.tokens_per_minute`), what the request needed at worst and what was left, in USD (decimal strings with six
+ * What a cap's refusal adds to its error (`error.detail`): the cap (`token.budget_usd`, `member.budget_usd`,
+ * `team.budget_usd`, `org.spend_limit_usd`, `token.tokens_per_minute`, `team.tokens_per_minute`), what the request needed at worst and what was left, in USD (decimal strings with six
  * places) or tokens (integers). A refusal for a price it does not know names the field and value instead.
  */
 export interface RefusalDetail {
@@ -138,12 +138,21 @@ export function usdDetail(micros: number): string {
   return `${micros < 0 ? '-' : ''}${Math.floor(abs / 1_000_000)}.${String(abs % 1_000_000).padStart(6, '0')}`;
 }
 
+/** The levels a spend budget nests in: token ≤ member ≤ team ≤ organisation. */
+export type BudgetLevel = 'token' | 'member' | 'team' | 'org';
+const BUDGET_LEVELS: Record<BudgetLevel, { says: string; field: string }> = {
+  token: { says: 'this token\'s budget_usd', field: 'token.budget_usd' },
+  member: { says: 'its member\'s monthly budget_usd', field: 'member.budget_usd' },
+  team: { says: 'its team\'s monthly budget_usd', field: 'team.budget_usd' },
+  org: { says: 'the organisation\'s monthly spend_limit_usd', field: 'org.spend_limit_usd' },
+};
+
 export const Errors = {
   badRequest: (message = 'Malformed HTTP request.') => fail('bad_request', message),
   headersTooLarge: () => fail('bad_request', 'The request headers are too large.', {}, undefined, ERROR_CATALOGUE.bad_request.also.status),
   invalidRequest: (message: string, param?: string) => fail('invalid_request', message, {}, param),
   unknownProvider: (provider: string) => fail('unknown_provider', `Unknown provider ${JSON.stringify(provider.slice(0, 64))}.`, {}, 'provider'),
-  invalidTtl: (message: string) => fail('invalid_ttl', message, {}, 'ttl'),
+  invalidTtl: (message: string, param = 'ttl') => fail('invalid_ttl', message, {}, param),
   invalidScope: (message: string, param: string) => fail('invalid_scope', message, {}, param),
   issuerNotAllowed: (allowed: string) => fail('issuer_not_allowed', `\`issuer\` must be one this gateway allows (KEYWARD_OIDC_ISSUERS): ${allowed}.`, {}, 'issuer'),
   requestTimeout: () => fail('request_timeout', 'The request was not received in time.'),
@@ -174,25 +183,25 @@ export const Errors = {
   quotaExceeded: (limit: number, retryAfterS: number) =>
     fail('quota_exceeded', `The free tier allows ${limit} proxy requests per calendar month (UTC).`, { 'retry-after': String(retryAfterS) }),
   tokenExhausted: () => fail('token_exhausted', 'This token has used all of its max_requests.', { 'retry-after': '86400' }),
-  /** `needed`: the request's worst-case tokens; `left`: what the token's minute had left for it. */
-  tokensPerMinuteExceeded: (retryAfterS: number, needed?: number, left?: number) => fail('tokens_per_minute_exceeded', needed === undefined || left === undefined
-    ? 'This request\'s worst-case tokens do not fit in what is left of the token\'s tokens_per_minute.'
-    : `This request's worst case (${needed} tokens) does not fit in what is left of the token's tokens_per_minute (${left} tokens).`,
+  /** `needed`: the request's worst-case tokens; `left`: what the token's (or, `team`, its team's) minute had left for it. */
+  tokensPerMinuteExceeded: (retryAfterS: number, needed?: number, left?: number, of: 'token' | 'team' = 'token') => fail('tokens_per_minute_exceeded', needed === undefined || left === undefined
+    ? `This request's worst-case tokens do not fit in what is left of the ${of}'s tokens_per_minute.`
+    : `This request's worst case (${needed} tokens) does not fit in what is left of the ${of}'s tokens_per_minute (${left} tokens).`,
   { 'retry-after': String(retryAfterS) }, undefined, undefined,
-  needed === undefined || left === undefined ? undefined : { cap: 'token.tokens_per_minute', needed_tokens: needed, left_tokens: left }),
+  needed === undefined || left === undefined ? undefined : { cap: `${of}.tokens_per_minute`, needed_tokens: needed, left_tokens: left }),
   concurrencyExceeded: (retryAfterS: number) => fail('concurrency_exceeded', 'This token has max_concurrent requests open already.', { 'retry-after': String(retryAfterS) }),
   rateLimited: (retryAfterS: number, message = 'Too many requests; slow down.') => fail('rate_limited', message, { 'retry-after': String(retryAfterS) }),
   maxTokensRequired: (message: string) => fail('max_tokens_required', message),
   modelUnpriced: (model: string | undefined) => fail('model_unpriced', model === undefined
     ? 'This token or organisation has a spend budget, and the request names no model with a known price.'
     : `This token or organisation has a spend budget, and model ${JSON.stringify(model.slice(0, 128))} has no known price.`),
-  /** `retryAfterS`: until the organisation's month ends; undefined for a token's lifetime budget (it never refills). */
-  budgetExhausted: (what: 'token' | 'org', retryAfterS?: number, amounts?: { neededMicros: number; leftMicros: number }) => {
-    const cap = what === 'token' ? 'this token\'s budget_usd' : 'the organisation\'s monthly spend_limit_usd';
+  /** `retryAfterS`: until the month ends (an organisation's, team's or member's cap); undefined for a token's lifetime budget (it never refills). */
+  budgetExhausted: (what: BudgetLevel, retryAfterS?: number, amounts?: { neededMicros: number; leftMicros: number }) => {
+    const cap = BUDGET_LEVELS[what] ?? BUDGET_LEVELS.org;
     const message = amounts
-      ? `This request's worst-case cost ($${usdDetail(amounts.neededMicros)}) does not fit in what is left of ${cap} ($${usdDetail(amounts.leftMicros)}).`
-      : `This request's worst-case cost does not fit in what is left of ${cap}.`;
-    const detail = amounts && { cap: what === 'token' ? 'token.budget_usd' : 'org.spend_limit_usd', needed_usd: usdDetail(amounts.neededMicros), left_usd: usdDetail(amounts.leftMicros) };
+      ? `This request's worst-case cost ($${usdDetail(amounts.neededMicros)}) does not fit in what is left of ${cap.says} ($${usdDetail(amounts.leftMicros)}).`
+      : `This request's worst-case cost does not fit in what is left of ${cap.says}.`;
+    const detail = amounts && { cap: cap.field, needed_usd: usdDetail(amounts.neededMicros), left_usd: usdDetail(amounts.leftMicros) };
     return fail('budget_exhausted', message, retryAfterS === undefined ? {} : { 'retry-after': String(retryAfterS) }, undefined, undefined, detail);
   },
   tooManyFailures: (retryAfterS: number) =>

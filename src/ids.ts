@@ -30,7 +30,7 @@ function base62Fixed(n: number, width: number): string {
   return out;
 }
 
-export type IdPrefix = 'org' | 'cred' | 'tok' | 'otk' | 'evt' | 'req' | 'tp' | 'akey' | 'pool' | 'usr' | 'mcpc' | 'mcpg';
+export type IdPrefix = 'org' | 'cred' | 'tok' | 'otk' | 'evt' | 'req' | 'tp' | 'akey' | 'pool' | 'usr' | 'mcpc' | 'mcpg' | 'team';
 
 let lastMs = 0;
 let seq = 0;

@@ -26,6 +26,7 @@ export const Symbols = {
   /** store/people-port.ts: single sign-on configurations, members, sessions. */
   PeopleStore: Symbol('PeopleStore'),
   OAuthConnectionStore: Symbol('OAuthConnectionStore'),
+  TeamStore: Symbol('TeamStore'),
   KeyWrapper: Symbol('KeyWrapper'),
   /** identity/sso-client.ts: the organisations' OpenID providers, under the SSRF rules. */
   SsoClient: Symbol('SsoClient'),

@@ -110,7 +110,7 @@ export interface BreakdownRow {
 }
 
 export interface Breakdown {
-  by: 'token' | 'credential' | 'model';
+  by: 'token' | 'credential' | 'model' | 'team' | 'member';
   from: string;
   to: string;
   data: BreakdownRow[];

@@ -13,6 +13,7 @@ import { AuditPage } from './pages/audit.js';
 import { CredentialsPage } from './pages/credentials.js';
 import { OrganisationPage } from './pages/organisation.js';
 import { PoolsPage } from './pages/pools.js';
+import { TeamsPage } from './pages/teams.js';
 import { SignIn } from './pages/signin.js';
 import { SpendPage } from './pages/spend.js';
 import { StartPage } from './pages/start.js';
@@ -23,12 +24,13 @@ import { CALLBACK_PATH, finishConnect } from './pages/oauth-connect.js';
 import { abilitiesOf, type Abilities } from './roles.js';
 import { forgetKey, keepKey, rememberedKey, replaceKey } from './session.js';
 
-type PageId = 'start' | 'tokens' | 'credentials' | 'pools' | 'usage' | 'spend' | 'audit' | 'admin-keys' | 'trust-policies' | 'organisation';
+type PageId = 'start' | 'tokens' | 'credentials' | 'pools' | 'teams' | 'usage' | 'spend' | 'audit' | 'admin-keys' | 'trust-policies' | 'organisation';
 const PAGES: Array<{ id: PageId; title: string; offered: (can: Abilities) => boolean }> = [
   { id: 'start', title: 'Get started', offered: (can) => can.manageCredentials },
   { id: 'tokens', title: 'Tokens', offered: () => true },
   { id: 'credentials', title: 'Credentials', offered: (can) => can.readAll },
   { id: 'pools', title: 'Pools', offered: (can) => can.readAll },
+  { id: 'teams', title: 'Teams', offered: (can) => can.readAll },
   { id: 'usage', title: 'Usage', offered: (can) => can.readAll },
   { id: 'spend', title: 'Spend', offered: (can) => can.readAll },
   { id: 'audit', title: 'Audit', offered: (can) => can.readAll },
@@ -135,6 +137,7 @@ function App() {
         {page.id === 'tokens' ? <TokensPage api={api} can={can} credentialIds={session.caller.credentialIds} /> : null}
         {page.id === 'credentials' ? <CredentialsPage api={api} can={can} /> : null}
         {page.id === 'pools' ? <PoolsPage api={api} can={can} /> : null}
+        {page.id === 'teams' ? <TeamsPage api={api} can={can} /> : null}
         {page.id === 'usage' ? <UsagePage api={api} can={can} /> : null}
         {page.id === 'spend' ? <SpendPage api={api} can={can} /> : null}
         {page.id === 'audit' ? <AuditPage api={api} /> : null}

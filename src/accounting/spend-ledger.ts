@@ -2,8 +2,12 @@
  * Spend budgets that never overshoot, on one instance or many, without a store write per request. Money is
  * leased like the quota's units (quota-ledger.ts), in micro-dollars, each cap a counter held under a lease
  * (lease-keeper.ts, held-lease.ts); the pool never grants past the cap:
- *   `spend:tok:<token id>`           limit: the token's `budget_usd` (lifetime)
- *   `spend:org:<org id>:<YYYY-MM>`   limit: the org's `spend_limit_usd` (UTC month)
+ *   `spend:tok:<token id>`                     limit: the token's `budget_usd` (lifetime)
+ *   `spend:mem:<org id>:<member id>:<YYYY-MM>` limit: its member's monthly `budget_usd` (UTC month)
+ *   `spend:team:<team id>:<YYYY-MM>`           limit: its team's monthly `budget_usd` (UTC month)
+ *   `spend:org:<org id>:<YYYY-MM>`             limit: the org's `spend_limit_usd` (UTC month)
+ * Each level is its own counter under its own lease, so what holds for one (exact across instances) holds
+ * for each; a request is reserved under every level it belongs to or none.
  *
  * A request reserves its worst case under every cap or none (a SpendHold), from what is armed in memory;
  * when short, the counter arms more of what it holds or claims from the pool (at least the shortfall or
@@ -22,13 +26,14 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { LeaseStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
+import type { BudgetLevel } from '../errors.js';
 import type { HeldLease, LeasePlan } from './held-lease.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { nextPeriodStart, periodOf } from './periods.js';
 
 /** One cap a request is reserved against. */
 export interface SpendCap {
-  readonly kind: 'token' | 'org';
+  readonly kind: BudgetLevel;
   readonly key: string;
   /** µ$ */
   readonly limit: number;
@@ -66,6 +71,7 @@ const SPEND_PLAN: LeasePlan = {
 };
 
 const isSpendKey = (key: string) => key.startsWith('spend:');
+const isMonthlyKey = (key: string) => key.startsWith('spend:org:') || key.startsWith('spend:team:') || key.startsWith('spend:mem:');
 
 /** The lease key of a token's `budget_usd`. */
 export const tokenSpendKey = (tokenId: string): string => `spend:tok:${tokenId}`;
@@ -90,6 +96,23 @@ export class SpendLedger {
     return { kind: 'org', key: `spend:org:${orgId}:${this.currentPeriod()}`, limit: limitMicros };
   }
 
+  teamCap(teamId: string, limitMicros: number): SpendCap {
+    return { kind: 'team', key: `spend:team:${teamId}:${this.currentPeriod()}`, limit: limitMicros };
+  }
+
+  memberCap(orgId: string, memberId: string, limitMicros: number): SpendCap {
+    return { kind: 'member', key: `spend:mem:${orgId}:${memberId}:${this.currentPeriod()}`, limit: limitMicros };
+  }
+
+  /**
+   * A team's or member's budget was just set: spend of this month made before it (never leased under the
+   * month's key) is charged now, as `seedOrgMonth` does for the organisation. `spentMicros`: the month's
+   * recorded spend of the team's or member's tokens.
+   */
+  seedMonth(cap: SpendCap, spentMicros: number): Promise<number> {
+    return this.seed(cap.key, spentMicros);
+  }
+
   /**
    * An organisation's limit was just set: spend of this month made before (while no limit applied, so never
    * leased under the month's key) is charged now, so the cap counts the whole calendar month. What the key
@@ -97,14 +120,17 @@ export class SpendLedger {
    * counts twice. `spentMicros`: the month's recorded spend (usage).
    */
   async seedOrgMonth(orgId: string, spentMicros: number): Promise<number> {
-    const { key } = this.orgCap(orgId, Number.MAX_SAFE_INTEGER);
+    return this.seed(this.orgCap(orgId, Number.MAX_SAFE_INTEGER).key, spentMicros);
+  }
+
+  private async seed(key: string, spentMicros: number): Promise<number> {
     const missing = spentMicros - (await this.store.leaseLedger(key, this.clock.now())).outstanding;
     if (missing <= 0) return 0;
     await this.store.chargeLease(key, missing);
     return missing;
   }
 
-  /** Seconds until the org caps' month ends (the Retry-After of an org's refusal). */
+  /** Seconds until the monthly caps' month ends (the Retry-After of an org's, team's or member's refusal). */
   secondsToMonthEnd(): number {
     const now = this.clock.now();
     this.currentPeriod(now);
@@ -192,8 +218,8 @@ export class SpendLedger {
       const previous = this.period;
       this.period = periodOf(now);
       this.periodEnds = nextPeriodStart(now);
-      // A new month: last month's org counters hand what they hold back and go.
-      if (previous !== '') this.keeper.retireWhere((c) => c.key.startsWith('spend:org:') && c.key.endsWith(`:${previous}`));
+      // A new month: last month's counters (organisations', teams', members') hand what they hold back and go.
+      if (previous !== '') this.keeper.retireWhere((c) => isMonthlyKey(c.key) && c.key.endsWith(`:${previous}`));
     }
     return this.period;
   }

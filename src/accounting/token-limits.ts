@@ -8,7 +8,8 @@
  *                                     runs out (the store unreachable) fails closed: it cuts its open requests
  *                                     (their `onLost`) rather than keep slots the store may give to others.
  *                                     Slots held idle here go back after a second of quiet.
- *   `tpm:tok:<token id>`              limit: tokens_per_minute over a rolling 60 s (lease-port.ts
+ *   `tpm:tok:<token id>`, `tpm:team:<team id>`
+ *                                     limit: tokens_per_minute over a rolling 60 s (lease-port.ts
  *                                     isRollingPool). A request reserves its worst case (input + output
  *                                     tokens); at its end the unused part comes back at once and what the
  *                                     provider reported comes back 60 s later (counted from the response's
@@ -52,6 +53,8 @@ interface UseWindow {
 
 /** The lease key of a token's `tokens_per_minute`. */
 export const tpmKey = (tokenId: string): string => `tpm:tok:${tokenId}`;
+/** The lease key of a team's `tokens_per_minute` (shared by every token of the team). */
+export const teamTpmKey = (teamId: string): string => `tpm:team:${teamId}`;
 
 /** Slots are claimed as needed (no block beyond the shortfall), so instances share a small limit. */
 const SLOT_PLAN: LeasePlan = { claimSize: (_limit, _outstanding, short) => short, refusalMs: 250, pool: true };
@@ -116,12 +119,8 @@ export class TokenLimits {
   }
 
   /** Reserves `tokens` of the token's `perMinute` over the last 60 s, or 429 tokens_per_minute_exceeded. */
-  async reserveTokens(tokenId: string, perMinute: number, tokens: number): Promise<LimitHold> {
-    const now = this.reserveTokensNow(tokenId, perMinute, tokens);
-    if (now) return now;
-    const counter = this.tpmCounter(tokenId, perMinute);
-    if (!(await counter.acquire(tokens, 'reserve'))) throw Errors.tokensPerMinuteExceeded(this.retryAfter(counter), tokens, Math.min(perMinute, counter.remaining()));
-    return { counter, gen: counter.gen, units: tokens };
+  reserveTokens(tokenId: string, perMinute: number, tokens: number): Promise<LimitHold> {
+    return this.reserveAt(tpmKey(tokenId), 'token', perMinute, tokens);
   }
 
   /**
@@ -129,14 +128,32 @@ export class TokenLimits {
    * it would have to wait for the store (then call reserveTokens). Refuses only what no window can hold.
    */
   reserveTokensNow(tokenId: string, perMinute: number, tokens: number): LimitHold | undefined {
-    if (tokens > perMinute) throw Errors.tokensPerMinuteExceeded(60, tokens, Math.min(perMinute, this.keeper.peek(tpmKey(tokenId))?.remaining() ?? perMinute));
-    const counter = this.tpmCounter(tokenId, perMinute);
-    return tokens === 0 || counter.take(tokens, 'reserve') ? { counter, gen: counter.gen, units: tokens } : undefined;
+    return this.reserveNowAt(tpmKey(tokenId), 'token', perMinute, tokens);
   }
 
-  /** The token's rolling counter (one per token, kept by the lease keeper). */
-  private tpmCounter(tokenId: string, perMinute: number): HeldLease {
-    return this.keeper.counter(tpmKey(tokenId), perMinute, TPM_PLAN);
+  /** A team's `tokens_per_minute`, shared by its tokens: as reserveTokens. */
+  reserveTeamTokens(teamId: string, perMinute: number, tokens: number): Promise<LimitHold> {
+    return this.reserveAt(teamTpmKey(teamId), 'team', perMinute, tokens);
+  }
+
+  /** A team's `tokens_per_minute`: as reserveTokensNow. */
+  reserveTeamTokensNow(teamId: string, perMinute: number, tokens: number): LimitHold | undefined {
+    return this.reserveNowAt(teamTpmKey(teamId), 'team', perMinute, tokens);
+  }
+
+  private async reserveAt(key: string, of: 'token' | 'team', perMinute: number, tokens: number): Promise<LimitHold> {
+    const now = this.reserveNowAt(key, of, perMinute, tokens);
+    if (now) return now;
+    const counter = this.keeper.counter(key, perMinute, TPM_PLAN);
+    if (!(await counter.acquire(tokens, 'reserve'))) throw Errors.tokensPerMinuteExceeded(this.retryAfter(counter), tokens, Math.min(perMinute, counter.remaining()), of);
+    return { counter, gen: counter.gen, units: tokens };
+  }
+
+  private reserveNowAt(key: string, of: 'token' | 'team', perMinute: number, tokens: number): LimitHold | undefined {
+    if (tokens > perMinute) throw Errors.tokensPerMinuteExceeded(60, tokens, Math.min(perMinute, this.keeper.peek(key)?.remaining() ?? perMinute), of);
+    // The rolling counter (one per token or team, kept by the lease keeper).
+    const counter = this.keeper.counter(key, perMinute, TPM_PLAN);
+    return tokens === 0 || counter.take(tokens, 'reserve') ? { counter, gen: counter.gen, units: tokens } : undefined;
   }
 
   /** Tokens this instance's current holder of the token's window has used in it (the token view: token-caps.ts); 0 when it holds none. */

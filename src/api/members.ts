@@ -10,12 +10,16 @@ import { Errors } from '../errors.js';
 import type { Router } from '../http/router.js';
 import { Symbols } from '../symbols.js';
 import { MemberService } from '../vault/members.js';
+import { TeamService } from '../vault/team-service.js';
+import { formatUsd } from '../pricing/money.js';
 import { OrgService } from '../vault/org-service.js';
 import { EVERYONE } from '../vault/roles.js';
 import { orgOf } from './params.js';
 import { memberView } from './people-views.js';
 import { MEMBER_UPDATE, Member, MemberList, MemberRemoved, PERSONAL_TOKEN_CREATE } from './schemas/people.js';
 import { PAGE } from './schemas/query.js';
+import { MemberBudgetView } from './schemas/teams.js';
+import { Type } from '@sinclair/typebox';
 import { TokenCreated } from './schemas/tokens.js';
 import { listView, mintedTokenView } from './views.js';
 
@@ -25,6 +29,7 @@ export class MembersApi {
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(MemberService) private readonly members: MemberService,
     @inject(OrgService) private readonly orgs: OrgService,
+    @inject(TeamService) private readonly teams: TeamService,
   ) {}
 
   register(router: Router): void {
@@ -36,13 +41,19 @@ export class MembersApi {
     router.add('PATCH', '/v1/members/:id', {
       auth: 'org', action: 'member.update', body: MEMBER_UPDATE, operationId: 'updateMember', tag: 'members', summary: 'Set a member\'s monthly budget',
       description: '`budget_usd`: what the member\'s requests may cost per UTC calendar month (null: none).',
-      response: { status: 200, schema: Member, description: 'The member.' },
+      response: { status: 200, schema: Type.Union([Member, MemberBudgetView]), description: 'The member (a member id no one signed in with yet: its budget alone, for the tokens minted with that `member_id`).' },
       errors: ['not_found'],
     }, async (r) => {
       const { budget_usd: budget } = await r.body();
       const micros = budget === null ? null : this.orgs.parseSpendLimit(budget);
-      const member = await this.members.setBudget(orgOf(r).id, r.params.id!, micros);
-      return { status: 200, body: memberView(member), ...(member.email ? { targetName: member.email } : {}) };
+      const orgId = orgOf(r).id;
+      // The budget the gateway enforces is the team service's (every token bound to the id counts, admin-minted ones
+      // with a `member_id` included); a member signed in by single sign-on also shows it on its record.
+      await this.teams.setMemberBudget(orgId, r.params.id!, micros);
+      const member = await this.members.find(orgId, r.params.id!);
+      if (member === undefined) return { status: 200, body: { id: r.params.id!, object: 'member' as const, budget_usd: micros === null ? null : formatUsd(micros) } };
+      const updated = await this.members.setBudget(orgId, r.params.id!, micros);
+      return { status: 200, body: memberView(updated), ...(updated.email ? { targetName: updated.email } : {}) };
     });
 
     router.add('DELETE', '/v1/members/:id', {

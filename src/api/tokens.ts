@@ -38,12 +38,12 @@ export class TokensApi {
     router.add('POST', '/v1/tokens', {
       auth: 'org', roles: ['owner', 'admin', 'minter'], action: 'token.create', idempotent: true, body: TOKEN_CREATE,
       operationId: 'createToken', tag: 'tokens', summary: 'Mint a proxy token',
-      description: 'A short-lived `ptok_…` for one credential, with optional scopes. Shown once. A minter limited to `credential_ids` mints only for those (else 403 `forbidden`). A caller whose own key ends (an admin key with a ttl, a retiring organisation token) mints only tokens that end by then (else 403 `forbidden`).',
+      description: 'A short-lived `ptok_…` for one credential, with optional scopes. Shown once. A minter limited to `credential_ids` mints only for those (else 403 `forbidden`). A caller whose own key ends (an admin key with a ttl, a retiring organisation token) mints only tokens that end by then (else 403 `forbidden`). A token for a team (`team_id`) uses one of the team\'s credentials or pools (else 403 `forbidden`) within its `max_ttl` (else 400 `invalid_ttl`); its spend and tokens count against the team\'s budget and tokens_per_minute too, and against its member\'s budget with `member_id`.',
       response: { status: 201, schema: TokenCreated, description: 'The token (its value shown once).' },
       errors: ['invalid_ttl', 'invalid_scope', 'unknown_provider', 'not_found'],
     }, async (r) => {
       const org = orgOf(r);
-      const { credential_id: credentialId, pool_id: poolId, ttl, name, ...scopes } = await r.body();
+      const { credential_id: credentialId, pool_id: poolId, ttl, name, team_id: teamId, member_id: memberId, ...scopes } = await r.body();
       const p = r.principal;
       // A minter limited to credentials mints for those only (a pool is not one of them).
       if (p.kind === 'org' && p.role === 'minter' && p.credentialIds && (credentialId === undefined || !p.credentialIds.includes(credentialId))) {
@@ -51,7 +51,7 @@ export class TokensApi {
       }
       const createdBy = p.kind === 'org' ? p.actor : undefined;
       // A token made by an ending key or a retiring org token ends with it at the latest (a longer ttl → 403).
-      const { record, token } = await this.tokens.mintFor(org.id, { credentialId, poolId, ttl, scopes, name, ...(createdBy ? { createdBy } : {}), ...(p.kind === 'org' ? { creator: p } : {}) });
+      const { record, token } = await this.tokens.mintFor(org.id, { credentialId, poolId, ttl, scopes, name, teamId, memberId, ...(createdBy ? { createdBy } : {}), ...(p.kind === 'org' ? { creator: p } : {}) });
       return { status: 201, body: mintedTokenView(record, token, this.clock.now()), secretFields: ['token'] };
     });
 

@@ -138,6 +138,8 @@ export function tokenView(t: Omit<TokenRecord, 'tokenHash'>, now: number, usage?
     ...(t.scopes.tools !== undefined ? { tools: t.scopes.tools } : {}),
     ...(t.scopes.tokensPerMinute !== undefined ? { tokens_per_minute: t.scopes.tokensPerMinute } : {}),
     ...(t.scopes.maxConcurrent !== undefined ? { max_concurrent: t.scopes.maxConcurrent } : {}),
+    ...(t.teamId !== undefined ? { team_id: t.teamId } : {}),
+    ...(t.memberId !== undefined ? { member_id: t.memberId } : {}),
     ...(usage ? { usage: usageView(usage) } : {}),
     ...(caps ? { caps: tokenCapsView(caps) } : {}),
   };

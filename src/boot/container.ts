@@ -17,6 +17,9 @@ import { SsoApi } from '../api/sso.js';
 import { MembersApi } from '../api/members.js';
 import { SsoClient } from '../identity/sso-client.js';
 import { PoolService } from '../vault/pool-service.js';
+import { TeamLimits } from '../vault/team-limits.js';
+import { TeamService } from '../vault/team-service.js';
+import { TeamsApi } from '../api/teams.js';
 import { TokenLimits } from '../accounting/token-limits.js';
 import { TokenCaps } from '../accounting/token-caps.js';
 import { TokenExchangeApi } from '../api/token-exchange.js';
@@ -111,7 +114,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
   c.register(Symbols.Timers, { useValue: timers });
   c.register(Symbols.Store, { useValue: store });
-  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore, Symbols.PoolStore, Symbols.PeopleStore, Symbols.OAuthConnectionStore]) {
+  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore, Symbols.PoolStore, Symbols.PeopleStore, Symbols.OAuthConnectionStore, Symbols.TeamStore]) {
     c.register(port, { useValue: store });
   }
   c.register(Symbols.KeyWrapper, { useValue: wrapper });
@@ -129,7 +132,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   const clock = options.clock ?? systemClock;
   c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => clock.now()) });
   // Services are singletons within this container (tests run several servers in one process).
-  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits, TokenCaps, OAuthConnections];
+  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, TeamLimits, TeamService, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits, TokenCaps, OAuthConnections];
   for (const cls of services) c.registerSingleton(cls as never);
   // One instance: who a request acts for (its `memberOf`) is set once, for the credential views and the connect routes alike.
   c.registerSingleton(OAuthConnectApi);
@@ -170,7 +173,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   }
   c.register(Metrics, { useValue: metrics });
   c.register(Symbols.Tracing, { useValue: tracing });
-  const apis = [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi, TrustPoliciesApi, TokenExchangeApi, PoolsApi, SsoApi, MembersApi];
+  const apis = [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi, TrustPoliciesApi, TokenExchangeApi, PoolsApi, SsoApi, MembersApi, TeamsApi];
   for (const cls of [...apis, AdminPipeline]) c.registerSingleton(cls as never);
   // Each API registers its routes once; a second registration of a route throws (router.ts) and stops start-up.
   const router = new Router();
@@ -191,14 +194,24 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   const spend = c.resolve(SpendLedger);
   const orgLimits = c.resolve(OrgLimits);
 
-  /** The token, once its org's limit is cached (loaded first when it is not; a failed load is retried later). */
-  const withOrgLimit = (resolved: ResolvedToken | undefined): ResolvedToken | undefined | Promise<ResolvedToken | undefined> =>
-    resolved && orgLimits.peek(resolved.credential.orgId) === undefined
-      ? orgLimits.get(resolved.credential.orgId).then(() => resolved, () => resolved)
-      : resolved;
+  const teamLimits = c.resolve(TeamLimits);
+  /**
+   * The token, once its org's limit (and its team's limits and member's budget, for a token bound to them) is cached
+   * (loaded first when it is not; a failed load is retried later).
+   */
+  const withOrgLimit = (resolved: ResolvedToken | undefined): ResolvedToken | undefined | Promise<ResolvedToken | undefined> => {
+    if (!resolved) return resolved;
+    const orgId = resolved.credential.orgId;
+    const { teamId, memberId } = resolved.token;
+    const loads: Array<Promise<unknown>> = [];
+    if (orgLimits.peek(orgId) === undefined) loads.push(orgLimits.get(orgId));
+    if (teamId !== undefined && teamLimits.peekTeam(teamId) === undefined) loads.push(teamLimits.team(orgId, teamId));
+    if (memberId !== undefined && teamLimits.peekMember(orgId, memberId) === undefined) loads.push(teamLimits.member(orgId, memberId));
+    return loads.length === 0 ? resolved : Promise.all(loads).then(() => resolved, () => resolved);
+  };
 
   // One SpendHost for the budget stage and the realtime sessions' per-response holds: the same ledger and caps.
-  const spending = spendHost(spend, orgLimits, c.resolve(PriceBook));
+  const spending = spendHost(spend, orgLimits, c.resolve(PriceBook), teamLimits);
   // The org's spend cap is known before the body stage decides to read a body whole; at once when cached, else a promise.
   const resolveToken: TokenResolver = (presented) => {
     const resolved = tokens.resolve(presented);

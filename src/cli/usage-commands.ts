@@ -1,5 +1,5 @@
 /**
- * `keyward usage breakdown --by token|credential|model [--from D] [--to D]`: GET /v1/usage/breakdown's
+ * `keyward usage breakdown --by token|credential|model|team|member [--from D] [--to D]`: GET /v1/usage/breakdown's
  * answer (the same computation, accounting/usage-breakdown.ts, and view) straight on the store, the
  * dearest first.
  */
@@ -9,18 +9,18 @@ import { systemClock } from '../clock.js';
 import { emit, one, required, withOrg, type Command } from './command-kit.js';
 import { table, UsageError } from './io.js';
 
-const BY: readonly BreakdownBy[] = ['token', 'credential', 'model'];
+const BY: readonly BreakdownBy[] = ['token', 'credential', 'model', 'team', 'member'];
 
 export const USAGE_COMMANDS: Command[] = [{
   words: ['usage', 'breakdown'],
   args: [],
   options: ['org', 'by', 'from', 'to'],
-  summary: 'requests, tokens and spend per token, credential or model over a range of days (default: this month)',
+  summary: 'requests, tokens and spend per token, credential, model, team or member over a range of days (default: this month)',
   async run(ctx) {
     const by = required(ctx, 'by');
-    if (!(BY as readonly string[]).includes(by)) throw new UsageError(`--by must be token, credential or model, got ${JSON.stringify(by.slice(0, 40))}`);
+    if (!(BY as readonly string[]).includes(by)) throw new UsageError(`--by must be token, credential, model, team or member, got ${JSON.stringify(by.slice(0, 40))}`);
     const [vault, org] = await withOrg(ctx);
-    const breakdowns = new UsageBreakdowns(systemClock, vault.store, vault.store, vault.usage);
+    const breakdowns = new UsageBreakdowns(systemClock, vault.store, vault.store, vault.usage, vault.store);
     const view = usageBreakdownView(await breakdowns.of(org.id, by as BreakdownBy, { from: one(ctx, 'from'), to: one(ctx, 'to') }));
     const rows = view.data.map((r) => [r.key, r.name ?? '', String(r.requests), String(r.input_tokens), String(r.output_tokens), `$${r.spend_usd}`]);
     emit(ctx, view, view.data.length === 0

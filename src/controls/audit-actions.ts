@@ -11,6 +11,7 @@ export const AUDIT_ACTIONS = [
   'trust_policy.create', 'trust_policy.delete',
   'pool.create', 'pool.update', 'pool.delete',
   'sso.update', 'member.sign_in', 'member.update', 'member.delete', 'session.delete',
+  'team.create', 'team.update', 'team.delete',
   'mcp.tool_call',
   'auth.failed', 'quota.refused', 'budget.refused', 'admin.rate_limited',
 ] as const;

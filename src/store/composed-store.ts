@@ -15,6 +15,7 @@ import type {
 import type { MemberRecord, PeopleStore, SessionRecord, SsoConfigRecord } from './people-port.js';
 import type { McpClientRecord, McpGrantRecord, McpGrantStore, PoolRecord, PoolStore, PoolUpdate, TrustPolicyRecord, TrustPolicyStore } from './ports.js';
 import type { OAuthConnectionRecord, OAuthConnectionStore } from './oauth-port.js';
+import type { TeamRecord, TeamStore, TeamUpdate } from './team-port.js';
 
 /** The port objects an adapter is made of. */
 export interface StorePorts {
@@ -33,6 +34,7 @@ export interface StorePorts {
   people: PeopleStore;
   mcpGrants: McpGrantStore;
   oauthConnections: OAuthConnectionStore;
+  teams: TeamStore;
 }
 
 export abstract class ComposedStore<P extends StorePorts = StorePorts> implements Store {
@@ -162,4 +164,13 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   }
   countOAuthConnections(orgId: string, credentialId: string) { return this.ports.oauthConnections.countOAuthConnections(orgId, credentialId); }
   deleteOAuthConnections(orgId: string, credentialId: string, memberId?: string) { return this.ports.oauthConnections.deleteOAuthConnections(orgId, credentialId, memberId); }
+  // ---- teams and member budgets (TeamStore) ---------------------------------
+  createTeam(record: TeamRecord) { return this.ports.teams.createTeam(record); }
+  getTeam(orgId: string, id: string) { return this.ports.teams.getTeam(orgId, id); }
+  listTeams(orgId: string, page: NamedPageQuery) { return this.ports.teams.listTeams(orgId, page); }
+  updateTeam(orgId: string, id: string, update: TeamUpdate) { return this.ports.teams.updateTeam(orgId, id, update); }
+  deleteTeam(orgId: string, id: string) { return this.ports.teams.deleteTeam(orgId, id); }
+  putMemberBudget(orgId: string, memberId: string, micros: number | null) { return this.ports.teams.putMemberBudget(orgId, memberId, micros); }
+  getMemberBudget(orgId: string, memberId: string) { return this.ports.teams.getMemberBudget(orgId, memberId); }
+  listMemberBudgets(orgId: string) { return this.ports.teams.listMemberBudgets(orgId); }
 }

@@ -71,6 +71,8 @@ export interface TokenRecord {
   createdBy?: string;
   /** What the organisation calls it; absent: unnamed. */
   name?: string;
+  /** The team (`team_…`) it belongs to: its spend counts against the team's budget too (team-port.ts). */
+  teamId?: string;
   /** A personal token's member (`usr_…`, people-port.ts): revoked with it, and the audit names it. */
   memberId?: string;
 }
@@ -180,6 +182,8 @@ export interface AdminKeyStore {
 export { isPoolId, type PoolMember, type PoolRecord, type PoolStore, type PoolStrategy, type PoolUpdate } from './pool-port.js';
 import type { PoolStore } from './pool-port.js';
 
+export type { MemberBudget, TeamRecord, TeamStore, TeamUpdate } from './team-port.js';
+import type { TeamStore } from './team-port.js';
 export { isRollingPool, ROLLING_WINDOW_MS, type HolderOutcome, type HolderState, type HolderWrite, type LeaseLedger, type LeaseStore } from './lease-port.js';
 import type { LeaseStore } from './lease-port.js';
 
@@ -246,8 +250,8 @@ export interface UsageStore {
   listBreakdown(scope: BreakdownScope, orgId: string, from: string, to: string): Promise<KeyUsage[]>;
 }
 
-/** `pool`: a pool was changed, deleted, or a member's cooling was set (every instance reloads it). */
-export type ChangeKind = 'token' | 'credential' | 'org' | 'pool';
+/** `pool`: a pool changed or a member's cooling was set (every instance reloads it); `team`: a team changed; `member`: a member's budget. */
+export type ChangeKind = 'token' | 'credential' | 'org' | 'pool' | 'team' | 'member';
 
 export interface Change {
   kind: ChangeKind;
@@ -392,4 +396,4 @@ export type { OAuthConnectionRecord, OAuthConnectionState, OAuthConnectionStore 
 import type { OAuthConnectionStore } from './oauth-port.js';
 
 export type Store = OrgStore & AdminKeyStore & CredentialStore & TokenStore & LeaseStore & UsageStore & ChangeFeed & AuditStore & IdempotencyStore & SecretStore & StoreLifecycle
-  & TrustPolicyStore & PoolStore & PeopleStore & McpGrantStore & OAuthConnectionStore;
+  & TrustPolicyStore & PoolStore & PeopleStore & McpGrantStore & OAuthConnectionStore & TeamStore;

@@ -54,6 +54,11 @@ export class MemberService {
     });
   }
 
+  /** The member, or undefined when the organisation has no member of that id. */
+  async find(orgId: string, id: string): Promise<MemberRecord | undefined> {
+    return (await this.store.getMember(orgId, id)) ?? undefined;
+  }
+
   async get(orgId: string, id: string): Promise<MemberRecord> {
     const m = await this.store.getMember(orgId, id);
     if (!m) throw Errors.notFound('No such member.');

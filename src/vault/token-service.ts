@@ -19,6 +19,7 @@ import { CoalescingCache } from './coalescing-cache.js';
 import { endWithin, type Creator } from './authority.js';
 import { isWellFormedToken, newId, newToken, sha256Hex } from '../ids.js';
 import { parseName } from './names.js';
+import { TeamService } from './team-service.js';
 
 /** A token's credential as the hot path needs it. */
 export interface ResolvedCredential {
@@ -52,8 +53,6 @@ const TOKEN_CACHE_MAX = 50_000;
 
 /** A token as the API's body and the CLI's flags ask for it: unchecked ttl and scopes (`models`, `paths`, `max_requests`, `rate_limit`). */
 export interface MintRequest {
-  /** A personal token's member (`usr_…`): the token is revoked with it. */
-  memberId?: string;
   /** Exactly one of credentialId and poolId (else 400). */
   credentialId?: string | undefined;
   poolId?: string | undefined;
@@ -67,6 +66,12 @@ export interface MintRequest {
   creator?: Pick<Creator, 'expiresAt'>;
   /** The source's end (an exchange's trust policy): the token's end is cut to it. */
   endsBy?: number;
+  /**
+   * The team and member the token is bound to (checked by the team service: its credentials and pools, its max_ttl).
+   * A personal token's member (`usr_…`) revokes it when removed.
+   */
+  teamId?: string | undefined;
+  memberId?: string | undefined;
 }
 
 @injectable()
@@ -83,6 +88,7 @@ export class TokenService {
     @inject(Symbols.ProviderRegistry) private readonly providers: ProviderRegistry,
     @inject(Symbols.Timers) timers: Timers,
     @inject(Symbols.PoolStore) private readonly pools: PoolStore,
+    @inject(TeamService) private readonly teams: TeamService,
   ) {
     this.cache = new CoalescingCache<ResolvedToken>({
       now: () => timers.elapsed(),
@@ -122,11 +128,13 @@ export class TokenService {
     if (!bound) throw Errors.notFound(request.poolId !== undefined ? 'No such pool.' : 'No such credential.');
     const provider = this.providers.get(bound.provider);
     if (!provider) throw Errors.unknownProvider(bound.provider);
+    const binding = { teamId: request.teamId, memberId: request.memberId };
+    await this.teams.checkMint(orgId, binding, bound.id, ttlMs);
     return this.mint(orgId, bound.id, ttlMs, parseScopes(request.scopes, provider), request.createdBy, { ...request, name });
   }
 
   /** A token that ends after `ttlMs`, and never after its creator (refused) nor its source (cut): authority never outlives its source. */
-  async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes, createdBy?: string, bounds: Pick<MintRequest, 'creator' | 'endsBy'> & { name?: string | undefined; memberId?: string } = {}): Promise<{ record: TokenRecord; token: string }> {
+  async mint(orgId: string, credentialId: string, ttlMs: number, scopes: TokenScopes, createdBy?: string, bounds: Pick<MintRequest, 'creator' | 'endsBy' | 'teamId' | 'memberId'> & { name?: string | undefined } = {}): Promise<{ record: TokenRecord; token: string }> {
     const name = bounds.name;
     const createdAt = this.clock.now();
     const expiresAt = Math.min(endWithin(bounds.creator ?? { expiresAt: null }, createdAt + ttlMs, 'A token')!, bounds.endsBy ?? Infinity);
@@ -134,7 +142,8 @@ export class TokenService {
     const token = newToken('ptok');
     const record: TokenRecord = {
       id: newId('tok'), orgId, credentialId, tokenHash: sha256Hex(token), scopes, createdAt, expiresAt,
-      ...(createdBy !== undefined ? { createdBy } : {}), ...(name !== undefined ? { name } : {}), ...(bounds.memberId !== undefined ? { memberId: bounds.memberId } : {}),
+      ...(createdBy !== undefined ? { createdBy } : {}), ...(name !== undefined ? { name } : {}),
+      ...(bounds.teamId !== undefined ? { teamId: bounds.teamId } : {}), ...(bounds.memberId !== undefined ? { memberId: bounds.memberId } : {}),
     };
     if ((await this.store.createToken(record)) === 'no_credential') throw Errors.notFound(isPoolId(credentialId) ? 'No such pool.' : 'No such credential.');
     return { record, token };

@@ -90,7 +90,7 @@ test('bad parameters are 400s naming the parameter; no key is a 401; the route i
   const params = op.parameters.map((p: { $ref: string }) => doc.components.parameters[p.$ref.split('/').at(-1)!]);
   const by = params.find((p: { name: string }) => p.name === 'by');
   t.true(by.required);
-  t.deepEqual(by.schema.enum, ['token', 'credential', 'model']);
+  t.deepEqual(by.schema.enum, ['token', 'credential', 'model', 'team', 'member']);
   t.regex(params.find((p: { name: string }) => p.name === 'from').description, /first day of/);
   // The daily route's `from` keeps its own default.
   const daily = doc.paths['/v1/usage/daily'].get.parameters.map((p: { $ref: string }) => doc.components.parameters[p.$ref.split('/').at(-1)!]);

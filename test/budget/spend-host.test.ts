@@ -6,6 +6,7 @@
 import test from 'ava';
 import { spendHost } from '../../src/gateway/exit/spend-host.js';
 import type { SpendHold, SpendLedger } from '../../src/accounting/spend-ledger.js';
+import type { TeamLimits } from '../../src/vault/team-limits.js';
 import type { OrgLimits } from '../../src/vault/org-limits.js';
 import type { PriceBook } from '../../src/pricing/prices.js';
 
@@ -30,7 +31,7 @@ const REQUEST = { tokenId: 't1', tokenBudget: 5_000_000, orgId: 'o1', orgLimit: 
 
 test('a reservation is settled or refunded once, and its amount cannot be changed', async (t) => {
   const { calls, ledger } = recordingLedger();
-  const host = spendHost(ledger, {} as OrgLimits, {} as PriceBook);
+  const host = spendHost(ledger, {} as OrgLimits, {} as PriceBook, {} as TeamLimits);
   const r = await host.reserve(REQUEST, 1200);
   t.is(r.micros, 1200);
   t.throws(() => {
@@ -50,7 +51,7 @@ test('a reservation is settled or refunded once, and its amount cannot be change
 
 test('an object the host did not make gives nothing back', async (t) => {
   const { calls, ledger } = recordingLedger();
-  const host = spendHost(ledger, {} as OrgLimits, {} as PriceBook);
+  const host = spendHost(ledger, {} as OrgLimits, {} as PriceBook, {} as TeamLimits);
   const real = await host.reserve(REQUEST, 1000);
   for (const forged of [{ micros: 1000 }, Object.create(real) as object, Object.assign(Object.create(null), { micros: 1000 }), 42, null]) {
     host.refund(forged as never);

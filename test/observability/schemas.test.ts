@@ -114,6 +114,8 @@ test('every field the document lists for a request body is validated: a wrong ty
     refreshSession: { refresh_token: 'kref_x' },
     createPersonalToken: { credential_id: cred },
     connectCredential: {},
+    createTeam: { name: 'a-team', max_ttl: '1h' },
+    updateTeam: { budget_usd: '1.00' },
     completeCredentialConnect: { state: 'a-state', binding: 'a-binding', code: 'a-code' },
   };
   let checked = 0;

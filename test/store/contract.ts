@@ -22,6 +22,7 @@ import { leaseContract } from './contract-leases.js';
 import { poolContract } from './contract-pools.js';
 import { mcpGrantContract } from './contract-mcp-grants.js';
 import { oauthConnectionContract } from './contract-oauth.js';
+import { teamContract } from './contract-teams.js';
 
 export interface Backend {
   /** Another store instance on the same backend; closed when the test ends. */
@@ -116,6 +117,7 @@ export function storeContract(test: TestFn, h: StoreHarness): void {
   leaseContract(test, h);
   poolContract(test, h);
   oauthConnectionContract(test, h);
+  teamContract(test, h);
 
   // ---- organisations ----------------------------------------------------------
 

@@ -16,7 +16,7 @@ import { useNames } from './tokens.js';
 type By = Breakdown['by'];
 type Period = 'month' | 'last-month' | '7d' | '30d';
 
-const BY: Array<{ id: By; label: string }> = [{ id: 'token', label: 'Token' }, { id: 'credential', label: 'Credential' }, { id: 'model', label: 'Model' }];
+const BY: Array<{ id: By; label: string }> = [{ id: 'token', label: 'Token' }, { id: 'credential', label: 'Credential' }, { id: 'model', label: 'Model' }, { id: 'team', label: 'Team' }, { id: 'member', label: 'Member' }];
 const PERIODS: Array<{ id: Period; label: string }> = [
   { id: 'month', label: 'This month' }, { id: 'last-month', label: 'Last month' }, { id: '7d', label: 'Last 7 days' }, { id: '30d', label: 'Last 30 days' },
 ];

@@ -99,6 +99,7 @@ export function openApiDocument(options: OpenApiOptions) {
       { name: 'credentials', description: 'Stored provider keys (org token).' },
       { name: 'tokens', description: 'Short-lived proxy tokens (org token).' },
       { name: 'pools', description: 'Credentials of one provider a pooled token spreads over, with failover (org token).' },
+      { name: 'teams', description: 'Teams and members\' budgets: monthly budgets and tokens_per_minute nested between a token and its organisation (org token).' },
       { name: 'admin keys', description: 'Scoped admin keys: `admin`, `minter`, `viewer` (org token or an admin key; `x-keyward-roles` on each operation says who may call it).' },
       { name: 'usage', description: 'Usage and the audit trail (org token).' },
       { name: 'identity', description: 'Workload identity: trust policies (org token) and the OIDC token exchange (no token).' },

@@ -22,7 +22,7 @@ export const ErrorBody = named('Error', Type.Object({
     message: Type.String({ description: 'For humans; never holds a key or a token.' }),
     param: Type.Optional(Type.String({ description: 'The field, query parameter or header at fault, when there is one.' })),
     detail: Type.Optional(Type.Object({
-      cap: Type.Optional(Type.String({ description: 'The cap that refused: `token.budget_usd`, `org.spend_limit_usd` or `token.tokens_per_minute`.', examples: ['token.budget_usd'] })),
+      cap: Type.Optional(Type.String({ description: 'The cap that refused: `token.budget_usd`, `member.budget_usd`, `team.budget_usd`, `org.spend_limit_usd`, `token.tokens_per_minute` or `team.tokens_per_minute`.', examples: ['token.budget_usd'] })),
       needed_usd: Type.Optional(Type.String({ pattern: '^[0-9]+\\.[0-9]{6}$', description: 'The request\'s worst-case cost in USD (six places).', examples: ['0.012000'] })),
       left_usd: Type.Optional(Type.String({ pattern: '^[0-9]+\\.[0-9]{6}$', description: 'What was left under the cap in USD when it refused (six places).', examples: ['0.003000'] })),
       needed_tokens: Type.Optional(Type.Integer({ minimum: 0, description: 'The request\'s worst-case input + output tokens.' })),

@@ -73,6 +73,8 @@ export const TokenCreate = named('TokenCreate', Type.Object({
   tools: Type.Optional(ToolsScope),
   tokens_per_minute: Type.Optional(TokensPerMinuteScope),
   max_concurrent: Type.Optional(MaxConcurrentScope),
+  team_id: Type.Optional(rule(Type.String({ minLength: 1, maxLength: 64, description: 'A team of this organisation (else 404): the token uses one of its credentials or pools (else 403) within its `max_ttl` (else 400 `invalid_ttl`), and every request reserves and settles under the team\'s monthly `budget_usd` and `tokens_per_minute` too.' }), 'the id of a team')),
+  member_id: Type.Optional(rule(Type.String({ pattern: '^usr_[0-9A-Za-z]{1,64}$', description: 'A member (`usr_…`; of the team, when the team lists members): every request reserves and settles under the member\'s monthly budget too.' }), 'a member id (usr_…)')),
 }, { additionalProperties: false, examples: [{ credential_id: 'cred_4kT9bQ2mXw7Zr1sVc8NpL3aY', ttl: '15m', name: 'evals agent', models: ['gpt-4o-mini'], max_requests: 100 }] }));
 
 const tokenProperties = {
@@ -96,6 +98,7 @@ const tokenProperties = {
   tools: Type.Optional(ToolsScope),
   tokens_per_minute: Type.Optional(TokensPerMinuteScope),
   max_concurrent: Type.Optional(MaxConcurrentScope),
+  team_id: Type.Optional(IdOf('team', 'The team the token belongs to.')),
 };
 
 const HELD = 'Held by instances now for this cap: the worst cases of requests not yet settled, and leased amounts not yet used.';

@@ -77,9 +77,9 @@ export const DailyUsage = named('DailyUsage', Type.Object({
 }, { additionalProperties: false, description: 'Every day from `from` to `to` in order, days without traffic included (zeros). At most 92 days.' }));
 
 export const BreakdownParams = Type.Object({
-  by: rule(Type.Union([Type.Literal('token'), Type.Literal('credential'), Type.Literal('model')], {
-    description: 'What to break the organisation\'s usage down by: its tokens (revoked ones included), its credentials, or the models as the price table names them (`unpriced` for the rest; an MCP server\'s tool calls as `tool:<provider>:<tool>`).',
-  }), 'token, credential or model'),
+  by: rule(Type.Union([Type.Literal('token'), Type.Literal('credential'), Type.Literal('model'), Type.Literal('team'), Type.Literal('member')], {
+    description: 'What to break the organisation\'s usage down by: its tokens (revoked ones included), its credentials, the models as the price table names them (`unpriced` for the rest; an MCP server\'s tool calls as `tool:<provider>:<tool>`), its teams or its members (the tokens bound to each, revoked ones included; tokens bound to none are left out).',
+  }), 'token, credential, model, team or member'),
   from: Type.Optional(Day('The first day (UTC), inclusive. Default: the first day of `to`\'s month.')),
   to: Type.Optional(Day('The last day (UTC), inclusive. Default: today.')),
 });
@@ -87,17 +87,17 @@ export const BreakdownParams = Type.Object({
 export const BREAKDOWN_QUERY = queryContract(BreakdownParams);
 
 export const UsageBreakdownRow = named('UsageBreakdownRow', Type.Object({
-  key: Type.String({ description: 'The token id (`tok_…`), the credential id (`cred_…`), or the model as the price table names it (a model, a `prefix*`, `family_max:<family>`, or `unpriced`); an MCP server\'s tools/call messages are counted by tool, `tool:<provider>:<tool>` (a name outside the tools grammar, or past an organisation\'s first 32 at a provider, as `tool:<provider>:(other)`).' }),
-  name: Type.Optional(Type.String({ description: 'The token\'s or credential\'s name, if it has one and still exists (a revoked token keeps its name; a deleted credential has none).' })),
+  key: Type.String({ description: 'The token id (`tok_…`), the credential id (`cred_…`), the team id (`team_…`), the member id (`usr_…`), or the model as the price table names it (a model, a `prefix*`, `family_max:<family>`, or `unpriced`); an MCP server\'s tools/call messages are counted by tool, `tool:<provider>:<tool>` (a name outside the tools grammar, or past an organisation\'s first 32 at a provider, as `tool:<provider>:(other)`).' }),
+  name: Type.Optional(Type.String({ description: 'The token\'s, credential\'s or team\'s name, if it has one and still exists (a revoked token keeps its name; a deleted credential or team has none).' })),
   requests: Count,
   input_tokens: Count,
   output_tokens: Count,
   spend_usd: Usd,
-}, { additionalProperties: false, description: 'One token\'s, credential\'s or model\'s usage over the range.' }));
+}, { additionalProperties: false, description: 'One token\'s, credential\'s, model\'s, team\'s or member\'s usage over the range.' }));
 
 export const UsageBreakdown = named('UsageBreakdown', Type.Object({
   object: Type.Literal('list'),
-  by: Type.Union([Type.Literal('token'), Type.Literal('credential'), Type.Literal('model')]),
+  by: Type.Union([Type.Literal('token'), Type.Literal('credential'), Type.Literal('model'), Type.Literal('team'), Type.Literal('member')]),
   from: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'The first day counted (UTC).' }),
   to: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'The last day counted (UTC).' }),
   data: Type.Array(UsageBreakdownRow),

@@ -68,7 +68,7 @@ function refuse(field: Field, missing: boolean, value?: unknown): ApiError {
   const r: FieldRule = ruleOf(field.schema) ?? { must: 'as the schema says' };
   const hint = missing ? undefined : r.hint?.(value);
   const message = missing ? `\`${field.name}\` is required: ${r.must}.` : `\`${field.name}\` must be ${r.must}.${hint ? ` ${hint}` : ''}`;
-  if (r.code === 'invalid_ttl') return Errors.invalidTtl(message);
+  if (r.code === 'invalid_ttl') return Errors.invalidTtl(message, field.name);
   if (r.code === 'invalid_scope') return Errors.invalidScope(message, field.name);
   return Errors.invalidRequest(message, field.name);
 }

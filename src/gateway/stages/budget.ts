@@ -1,7 +1,11 @@
 /**
  * budget (120): spend caps in dollars that no request overshoots, on one instance or
- * many: a token's lifetime `budget_usd` and the organisation's monthly
- * `spend_limit_usd`. After max_requests (150), before quota (100), so a request
+ * many: a token's lifetime `budget_usd`, its member's and its team's monthly
+ * `budget_usd` (a token bound to them: `member_id`, `team_id`) and the organisation's
+ * monthly `spend_limit_usd`. Budgets nest: a request is reserved under every level it
+ * belongs to, or refused by the first that cannot hold it, and settled on each. A token
+ * whose team was deleted is refused here (401 invalid_token) on every instance within a
+ * second, whether or not any budget applies. After max_requests (150), before quota (100), so a request
  * refused here spends neither. A core stage, always on: a budget set on a token
  * or an organisation always holds.
  *
@@ -40,7 +44,7 @@ import type { ProviderRegistry } from '../../catalog/registry.js';
 import type { BodyNeed, RequestView } from '../pipeline/contracts.js';
 import type { RequestContext } from '../entry/context.js';
 import type { CoreStage } from '../pipeline/pipeline.js';
-import type { SpendHost, SpendReservation } from '../exit/spend-host.js';
+import type { SpendHost, SpendParty, SpendReservation } from '../exit/spend-host.js';
 
 /** The stage's state key for a request's reservation. */
 const STATE = 'budget';
@@ -54,6 +58,16 @@ const CAPS = 'budget.caps';
 const NO_CAP = 'budget.none';
 
 type Auth = NonNullable<RequestContext['auth']>;
+
+/** The token's team was deleted. */
+const GONE_TEAM = Symbol('gone team');
+
+/** A party with no cap at any level (shared: never reserved under). */
+const UNCAPPED: SpendParty = Object.freeze({ tokenId: '', tokenBudget: undefined, orgId: '', orgLimit: null });
+
+/** Whether any level of the party has a cap. */
+const capped = (p: SpendParty): boolean =>
+  p.tokenBudget !== undefined || p.orgLimit !== null || p.teamBudget != null || p.memberBudget != null;
 
 /** A tool API or an MCP server (kind tool, mcp) prices nothing: spend caps are for model APIs; quota still counts it. */
 const unpriceable = (ctx: RequestContext): boolean => (ctx.provider?.kind ?? 'llm') !== 'llm';
@@ -74,37 +88,85 @@ export class BudgetStage implements CoreStage {
     this.body = { ...boundScan(providers.toolScan, providers.priceFields), when: (ctx) => this.mayBeBudgeted(ctx) };
   }
 
-  /** Whether the body must be read whole: a budgeted token, or an org whose cap is set or not yet known here. */
+  /** Whether the body must be read whole: a budgeted token, member or team, or an org whose cap is set, or one of them not yet known here. */
   private mayBeBudgeted(ctx: RequestContext): boolean {
     if (!ctx.auth || !ctx.bodyFollows || unpriceable(ctx) || ctx.state.has(NO_CAP)) return false;
-    return ctx.auth.token.scopes.budgetMicros !== undefined || this.spend.peekOrgLimit(ctx.auth.credential.orgId) !== null;
+    const party = this.party(ctx.auth);
+    return party === undefined || party === GONE_TEAM || capped(party);
+  }
+
+  /**
+   * Each level's cap as this instance knows it now: undefined when one is not known here (then `load`), GONE_TEAM
+   * when the token's team was deleted. A token bound to no team or member costs one map read (the org's cap).
+   */
+  private party(auth: Auth): SpendParty | typeof GONE_TEAM | undefined {
+    const spend = this.spend;
+    const orgId = auth.credential.orgId;
+    const orgLimit = spend.peekOrgLimit(orgId);
+    if (orgLimit === undefined) return undefined;
+    const { id: tokenId, teamId, memberId } = auth.token;
+    // The usual unbudgeted request: no object made.
+    if (orgLimit === null && teamId === undefined && memberId === undefined && auth.token.scopes.budgetMicros === undefined) return UNCAPPED;
+    const party: SpendParty = { tokenId, tokenBudget: auth.token.scopes.budgetMicros, orgId, orgLimit };
+    if (teamId !== undefined) {
+      const team = spend.peekTeam(teamId);
+      if (team === undefined) return undefined;
+      if (team === null) return GONE_TEAM;
+      party.teamId = teamId;
+      party.teamBudget = team.budgetMicros;
+    }
+    if (memberId !== undefined) {
+      const budget = spend.peekMemberBudget(orgId, memberId);
+      if (budget === undefined) return undefined;
+      party.memberId = memberId;
+      party.memberBudget = budget;
+    }
+    return party;
+  }
+
+  /** Every level's cap, loaded where this instance does not know it now (the loaded values are used, not peeked again). */
+  private async load(auth: Auth): Promise<SpendParty | typeof GONE_TEAM> {
+    const spend = this.spend;
+    const orgId = auth.credential.orgId;
+    const { id: tokenId, teamId, memberId } = auth.token;
+    const [orgLimit, team, memberBudget] = await Promise.all([
+      spend.peekOrgLimit(orgId) ?? spend.orgLimit(orgId),
+      teamId === undefined ? undefined : spend.peekTeam(teamId) ?? spend.teamLimit(orgId, teamId),
+      memberId === undefined ? undefined : spend.peekMemberBudget(orgId, memberId) ?? spend.memberBudget(orgId, memberId),
+    ]);
+    if (team === null) return GONE_TEAM;
+    return {
+      tokenId, tokenBudget: auth.token.scopes.budgetMicros, orgId, orgLimit,
+      ...(teamId !== undefined ? { teamId, teamBudget: team!.budgetMicros } : {}),
+      ...(memberId !== undefined ? { memberId, memberBudget } : {}),
+    };
   }
 
   // Synchronous (no promise per request) when no cap applies, the usual unbudgeted request.
   access(ctx: RequestContext): void | Promise<void> {
     const auth = ctx.auth!;
-    const orgLimit = this.spend.peekOrgLimit(auth.credential.orgId);
-    if (auth.token.scopes.budgetMicros === undefined && orgLimit === null) {
+    const party = this.party(auth);
+    if (party === undefined) return this.load(auth).then((known) => this.admit(ctx, known));
+    return this.admit(ctx, party);
+  }
+
+  private admit(ctx: RequestContext, party: SpendParty | typeof GONE_TEAM): void | Promise<void> {
+    // The token's team was deleted (its record too): refused wherever the token is still cached.
+    if (party === GONE_TEAM) throw Errors.invalidToken();
+    if (!capped(party)) {
       ctx.state.set(NO_CAP, true);
       return;
     }
     if (!ctx.bodyFollows || unpriceable(ctx)) return;
-    return this.reserve(ctx, auth, orgLimit);
+    return this.reserve(ctx, party);
   }
 
   /**
-   * The reservation of a request some cap applies to (or may: the org's limit is not known here yet). Synchronous
-   * (no promise per request) when the org's limit is known and what is held here covers the worst case.
+   * The reservation of a request some cap applies to. Synchronous (no promise per request) when what is held here
+   * covers the worst case under every level.
    */
-  private reserve(ctx: RequestContext, auth: Auth, orgLimit: number | null | undefined): void | Promise<void> {
+  private reserve(ctx: RequestContext, request: SpendParty): void | Promise<void> {
     const spend = this.spend;
-    if (orgLimit === undefined) return spend.orgLimit(auth.credential.orgId).then((known) => this.reserve(ctx, auth, known));
-    const orgId = auth.credential.orgId;
-    const tokenBudget = auth.token.scopes.budgetMicros;
-    if (tokenBudget === undefined && orgLimit === null) {
-      ctx.state.set(NO_CAP, true);
-      return;
-    }
     // An empty body (zero bytes read to its end) names nothing, like a bodiless request.
     if (ctx.bodyBytes === 0) return;
     // The cap was set after the body stage let this body stream (a change just arrived): no bound, try again.
@@ -124,7 +186,6 @@ export class BudgetStage implements CoreStage {
       this.audited(ctx, err);
       throw err;
     }
-    const request = { tokenId: auth.token.id, tokenBudget, orgId, orgLimit };
     const reserved = (reservation: SpendReservation): void => {
       ctx.state.set(STATE, reservation);
       ctx.state.set(CAPS, request);

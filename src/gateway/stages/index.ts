@@ -66,7 +66,7 @@ export interface CoreServices {
 export function pipelineStages(services: CoreServices, plugins: readonly CoreStage[]): CoreStage[] {
   const models = new ModelsStage();
   const tools = new ToolsStage(services.toolCalls ?? { toolCalls: () => {} });
-  const perMinute = new TokensPerMinuteStage(services.limits, services.prices, services.providers);
+  const perMinute = new TokensPerMinuteStage(services.limits, services.prices, services.providers, services.spend);
   const budget = new BudgetStage(services.spend, services.providers, services.auditRefusal);
   const admission = new Admission([models, tools, perMinute, budget, ...plugins].filter((s) => s.body !== undefined));
   const core: CoreStage[] = [

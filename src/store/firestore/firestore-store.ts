@@ -32,6 +32,7 @@ import { FirestorePools } from './pools.js';
 import { FirestorePeople } from './people.js';
 import { FirestoreMcpGrants } from './mcp-grants.js';
 import { FirestoreOAuthConnections } from './oauth-connections.js';
+import { FirestoreTeams } from './teams.js';
 import { FirestoreUsage } from './usage.js';
 
 export type { FirestoreConnectConfig, FirestoreStoreOptions } from './db.js';
@@ -58,6 +59,7 @@ function openPorts(db: FirestoreDb): FirestorePorts {
     people: new FirestorePeople(db),
     mcpGrants: new FirestoreMcpGrants(db),
     oauthConnections: new FirestoreOAuthConnections(db),
+    teams: new FirestoreTeams(db, changes),
   };
 }
 

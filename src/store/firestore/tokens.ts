@@ -20,6 +20,7 @@ const common = (x: DocumentData): Omit<TokenRecord, 'tokenHash'> => ({
   id: x.id, orgId: x.orgId, credentialId: x.credentialId, scopes: JSON.parse(x.scopes), createdAt: x.createdAt, expiresAt: x.expiresAt,
   ...(typeof x.createdBy === 'string' ? { createdBy: x.createdBy } : {}),
   ...(typeof x.name === 'string' ? { name: x.name } : {}),
+  ...(typeof x.teamId === 'string' ? { teamId: x.teamId } : {}),
   ...(typeof x.memberId === 'string' ? { memberId: x.memberId } : {}),
 });
 
@@ -67,7 +68,7 @@ export class FirestoreTokens implements TokenStore {
       await ref.create({
         id: t.id, orgId: t.orgId, credentialId: t.credentialId, tokenHash: t.tokenHash, scopes: JSON.stringify(t.scopes),
         createdAt: t.createdAt, expiresAt: t.expiresAt, sortKey: sortKey(t.createdAt, t.id), createdBy: t.createdBy, ...nameFields(t.name),
-        ...(t.memberId !== undefined ? { memberId: t.memberId } : {}),
+        ...(t.teamId !== undefined ? { teamId: t.teamId } : {}), ...(t.memberId !== undefined ? { memberId: t.memberId } : {}),
       });
       if (!(await cred.get()).exists) {
         await ref.delete();

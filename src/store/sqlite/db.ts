@@ -137,7 +137,7 @@ export interface PageFilter {
  * is a position: it must be one of the org's (and, with `createdBy`, that caller's) records, whatever its name.
  */
 export function pageByOrg<T>(
-  db: SqliteDb, table: 'credentials' | 'tokens' | 'revoked_tokens' | 'admin_keys' | 'trust_policies' | 'pools' | 'members', orgId: string, q: NamedPageQuery,
+  db: SqliteDb, table: 'credentials' | 'tokens' | 'revoked_tokens' | 'admin_keys' | 'trust_policies' | 'pools' | 'members' | 'teams', orgId: string, q: NamedPageQuery,
   map: (r: Row) => T, filter: PageFilter = {},
 ): Page<T> | typeof BAD_CURSOR {
   const time = filter.orderBy ?? 'created_at';

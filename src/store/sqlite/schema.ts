@@ -3,7 +3,7 @@
  * missing (lease holders, usage shards and audit count shards came in one go: new tables, nothing to
  * alter; the older `usage` rows are still summed in) and adds the columns that came later (credentials' `fields`, audit's
  * `count` and `expire_at`, usage's `spend_micros`, tokens' `created_by`, orgs' `spend_limit_micros`,
- * names and their folded `name_key`, audit's `target_name`, idempotency's `claimant`) to a file made before them, each in one write
+ * names and their folded `name_key`, audit's `target_name`, idempotency's `claimant`, tokens' `team_id` and `member_id`: teams.ts) to a file made before them, each in one write
  * transaction re-checked inside it, so two processes opening the same old file
  * do not both alter a table.
  */
@@ -14,6 +14,7 @@ import { createPoolTable } from './pools.js';
 import { createPeopleTables } from './people.js';
 import { createMcpGrantTables } from './mcp-grants.js';
 import { createOAuthConnectionTable } from './oauth-connections.js';
+import { createTeamTables } from './teams.js';
 
 /** Records written before retention existed are kept this long (the default KEYWARD_AUDIT_RETENTION_DAYS). */
 const LEGACY_RETENTION_MS = 400 * 86_400_000;
@@ -104,6 +105,7 @@ export function createSchema(db: SqliteDb): void {
   createPeopleTables(db);
   createMcpGrantTables(db);
   createOAuthConnectionTable(db);
+  createTeamTables(db);
 }
 
 /**

@@ -24,6 +24,7 @@ import { SqlitePools } from './pools.js';
 import { SqlitePeople } from './people.js';
 import { SqliteMcpGrants } from './mcp-grants.js';
 import { SqliteOAuthConnections } from './oauth-connections.js';
+import { SqliteTeams } from './teams.js';
 import { SqliteUsage } from './usage.js';
 
 interface SqlitePorts extends StorePorts {
@@ -48,6 +49,7 @@ function openPorts(db: SqliteDb, timers: Timers): SqlitePorts {
     people: new SqlitePeople(db),
     mcpGrants: new SqliteMcpGrants(db),
     oauthConnections: new SqliteOAuthConnections(db),
+    teams: new SqliteTeams(db),
   };
 }
 

@@ -18,6 +18,7 @@ const common = (r: Row): Omit<TokenRecord, 'tokenHash'> => ({
   scopes: JSON.parse(r.scopes as string), createdAt: r.created_at as number, expiresAt: r.expires_at as number,
   ...(r.created_by != null ? { createdBy: r.created_by as string } : {}),
   ...(r.name != null ? { name: r.name as string } : {}),
+  ...(r.team_id != null ? { teamId: r.team_id as string } : {}),
   ...(r.member_id != null ? { memberId: r.member_id as string } : {}),
 });
 
@@ -32,9 +33,9 @@ export class SqliteTokens implements TokenStore {
       const bound = isPoolId(t.credentialId) ? 'SELECT 1 AS ok FROM pools WHERE org_id = ? AND id = ?' : 'SELECT 1 AS ok FROM credentials WHERE org_id = ? AND id = ?';
       if (!this.db.one(bound, t.orgId, t.credentialId)) return 'no_credential' as const;
       this.db.run(
-        'INSERT INTO tokens (id, org_id, credential_id, token_hash, scopes, created_at, expires_at, created_by, name, name_key, member_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO tokens (id, org_id, credential_id, token_hash, scopes, created_at, expires_at, created_by, name, name_key, team_id, member_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         t.id, t.orgId, t.credentialId, t.tokenHash, JSON.stringify(t.scopes), t.createdAt, t.expiresAt, t.createdBy ?? null,
-        t.name ?? null, t.name === undefined ? null : nameKey(t.name), t.memberId ?? null,
+        t.name ?? null, t.name === undefined ? null : nameKey(t.name), t.teamId ?? null, t.memberId ?? null,
       );
       return 'created' as const;
     }));
@@ -71,9 +72,10 @@ export class SqliteTokens implements TokenStore {
       if (!r) return undefined;
       this.db.run('DELETE FROM tokens WHERE id = ?', id);
       this.db.run(
-        `INSERT INTO revoked_tokens (id, org_id, credential_id, scopes, created_at, expires_at, created_by, name, name_key, revoked_at, revoked_by, member_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        id, orgId, r.credential_id!, r.scopes!, r.created_at!, r.expires_at!, r.created_by ?? null, r.name ?? null, r.name_key ?? null, revokedAt, revokedBy, r.member_id ?? null,
+        `INSERT INTO revoked_tokens (id, org_id, credential_id, scopes, created_at, expires_at, created_by, name, name_key, revoked_at, revoked_by, team_id, member_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        id, orgId, r.credential_id!, r.scopes!, r.created_at!, r.expires_at!, r.created_by ?? null, r.name ?? null, r.name_key ?? null, revokedAt, revokedBy,
+        r.team_id ?? null, r.member_id ?? null,
       );
       publishChange(this.db, 'token', id);
       return toRevoked({ ...r, revoked_at: revokedAt, revoked_by: revokedBy });
