@@ -21,10 +21,10 @@ import { chatBody, worstCase } from '../support/budget.js';
 import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
 import { formatUsd, parseUsd } from '../../src/catalog/money.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
+import { sleep } from '../support/wait.js';
 
 const LONG = process.env.KEYWARD_FUZZ_COUNT !== undefined;
 const RATE = 30;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** An OpenAI-shaped provider for one instance: reports each request's worst case as its usage; streams over ~300 ms. */
 async function provider() {

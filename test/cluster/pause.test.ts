@@ -10,10 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { createCredential, createOrg, mintToken, spawnServer } from '../support/app.js';
 import { startEmulator } from '../support/firestore-emulator.js';
 import { startFakeProvider } from '../support/fake-provider.js';
+import { sleep } from '../support/wait.js';
 
 const QUOTA = 320;
 const TTL_MS = 2000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('SIGSTOP past the lease, SIGCONT: the stopped instance never forwards on units that expired meanwhile', async (t) => {
   t.timeout(120_000);

@@ -20,10 +20,9 @@ import { chat, chatBody } from '../support/budget.js';
 import { INPUT_OVERHEAD_TOKENS } from '../../src/catalog/spend-bound.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
 import { pool } from '../support/pool.js';
-import { eventually } from '../support/wait.js';
+import { eventually, sleep } from '../support/wait.js';
 
 const TTL_MS = 3000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The most tokens the upstream received within any 60 s (uses less than 60 s apart). */
 function mostInAnyMinute(uses: readonly { at: number; tokens: number }[]): number {

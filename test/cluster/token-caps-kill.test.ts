@@ -12,12 +12,11 @@ import test from 'ava';
 import { api, createCredential, createOrg, mintToken, type SpawnedServer } from '../support/app.js';
 import { chat, chatBody, worstCase } from '../support/budget.js';
 import { startHoldingCluster } from '../support/holding-upstream.js';
-import { eventually } from '../support/wait.js';
+import { eventually, sleep } from '../support/wait.js';
 import { formatUsd, parseUsd } from '../../src/catalog/money.js';
 
 const TTL_MS = 3000;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Money { used: number; held: number; limit: number }
 

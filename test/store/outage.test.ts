@@ -14,8 +14,8 @@ import { startEmulator } from '../support/firestore-emulator.js';
 import { startChaosProxy, type ChaosProxy } from '../support/chaos-proxy.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
+import { sleep } from '../support/wait.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * The store coming back is real I/O (the Firestore client reconnecting, its backoff): waited for up to 20 s, and
  * /readyz's return bounded generously at 10 s (a busy machine is slow). Readiness's own result ages run on the
