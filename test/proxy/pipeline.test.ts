@@ -68,7 +68,7 @@ const used = async (s: Setup): Promise<number> => (await api(s.app, 'GET', '/v1/
 const hooks = (s: Setup) => s.app.logs.filter((l) => l.message === 'stage hook').map((l) => `${l.stage}.${l.hook}`);
 
 /** Hooks that run when a response closes: real events, waited for with a generous bound (a busy machine is slow). */
-const eventually = (check: () => boolean | Promise<boolean>): Promise<void> => waitFor(check, 'the hooks ran');
+const eventually = (check: () => boolean | Promise<boolean>): Promise<number> => waitFor(check, 'the hooks ran');
 
 test('plugins run by priority whatever KEYWARD_PLUGINS order; equal priorities keep the listed order', async (t) => {
   const dir = pluginsDir(t, { late: recorder('late', 350), peer2: recorder('peer2', 400), peer1: recorder('peer1', 400), early: recorder('early', 450) });

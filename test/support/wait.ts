@@ -10,12 +10,14 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { TestApp } from './app.js';
 
-export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
+/** Resolves with how many milliseconds the condition took to hold (a test may log it or bound it). */
+export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<number> {
+  const started = performance.now();
   while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    if (performance.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
     await delay(5);
   }
+  return Math.round(performance.now() - started);
 }
 
 export async function quiet(app: Pick<TestApp, 'server'>, timeoutMs = 20_000): Promise<void> {
