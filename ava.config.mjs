@@ -1,5 +1,6 @@
 /**
- * ava's settings. The coding-agent tests (test/agents/) need the agents installed from npm first, so they run only
+ * ava's settings for running test files from source (`npx ava test/x.test.ts`: tsx compiles each file as it loads;
+ * `npm test` runs the same files compiled instead, ava.compiled.config.mjs). The coding-agent tests (test/agents/) need the agents installed from npm first, so they run only
  * from `npm run test:agents` (scripts/test-agents.mjs, which sets KEYWARD_AGENTS_DIR), never in `npm test`.
  */
 const agents = process.env.KEYWARD_AGENTS_DIR !== undefined;

@@ -6,7 +6,7 @@
  * `npm run build` after tsc; the gateway serves the folder at /console (src/http/console-assets.ts).
  */
 import { build } from 'esbuild';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,8 +14,10 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const source = path.join(root, 'console');
 const out = path.join(root, 'dist', 'console');
 
-rmSync(out, { recursive: true, force: true });
+// The last build's files go (their names change with their content); folders stay: dist/console/src/ is the
+// console's modules as the typecheck's tsc pass compiled them for the tests (test/console/ imports them).
 mkdirSync(out, { recursive: true });
+for (const entry of readdirSync(out, { withFileTypes: true })) if (!entry.isDirectory()) rmSync(path.join(out, entry.name));
 
 const result = await build({
   entryPoints: { console: path.join(source, 'src', 'main.tsx'), styles: path.join(source, 'styles.css') },

@@ -7,6 +7,8 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { consoleUrl, orgCreateCommand } from '../../src/boot/first-steps.js';
 import { ROOT, spawnServer, tempDir, type SpawnedServer } from '../support/app.js';
 import { eventually } from '../support/wait.js';
@@ -70,7 +72,9 @@ test('the console URL: a wildcard bind is shown on loopback, an IPv6 address in 
   t.is(consoleUrl('::', 8080, false), 'http://[::1]:8080/console/');
   t.is(consoleUrl('::1', 443, true), 'https://[::1]:443/console/');
   t.is(consoleUrl('10.0.0.5', 3000, false), 'http://10.0.0.5:3000/console/');
-  // This test runs the source: the CLI beside src/boot/first-steps.ts, from the repository.
-  t.is(orgCreateCommand({}, ROOT), 'node src/cli/main.js org create <name>');
+  // The CLI beside first-steps.js, from the repository: src/cli/main.js from source, dist/src/cli/main.js compiled.
+  const beside = path.relative(ROOT, fileURLToPath(new URL('../../src/cli/main.js', import.meta.url)));
+  t.regex(beside, /^(dist\/)?src\/cli\/main\.js$/);
+  t.is(orgCreateCommand({}, ROOT), `node ${beside} org create <name>`);
   t.is(orgCreateCommand({ npm_lifecycle_event: 'start' }, ROOT), 'npx keyward org create <name>');
 });

@@ -302,7 +302,6 @@ export async function adversary(t: ExecutionContext, options: StartOptions = {})
   };
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** The contract's error shape with this status and code. */
 export function isError(t: ExecutionContext, r: { status: number; body: any }, status: number, code: string, label = ''): void {

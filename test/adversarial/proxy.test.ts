@@ -11,8 +11,9 @@ import { ProviderRegistry } from '../../src/catalog/registry.js';
 import { matchRoute } from '../../src/catalog/path.js';
 import { mintToken } from '../support/app.js';
 import { startFakeProvider } from '../support/fake-provider.js';
-import { adversary, call, isError, rawRequest, request, sleep, type Adversary } from './_harness.js';
+import { adversary, call, isError, rawRequest, request, type Adversary } from './_harness.js';
 import { eventually, quiet } from '../support/wait.js';
+import { sleep } from '../support/wait.js';
 
 const CHAT = '{"model":"m","messages":[]}';
 

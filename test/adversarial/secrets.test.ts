@@ -9,7 +9,8 @@ import test from 'ava';
 import http from 'node:http';
 import { ADMIN_TOKEN } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';
-import { adversary, assertNoLeaks, call, canary, leakForms, rawRequest, request, sleep, storeBytes } from './_harness.js';
+import { adversary, assertNoLeaks, call, canary, leakForms, rawRequest, request, storeBytes } from './_harness.js';
+import { sleep } from '../support/wait.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 

@@ -9,8 +9,9 @@
 import test from 'ava';
 import net from 'node:net';
 import { createCredential } from '../support/app.js';
-import { adversary, call, canary, rawRequest, sleep } from './_harness.js';
+import { adversary, call, canary, rawRequest } from './_harness.js';
 import { quiet } from '../support/wait.js';
+import { sleep } from '../support/wait.js';
 
 const HIDDEN = 'GET /v1/models/smuggled HTTP/1.1\r\nHost: x\r\n\r\n';
 

@@ -10,9 +10,10 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { api, createCredential, createOrg, mintToken, spawnServer, tempDir } from '../support/app.js';
-import { adversary, canary, leakForms, NO_ABUSE_LIMITS, sleep } from './_harness.js';
+import { adversary, canary, leakForms, NO_ABUSE_LIMITS } from './_harness.js';
 import { eventually, quiet } from '../support/wait.js';
 import { trickle } from '../support/trickle.js';
+import { sleep } from '../support/wait.js';
 
 test('headers trickled past KEYWARD_HEADERS_TIMEOUT_MS → the connection is closed (408 JSON at most), on admin and proxy paths', async (t) => {
   const a = await adversary(t, { env: { KEYWARD_HEADERS_TIMEOUT_MS: '400', KEYWARD_BODY_TIMEOUT_MS: '5000' } });

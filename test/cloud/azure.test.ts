@@ -9,7 +9,7 @@
 import test, { type ExecutionContext } from 'ava';
 import OpenAI, { AzureOpenAI } from 'openai';
 import { api, createOrg, mintToken, startApp, type Org, type TestApp } from '../support/app.js';
-import { send } from '../support/providers-dir.js';
+import { request } from '../support/request.js';
 import { EMBEDDING_TOKENS, PIECES, RESPONSES_USAGE, USAGE, startFakeAzure, type FakeAzure } from '../support/cloud/azure-fake.js';
 import { quiet } from '../support/wait.js';
 
@@ -137,7 +137,7 @@ test('adversarial: the caller\'s own api-key or Bearer never reaches Azure, whic
     [{ 'api-key': f.token.token, 'Api-Key': own }, 401],
   ];
   for (const [headers, status] of attempts) {
-    const r = await send(url, { headers, body });
+    const r = await request(url, { headers, body });
     t.is(r.status, status, `${JSON.stringify(Object.keys(headers))}: ${r.text}`);
     t.false(r.text.includes(own));
   }
@@ -148,7 +148,7 @@ test('adversarial: the caller\'s own api-key or Bearer never reaches Azure, whic
 
 test('adversarial: the stored key is masked if Azure echoes it, and never logged', async (t) => {
   const f = await azureFixture(t);
-  const r = await send(`${f.app.url}/v1/proxy/openai/deployments/my-gpt4o/chat/completions?api-version=${API_VERSION}`, {
+  const r = await request(`${f.app.url}/v1/proxy/openai/deployments/my-gpt4o/chat/completions?api-version=${API_VERSION}`, {
     headers: { 'api-key': f.token.token, 'x-fake-echo': '1' },
     body: JSON.stringify({ model: 'gpt-4o', messages: [] }),
   });
@@ -198,7 +198,7 @@ test('adversarial: resource is one DNS label, checked at create (no free-form ho
 test('scopes: the deployment is the model a token is scoped to; stored responses are account routes', async (t) => {
   const f = await azureFixture(t);
   const scoped = await mintToken(f.app, f.org, f.credentialId, '15m', { models: ['my-gpt4o'] });
-  const chat = (deployment: string, token: string) => send(`${f.app.url}/v1/proxy/openai/deployments/${deployment}/chat/completions?api-version=${API_VERSION}`, {
+  const chat = (deployment: string, token: string) => request(`${f.app.url}/v1/proxy/openai/deployments/${deployment}/chat/completions?api-version=${API_VERSION}`, {
     headers: { 'api-key': token }, body: JSON.stringify({ model: 'my-gpt4o', messages: [] }),
   });
   t.is((await chat('my-gpt4o', scoped.token)).status, 200);
@@ -206,11 +206,11 @@ test('scopes: the deployment is the model a token is scoped to; stored responses
   t.is(other.status, 403, 'the body\'s model does not open another deployment');
   t.is(other.body.error.code, 'model_not_allowed');
   for (const path of ['openai/responses/resp_1', 'openai/v1/responses/resp_1']) {
-    const r = await send(`${f.app.url}/v1/proxy/${path}?api-version=${API_VERSION}`, { method: 'GET', headers: { 'api-key': f.token.token } });
+    const r = await request(`${f.app.url}/v1/proxy/${path}?api-version=${API_VERSION}`, { method: 'GET', headers: { 'api-key': f.token.token } });
     t.is(r.status, 403, path);
     t.is(r.body.error.code, 'path_not_allowed');
   }
-  const elsewhere = await send(`${f.app.url}/v1/proxy/openai/deployments/my-gpt4o/fine_tunes?api-version=${API_VERSION}`, { headers: { 'api-key': f.token.token }, body: '{}' });
+  const elsewhere = await request(`${f.app.url}/v1/proxy/openai/deployments/my-gpt4o/fine_tunes?api-version=${API_VERSION}`, { headers: { 'api-key': f.token.token }, body: '{}' });
   t.is(elsewhere.status, 403);
   t.is(f.fake.received.length, 1, 'only the allowed call reached Azure');
   cleanUpstream(t, f);

@@ -11,7 +11,7 @@ import test from 'ava';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { assertNoLeaks } from '../adversarial/_harness.js';
-import { send } from '../support/providers-dir.js';
+import { request } from '../support/request.js';
 import { API_KEY, bedrockGateway, bedrockToken, SECRET_ACCESS_KEY, SESSION_TOKEN, type BedrockAuth } from '../support/cloud/bedrock-setup.js';
 import { quiet } from '../support/wait.js';
 
@@ -26,7 +26,7 @@ for (const kind of ['session', 'api_key'] as BedrockAuth[]) {
     const secrets = kind === 'api_key' ? [API_KEY] : [SECRET_ACCESS_KEY, SESSION_TOKEN];
     const seen: string[] = [];
     for (const op of ['converse', 'converse-stream', 'invoke', 'invoke-with-response-stream']) {
-      const r = await send(`${s.app.url}/v1/proxy/model/${MODEL}/${op}`, { headers: { authorization: `Bearer ${tok.token}` }, body: BODY });
+      const r = await request(`${s.app.url}/v1/proxy/model/${MODEL}/${op}`, { headers: { authorization: `Bearer ${tok.token}` }, body: BODY });
       t.is(r.status, 200, `${op}: ${r.text.slice(0, 200)}`);
       const whole = JSON.stringify(r.rawHeaders) + r.text;
       seen.push(whole);
@@ -35,7 +35,7 @@ for (const kind of ['session', 'api_key'] as BedrockAuth[]) {
     // A refused request's error names no secret either.
     s.fake.apiKeys.clear();
     s.fake.keys.clear();
-    const refused = await send(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: `Bearer ${tok.token}` }, body: BODY });
+    const refused = await request(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: `Bearer ${tok.token}` }, body: BODY });
     t.is(refused.status, 403);
     seen.push(JSON.stringify(refused.rawHeaders) + refused.text);
     await quiet(s.app); // the refusal's log line is written when it closes
@@ -47,7 +47,7 @@ test('the caller\'s own credential never reaches upstream, whichever carrier hel
   const s = await bedrockGateway(t);
   const tok = await bedrockToken(s, 'keys');
   const sig = `AWS4-HMAC-SHA256 Credential=${tok.token}/20261123/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=${'b'.repeat(64)}`;
-  const r = await send(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: sig, 'x-amz-security-token': 'caller-token-XYZ', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' }, body: BODY });
+  const r = await request(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: sig, 'x-amz-security-token': 'caller-token-XYZ', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' }, body: BODY });
   t.is(r.status, 200, r.text);
   const got = s.fake.received.at(-1)!;
   t.false(JSON.stringify(got.headers).includes('b'.repeat(64)), 'the caller\'s signature is discarded');
@@ -60,7 +60,7 @@ test('the caller\'s own credential never reaches upstream, whichever carrier hel
     `AWS4-HMAC-SHA256 Credential=${tok.token.slice(0, -1)}/20261123/us-east-1/bedrock/aws4_request`,
     `Basic ${tok.token}`,
   ]) {
-    const refused = await send(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization }, body: BODY });
+    const refused = await request(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization }, body: BODY });
     t.is(refused.status, 401, authorization.slice(0, 60));
   }
   t.is(s.fake.received.length, before, 'nothing forwarded');
@@ -72,7 +72,7 @@ test('HTTP/2 is bounded: an oversized header list is not served, every session a
   const session = http2.connect(s.app.url);
   session.on('error', () => {});
   t.teardown(() => session.destroy());
-  const request = (headers: http2.OutgoingHttpHeaders, body = BODY) => new Promise<{ status: number | string; text: string }>((resolve) => {
+  const overSession = (headers: http2.OutgoingHttpHeaders, body = BODY) => new Promise<{ status: number | string; text: string }>((resolve) => {
     const req = session.request({ ':method': 'POST', 'content-type': 'application/json', ...headers });
     let text = '';
     let status: number | string = 0;
@@ -82,15 +82,15 @@ test('HTTP/2 is bounded: an oversized header list is not served, every session a
     req.on('error', (e: NodeJS.ErrnoException) => resolve({ status: e.code ?? 'error', text }));
     req.end(body);
   });
-  const ok = await request({ ':path': `/v1/proxy/model/${MODEL}/converse`, authorization: `Bearer ${tok.token}` });
+  const ok = await overSession({ ':path': `/v1/proxy/model/${MODEL}/converse`, authorization: `Bearer ${tok.token}` });
   t.is(ok.status, 200, ok.text);
   t.false(Object.keys(s.fake.received.at(-1)!.headers).some((h) => h.startsWith(':')), 'no pseudo-header upstream');
 
   // Refusals over HTTP/2 are the contract's JSON, including those that would close an HTTP/1.1 connection.
-  const refused = await request({ ':path': `/v1/proxy/model/${MODEL}/converse`, authorization: 'Bearer ptok_not_a_token' }, 'x'.repeat(100 * 1024));
+  const refused = await overSession({ ':path': `/v1/proxy/model/${MODEL}/converse`, authorization: 'Bearer ptok_not_a_token' }, 'x'.repeat(100 * 1024));
   t.is(refused.status, 401, refused.text);
   t.is(JSON.parse(refused.text).error.code, 'invalid_token');
-  const big = await request({ ':path': `/v1/proxy/model/${MODEL}/converse`, authorization: `Bearer ${tok.token}`, 'x-big': 'a'.repeat(40 * 1024) });
+  const big = await overSession({ ':path': `/v1/proxy/model/${MODEL}/converse`, authorization: `Bearer ${tok.token}`, 'x-big': 'a'.repeat(40 * 1024) });
   t.not(big.status, 200, 'a header list over 32 KiB is not served');
 
   // Many sessions at once: each is told the limit (streams beyond it are refused by the peer's own nghttp2).
@@ -114,6 +114,6 @@ test('HTTP/2 is bounded: an oversized header list is not served, every session a
   });
   t.true(closedIn >= 0, 'the silent connection was closed');
 
-  const h1 = await send(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: `Bearer ${tok.token}` }, body: BODY });
+  const h1 = await request(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: `Bearer ${tok.token}` }, body: BODY });
   t.is(h1.status, 200);
 });

@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { api } from '../support/app.js';
-import { send } from '../support/providers-dir.js';
+import { request } from '../support/request.js';
 import { ACCESS_KEY_ID, API_KEY, bedrockGateway, bedrockToken, REGION, SECRET_ACCESS_KEY, SESSION_TOKEN } from '../support/cloud/bedrock-setup.js';
 import { quiet } from '../support/wait.js';
 
@@ -49,7 +49,7 @@ for (const kind of ['keys', 'session', 'api_key'] as const) {
       [{ authorization: `Bearer ${tok.token}` }, MODEL],
       [{ authorization: callerSigV4(tok.token), 'x-amz-date': '20261123T000000Z', 'x-amz-content-sha256': 'f'.repeat(64), 'x-amz-security-token': 'caller-session', 'amz-sdk-invocation-id': 'abc', 'x-amz-user-agent': 'aws-sdk-js' }, ARN],
     ] as const) {
-      const r = await send(`${s.app.url}/v1/proxy/model/${model}/converse`, { headers: presented, body: CONVERSE });
+      const r = await request(`${s.app.url}/v1/proxy/model/${model}/converse`, { headers: presented, body: CONVERSE });
       t.is(r.status, 200, r.text);
       const got = s.fake.received.at(-1)!;
       t.is(got.auth, kind === 'api_key' ? 'bearer' : 'sigv4', 'the fake accepted the gateway\'s own credential');
@@ -72,7 +72,7 @@ test('a wrong stored secret is refused by the fake (403 with x-amzn-errortype): 
   const s = await bedrockGateway(t);
   const tok = await bedrockToken(s, 'keys');
   s.fake.keys.set(ACCESS_KEY_ID, { secretAccessKey: 'not-the-stored-secret-0000000000000000' });
-  const r = await send(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: `Bearer ${tok.token}` }, body: CONVERSE });
+  const r = await request(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: `Bearer ${tok.token}` }, body: CONVERSE });
   t.is(r.status, 403);
   t.is(s.fake.received.at(-1)!.auth, 'signature mismatch');
   t.regex(String(r.headers['x-amzn-errortype']), /^InvalidSignatureException/);
@@ -84,7 +84,7 @@ test('only the declared resource parameter admits an encoded slash; traversal in
   const before = s.fake.received.length;
   for (const path of ['model/a%2F..%2Fb/converse', 'model/a%2F.%2Fb/converse', 'model/%2Fa/converse', 'model/a%2F/converse', 'model%2Fa/converse', 'model/a/b/converse',
     'model/a%252Fb/converse', 'model/a%5Cb/converse', 'model/..%2Fconverse', 'model/a/converse%2Fx', 'model/a/invoke/..', 'model/.%2E/converse']) {
-    const r = await send(`${s.app.url}/v1/proxy/${path}`, { headers: { authorization: `Bearer ${tok.token}` }, body: CONVERSE });
+    const r = await request(`${s.app.url}/v1/proxy/${path}`, { headers: { authorization: `Bearer ${tok.token}` }, body: CONVERSE });
     t.is(r.status, 403, path);
     t.is(r.body?.error?.code, 'path_not_allowed', path);
   }
@@ -95,7 +95,7 @@ test('a token scoped to a model id matches the ARN decoded, not its encoded form
   const s = await bedrockGateway(t);
   const arn = decodeURIComponent(ARN);
   const tok = await bedrockToken(s, 'api_key', { models: [arn] });
-  t.is((await send(`${s.app.url}/v1/proxy/model/${ARN}/converse`, { headers: { authorization: `Bearer ${tok.token}` }, body: CONVERSE })).status, 200);
-  const other = await send(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: `Bearer ${tok.token}` }, body: CONVERSE });
+  t.is((await request(`${s.app.url}/v1/proxy/model/${ARN}/converse`, { headers: { authorization: `Bearer ${tok.token}` }, body: CONVERSE })).status, 200);
+  const other = await request(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: `Bearer ${tok.token}` }, body: CONVERSE });
   t.is(other.status, 403);
 });

@@ -16,7 +16,7 @@ import { chat, chatBody, startUsageUpstream, worstCase } from '../support/budget
 import { formatUsd } from '../../src/pricing/money.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
 import { pool } from '../support/pool.js';
-import { eventually } from '../support/wait.js';
+import { eventually, sleep } from '../support/wait.js';
 
 test('three instances on one Firestore: a token budget and an org monthly limit are never passed and reached to within one worst case', async (t) => {
   t.timeout(180_000);
@@ -68,7 +68,7 @@ test('three instances on one Firestore: a token budget and an org monthly limit 
   emulator.adopt(reader);
   await eventually(async () => (await reader.getUsage('org', b.id, month)).spendMicros === 3 * w, 'the three requests flushed');
   t.is((await api(nodes[2]!.url, 'PATCH', '/v1/orgs/self', { token: b.token, body: { spend_limit_usd: formatUsd(cap) } })).status, 200);
-  await new Promise((r) => setTimeout(r, 1500)); // every instance hears of it within a second
+  await sleep(1500); // the promise under test: every instance (another process) hears of it within a second
   const orgOk = await run(plain.token, 3 * w);
   t.true(orgOk <= 34, `${orgOk} forwarded: the three requests before the limit count against it`);
   t.log(`org limit: ${orgOk} of 300 forwarded (${formatUsd(orgOk * w)} of ${formatUsd(cap)} USD)`);

@@ -21,10 +21,10 @@ import { chatBody, worstCase } from '../support/budget.js';
 import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
 import { formatUsd, parseUsd } from '../../src/pricing/money.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
+import { sleep } from '../support/wait.js';
 
 const LONG = process.env.KEYWARD_FUZZ_COUNT !== undefined;
 const RATE = 30;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** An OpenAI-shaped provider for one instance: reports each request's worst case as its usage; streams over ~300 ms. */
 async function provider() {
@@ -131,12 +131,12 @@ test(`chaos: a silent store, reset and ${LONG ? 'slow and dropped ' : ''}connect
   for (const n of [a, b]) {
     t.is((await fetch(`${n.url}/v1/proxy/v1/chat/completions`, { method: 'POST', headers: { 'x-proxy-token': victim.token, 'content-type': 'application/json' }, body: chatBody(0) })).status, 200, 'the victim is cached everywhere');
   }
-  await sleep(2000);
+  await sleep(2000); // the scenario's phases are spans of real time under steady load (three processes): a calm one first
 
   // The outage: silent; SIGKILL one instance; revoke in the store; probe the survivors with the victim.
   phase('outage');
   proxy.set('blackhole');
-  await sleep(LONG ? 3000 : 1500);
+  await sleep(LONG ? 3000 : 1500); // the store silent under load for a while before the kill (a phase, not a wait for an event)
   c.proc.kill('SIGKILL');
   t.truthy(await direct.revokeToken(org.id, victim.id, Date.now(), 'cli'));
   const revokedAt = Date.now();
@@ -169,7 +169,7 @@ test(`chaos: a silent store, reset and ${LONG ? 'slow and dropped ' : ''}connect
   // readiness round's own attempts and ages are tested without racing in test/observability/metrics-auth.test.ts).
   t.log(`/readyz back after ${readyAfter.join(' ms, ')} ms`);
   for (const ms of readyAfter) t.true(ms <= 10_000, `/readyz back after ${ms} ms`);
-  await sleep(LONG ? 10_000 : 3000);
+  await sleep(LONG ? 10_000 : 3000); // the load goes on after the store is back (a phase of the scenario)
   loadOn = false;
   await load;
   await Promise.all([...inflight]);

@@ -12,10 +12,10 @@ import { chat, chatBody, worstCase } from '../support/budget.js';
 import { startHoldingCluster } from '../support/holding-upstream.js';
 import { formatUsd, parseUsd } from '../../src/pricing/money.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
+import { eventually, sleep } from '../support/wait.js';
 
 const TTL_MS = 3000;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('SIGKILL mid-stream: idle amounts return within one TTL, in-flight worst cases are charged, the cap is reached and never passed', async (t) => {
   t.timeout(180_000);
@@ -42,7 +42,7 @@ test('SIGKILL mid-stream: idle amounts return within one TTL, in-flight worst ca
   const streams = [0, 1, 2].map(() => fetch(`${c.url}/v1/proxy/v1/chat/completions`, {
     method: 'POST', headers: { 'x-proxy-token': tok.token, 'content-type': 'application/json', 'x-hold': '1' }, body: streamBody,
   }).then((r) => r.text()).catch(() => 'cut'));
-  while (up.seen.held < 3) await sleep(20);
+  await eventually(() => up.seen.held >= 3, 'the three streams open at the upstream');
   const before = await spendView(a);
   t.true(before.held > 0, 'instances hold part of the cap');
 
@@ -78,7 +78,7 @@ test('SIGKILL mid-stream: idle amounts return within one TTL, in-flight worst ca
     } else {
       t.is(status, 429);
       refusedInARow++;
-      await sleep(1100); // past a refusal's recheck
+      await sleep(1100); // past a refusal's recheck: that memo (1 s) runs on the spawned server's own clock, which no injected clock reaches
     }
   }
   t.is(up.seen.answered, answered, 'only what fit was forwarded');

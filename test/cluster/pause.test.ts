@@ -10,10 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { createCredential, createOrg, mintToken, spawnServer } from '../support/app.js';
 import { startEmulator } from '../support/firestore-emulator.js';
 import { startFakeProvider } from '../support/fake-provider.js';
+import { sleep } from '../support/wait.js';
 
 const QUOTA = 320;
 const TTL_MS = 2000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('SIGSTOP past the lease, SIGCONT: the stopped instance never forwards on units that expired meanwhile', async (t) => {
   t.timeout(120_000);
@@ -38,13 +38,13 @@ test('SIGSTOP past the lease, SIGCONT: the stopped instance never forwards on un
   // The instance to be stopped serves first: it holds a block of the quota (most of it idle, some armed).
   for (let i = 0; i < 5; i++) t.is(await send(paused.url), 200);
   paused.proc.kill('SIGSTOP');
-  await sleep(TTL_MS + 1500); // its lease expires while it cannot renew
+  await sleep(TTL_MS + 1500); // the thing under test: its lease expires, in real time, while it cannot renew
   // The other instance uses the quota to the end, reclaiming the stopped one's idle units on the way.
   let refused = 0;
   while (refused < 3) {
     if ((await send(other.url)) === 429) {
       refused++;
-      await sleep(2100); // past an exhausted counter's recheck
+      await sleep(2100); // past an exhausted counter's recheck (2 s), on the spawned server's own clock
     }
   }
   const forwardedBefore = fake.received.length;

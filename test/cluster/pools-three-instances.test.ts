@@ -20,10 +20,9 @@ import { chat, chatBody } from '../support/budget.js';
 import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
 import { pool } from '../support/pool.js';
-import { eventually } from '../support/wait.js';
+import { eventually, sleep } from '../support/wait.js';
 
 const TTL_MS = 3000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The most tokens the upstream received within any 60 s (uses less than 60 s apart). */
 function mostInAnyMinute(uses: readonly { at: number; tokens: number }[]): number {
@@ -117,7 +116,7 @@ test('three instances: a member that answered 429 is skipped by every instance w
   t.is(failed.headers.get('x-keyward-attempts'), '2');
   t.is(up.seen.byKey.get(keys[0]!), 4);
   await eventually(async () => ((await reader.getPool(org.id, p.body.id))?.cooling[creds[0]!] ?? 0) > Date.now(), 'the cooling in the store');
-  await sleep(1500); // every instance hears of it within a second
+  await sleep(1500); // the promise under test: every instance (another process) hears of it within a second
   const statuses = await pool(30, 6, async (i) => {
     const r = await chat(nodes[i % 3]!.url, tok.body.token, chatBody(i));
     return `${r.status}/${r.headers.get('x-keyward-attempts')}`;
@@ -186,7 +185,7 @@ test('three instances, one killed mid-stream: max_concurrent never passed at the
   // instance's holder is reclaimed whole 60 s after its lease expired (it may have used what it armed until
   // then). Once both are past, a burst over the two survivors reaches the cap and never passes it.
   const whole = Math.max(killedAt + TTL_MS + 61_000, releasedAt + 61_000);
-  await sleep(Math.max(0, whole - Date.now()));
+  await sleep(Math.max(0, whole - Date.now())); // the window under test, on the spawned servers' own clocks
   const statuses = await pool(80, 16, async (i) => (await chat((i % 2 === 0 ? a : b).url, token, chatBody(0))).status);
   t.true(statuses.every((s) => s === 200 || s === 429), JSON.stringify([...new Set(statuses)]));
   // Then one at a time, past each refusal's recheck, until refused four times in a row: what instances held apart is pooled again.
@@ -196,7 +195,7 @@ test('three instances, one killed mid-stream: max_concurrent never passed at the
     else {
       t.is(status, 429);
       refusedInARow++;
-      await sleep(1100);
+      await sleep(1100); // past a refusal's recheck: that memo (1 s) runs on the spawned server's own clock, which no injected clock reaches
     }
   }
   const most = mostInAnyMinute(up.seen.uses);

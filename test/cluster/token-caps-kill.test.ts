@@ -12,12 +12,11 @@ import test from 'ava';
 import { api, createCredential, createOrg, mintToken, type SpawnedServer } from '../support/app.js';
 import { chat, chatBody, worstCase } from '../support/budget.js';
 import { startHoldingCluster } from '../support/holding-upstream.js';
-import { eventually } from '../support/wait.js';
+import { eventually, sleep } from '../support/wait.js';
 import { formatUsd, parseUsd } from '../../src/pricing/money.js';
 
 const TTL_MS = 3000;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Money { used: number; held: number; limit: number }
 
@@ -50,7 +49,7 @@ test('SIGKILL mid-stream: the token\'s caps charge its in-flight worst cases as 
   const streams = [0, 1, 2].map(() => fetch(`${a.url}/v1/proxy/v1/chat/completions`, {
     method: 'POST', headers: { 'x-proxy-token': tok.token, 'content-type': 'application/json', 'x-hold': '1' }, body: streamBody,
   }).then((r) => r.text()).catch(() => 'cut'));
-  while (up.seen.held < 3) await sleep(20);
+  await eventually(() => up.seen.held >= 3, 'the three streams open at the upstream');
   t.true((await tokenView(b)).caps.held > 0, 'instances hold part of the token\'s budget');
 
   a.proc.kill('SIGKILL');
@@ -98,7 +97,7 @@ test('SIGKILL mid-stream: the token\'s caps charge its in-flight worst cases as 
       const o = await orgView(node);
       t.true(o.limit - o.used - o.held < w, `refused, and the organisation shown ${o.limit - o.used - o.held} µ$ left`);
     }
-    await sleep(1100); // past a refusal's recheck
+    await sleep(1100); // past a refusal's recheck: that memo (1 s) runs on the spawned server's own clock, which no injected clock reaches
   }
   t.true(refusals >= 4);
   t.is(up.seen.answered, answered, 'only what fit was forwarded');

@@ -10,28 +10,29 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const LOG_TS = pathToFileURL(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/log.ts')).href;
+// src/log.js beside this file's tree: the compiled dist/src/log.js under `npm test`, src/log.ts through tsx when the
+// file runs from source (the child gets this process's own loader flags, process.execArgv).
+const LOG_JS = new URL('../../src/log.js', import.meta.url).href;
 
 /** Runs `body` (with `log`, `writes()` and `fd` in scope) in a child; returns its stdout and the file's lines. */
 function child(t: { teardown(fn: () => void): void }, body: string): { stdout: string; lines: Array<Record<string, unknown>> } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'keyward-log-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'out.log');
-  const script = path.join(dir, 'child.mts');
+  const script = path.join(dir, 'child.mjs');
   writeFileSync(script, `
 import fs from 'node:fs';
 let count = 0;
 const real = fs.writeSync;
-(fs as { writeSync: unknown }).writeSync = (...args: unknown[]) => { count++; return (real as (...a: unknown[]) => number)(...args); };
+fs.writeSync = (...args) => { count++; return real(...args); };
 const writes = () => count;
 const fd = fs.openSync(${JSON.stringify(file)}, 'w');
-const { createLogger } = await import(${JSON.stringify(LOG_TS)});
+const { createLogger } = await import(${JSON.stringify(LOG_JS)});
 const log = createLogger('info', fd);
 ${body}
 `);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 20_000 });
+  const r = spawnSync(process.execPath, [...process.execArgv, script], { encoding: 'utf8', timeout: 20_000 });
   if (r.status !== 0) throw new Error(`child exited ${r.status}: ${r.stderr}`);
   const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
   return { stdout: r.stdout, lines };

@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { api, mintToken } from '../support/app.js';
-import { send } from '../support/providers-dir.js';
+import { request } from '../support/request.js';
 import { ACCESS_KEY_ID, bedrockGateway, SECRET_ACCESS_KEY } from '../support/cloud/bedrock-setup.js';
 
 const CONVERSE = JSON.stringify({ messages: [{ role: 'user', content: [{ text: 'hello' }] }], inferenceConfig: { maxTokens: 100 } });
@@ -24,7 +24,7 @@ test('a Bedrock pool of two regions fails over from one region\'s 503 to the oth
   const tok = await api(s.app, 'POST', '/v1/tokens', { token: s.org.token, body: { pool_id: pool.body.id, ttl: '15m' } });
   s.fake.failRegions.set('us-east-1', 503);
 
-  const r = await send(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: `Bearer ${tok.body.token}` }, body: CONVERSE });
+  const r = await request(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: `Bearer ${tok.body.token}` }, body: CONVERSE });
   t.is(r.status, 200, r.text);
   t.is(r.headers['x-keyward-attempts'], '2');
   const [first, second] = s.fake.received.slice(-2);
@@ -38,7 +38,7 @@ test('a Bedrock pool of two regions fails over from one region\'s 503 to the oth
   // A wrong second secret is refused by the fake: the verifier is not a rubber stamp.
   s.fake.keys.set(SECOND_KEY, { secretAccessKey: 'not-the-stored-secret-0000000000000000' });
   const lone = await mintToken(s.app, s.org, west.body.id);
-  const refused = await send(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: `Bearer ${lone.token}` }, body: CONVERSE });
+  const refused = await request(`${s.app.url}/v1/proxy/model/${MODEL}/converse`, { headers: { authorization: `Bearer ${lone.token}` }, body: CONVERSE });
   t.is(refused.status, 403);
   t.is(s.fake.received.at(-1)!.auth, 'signature mismatch');
 });

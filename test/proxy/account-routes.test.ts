@@ -8,13 +8,13 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { readdirSync } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ProviderPlugin } from '@keyward/sdk';
 import { validateProvider } from '../../src/catalog/registry.js';
 import { api, mintToken, ROOT } from '../support/app.js';
 import { proxyFixture, type ProxyFixture } from '../support/proxy-fixture.js';
+import { request, type Reply } from '../support/request.js';
 
 const BUILT_PROVIDERS = path.join(ROOT, 'dist/providers');
 
@@ -82,34 +82,9 @@ test('a provider file whose `account` is not a boolean stops start-up naming the
   t.deepEqual(ok.routes.map((r) => r.account), [true, false]);
 });
 
-interface Res {
-  status: number;
-  body: any;
-}
-
-function request(url: string, method: string, headers: Record<string, string>, body?: string): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    const framed = body === undefined ? headers : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers };
-    const req = http.request(url, { method, agent: false, headers: framed }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        let parsed: any;
-        try {
-          parsed = JSON.parse(Buffer.concat(chunks).toString());
-        } catch { /* not JSON */ }
-        resolve({ status: res.statusCode ?? 0, body: parsed });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 const used = async (f: ProxyFixture): Promise<number> => (await api(f.app, 'GET', '/v1/usage', { token: f.org.token })).body.proxy_requests.used;
 
-function refused(t: ExecutionContext, r: Res, label: string): void {
+function refused(t: ExecutionContext, r: Reply, label: string): void {
   t.is(r.status, 403, label);
   t.is(r.body?.error?.code, 'path_not_allowed', label);
   t.is(r.body?.error?.type, 'permission', label);
@@ -133,14 +108,14 @@ test('unscoped, model-scoped and prefix* tokens → 403 on GET v1/messages/batch
     ['model-scoped openai', openaiModels.token, 'GET', 'v1/responses/resp_1'],
     ['prefix v1/responses* openai', openaiPrefix.token, 'GET', 'v1/responses/resp_1'],
   ];
-  for (const [label, token, method, p, body] of cases) refused(t, await request(f.proxyUrl(p), method, { 'x-proxy-token': token }, body), label);
+  for (const [label, token, method, p, body] of cases) refused(t, await request(f.proxyUrl(p), { method: method, headers: { 'x-proxy-token': token }, body: body }), label);
   t.is(f.fake.received.length, 0, 'nothing reached the provider');
   t.is(await used(f), 0, 'nothing counted');
 
   // The same tokens still reach what is theirs alone.
-  t.is((await request(f.proxyUrl('v1/messages'), 'POST', { 'x-api-key': anthropicModels.token }, '{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[]}')).status, 200);
-  t.is((await request(f.proxyUrl('v1/responses'), 'POST', { 'x-proxy-token': openaiPrefix.token }, '{"model":"m","input":"x"}')).status, 200);
-  t.is((await request(f.proxyUrl('v1/chat/completions'), 'POST', { 'x-proxy-token': f.tokens.openai.token }, '{"model":"m","messages":[]}')).status, 200);
+  t.is((await request(f.proxyUrl('v1/messages'), { headers: { 'x-api-key': anthropicModels.token }, body: '{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[]}' })).status, 200);
+  t.is((await request(f.proxyUrl('v1/responses'), { headers: { 'x-proxy-token': openaiPrefix.token }, body: '{"model":"m","input":"x"}' })).status, 200);
+  t.is((await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': f.tokens.openai.token }, body: '{"model":"m","messages":[]}' })).status, 200);
   t.is(f.fake.received.length, 3);
 });
 
@@ -148,19 +123,19 @@ test('a token whose paths name the route reaches it: the pattern, or one concret
   const f = await proxyFixture(t);
   const list = await mintToken(f.app, f.org, f.credentials.anthropic, '15m', { paths: ['v1/messages/batches'] });
   const h = { 'x-api-key': list.token };
-  t.is((await request(f.proxyUrl('v1/messages/batches'), 'GET', h)).status, 200);
-  t.is((await request(f.proxyUrl('v1/messages/batches'), 'POST', h, '{"requests":[]}')).status, 200, 'paths scopes name paths, whatever the method');
-  refused(t, await request(f.proxyUrl('v1/messages/batches/msgbatch_01'), 'GET', h), 'another account route');
-  refused(t, await request(f.proxyUrl('v1/messages'), 'POST', h, '{}'), 'outside its paths');
+  t.is((await request(f.proxyUrl('v1/messages/batches'), { method: 'GET', headers: h })).status, 200);
+  t.is((await request(f.proxyUrl('v1/messages/batches'), { headers: h, body: '{"requests":[]}' })).status, 200, 'paths scopes name paths, whatever the method');
+  refused(t, await request(f.proxyUrl('v1/messages/batches/msgbatch_01'), { method: 'GET', headers: h }), 'another account route');
+  refused(t, await request(f.proxyUrl('v1/messages'), { headers: h, body: '{}' }), 'outside its paths');
 
   const byPattern = await mintToken(f.app, f.org, f.credentials.openai, '15m', { paths: ['v1/responses/{id}', 'v1/chat/completions'] });
-  t.is((await request(f.proxyUrl('v1/responses/resp_1'), 'GET', { 'x-proxy-token': byPattern.token })).status, 200);
-  t.is((await request(f.proxyUrl('v1/responses/resp_2'), 'DELETE', { 'x-proxy-token': byPattern.token })).status, 200);
-  refused(t, await request(f.proxyUrl('v1/responses/resp_1/input_items'), 'GET', { 'x-proxy-token': byPattern.token }), 'input items are another route');
+  t.is((await request(f.proxyUrl('v1/responses/resp_1'), { method: 'GET', headers: { 'x-proxy-token': byPattern.token } })).status, 200);
+  t.is((await request(f.proxyUrl('v1/responses/resp_2'), { method: 'DELETE', headers: { 'x-proxy-token': byPattern.token } })).status, 200);
+  refused(t, await request(f.proxyUrl('v1/responses/resp_1/input_items'), { method: 'GET', headers: { 'x-proxy-token': byPattern.token } }), 'input items are another route');
 
   const oneObject = await mintToken(f.app, f.org, f.credentials.openai, '15m', { paths: ['v1/responses/resp_mine'] });
-  t.is((await request(f.proxyUrl('v1/responses/resp_mine'), 'GET', { 'x-proxy-token': oneObject.token })).status, 200);
-  refused(t, await request(f.proxyUrl('v1/responses/resp_other'), 'GET', { 'x-proxy-token': oneObject.token }), 'another response');
+  t.is((await request(f.proxyUrl('v1/responses/resp_mine'), { method: 'GET', headers: { 'x-proxy-token': oneObject.token } })).status, 200);
+  refused(t, await request(f.proxyUrl('v1/responses/resp_other'), { method: 'GET', headers: { 'x-proxy-token': oneObject.token } }), 'another response');
 
   t.deepEqual(f.fake.received.map((r) => `${r.method} ${r.url}`), [
     'GET /v1/messages/batches',

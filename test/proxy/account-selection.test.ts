@@ -6,23 +6,12 @@
  * POST /v1/credentials, validated, returned in its view, and sent upstream in their header.
  */
 import test from 'ava';
-import http from 'node:http';
 import { api, createCredential, mintToken } from '../support/app.js';
 import { proxyFixture, type ProxyFixture } from '../support/proxy-fixture.js';
+import { request } from '../support/request.js';
 
 const SELECTION = ['openai-organization', 'openai-project', 'x-goog-user-project'];
 const CALLER = { 'openai-organization': 'org-caller', 'openai-project': 'proj_caller', 'x-goog-user-project': 'caller-project' };
-
-function post(url: string, headers: Record<string, string>, body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 /** How many times each account-selection header reached the provider on its last request, and with what. */
 function lastSelection(f: ProxyFixture): Record<string, string[]> {
@@ -44,17 +33,17 @@ async function credentialWith(f: ProxyFixture, body: Record<string, unknown>): P
 test('a caller\'s openai-organization, openai-project and x-goog-user-project never reach upstream, whatever the provider', async (t) => {
   const f = await proxyFixture(t);
   const chat = '{"model":"m","messages":[]}';
-  t.is(await post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': f.tokens.openai.token, ...CALLER }, chat), 200);
+  t.is((await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': f.tokens.openai.token, ...CALLER }, body: chat })).status, 200);
   t.deepEqual(lastSelection(f), {}, 'openai');
-  t.is(await post(f.proxyUrl('v1/messages'), { 'x-api-key': f.tokens.anthropic.token, ...CALLER }, '{"model":"c","max_tokens":5,"messages":[]}'), 200);
+  t.is((await request(f.proxyUrl('v1/messages'), { headers: { 'x-api-key': f.tokens.anthropic.token, ...CALLER }, body: '{"model":"c","max_tokens":5,"messages":[]}' })).status, 200);
   t.deepEqual(lastSelection(f), {}, 'anthropic');
-  t.is(await post(f.proxyUrl('v1beta/models/gemini-2.0-flash:generateContent'), { 'x-goog-api-key': f.tokens.gemini.token, ...CALLER }, '{"contents":[]}'), 200);
+  t.is((await request(f.proxyUrl('v1beta/models/gemini-2.0-flash:generateContent'), { headers: { 'x-goog-api-key': f.tokens.gemini.token, ...CALLER }, body: '{"contents":[]}' })).status, 200);
   t.deepEqual(lastSelection(f), {}, 'gemini');
   // Nor smuggled in under another case, nor named in Connection to slip through.
-  t.is(await post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': f.tokens.openai.token, 'OpenAI-Organization': 'org-caller2', connection: 'keep-alive' }, chat), 200);
+  t.is((await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': f.tokens.openai.token, 'OpenAI-Organization': 'org-caller2', connection: 'keep-alive' }, body: chat })).status, 200);
   t.deepEqual(lastSelection(f), {});
   // Other caller headers still pass.
-  t.is(await post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': f.tokens.openai.token, 'openai-beta': 'assistants=v2', ...CALLER }, chat), 200);
+  t.is((await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': f.tokens.openai.token, 'openai-beta': 'assistants=v2', ...CALLER }, body: chat })).status, 200);
   t.is(f.fake.received.at(-1)!.headers['openai-beta'], 'assistants=v2');
 });
 
@@ -63,17 +52,17 @@ test('a credential\'s own organization and project are sent upstream, once, in p
   const oa = await credentialWith(f, { provider: 'openai', api_key: 'sk-test-fields-org-0123456789', organization: 'org-AbC123', project: 'proj_xyz' });
   t.is(oa.view.organization, 'org-AbC123');
   t.is(oa.view.project, 'proj_xyz');
-  t.is(await post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': oa.token, ...CALLER }, '{"model":"m","messages":[]}'), 200);
+  t.is((await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': oa.token, ...CALLER }, body: '{"model":"m","messages":[]}' })).status, 200);
   t.deepEqual(lastSelection(f), { 'openai-organization': ['org-AbC123'], 'openai-project': ['proj_xyz'] });
 
   // Only the fields given: organization alone sends no project header.
   const orgOnly = await credentialWith(f, { provider: 'openai', api_key: 'sk-test-fields-org-9876543210', organization: 'org-only' });
   t.is(orgOnly.view.project, undefined);
-  t.is(await post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': orgOnly.token, 'openai-project': 'proj_caller' }, '{"model":"m","messages":[]}'), 200);
+  t.is((await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': orgOnly.token, 'openai-project': 'proj_caller' }, body: '{"model":"m","messages":[]}' })).status, 200);
   t.deepEqual(lastSelection(f), { 'openai-organization': ['org-only'] });
 
   const gm = await credentialWith(f, { provider: 'gemini', api_key: 'AIza-test-fields-0123456789', project: 'billing-project-1' });
-  t.is(await post(f.proxyUrl('v1beta/models/gemini-2.0-flash:generateContent'), { 'x-goog-api-key': gm.token, ...CALLER }, '{"contents":[]}'), 200);
+  t.is((await request(f.proxyUrl('v1beta/models/gemini-2.0-flash:generateContent'), { headers: { 'x-goog-api-key': gm.token, ...CALLER }, body: '{"contents":[]}' })).status, 200);
   t.deepEqual(lastSelection(f), { 'x-goog-user-project': ['billing-project-1'] });
 
   // Returned by GET and in the list, never the key.

@@ -9,7 +9,6 @@
 import test, { type ExecutionContext } from 'ava';
 import http from 'node:http';
 import net from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { BackendUnavailable } from '../../src/errors.js';
 import { Symbols } from '../../src/symbols.js';
 import type { Store } from '../../src/store/ports.js';
@@ -18,7 +17,7 @@ import { api, createCredential, mintToken, type TestApp } from '../support/app.j
 import { ManualClock } from '../support/clocks.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
-import { eventually, quiet } from '../support/wait.js';
+import { eventually, quiet, sleep } from '../support/wait.js';
 
 /** Keep the (future) per-IP auth-failure limiter out of the way: these tests fail auth on purpose. */
 const QUIET = { KEYWARD_AUTH_FAILURES: '1000000' };

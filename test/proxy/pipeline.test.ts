@@ -19,32 +19,9 @@ import path from 'node:path';
 import { api, createCredential, createOrg, mintToken, startApp, tempDir, type StartOptions, type TestApp } from '../support/app.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { eventually as waitFor } from '../support/wait.js';
+import { request, type Reply } from '../support/request.js';
 
 const CHAT = (model = 'gpt-test') => JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] });
-
-interface Res {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: any;
-}
-
-function request(url: string, method: string, headers: Record<string, string>, body?: string): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent: false, headers: body === undefined ? headers : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers } }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => {
-        let parsed: any;
-        try {
-          parsed = JSON.parse(text);
-        } catch { /* not JSON */ }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 /** A plugins folder holding `files` (name → source). */
 function pluginsDir(t: ExecutionContext, files: Record<string, string>): string {
@@ -92,12 +69,12 @@ const used = async (s: Setup): Promise<number> => (await api(s.app, 'GET', '/v1/
 const hooks = (s: Setup) => s.app.logs.filter((l) => l.message === 'stage hook').map((l) => `${l.stage}.${l.hook}`);
 
 /** Hooks that run when a response closes: real events, waited for with a generous bound (a busy machine is slow). */
-const eventually = (check: () => boolean | Promise<boolean>): Promise<void> => waitFor(check, 'the hooks ran');
+const eventually = (check: () => boolean | Promise<boolean>): Promise<number> => waitFor(check, 'the hooks ran');
 
 test('plugins run by priority whatever KEYWARD_PLUGINS order; equal priorities keep the listed order', async (t) => {
   const dir = pluginsDir(t, { late: recorder('late', 350), peer2: recorder('peer2', 400), peer1: recorder('peer1', 400), early: recorder('early', 450) });
   const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'late,peer2,peer1,early,logging' } });
-  const r = await request(s.url, 'POST', { 'x-proxy-token': s.token }, CHAT());
+  const r = await request(s.url, { headers: { 'x-proxy-token': s.token }, body: CHAT() });
   t.is(r.status, 200);
   await eventually(() => hooks(s).filter((h) => h.endsWith('.log')).length === 4);
   t.deepEqual(hooks(s), ['early.access', 'peer2.access', 'peer1.access', 'late.access', 'early.log', 'peer2.log', 'peer1.log', 'late.log']);
@@ -108,7 +85,7 @@ test('a later refusal: the stages that ran undo in reverse order, the refuser an
   const refuse = "access() { throw new host.GatewayError(403, 'permission', 'refused_here', 'No.'); },";
   const dir = pluginsDir(t, { first: recorder('first', 450), second: recorder('second', 400), refuser: recorder('refuser', 350, refuse), after: recorder('after', 300) });
   const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'after,refuser,second,first' } });
-  const r = await request(s.url, 'POST', { 'x-proxy-token': s.token }, CHAT());
+  const r = await request(s.url, { headers: { 'x-proxy-token': s.token }, body: CHAT() });
   t.is(r.status, 403);
   t.is(r.body.error.code, 'refused_here');
   await eventually(() => hooks(s).filter((h) => h.endsWith('.log')).length === 4);
@@ -117,7 +94,7 @@ test('a later refusal: the stages that ran undo in reverse order, the refuser an
   t.is(await used(s), 0);
   // A 401 stops at auth: no plugin's access ran, so none undoes anything.
   const before = hooks(s).length;
-  t.is((await request(s.url, 'POST', {}, CHAT())).status, 401);
+  t.is((await request(s.url, { body: CHAT() })).status, 401);
   await eventually(() => hooks(s).length === before + 4);
   t.deepEqual(hooks(s).slice(before).sort(), ['after.log', 'first.log', 'refuser.log', 'second.log']);
 });
@@ -153,7 +130,7 @@ test.serial('a caller who leaves before forwarding: every stage that ran gives b
   t.is(s.fake.received.length, 0);
   t.is(await used(s), 0);
 
-  const r = await request(s.url, 'POST', { 'x-proxy-token': s.token }, CHAT());
+  const r = await request(s.url, { headers: { 'x-proxy-token': s.token }, body: CHAT() });
   t.is(r.status, 200, `the rate unit, the token's one request and the org's one request all came back: ${JSON.stringify(r.body)}`);
   t.is(r.headers['x-keyward-quota-remaining'], '0');
   t.is(s.fake.received.length, 1);
@@ -171,16 +148,16 @@ test('responseHead adds headers to a proxied response and to a refusal; a header
 };`;
   const framing = "export default { apiVersion: 1, name: 'framing', priority: 450, create() { return { responseHead(ctx, head) { head.setHeader('content-length', '1'); } }; } };";
   const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, { stamp, framing }), KEYWARD_PLUGINS: 'framing,stamp,logging' } });
-  const ok = await request(s.url, 'POST', { 'x-proxy-token': s.token }, CHAT());
+  const ok = await request(s.url, { headers: { 'x-proxy-token': s.token }, body: CHAT() });
   t.is(ok.status, 200);
   t.is(ok.body.object, 'chat.completion', 'the body is whole: the stage did not change its length');
   t.is(ok.headers['x-acme-stamp'], '200 token');
   t.is(ok.headers['x-keyward-quota-remaining'], '9999', 'the quota stage\'s own responseHead');
-  const refused = await request(`${s.app.url}/v1/proxy/v1/not-a-route`, 'POST', { 'x-proxy-token': s.token }, CHAT());
+  const refused = await request(`${s.app.url}/v1/proxy/v1/not-a-route`, { headers: { 'x-proxy-token': s.token }, body: CHAT() });
   t.is(refused.status, 403);
   t.is(refused.headers['x-acme-stamp'], '403 token');
   t.is(refused.headers['x-keyward-quota-remaining'], undefined, 'quota never ran for it');
-  const anonymous = await request(s.url, 'POST', {}, CHAT());
+  const anonymous = await request(s.url, { body: CHAT() });
   t.is(anonymous.status, 401);
   t.is(anonymous.headers['x-acme-stamp'], '401 anonymous');
   t.is(s.app.logs.filter((l) => l.message === 'plugin responseHead failed' && l.plugin === 'framing').length, 3);
@@ -214,15 +191,15 @@ function configFile(t: ExecutionContext, content: unknown): string {
 test('a plugin that declares body.fields gets the body\'s model, for a token with no models scope', async (t) => {
   const dir = pluginsDir(t, { modelguard: MODEL_GUARD });
   const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: dir, KEYWARD_PLUGINS: 'modelguard,logging', KEYWARD_PLUGIN_CONFIG: configFile(t, { modelguard: { deny: ['gpt-denied'] } }) } });
-  const ok = await request(s.url, 'POST', { 'x-proxy-token': s.token }, CHAT('gpt-test'));
+  const ok = await request(s.url, { headers: { 'x-proxy-token': s.token }, body: CHAT('gpt-test') });
   t.is(ok.status, 200);
   t.is(s.fake.received.at(-1)!.body, CHAT('gpt-test'), 'the scanned body reaches the provider byte for byte');
-  const denied = await request(s.url, 'POST', { 'x-proxy-token': s.token }, CHAT('gpt-denied'));
+  const denied = await request(s.url, { headers: { 'x-proxy-token': s.token }, body: CHAT('gpt-denied') });
   t.is(denied.status, 403);
   t.is(denied.body.error.code, 'model_denied', 'the schema\'s default applied');
   t.is(s.fake.received.length, 1);
   // A bodiless read is not scanned: no model, and it passes.
-  t.is((await request(`${s.app.url}/v1/proxy/v1/models`, 'GET', { 'x-proxy-token': s.token })).status, 200);
+  t.is((await request(`${s.app.url}/v1/proxy/v1/models`, { method: 'GET', headers: { 'x-proxy-token': s.token } })).status, 200);
   const seen = s.app.logs.filter((l) => l.message === 'modelguard').map((l) => l.modelguard);
   t.deepEqual(seen, [
     { model: 'gpt-test', field: { kind: 'string', value: 'gpt-test' } },

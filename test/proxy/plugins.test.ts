@@ -11,7 +11,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { ADMIN_TOKEN, api, createCredential, createOrg, mintToken, ROOT, spawnServer, startApp, tempDir, type StartOptions, type TestApp } from '../support/app.js';
@@ -20,6 +20,7 @@ import { pluginConfig, type Config } from '../../src/settings/config.js';
 import { quiet } from '../support/wait.js';
 import { Symbols } from '../../src/symbols.js';
 import type { Pipeline } from '../../src/gateway/pipeline/pipeline.js';
+import { request } from '../support/request.js';
 
 const EXAMPLES = path.join(ROOT, 'test/support/plugins');
 const CHAT = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
@@ -109,7 +110,7 @@ test('an added provider file works with no code change: its key header, defaults
   const cred = await createCredential(app, org, 'acme', key);
   const { token } = await mintToken(app, org, cred);
 
-  const r = await post(`${app.url}/v1/proxy/v1/generate?stream=false`, { 'x-proxy-token': token, 'x-acme-key': 'caller-supplied' }, '{"prompt":"hi"}');
+  const r = await request(`${app.url}/v1/proxy/v1/generate?stream=false`, { headers: { 'x-proxy-token': token, 'x-acme-key': 'caller-supplied' }, body: '{"prompt":"hi"}' });
   t.is(r.status, 200);
   t.deepEqual(r.body, { ok: true, method: 'POST', path: '/v1/generate' });
   const got = fake.received.at(-1)!;
@@ -121,14 +122,14 @@ test('an added provider file works with no code change: its key header, defaults
   t.false(got.rawHeaders.includes('caller-supplied'), 'exactly one credential upstream');
 
   // Its allow-list is the file's.
-  const off = await post(`${app.url}/v1/proxy/v1/chat/completions`, { 'x-proxy-token': token });
+  const off = await request(`${app.url}/v1/proxy/v1/chat/completions`, { headers: { 'x-proxy-token': token }, body: CHAT });
   t.is(off.status, 403);
   t.is(off.body.error.code, 'path_not_allowed');
   t.is(fake.received.length, 1);
   // The copied built-in providers still work beside it.
   const oaCred = await createCredential(app, org, 'openai', 'sk-openai-beside-acme-0123');
   const oa = await mintToken(app, org, oaCred);
-  t.is((await post(`${app.url}/v1/proxy/v1/chat/completions`, { 'x-proxy-token': oa.token })).status, 200);
+  t.is((await request(`${app.url}/v1/proxy/v1/chat/completions`, { headers: { 'x-proxy-token': oa.token }, body: CHAT })).status, 200);
 
   // Without the file, the same gateway code knows no acme.
   const plain = await startApp(t);
@@ -173,7 +174,7 @@ test('the built server exits non-zero at start-up on a malformed provider file, 
 
 test.serial('an added middleware file works with no code change: an IP allow-list that lets 127.0.0.1 through', async (t) => {
   const s = await gateway(t, { ips: '10.1.2.3, 127.0.0.1', env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['ipallow']), KEYWARD_PLUGINS: 'ipallow,logging' } });
-  const r = await post(s.url, { 'x-proxy-token': s.token });
+  const r = await request(s.url, { headers: { 'x-proxy-token': s.token }, body: CHAT });
   t.is(r.status, 200);
   t.is(s.fake.received.length, 1);
   t.is(await used(s), 1, 'quota (a built-in, found in the package folder) still counts');
@@ -184,7 +185,7 @@ test.serial('an added middleware file works with no code change: an IP allow-lis
 test.serial('the IP allow-list refuses an address it does not list: 403 ip_not_allowed, nothing forwarded, nothing counted', async (t) => {
   const s = await gateway(t, { ips: '10.1.2.3', env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['ipallow']), KEYWARD_PLUGINS: 'ipallow,logging' } });
   for (let i = 0; i < 3; i++) {
-    const r = await post(s.url, { 'x-proxy-token': s.token });
+    const r = await request(s.url, { headers: { 'x-proxy-token': s.token }, body: CHAT });
     t.is(r.status, 403);
     t.deepEqual(Object.keys(r.body), ['error']);
     t.is(r.body.error.type, 'permission');
@@ -192,7 +193,7 @@ test.serial('the IP allow-list refuses an address it does not list: 403 ip_not_a
     t.regex(String(r.headers['x-keyward-request-id']), /^req_/);
   }
   // auth still runs first: no token is 401, not the plugin's 403.
-  const anon = await post(s.url, {});
+  const anon = await request(s.url, { body: CHAT });
   t.is(anon.status, 401);
   t.is(anon.body.error.code, 'invalid_token');
   t.is(s.fake.received.length, 0);
@@ -207,19 +208,19 @@ test.serial('auth runs first and quota last whatever KEYWARD_PLUGINS lists; an o
   t.is(warnings.length, 1, 'one warning line');
   t.regex(String(warnings[0]?.message), /^KEYWARD_PLUGINS names quota, auth: core stages, always on and not configured there; ignored/);
   t.deepEqual(refused.app.config.plugins, ['probe', 'ipallow', 'logging'], 'the optional plugins only');
-  const r = await post(refused.url, { 'x-proxy-token': refused.token });
+  const r = await request(refused.url, { headers: { 'x-proxy-token': refused.token }, body: CHAT });
   t.is(r.status, 403);
   t.is(r.body.error.code, 'ip_not_allowed');
   t.is(refused.fake.received.length, 0);
   t.is(await used(refused), 0, 'quota, listed first, still ran after the refusing plugin: nothing counted');
-  const anon = await post(refused.url, {});
+  const anon = await request(refused.url, { body: CHAT });
   t.is(anon.status, 401, 'auth, listed fourth, still ran first');
   const probes = refused.app.logs.filter((l) => l.message === 'probe').map((l) => (l as any).probe);
   t.deepEqual(probes.filter((p) => p.hook === 'access'), [{ hook: 'access', auth: true, quota: false, forwarded: false, raw: false }], 'the probe ran once (not for the 401), after auth, before quota, without req/res');
   t.deepEqual(probes.filter((p) => p.hook === 'log').map((p) => p.status).sort(), [401, 403], 'log runs for refusals too');
 
   const allowed = await gateway(t, { ips: '127.0.0.1', env });
-  const ok = await post(allowed.url, { 'x-proxy-token': allowed.token });
+  const ok = await request(allowed.url, { headers: { 'x-proxy-token': allowed.token }, body: CHAT });
   t.is(ok.status, 200);
   t.is(ok.headers['x-keyward-quota-remaining'], '9999');
   t.is(await used(allowed), 1);
@@ -230,7 +231,7 @@ test.serial('auth runs first and quota last whatever KEYWARD_PLUGINS lists; an o
   ]);
   // The same plugins listed as they are now (optional ones only): the same order, and no warning.
   const current = await gateway(t, { ips: '127.0.0.1', env: { ...env, KEYWARD_PLUGINS: 'probe,ipallow,logging' } });
-  t.is((await post(current.url, { 'x-proxy-token': current.token })).status, 200);
+  t.is((await request(current.url, { headers: { 'x-proxy-token': current.token }, body: CHAT })).status, 200);
   t.deepEqual(current.app.logs.filter((l) => l.message === 'probe').map((l) => (l as any).probe), okProbes);
   t.false(current.app.logs.some((l) => /^KEYWARD_PLUGINS names /.test(String(l.message))));
 });
@@ -247,12 +248,12 @@ test.serial('a middleware that rejects its configuration stops start-up, naming 
 test('no KEYWARD_PLUGINS value removes auth, budget or quota; a plugin that exists nowhere, or takes a core stage\'s name, refuses to start', async (t) => {
   for (const plugins of ['none', 'logging', 'quota,logging']) {
     const s = await gateway(t, { env: { KEYWARD_PLUGINS: plugins, KEYWARD_FREE_PROXY_REQUESTS: '1' } });
-    const anon = await post(s.url, {});
+    const anon = await request(s.url, { body: CHAT });
     t.is(anon.status, 401, `${plugins}: auth is on`);
-    const ok = await post(s.url, { 'x-proxy-token': s.token });
+    const ok = await request(s.url, { headers: { 'x-proxy-token': s.token }, body: CHAT });
     t.is(ok.status, 200, plugins);
     t.is(ok.headers['x-keyward-quota-remaining'], '0', `${plugins}: quota is on`);
-    t.is((await post(s.url, { 'x-proxy-token': s.token })).status, 429, `${plugins}: and refuses past the month's requests`);
+    t.is((await request(s.url, { headers: { 'x-proxy-token': s.token }, body: CHAT })).status, 429, `${plugins}: and refuses past the month's requests`);
     t.is(s.app.logs.filter((l) => l.message === 'proxy request').length, plugins === 'none' ? 0 : 3, `${plugins}: logging runs only when listed`);
     // The core's stages, all of them, in their one order; the listed plugins in between.
     const stages = s.app.server.container.resolve<Pipeline>(Symbols.Pipeline).stages.map((stage) => stage.name);
@@ -277,12 +278,12 @@ test('KEYWARD_QUOTA=off turns the quota stage off on purpose (one warning); a ty
   for (const plugins of ['logging', 'auth,quota,logging']) {
     const s = await gateway(t, { env: { KEYWARD_PLUGINS: plugins, KEYWARD_QUOTA: 'off', KEYWARD_FREE_PROXY_REQUESTS: '1' } });
     for (let i = 0; i < 3; i++) {
-      const r = await post(s.url, { 'x-proxy-token': s.token });
+      const r = await request(s.url, { headers: { 'x-proxy-token': s.token }, body: CHAT });
       t.is(r.status, 200, plugins);
       t.is(r.headers['x-keyward-quota-remaining'], undefined, plugins);
     }
     t.is(s.app.logs.filter((l) => l.message === 'KEYWARD_QUOTA=off: the quota stage is off, proxy requests are not limited per month').length, 1, plugins);
-    t.is((await post(s.url, {})).status, 401, `${plugins}: auth is still on`);
+    t.is((await request(s.url, { body: CHAT })).status, 401, `${plugins}: auth is still on`);
   }
 });
 
@@ -303,8 +304,8 @@ test.serial('a plugin file named auth, quota or budget in KEYWARD_PLUGINS_DIR st
   }
   // The same folder without the stray file starts, and the core's auth refuses a missing token.
   const s = await gateway(t, { ips: '127.0.0.1', env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['ipallow']), KEYWARD_PLUGINS: 'ipallow,logging' } });
-  t.is((await post(s.url, {})).status, 401);
-  t.is((await post(s.url, { 'x-proxy-token': s.token })).status, 200);
+  t.is((await request(s.url, { body: CHAT })).status, 401);
+  t.is((await request(s.url, { headers: { 'x-proxy-token': s.token }, body: CHAT })).status, 200);
   t.is(await used(s), 1);
 });
 
@@ -342,13 +343,13 @@ test('a plugin whose log hook throws (or rejects) does not affect the response, 
   const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['explode']), KEYWARD_PLUGINS: 'explode,logging' } });
   for (let i = 0; i < 4; i++) {
     const stream = i % 2 === 1;
-    const r = await post(s.url, { 'x-proxy-token': s.token }, JSON.stringify({ model: 'gpt-test', stream, messages: [] }));
+    const r = await request(s.url, { headers: { 'x-proxy-token': s.token }, body: JSON.stringify({ model: 'gpt-test', stream, messages: [] }) });
     t.is(r.status, 200);
     if (stream) t.true(r.text.endsWith('data: [DONE]\n\n'));
     else t.is(r.body.object, 'chat.completion');
   }
   // A refusal's log hook explodes too, and the refusal still arrives intact.
-  const refused = await post(s.url, {});
+  const refused = await request(s.url, { body: CHAT });
   t.is(refused.status, 401);
   t.is(refused.body.error.code, 'invalid_token');
   await quiet(s.app);
@@ -361,7 +362,7 @@ test('a plugin whose log hook throws (or rejects) does not affect the response, 
 
 test('a plugin whose access throws a plain Error refuses with 500 internal, never forwards and never leaks its message', async (t) => {
   const s = await gateway(t, { env: { KEYWARD_PLUGINS_DIR: pluginsDir(t, ['crash']), KEYWARD_PLUGINS: 'crash,logging' } });
-  const r = await post(s.url, { 'x-proxy-token': s.token });
+  const r = await request(s.url, { headers: { 'x-proxy-token': s.token }, body: CHAT });
   t.is(r.status, 500);
   t.deepEqual(r.body, { error: { type: 'internal', code: 'internal', message: 'Internal error.' } });
   t.false(r.text.includes('secret-looking'));

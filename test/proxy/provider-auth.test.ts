@@ -15,7 +15,8 @@ import path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { api, createCredential, createOrg, mintToken, startApp, type Org, type TestApp } from '../support/app.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
-import { EXAMPLE_PROVIDERS, providersDir, send } from '../support/providers-dir.js';
+import { EXAMPLE_PROVIDERS, providersDir } from '../support/providers-dir.js';
+import { request } from '../support/request.js';
 import { quiet } from '../support/wait.js';
 
 const { signature } = (await import(path.join(EXAMPLE_PROVIDERS, 'hmacco.js'))) as { signature(secret: string, method: string, target: string, body: Buffer | string): string };
@@ -52,7 +53,7 @@ test('a provider file whose SDK sends the key in its own header, with its own us
   const tok = await mintToken(s.app, s.org, cred);
 
   // The token where the provider's SDK puts a key: accepted because the loaded file says so.
-  const r = await send(`${s.app.url}/v1/proxy/v1/run`, { headers: { 'x-meter-key': tok.token }, body: '{"input":"hi"}' });
+  const r = await request(`${s.app.url}/v1/proxy/v1/run`, { headers: { 'x-meter-key': tok.token }, body: '{"input":"hi"}' });
   t.is(r.status, 200, r.text);
   t.deepEqual(r.body, { result: 'ok', meter: { in: 12, out: 34 } });
   const got = s.fake.received.at(-1)!;
@@ -69,17 +70,17 @@ test('a provider file whose SDK sends the key in its own header, with its own us
   const oaKey = 'sk-openai-beside-meter-01234';
   const oa = await mintToken(s.app, s.org, await createCredential(s.app, s.org, 'openai', oaKey));
   const chat = '{"model":"m","messages":[]}';
-  t.is((await send(`${s.app.url}/v1/proxy/v1/chat/completions`, { headers: { 'x-meter-key': oa.token }, body: chat })).status, 200);
+  t.is((await request(`${s.app.url}/v1/proxy/v1/chat/completions`, { headers: { 'x-meter-key': oa.token }, body: chat })).status, 200);
   t.is(s.fake.received.at(-1)!.headers.authorization, `Bearer ${oaKey}`);
   t.is(s.fake.received.at(-1)!.headers['x-meter-key'], undefined);
-  t.is((await send(`${s.app.url}/v1/proxy/v1/chat/completions`, { headers: { 'x-proxy-token': oa.token, 'x-meter-key': 'meter-key-of-someone-else' }, body: chat })).status, 200);
+  t.is((await request(`${s.app.url}/v1/proxy/v1/chat/completions`, { headers: { 'x-proxy-token': oa.token, 'x-meter-key': 'meter-key-of-someone-else' }, body: chat })).status, 200);
   t.is(s.fake.received.at(-1)!.headers['x-meter-key'], undefined, 'stripped whatever the provider');
 
   // A gateway without the file neither accepts a token there nor knows the shape.
   const plain = await startApp(t, { env: { KEYWARD_UPSTREAM_OPENAI: s.fake.url } });
   const org2 = await createOrg(plain);
   const oa2 = await mintToken(plain, org2, await createCredential(plain, org2, 'openai', oaKey));
-  const refused = await send(`${plain.url}/v1/proxy/v1/chat/completions`, { headers: { 'x-meter-key': oa2.token }, body: chat });
+  const refused = await request(`${plain.url}/v1/proxy/v1/chat/completions`, { headers: { 'x-meter-key': oa2.token }, body: chat });
   t.is(refused.status, 401);
   t.is(refused.body.error.code, 'invalid_token');
 });
@@ -117,7 +118,7 @@ test('a provider file that signs each request with HMAC over the body from two s
 
   for (const chunked of [undefined, 7]) {
     const label = chunked ? 'chunked body' : 'content-length body';
-    const r = await send(url, { headers: { authorization: `Bearer ${tok.token}` }, body, ...(chunked ? { chunked } : {}) });
+    const r = await request(url, { headers: { authorization: `Bearer ${tok.token}` }, body, ...(chunked ? { chunked } : {}) });
     t.is(r.status, 200, `${label}: ${r.text}`);
     const got = s.fake.received.at(-1)!;
     t.is(got.body, body, `${label}: the exact bytes signed are the bytes sent`);
@@ -137,18 +138,18 @@ test('a provider file that signs each request with HMAC over the body from two s
   // A token whose scope reads the body's model: the scan's held bytes, then the rest, are what is signed and sent.
   const scoped = await mintToken(s.app, s.org, created.body.id, '15m', { models: ['m'] });
   for (const chunked of [undefined, 5]) {
-    const r = await send(url, { headers: { authorization: `Bearer ${scoped.token}` }, body, ...(chunked ? { chunked } : {}) });
+    const r = await request(url, { headers: { authorization: `Bearer ${scoped.token}` }, body, ...(chunked ? { chunked } : {}) });
     t.is(r.status, 200, r.text);
     t.is(s.fake.received.at(-1)!.body, body);
   }
-  const otherModel = await send(url, { headers: { authorization: `Bearer ${scoped.token}` }, body: body.replace('"m"', '"x"') });
+  const otherModel = await request(url, { headers: { authorization: `Bearer ${scoped.token}` }, body: body.replace('"m"', '"x"') });
   t.is(otherModel.status, 403);
   t.is(otherModel.body.error.code, 'model_not_allowed');
 
   // A credential whose secret is wrong is signed wrongly: the upstream refuses it.
   const wrong = await api(s.app, 'POST', '/v1/credentials', { token: s.org.token, body: { provider: 'hmacco', key_id: keyId, key_secret: 'not-the-right-secret-000' } });
   const wrongTok = await mintToken(s.app, s.org, wrong.body.id);
-  const refused = await send(url, { headers: { authorization: `Bearer ${wrongTok.token}` }, body });
+  const refused = await request(url, { headers: { authorization: `Bearer ${wrongTok.token}` }, body });
   t.is(refused.status, 401);
   t.deepEqual(refused.body, { error: 'bad signature' });
 
@@ -170,7 +171,7 @@ test('rotating a signing credential replaces its secrets together; plain fields 
   const url = `${s.app.url}/v1/proxy/v1/chat/completions`;
   const body = '{"model":"m","messages":[]}';
   hmacUpstream(s.fake, { keyId, secret: first });
-  t.is((await send(url, { headers: { authorization: `Bearer ${tok.token}` }, body })).status, 200);
+  t.is((await request(url, { headers: { authorization: `Bearer ${tok.token}` }, body })).status, 200);
 
   const bad: Array<[string, Record<string, unknown>, string]> = [
     ['rotate', { key_secret: 'hmac-second-secret-0123456' }, 'key_id'],
@@ -205,7 +206,7 @@ test('rotating a signing credential replaces its secrets together; plain fields 
   t.is(rotated.body.key_hint, `…${second.slice(-4)}`);
   // The upstream now knows only the new secret: the same token works at once, signed with it.
   hmacUpstream(s.fake, { keyId, secret: second });
-  t.is((await send(url, { headers: { authorization: `Bearer ${tok.token}` }, body })).status, 200);
+  t.is((await request(url, { headers: { authorization: `Bearer ${tok.token}` }, body })).status, 200);
 });
 
 test('the body a signer reads stays within KEYWARD_MAX_BODY (413) and the buffer budget (503 overloaded); nothing is sent or counted', async (t) => {
@@ -223,8 +224,8 @@ test('the body a signer reads stays within KEYWARD_MAX_BODY (413) and the buffer
 
   // A chunked body past the limit: refused while it is read, before the signer ran.
   const limited = await setup({ KEYWARD_MAX_BODY: '4kb' });
-  t.is((await send(limited.url, { headers: limited.auth, body: sized(3000), chunked: 512 })).status, 200);
-  const big = await send(limited.url, { headers: limited.auth, body: sized(6000), chunked: 512 });
+  t.is((await request(limited.url, { headers: limited.auth, body: sized(3000), chunked: 512 })).status, 200);
+  const big = await request(limited.url, { headers: limited.auth, body: sized(6000), chunked: 512 });
   t.is(big.status, 413);
   t.is(big.body.error.code, 'payload_too_large');
   t.is(limited.s.fake.received.length, 1, 'nothing refused reached the upstream');
@@ -232,16 +233,16 @@ test('the body a signer reads stays within KEYWARD_MAX_BODY (413) and the buffer
 
   // Within the limit but past what the budget lets all requests hold: 503, whatever the framing.
   const budgeted = await setup({ KEYWARD_BUFFER_BUDGET: '3kb', KEYWARD_BUFFER_PER_ORG: '3kb' });
-  t.is((await send(budgeted.url, { headers: budgeted.auth, body: sized(1000) })).status, 200);
+  t.is((await request(budgeted.url, { headers: budgeted.auth, body: sized(1000) })).status, 200);
   for (const chunked of [undefined, 512]) {
-    const over = await send(budgeted.url, { headers: budgeted.auth, body: sized(3500), ...(chunked ? { chunked } : {}) });
+    const over = await request(budgeted.url, { headers: budgeted.auth, body: sized(3500), ...(chunked ? { chunked } : {}) });
     t.is(over.status, 503, `${chunked ? 'chunked' : 'declared'}: ${over.text}`);
     t.is(over.body.error.code, 'overloaded');
   }
   t.is(budgeted.s.fake.received.length, 1, 'nothing refused reached the upstream');
   t.is(await used(budgeted.s), 1, 'refused requests do not count');
   // The budget was given back: a body that fits goes through again.
-  t.is((await send(budgeted.url, { headers: budgeted.auth, body: sized(2500) })).status, 200);
+  t.is((await request(budgeted.url, { headers: budgeted.auth, body: sized(2500) })).status, 200);
 });
 
 test('a provider that takes its key in a query parameter: the caller\'s token there is accepted and replaced by the stored key', async (t) => {
@@ -252,7 +253,7 @@ test('a provider that takes its key in a query parameter: the caller\'s token th
   const org = await createOrg(app);
   const key = 'query-secret-key+/=0123456';
   const tok = await mintToken(app, org, await createCredential(app, org, 'querykey', key));
-  const r = await send(`${app.url}/v1/proxy/v1/models?x=1&api-key=${tok.token}`, { method: 'GET' });
+  const r = await request(`${app.url}/v1/proxy/v1/models?x=1&api-key=${tok.token}`, { method: 'GET' });
   t.is(r.status, 200, r.text);
   t.is(fake.received.at(-1)!.url, `/v1/models?x=1&api-key=${encodeURIComponent(key)}`, 'exactly one key parameter upstream: the stored one');
   t.false(r.text.includes(key));

@@ -12,7 +12,8 @@
 import test from 'ava';
 import { api, createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { startFakeProvider } from '../support/fake-provider.js';
-import { EXAMPLE_PROVIDERS, providersDir, send } from '../support/providers-dir.js';
+import { EXAMPLE_PROVIDERS, providersDir } from '../support/providers-dir.js';
+import { request } from '../support/request.js';
 import { validateProvider } from '../../src/catalog/registry.js';
 import { credentialWire } from '../../src/gateway/upstream/outgoing.js';
 import { Envelope } from '../../src/vault/envelope.js';
@@ -58,7 +59,7 @@ test.serial('a template upstream: the region is validated at create, and each cr
     const tok = await mintToken(app, org, id);
     seen().length = 0;
     // The signer records what it saw, then refuses (x-test-stop): nothing leaves the gateway.
-    const r = await send(`${app.url}/v1/proxy/v1/chat/completions?x=1`, { headers: { authorization: `Bearer ${tok.token}`, 'x-test-stop': '1' }, body: CHAT });
+    const r = await request(`${app.url}/v1/proxy/v1/chat/completions?x=1`, { headers: { authorization: `Bearer ${tok.token}`, 'x-test-stop': '1' }, body: CHAT });
     t.is(r.status, 502);
     t.is(r.body.error.code, 'upstream_unreachable');
     t.deepEqual(seen(), [{ origin: `https://api.${region}.regional.test`, path: '/base/v1/chat/completions', host: `api.${region}.regional.test`, query: 'x=1' }]);
@@ -80,7 +81,7 @@ test.serial('KEYWARD_UPSTREAM_<ID> still replaces a template\'s whole origin', a
   const bad = await api(app, 'POST', '/v1/credentials', { token: org.token, body: { provider: 'regional', api_key: key, region: 'nowhere' } });
   t.is(bad.body.error.param, 'region');
   const tok = await mintToken(app, org, made.body.id);
-  const r = await send(`${app.url}/v1/proxy/v1/chat/completions`, { headers: { authorization: `Bearer ${tok.token}` }, body: CHAT });
+  const r = await request(`${app.url}/v1/proxy/v1/chat/completions`, { headers: { authorization: `Bearer ${tok.token}` }, body: CHAT });
   t.is(r.status, 200, r.text);
   t.is(fake.received.at(-1)!.url, '/v1/chat/completions');
   t.is(fake.received.at(-1)!.headers.authorization, `Bearer ${key}`);
@@ -187,7 +188,7 @@ test('a record sealed the old way (the bare key) still opens and serves; several
   await store.createCredential({ ...ref, ...(await envelope.seal(ref, legacyKey)), keyHint: `…${legacyKey.slice(-4)}`, fields: {}, createdAt: Date.now(), updatedAt: Date.now() }, 100);
   t.deepEqual(await credentials.secretsFor(ref), { secrets: { api_key: legacyKey }, plain: {}, owner: { orgId: org.id, credentialId: ref.id } });
   const tok = await mintToken(app, org, ref.id);
-  t.is((await send(`${app.url}/v1/proxy/v1/chat/completions`, { headers: { 'x-proxy-token': tok.token }, body: CHAT })).status, 200);
+  t.is((await request(`${app.url}/v1/proxy/v1/chat/completions`, { headers: { 'x-proxy-token': tok.token }, body: CHAT })).status, 200);
   t.is(fake.received.at(-1)!.headers.authorization, `Bearer ${legacyKey}`);
 
   // A key-based credential is still sealed as the bare key (an older build can open it); several secrets as one JSON.
@@ -207,7 +208,7 @@ test('a record sealed the old way (the bare key) still opens and serves; several
   await store.createCredential({ ...futureRef, ...(await envelope.seal(futureRef, '\u0000\u0002{"api_key":"sk-future-0123456789"}')), keyHint: '…6789', fields: {}, createdAt: Date.now(), updatedAt: Date.now() }, 100);
   const future = await mintToken(app, org, futureRef.id);
   const before = fake.received.length;
-  const r = await send(`${app.url}/v1/proxy/v1/chat/completions`, { headers: { 'x-proxy-token': future.token }, body: CHAT });
+  const r = await request(`${app.url}/v1/proxy/v1/chat/completions`, { headers: { 'x-proxy-token': future.token }, body: CHAT });
   t.is(r.status, 503);
   t.is(r.body.error.code, 'unavailable');
   t.is(fake.received.length, before, 'nothing was sent');

@@ -5,34 +5,14 @@
  * restart on the same data dir (leased, unused units are handed back).
  */
 import test from 'ava';
-import http from 'node:http';
 import { api, createCredential, createOrg, mintToken, startApp, tempDir } from '../support/app.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 import { ManualClock } from '../support/clocks.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
 import { quiet } from '../support/wait.js';
+import { request } from '../support/request.js';
 
 const CHAT = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
-
-/** One POST on its own connection (the gateway's concurrency, not a client pool, is under test). */
-function post(url: string, headers: Record<string, string>, body: string = CHAT): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        let parsed: any;
-        try {
-          parsed = JSON.parse(Buffer.concat(chunks).toString());
-        } catch { /* not JSON */ }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 function tally(results: Array<{ status: number; body: any }>): Record<string, number> {
   const out: Record<string, number> = {};
@@ -54,7 +34,7 @@ async function usage(app: Parameters<typeof api>[0], orgToken: string): Promise<
 test('200 parallel requests against a limit of 50: exactly 50 forwarded, 150 refused with 429 quota_exceeded', async (t) => {
   const timers = new ManualClock();
   const f = await proxyFixture(t, { timers, env: { KEYWARD_FREE_PROXY_REQUESTS: '50' } });
-  const results = await Promise.all(Array.from({ length: 200 }, () => post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': f.tokens.openai.token })));
+  const results = await Promise.all(Array.from({ length: 200 }, () => request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': f.tokens.openai.token }, body: CHAT })));
   t.deepEqual(tally(results), { '200': 50, '429 quota_exceeded': 150 });
   t.is(f.fake.received.length, 50, 'the provider saw exactly the limit');
   for (const r of results.filter((x) => x.status === 429)) {
@@ -70,22 +50,22 @@ test('200 parallel requests against a limit of 50: exactly 50 forwarded, 150 ref
   await timers.tick(1000);
   t.deepEqual(await usage(f.app, f.org.token), { used: 50, limit: 50 });
   // Still refused afterwards, on any provider of the organisation.
-  t.is((await post(f.proxyUrl('v1/messages'), { 'x-proxy-token': f.tokens.anthropic.token })).body?.error?.code, 'quota_exceeded');
+  t.is((await request(f.proxyUrl('v1/messages'), { headers: { 'x-proxy-token': f.tokens.anthropic.token }, body: CHAT })).body?.error?.code, 'quota_exceeded');
   t.is(f.fake.received.length, 50);
 });
 
 test('refused requests (401, 403, 413 by content-length) never count; x-keyward-quota-remaining falls by one per forwarded request', async (t) => {
   const f = await proxyFixture(t, { env: { KEYWARD_FREE_PROXY_REQUESTS: '100', KEYWARD_MAX_BODY: '1kb', KEYWARD_AUTH_FAILURES: '1000000' } });
   const token = f.tokens.openai.token;
-  const first = await post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': token });
+  const first = await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': token }, body: CHAT });
   t.is(first.status, 200);
   t.is(first.headers['x-keyward-quota-remaining'], '99');
 
   const refusals = await Promise.all([
-    ...Array.from({ length: 10 }, () => post(f.proxyUrl('v1/chat/completions'), {})),
-    ...Array.from({ length: 10 }, () => post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A') })),
-    ...Array.from({ length: 10 }, () => post(f.proxyUrl('v1/files'), { 'x-proxy-token': token })),
-    ...Array.from({ length: 10 }, () => post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': token }, 'x'.repeat(2048))),
+    ...Array.from({ length: 10 }, () => request(f.proxyUrl('v1/chat/completions'), { body: CHAT })),
+    ...Array.from({ length: 10 }, () => request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A') }, body: CHAT })),
+    ...Array.from({ length: 10 }, () => request(f.proxyUrl('v1/files'), { headers: { 'x-proxy-token': token }, body: CHAT })),
+    ...Array.from({ length: 10 }, () => request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': token }, body: 'x'.repeat(2048) })),
   ]);
   t.deepEqual(tally(refusals), { '401 invalid_token': 20, '403 path_not_allowed': 10, '413 payload_too_large': 10 });
   t.deepEqual(await usage(f.app, f.org.token), { used: 1, limit: 100 });
@@ -93,7 +73,7 @@ test('refused requests (401, 403, 413 by content-length) never count; x-keyward-
 
   let previous = 99;
   for (let i = 0; i < 5; i++) {
-    const r = await post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': token });
+    const r = await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': token }, body: CHAT });
     t.is(r.status, 200);
     const now = Number(r.headers['x-keyward-quota-remaining']);
     t.is(now, previous - 1, 'refusals in between took nothing');
@@ -107,9 +87,9 @@ test('quotas are per organisation', async (t) => {
   const other = await createOrg(f.app, 'other');
   const cred = await createCredential(f.app, other, 'openai', 'sk-other-org-key-0123456789');
   const tok = await mintToken(f.app, other, cred);
-  const mine = await Promise.all(Array.from({ length: 6 }, () => post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': f.tokens.openai.token })));
+  const mine = await Promise.all(Array.from({ length: 6 }, () => request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': f.tokens.openai.token }, body: CHAT })));
   t.deepEqual(tally(mine), { '200': 3, '429 quota_exceeded': 3 });
-  const theirs = await Promise.all(Array.from({ length: 6 }, () => post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': tok.token })));
+  const theirs = await Promise.all(Array.from({ length: 6 }, () => request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': tok.token }, body: CHAT })));
   t.deepEqual(tally(theirs), { '200': 3, '429 quota_exceeded': 3 });
   t.deepEqual(await usage(f.app, other.token), { used: 3, limit: 3 });
   t.is(f.fake.received.length, 6);
@@ -125,7 +105,7 @@ test('after a graceful stop and restart on the same data dir the limit is reache
   const cred = await createCredential(app1, org, 'openai', 'sk-restart-key-0123456789');
   const tok = await mintToken(app1, org, cred, '1h');
   const url1 = `${app1.url}/v1/proxy/v1/chat/completions`;
-  const firstBatch = await Promise.all(Array.from({ length: 20 }, () => post(url1, { 'x-proxy-token': tok.token })));
+  const firstBatch = await Promise.all(Array.from({ length: 20 }, () => request(url1, { headers: { 'x-proxy-token': tok.token }, body: CHAT })));
   t.deepEqual(tally(firstBatch), { '200': 20 });
   // app1 holds leased units it has not used; a graceful stop hands them back.
   await app1.stop();
@@ -133,7 +113,7 @@ test('after a graceful stop and restart on the same data dir the limit is reache
   const app2 = await startApp(t, { dataDir, env });
   t.deepEqual(await usage(app2, org.token), { used: 20, limit: 50 }, 'the usage was flushed on stop');
   const url2 = `${app2.url}/v1/proxy/v1/chat/completions`;
-  const secondBatch = await Promise.all(Array.from({ length: 60 }, () => post(url2, { 'x-proxy-token': tok.token })));
+  const secondBatch = await Promise.all(Array.from({ length: 60 }, () => request(url2, { headers: { 'x-proxy-token': tok.token }, body: CHAT })));
   t.deepEqual(tally(secondBatch), { '200': 30, '429 quota_exceeded': 30 });
   t.is(fake.received.length, 50);
   t.deepEqual(await usage(app2, org.token), { used: 50, limit: 50 });
@@ -141,7 +121,7 @@ test('after a graceful stop and restart on the same data dir the limit is reache
 
   // And a third start finds nothing left.
   const app3 = await startApp(t, { dataDir, env });
-  const after = await post(`${app3.url}/v1/proxy/v1/chat/completions`, { 'x-proxy-token': tok.token });
+  const after = await request(`${app3.url}/v1/proxy/v1/chat/completions`, { headers: { 'x-proxy-token': tok.token }, body: CHAT });
   t.is(after.status, 429);
   t.is(after.body.error.code, 'quota_exceeded');
   t.is(fake.received.length, 50);
@@ -151,7 +131,7 @@ test('the quota is per calendar month (UTC): a new month starts afresh, and usag
   const clock = new ManualClock(Date.UTC(2026, 10, 30, 23, 59, 50));
   const f = await proxyFixture(t, { clock, env: { KEYWARD_FREE_PROXY_REQUESTS: '2' } });
   const tok = await mintToken(f.app, f.org, f.credentials.openai, '1h');
-  const call = () => post(f.proxyUrl('v1/chat/completions'), { 'x-proxy-token': tok.token });
+  const call = () => request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': tok.token }, body: CHAT });
   t.deepEqual(tally([await call(), await call(), await call()]), { '200': 2, '429 quota_exceeded': 1 });
   const november = await api(f.app, 'GET', '/v1/usage', { token: f.org.token });
   t.is(november.body.period, '2026-11');

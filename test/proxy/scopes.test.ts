@@ -8,38 +8,11 @@ import test from 'ava';
 import http from 'node:http';
 import { api, mintToken, startApp, tempDir } from '../support/app.js';
 import { proxyFixture, type ProxyFixture } from '../support/proxy-fixture.js';
-
-interface Res {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-  body: any;
-}
-
-function request(url: string, method: string, headers: Record<string, string>, body?: string): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    const framed = body === undefined ? headers : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers };
-    const req = http.request(url, { method, agent: false, headers: framed }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        let parsed: any;
-        try {
-          parsed = JSON.parse(text);
-        } catch { /* not JSON */ }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parsed });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+import { request, type Reply } from '../support/request.js';
 
 const chat = (model?: string, extra: object = {}) => JSON.stringify({ ...(model !== undefined ? { model } : {}), messages: [{ role: 'user', content: 'hi' }], ...extra });
 
-function tally(results: Res[]): Record<string, number> {
+function tally(results: Reply[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of results) {
     const k = r.status === 200 ? '200' : `${r.status} ${r.body?.error?.code}`;
@@ -52,7 +25,7 @@ async function used(f: ProxyFixture): Promise<number> {
   return (await api(f.app, 'GET', '/v1/usage', { token: f.org.token })).body.proxy_requests.used;
 }
 
-function refusedWith(t: import('ava').ExecutionContext, r: Res, status: number, type: string, code: string, label: string): void {
+function refusedWith(t: import('ava').ExecutionContext, r: Reply, status: number, type: string, code: string, label: string): void {
   t.is(r.status, status, label);
   t.is(r.body?.error?.type, type, label);
   t.is(r.body?.error?.code, code, label);
@@ -63,8 +36,8 @@ test('models scope on OpenAI and Anthropic: the body model, exact or prefix*; ot
   const f = await proxyFixture(t);
   const oa = await mintToken(f.app, f.org, f.credentials.openai, '15m', { models: ['gpt-4o', 'gpt-4.1*'] });
   const an = await mintToken(f.app, f.org, f.credentials.anthropic, '15m', { models: ['claude-sonnet-4*'] });
-  const openai = (body: string) => request(f.proxyUrl('v1/chat/completions'), 'POST', { 'x-proxy-token': oa.token }, body);
-  const anthropic = (body: string) => request(f.proxyUrl('v1/messages'), 'POST', { 'x-api-key': an.token }, body);
+  const openai = (body: string) => request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': oa.token }, body: body });
+  const anthropic = (body: string) => request(f.proxyUrl('v1/messages'), { headers: { 'x-api-key': an.token }, body: body });
 
   for (const model of ['gpt-4o', 'gpt-4.1', 'gpt-4.1-mini']) t.is((await openai(chat(model))).status, 200, model);
   for (const model of ['gpt-4o-mini', 'gpt-4', 'GPT-4O', 'gpt-5', 'o3', '']) refusedWith(t, await openai(chat(model)), 403, 'permission', 'model_not_allowed', JSON.stringify(model));
@@ -91,17 +64,17 @@ test('models scope on Gemini is checked against the model path segment, not the 
   const f = await proxyFixture(t);
   const tok = await mintToken(f.app, f.org, f.credentials.gemini, '15m', { models: ['gemini-2.0-flash', 'gemini-2.5*'] });
   const gen = (model: string, action = 'generateContent', body = '{"contents":[]}') =>
-    request(f.proxyUrl(`v1beta/models/${model}:${action}`), 'POST', { 'x-goog-api-key': tok.token }, body);
+    request(f.proxyUrl(`v1beta/models/${model}:${action}`), { headers: { 'x-goog-api-key': tok.token }, body: body });
   t.is((await gen('gemini-2.0-flash')).status, 200);
   t.is((await gen('gemini-2.5-pro', 'streamGenerateContent')).status, 200);
   refusedWith(t, await gen('gemini-1.5-pro'), 403, 'permission', 'model_not_allowed', 'other model');
   refusedWith(t, await gen('gemini-1.5-pro', 'generateContent', '{"model":"gemini-2.0-flash"}'), 403, 'permission', 'model_not_allowed', 'the body cannot override the path');
   refusedWith(t, await gen('gemini-2.0-flash-lite'), 403, 'permission', 'model_not_allowed', 'exact is exact');
   // Through ?key=, as the REST examples pass it.
-  const viaKey = await request(`${f.proxyUrl('v1beta/models/gemini-1.5-pro:generateContent')}?key=${tok.token}`, 'POST', {}, '{}');
+  const viaKey = await request(`${f.proxyUrl('v1beta/models/gemini-1.5-pro:generateContent')}?key=${tok.token}`, { body: '{}' });
   refusedWith(t, viaKey, 403, 'permission', 'model_not_allowed', '?key=');
   // Gemini's OpenAI-compatible surface has no model segment: the body decides.
-  const compat = (model: string) => request(f.proxyUrl('v1beta/openai/chat/completions'), 'POST', { authorization: `Bearer ${tok.token}` }, chat(model));
+  const compat = (model: string) => request(f.proxyUrl('v1beta/openai/chat/completions'), { headers: { authorization: `Bearer ${tok.token}` }, body: chat(model) });
   t.is((await compat('gemini-2.0-flash')).status, 200);
   refusedWith(t, await compat('gemini-1.5-pro'), 403, 'permission', 'model_not_allowed', 'openai-compatible');
   t.deepEqual(f.fake.received.map((r) => r.url), [
@@ -116,17 +89,17 @@ test('paths scope: only the listed paths (exact, route pattern or prefix*) → e
   const f = await proxyFixture(t);
   const tok = await mintToken(f.app, f.org, f.credentials.openai, '15m', { paths: ['v1/embeddings', 'v1/responses*', 'v1/models/{model}', 'v1/responses/{id}'] });
   const h = { 'x-proxy-token': tok.token };
-  t.is((await request(f.proxyUrl('v1/embeddings'), 'POST', h, '{"model":"e","input":"x"}')).status, 200);
-  t.is((await request(f.proxyUrl('v1/responses'), 'POST', h, '{"model":"m","input":"x"}')).status, 200);
+  t.is((await request(f.proxyUrl('v1/embeddings'), { headers: h, body: '{"model":"e","input":"x"}' })).status, 200);
+  t.is((await request(f.proxyUrl('v1/responses'), { headers: h, body: '{"model":"m","input":"x"}' })).status, 200);
   // Stored responses are account-wide routes: reached only where a pattern names the route, never by the prefix.
-  t.is((await request(f.proxyUrl('v1/responses/resp_1'), 'GET', h)).status, 200);
-  refusedWith(t, await request(f.proxyUrl('v1/responses/resp_1/cancel'), 'POST', h, '{}'), 403, 'permission', 'path_not_allowed', 'account route under the prefix');
-  t.is((await request(f.proxyUrl('v1/models/gpt-4o'), 'GET', h)).status, 200);
-  refusedWith(t, await request(f.proxyUrl('v1/chat/completions'), 'POST', h, chat('m')), 403, 'permission', 'path_not_allowed', 'chat');
-  refusedWith(t, await request(f.proxyUrl('v1/models'), 'GET', h), 403, 'permission', 'path_not_allowed', 'models list');
-  refusedWith(t, await request(f.proxyUrl('v1/moderations'), 'POST', h, '{}'), 403, 'permission', 'path_not_allowed', 'moderations');
+  t.is((await request(f.proxyUrl('v1/responses/resp_1'), { method: 'GET', headers: h })).status, 200);
+  refusedWith(t, await request(f.proxyUrl('v1/responses/resp_1/cancel'), { headers: h, body: '{}' }), 403, 'permission', 'path_not_allowed', 'account route under the prefix');
+  t.is((await request(f.proxyUrl('v1/models/gpt-4o'), { method: 'GET', headers: h })).status, 200);
+  refusedWith(t, await request(f.proxyUrl('v1/chat/completions'), { headers: h, body: chat('m') }), 403, 'permission', 'path_not_allowed', 'chat');
+  refusedWith(t, await request(f.proxyUrl('v1/models'), { method: 'GET', headers: h }), 403, 'permission', 'path_not_allowed', 'models list');
+  refusedWith(t, await request(f.proxyUrl('v1/moderations'), { headers: h, body: '{}' }), 403, 'permission', 'path_not_allowed', 'moderations');
   // The provider's allow-list still applies inside the scope's prefix.
-  refusedWith(t, await request(f.proxyUrl('v1/responses/a/b'), 'POST', h, '{}'), 403, 'permission', 'path_not_allowed', 'off the provider list');
+  refusedWith(t, await request(f.proxyUrl('v1/responses/a/b'), { headers: h, body: '{}' }), 403, 'permission', 'path_not_allowed', 'off the provider list');
   t.is(f.fake.received.length, 4);
   t.is(await used(f), 4);
 });
@@ -134,27 +107,27 @@ test('paths scope: only the listed paths (exact, route pattern or prefix*) → e
 test('max_requests 10 under 100-way concurrency: exactly 10 forwarded, the rest 429 token_exhausted; none of those count', async (t) => {
   const f = await proxyFixture(t);
   const tok = await mintToken(f.app, f.org, f.credentials.openai, '15m', { max_requests: 10 });
-  const results = await Promise.all(Array.from({ length: 100 }, () => request(f.proxyUrl('v1/chat/completions'), 'POST', { 'x-proxy-token': tok.token }, chat('m'))));
+  const results = await Promise.all(Array.from({ length: 100 }, () => request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': tok.token }, body: chat('m') })));
   t.deepEqual(tally(results), { '200': 10, '429 token_exhausted': 90 });
   t.is(f.fake.received.length, 10);
   for (const r of results.filter((x) => x.status === 429)) {
     t.is(r.body.error.type, 'rate_limit');
     t.regex(String(r.headers['retry-after']), /^[1-9][0-9]*$/);
   }
-  const later = await request(f.proxyUrl('v1/chat/completions'), 'POST', { 'x-proxy-token': tok.token }, chat('m'));
+  const later = await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': tok.token }, body: chat('m') });
   refusedWith(t, later, 429, 'rate_limit', 'token_exhausted', 'later');
   t.is(await used(f), 10, 'exhausted requests never counted against the org quota');
   const view = await api(f.app, 'GET', `/v1/tokens/${tok.id}`, { token: f.org.token });
   t.is(view.body.usage.requests, 10);
   // Another token of the same credential is unaffected.
-  t.is((await request(f.proxyUrl('v1/chat/completions'), 'POST', { 'x-proxy-token': f.tokens.openai.token }, chat('m'))).status, 200);
+  t.is((await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': f.tokens.openai.token }, body: chat('m') })).status, 200);
 });
 
 test('max_requests: a request the org quota refuses does not use up the token (checked across a restart with a higher quota)', async (t) => {
   const dataDir = tempDir(t);
   const f = await proxyFixture(t, { dataDir, env: { KEYWARD_FREE_PROXY_REQUESTS: '3' } });
   const tok = await mintToken(f.app, f.org, f.credentials.openai, '1h', { max_requests: 5 });
-  const call = (url: string) => request(`${url}/v1/proxy/v1/chat/completions`, 'POST', { 'x-proxy-token': tok.token }, chat('m'));
+  const call = (url: string) => request(`${url}/v1/proxy/v1/chat/completions`, { headers: { 'x-proxy-token': tok.token }, body: chat('m') });
   const first = [];
   for (let i = 0; i < 6; i++) first.push(await call(f.app.url));
   t.deepEqual(tally(first), { '200': 3, '429 quota_exceeded': 3 });
@@ -171,7 +144,7 @@ test('rate_limit 60 per minute: 120 quick requests → about 60 pass, the rest 4
   const f = await proxyFixture(t);
   const tok = await mintToken(f.app, f.org, f.credentials.openai, '15m', { rate_limit: 60 });
   const started = performance.now();
-  const results = await Promise.all(Array.from({ length: 120 }, () => request(f.proxyUrl('v1/chat/completions'), 'POST', { 'x-proxy-token': tok.token }, chat('m'))));
+  const results = await Promise.all(Array.from({ length: 120 }, () => request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': tok.token }, body: chat('m') })));
   const elapsedS = (performance.now() - started) / 1000;
   const counts = tally(results);
   const passed = counts['200'] ?? 0;
@@ -186,7 +159,7 @@ test('rate_limit 60 per minute: 120 quick requests → about 60 pass, the rest 4
   t.is(f.fake.received.length, passed);
   t.is(await used(f), passed);
   // Another token of the same credential has its own budget (none).
-  t.is((await request(f.proxyUrl('v1/chat/completions'), 'POST', { 'x-proxy-token': f.tokens.openai.token }, chat('m'))).status, 200);
+  t.is((await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': f.tokens.openai.token }, body: chat('m') })).status, 200);
 });
 
 test('impossible or malformed scopes → 400 invalid_scope, and nothing is minted', async (t) => {
@@ -244,30 +217,30 @@ test('scopes are echoed on creation, on GET /v1/tokens/:id and in the list; unsc
   for (const k of Object.keys(scopes)) t.false(k in plain.body, `unscoped: no ${k}`);
   // The echoed scopes are the ones enforced.
   const h = { 'x-proxy-token': created.body.token };
-  t.is((await request(f.proxyUrl('v1/chat/completions'), 'POST', h, chat('gpt-4.1-nano'))).status, 200);
-  t.is((await request(f.proxyUrl('v1/chat/completions'), 'POST', h, chat('gpt-3.5'))).body.error.code, 'model_not_allowed');
-  t.is((await request(f.proxyUrl('v1/embeddings'), 'POST', h, chat('gpt-4o'))).body.error.code, 'path_not_allowed');
+  t.is((await request(f.proxyUrl('v1/chat/completions'), { headers: h, body: chat('gpt-4.1-nano') })).status, 200);
+  t.is((await request(f.proxyUrl('v1/chat/completions'), { headers: h, body: chat('gpt-3.5') })).body.error.code, 'model_not_allowed');
+  t.is((await request(f.proxyUrl('v1/embeddings'), { headers: h, body: chat('gpt-4o') })).body.error.code, 'path_not_allowed');
 });
 
 test('scope refusals never count against the org quota: usage and x-keyward-quota-remaining', async (t) => {
   const f = await proxyFixture(t, { env: { KEYWARD_FREE_PROXY_REQUESTS: '100' } });
   const tok = await mintToken(f.app, f.org, f.credentials.openai, '15m', { models: ['gpt-4o'], paths: ['v1/chat/completions'], max_requests: 3, rate_limit: 1000 });
   const h = { 'x-proxy-token': tok.token };
-  const ok1 = await request(f.proxyUrl('v1/chat/completions'), 'POST', h, chat('gpt-4o'));
+  const ok1 = await request(f.proxyUrl('v1/chat/completions'), { headers: h, body: chat('gpt-4o') });
   t.is(ok1.headers['x-keyward-quota-remaining'], '99');
   const refused = await Promise.all([
-    ...Array.from({ length: 10 }, () => request(f.proxyUrl('v1/chat/completions'), 'POST', h, chat('gpt-5'))),
-    ...Array.from({ length: 10 }, () => request(f.proxyUrl('v1/embeddings'), 'POST', h, chat('gpt-4o'))),
+    ...Array.from({ length: 10 }, () => request(f.proxyUrl('v1/chat/completions'), { headers: h, body: chat('gpt-5') })),
+    ...Array.from({ length: 10 }, () => request(f.proxyUrl('v1/embeddings'), { headers: h, body: chat('gpt-4o') })),
   ]);
   t.deepEqual(tally(refused), { '403 model_not_allowed': 10, '403 path_not_allowed': 10 });
-  const ok2 = await request(f.proxyUrl('v1/chat/completions'), 'POST', h, chat('gpt-4o'));
+  const ok2 = await request(f.proxyUrl('v1/chat/completions'), { headers: h, body: chat('gpt-4o') });
   t.is(ok2.headers['x-keyward-quota-remaining'], '98');
-  const ok3 = await request(f.proxyUrl('v1/chat/completions'), 'POST', h, chat('gpt-4o'));
+  const ok3 = await request(f.proxyUrl('v1/chat/completions'), { headers: h, body: chat('gpt-4o') });
   t.is(ok3.headers['x-keyward-quota-remaining'], '97');
-  const exhausted = await Promise.all(Array.from({ length: 5 }, () => request(f.proxyUrl('v1/chat/completions'), 'POST', h, chat('gpt-4o'))));
+  const exhausted = await Promise.all(Array.from({ length: 5 }, () => request(f.proxyUrl('v1/chat/completions'), { headers: h, body: chat('gpt-4o') })));
   t.deepEqual(tally(exhausted), { '429 token_exhausted': 5 });
   t.is(await used(f), 3);
-  const other = await request(f.proxyUrl('v1/chat/completions'), 'POST', { 'x-proxy-token': f.tokens.openai.token }, chat('anything'));
+  const other = await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': f.tokens.openai.token }, body: chat('anything') });
   t.is(other.headers['x-keyward-quota-remaining'], '96');
   t.is(f.fake.received.length, 4);
 });
@@ -298,5 +271,5 @@ test('a models-scoped token whose chunked body outgrows KEYWARD_MAX_BODY is refu
   t.is(f.fake.received.length, 0);
   t.is(await used(f), 0, 'never forwarded, so never counted');
   // A body within the limit still passes the same token.
-  t.is((await request(f.proxyUrl('v1/chat/completions'), 'POST', { 'x-proxy-token': tok.token }, chat('gpt-4o'))).status, 200);
+  t.is((await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': tok.token }, body: chat('gpt-4o') })).status, 200);
 });

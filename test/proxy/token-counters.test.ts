@@ -19,6 +19,7 @@ import { ManualClock } from '../support/clocks.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
 import { MemoryLeases } from '../support/memory-leases.js';
 import { keeperOn, leasedOut } from '../support/leases.js';
+import { request } from '../support/request.js';
 
 const settle = () => new Promise((r) => setImmediate(r));
 
@@ -110,18 +111,6 @@ test('a retirement the store did not take leaves the holder to expire: its unuse
   t.true(ledgerNow.used >= 1 && ledgerNow.used <= 2, `used ${ledgerNow.used}: the one unit, and at most what it had armed`);
 });
 
-function post(url: string, token: string): Promise<number> {
-  const body = '{"model":"m","messages":[]}';
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent: false, headers: { 'x-proxy-token': token, 'content-type': 'application/json', 'content-length': String(body.length) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 test('through the gateway: an expired token\'s counter is dropped at the next sweep and its leased block goes back', async (t) => {
   const clock = new ManualClock();
   const f = await proxyFixture(t, { clock });
@@ -129,10 +118,10 @@ test('through the gateway: an expired token\'s counter is dropped at the next sw
   const other = await mintToken(f.app, f.org, f.credentials.openai, '1h', { max_requests: 1000 });
   const store = f.app.server.container.resolve<Store>(Symbols.Store);
   const led = f.app.server.container.resolve(QuotaLedger);
-  t.is(await post(f.proxyUrl('v1/chat/completions'), short.token), 200);
+  t.is((await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': short.token }, body: '{"model":"m","messages":[]}' })).status, 200);
   t.is(await leasedOut(store, `token:${short.id}`), 62);
   clock.advance(61_000); // past its expiry, well short of TOKEN_IDLE_MS
-  t.is(await post(f.proxyUrl('v1/chat/completions'), other.token), 200); // a request that sweeps
+  t.is((await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': other.token }, body: '{"model":"m","messages":[]}' })).status, 200); // a request that sweeps
   await settle();
   t.is(await leasedOut(store, `token:${short.id}`), 1);
   t.is(led.tokenCounterCount, 1, 'only the live token\'s counter is held');

@@ -135,7 +135,7 @@ test('bad input: non-JSON 1007, binary where JSON text is expected 1003, a malfo
 });
 
 /** The provider's side closing is a real event: waited for with a generous bound (a busy machine is slow). */
-const waitClosed = (ws: { readyState: number }): Promise<void> => eventually(() => ws.readyState === 3, 'the upstream socket closed');
+const waitClosed = (ws: { readyState: number }): Promise<number> => eventually(() => ws.readyState === 3, 'the upstream socket closed');
 
 test('an upgrade the provider refuses is passed back as it answered, masked', async (t) => {
   const f = await realtimeFixture(t);

@@ -119,4 +119,4 @@ function usd(micros: number): string {
 }
 
 /** A session's settlement is a real event (after it closes): waited for with a generous bound, a busy machine is slow. */
-const waitFor = (check: () => Promise<boolean>): Promise<void> => eventually(check, 'the session\'s usage');
+const waitFor = (check: () => Promise<boolean>): Promise<number> => eventually(check, 'the session\'s usage');

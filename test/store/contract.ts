@@ -17,7 +17,7 @@ import { trustPolicyContract } from './contract-trust-policies.js';
 import { spendContract } from './contract-spend.js';
 import { namesContract } from './contract-names.js';
 import type { ManualClock } from '../support/clocks.js';
-import { eventually } from '../support/wait.js';
+import { eventually, sleep } from '../support/wait.js';
 import { leaseContract } from './contract-leases.js';
 import { poolContract } from './contract-pools.js';
 import { mcpGrantContract } from './contract-mcp-grants.js';
@@ -104,7 +104,6 @@ async function pass(backend: Backend, ms: number): Promise<void> {
   else await sleep(ms);
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function storeContract(test: TestFn, h: StoreHarness): void {
   const n = (title: string) => `${h.name}: ${title}`;

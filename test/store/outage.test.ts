@@ -14,8 +14,8 @@ import { startEmulator } from '../support/firestore-emulator.js';
 import { startChaosProxy, type ChaosProxy } from '../support/chaos-proxy.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
+import { eventually, sleep } from '../support/wait.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * The store coming back is real I/O (the Firestore client reconnecting, its backoff): waited for up to 20 s, and
  * /readyz's return bounded generously at 10 s (a busy machine is slow). Readiness's own result ages run on the
@@ -23,15 +23,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 const BACK_WITHIN_MS = 20_000;
 const READY_AGAIN_WITHIN_MS = 10_000;
-
-async function until(what: string, ok: () => boolean | Promise<boolean>, ms: number): Promise<number> {
-  const start = Date.now();
-  for (;;) {
-    if (await ok()) return Date.now() - start;
-    if (Date.now() - start > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(20);
-  }
-}
 
 test('the change feed is not live within a second of a silent store, and live again once it answers', async (t) => {
   const emulator = await startEmulator(t);
@@ -41,7 +32,7 @@ test('the change feed is not live within a second of a silent store, and live ag
   emulator.adopt(store);
   const stop = store.watch(() => undefined);
   t.teardown(stop);
-  await until('live once watched', () => store.isLive(), BACK_WITHIN_MS);
+  await eventually(() => store.isLive(), 'live once watched', BACK_WITHIN_MS);
   for (const mode of ['blackhole', 'reset', 'drop'] as const) {
     proxy.set(mode);
     const silentAt = Date.now();
@@ -49,7 +40,7 @@ test('the change feed is not live within a second of a silent store, and live ag
     // Every poll since the switch is unanswered: the last answered one began before it.
     t.false(store.isLive(), `${mode}: not live a second after the store went away`);
     proxy.set('pass');
-    t.log(`${mode}: live again ${await until(`${mode}: live again`, () => store.isLive(), BACK_WITHIN_MS)} ms after the store came back`);
+    t.log(`${mode}: live again ${await eventually(() => store.isLive(), `${mode}: live again`, BACK_WITHIN_MS)} ms after the store came back`);
   }
 });
 
@@ -74,7 +65,7 @@ async function outageApp(t: import('ava').ExecutionContext) {
 
 const readyWithin = async (url: string, proxy: ChaosProxy) => {
   proxy.set('pass');
-  return until('/readyz 200', async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200, BACK_WITHIN_MS);
+  return eventually(async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200, '/readyz 200', BACK_WITHIN_MS);
 };
 
 test('a token revoked while the store is silent is never forwarded a second after its revocation; /readyz is back soon after the store answers', async (t) => {
@@ -89,7 +80,7 @@ test('a token revoked while the store is silent is never forwarded a second afte
     return r.status;
   }, () => 0);
   t.is(await send(), 200, 'cached');
-  await until('ready', async () => (await fetch(`${app.url}/readyz`)).status === 200, BACK_WITHIN_MS);
+  await eventually(async () => (await fetch(`${app.url}/readyz`)).status === 200, 'ready', BACK_WITHIN_MS);
 
   proxy.set('blackhole');
   await sleep(300);
@@ -121,9 +112,9 @@ test('a token revoked while the store is silent is never forwarded a second afte
 
 test('/readyz is back soon after the store answers after reset connections (the time logged)', async (t) => {
   const { proxy, app } = await outageApp(t);
-  await until('ready', async () => (await fetch(`${app.url}/readyz`)).status === 200, BACK_WITHIN_MS);
+  await eventually(async () => (await fetch(`${app.url}/readyz`)).status === 200, 'ready', BACK_WITHIN_MS);
   proxy.set('reset');
-  await until('not ready', async () => (await fetch(`${app.url}/readyz`)).status === 503, BACK_WITHIN_MS);
+  await eventually(async () => (await fetch(`${app.url}/readyz`)).status === 503, 'not ready', BACK_WITHIN_MS);
   await sleep(3000); // long enough for the client's reconnect backoff to grow
   const readyAfter = await readyWithin(app.url, proxy);
   t.log(`/readyz 200 ${readyAfter} ms after the store came back`);

@@ -16,7 +16,9 @@ import { loadConfig, type Config } from '../../src/settings/config.js';
 import { buildServer, type Server } from '../../src/boot/container.js';
 import { createLogger } from '../../src/log.js';
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+/** The repository: two folders up from test/support/ (run from source), three from dist/test/support/ (compiled by `npm test`). */
+export const ROOT = path.resolve(HERE, ...(HERE.split(path.sep).includes('dist') ? ['..', '..', '..'] : ['..', '..']));
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const TEST_ABUSE_LIMITS = { KEYWARD_AUTH_FAILURES: '1000000', KEYWARD_ADMIN_RATE: '1000000' };
 

@@ -17,6 +17,7 @@ import { api, createOrg, spawnServer, startApp, tempDir, type Org } from './app.
 import { startBillingProvider, SHAPE_SPECS, VERTEX_LOCATION, VERTEX_PROJECT, type Bill, type BillingProvider, type MemberBehaviour, type ShapeSpec } from './billing-provider.js';
 import { IssuedTokens, startFakeGoogleAuth } from './cloud/google-auth.js';
 import { shippedTable } from './shipped-prices.js';
+import { sleep } from './wait.js';
 
 export type BilledProvider = ShapeSpec['provider'];
 export const PROVIDERS: readonly BilledProvider[] = ['anthropic', 'openai', 'gemini', 'bedrock', 'vertex'];
@@ -62,7 +63,6 @@ export interface BillingGateway {
   chargeOf(requestId: string): Promise<number | undefined>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function billingGateway(t: ExecutionContext, options: { instances?: number; spawn?: boolean; env?: Record<string, string> } = {}): Promise<BillingGateway> {
   const fake = await startBillingProvider();

@@ -6,6 +6,7 @@
  */
 import http from 'node:http';
 import http2 from 'node:http2';
+import { sleep } from './wait.js';
 
 export type Transport = 'h1' | 'h2c';
 
@@ -42,7 +43,6 @@ export interface Answer {
   rstCode?: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function parse(text: string): any {
   try {

@@ -1,6 +1,6 @@
 /** Test support: a slow client on a raw socket, for the header and body deadlines (KEYWARD_HEADERS_TIMEOUT_MS, KEYWARD_BODY_TIMEOUT_MS). */
 import net from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from './wait.js';
 
 /** Writes `parts` with `gapMs` between them; resolves with what came back and when the server closed. */
 export function trickle(port: number, parts: string[], gapMs: number): Promise<{ raw: string; closedAfterMs: number; sent: number }> {

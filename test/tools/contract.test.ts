@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/settings/config.js';
 import { validateProvider } from '../../src/catalog/registry.js';
 import { matchRoute, normaliseProviderPath } from '../../src/catalog/path.js';
 import { api, ADMIN_TOKEN, createCredential, createOrg, mintToken, startApp, tempDir } from '../support/app.js';
-import { send } from '../support/providers-dir.js';
+import { request } from '../support/request.js';
 import { startRecordingUpstream } from '../support/mcp-fake.js';
 
 const base = { id: 'acme-mcp', upstream: 'https://mcp.acme.example', auth: { kind: 'header', header: 'authorization' }, routes: [{ method: 'POST', path: 'mcp/' }, { method: 'PATCH', path: 'items/{id}' }] };
@@ -65,9 +65,9 @@ test('a spend cap is for model APIs: an organisation with spend_limit_usd still 
   t.is((await api(app, 'PATCH', '/v1/orgs/self', { token: org.token, body: { spend_limit_usd: '5' } })).status, 200);
   const tavily = await mintToken(app, org, await createCredential(app, org, 'tavily', 'tvly-0123456789abcdef'));
   const mcp = await mintToken(app, org, await createCredential(app, org, 'github-mcp', 'ghp_0123456789abcdefghij'), '5m', { tools: ['get_issue'] });
-  const search = await send(`${app.url}/v1/proxy/search`, { headers: { authorization: `Bearer ${tavily.token}` }, body: '{"query":"keyward"}' });
+  const search = await request(`${app.url}/v1/proxy/search`, { headers: { authorization: `Bearer ${tavily.token}` }, body: '{"query":"keyward"}' });
   t.is(search.status, 200, search.text);
-  const called = await send(`${app.url}/v1/proxy/mcp/`, { headers: { authorization: `Bearer ${mcp.token}` }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_issue"}}' });
+  const called = await request(`${app.url}/v1/proxy/mcp/`, { headers: { authorization: `Bearer ${mcp.token}` }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_issue"}}' });
   t.is(called.status, 200, called.text);
   t.is(upstream.requests.length, 2);
 });
@@ -93,7 +93,7 @@ test('counting: each forwarded tools/call is one request (a case variant too, fo
   const app = await startApp(t, { env: { KEYWARD_UPSTREAM_GITHUB_MCP: upstream.url } });
   const org = await createOrg(app);
   const tok = await mintToken(app, org, await createCredential(app, org, 'github-mcp', 'ghp_0123456789abcdefghij'), '5m', { max_requests: 3 });
-  const post = (body: unknown) => send(`${app.url}/v1/proxy/mcp/`, { headers: { authorization: `Bearer ${tok.token}` }, body: JSON.stringify(body) });
+  const post = (body: unknown) => request(`${app.url}/v1/proxy/mcp/`, { headers: { authorization: `Bearer ${tok.token}` }, body: JSON.stringify(body) });
   const msg = (id: number, method: string) => ({ jsonrpc: '2.0', id, method, params: { name: 'anything' } });
   for (const m of ['initialize', 'tools/list', 'ping', 'notifications/initialized']) t.is((await post(msg(1, m))).status, 200, m);
   t.is((await post([msg(2, 'tools/call'), msg(3, 'Tools/Call')])).status, 200, 'two calls: two of the three');

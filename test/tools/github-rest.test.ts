@@ -9,7 +9,7 @@
 import test from 'ava';
 import { createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { canaryKey } from '../support/proxy-fixture.js';
-import { send } from '../support/providers-dir.js';
+import { request } from '../support/request.js';
 import { startRecordingUpstream } from '../support/mcp-fake.js';
 
 const LINK = '<https://api.github.com/repositories/1296269/issues?per_page=2&page=2>; rel="next", <https://api.github.com/repositories/1296269/issues?per_page=2&page=7>; rel="last"';
@@ -26,21 +26,21 @@ test('github REST with a ptok: the stored token upstream, Link and x-ratelimit-*
   const tok = await mintToken(app, org, await createCredential(app, org, 'github', key));
 
   for (const scheme of ['Bearer', 'token']) {
-    const r = await send(`${app.url}/v1/proxy/repos/octocat/hello-world/issues?per_page=2&page=1`, { method: 'GET', headers: { authorization: `${scheme} ${tok.token}`, 'user-agent': 'keyward-test' } });
+    const r = await request(`${app.url}/v1/proxy/repos/octocat/hello-world/issues?per_page=2&page=1`, { method: 'GET', headers: { authorization: `${scheme} ${tok.token}`, 'user-agent': 'keyward-test' } });
     t.is(r.status, 200, scheme);
     t.deepEqual(r.body.map((i: { number: number }) => i.number), [1, 2]);
     t.is(r.headers.link, LINK, `${scheme}: Link unchanged`);
     for (const [name, value] of Object.entries(RATE)) t.is(r.headers[name], value, `${scheme}: ${name} unchanged`);
   }
-  const patched = await send(`${app.url}/v1/proxy/repos/octocat/hello-world/issues/1`, { method: 'PATCH', headers: { authorization: `token ${tok.token}` }, body: '{"state":"closed"}' });
+  const patched = await request(`${app.url}/v1/proxy/repos/octocat/hello-world/issues/1`, { method: 'PATCH', headers: { authorization: `token ${tok.token}` }, body: '{"state":"closed"}' });
   t.is(patched.status, 200);
-  const offList = await send(`${app.url}/v1/proxy/admin/users`, { method: 'GET', headers: { authorization: `token ${tok.token}` } });
+  const offList = await request(`${app.url}/v1/proxy/admin/users`, { method: 'GET', headers: { authorization: `token ${tok.token}` } });
   t.is(offList.status, 403);
   t.is(offList.body.error.code, 'path_not_allowed');
 
   // `Authorization: token …` is where GitHub's clients put a key: another provider's token is not taken from it.
   const other = await mintToken(app, org, await createCredential(app, org, 'tavily', 'tvly-0123456789abcdef'));
-  const elsewhere = await send(`${app.url}/v1/proxy/search`, { headers: { authorization: `token ${other.token}` }, body: '{"query":"x"}' });
+  const elsewhere = await request(`${app.url}/v1/proxy/search`, { headers: { authorization: `token ${other.token}` }, body: '{"query":"x"}' });
   t.is(elsewhere.status, 401);
   t.is(elsewhere.body.error.code, 'invalid_token');
 

@@ -8,7 +8,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { canaryKey } from '../support/proxy-fixture.js';
-import { send } from '../support/providers-dir.js';
+import { request } from '../support/request.js';
 import { startRecordingUpstream } from '../support/mcp-fake.js';
 import { trickle } from '../support/trickle.js';
 
@@ -26,7 +26,7 @@ async function setup(t: ExecutionContext, env: Record<string, string> = {}) {
   const app = await startApp(t, { env: { KEYWARD_UPSTREAM_GITHUB_MCP: upstream.url, ...env } });
   const org = await createOrg(app);
   const tok = await mintToken(app, org, await createCredential(app, org, 'github-mcp', key), '15m', { tools: ALLOWED });
-  const post = (body: string, extra: { chunked?: number } = {}) => send(`${app.url}/v1/proxy/mcp/`, {
+  const post = (body: string, extra: { chunked?: number } = {}) => request(`${app.url}/v1/proxy/mcp/`, {
     headers: { authorization: `Bearer ${tok.token}`, accept: 'application/json, text/event-stream' }, body, ...extra,
   });
   return { key, upstream, app, tok, post };
@@ -127,7 +127,7 @@ test('an event-stream answer that echoes the stored key reaches the caller maske
 
 test('a tools/list answer resumed on the server\'s event stream (GET, Last-Event-ID) is filtered too; other events pass', async (t) => {
   const s = await setup(t);
-  const r = await send(`${s.app.url}/v1/proxy/mcp/`, { method: 'GET', headers: { authorization: `Bearer ${s.tok.token}`, accept: 'text/event-stream', 'last-event-id': '4' } });
+  const r = await request(`${s.app.url}/v1/proxy/mcp/`, { method: 'GET', headers: { authorization: `Bearer ${s.tok.token}`, accept: 'text/event-stream', 'last-event-id': '4' } });
   t.is(r.status, 200);
   t.false(r.text.includes('delete_repo'));
   t.true(r.text.includes('id: 5\ndata: {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"get_issue"}]}}\n\n'));

@@ -6,7 +6,7 @@ import test from 'ava';
 import { createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
 import { canaryKey } from '../support/proxy-fixture.js';
-import { send } from '../support/providers-dir.js';
+import { request } from '../support/request.js';
 import { startRecordingUpstream } from '../support/mcp-fake.js';
 
 test('an MCP request\'s span names its tool calls', async (t) => {
@@ -18,7 +18,7 @@ test('an MCP request\'s span names its tool calls', async (t) => {
   const org = await createOrg(app);
   const key = canaryKey('mcp');
   const tok = await mintToken(app, org, await createCredential(app, org, 'github-mcp', key), '15m', { tools: ['get_issue', 'list_*'] });
-  const post = (body: unknown) => send(`${app.url}/v1/proxy/mcp/`, { headers: { authorization: `Bearer ${tok.token}` }, body: JSON.stringify(body) });
+  const post = (body: unknown) => request(`${app.url}/v1/proxy/mcp/`, { headers: { authorization: `Bearer ${tok.token}` }, body: JSON.stringify(body) });
   const call = (id: number, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { q: 'x' } } });
   const one = await post(call(1, 'get_issue'));
   const batch = await post([call(2, 'get_issue'), call(3, 'list_pulls')]);

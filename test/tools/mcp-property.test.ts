@@ -14,7 +14,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { canaryKey } from '../support/proxy-fixture.js';
-import { send } from '../support/providers-dir.js';
+import { request } from '../support/request.js';
 import { startRecordingUpstream } from '../support/mcp-fake.js';
 import { chance, checkProperty, envInt, maybe, weighted } from '../support/property.js';
 
@@ -80,7 +80,7 @@ function jsonText(v: unknown): fc.Arbitrary<string> {
 }
 
 /** A body (one message, or four times in ten a batch of up to six) as random JSON text, sent whole or (half the time) chunked. */
-const request = fc.record({
+const anyRequest = fc.record({
   body: weighted([[6, message], [4, fc.array(message, { minLength: 1, maxLength: 6 })]]).chain(jsonText),
   // Unbiased: fast-check's bias towards the bounds would send many bodies a byte or two per chunk, slowly.
   chunked: maybe(0.5, fc.noBias(fc.integer({ min: 1, max: 64 }))),
@@ -94,10 +94,10 @@ test('property: random batches, key orders, whitespace, escapes and chunk splits
   const tok = await mintToken(app, org, await createCredential(app, org, 'github-mcp', canaryKey('mcp')), '15m', { tools: ['get_issue', 'list_*'] });
   let sent = 0;
   let refused = 0;
-  const property = fc.asyncProperty(request, async ({ body, chunked }) => {
+  const property = fc.asyncProperty(anyRequest, async ({ body, chunked }) => {
     const expectRefused = mustRefuse(body);
     const before = upstream.started;
-    const r = await send(`${app.url}/v1/proxy/mcp/`, { headers: { authorization: `Bearer ${tok.token}` }, body, ...(chunked ? { chunked } : {}) });
+    const r = await request(`${app.url}/v1/proxy/mcp/`, { headers: { authorization: `Bearer ${tok.token}` }, body, ...(chunked ? { chunked } : {}) });
     sent++;
     if (r.status !== 200) throw new Error(`status ${r.status}: ${JSON.stringify(r.body)}`);
     if (expectRefused) {

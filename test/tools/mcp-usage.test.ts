@@ -10,7 +10,7 @@ import { ToolCallKeys } from '../../src/gateway/wire/mcp/tool-calls.js';
 import { api, createCredential, createOrg, mintToken, startApp } from '../support/app.js';
 import { startRecordingUpstream } from '../support/mcp-fake.js';
 import { canaryKey } from '../support/proxy-fixture.js';
-import { send } from '../support/providers-dir.js';
+import { request } from '../support/request.js';
 import { quiet } from '../support/wait.js';
 
 test('tools/call is counted as tool calls by tool, not as an unpriced model', async (t) => {
@@ -20,7 +20,7 @@ test('tools/call is counted as tool calls by tool, not as an unpriced model', as
   const org = await createOrg(app);
   const cred = await createCredential(app, org, 'github-mcp', canaryKey('mcp'));
   const tok = await mintToken(app, org, cred, '15m');
-  const post = (body: unknown) => send(`${app.url}/v1/proxy/mcp/`, { headers: { authorization: `Bearer ${tok.token}` }, body: JSON.stringify(body) });
+  const post = (body: unknown) => request(`${app.url}/v1/proxy/mcp/`, { headers: { authorization: `Bearer ${tok.token}` }, body: JSON.stringify(body) });
   const call = (id: number, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { q: 'x' } } });
   for (const body of [call(1, 'get_issue'), [call(2, 'get_issue'), call(3, 'list_pulls')], { jsonrpc: '2.0', id: 4, method: 'tools/list' }, call(5, 'not a tool name!')]) {
     t.is((await post(body)).status, 200);

@@ -19,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import aws4 from 'aws4';
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { sleep } from '../wait.js';
 
 export interface BedrockReceived {
   method: string;
@@ -52,7 +53,6 @@ export const USAGE = { inputTokens: 12, outputTokens: 3 };
 export const PIECES = ['Hel', 'lo, ', 'world'];
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function frame(eventType: string, payload: unknown): Uint8Array {
   return codec.encode({
