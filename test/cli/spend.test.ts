@@ -46,7 +46,7 @@ test('keyward usage shows the month\'s spend; tokens get and credentials get the
   t.regex(table.stdout, new RegExp(`${f.credentials.anthropic}\\s+2\\s+26\\s+14\\s+\\$0\\.000288`));
   const bad = await cli(['usage', 'breakdown', '--by', 'org', '--org', f.org.id], { env });
   t.is(bad.code, 2);
-  t.regex(bad.stderr, /--by must be token, credential or model/);
+  t.regex(bad.stderr, /--by must be token, credential, model, team or member/);
   t.is((await cli(['usage', 'breakdown', '--by', 'token', '--from', '2026-02-30', '--org', f.org.id], { env })).code, 2, 'a day that is not one: a usage error');
   t.is((await cli(['usage', 'sideways', '--org', f.org.id], { env })).code, 2);
 
