@@ -4,9 +4,10 @@
  * (or the floor) under 64 connections of the JSON chat completion; sampling runs for 4 s after a 2 s warm-up,
  * started and stopped by SIGUSR2 through the preload bench/lib/heap-sample.mjs.
  *   BENCH_ALLOC_FLOOR=1          bench/lib/floor-proxy.mjs with every piece instead of Keyward
- *   BENCH_ALLOC_SCOPES='{…}'     the token's scopes (budget_usd needs the priced providers: given here)
+ *   BENCH_ALLOC_SCOPES='{…}'     the token's scopes (budget_usd needs the priced providers: given then)
  *   BENCH_ALLOC_OUT=<file>       where the profile goes (default a temp file); <file>.per-request.json holds the table
  *   BENCH_ALLOC_BASE=<file>.per-request.json  print the difference against an earlier run instead
+ *   BENCH_MAIN=<main.js>         another build (default dist/src/main.js)
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -25,7 +26,7 @@ export async function run(): Promise<void> {
   const fake = await startFake();
   const server = floor
     ? await startReadyLine('floor', path.join(LIB, 'floor-proxy.mjs'), { PORT: '0', UPSTREAM: `127.0.0.1:${fake.port}`, BENCH_KEY: KEY, FLOOR_PARTS: 'hp3,hash,log,metrics,mask', FLOOR_LOG: path.join(tmp, 'floor.log'), HEAP_OUT: out }, preload)
-    : await startKeyward(path.join(tmp, 'data'), fake.port, path.join(tmp, 'keyward.log'), { nodeFlags: preload, env: { HEAP_OUT: out, KEYWARD_PROVIDERS_DIR: pricedProvidersDir(tmp) } });
+    : await startKeyward(path.join(tmp, 'data'), fake.port, path.join(tmp, 'keyward.log'), { nodeFlags: preload, ...(process.env.BENCH_MAIN ? { main: path.resolve(process.env.BENCH_MAIN) } : {}), env: { HEAP_OUT: out, ...(process.env.BENCH_ALLOC_SCOPES ? { KEYWARD_PROVIDERS_DIR: pricedProvidersDir(tmp) } : {}) } });
   const ptok = floor ? `ptok_${'x'.repeat(38)}` : await provision(`http://127.0.0.1:${server.port}`, KEY, JSON.parse(process.env.BENCH_ALLOC_SCOPES ?? '{}'));
   const target = { url: `http://127.0.0.1:${server.port}/v1/proxy/v1/chat/completions`, headers: { 'x-proxy-token': ptok }, body: BODY };
   await runLoad<SatResult>({ mode: 'sat', target, connections: 64, durationS: 2, warmupS: 0 });

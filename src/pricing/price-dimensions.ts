@@ -37,38 +37,62 @@ const tierOf = (d: PriceDimension, value: string): string | undefined => (d.valu
 const shown = (value: string): string => (value.length > 40 ? `${value.slice(0, 40)}…` : value);
 const labelOf = (name: string, d: PriceDimension, value: string): string => `${name}=${d.values && Object.hasOwn(d.values, value) ? value : '(other)'}`;
 
+/** A provider's declarations, listed once (not `Object.entries` at every request) with the routes any of them names. */
+interface DeclaredList {
+  readonly list: readonly (readonly [string, PriceDimension])[];
+  readonly routes: ReadonlySet<string>;
+}
+const listed = new WeakMap<object, DeclaredList>();
+function listOf(declared: NonNullable<Declared>): DeclaredList {
+  let l = listed.get(declared);
+  if (l === undefined) {
+    const list = Object.entries(declared);
+    l = { list, routes: new Set(list.flatMap(([, d]) => d.routes ?? [])) };
+    listed.set(declared, l);
+  }
+  return l;
+}
+
+/** No choice: shared, never written (callers only read what these functions return). */
+const NO_CHOICE: DimensionChoice[] = [];
+Object.freeze(NO_CHOICE);
+
 /**
  * The non-standard choices a request makes: its route (`method path`, the route's pattern) and the body fields
- * the scan read (`fields`; a field not read, absent, null or false selects nothing).
+ * the scan read (`fields`; a field not read, absent, null or false selects nothing). A request whose body was not
+ * read and whose route no declaration names (most requests) makes none, found without building anything.
  */
 export function requestDimensions(declared: Declared, method: string, routePath: string | undefined, fields: ReadonlyMap<string, Scanned> | undefined): DimensionChoice[] {
-  if (!declared) return [];
-  const out: DimensionChoice[] = [];
-  const route = `${method} ${routePath}`;
-  for (const [name, d] of Object.entries(declared)) {
+  if (!declared) return NO_CHOICE;
+  const { list, routes } = listOf(declared);
+  const route = routes.size === 0 ? '' : `${method} ${routePath}`;
+  if (fields === undefined && !routes.has(route)) return NO_CHOICE;
+  let out: DimensionChoice[] | undefined;
+  for (let i = 0; i < list.length; i++) {
+    const [name, d] = list[i]!;
     if (d.routes?.includes(route)) {
-      out.push({ name, field: 'route', value: route, tier: d.present, label: name });
+      (out ??= []).push({ name, field: 'route', value: route, tier: d.present, label: name });
       continue;
     }
     const v = d.field === undefined ? undefined : fields?.get(d.field);
     if (!v || v.kind === 'null' || (v.kind === 'boolean' && v.value === false)) continue;
     if (d.present !== undefined) {
-      if (d.present !== STANDARD) out.push({ name, field: d.field!, value: `(${v.kind === 'array' || v.kind === 'object' ? `an ${v.kind}` : String(v.value)})`, tier: d.present, label: name });
+      if (d.present !== STANDARD) (out ??= []).push({ name, field: d.field!, value: `(${v.kind === 'array' || v.kind === 'object' ? `an ${v.kind}` : String(v.value)})`, tier: d.present, label: name });
       continue;
     }
     const scalar = (v.kind === 'string' && typeof v.value === 'string') || v.kind === 'number' || v.kind === 'boolean' ? String(v.value) : undefined;
     const tier = scalar === undefined ? undefined : tierOf(d, scalar);
     if (tier === STANDARD) continue;
-    out.push({ name, field: d.field!, value: scalar === undefined ? `(${v.kind === 'string' ? 'a long string' : `an ${v.kind}`})` : shown(scalar), tier, label: scalar === undefined ? `${name}=(other)` : labelOf(name, d, scalar) });
+    (out ??= []).push({ name, field: d.field!, value: scalar === undefined ? `(${v.kind === 'string' ? 'a long string' : `an ${v.kind}`})` : shown(scalar), tier, label: scalar === undefined ? `${name}=(other)` : labelOf(name, d, scalar) });
   }
-  return out;
+  return out ?? NO_CHOICE;
 }
 
 /** The non-standard choices a response reports (the usage reader's `reported`: key → value). */
 export function reportedDimensions(declared: Declared, reported: Readonly<Record<string, string>> | undefined): DimensionChoice[] {
-  if (!declared || !reported) return [];
+  if (!declared || !reported) return NO_CHOICE;
   const out: DimensionChoice[] = [];
-  for (const [name, d] of Object.entries(declared)) {
+  for (const [name, d] of listOf(declared).list) {
     if (d.reported === undefined || !Object.hasOwn(reported, d.reported)) continue;
     const value = reported[d.reported]!;
     const tier = tierOf(d, value);

@@ -213,7 +213,11 @@ export class UsageScanner implements UsageReader {
    */
   private matchUnknown(text: string, seen: number): void {
     if (!text.includes('okens"') && !text.includes('okenCount"')) return;
-    for (const m of text.matchAll(UNKNOWN_KEY)) if (m.index + m[0].length > seen && !this.shape.known.has(m[1]!)) this.unknown(m[1]!);
+    // exec on the one shared regex, reset first (nothing runs between its calls): matchAll would copy the regex each time.
+    UNKNOWN_KEY.lastIndex = 0;
+    for (let m = UNKNOWN_KEY.exec(text); m !== null; m = UNKNOWN_KEY.exec(text)) {
+      if (m.index + m[0].length > seen && !this.shape.known.has(m[1]!)) this.unknown(m[1]!);
+    }
   }
 }
 
