@@ -65,10 +65,17 @@ module.exports = {
     },
     {
       name: 'providers-declare-only',
-      comment: 'a built-in provider is written as an outside author writes one: it imports @keyward/sdk and nothing else',
+      comment: 'a built-in provider is written as an outside author writes one: it imports @keyward/sdk and its own lib/ (the readers and protocols it references), nothing else',
       severity: 'error',
-      from: { path: '^providers/' },
-      to: { pathNot: '^sdk/src/' },
+      from: { path: '^providers/[^/]+$' },
+      to: { pathNot: '^(sdk/src|providers/lib)/' },
+    },
+    {
+      name: 'provider-lib-outside-the-core',
+      comment: "what providers reference (usage readers, realtime protocols) is written against @keyward/sdk, Node's own modules and npm packages, as an outside author's would be: never the core",
+      severity: 'error',
+      from: { path: '^providers/lib/' },
+      to: { path: '^(src|plugins|examples|providers/[^/]+$)' },
     },
     {
       name: 'plugins-use-the-contract',

@@ -8,6 +8,7 @@
 // apiKey) or as the access key id of its own SigV4 signature (credentials.accessKeyId = ptok_…);
 // the caller's signature and every x-amz-* / amz-sdk-* header are dropped (signers/sigv4.ts).
 import type { ProviderPlugin } from '@keyward/sdk';
+import { bedrockUsage } from './lib/bedrock-usage.js';
 
 /** A model id (`anthropic.claude-…-v1:0`) or an inference-profile ARN, its `/` sent as `%2F`. */
 const model = { resourceParams: ['model'] } as const;
@@ -83,7 +84,8 @@ export default {
     // The ptok as the access key id of the caller's own SigV4 signature; the signature itself is discarded.
     { header: 'authorization', pattern: /^AWS4-HMAC-SHA256 Credential=(ptok_[0-9A-Za-z]{38})\// },
   ],
-  usage: 'bedrock',
+  // JSON keys, count headers and AWS's binary event stream (lib/bedrock-usage.ts).
+  usage: bedrockUsage,
   routes: [
     { method: 'POST', path: 'model/{model}/converse', ...model },
     { method: 'POST', path: 'model/{model}/converse-stream', ...model },

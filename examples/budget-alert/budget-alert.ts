@@ -1,18 +1,20 @@
 /**
- * budget-alert: a webhook when a token's or an organisation's spend passes 50, 80 and 100 % of a cap. It counts
- * what each request spent (`spentMicros`, after its last byte) against the caps its settings give, per token and
- * per organisation, on this instance since it started; each threshold is announced once. The payload holds ids and
+ * budget-alert: a webhook when a token's, a team's or an organisation's spend passes 50, 80 and 100 % of a cap. It
+ * counts what each request spent (`spentMicros`, after its last byte) against the caps its settings give, per
+ * token, per team (a token minted for a team: `teamId`) and per organisation, on this instance since it started; each threshold is announced once. The payload holds ids and
  * amounts only: never a key, a token value, a header or a body. A delivery that fails (no answer, or a status other
  * than 2xx) is retried with exponential back-off on the host's timers, up to `attempts` in all.
  *
  * KEYWARD_PLUGIN_CONFIG: { "budget-alert": { "webhook": "https://hooks.example.com/keyward",
- *   "orgs": { "org_…": 500 }, "tokens": { "tok_…": 20, "*": 5 } } }   (caps in USD; "*": every other one)
+ *   "orgs": { "org_…": 500 }, "teams": { "team_…": 100 }, "tokens": { "tok_…": 20, "*": 5 } } }
+ *   (caps in USD; "*": every other one)
  */
 import type { Host, MiddlewarePlugin } from '@keyward/sdk';
 
 interface Settings {
   webhook: string;
   orgs: Record<string, number>;
+  teams: Record<string, number>;
   tokens: Record<string, number>;
   thresholds: number[];
   attempts: number;
@@ -20,10 +22,12 @@ interface Settings {
   timeoutMs: number;
 }
 
-/** What the webhook receives: one threshold passed by one token or organisation. */
+type Level = 'token' | 'team' | 'org';
+
+/** What the webhook receives: one threshold passed by one token, team or organisation. */
 export interface BudgetAlert {
   type: 'keyward.budget.threshold';
-  level: 'token' | 'org';
+  level: Level;
   id: string;
   org: string | undefined;
   threshold_percent: number;
@@ -87,6 +91,7 @@ const budgetAlert = {
   configSchema: (Type) => Type.Object({
     webhook: Type.String({ minLength: 1 }),
     orgs: Type.Record(Type.String(), Type.Number({ exclusiveMinimum: 0 }), { default: {} }),
+    teams: Type.Record(Type.String(), Type.Number({ exclusiveMinimum: 0 }), { default: {} }),
     tokens: Type.Record(Type.String(), Type.Number({ exclusiveMinimum: 0 }), { default: {} }),
     thresholds: Type.Array(Type.Integer({ minimum: 1, maximum: 100 }), { default: [50, 80, 100], minItems: 1 }),
     attempts: Type.Integer({ minimum: 1, maximum: 20, default: 5 }),
@@ -101,7 +106,7 @@ const budgetAlert = {
     const out = deliveries(host, settings);
     const usd = (micros: number): string => host.usd(micros);
 
-    const count = (level: 'token' | 'org', id: string, org: string | undefined, capUsd: number | undefined, micros: number): void => {
+    const count = (level: Level, id: string, org: string | undefined, capUsd: number | undefined, micros: number): void => {
       if (capUsd === undefined) return;
       const key = `${level}:${id}`;
       const total = (spent.get(key) ?? 0) + micros;
@@ -120,6 +125,7 @@ const budgetAlert = {
         const micros = ctx.spentMicros;
         if (micros === undefined || micros <= 0) return;
         if (ctx.tokenId !== undefined) count('token', ctx.tokenId, ctx.orgId, settings.tokens[ctx.tokenId] ?? settings.tokens['*'], micros);
+        if (ctx.teamId !== undefined) count('team', ctx.teamId, ctx.orgId, settings.teams[ctx.teamId] ?? settings.teams['*'], micros);
         if (ctx.orgId !== undefined) count('org', ctx.orgId, ctx.orgId, settings.orgs[ctx.orgId] ?? settings.orgs['*'], micros);
       },
       close() {

@@ -24,12 +24,12 @@ export interface BuiltStage {
 
 const SECRET = 'sk-replay-0123456789abcdef';
 
-function check(ok: unknown, what: string): void {
+export function check(ok: unknown, what: string): void {
   if (!ok) throw new Error(what);
 }
 
 /** The first log line whose message is `message` (or that `message` matches), waited for. */
-async function waitForLine(lines: string[], message: string | ((o: Record<string, unknown>) => boolean), exited: () => boolean, timeoutMs: number): Promise<Record<string, unknown>> {
+export async function waitForLine(lines: string[], message: string | ((o: Record<string, unknown>) => boolean), exited: () => boolean, timeoutMs: number): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     for (const l of lines) {
@@ -44,9 +44,31 @@ async function waitForLine(lines: string[], message: string | ((o: Record<string
   }
 }
 
-async function json(res: Response, what: string): Promise<Record<string, unknown>> {
+export async function json(res: Response, what: string): Promise<Record<string, unknown>> {
   check(res.ok, `${what}: ${res.status} ${await res.clone().text()}`);
   return (await res.json()) as Record<string, unknown>;
+}
+
+/** The image's CMD started (`docker run`), its JSON log lines collected as they come (and written to `logFile`). */
+export function startServer(image: BuiltStage, env: Record<string, string>, logFile: string) {
+  const user = image.root.resolveUser(image.user);
+  const server = image.root.spawn({ argv: image.stage.cmd! }, { env, user: user.ids, cwd: image.workdir });
+  const lines: string[] = [];
+  let stderr = '';
+  let buffered = '';
+  const out = createWriteStream(logFile);
+  server.stdout!.on('data', (d: Buffer) => {
+    out.write(d);
+    buffered += d.toString();
+    const parts = buffered.split('\n');
+    buffered = parts.pop()!;
+    lines.push(...parts);
+  });
+  server.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exit = once(server, 'exit') as Promise<[number | null, string | null]>;
+  let exited = false;
+  void exit.then(() => (exited = true));
+  return { server, lines, stderr: () => stderr, exited: () => exited, exit, out };
 }
 
 export async function runImage(image: BuiltStage, logDir: string, contextDir: string): Promise<void> {
@@ -67,28 +89,13 @@ export async function runImage(image: BuiltStage, logDir: string, contextDir: st
   const adminToken = `replay-admin-token-${Math.random().toString(36).slice(2)}${Date.now()}`;
   const env = { HOME: user.home, ...image.env, HOST: '127.0.0.1', PORT: '0', KEYWARD_METRICS_PORT: '0', KEYWARD_ADMIN_TOKEN: adminToken };
   say(`running ${stage.cmd!.join(' ')} as ${image.user} (${user.ids}) in ${image.workdir}`);
-  const server = root.spawn({ argv: stage.cmd! }, { env, user: user.ids, cwd: image.workdir });
-  const lines: string[] = [];
-  let stderr = '';
-  let buffered = '';
-  const out = createWriteStream(path.join(logDir, 'server.out'));
-  server.stdout!.on('data', (d: Buffer) => {
-    out.write(d);
-    buffered += d.toString();
-    const parts = buffered.split('\n');
-    buffered = parts.pop()!;
-    lines.push(...parts);
-  });
-  server.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exit = once(server, 'exit') as Promise<[number | null, string | null]>;
-  let exited = false;
-  void exit.then(() => (exited = true));
+  const { server, lines, stderr, exited, exit, out } = startServer(image, env, path.join(logDir, 'server.out'));
   try {
-    const listening = await waitForLine(lines, 'listening', () => exited, 15_000).catch((err: Error) => {
-      throw new Error(`${err.message}\n${stderr}`);
+    const listening = await waitForLine(lines, 'listening', exited, 15_000).catch((err: Error) => {
+      throw new Error(`${err.message}\n${stderr()}`);
     });
     const base = `http://127.0.0.1:${String(listening.port)}`;
-    const metricsLine = await waitForLine(lines, 'metrics listening', () => exited, 5_000);
+    const metricsLine = await waitForLine(lines, 'metrics listening', exited, 5_000);
     check(metricsLine.address === '127.0.0.1', `the metrics listener is bound to ${String(metricsLine.address)}`);
     // The image's process is the CMD itself (Node as PID 1 in the container), as the image's user.
     const status = readFileSync(`/proc/${server.pid}/status`, 'utf8');
@@ -97,8 +104,8 @@ export async function runImage(image: BuiltStage, logDir: string, contextDir: st
     check(cmdline.join(' ') === stage.cmd!.join(' '), `the server process is \`${cmdline.join(' ')}\`, not the CMD itself`);
 
     // The first steps: the console's URL, and (an empty /data) the command that makes an organisation, run as printed.
-    await waitForLine(lines, `console: ${base}/console/`, () => exited, 5_000);
-    const firstOrg = await waitForLine(lines, (o) => typeof o.command === 'string', () => exited, 5_000);
+    await waitForLine(lines, `console: ${base}/console/`, exited, 5_000);
+    const firstOrg = await waitForLine(lines, (o) => typeof o.command === 'string', exited, 5_000);
     check(firstOrg.command === 'node dist/src/cli/main.js org create <name>', `the first-organisation notice names ${JSON.stringify(firstOrg.command)}`);
     const made = await root.run({ argv: String(firstOrg.command).replace('<name>', 'replay-cli').split(' ') }, { env, user: user.ids, cwd: image.workdir }, path.join(logDir, 'org-create.log'));
     check(made === 0 && /otok_/.test(readFileSync(path.join(logDir, 'org-create.log'), 'utf8')), 'the printed command did not make an organisation in the image');
@@ -133,13 +140,13 @@ export async function runImage(image: BuiltStage, logDir: string, contextDir: st
 
     server.kill('SIGTERM');
     const [code] = await exit;
-    check(code === 0, `SIGTERM: exit ${code}, expected 0\n${stderr}`);
+    check(code === 0, `SIGTERM: exit ${code}, expected 0\n${stderr()}`);
     check(lines.some((l) => l.includes('"message":"stopped"')), 'no "stopped" line after SIGTERM');
-    check(!lines.join('\n').includes(SECRET) && !stderr.includes(SECRET), 'the stored key appeared in the logs');
+    check(!lines.join('\n').includes(SECRET) && !stderr().includes(SECRET), 'the stored key appeared in the logs');
     check(!lines.some((l) => /otok_[A-Za-z0-9]/.test(l)), 'an organisation token appeared in the server\'s logs');
     say('adapters load; SIGTERM → exit 0');
   } finally {
-    if (!exited) server.kill('SIGKILL');
+    if (!exited()) server.kill('SIGKILL');
     out.end();
   }
 }

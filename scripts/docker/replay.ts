@@ -5,7 +5,8 @@
  *   stages    the Dockerfile parsed (dockerfile.ts); each stage laid out from its own COPY lines only, from the
  *             context or `--from` an earlier stage; its RUN steps run in it, chrooted, with its ENV and USER
  *             (sandbox.ts: an overlay of this machine standing in for node:24-slim, in a private mount namespace)
- *   run       the last stage's CMD as its USER in its WORKDIR with its ENV (image.ts checks what Cloud Run relies on)
+ *   run       the last stage's CMD as its USER in its WORKDIR with its ENV (image.ts checks what Cloud Run relies on),
+ *             then again with an example provider's folder mounted read-only into it (mounted-example.ts)
  *
  * A COPY source that .dockerignore excludes stops it here as it stops `docker build` and `gcloud builds submit`.
  *
@@ -19,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { copyTargets, readContext, resolveSources, type BuildContext, type ResolvedSource, type SourceFile } from './context.js';
 import { parseDockerfile, stageNamed, type Stage } from './dockerfile.js';
 import { runImage, type BuiltStage } from './image.js';
+import { runWithMountedExample } from './mounted-example.js';
 import { EMULATED_BASE, enterPrivateMountNamespace, IMAGE_PATH, mountLayers, say, StageRoot, unmountLayers } from './sandbox.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -115,7 +117,10 @@ async function main(): Promise<void> {
     const built: BuiltStage[] = [];
     for (const stage of stages) built.push(await buildStage(stage, built, ctx, layers, logs, nodeBinary));
     say(`${stages.length} stage(s) built (${((Date.now() - started) / 1000).toFixed(0)} s)`);
-    if (!stagesOnly) await runImage(built.at(-1)!, logs, contextDir);
+    if (!stagesOnly) {
+      await runImage(built.at(-1)!, logs, contextDir);
+      await runWithMountedExample(built.at(-1)!, logs, contextDir);
+    }
     say(`ok (${((Date.now() - started) / 1000).toFixed(0)} s)`);
   } finally {
     // Unmount first (the stage roots hold binds of /dev and /proc: nothing may ever delete through them), then remove

@@ -124,6 +124,14 @@ export class StageRoot {
     if (owner) spawnSync('chown', ['-h', `${owner.uid}:${owner.gid}`, dest]);
   }
 
+  /** `docker run -v <hostDir>:<to>:ro`: the host's folder, bound read-only into the image at `to`. */
+  mountReadOnly(hostDir: string, to: string): void {
+    const at = this.path(to);
+    mkdirSync(at, { recursive: true });
+    sh('mount', ['--bind', realpathSync(hostDir), at]);
+    sh('mount', ['-o', 'remount,bind,ro', at]);
+  }
+
   /** Runs argv (exec form) or a shell line in the stage, chrooted, as `user`, in `cwd`, with exactly `env`. */
   spawn(command: { argv: string[] } | { shell: string }, options: RunOptions): ChildProcess {
     // `cd` first (Docker starts every RUN and CMD in WORKDIR), then exec, so the command keeps this process's pid.

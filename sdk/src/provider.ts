@@ -203,9 +203,32 @@ export interface UsageResponse {
   settles?: boolean;
 }
 
-/** `vertex`: Anthropic's shape on its publisher's models, OpenAI's on the OpenAI-compatible endpoint, Gemini's otherwise. */
+/**
+ * The built-in usage shapes: readers of JSON usage keys (in one body or in server-sent events), fast enough for
+ * every chunk of every stream. `vertex`: Anthropic's shape on its publisher's models, OpenAI's on the
+ * OpenAI-compatible endpoint, Gemini's otherwise. `bedrock`: Bedrock's JSON keys (Converse's and the
+ * Anthropic-native ones of InvokeModel); the Bedrock provider brings its own reader that adds Bedrock's count
+ * headers and AWS's binary event stream, built on this one.
+ */
 export type UsageShape = 'openai' | 'anthropic' | 'gemini' | 'bedrock' | 'vertex';
-export type UsageReaderFactory = (response: UsageResponse) => UsageReader;
+
+/**
+ * What the host hands a usage reader factory with each response: the built-in shapes' readers, for a reader that
+ * builds on one (a provider's own framing around JSON usage keys, as Bedrock's event stream is). Made once by the
+ * host, never per response.
+ */
+export interface UsageReaders {
+  /** A new reader of the built-in `shape` for this response. */
+  shape(shape: UsageShape, response: UsageResponse): UsageReader;
+}
+
+/**
+ * A provider's own usage reading: called once per response (before its first byte), returns the reader its bytes
+ * pass through. Runs on every chunk: keep `scan` free of allocation where the chunk holds no usage. A throw, or a
+ * reader that throws, disables the reading of that response (the bytes pass unchanged; the request is settled as
+ * one whose usage is unknown).
+ */
+export type UsageReaderFactory = (response: UsageResponse, readers: UsageReaders) => UsageReader;
 
 
 /**

@@ -56,6 +56,9 @@ export interface RequestView<State = Record<string, unknown>> {
   readonly credentialId: string | undefined;
   readonly tokenId: string | undefined;
   readonly providerId: string | undefined;
+  /** From auth (900) on, for a token minted for a team (`team_id`): the team, and with `member_id` the member it acts for. */
+  readonly teamId?: string | undefined;
+  readonly memberId?: string | undefined;
   /** From route (800) on: path parameters of the matched route, e.g. { model: 'gemini-2.0-flash' }. */
   readonly params: Readonly<Record<string, string>> | undefined;
   /** The model the request names: its path's `{model}` (from route), else the body's `model` once a stage declared it in `body.fields`. */

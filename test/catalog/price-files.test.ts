@@ -6,7 +6,7 @@
  * carries every file; KEYWARD_PRICES still layers on top of them.
  */
 import test from 'ava';
-import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { priceEntry, PriceBook } from '../../src/pricing/prices.js';
@@ -145,6 +145,8 @@ test('a bad price file beside a provider stops start-up naming the file, the ent
   // A copy of the built-in providers' folder, loaded as the built-in one.
   const dir = tempDir(t, 'keyward-builtins-');
   for (const f of readdirSync(path.join(ROOT, 'dist/providers')).filter((f) => f.endsWith('.js') || f.endsWith('.prices.json'))) copyFileSync(path.join(ROOT, 'dist/providers', f), path.join(dir, f));
+  // With what they reference (Bedrock's usage reader).
+  cpSync(path.join(ROOT, 'dist/providers/lib'), path.join(dir, 'lib'), { recursive: true });
   const anthropic = source('anthropic');
   writeFileSync(path.join(dir, 'anthropic.prices.json'), JSON.stringify({ ...anthropic, models: { ...anthropic.models, 'claude-opus-5-5': { input: 4, outptu: 20 } } }));
   const err = await t.throwsAsync(ProviderRegistry.load(dir, {}), { instanceOf: ProviderLoadError });

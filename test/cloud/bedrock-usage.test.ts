@@ -7,10 +7,10 @@
  * stream whose end-of-message frame was decoded is final.
  */
 import test from 'ava';
-import { BUILT_IN_READERS } from '../../src/gateway/wire/usage-scanner.js';
+import { PROVIDER_READERS } from '../support/usage-readers.js';
 import { frame } from '../support/cloud/bedrock-fake.js';
 
-const reader = (contentType: string, headers: Record<string, string> = {}) => BUILT_IN_READERS.bedrock({ status: 200, path: 'model/m/converse', headers: { 'content-type': contentType, ...headers } });
+const reader = (contentType: string, headers: Record<string, string> = {}) => PROVIDER_READERS.bedrock({ status: 200, path: 'model/m/converse', headers: { 'content-type': contentType, ...headers } });
 const tick = () => new Promise((r) => setImmediate(r));
 const b64 = (event: unknown) => ({ bytes: Buffer.from(JSON.stringify(event)).toString('base64') });
 

@@ -2,7 +2,8 @@
  * The examples of examples/, each loaded from its own folder (KEYWARD_PROVIDERS_DIR or KEYWARD_PLUGINS_DIR) by a
  * started gateway, as a user who copies one would: team-header (middleware), acme-llm (an OpenAI-compatible
  * provider), team-tools-mcp (an MCP server provider with its mcpServers snippet), budget-alert (a webhook at 50, 80
- * and 100 % of a cap, retried with back-off on the injected timers, ids and amounts only in its payload).
+ * and 100 % of a token's, a team's or an organisation's cap, retried with back-off on the injected timers, ids and
+ * amounts only in its payload).
  */
 import test, { type ExecutionContext } from 'ava';
 import { writeFileSync } from 'node:fs';
@@ -161,4 +162,37 @@ test('budget-alert: 50, 80 and 100 % of an org\'s cap each announced once; a fai
   for (const body of hook.bodies) {
     t.false(body.includes(key) || body.includes(token) || body.includes(org.token), 'no key or token in a payload');
   }
+});
+
+test('budget-alert: a team\'s cap counts the spend of the team\'s tokens only, each threshold announced once at the team level', async (t) => {
+  const fake = await startFakeProvider();
+  t.teardown(() => fake.close());
+  const hook = await startReceiver([]);
+  t.teardown(() => hook.close());
+  // 46 µ$ a request (above): a team cap of 92 µ$ is at 50 % after one request of a team token, 80 and 100 % after two.
+  const app = await startApp(t, { env: {
+    KEYWARD_PROVIDERS_DIR: providersDir(t, ['priced']), KEYWARD_UPSTREAM_PRICED: fake.url,
+    KEYWARD_PLUGINS_DIR: path.join(EXAMPLES, 'budget-alert'), KEYWARD_PLUGINS: 'budget-alert',
+    KEYWARD_PLUGIN_CONFIG: configFile(t, { 'budget-alert': { webhook: hook.url, teams: { '*': 0.000092 } } }),
+  } });
+  const org = await createOrg(app);
+  const credential = await createCredential(app, org, 'priced', 'sk-priced-budget-team-0123456789');
+  const team = await api(app, 'POST', '/v1/teams', { token: org.token, body: { name: 'search', credentials: [credential], max_ttl: '1h' } });
+  t.is(team.status, 201, team.text);
+  const member = await mintToken(app, org, credential, '15m', { team_id: team.body.id });
+  const outsider = await mintToken(app, org, credential);
+  const spend = async (token: string): Promise<void> => {
+    const r = await chat(app.url, token, {}, 'pm-1');
+    t.is(r.status, 200);
+    await r.text();
+  };
+  await spend(outsider.token);
+  await spend(outsider.token);
+  await spend(member.token);
+  await eventually(() => hook.bodies.length === 1, 'the 50 % alert of the team');
+  await spend(member.token);
+  await eventually(() => hook.bodies.length === 3, 'its 80 and 100 % alerts');
+  const alerts = hook.bodies.map((b) => JSON.parse(b) as Record<string, unknown>);
+  t.deepEqual(alerts.map((a) => [a.level, a.id, a.org, a.threshold_percent]), [['team', team.body.id, org.id, 50], ['team', team.body.id, org.id, 80], ['team', team.body.id, org.id, 100]]);
+  t.deepEqual(alerts.map((a) => a.spent_usd), ['0.000046', '0.000092', '0.000092']);
 });

@@ -5,7 +5,7 @@
  * (escaped) never count, nor do counts that came before the stop (Anthropic's message_start).
  */
 import test from 'ava';
-import { BUILT_IN_READERS } from '../../src/gateway/wire/usage-scanner.js';
+import { PROVIDER_READERS } from '../support/usage-readers.js';
 import type { UsageShape } from '../../src/catalog/provider.js';
 import { SHAPE_SPECS, type StreamShape } from '../support/billing-provider.js';
 
@@ -18,7 +18,7 @@ const READER: Record<StreamShape, UsageShape> = {
 
 async function finalAfter(shape: StreamShape, bytes: Buffer, size: number): Promise<boolean> {
   const spec = SHAPE_SPECS[shape];
-  const reader = BUILT_IN_READERS[READER[shape]]({ status: 200, path: spec.path, headers: { 'content-type': spec.contentType } });
+  const reader = PROVIDER_READERS[READER[shape]]({ status: 200, path: spec.path, headers: { 'content-type': spec.contentType } });
   for (let i = 0; i < bytes.length; i += size) {
     reader.scan(bytes.subarray(i, i + size));
     if (shape.startsWith('bedrock')) await tick();
@@ -49,7 +49,7 @@ test('the end is looked for only where it decides something: a stream settled ag
   const spec = SHAPE_SPECS.anthropic;
   const whole = Buffer.concat(spec.events(40, 123));
   const read = (response: { eventStream?: boolean; settles?: boolean }) => {
-    const reader = BUILT_IN_READERS.anthropic({ status: 200, path: spec.path, headers: {}, ...response });
+    const reader = PROVIDER_READERS.anthropic({ status: 200, path: spec.path, headers: {}, ...response });
     reader.scan(whole);
     return reader.end();
   };

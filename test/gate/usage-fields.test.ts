@@ -10,7 +10,7 @@ import test from 'ava';
 import { priceEntry, unpricedUsage, usageCost, worstCaseCost, type PriceEntry } from '../../src/pricing/prices.js';
 import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
 import type { TokenUsage, UsageShape } from '../../src/catalog/provider.js';
-import { BUILT_IN_READERS } from '../../src/gateway/wire/usage-scanner.js';
+import { PROVIDER_READERS } from '../support/usage-readers.js';
 import { billingGateway } from '../support/billing-gateway.js';
 import { SHAPE_SPECS, type StreamShape } from '../support/billing-provider.js';
 import { frame } from '../support/cloud/bedrock-fake.js';
@@ -23,7 +23,7 @@ const priced = (provider: string, model: string): PriceEntry => priceEntry(model
 
 /** What a built-in reader makes of `body` (Bedrock's event stream decodes asynchronously). */
 async function read(shape: UsageShape, body: Buffer, path = 'v1/x', headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<TokenUsage | undefined> {
-  const reader = BUILT_IN_READERS[shape]({ status: 200, path, headers });
+  const reader = PROVIDER_READERS[shape]({ status: 200, path, headers });
   for (let i = 0; i < body.length; i += 7) {
     reader.scan(body.subarray(i, i + 7));
     await new Promise((r) => setImmediate(r));

@@ -11,7 +11,8 @@
 import test from 'ava';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { applyUsage, BUILT_IN_READERS } from '../../src/gateway/wire/usage-scanner.js';
+import { applyUsage } from '../../src/gateway/wire/usage-scanner.js';
+import { PROVIDER_READERS } from '../support/usage-readers.js';
 import { priceEntry, usageCost } from '../../src/pricing/prices.js';
 import type { TokenUsage, UsageShape } from '../../src/catalog/provider.js';
 import { api } from '../support/app.js';
@@ -23,7 +24,7 @@ const tick = () => new Promise((r) => setImmediate(r));
 
 /** Feeds `body` to a fresh reader in pieces of `size` bytes (Bedrock's event-stream reader decodes asynchronously). */
 async function read(shape: UsageShape, body: Buffer, size: number, path = 'v1/x', headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<TokenUsage | undefined> {
-  const reader = BUILT_IN_READERS[shape]({ status: 200, path, headers });
+  const reader = PROVIDER_READERS[shape]({ status: 200, path, headers });
   for (let i = 0; i < body.length; i += size) {
     reader.scan(body.subarray(i, i + size));
     if (shape === 'bedrock') await tick();

@@ -172,6 +172,14 @@ export class RequestContext implements ProxyContext {
     return this.auth?.credential.provider;
   }
 
+  get teamId(): string | undefined {
+    return this.auth?.token.teamId;
+  }
+
+  get memberId(): string | undefined {
+    return this.auth?.token.memberId;
+  }
+
   get state(): Map<string, unknown> {
     return (this.#state ??= new Map());
   }

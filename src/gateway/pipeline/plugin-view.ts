@@ -14,7 +14,7 @@ import type { RequestView } from './contracts.js';
 /** Every field of the SDK's RequestView but `state`: the view reads each through to the context. */
 const VIEW_FIELDS = [
   'requestId', 'method', 'path', 'query', 'headers', 'bodyFollows', 'ip', 'startedAt', 'orgId', 'credentialId', 'tokenId',
-  'providerId', 'params', 'model', 'bodyFields', 'bodyBytes', 'bodyKeys', 'bodyElements', 'bodyMessages', 'requestUnits',
+  'providerId', 'teamId', 'memberId', 'params', 'model', 'bodyFields', 'bodyBytes', 'bodyKeys', 'bodyElements', 'bodyMessages', 'requestUnits',
   'toolCalls', 'quotaRemaining', 'forwarded', 'status', 'error', 'bytesOut', 'ttfbMs', 'usage', 'usageFinal', 'usageUnpriced',
   'costMicros', 'reservedMicros', 'toolFeeMicros', 'spentMicros', 'earlierAttemptsMicros',
 ] as const satisfies readonly Exclude<keyof PluginRequestView, 'state'>[];

@@ -34,10 +34,10 @@ import type { Logger } from '../../log.js';
 import { downstreamHeaders, rawHeader, stripKeyParams, upstreamHeaders } from './headers.js';
 import { StreamMasker, maskString } from '../wire/masking.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
-import type { CredentialSecrets, OutgoingRequest, Signer, UsageReaderFactory, UsageResponse } from '../../catalog/provider.js';
+import type { CredentialSecrets, OutgoingRequest, Signer, UsageResponse } from '../../catalog/provider.js';
 import { credentialWire, outgoingRequest, readWhole, requestTarget, signOverBody, wholeBody, withSignerMasks, type WholeBody } from './outgoing.js';
 import { signerFor, type SignerSettings } from './signers/index.js';
-import { guardedReader, usageReaderFactory } from '../wire/usage-scanner.js';
+import { guardedReader, usageReaderFactory, type ResponseUsage } from '../wire/usage-scanner.js';
 import { BodyLimiter, decoderFor, flushIdleHead, hookedRelay, relay, type ResponseTap } from './relay.js';
 import { HookedBody } from '../pipeline/body-hooks.js';
 import { listFiltered } from '../wire/mcp/tools-list-filter.js';
@@ -51,7 +51,7 @@ export type { ResponseTap };
 /** What the upstream leg runs for one provider, worked out once at start. */
 interface ProviderRuntime {
   signer: Signer;
-  usage: UsageReaderFactory;
+  usage: ResponseUsage;
 }
 
 const UPSTREAM_ERRORS_502 = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EPROTO', 'HPE_INVALID_CONSTANT']);

@@ -13,16 +13,17 @@
  * `candidatesTokenCount` plus `thoughtsTokenCount`, cumulative per chunk; plus
  * the OpenAI keys of its OpenAI-compatible surface) and Vertex (by path:
  * Anthropic's shape on a `publishers/anthropic` model, OpenAI's on the
- * OpenAI-compatible endpoint, Gemini's otherwise). A provider file may instead
- * bring its own reader factory. Where a total is reported, the output is at
+ * OpenAI-compatible endpoint, Gemini's otherwise) and Bedrock's JSON keys
+ * (its provider adds the event stream: providers/lib/bedrock-usage.ts). A
+ * provider file may instead bring its own reader factory, handed these shapes
+ * to build on (USAGE_READERS). Where a total is reported, the output is at
  * least total − input: reasoning reported beside the completion count (xAI) is
  * output too. A streamed shape's counts are `final` once its end of message
  * was read (usage-end.ts); a JSON body's finality is its completeness, which
  * only the upstream leg knows.
  */
-import type { TokenUsage, UsageReader, UsageReaderFactory, UsageResponse, UsageShape } from '../../catalog/provider.js';
+import type { TokenUsage, UsageReader, UsageReaders, UsageResponse, UsageShape } from '../../catalog/provider.js';
 import type { Provider } from '../../catalog/registry.js';
-import { bedrockUsageReader } from './bedrock-usage.js';
 import { EndOfMessage, probeSpans, stopSignalFor, type StopSignal } from './usage-end.js';
 import { ANTHROPIC, ANY, BEDROCK, BEDROCK_1H, GEMINI, OPENAI, UNKNOWN_KEY, type CompiledKeys, type Kind, type Side } from './usage-keys.js';
 
@@ -234,18 +235,31 @@ const endOf = (shape: CompiledKeys, response: UsageResponse): StopSignal | undef
 
 const scanner = (shape: CompiledKeys, response: UsageResponse): UsageScanner => new UsageScanner({ inputTokens: 0, outputTokens: 0 }, shape, endOf(shape, response));
 
-export const BUILT_IN_READERS: Readonly<Record<UsageShape, UsageReaderFactory>> = Object.freeze({
+/** A reader of one response, as the upstream leg asks for it. */
+export type ResponseUsage = (response: UsageResponse) => UsageReader;
+
+export const BUILT_IN_READERS: Readonly<Record<UsageShape, ResponseUsage>> = Object.freeze({
   openai: (response) => scanner(OPENAI, response),
   anthropic: (response) => scanner(ANTHROPIC, response),
   gemini: (response) => scanner(GEMINI, response),
   vertex: (response) => scanner(vertexShape(response.path), response),
-  // Its own module: JSON keys plus AWS's binary event stream.
-  bedrock: (response) => bedrockUsageReader(response, (counts) => new UsageScanner(counts, BEDROCK)),
+  // Bedrock's JSON keys; its provider's own reader (providers/lib/bedrock-usage.ts) adds the headers and the event stream.
+  bedrock: (response) => scanner(BEDROCK, response),
 });
 
-/** The reader factory a provider declares: its own, or the built-in one it names. */
-export function usageReaderFactory(provider: Provider): UsageReaderFactory {
-  return typeof provider.usage === 'function' ? provider.usage : BUILT_IN_READERS[provider.usage];
+/** What a provider's own reader factory is handed (UsageReaders): the built-in shapes, one object for every response. */
+export const USAGE_READERS: UsageReaders = Object.freeze({
+  shape: (shape: UsageShape, response: UsageResponse): UsageReader => {
+    const make = Object.hasOwn(BUILT_IN_READERS, shape) ? BUILT_IN_READERS[shape] : undefined;
+    if (!make) throw new TypeError(`no built-in usage shape ${JSON.stringify(shape)}`);
+    return make(response);
+  },
+});
+
+/** The reader a provider declares, per response: its own factory (handed the built-in shapes), or the built-in shape it names. */
+export function usageReaderFactory(provider: Provider): ResponseUsage {
+  const own = provider.usage;
+  return typeof own === 'function' ? (response) => own(response, USAGE_READERS) : BUILT_IN_READERS[own];
 }
 
 /** Where a usage reader's throw is reported (the upstream leg's attempt, flight.ts): no closure per response. */

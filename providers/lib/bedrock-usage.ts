@@ -1,25 +1,23 @@
 /**
- * Bedrock's usage reader (the `bedrock` usage shape). A JSON response (Converse,
- * InvokeModel, CountTokens) is scanned for its keys as they pass: Converse's
- * `inputTokens`/`outputTokens`/`cacheReadInputTokens`/`cacheWriteInputTokens`, the
- * Anthropic-native keys of InvokeModel, and the `x-amzn-bedrock-*-token-count`
- * headers when present. Every Bedrock input count leaves out cache reads and
- * writes; they are added, so `inputTokens` is every input token (TokenUsage). A
- * binary event stream (`application/vnd.amazon.eventstream`: ConverseStream,
- * InvokeModelWithResponseStream) is cut into frames by the SDK's own splitter
- * (`getChunkedStream`), each frame checked by the codec (both CRCs): `metadata`
- * frames carry Converse usage, `chunk` frames carry base64 provider events whose
- * last one holds `amazon-bedrock-invocationMetrics`. Either frame, decoded
- * whole, is the message's end (`final`): a stream cut before it is not.
- * Incremental across chunk edges; a frame longer than 16 MiB (AWS's limit) or a corrupt one stops the
+ * Bedrock's usage reader, the built-in Bedrock provider's `usage` (written against @keyward/sdk alone, as any
+ * provider's own reader is). A JSON response (Converse, InvokeModel, CountTokens) is read by the host's built-in
+ * `bedrock` shape, Bedrock's JSON keys (Converse's `inputTokens`/`outputTokens`/`cacheReadInputTokens`/
+ * `cacheWriteInputTokens` and the Anthropic-native keys of InvokeModel); the `x-amzn-bedrock-*-token-count`
+ * headers, when present, win. Every Bedrock input count leaves out cache reads and writes; they are added, so
+ * `inputTokens` is every input token (TokenUsage). A binary event stream (`application/vnd.amazon.eventstream`:
+ * ConverseStream, InvokeModelWithResponseStream) is cut into frames by the AWS SDK's own splitter
+ * (`getChunkedStream`), each frame checked by the codec (both CRCs): `metadata` frames carry Converse usage,
+ * `chunk` frames carry base64 provider events whose last one holds `amazon-bedrock-invocationMetrics`; both are
+ * read by the same JSON shape. Either frame, decoded whole, is the message's end (`final`): a stream cut before
+ * it is not. Incremental across chunk edges; a frame longer than 16 MiB (AWS's limit) or a corrupt one stops the
  * reading, never the relay (the bytes pass unchanged either way).
  */
 import { createRequire } from 'node:module';
 import type { EventStreamCodec } from '@smithy/core/event-streams';
-import type { TokenUsage, UsageReader, UsageResponse } from '../../catalog/provider.js';
+import type { TokenUsage, UsageReader, UsageReaderFactory, UsageResponse } from '@keyward/sdk';
 
 /**
- * The SDK's event-stream code, loaded by the first Bedrock event stream read (sync, from its CommonJS build):
+ * The AWS SDK's event-stream code, loaded by the first Bedrock event stream read (sync, from its CommonJS build):
  * @smithy/core costs ~10 ms at start, and most deployments never proxy Bedrock.
  */
 let smithy: { codec: EventStreamCodec; getChunkedStream: typeof import('@smithy/core/event-streams').getChunkedStream; toUtf8: (b: Uint8Array) => string } | undefined;
@@ -32,9 +30,6 @@ function eventStreams(): NonNullable<typeof smithy> {
   }
   return smithy;
 }
-
-/** A key scanner over JSON text that updates `counts` in place (usage-scanner.ts's, with Bedrock's keys). */
-export type KeyScanner = (counts: TokenUsage) => UsageReader;
 
 /** AWS event-stream messages are at most 16 MiB; a longer reported length is refused before anything is allocated. */
 export const MAX_FRAME = 16 * 1024 * 1024;
@@ -113,29 +108,30 @@ class FrameFeed implements AsyncIterable<Uint8Array> {
   }
 }
 
-/** Reads the event stream frame by frame; the counts are updated in place as frames complete. */
+/** Reads the event stream frame by frame; the JSON reader's counts grow as frames complete. */
 class EventStreamUsage implements UsageReader {
   private readonly feed = new FrameFeed();
-  private readonly counts: TokenUsage = { inputTokens: 0, outputTokens: 0 };
-  /** The provider events inside `chunk` frames, scanned by key like a JSON body. */
-  private readonly inner: UsageReader;
   private failed = false;
   /** The stream's end-of-message frame was decoded. */
   private ended = false;
 
-  constructor(keyScanner: KeyScanner) {
-    this.inner = keyScanner(this.counts);
+  /** The JSON keys reader that `metadata` frames and the provider events inside `chunk` frames are scanned by. */
+  private readonly inner: UsageReader;
+
+  constructor(inner: UsageReader) {
+    this.inner = inner;
     void this.read();
   }
 
-  scan(chunk: Buffer): void {
+  scan(chunk: Uint8Array): void {
     if (!this.failed && !this.feed.push(chunk)) this.failed = true;
   }
 
   end(): TokenUsage {
     this.feed.end();
-    if (this.ended) this.counts.final = true;
-    return this.counts;
+    const counts = this.inner.end() ?? { inputTokens: 0, outputTokens: 0 };
+    if (this.ended) counts.final = true;
+    return counts;
   }
 
   private async read(): Promise<void> {
@@ -169,34 +165,38 @@ class EventStreamUsage implements UsageReader {
 
 /** A JSON body scanned by key; the model-agnostic count headers, when Bedrock sends them, win. */
 class JsonUsage implements UsageReader {
-  private readonly counts: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+  private readonly headers: UsageResponse['headers'];
   private readonly scanner: UsageReader;
 
-  constructor(private readonly headers: UsageResponse['headers'], keyScanner: KeyScanner) {
-    this.scanner = keyScanner(this.counts);
+  /** Erasable TypeScript (no parameter properties): Node strips this file's types as it is. */
+  constructor(headers: UsageResponse['headers'], scanner: UsageReader) {
+    this.headers = headers;
+    this.scanner = scanner;
   }
 
-  scan(chunk: Buffer): void {
+  scan(chunk: Uint8Array): void {
     this.scanner.scan(chunk);
   }
 
   end(): TokenUsage {
+    const counts = this.scanner.end() ?? { inputTokens: 0, outputTokens: 0 };
     const input = headerCount(this.headers['x-amzn-bedrock-input-token-count']);
     const output = headerCount(this.headers['x-amzn-bedrock-output-token-count']);
-    const cached = headerCount(this.headers['x-amzn-bedrock-cache-read-input-token-count']) ?? this.counts.cachedInputTokens;
-    const written = headerCount(this.headers['x-amzn-bedrock-cache-write-input-token-count']) ?? this.counts.cacheWriteInputTokens;
-    if (cached !== undefined) this.counts.cachedInputTokens = cached;
-    if (written !== undefined) this.counts.cacheWriteInputTokens = written;
+    const cached = headerCount(this.headers['x-amzn-bedrock-cache-read-input-token-count']) ?? counts.cachedInputTokens;
+    const written = headerCount(this.headers['x-amzn-bedrock-cache-write-input-token-count']) ?? counts.cacheWriteInputTokens;
+    if (cached !== undefined) counts.cachedInputTokens = cached;
+    if (written !== undefined) counts.cacheWriteInputTokens = written;
     // The input header, like the body's counts, leaves the cache out.
-    if (input !== undefined) this.counts.inputTokens = input + (cached ?? 0) + (written ?? 0);
-    if (output !== undefined) this.counts.outputTokens = output;
-    return this.counts;
+    if (input !== undefined) counts.inputTokens = input + (cached ?? 0) + (written ?? 0);
+    if (output !== undefined) counts.outputTokens = output;
+    return counts;
   }
 }
 
-/** `keyScanner`: reads Bedrock's JSON usage keys (Converse's and the Anthropic-native ones). */
-export function bedrockUsageReader(response: UsageResponse, keyScanner: KeyScanner): UsageReader {
+/** Bedrock's usage: the event stream's frames, or one JSON body, read by the host's `bedrock` JSON keys. */
+export const bedrockUsage: UsageReaderFactory = (response, readers) => {
   const type = response.headers['content-type'];
   const stream = typeof type === 'string' && type.toLowerCase().startsWith('application/vnd.amazon.eventstream');
-  return stream ? new EventStreamUsage(keyScanner) : new JsonUsage(response.headers, keyScanner);
-}
+  const keys = readers.shape('bedrock', response);
+  return stream ? new EventStreamUsage(keys) : new JsonUsage(response.headers, keys);
+};
