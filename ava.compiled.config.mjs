@@ -20,6 +20,9 @@ export default {
   files: sources.map(compiled),
   sortTestFiles: (a, b) => Number(long.has(b)) - Number(long.has(a)) || a.localeCompare(b),
   timeout: '60s',
+  // Three files at a time on two cores: most of a file's time is spent waiting on the processes it starts (servers,
+  // the CLI, a browser) or on their sockets, so a third file fills the cores those waits leave idle.
+  concurrency: 3,
   // Stack traces and ava's failure locations point at the .ts lines (tsc writes the source maps beside the .js).
   nodeArguments: ['--enable-source-maps'],
   // As in ava.config.mjs: each test file in its own process, which exits once ava is done with it.
