@@ -31,6 +31,11 @@ import { iso } from './views.js';
 
 /** Why the browser's sign-in was refused, for the console's sign-in page (fixed words of this gateway). */
 export const SIGN_IN_ERROR_COOKIE = 'keyward_sign_in_error';
+/**
+ * Readable by the console, worth nothing to anyone: that this browser holds a session cookie, so the console asks
+ * GET /v1/session only then (a page load without one would count as a failed authentication).
+ */
+export const SIGNED_IN_MARKER = 'keyward_console_sso';
 
 @injectable()
 export class SsoApi {
@@ -114,7 +119,10 @@ export class SsoApi {
         status: 302, body: { location: '/console/' }, ...audit,
         headers: {
           location: '/console/',
-          'set-cookie': [cookie(SESSION_COOKIE, outcome.session.session, { path: '/v1', maxAgeS, sameSite: 'Strict', secure: this.secure }), clearFlow],
+          'set-cookie': [
+            cookie(SESSION_COOKIE, outcome.session.session, { path: '/v1', maxAgeS, sameSite: 'Strict', secure: this.secure }), clearFlow,
+            cookie(SIGNED_IN_MARKER, '1', { path: '/console', maxAgeS, sameSite: 'Lax', secure: this.secure, readable: true }),
+          ],
         },
       };
     });
@@ -204,7 +212,12 @@ export class SsoApi {
       await this.sessions.end(p.session.hash);
       return {
         status: 200, target: p.actor, body: { object: 'session' as const, deleted: true as const },
-        headers: { 'set-cookie': cookie(SESSION_COOKIE, '', { path: '/v1', maxAgeS: 0, sameSite: 'Strict', secure: this.secure }) },
+        headers: {
+          'set-cookie': [
+            cookie(SESSION_COOKIE, '', { path: '/v1', maxAgeS: 0, sameSite: 'Strict', secure: this.secure }),
+            cookie(SIGNED_IN_MARKER, '', { path: '/console', maxAgeS: 0, sameSite: 'Lax', secure: this.secure, readable: true }),
+          ],
+        },
       };
     });
   }
