@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { run } from '../../src/cli/main.js';
+import * as oidc from 'openid-client';
 import { api } from '../support/app.js';
 import { Browser } from '../support/sign-in.js';
 import { eventually } from '../support/wait.js';
@@ -21,7 +22,7 @@ function io() {
   return { io: { stdin: new PassThrough(), stdout: sink(out), stderr: sink(err) }, stdout: () => out.join(''), stderr: () => err.join('') };
 }
 
-test.serial('keyward login falls back to a loopback redirect with PKCE when the provider has no device grant; the code works once', async (t) => {
+test.serial('keyward login falls back to a loopback redirect with PKCE when the provider has no device grant', async (t) => {
   const { app, gateway, provider, org } = await ssoSetup(t, { deviceFlow: false });
   const described = await api(app, 'GET', `/v1/sso/provider?org=${org.id}`);
   t.is(described.status, 200);
@@ -82,4 +83,22 @@ test('a loopback redirect must be 127.0.0.1 or [::1] over http, with its challen
   }
   const alone = await browser.request(`${gateway}/v1/sso/start?${new URLSearchParams({ org: org.id, cli_redirect: 'http://127.0.0.1:9/callback' })}`);
   t.is(alone.status, 400);
+});
+
+test('the loopback code is redeemed once, and only with its verifier', async (t) => {
+  const { gateway, org } = await ssoSetup(t, { deviceFlow: false });
+  const verifier = oidc.randomPKCECodeVerifier();
+  const loopback = 'http://127.0.0.1:9/callback';
+  const query = new URLSearchParams({ org: org.id, cli_redirect: loopback, cli_challenge: await oidc.calculatePKCECodeChallenge(verifier) });
+  const { url: back } = await new Browser().follow(`${gateway}/v1/sso/start?${query}`, loopback);
+  const code = new URL(back).searchParams.get('code')!;
+  const first = await api(gateway, 'POST', '/v1/sso/cli/token', { body: { code, code_verifier: verifier } });
+  t.is(first.status, 201);
+  t.regex(first.body.session, /^kses_/);
+  t.is((await api(gateway, 'GET', '/v1/session', { token: first.body.session })).body.member.email, 'alice@acme.test');
+  const again = await api(gateway, 'POST', '/v1/sso/cli/token', { body: { code, code_verifier: verifier } });
+  t.is(again.status, 400);
+  t.is(again.body.error.code, 'sign_in_failed');
+  t.regex(again.body.error.message, /already used/);
+  t.false(again.text.includes('kses_') || again.text.includes('kref_'));
 });
