@@ -50,6 +50,7 @@ interface CliCodeState {
 const CLI_CODE_S = 120;
 /** Organisations read at most when one is named by its name (the pages of a deployment's list). */
 const NAME_SCAN_PAGES = 20;
+const NAME_INDEX_MS = 60_000;
 
 interface DeviceFlowState {
   kind: 'device';
@@ -71,6 +72,8 @@ const notFound = () => Errors.notFound('No such organisation, or it has no singl
 
 @injectable()
 export class SignInService {
+  private names: { at: number; index: Map<string, string[]> } | undefined;
+
   constructor(
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.OrgStore) private readonly orgs: OrgStore,
@@ -178,21 +181,33 @@ export class SignInService {
       return org;
     }
     if (!ORG_NAME.test(org)) throw none();
-    const wanted = org.toLowerCase();
-    const found: string[] = [];
-    let after: string | undefined;
-    for (let i = 0; i < NAME_SCAN_PAGES; i++) {
-      const page = await this.orgs.listOrgs({ limit: 100, ...(after ? { startingAfter: after } : {}) });
-      if (typeof page !== 'object' || !('data' in page)) break;
-      for (const o of page.data) if (o.name.toLowerCase() === wanted) found.push(o.id);
-      if (!page.hasMore || page.data.length === 0) break;
-      after = page.data[page.data.length - 1]!.id;
-    }
+    const found = (await this.namesIndex()).get(org.toLowerCase()) ?? [];
     const withSso: string[] = [];
     for (const id of found) if (await this.configs.find(id)) withSso.push(id);
     if (withSso.length > 1) throw Errors.invalidRequest('Several organisations have this name: sign in with the organisation\'s id (org_…).', 'org');
     if (withSso.length === 0) throw none();
     return withSso[0]!;
+  }
+
+  /**
+   * Organisation names (lower case) → ids, read at most once a minute per instance (the sign-in pages are
+   * public: a stream of made-up names costs a map lookup, not a scan). An organisation made within the
+   * minute is found by its id until then.
+   */
+  private async namesIndex(): Promise<Map<string, string[]>> {
+    const now = this.clock.now();
+    if (this.names && now - this.names.at < NAME_INDEX_MS) return this.names.index;
+    const index = new Map<string, string[]>();
+    let after: string | undefined;
+    for (let i = 0; i < NAME_SCAN_PAGES; i++) {
+      const page = await this.orgs.listOrgs({ limit: 100, ...(after ? { startingAfter: after } : {}) });
+      if (typeof page !== 'object' || !('data' in page)) break;
+      for (const o of page.data) index.set(o.name.toLowerCase(), [...(index.get(o.name.toLowerCase()) ?? []), o.id]);
+      if (!page.hasMore || page.data.length === 0) break;
+      after = page.data[page.data.length - 1]!.id;
+    }
+    this.names = { at: now, index };
+    return index;
   }
 
   private async seal(state: CodeFlowState | DeviceFlowState | CliCodeState, lifetimeS = FLOW_S): Promise<string> {
