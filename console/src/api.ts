@@ -1,7 +1,8 @@
 /**
- * The console's only way to the gateway: the public admin API, same origin, with the signed-in
- * key as `Authorization: Bearer`. No cookie is sent or read (credentials: 'omit'), nothing is
- * cached. A refusal becomes an ApiFailure with the API's code, message and `param` (the field at
+ * The console's only way to the gateway: the public admin API, same origin, either with the signed-in
+ * key as `Authorization: Bearer` (no cookie sent: credentials 'omit') or, signed in by single sign-on,
+ * with the session cookie (HttpOnly: the page never sees it) and the session's anti-CSRF value as
+ * `X-Keyward-CSRF` on every call. Nothing is cached. A refusal becomes an ApiFailure with the API's code, message and `param` (the field at
  * fault); errors.ts turns it into plain words for the page. The shapes below are the API's own
  * (see /v1/openapi.json); only the fields the console reads.
  */
@@ -145,12 +146,13 @@ export interface AuditEvent {
   count?: number;
 }
 
-export type Role = 'owner' | 'admin' | 'minter' | 'viewer';
+/** `member`: a person signed in by single sign-on whose groups map to no admin role (its own session only). */
+export type Role = 'owner' | 'admin' | 'minter' | 'viewer' | 'member';
 
 export interface AdminKey {
   id: string;
   name?: string;
-  role: Exclude<Role, 'owner'>;
+  role: Exclude<Role, 'owner' | 'member'>;
   credential_ids?: string[];
   status: 'active' | 'expired';
   created_at: string;
@@ -190,6 +192,24 @@ export interface Caller {
   id?: string;
   credentialIds?: string[];
   orgName?: string;
+  /** A member signed in by single sign-on: its e-mail address. */
+  email?: string;
+}
+
+/** How calls are signed: a pasted key, or the single sign-on session's cookie with its anti-CSRF value. */
+export type Credentials = string | { csrf: string };
+
+/** GET /v1/session: who is signed in by single sign-on, and the anti-CSRF value of the cookie's session. */
+export interface SignedInSession {
+  org: { id: string; name: string };
+  member: { id: string; email: string | null; name: string | null; role: Role };
+  csrf?: string;
+  expires_at: string;
+}
+
+/** What GET /v1/sso/provider says of an organisation that signs in by single sign-on. */
+export interface SsoProvider {
+  provider: string;
 }
 
 /** A fresh Idempotency-Key per submitted form: a double submit never creates twice. */
@@ -199,16 +219,22 @@ export function idempotencyKey(): string {
 }
 
 export class Api {
-  constructor(private readonly key: string, private readonly onUnauthenticated: (message: string) => void = () => {}) {}
+  constructor(private readonly credentials: Credentials, private readonly onUnauthenticated: (message: string) => void = () => {}) {}
+
+  /** Signed in by single sign-on (the cookie), not by a pasted key. */
+  get bySession(): boolean {
+    return typeof this.credentials !== 'string';
+  }
 
   async call<T>(method: string, path: string, body?: unknown, idempotent = false): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept: 'application/json' };
+    const c = this.credentials;
+    const headers: Record<string, string> = { accept: 'application/json', ...(typeof c === 'string' ? { authorization: `Bearer ${c}` } : { 'x-keyward-csrf': c.csrf }) };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (idempotent) headers['idempotency-key'] = idempotencyKey();
     let res: Response;
     try {
       res = await fetch(path, {
-        method, headers, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer', redirect: 'error',
+        method, headers, cache: 'no-store', credentials: typeof c === 'string' ? 'omit' : 'same-origin', referrerPolicy: 'no-referrer', redirect: 'error',
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
     } catch {
@@ -245,6 +271,26 @@ export class Api {
 
   delete<T>(path: string): Promise<T> {
     return this.call<T>('DELETE', path);
+  }
+
+  /** The single sign-on session this browser holds (its cookie), or undefined when it holds none. */
+  static async session(): Promise<SignedInSession | undefined> {
+    try {
+      return await new Api({ csrf: '' }).get<SignedInSession>('/v1/session');
+    } catch (err) {
+      if (err instanceof ApiFailure && (err.status === 401 || err.status === 404)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Whether an organisation (id or name) signs in by single sign-on, and with what; undefined when it does not. */
+  static async ssoProvider(org: string): Promise<SsoProvider | undefined> {
+    try {
+      return await new Api({ csrf: '' }).get<SsoProvider>(`/v1/sso/provider?org=${encodeURIComponent(org)}`);
+    } catch (err) {
+      if (err instanceof ApiFailure && err.status === 404) return undefined;
+      throw err;
+    }
   }
 
   /**

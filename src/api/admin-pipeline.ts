@@ -118,7 +118,7 @@ export class AdminPipeline {
         await this.idempotency.completeIdempotency(claimed, { status: reply.status, body: stored });
         claimed = undefined;
       }
-      if (route.action) {
+      if (route.action && !reply.refusal) {
         const target = reply.target ?? params.id ?? String((reply.body as { id?: unknown }).id ?? '');
         // A name the organisation gave what was acted on (never a secret): the reply's, or what the handler says.
         const named = (reply.body as { name?: unknown } | undefined)?.name;

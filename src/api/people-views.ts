@@ -20,6 +20,6 @@ export function memberView(m: MemberRecord): Static<typeof Member> {
 }
 
 /** A cookie's attributes: HttpOnly always, Secure unless the gateway's public URL is plain http (loopback only). */
-export function cookie(name: string, value: string, options: { path: string; maxAgeS: number; sameSite: 'Strict' | 'Lax'; secure: boolean }): string {
-  return `${name}=${value}; Path=${options.path}; Max-Age=${options.maxAgeS}; HttpOnly; SameSite=${options.sameSite}${options.secure ? '; Secure' : ''}`;
+export function cookie(name: string, value: string, options: { path: string; maxAgeS: number; sameSite: 'Strict' | 'Lax'; secure: boolean; readable?: boolean }): string {
+  return `${name}=${value}; Path=${options.path}; Max-Age=${options.maxAgeS}${options.readable ? '' : '; HttpOnly'}; SameSite=${options.sameSite}${options.secure ? '; Secure' : ''}`;
 }

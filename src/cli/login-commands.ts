@@ -2,13 +2,17 @@
  * `keyward login --gateway <url> --org <org_id>` and `keyward token`: a person's own access, through a
  * gateway's HTTP API rather than the store. `login` runs the organisation's device sign-in (RFC 8628,
  * brokered by the gateway through the organisation's confidential client): it prints where to go and the
- * code on stderr, polls until the person has signed in, and keeps the session and its refresh value in the
+ * code on stderr, polls until the person has signed in. Where the provider offers no device grant it runs
+ * a loopback redirect with PKCE (RFC 8252, RFC 7636): it listens on 127.0.0.1, prints the sign-in link, and
+ * redeems the one-time code the browser brings back with its verifier. Either way it keeps the session and its refresh value in the
  * user's config directory (KEYWARD_CONFIG_DIR, else $XDG_CONFIG_HOME/keyward, else ~/.config/keyward),
  * folder 0700 and file 0600. `token` prints a personal proxy token alone on stdout (what Claude Code's
  * `apiKeyHelper` runs): the cached one while it has more than 5 minutes left, else a new one (1 h unless
  * --ttl), renewing the session with its refresh value when it has ended.
  */
 import { readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../private-files.js';
@@ -112,36 +116,82 @@ async function liveSession(): Promise<StoredSession> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** RFC 8628 through the gateway: prints the link and code, polls until the person has signed in. */
+async function deviceSignIn(ctx: Context, gateway: string, org: string): Promise<any> {
+  const started = await call(`${gateway}/v1/sso/device`, { method: 'POST', body: { org } });
+  if (started.status !== 200) throw failure(started);
+  const d = started.body;
+  ctx.io.stderr.write(`To sign in, open ${d.verification_uri_complete ?? d.verification_uri}\nand confirm the code ${d.user_code}.\n`);
+  let interval = Math.max(1, Number(d.interval) || 5) * 1000;
+  const deadline = Date.now() + Math.min(Number(d.expires_in) * 1000 || POLL_CAP_MS, POLL_CAP_MS);
+  // Tests poll faster than providers allow people to (never below the provider's interval in real use).
+  const testInterval = Number(process.env.KEYWARD_LOGIN_POLL_MS);
+  if (testInterval > 0) interval = testInterval;
+  while (Date.now() < deadline) {
+    await sleep(interval);
+    const r = await call(`${gateway}/v1/sso/device/token`, { method: 'POST', body: { device_handle: d.device_handle } });
+    if (r.status === 201) return r.body;
+    if (r.body?.error?.code !== 'authorization_pending') throw failure(r);
+  }
+  throw new Error('the sign-in was not completed in time: run keyward login again');
+}
+
+const DONE_PAGE = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Keyward</title></head><body><main><h1>Signed in</h1><p>You can close this tab and go back to the terminal.</p></main></body></html>';
+
+/**
+ * RFC 8252 through the gateway: a listener on 127.0.0.1 (a free port) for the browser's way back, the sign-in
+ * link printed, and the one-time code redeemed with the PKCE verifier (openid-client makes both).
+ */
+async function loopbackSignIn(ctx: Context, gateway: string, org: string): Promise<any> {
+  const oidc = await import('openid-client');
+  const verifier = oidc.randomPKCECodeVerifier();
+  const challenge = await oidc.calculatePKCECodeChallenge(verifier);
+  let settle!: (code: string) => void;
+  const arrived = new Promise<string>((resolve) => (settle = resolve));
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const code = url.searchParams.get('code');
+    if (req.method !== 'GET' || url.pathname !== '/callback' || !code) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': "default-src 'none'" }).end(DONE_PAGE);
+    settle(code);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const redirect = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
+    const link = `${gateway}/v1/sso/start?${new URLSearchParams({ org, cli_redirect: redirect, cli_challenge: challenge })}`;
+    ctx.io.stderr.write(`To sign in, open ${link}\nin a browser on this machine.\n`);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error('the sign-in was not completed in time: run keyward login again')), POLL_CAP_MS);
+    });
+    const code = await Promise.race([arrived, timeout]).finally(() => clearTimeout(timer));
+    const r = await call(`${gateway}/v1/sso/cli/token`, { method: 'POST', body: { code, code_verifier: verifier } });
+    if (r.status !== 201) throw failure(r);
+    return r.body;
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+}
+
 export const LOGIN_COMMANDS: Command[] = [{
   words: ['login'],
   args: [],
   options: ['gateway', 'org'],
-  summary: 'sign in to a gateway with your organisation\'s single sign-on (device code), for keyward token',
-  details: 'Prints where to sign in and the code on stderr, waits until you have, and keeps the session (0600) in the user\'s config directory.',
+  summary: 'sign in to a gateway with your organisation\'s single sign-on (device code, else a browser on this machine), for keyward token',
+  details: 'Prints where to sign in (and the code, for a device sign-in) on stderr, waits until you have, and keeps the session (0600) in the user\'s config directory. --org takes the organisation\'s id or name.',
   async run(ctx: Context) {
     const gateway = gatewayUrl(required(ctx, 'gateway'));
     const org = required(ctx, 'org');
-    const started = await call(`${gateway}/v1/sso/device`, { method: 'POST', body: { org } });
-    if (started.status !== 200) throw failure(started);
-    const d = started.body;
-    ctx.io.stderr.write(`To sign in, open ${d.verification_uri_complete ?? d.verification_uri}\nand confirm the code ${d.user_code}.\n`);
-    let interval = Math.max(1, Number(d.interval) || 5) * 1000;
-    const deadline = Date.now() + Math.min(Number(d.expires_in) * 1000 || POLL_CAP_MS, POLL_CAP_MS);
-    // Tests poll faster than providers allow people to (never below the provider's interval in real use).
-    const testInterval = Number(process.env.KEYWARD_LOGIN_POLL_MS);
-    if (testInterval > 0) interval = testInterval;
-    while (Date.now() < deadline) {
-      await sleep(interval);
-      const r = await call(`${gateway}/v1/sso/device/token`, { method: 'POST', body: { device_handle: d.device_handle } });
-      if (r.status === 201) {
-        const stored = save(gateway, org, r.body);
-        ctx.io.stderr.write(`Signed in as ${stored.member.email ?? stored.member.id}.\n`);
-        if (ctx.json) ctx.io.stdout.write(JSON.stringify({ member: r.body.member, expires_at: r.body.expires_at }) + '\n');
-        return;
-      }
-      if (r.body?.error?.code !== 'authorization_pending') throw failure(r);
-    }
-    throw new Error('the sign-in was not completed in time: run keyward login again');
+    const provider = await call(`${gateway}/v1/sso/provider?${new URLSearchParams({ org })}`, { method: 'GET' });
+    if (provider.status !== 200) throw failure(provider);
+    const body = provider.body.device_grant === true ? await deviceSignIn(ctx, gateway, org) : await loopbackSignIn(ctx, gateway, org);
+    const stored = save(gateway, org, body);
+    ctx.io.stderr.write(`Signed in as ${stored.member.email ?? stored.member.id}.\n`);
+    if (ctx.json) ctx.io.stdout.write(JSON.stringify({ member: body.member, expires_at: body.expires_at }) + '\n');
   },
 }, {
   words: ['token'],

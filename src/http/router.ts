@@ -72,6 +72,8 @@ export interface Reply<T = unknown> {
   headers?: Record<string, string | string[]>;
   /** Fields of `body` never stored for an idempotent replay (secrets shown once). */
   secretFields?: string[];
+  /** A refusal answered as a redirect (a browser's sign-in sent to a page that explains it): no success is audited. */
+  refusal?: true;
 }
 
 /** `any` by default: the route table holds handlers of every body and query type. */

@@ -82,6 +82,11 @@ export class SsoClient {
     }
   }
 
+  /** The provider's discovery document (what it offers: its device authorization endpoint, if any). */
+  async metadata(client: ProviderClient): Promise<Record<string, unknown>> {
+    return (await this.configuration(client)).serverMetadata() as Record<string, unknown>;
+  }
+
   /** Where to send the browser: the provider's authorization endpoint with PKCE (S256), state, nonce and `response_mode=query`. */
   async authorizationUrl(client: ProviderClient, redirectUri: string, checks: { state: string; nonce: string; verifier: string }): Promise<URL> {
     const oidc = await loadOidcClient();
@@ -185,7 +190,10 @@ function refusal(err: unknown): Error {
 function describe(err: unknown): string {
   if (err instanceof OidcFetchError) return err.message;
   const e = err as { code?: unknown; message?: unknown; cause?: unknown };
-  const message = typeof e.message === 'string' ? e.message.slice(0, 200) : 'unknown error';
+  let message = typeof e.message === 'string' ? e.message.slice(0, 200) : 'unknown error';
+  // openid-client's own message is generic; its cause's (oauth4webapi's) names the check that failed (`"aud" (audience)`), never a value.
+  const inner = (e.cause as { message?: unknown } | undefined)?.message;
+  if (typeof inner === 'string' && inner !== message) message = `${message.replace(/\.$/, '')}: ${inner.slice(0, 200)}`;
   // oauth4webapi's messages name the check that failed ("unexpected JWT "aud" (audience) claim value"); they never quote a token.
   return message.replace(/[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]*/g, '<jwt>');
 }

@@ -67,6 +67,11 @@ export class SsoConfigService {
     return record;
   }
 
+  /** The configuration, or undefined when the organisation has none. */
+  find(orgId: string): Promise<SsoConfigRecord | undefined> {
+    return this.store.getSsoConfig(orgId);
+  }
+
   /** The configuration, or 404 when the organisation has none. */
   async get(orgId: string): Promise<SsoConfigRecord> {
     const record = await this.store.getSsoConfig(orgId);

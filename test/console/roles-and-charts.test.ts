@@ -91,7 +91,7 @@ test('usage charts draw the free-tier and spend limits; each role sees only what
     await page.getByRole('button', { name: 'Sign out' }).click();
     t.is(await signIn(page, app.url, org.token), 'Tokens', 'no guide for a viewer');
     t.is(await page.locator('.who').getAttribute('data-role'), 'viewer');
-    t.deepEqual(await page.locator('nav a').allInnerTexts(), ['Tokens', 'Credentials', 'Pools', 'Teams', 'Usage', 'Spend', 'Audit', 'Trust policies', 'Organisation']);
+    t.deepEqual(await page.locator('nav a').allInnerTexts(), ['Tokens', 'Credentials', 'Pools', 'Teams', 'Members', 'Usage', 'Spend', 'Audit', 'Trust policies', 'Organisation']);
     await mintToken(org.token);
     await page.getByRole('button', { name: 'Refresh' }).click();
     await page.locator('tbody tr').first().waitFor();

@@ -112,6 +112,7 @@ test('every field the document lists for a request body is validated: a wrong ty
     startDeviceSignIn: { org: org.id },
     pollDeviceSignIn: { device_handle: 'x' },
     refreshSession: { refresh_token: 'kref_x' },
+    redeemCliSignIn: { code: 'x', code_verifier: 'v'.repeat(43) },
     createPersonalToken: { credential_id: cred },
     connectCredential: {},
     createTeam: { name: 'a-team', max_ttl: '1h' },

@@ -17,10 +17,12 @@ export interface SsoSetup {
 
 export const ROLE_MAP = { admins: 'admin', viewers: 'viewer' };
 
-export async function ssoSetup(t: ExecutionContext, options: StartOptions & { otherClients?: Array<{ id: string; secret: string }> } = {}): Promise<SsoSetup> {
+export async function ssoSetup(t: ExecutionContext, options: StartOptions & { otherClients?: Array<{ id: string; secret: string }>; deviceFlow?: boolean } = {}): Promise<SsoSetup> {
   const front = await startFrontDoor();
   t.teardown(() => front.close());
-  const provider = await startProvider({ redirectUri: `${front.url}/v1/sso/callback`, ...(options.otherClients ? { otherClients: options.otherClients } : {}) });
+  const provider = await startProvider({
+    redirectUri: `${front.url}/v1/sso/callback`, ...(options.otherClients ? { otherClients: options.otherClients } : {}), ...(options.deviceFlow !== undefined ? { deviceFlow: options.deviceFlow } : {}),
+  });
   t.teardown(() => provider.close());
   const app = await startApp(t, { ...options, env: { KEYWARD_PUBLIC_URL: front.url, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', ...options.env } });
   front.target(app.port);

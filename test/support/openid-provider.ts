@@ -5,7 +5,9 @@
  * once for that person (login and consent), so a browser, or `signInAt` below without one, goes straight
  * back to the relying party. Its ID tokens carry `email`, `email_verified`, `name` and `groups`.
  * `FrontDoor` is a TCP forwarder opened first on a free port, so a gateway started after it can be given
- * its public URL (where the provider redirects back to) before it listens itself.
+ * its public URL (where the provider redirects back to) before it listens itself. `deviceFlow: false` makes a
+ * provider without the device grant; `intercept` lets a test answer one of the provider's requests itself (a
+ * tampering proxy in front of its token endpoint).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import net from 'node:net';
@@ -27,24 +29,36 @@ export interface TestProvider {
   /** Who the next sign-in is (what the login interaction answers). */
   nextPerson: Person;
   provider: Provider;
+  /** Answers a request in the provider's place when it returns true. */
+  intercept?: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
   close(): Promise<void>;
 }
 
-export async function startProvider(options: { redirectUri: string; clientId?: string; clientSecret?: string; otherClients?: Array<{ id: string; secret: string }> }): Promise<TestProvider> {
+export interface ProviderOptions {
+  redirectUri: string;
+  clientId?: string;
+  clientSecret?: string;
+  otherClients?: Array<{ id: string; secret: string }>;
+  /** Whether it offers the device authorization grant (default true). */
+  deviceFlow?: boolean;
+}
+
+export async function startProvider(options: ProviderOptions): Promise<TestProvider> {
   const clientId = options.clientId ?? 'keyward';
   const clientSecret = options.clientSecret ?? 'kw-client-secret-e8c1f0b27d4a4b6f9d2e';
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const people = new Map<string, Person>();
-  const clients = [client(clientId, clientSecret, options.redirectUri), ...(options.otherClients ?? []).map((c) => client(c.id, c.secret, options.redirectUri))];
+  const deviceFlow = options.deviceFlow ?? true;
+  const clients = [client(clientId, clientSecret, options.redirectUri, deviceFlow), ...(options.otherClients ?? []).map((c) => client(c.id, c.secret, options.redirectUri, deviceFlow))];
   const state = { nextPerson: { sub: 'alice', email: 'alice@acme.test', name: 'Alice', groups: ['engineers'] } as Person };
   const provider = new Provider(issuer, {
     clients,
     cookies: { keys: ['test-cookie-key-0123456789abcdef'] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'groups'] },
     conformIdTokenClaims: false,
-    features: { devInteractions: { enabled: false }, deviceFlow: { enabled: true }, revocation: { enabled: true } },
+    features: { devInteractions: { enabled: false }, deviceFlow: { enabled: deviceFlow }, revocation: { enabled: true } },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     findAccount: async (_ctx: unknown, sub: string) => {
       const p = people.get(sub);
@@ -57,7 +71,9 @@ export async function startProvider(options: { redirectUri: string; clientId?: s
     ttl: { DeviceCode: 600, AccessToken: 3600, IdToken: 3600, Interaction: 600, Session: 3600, Grant: 3600, AuthorizationCode: 60 },
   } as never);
   const handler = provider.callback();
+  const hooks: { intercept?: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined } = {};
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (hooks.intercept?.(req, res)) return;
     if (req.url?.startsWith('/interaction/')) {
       void interact(provider, req, res, state.nextPerson, people).catch((err: unknown) => {
         res.statusCode = 500;
@@ -78,6 +94,12 @@ export async function startProvider(options: { redirectUri: string; clientId?: s
       state.nextPerson = p;
     },
     provider,
+    get intercept() {
+      return hooks.intercept;
+    },
+    set intercept(fn) {
+      hooks.intercept = fn;
+    },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
@@ -85,10 +107,10 @@ export async function startProvider(options: { redirectUri: string; clientId?: s
   };
 }
 
-function client(clientId: string, clientSecret: string, redirectUri: string) {
+function client(clientId: string, clientSecret: string, redirectUri: string, deviceFlow: boolean) {
   return {
     client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri], response_types: ['code'],
-    grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
+    grant_types: ['authorization_code', 'refresh_token', ...(deviceFlow ? ['urn:ietf:params:oauth:grant-type:device_code'] : [])],
     token_endpoint_auth_method: 'client_secret_basic',
   };
 }

@@ -62,7 +62,7 @@ export function OrganisationPage({ api, can, onKeyChanged }: { api: Api; can: Ab
             <div><dt>Name</dt><dd>{o.name}</dd></div>
             <div><dt>Id</dt><dd class="mono">{o.id}</dd></div>
             <div><dt>Created</dt><dd>{shortTime(o.created_at)}</dd></div>
-            <div><dt>Signed in with</dt><dd>{o.caller?.role === 'owner' ? 'the organisation token' : `an admin key (${o.caller?.role ?? 'owner'})`} <span class="mono">{o.caller?.id}</span></dd></div>
+            <div><dt>Signed in with</dt><dd>{o.caller?.id?.startsWith('usr_') ? `single sign-on (${o.caller.role ?? 'member'})` : o.caller?.role === 'owner' ? 'the organisation token' : `an admin key (${o.caller?.role ?? 'owner'})`} <span class="mono">{o.caller?.id}</span></dd></div>
           </dl>
         ) : null}
       </Section>

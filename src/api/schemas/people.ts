@@ -74,9 +74,27 @@ export const SignInRedirect = named('SignInRedirect', Type.Object({
   location: Type.String({ description: 'Where the browser is sent (also the `Location` header).' }),
 }, { additionalProperties: false }));
 
+/** An organisation's id, or its name (the names of organisations with single sign-on are matched exactly, ignoring case). */
+const OrgRef = rule(Type.String({ minLength: 1, maxLength: 100, description: 'The organisation signing in: its id (`org_…`) or its name.' }), 'an organisation id (org_…) or name');
+
 export const SignInStartQuery = Type.Object({
-  org: rule(Type.String({ pattern: '^org_[0-9A-Za-z]{24}$', description: 'The organisation signing in.' }), 'an organisation id (org_…)'),
+  org: OrgRef,
+  cli_redirect: Type.Optional(rule(Type.String({ maxLength: 200, pattern: '^http://(127\\.0\\.0\\.1|\\[::1\\]):[0-9]{1,5}/[A-Za-z0-9/_-]*$', description: '`keyward login`\'s loopback redirect (RFC 8252): where the browser is sent back with a one-time code instead of to the console.' }), 'http://127.0.0.1:<port>/<path>')),
+  cli_challenge: Type.Optional(rule(Type.String({ pattern: '^[A-Za-z0-9_-]{43}$', description: 'With `cli_redirect`: the S256 PKCE challenge of the verifier the CLI redeems the code with.' }), 'a PKCE S256 challenge (43 base64url characters)')),
 });
+
+export const ProviderQuery = Type.Object({ org: OrgRef });
+
+export const SsoProvider = named('SsoProvider', Type.Object({
+  object: Type.Literal('sso_provider'),
+  provider: Type.String({ description: 'What the console names the provider ("Sign in with …"): its issuer\'s host.' }),
+  device_grant: Type.Boolean({ description: 'Whether the provider offers the device authorization grant (`keyward login` uses it; else a loopback redirect).' }),
+}, { additionalProperties: false, description: 'That the organisation signs in by single sign-on, and with what (nothing else about it).' }));
+
+export const CliCodeRedeem = named('CliCodeRedeem', Type.Object({
+  code: rule(Type.String({ minLength: 1, maxLength: 8192 }), 'the code the loopback redirect carried'),
+  code_verifier: rule(Type.String({ pattern: '^[A-Za-z0-9._~-]{43,128}$' }), 'the PKCE verifier (43 to 128 characters)'),
+}, { additionalProperties: false }));
 
 export const CallbackQuery = Type.Object({
   code: Type.Optional(Type.String({ description: 'The provider\'s authorization code.' })),
@@ -88,9 +106,10 @@ export const CallbackQuery = Type.Object({
 /** The callback's query goes to openid-client whole: the provider decides what it appends. */
 export const CALLBACK_QUERY: QueryContract<URLSearchParams> = { schema: CallbackQuery, parse: (q) => q };
 export const SIGN_IN_START = queryContract(SignInStartQuery);
+export const PROVIDER_QUERY = queryContract(ProviderQuery);
 
 export const DeviceStart = named('DeviceStart', Type.Object({
-  org: rule(Type.String({ pattern: '^org_[0-9A-Za-z]{24}$' }), 'an organisation id (org_…)'),
+  org: OrgRef,
 }, { additionalProperties: false }));
 
 export const DeviceStarted = named('DeviceStarted', Type.Object({
@@ -130,6 +149,7 @@ export const PersonalTokenCreate = named('PersonalTokenCreate', Type.Object({
 export const SSO_CONFIG_PUT = bodyContract(SsoConfigPut);
 export const MEMBER_UPDATE = bodyContract(MemberUpdate);
 export const DEVICE_START = bodyContract(DeviceStart);
+export const CLI_CODE_REDEEM = bodyContract(CliCodeRedeem);
 export const DEVICE_POLL = bodyContract(DevicePoll);
 export const SESSION_REFRESH = bodyContract(SessionRefresh);
 export const PERSONAL_TOKEN_CREATE = bodyContract(PersonalTokenCreate);
