@@ -19,10 +19,19 @@ import { TokenService, type MintRequest } from './token-service.js';
 /** Highest first: a member in several mapped groups takes the first of these it holds. */
 const RANK: readonly MemberRole[] = ['admin', 'minter', 'viewer', 'member'];
 
+/** Bounds on the groups kept of a sign-in (a team's `groups` match them): the first 100, each at most 200 characters. */
+const GROUPS_KEPT = 100;
+const GROUP_LENGTH_MAX = 200;
+
+/** The group names in `claims[claim]` (an array of strings, or one string). */
+function groupsIn(claims: Record<string, unknown>, claim: string | null): string[] {
+  const raw = claim === null ? undefined : claims[claim];
+  return Array.isArray(raw) ? raw.filter((g): g is string => typeof g === 'string') : typeof raw === 'string' ? [raw] : [];
+}
+
 /** The role the groups in `claims[groupsClaim]` map to (the highest), or `member`. */
 export function roleOf(config: Pick<SsoConfigRecord, 'groupsClaim' | 'roleMap'>, claims: Record<string, unknown>): MemberRole {
-  const raw = config.groupsClaim === null ? undefined : claims[config.groupsClaim];
-  const groups = Array.isArray(raw) ? raw.filter((g): g is string => typeof g === 'string') : typeof raw === 'string' ? [raw] : [];
+  const groups = groupsIn(claims, config.groupsClaim);
   const mapped = new Set(groups.flatMap((g) => (Object.hasOwn(config.roleMap, g) ? [config.roleMap[g]!] : [])));
   return RANK.find((r) => mapped.has(r)) ?? 'member';
 }
@@ -47,10 +56,12 @@ export class MemberService {
       }
     }
     const name = typeof claims.name === 'string' ? claims.name.slice(0, 200) : null;
+    // Kept for teams by group (`groups` of POST /v1/teams): the role map's claim, else the usual `groups`.
+    const groups = [...new Set(groupsIn(claims, config.groupsClaim ?? 'groups').filter((g) => g.length <= GROUP_LENGTH_MAX))].slice(0, GROUPS_KEPT);
     const now = this.clock.now();
     return this.store.signInMember({
       id: newId('usr'), orgId: config.orgId, issuer: person.issuer, subject: person.subject, email, name,
-      role: roleOf(config, claims), budgetMicros: null, createdAt: now, lastSignInAt: now,
+      role: roleOf(config, claims), groups, budgetMicros: null, createdAt: now, lastSignInAt: now,
     });
   }
 
