@@ -5,7 +5,8 @@
  * groups map to (`admin` > `minter` > `viewer` > `member`). Removing a member deletes it and its sessions
  * in one store call (refused at once everywhere: sessions are read at each use), then revokes each of its
  * personal tokens (each revocation reaches every instance's token cache through the change feed within a
- * second). A personal token minted while its member is removed is revoked by its minter's own re-check.
+ * second), and ends every MCP grant it consented to (principal-removals.ts). A personal token minted while its
+ * member is removed is revoked by its minter's own re-check.
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
@@ -14,6 +15,7 @@ import { newId } from '../ids.js';
 import type { SignedInPerson } from '../identity/sso-client.js';
 import { BAD_CURSOR, type MemberRecord, type MemberRole, type Page, type PageQuery, type PeopleStore, type SsoConfigRecord, type TokenRecord } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
+import { PrincipalRemovals } from './principal-removals.js';
 import { TokenService, type MintRequest } from './token-service.js';
 
 /** Highest first: a member in several mapped groups takes the first of these it holds. */
@@ -42,6 +44,7 @@ export class MemberService {
     @inject(Symbols.PeopleStore) private readonly store: PeopleStore,
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(TokenService) private readonly tokens: TokenService,
+    @inject(PrincipalRemovals) private readonly removals: PrincipalRemovals,
   ) {}
 
   /** A verified person of `config`'s provider signs in: the member made or updated; 400 sign_in_failed outside the allowed domains. */
@@ -92,6 +95,8 @@ export class MemberService {
     const member = await this.get(orgId, id);
     if (!(await this.store.deleteMember(orgId, id))) throw Errors.notFound('No such member.');
     await this.revokeTokensOf(orgId, id, by);
+    // Its MCP grants and their access and refresh tokens end with it.
+    await this.removals.removed(id, by);
     return member;
   }
 
