@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { api } from '../support/app.js';
 import { launchBrowser } from '../support/browser.js';
+import { eventually } from '../support/wait.js';
 import { startProvider } from '../support/openid-provider.js';
 import { authorizeOverHttp, authorizeQuery, mcpStatus, pkce, registerClient, startMcpAuth, tokenRequest } from './fixture.js';
 
@@ -29,9 +30,9 @@ async function callbackServer(t: import('ava').ExecutionContext): Promise<{ url:
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`, code };
 }
 
-test('a signed-in member consents in Chromium; removing the member refuses its access token and its refresh token', async (t) => {
+test('a signed-in member consents in Chromium; its tool calls are audited with its name; removing it refuses its access and refresh tokens', async (t) => {
   t.timeout(180_000, 'a browser session on a shared machine');
-  const f = await startMcpAuth(t);
+  const f = await startMcpAuth(t, { KEYWARD_AUDIT_TOOL_CALLS: '1' });
   const provider = await startProvider({ redirectUri: `${f.issuer}/v1/sso/callback` });
   t.teardown(() => provider.close());
   const sso = await api(f.app, 'PUT', '/v1/orgs/self/sso', {
@@ -70,11 +71,30 @@ test('a signed-in member consents in Chromium; removing the member refuses its a
   const record = listed.find((x) => x.created_by === member.id);
   t.is(record?.member_id, member.id, 'the access token carries the member');
 
+  // A tool call with it: the audit entry names the person behind the token.
+  const rpc = (body: unknown, session?: string) => fetch(f.resource, {
+    method: 'POST', body: JSON.stringify(body),
+    headers: { authorization: `Bearer ${access}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) },
+  });
+  const init = await rpc({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+  await init.text();
+  const session = init.headers.get('mcp-session-id') ?? undefined;
+  const called = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_issue', arguments: { n: 1 } } }, session);
+  t.is(called.status, 200, await called.text());
+  const audited = async () => ((await api(f.app, 'GET', '/v1/audit', { token: f.org.token })).body.data as Array<Record<string, string>>)
+    .find((e) => e.action === 'mcp.tool_call');
+  // Written after the answer (the audit write is not on the request's path).
+  await eventually(async () => (await audited()) !== undefined, 'the tool call is audited');
+  const entry = await audited();
+  t.like(entry, { target: 'github-mcp:get_issue', member_id: member.id, member_email: 'grace@acme.test' });
+  t.regex(entry!.actor!, /^tok_/);
+
   t.is((await api(f.app, 'DELETE', `/v1/members/${member.id}`, { token: f.org.token })).status, 200);
   t.is(await mcpStatus(f.resource, access), 401, 'the access token dies with the member');
   const renewed = await tokenRequest(f, { grant_type: 'refresh_token', refresh_token: refresh, client_id: clientId, resource: f.resource });
   t.is(renewed.status, 400);
   t.is(renewed.body.error, 'invalid_grant', 'and its refresh token');
+  t.like(await audited(), { member_id: member.id }, 'a removed member is still named by its id');
 
   // Signed out of the provider's person: the page asks for a sign-in again (the session died with the member).
   const again = pkce();
