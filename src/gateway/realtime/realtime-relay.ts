@@ -203,7 +203,10 @@ export class RealtimeRelay implements UpgradeRelay {
 
   private limitsOf(ctx: RequestContext): ResponseLimits {
     const auth = ctx.auth!;
-    return new ResponseLimits(this.s.limits, { tokenId: auth.token.id, orgId: auth.credential.orgId, tokenBudget: auth.token.scopes.budgetMicros, scopes: auth.token.scopes as Record<string, unknown> });
+    return new ResponseLimits(this.s.limits, {
+      tokenId: auth.token.id, orgId: auth.credential.orgId, tokenBudget: auth.token.scopes.budgetMicros, scopes: auth.token.scopes as Record<string, unknown>,
+      teamId: auth.token.teamId, memberId: auth.token.memberId,
+    });
   }
 
   private start(exchange: Exchange, caller: WebSocket, dialed: Dialed): void {
