@@ -96,7 +96,7 @@ test('a signed-in member consents in Chromium; its tool calls are audited with i
   t.is(renewed.body.error, 'invalid_grant', 'and its refresh token');
   t.like(await audited(), { member_id: member.id }, 'a removed member is still named by its id');
 
-  // Signed out of the provider's person: the page asks for a sign-in again (the session died with the member).
+  // The browser's session died with the member: the page asks for a sign-in again.
   const again = pkce();
   await page.goto(`${f.issuer}/v1/oauth/authorize?${authorizeQuery({ clientId, redirectUri: callback.url, challenge: again.challenge, resource: f.resource })}`);
   t.is(await page.locator('#token').count(), 1, 'the removed member\'s cookie counts for nothing');
