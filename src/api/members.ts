@@ -2,7 +2,8 @@
  * /v1/members: the organisation's people (made at their first sign-in by single sign-on). Listed by
  * readers; removed (its sessions and personal tokens revoked at once, on every instance) or given a monthly
  * budget by admins. POST /v1/members/self/tokens mints a personal proxy token for the signed-in member
- * (`keyward token`): 1 hour unless `ttl` says otherwise, bound to the member (`member_id`), minted by it.
+ * (`keyward token`): 1 hour unless `ttl` says otherwise, bound to the member (`member_id`) and to its team when
+ * it has one (`team_id`: the team's credentials and pools only, lifetime cut to the team's `max_ttl`), minted by it.
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
@@ -11,6 +12,7 @@ import type { Router } from '../http/router.js';
 import { Symbols } from '../symbols.js';
 import { MemberService } from '../vault/members.js';
 import { TeamService } from '../vault/team-service.js';
+import { TokenService } from '../vault/token-service.js';
 import { formatUsd } from '../pricing/money.js';
 import { OrgService } from '../vault/org-service.js';
 import { EVERYONE } from '../vault/roles.js';
@@ -30,6 +32,7 @@ export class MembersApi {
     @inject(MemberService) private readonly members: MemberService,
     @inject(OrgService) private readonly orgs: OrgService,
     @inject(TeamService) private readonly teams: TeamService,
+    @inject(TokenService) private readonly tokens: TokenService,
   ) {}
 
   register(router: Router): void {
@@ -69,18 +72,27 @@ export class MembersApi {
 
     router.add('POST', '/v1/members/self/tokens', {
       auth: 'org', roles: EVERYONE, action: 'token.create', idempotent: true, body: PERSONAL_TOKEN_CREATE, operationId: 'createPersonalToken', tag: 'members', summary: 'Mint a personal proxy token',
-      description: 'For the signed-in member only (its session: cookie or `keyward login`\'s bearer): a `ptok_…` bound to the member (`member_id`), 1 hour unless `ttl` says otherwise, ending with the session at the latest. What `keyward token` prints.',
+      description: 'For the signed-in member only (its session: cookie or `keyward login`\'s bearer): a `ptok_…` bound to the member (`member_id`) and to its team (`team_id`: a team that lists the member, else one of its provider groups), 1 hour unless `ttl` says otherwise, cut to the team\'s `max_ttl`, ending with the session at the latest. A member of a team mints only for the team\'s credentials and pools (else 403 `forbidden`). What `keyward token` prints.',
       response: { status: 201, schema: TokenCreated, description: 'The token (its value shown once).' },
-      errors: ['invalid_ttl', 'not_found'],
+      errors: ['invalid_ttl', 'not_found', 'forbidden'],
     }, async (r) => {
       const p = r.principal;
       const input = await r.body();
       if (p.kind !== 'org' || !p.session) throw Errors.invalidRequest('Personal tokens are minted by a member\'s session (`keyward login`, or the console signed in by single sign-on), not by an organisation token or admin key.');
       const member = await this.members.get(p.org.id, p.actor);
+      // Bound to the member's team when it has one: the team's credentials and pools only, within its max_ttl.
+      const team = await this.teams.teamOf(member.orgId, member.id, member.groups ?? []);
+      const ttl = team ? this.withinTeam(input.ttl ?? '1h', team.maxTtlMs) : input.ttl ?? '1h';
       const { record, token } = await this.members.mintPersonal(member, {
-        credentialId: input.credential_id, poolId: input.pool_id, ttl: input.ttl ?? '1h', scopes: {}, name: input.name, creator: p,
+        credentialId: input.credential_id, poolId: input.pool_id, ttl, scopes: {}, name: input.name, creator: p, ...(team ? { teamId: team.id } : {}),
       });
       return { status: 201, body: mintedTokenView(record, token, this.clock.now()), secretFields: ['token'], ...(member.email ? { targetName: member.email } : {}) };
     });
+  }
+
+  /** The asked lifetime (checked as every ttl is), or the team's max_ttl when that is shorter: the smaller of the two. */
+  private withinTeam(ttl: unknown, maxTtlMs: number): unknown {
+    const asked = this.tokens.parseTtl(ttl);
+    return asked <= maxTtlMs ? ttl : `${Math.floor(maxTtlMs / 1000)}s`;
   }
 }

@@ -12,8 +12,8 @@
  * organisation, or the reverse) is refused. Any instance completes what any other started. Nothing logged
  * or answered holds a code, verifier or token.
  *
- * Members: the member a request acts for comes from `memberOf` (single sign-on's signed-in principal). On a
- * gateway without members it finds none, and per-member credentials cannot be connected.
+ * Members: the member a request acts for comes from `memberOf`: the member signed in by single sign-on (its
+ * session). An org token or admin key acts for no member, and cannot connect a per-member credential.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { EncryptJWT, jwtDecrypt } from 'jose';
@@ -29,6 +29,7 @@ import { DeploymentSecrets, OAUTH_STATE_KEY } from '../vault/deployment-secrets.
 import { authorizationUrl, codeGrant, newVerifier, oauthClient, OAuthGrantError } from '../vault/oauth-client.js';
 import { OAuthConnections, type ConnectionRef } from '../vault/oauth-connections.js';
 import { isOAuthCredential, isPerMember, oauthSettings } from '../vault/oauth-credential.js';
+import { EVERYONE, WRITERS } from '../vault/roles.js';
 import { orgOf } from './params.js';
 import { OAUTH_COMPLETE, OAUTH_START, OAuthAuthorization } from './schemas/oauth-connect.js';
 import type { CredentialRecord } from '../store/ports.js';
@@ -55,8 +56,8 @@ const sha256 = (s: string): string => createHash('sha256').update(s).digest('bas
 
 @injectable()
 export class OAuthConnectApi {
-  /** Members are single sign-on's; until a gateway has them, no request acts for one. */
-  memberOf: MemberOf = () => undefined;
+  /** The member signed in by single sign-on (its session, cookie or `keyward login`'s bearer); an org token or admin key acts for none. */
+  memberOf: MemberOf = (r) => (r.principal.kind === 'org' && r.principal.session ? r.principal.actor : undefined);
   constructor(
     @inject(Symbols.Config) private readonly config: Config,
     @inject(Symbols.Clock) private readonly clock: Clock,
@@ -82,6 +83,9 @@ export class OAuthConnectApi {
       const member = this.memberOf(r);
       if (member === undefined) throw Errors.forbidden('This credential connects each member\'s own account: sign in as a member (single sign-on) to connect yours.');
       memberId = member;
+    } else if (r.principal.kind === 'org' && !WRITERS.includes(r.principal.role)) {
+      // Any member may connect its own account; the organisation's is an admin's to connect.
+      throw Errors.forbidden('The organisation\'s account is connected by the owner or an admin.');
     }
     return { record, ref: { orgId, credentialId: id, provider: record.provider, memberId } };
   }
@@ -96,7 +100,7 @@ export class OAuthConnectApi {
 
   register(router: Router, view: TObject): void {
     router.add('POST', '/v1/credentials/:id/connect', {
-      auth: 'org', body: OAUTH_START, idempotent: true, operationId: 'connectCredential', tag: 'credentials', summary: 'Start connecting an OAuth credential',
+      auth: 'org', roles: EVERYONE, body: OAUTH_START, idempotent: true, operationId: 'connectCredential', tag: 'credentials', summary: 'Start connecting an OAuth credential',
       description: [
         'Answers where the browser goes: the SaaS\'s authorization endpoint with `state` and a PKCE (S256) challenge. The SaaS sends the browser back to `redirect_uri`, the console\'s callback page, which completes with POST /v1/oauth/callback.',
         'An admin connects the organisation\'s account; a per-member credential is connected by each signed-in member for themselves. Needs KEYWARD_ISSUER_URL (the gateway\'s public URL).',
@@ -158,7 +162,7 @@ export class OAuthConnectApi {
     });
 
     router.add('DELETE', '/v1/credentials/:id/connection', {
-      auth: 'org', action: 'credential.disconnect', operationId: 'disconnectCredential', tag: 'credentials', summary: 'Forget an OAuth credential\'s connection',
+      auth: 'org', roles: EVERYONE, action: 'credential.disconnect', operationId: 'disconnectCredential', tag: 'credentials', summary: 'Forget an OAuth credential\'s connection',
       description: 'Deletes the sealed tokens (the organisation\'s, or for a per-member credential the caller\'s own); requests get 502 `upstream_auth_failed` until it is connected again. Revoke the grant at the SaaS too.',
       response: { status: 200, schema: view, description: 'The credential, not connected.' },
       errors: ['not_found', 'forbidden'],

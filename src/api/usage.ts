@@ -47,8 +47,8 @@ export class UsageApi {
     }, async (r) => {
       const org = orgOf(r).id;
       const page = await this.audit.list(org, r.query);
-      const names = await this.actors.names(org, page.data.map((e) => e.actor));
-      return { status: 200, body: listView(page, (e) => auditView(e, names.get(e.actor))) };
+      const actors = await this.actors.describe(org, page.data.map((e) => e.actor));
+      return { status: 200, body: listView(page, (e) => auditView(e, actors.get(e.actor))) };
     });
   }
 }

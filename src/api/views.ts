@@ -16,6 +16,7 @@ import type { ConnectionSummary } from '../vault/oauth-connections.js';
 import type { Organization, OrganizationSettings, OrgSelf } from './schemas/orgs.js';
 import type { Token, TokenCaps, TokenCreated } from './schemas/tokens.js';
 import type { AuditEvent, Usage, UsageBreakdown, UsageCounts, UsageDay } from './schemas/usage.js';
+import type { ActorInfo } from '../controls/audit-actors.js';
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -167,11 +168,13 @@ export function usageSummaryView(s: UsageSummary): Static<typeof Usage> {
   };
 }
 
-/** `actorName`: the actor's name now, where it has one (controls/audit-actors.ts). */
-export function auditView(a: AuditRecord, actorName?: string): Static<typeof AuditEvent> {
+/** `actor`: the actor's name now and the member behind it, where it has them (controls/audit-actors.ts). */
+export function auditView(a: AuditRecord, actor?: ActorInfo): Static<typeof AuditEvent> {
   return {
     id: a.id, object: 'audit_event', time: iso(a.time), request_id: a.requestId, org: a.org,
-    actor: a.actor, ...(actorName !== undefined ? { actor_name: actorName } : {}), action: a.action, target: a.target, ...(a.targetName !== undefined ? { target_name: a.targetName } : {}),
+    actor: a.actor, ...(actor?.name !== undefined ? { actor_name: actor.name } : {}),
+    ...(actor?.member !== undefined ? { member_id: actor.member.id, ...(actor.member.email !== null ? { member_email: actor.member.email } : {}) } : {}),
+    action: a.action, target: a.target, ...(a.targetName !== undefined ? { target_name: a.targetName } : {}),
     outcome: a.outcome, ip: a.ip, count: a.count,
   };
 }

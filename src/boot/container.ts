@@ -17,6 +17,7 @@ import { SsoApi } from '../api/sso.js';
 import { MembersApi } from '../api/members.js';
 import { SsoClient } from '../identity/sso-client.js';
 import { PoolService } from '../vault/pool-service.js';
+import { PrincipalRemovals } from '../vault/principal-removals.js';
 import { TeamLimits } from '../vault/team-limits.js';
 import { TeamService } from '../vault/team-service.js';
 import { TeamsApi } from '../api/teams.js';
@@ -132,7 +133,7 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   const clock = options.clock ?? systemClock;
   c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => clock.now()) });
   // Services are singletons within this container (tests run several servers in one process).
-  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, TeamLimits, TeamService, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits, TokenCaps, OAuthConnections];
+  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, TeamLimits, TeamService, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits, TokenCaps, OAuthConnections, PrincipalRemovals];
   for (const cls of services) c.registerSingleton(cls as never);
   // One instance: who a request acts for (its `memberOf`) is set once, for the credential views and the connect routes alike.
   c.registerSingleton(OAuthConnectApi);

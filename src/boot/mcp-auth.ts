@@ -16,6 +16,7 @@ import { McpFrontDoor } from '../http/mcp-front-door.js';
 import type { Router } from '../http/router.js';
 import { McpAuthorization } from '../identity/mcp-auth/authorization.js';
 import { McpClients } from '../identity/mcp-auth/clients.js';
+import { MemberSessionSignIn } from '../identity/mcp-auth/member-sign-in.js';
 import { OrgKeySignIn, type ConsentSignIn } from '../identity/mcp-auth/principals.js';
 import type { Logger } from '../log.js';
 import type { Config } from '../settings/config.js';
@@ -23,6 +24,9 @@ import type { Store } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { CredentialService } from '../vault/credential-service.js';
 import { OrgService } from '../vault/org-service.js';
+import { PrincipalRemovals } from '../vault/principal-removals.js';
+import { SessionService } from '../vault/sessions.js';
+import { TeamService } from '../vault/team-service.js';
 import { NAME } from '../vault/names.js';
 import { TokenService } from '../vault/token-service.js';
 
@@ -41,7 +45,10 @@ function mcpIssuer(config: Config, log: Logger): string | undefined {
   return config.issuerUrl.replace(/\/$/, '');
 }
 
-/** Registers the JSON endpoints on `router` and returns the parts; `signIn` replaces the org token / admin key sign-in (a member session). */
+/**
+ * Registers the JSON endpoints on `router` and returns the parts. Who consents: a member signed in by single
+ * sign-on (the console's session cookie), else an org token or admin key pasted into the page; `signIn` replaces both.
+ */
 export function buildMcpAuthorization(c: DependencyContainer, config: Config, log: Logger, router: Router, signIn?: ConsentSignIn): McpAuthorizationParts | undefined {
   const issuer = mcpIssuer(config, log);
   if (issuer === undefined) return undefined;
@@ -66,16 +73,21 @@ export function buildMcpAuthorization(c: DependencyContainer, config: Config, lo
     mintAccess: (grant, ttlMs, clientName) => {
       // The token list shows which client holds it, under the house's name rule (else unnamed).
       const name = `MCP ${clientName}`.replace(/[^\x20-\x7e]/g, '').trim().slice(0, 60).trim();
-      return tokens.mint(grant.orgId, grant.credentialId, ttlMs, { tools: grant.tools, resource: grant.resource }, grant.principal, { endsBy: grant.expiresAt, ...(NAME.test(name) ? { name } : {}) });
+      // A member's grant: its tokens are the member's too (revoked with it; a per-member upstream account is its own).
+      const memberId = grant.principal.startsWith('usr_') ? grant.principal : undefined;
+      return tokens.mint(grant.orgId, grant.credentialId, ttlMs, { tools: grant.tools, resource: grant.resource }, grant.principal, { endsBy: grant.expiresAt, ...(NAME.test(name) ? { name } : {}), ...(memberId ? { memberId } : {}) });
     },
     revokeAccess: async (orgId, id, by) => {
       await tokens.revoke(orgId, id, by).catch(() => undefined);
     },
     findAccess: (hash) => store.findTokenByHash(hash),
   });
-  // What the members' removal resolves to end a member's grants (revokePrincipal).
   c.register(McpAuthorization, { useValue: authorization });
+  // A member removed or an admin key deleted: every grant it consented to ends, with its access and refresh tokens.
+  c.resolve(PrincipalRemovals).subscribe((id, by) => authorization.revokePrincipal(id, by));
   registerMcpOAuth(router, authorization, clients);
-  const frontDoor = new McpFrontDoor(issuer, authorization, signIn ?? new OrgKeySignIn(c.resolve(OrgService)), c.resolve(Gateway), log);
+  const teams = c.resolve(TeamService);
+  const consentSignIn = signIn ?? new MemberSessionSignIn(c.resolve(SessionService), (m) => teams.teamOf(m.orgId, m.id, m.groups ?? []), new OrgKeySignIn(c.resolve(OrgService)));
+  const frontDoor = new McpFrontDoor(issuer, authorization, consentSignIn, c.resolve(Gateway), log);
   return { authorization, frontDoor };
 }

@@ -189,10 +189,12 @@ export const COMMANDS: Command[] = [
       const [vault, org] = await withOrg(ctx);
       // The audit log's own listing (pending refusal counts flushed, retention applied), as GET /v1/audit.
       const p = await vault.audit.list(org.id, page(ctx));
-      const names = await new AuditActors(vault.store, vault.store).names(org.id, p.data.map((e) => e.actor));
-      const data = p.data.map((e) => auditView(e, names.get(e.actor)));
+      const actors = await new AuditActors(vault.store, vault.store, vault.store).describe(org.id, p.data.map((e) => e.actor));
+      const data = p.data.map((e) => auditView(e, actors.get(e.actor)));
       const named = (id: string, name: string | undefined) => (name !== undefined ? `${id} (${name})` : id);
-      const rows = data.map((e) => [e.time, e.action, e.outcome, named(e.actor, e.actor_name), named(e.target, e.target_name), e.ip, String(e.count)]);
+      // The person behind a member's token: `tok_… (name) for grace@acme.test`.
+      const person = (e: (typeof data)[number]) => (e.member_id !== undefined && e.member_id !== e.actor ? ` for ${e.member_email ?? e.member_id}` : '');
+      const rows = data.map((e) => [e.time, e.action, e.outcome, named(e.actor, e.actor_name) + person(e), named(e.target, e.target_name), e.ip, String(e.count)]);
       emit(ctx, { data, has_more: p.hasMore }, listText(data, p.hasMore, ['TIME', 'ACTION', 'OUTCOME', 'ACTOR', 'TARGET', 'IP', 'COUNT'], rows, 'No audit records.'));
     },
   },

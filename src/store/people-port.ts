@@ -44,6 +44,8 @@ export interface MemberRecord {
   email: string | null;
   name: string | null;
   role: MemberRole;
+  /** The identity provider's groups at the last sign-in (what a team's `groups` match); absent in records made before they were kept. */
+  groups?: string[];
   /** The member's monthly budget in micro-dollars (null: none). */
   budgetMicros: number | null;
   createdAt: number;

@@ -18,6 +18,7 @@ import { Symbols } from '../symbols.js';
 import { parseName } from './names.js';
 import { CLI_CREATOR, endWithin, type Creator } from './authority.js';
 import { KEY_ROLES, mayCreate, type Role } from './roles.js';
+import { PrincipalRemovals } from './principal-removals.js';
 
 /** The longest an admin key may be given (omit `ttl` for a key that lasts until deleted). */
 export const MAX_ADMIN_KEY_TTL_MS = 366 * 86_400_000;
@@ -43,6 +44,7 @@ export class AdminKeyService {
     @inject(Symbols.AdminKeyStore) private readonly store: AdminKeyStore,
     @inject(Symbols.CredentialStore) private readonly credentials: CredentialStore,
     @inject(Symbols.Clock) private readonly clock: Clock,
+    @inject(PrincipalRemovals) private readonly removals: PrincipalRemovals,
   ) {}
 
   async create(orgId: string, creator: KeyCreator, request: AdminKeyRequest): Promise<{ record: AdminKeyRecord; token: string }> {
@@ -88,6 +90,8 @@ export class AdminKeyService {
     const k = await this.get(orgId, id);
     if (!mayCreate(caller, k.role)) throw Errors.forbidden(`A ${caller} may not delete a ${k.role} key.`);
     if (!(await this.store.deleteAdminKey(orgId, id))) throw Errors.notFound('No such admin key.');
+    // The MCP access it consented to ends with it.
+    await this.removals.removed(id, 'oauth:principal-removed');
     return k;
   }
 

@@ -31,6 +31,15 @@ const KEY_CACHE_TTL_MS = 5 * 60_000;
 const KEY_CACHE_MAX = 10_000;
 
 
+/**
+ * The credential as a request of a member's token uses it: `owner.memberId` names the member, so a per-member
+ * upstream OAuth credential's signer picks that member's own connection. The same object without a member.
+ */
+export function actingFor(credential: CredentialSecrets, memberId: string | undefined): CredentialSecrets {
+  if (memberId === undefined || credential.owner === undefined || credential.owner.memberId === memberId) return credential;
+  return Object.freeze({ ...credential, owner: Object.freeze({ ...credential.owner, memberId }) });
+}
+
 @injectable()
 export class CredentialService {
   /** Decrypted credentials (secret and plain values) by credential id; its hits and misses are exported as metrics. */

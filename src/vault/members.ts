@@ -5,7 +5,8 @@
  * groups map to (`admin` > `minter` > `viewer` > `member`). Removing a member deletes it and its sessions
  * in one store call (refused at once everywhere: sessions are read at each use), then revokes each of its
  * personal tokens (each revocation reaches every instance's token cache through the change feed within a
- * second). A personal token minted while its member is removed is revoked by its minter's own re-check.
+ * second), and ends every MCP grant it consented to (principal-removals.ts). A personal token minted while its
+ * member is removed is revoked by its minter's own re-check.
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
@@ -14,15 +15,25 @@ import { newId } from '../ids.js';
 import type { SignedInPerson } from '../identity/sso-client.js';
 import { BAD_CURSOR, type MemberRecord, type MemberRole, type Page, type PageQuery, type PeopleStore, type SsoConfigRecord, type TokenRecord } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
+import { PrincipalRemovals } from './principal-removals.js';
 import { TokenService, type MintRequest } from './token-service.js';
 
 /** Highest first: a member in several mapped groups takes the first of these it holds. */
 const RANK: readonly MemberRole[] = ['admin', 'minter', 'viewer', 'member'];
 
+/** Bounds on the groups kept of a sign-in (a team's `groups` match them): the first 100, each at most 200 characters. */
+const GROUPS_KEPT = 100;
+const GROUP_LENGTH_MAX = 200;
+
+/** The group names in `claims[claim]` (an array of strings, or one string). */
+function groupsIn(claims: Record<string, unknown>, claim: string | null): string[] {
+  const raw = claim === null ? undefined : claims[claim];
+  return Array.isArray(raw) ? raw.filter((g): g is string => typeof g === 'string') : typeof raw === 'string' ? [raw] : [];
+}
+
 /** The role the groups in `claims[groupsClaim]` map to (the highest), or `member`. */
 export function roleOf(config: Pick<SsoConfigRecord, 'groupsClaim' | 'roleMap'>, claims: Record<string, unknown>): MemberRole {
-  const raw = config.groupsClaim === null ? undefined : claims[config.groupsClaim];
-  const groups = Array.isArray(raw) ? raw.filter((g): g is string => typeof g === 'string') : typeof raw === 'string' ? [raw] : [];
+  const groups = groupsIn(claims, config.groupsClaim);
   const mapped = new Set(groups.flatMap((g) => (Object.hasOwn(config.roleMap, g) ? [config.roleMap[g]!] : [])));
   return RANK.find((r) => mapped.has(r)) ?? 'member';
 }
@@ -33,6 +44,7 @@ export class MemberService {
     @inject(Symbols.PeopleStore) private readonly store: PeopleStore,
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(TokenService) private readonly tokens: TokenService,
+    @inject(PrincipalRemovals) private readonly removals: PrincipalRemovals,
   ) {}
 
   /** A verified person of `config`'s provider signs in: the member made or updated; 400 sign_in_failed outside the allowed domains. */
@@ -47,10 +59,12 @@ export class MemberService {
       }
     }
     const name = typeof claims.name === 'string' ? claims.name.slice(0, 200) : null;
+    // Kept for teams by group (`groups` of POST /v1/teams): the role map's claim, else the usual `groups`.
+    const groups = [...new Set(groupsIn(claims, config.groupsClaim ?? 'groups').filter((g) => g.length <= GROUP_LENGTH_MAX))].slice(0, GROUPS_KEPT);
     const now = this.clock.now();
     return this.store.signInMember({
       id: newId('usr'), orgId: config.orgId, issuer: person.issuer, subject: person.subject, email, name,
-      role: roleOf(config, claims), budgetMicros: null, createdAt: now, lastSignInAt: now,
+      role: roleOf(config, claims), groups, budgetMicros: null, createdAt: now, lastSignInAt: now,
     });
   }
 
@@ -81,6 +95,8 @@ export class MemberService {
     const member = await this.get(orgId, id);
     if (!(await this.store.deleteMember(orgId, id))) throw Errors.notFound('No such member.');
     await this.revokeTokensOf(orgId, id, by);
+    // Its MCP grants and their access and refresh tokens end with it.
+    await this.removals.removed(id, by);
     return member;
   }
 

@@ -32,6 +32,8 @@ import { TeamLimits } from './team-limits.js';
 export const TEAM_MEMBERS_MAX = 1000;
 export const TEAM_GROUPS_MAX = 100;
 export const TEAM_GRANTS_MAX = 100;
+/** Teams read when looking for a member's team: 100 pages of 100 (an organisation's teams are few). */
+const TEAM_PAGES_MAX = 100;
 /** A member's id: `usr_` and what the members' records use (letters and digits). */
 export const MEMBER_ID = /^usr_[0-9A-Za-z]{1,64}$/;
 
@@ -130,6 +132,28 @@ export class TeamService {
     if (!(await this.store.deleteTeam(orgId, id))) throw Errors.notFound('No such team.');
     this.limits.forgetTeam(id);
     return current;
+  }
+
+  /**
+   * The team a member belongs to: one that lists its id, else one that lists one of its provider groups; the
+   * oldest such team when several do (a person's personal tokens then go to one team, the same one each time).
+   * Undefined: no team names the member.
+   */
+  async teamOf(orgId: string, memberId: string, groups: readonly string[]): Promise<TeamRecord | undefined> {
+    let byMember: TeamRecord | undefined;
+    let byGroup: TeamRecord | undefined;
+    // Newest first: the last match seen is the oldest.
+    for (let startingAfter: string | undefined, pages = 0; pages < TEAM_PAGES_MAX; pages++) {
+      const page = await this.store.listTeams(orgId, { limit: 100, ...(startingAfter ? { startingAfter } : {}) });
+      if (page === BAD_CURSOR) break;
+      for (const team of page.data) {
+        if (team.members.includes(memberId)) byMember = team;
+        else if (team.groups.some((g) => groups.includes(g))) byGroup = team;
+      }
+      if (!page.hasMore || page.data.length === 0) break;
+      startingAfter = page.data[page.data.length - 1]!.id;
+    }
+    return byMember ?? byGroup;
   }
 
   /**

@@ -28,6 +28,9 @@ const EXPECTED: Record<string, Role[]> = {
   'GET /v1/session': EVERYONE,
   'DELETE /v1/session': EVERYONE,
   'POST /v1/members/self/tokens': EVERYONE,
+  // A per-member OAuth credential: each signed-in member connects (and forgets) its own account; the organisation's is an admin's.
+  'POST /v1/credentials/:id/connect': EVERYONE,
+  'DELETE /v1/credentials/:id/connection': EVERYONE,
   'GET /v1/members': READ,
   'PATCH /v1/members/:id': WRITE,
   'DELETE /v1/members/:id': WRITE,

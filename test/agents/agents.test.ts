@@ -11,12 +11,18 @@
  * nothing may be sent anywhere but Keyward (a refusing forward proxy records
  * any attempt), and the token's usage and spend must be what the fake reported
  * at the price book's price (under a budget, so every request was reserved).
+ * Claude Code also runs with no key at all but `apiKeyHelper` set to the built
+ * CLI's `keyward token`, after a `keyward login` against a real OpenID provider
+ * (oidc-provider): the personal token it prints is what Claude Code sends.
  */
 import test, { type ExecutionContext } from 'ava';
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { api, createCredential, createOrg, mintToken, spawnServer, tempDir, type Org, type SpawnedServer } from '../support/app.js';
+import { startFrontDoor, startProvider, type TestProvider } from '../support/openid-provider.js';
+import { approveDevice, Browser } from '../support/sign-in.js';
 import { REPLY, startAnthropicFake, startOpenAIFake, startOutside, type Fake, type Outside } from './fakes.js';
 
 const DIR = process.env.KEYWARD_AGENTS_DIR!;
@@ -26,6 +32,9 @@ const OPENAI_KEY = 'test-openai-stored-key-0123456789abcdef';
 
 interface World {
   gateway: SpawnedServer;
+  /** The gateway's public URL (a front door that forwards to it), where the OpenID provider sends people back. */
+  publicUrl: string;
+  provider: TestProvider;
   org: Org;
   anthropic: Fake;
   openai: Fake;
@@ -42,15 +51,23 @@ test.after.always(async () => {
 });
 
 test.before(async () => {
-  const [anthropic, openai, outside] = await Promise.all([startAnthropicFake(ANTHROPIC_KEY), startOpenAIFake(OPENAI_KEY), startOutside()]);
-  teardowns.push(() => Promise.all([anthropic.close(), openai.close(), outside.close()]));
+  const [anthropic, openai, outside, front] = await Promise.all([startAnthropicFake(ANTHROPIC_KEY), startOpenAIFake(OPENAI_KEY), startOutside(), startFrontDoor()]);
+  teardowns.push(() => Promise.all([anthropic.close(), openai.close(), outside.close(), front.close()]));
+  const provider = await startProvider({ redirectUri: `${front.url}/v1/sso/callback` });
+  teardowns.push(() => provider.close());
   const gateway = await spawnServer(shared, {
     KEYWARD_DATA_DIR: tempDir(shared), KEYWARD_LOG_LEVEL: 'info',
     KEYWARD_UPSTREAM_ANTHROPIC: anthropic.url, KEYWARD_UPSTREAM_OPENAI: openai.url,
+    KEYWARD_PUBLIC_URL: front.url, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1',
   });
+  front.target(gateway.port);
   const org = await createOrg(gateway.url);
+  const sso = await api(gateway.url, 'PUT', '/v1/orgs/self/sso', {
+    token: org.token, body: { issuer: provider.issuer, client_id: provider.clientId, client_secret: provider.clientSecret, allowed_domains: ['acme.test'] },
+  });
+  if (sso.status !== 200) throw new Error(`single sign-on not configured: ${sso.status} ${sso.text}`);
   const credentials = { anthropic: await createCredential(gateway.url, org, 'anthropic', ANTHROPIC_KEY), openai: await createCredential(gateway.url, org, 'openai', OPENAI_KEY) };
-  world = { gateway, org, anthropic, openai, outside, credentials };
+  world = { gateway, publicUrl: front.url, provider, org, anthropic, openai, outside, credentials };
 });
 
 /** What every agent process gets: its own HOME, and a proxy that refuses (and records) anything not bound for 127.0.0.1. */
@@ -148,6 +165,98 @@ test.serial('Claude Code: `claude -p` with ANTHROPIC_BASE_URL, the ptok as ANTHR
   t.is(usage.input_tokens, 1_600 * turns.length);
   t.is(usage.output_tokens, 7 * turns.length);
   t.is(usage.spend_usd, usd(5_500 * turns.length), 'spend = usage × price');
+});
+
+/** The built CLI (`keyward`), run by the Node that runs the tests. */
+const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/src/cli/main.js');
+const sh = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
+
+/** `keyward login` with the built CLI into `configDir`, the device code approved at the provider by `person`; the stored session. */
+async function keywardLogin(t: ExecutionContext, configDir: string): Promise<{ member: { id: string } }> {
+  const child = spawn(process.execPath, [CLI, 'login', '--gateway', world.publicUrl, '--org', world.org.id], {
+    env: { PATH: process.env.PATH ?? '', KEYWARD_CONFIG_DIR: configDir, KEYWARD_LOGIN_POLL_MS: '100' }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const link = await new Promise<string>((resolve, reject) => {
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      const m = /open (\S+)/.exec(stderr);
+      if (m) resolve(m[1]!);
+    });
+    void exited.then(() => reject(new Error(`keyward login ended before printing a link: ${stderr}`)));
+  });
+  t.is((await approveDevice(new Browser(), link)).status, 200, 'the person approves the code at the provider');
+  t.is(await exited, 0, stderr);
+  return JSON.parse(readFileSync(path.join(configDir, 'session.json'), 'utf8'));
+}
+
+test.serial('Claude Code: `apiKeyHelper` runs `keyward token` (a personal token of a signed-in member); the stored key upstream, never the ptok', async (t) => {
+  world.provider.nextPerson = { sub: 'grace', email: 'grace@acme.test', name: 'Grace', groups: ['engineers'] };
+  const configDir = path.join(tempDir(t, 'keyward-config-'), 'keyward');
+  const session = await keywardLogin(t, configDir);
+  // The member's monthly budget: every request of its personal tokens is reserved under it.
+  t.is((await api(world.gateway.url, 'PATCH', `/v1/members/${session.member.id}`, { token: world.org.token, body: { budget_usd: '50' } })).status, 200);
+  const before = world.anthropic.seen.length;
+  const { env, home } = agentEnv(t, { ANTHROPIC_BASE_URL: `${world.gateway.url}/v1/proxy`, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', KEYWARD_CONFIG_DIR: configDir });
+  mkdirSync(path.join(home, '.claude'), { recursive: true });
+  const helper = [process.execPath, CLI, 'token', '--credential', world.credentials.anthropic].map(sh).join(' ');
+  writeFileSync(path.join(home, '.claude', 'settings.json'), JSON.stringify({ apiKeyHelper: helper }));
+  const r = await run(bin('claude'), ['-p', 'Reply with the single word pong.'], env, home);
+
+  const token = await personalToken(t, configDir, session.member.id, world.credentials.anthropic);
+  const lines = common(t, r, world.anthropic, token, (s) => s < 400);
+  const calls = world.anthropic.seen.slice(before);
+  t.true(calls.length > 0 && calls.every((c) => c.headers['x-api-key'] === ANTHROPIC_KEY), 'the stored key upstream, on every call');
+  t.true(calls.every((c) => c.headers.authorization === undefined || !c.headers.authorization.includes('ptok_')));
+  const turns = calls.filter((c) => c.method === 'POST' && c.url.startsWith('/v1/messages?'));
+  t.true(turns.length >= 1);
+  const usage = await usageOf(token.id, lines.length);
+  t.is(usage.requests, lines.length);
+  t.is(usage.spend_usd, usd(5_500 * turns.length), 'spend = usage × price, on the member\'s personal token');
+  const audit = (await api(world.gateway.url, 'GET', '/v1/audit', { token: world.org.token })).body.data
+    .find((e: { action: string; target?: string }) => e.action === 'token.create' && e.target === token.id);
+  t.is(audit?.actor, session.member.id, 'the audit names the person');
+});
+
+/** The one personal token the helper minted for `memberId` and `credentialId` (then served from its cache), and its value from that cache. */
+async function personalToken(t: ExecutionContext, configDir: string, memberId: string, credentialId: string): Promise<{ id: string; token: string }> {
+  const minted = (await api(world.gateway.url, 'GET', '/v1/tokens', { token: world.org.token })).body.data
+    .filter((x: { member_id?: string; credential_id?: string }) => x.member_id === memberId && x.credential_id === credentialId);
+  t.is(minted.length, 1, 'one personal token, minted by the command (then cached)');
+  const cache = JSON.parse(readFileSync(path.join(configDir, 'token-cache.json'), 'utf8')) as Array<{ token: string }>;
+  t.is(cache.length, 1);
+  const token = { id: minted[0].id as string, token: cache[0]!.token };
+  t.regex(token.token, /^ptok_/);
+  return token;
+}
+
+test.serial('Codex CLI, a config.toml provider whose `auth.command` runs `keyward token`: the stored key upstream, never the ptok', async (t) => {
+  world.provider.nextPerson = { sub: 'grace', email: 'grace@acme.test', name: 'Grace', groups: ['engineers'] };
+  const configDir = path.join(tempDir(t, 'keyward-config-'), 'keyward');
+  const session = await keywardLogin(t, configDir);
+  const before = world.openai.seen.length;
+  const home = codexHome(t, [
+    'model_provider = "keyward"', '',
+    '[model_providers.keyward]', 'name = "Keyward"', `base_url = "${world.gateway.url}/v1/proxy/v1"`, 'wire_api = "responses"', '',
+    '[model_providers.keyward.auth]', `command = ${JSON.stringify(process.execPath)}`,
+    `args = ${JSON.stringify([CLI, 'token', '--credential', world.credentials.openai])}`, 'refresh_interval_ms = 3000000', QUIET,
+  ].join('\n'));
+  const { env } = agentEnv(t, { CODEX_HOME: home, KEYWARD_CONFIG_DIR: configDir });
+  const work = tempDir(t, 'keyward-codex-work-');
+  const r = await run(bin('codex'), ['exec', '--skip-git-repo-check', 'Reply with the single word pong.'], env, work);
+  const token = await personalToken(t, configDir, session.member.id, world.credentials.openai);
+  const lines = common(t, r, world.openai, token, (s) => s === 200);
+  const calls = world.openai.seen.slice(before);
+  t.true(calls.length > 0 && calls.every((c) => c.headers.authorization === `Bearer ${OPENAI_KEY}`), 'the stored key upstream');
+  // With a command for its key, Codex also lists the provider's models (GET /v1/models), proxied like any call.
+  t.true(calls.every((c) => (c.method === 'POST' && c.url === '/v1/responses') || (c.method === 'GET' && c.url.startsWith('/v1/models'))), 'HTTPS requests only');
+  const creates = calls.filter((c) => c.method === 'POST' && c.url === '/v1/responses').map((c) => JSON.parse(c.body) as Record<string, any>);
+  t.true(creates.length >= 1, 'a turn over HTTPS');
+  const expected = codexSpend(creates);
+  const usage = await usageOf(token.id, lines.length);
+  t.is(usage.requests, lines.length);
+  t.is(usage.spend_usd, expected.usd);
 });
 
 /** `usd` of a whole number of µ$, as the API writes it. */

@@ -110,6 +110,45 @@ test('the organisation\'s monthly cap holds the same way', async (t) => {
   c.ws.close();
 });
 
+test('nested budgets hold on a session: a team\'s token is held under the team\'s budget, a member\'s under the member\'s, and settles on each', async (t) => {
+  const f = await realtimeFixture(t);
+  const team = await f.admin('POST', '/v1/teams', { name: 'voice', credentials: [f.credentials.openai], budget_usd: usd(WORST + 20_000), max_ttl: '1h' });
+  t.is(team.status, 201, JSON.stringify(team.body));
+  const member = 'usr_realtimeMember01';
+  t.is((await f.admin('PATCH', `/v1/members/${member}`, { budget_usd: usd(WORST - 1) })).status, 200);
+
+  // The team's token: one response fits the team's budget (no budget of its own), a second does not.
+  const tok = await f.mint('openai', { team_id: team.body.id });
+  const c = await f.open('v1/realtime?model=gpt-realtime', { authorization: `Bearer ${tok.token}` });
+  c.send(turnDetectionOff);
+  await sessionUpdated(c, 1);
+  c.send({ type: 'response.create', event_id: 'evt_first' });
+  await c.waitFor((m) => m.type === 'response.done');
+  const cost = usageCost(RT, realtimeUsage(f.fake.usage)!);
+  await settled(f, tok.id, cost);
+  t.is(await spent(f, tok.id), cost);
+  const teamView = await f.admin('GET', `/v1/teams/${team.body.id}`);
+  t.is(Math.round(Number(teamView.body.spend.used) * 1e6), cost, 'settled on the team');
+  c.send({ type: 'response.create', event_id: 'evt_second' });
+  const refusal = await c.waitFor((m) => m.type === 'error');
+  t.is(refusal.error.code, 'budget_exhausted');
+  t.is(refusal.error.detail.cap, 'team.budget_usd', 'the team\'s cap refused it');
+  t.false(f.fake.received[0]!.filter((m) => m.type === 'response.create').some((m) => m.event_id === 'evt_second'), 'never forwarded');
+  c.ws.close();
+
+  // A member's token whose member budget cannot cover one response: refused before the provider has it.
+  const personal = await f.mint('openai', { member_id: member });
+  const m = await f.open('v1/realtime?model=gpt-realtime', { authorization: `Bearer ${personal.token}` });
+  m.send(turnDetectionOff);
+  await sessionUpdated(m, 1);
+  m.send({ type: 'response.create' });
+  const memberRefusal = await m.waitFor((x) => x.type === 'error');
+  t.is(memberRefusal.error.code, 'budget_exhausted');
+  t.is(memberRefusal.error.detail.cap, 'member.budget_usd');
+  t.false(f.fake.received[1]!.some((x) => x.type === 'response.create'));
+  m.ws.close();
+});
+
 test('Gemini Live: a turn that does not fit closes the session with 1008 and the reason, unforwarded', async (t) => {
   const f = await realtimeFixture(t);
   const live = priceEntry('gemini-2.0-flash-live-001', shippedPrice('gemini', 'gemini-2.0-flash-live-001'), 'test');

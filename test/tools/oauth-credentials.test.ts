@@ -17,7 +17,8 @@ import { cleanRun, openPage, signIn } from '../support/console-page.js';
 import { startIssuerFront } from '../support/cloud/keyward-oidc.js';
 import { startSaas, type Saas } from '../support/saas-oauth.js';
 import { eventually } from '../support/wait.js';
-import { OAuthConnectApi } from '../../src/api/oauth-connect.js';
+import { startProvider } from '../support/openid-provider.js';
+import { sessionCall, signIn as ssoSignIn } from '../support/sign-in.js';
 import { oauthSendMargin, refreshPoint, upstreamOAuthSigner } from '../../src/gateway/upstream/signers/upstream-oauth.js';
 import { CredentialService } from '../../src/vault/credential-service.js';
 import { OAuthConnections } from '../../src/vault/oauth-connections.js';
@@ -236,35 +237,48 @@ test('kind oauth: refused bodies (http endpoint without the loopback switch, a m
   t.is(r.saas.counts.codes, 0);
 });
 
-test('per member: each member connects their own account (the member from the signed-in principal, a stub here); a request acts for its member only', async (t) => {
+test('per member: each signed-in member connects their own account; a member\'s personal token acts for that member only', async (t) => {
   const r = await rig(t);
-  const container = r.app.server.container;
-  // Members come with single sign-on; the stub takes the member from a test header the way a session would name it.
-  container.resolve(OAuthConnectApi).memberOf = (req) => (typeof req.req.headers['x-test-member'] === 'string' ? req.req.headers['x-test-member'] : undefined);
+  const provider = await startProvider({ redirectUri: `${r.front}/v1/sso/callback` });
+  t.teardown(() => provider.close());
+  const sso = await call(r, 'PUT', '/v1/orgs/self/sso', { body: { issuer: provider.issuer, client_id: provider.clientId, client_secret: provider.clientSecret, allowed_domains: ['acme.test'] } });
+  t.is(sso.status, 200, sso.text);
   const id = await createOAuthCredential(r, { per_member: true });
-  t.is((await call(r, 'POST', `/v1/credentials/${id}/connect`)).status, 403, 'no member: nothing to connect');
-  const asAlice = { headers: { 'x-test-member': 'usr_alice' } };
-  const start = await call(r, 'POST', `/v1/credentials/${id}/connect`, asAlice);
-  t.is(start.status, 200, start.text);
+  t.is((await call(r, 'POST', `/v1/credentials/${id}/connect`)).status, 403, 'the org token is no member: nothing to connect');
+
+  // Two people sign in by single sign-on (role `member`: their groups map to nothing).
+  const session = async (sub: string) => {
+    provider.nextPerson = { sub, email: `${sub}@acme.test`, name: sub, groups: ['engineers'] };
+    const signedIn = await ssoSignIn(r.front, r.org.id);
+    const me = await sessionCall(signedIn.browser, r.front, 'GET', '/v1/session');
+    return { id: me.body.member.id as string, call: (method: string, p: string, body?: unknown) => sessionCall(signedIn.browser, r.front, method, p, { csrf: me.body.csrf, ...(body !== undefined ? { body } : {}) }) };
+  };
+  const alice = await session('alice');
+  const bob = await session('bob');
+
+  // Alice connects her own account: the flow started with her session, completed by the console's callback page.
+  const start = await alice.call('POST', `/v1/credentials/${id}/connect`, {});
+  t.is(start.status, 200, JSON.stringify(start.body));
   const back = new URL((await fetch(start.body.authorization_url, { redirect: 'manual' })).headers.get('location')!);
-  const done = await call(r, 'POST', '/v1/oauth/callback', { token: undefined, ...asAlice, body: { state: back.searchParams.get('state'), code: back.searchParams.get('code'), binding: start.body.binding } });
+  const done = await call(r, 'POST', '/v1/oauth/callback', { token: undefined, body: { state: back.searchParams.get('state'), code: back.searchParams.get('code'), binding: start.body.binding } });
   t.is(done.status, 200, done.text);
-  t.like((await call(r, 'GET', `/v1/credentials/${id}`, asAlice)).body.connection, { state: 'connected', members: { connected: 1, reconnect: 0 } });
-  t.like((await call(r, 'GET', `/v1/credentials/${id}`, { headers: { 'x-test-member': 'usr_bob' } })).body.connection, { state: 'not_connected' });
+  t.like((await call(r, 'GET', `/v1/credentials/${id}`)).body.connection, { members: { connected: 1, reconnect: 0 } });
 
   // A proxy token bound to no member: refused, nothing sent.
-  const ptok = await mintToken(r.app, r.org, id, '24h');
-  const unbound = await mcp(r, ptok.token);
+  const unbound = await mcp(r, (await mintToken(r.app, r.org, id, '24h')).token);
   t.is(unbound.status, 502);
   t.regex(unbound.body.error.message, /not bound to a member/);
-  // The signer acting for a member (as a member's personal token will have it): Alice's own token; Bob has none.
-  const signer = upstreamOAuthSigner('github-mcp', { connections: container.resolve(OAuthConnections), allowHttpLoopback: true }, undefined, r.clock);
-  const values = await container.resolve(CredentialService).secretsFor({ orgId: r.org.id, id, provider: 'github-mcp' });
-  const forMember = (memberId: string) => ({ ...values, owner: { ...values.owner!, memberId } });
-  const request = { method: 'POST', origin: r.saas.url, path: '/mcp/', query: '', headers: {} as Record<string, string | string[]> };
-  await signer.sign(request, forMember('usr_alice'));
-  t.regex(String(request.headers.authorization), /^Bearer saas_at_/);
-  await t.throwsAsync(async () => signer.sign({ ...request, headers: {} }, forMember('usr_bob')), { message: /not connected/ });
+  // Each member's personal token acts for its member: Alice's reaches the SaaS with her account; Bob has none yet.
+  const aliceToken = await alice.call('POST', '/v1/members/self/tokens', { credential_id: id });
+  t.is(aliceToken.status, 201, JSON.stringify(aliceToken.body));
+  const served = await mcp(r, aliceToken.body.token);
+  t.is(served.status, 200, served.text);
+  const bobToken = await bob.call('POST', '/v1/members/self/tokens', { credential_id: id });
+  const refused = await mcp(r, bobToken.body.token);
+  t.is(refused.status, 502);
+  t.is(refused.body.error.code, 'upstream_auth_failed');
+  t.regex(refused.body.error.message, /not connected|reconnect/i);
+  r.seen.push(JSON.stringify(aliceToken.body), JSON.stringify(bobToken.body));
   assertNoLeak(t, r);
 });
 

@@ -114,6 +114,8 @@ export const AuditEvent = named('AuditEvent', Type.Object({
   org: Type.String({ description: 'The organisation\'s id.' }),
   actor: Type.String({ description: 'Who did it: the organisation token\'s id (`otk_…`), an admin key\'s (`akey_…`), a proxy token\'s (`tok_…`), `admin` (the operator\'s token), `cli` or `anonymous`; for a token exchange the workload, `oidc:<iss>#<sub>`.' }),
   actor_name: Type.Optional(Type.String({ description: 'The actor\'s name now, when it is an admin key or a proxy token with a name (a revoked token\'s kept; a deleted admin key\'s gone).' })),
+  member_id: Type.Optional(Type.String({ description: 'The person behind the actor: a member\'s token (a personal token, an MCP access token a member consented to) or the member itself (`usr_…`).' })),
+  member_email: Type.Optional(Type.String({ description: 'That member\'s e-mail address, while it is a member.' })),
   action: Type.String({
     description: `What was done: ${AUDIT_ACTIONS.map((a) => `\`${a}\``).join(', ')} (and a plugin's own actions).`,
     examples: [...AUDIT_ACTIONS],

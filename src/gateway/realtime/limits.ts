@@ -16,6 +16,7 @@ import type { TokenUsage } from '../../catalog/provider.js';
 import { worstCaseCost, type PriceEntry } from '../../pricing/prices.js';
 import type { SpendHost, SpendReservation } from '../exit/spend-host.js';
 import type { TokenLimits } from '../../accounting/token-limits.js';
+import type { TeamLimit } from '../../vault/team-limits.js';
 
 /** Who a response is for: what a limit needs to find its caps. */
 export interface SessionParty {
@@ -24,6 +25,9 @@ export interface SessionParty {
   /** µ$: the token's `budget_usd`, if any. */
   readonly tokenBudget: number | undefined;
   readonly scopes: Readonly<Record<string, unknown>>;
+  /** The token's team and member (a team's or a personal token): their monthly budgets nest under the org's cap. */
+  readonly teamId?: string | undefined;
+  readonly memberId?: string | undefined;
 }
 
 /** The most one response can cost: its tokens and their price. */
@@ -55,19 +59,37 @@ export interface ResponseLimit {
   hold(party: SessionParty, worst: WorstCase): Promise<LimitHold>;
 }
 
-/** The spend budget: the token's and the organisation's caps, through the budget stage's SpendHost. */
+/**
+ * The spend budget: the token's, its member's, its team's and the organisation's caps (each level its own lease,
+ * as the budget stage holds them), through the budget stage's SpendHost. A token whose team was deleted is refused.
+ */
 export function spendLimit(spend: SpendHost): ResponseLimit {
   const orgLimitOf = (orgId: string): number | null | Promise<number | null> => spend.peekOrgLimit(orgId) ?? spend.orgLimit(orgId);
+  /** Each level's cap in µ$ (null: none; the team null when it was deleted, a refusal at hold). */
+  const levels = (party: SessionParty) => [
+    orgLimitOf(party.orgId),
+    party.teamId === undefined ? undefined : spend.peekTeam(party.teamId) ?? spend.teamLimit(party.orgId, party.teamId),
+    party.memberId === undefined ? undefined : spend.peekMemberBudget(party.orgId, party.memberId) ?? spend.memberBudget(party.orgId, party.memberId),
+  ] as const;
+  const capped = ([org, team, member]: readonly [number | null, TeamLimit | null | undefined, number | null | undefined]): boolean =>
+    org !== null || team === null || (team !== undefined && team.budgetMicros !== null) || (member !== undefined && member !== null);
   return {
     name: 'budget',
     applies(party) {
       if (party.tokenBudget !== undefined) return true;
-      const limit = orgLimitOf(party.orgId);
-      return limit instanceof Promise ? limit.then((l) => l !== null) : limit !== null;
+      const [org, team, member] = levels(party);
+      // Synchronous in the usual case: every level known on this instance.
+      if (!(org instanceof Promise) && !(team instanceof Promise) && !(member instanceof Promise)) return capped([org, team, member]);
+      return Promise.all([org, team, member]).then(capped);
     },
     async hold(party, worst) {
-      const orgLimit = await orgLimitOf(party.orgId);
-      const reservation: SpendReservation = await spend.reserve({ tokenId: party.tokenId, tokenBudget: party.tokenBudget, orgId: party.orgId, orgLimit }, worst.micros);
+      const [orgLimit, team, memberBudget] = await Promise.all(levels(party));
+      if (team === null) throw Errors.invalidToken();
+      const reservation: SpendReservation = await spend.reserve({
+        tokenId: party.tokenId, tokenBudget: party.tokenBudget, orgId: party.orgId, orgLimit,
+        ...(party.teamId !== undefined ? { teamId: party.teamId, teamBudget: team!.budgetMicros } : {}),
+        ...(party.memberId !== undefined ? { memberId: party.memberId, memberBudget } : {}),
+      }, worst.micros);
       return {
         settle: (cost) => spend.settle(reservation, cost === undefined ? reservation.micros : Math.max(0, cost.micros)),
         refund: () => spend.refund(reservation),

@@ -44,7 +44,7 @@ import type { ProviderRegistry } from '../../catalog/registry.js';
 import type { CredentialSecrets, RealtimeProtocol, Signer } from '../../catalog/provider.js';
 import { modelAllowed } from '../../catalog/scopes.js';
 import type { ChangeFeed } from '../../store/ports.js';
-import type { CredentialService } from '../../vault/credential-service.js';
+import { actingFor, type CredentialService } from '../../vault/credential-service.js';
 import type { RequestContext } from '../entry/context.js';
 import { signerFor, type SignerSettings } from '../upstream/signers/index.js';
 import { ResponseBook } from './book.js';
@@ -142,7 +142,7 @@ export class RealtimeRelay implements UpgradeRelay {
     let credential: CredentialSecrets;
     try {
       await this.transcriptionPriced(ctx);
-      credential = await this.s.credentials.secretsFor(ctx.auth!.credential);
+      credential = actingFor(await this.s.credentials.secretsFor(ctx.auth!.credential), ctx.auth!.token.memberId);
     } catch (err) {
       return exchange.refuse(err);
     }
@@ -203,7 +203,10 @@ export class RealtimeRelay implements UpgradeRelay {
 
   private limitsOf(ctx: RequestContext): ResponseLimits {
     const auth = ctx.auth!;
-    return new ResponseLimits(this.s.limits, { tokenId: auth.token.id, orgId: auth.credential.orgId, tokenBudget: auth.token.scopes.budgetMicros, scopes: auth.token.scopes as Record<string, unknown> });
+    return new ResponseLimits(this.s.limits, {
+      tokenId: auth.token.id, orgId: auth.credential.orgId, tokenBudget: auth.token.scopes.budgetMicros, scopes: auth.token.scopes as Record<string, unknown>,
+      teamId: auth.token.teamId, memberId: auth.token.memberId,
+    });
   }
 
   private start(exchange: Exchange, caller: WebSocket, dialed: Dialed): void {

@@ -9,7 +9,7 @@
 import type { Config } from '../../settings/config.js';
 import type { Metrics } from '../../telemetry/metrics.js';
 import type { CredentialSecrets } from '../../catalog/provider.js';
-import type { CredentialService } from '../../vault/credential-service.js';
+import { actingFor, type CredentialService } from '../../vault/credential-service.js';
 import type { PoolService } from '../../vault/pool-service.js';
 import type { BufferBudget } from '../entry/buffer-budget.js';
 import type { Exchange } from '../exit/exchange.js';
@@ -57,7 +57,8 @@ export class UpstreamRouter implements AttemptMaker {
       return;
     }
     try {
-      this.proxy.forward(exchange, credential, this.budget, failover, replay);
+      // A member's token (a personal one, an MCP grant's) acts for its member: a per-member OAuth account is theirs.
+      this.proxy.forward(exchange, actingFor(credential, exchange.ctx.auth!.token.memberId), this.budget, failover, replay);
     } catch (err) {
       exchange.refuse(err);
     }

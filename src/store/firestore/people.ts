@@ -26,7 +26,7 @@ const toMember = (d: DocumentSnapshot): MemberRecord => {
   const x = d.data()!;
   return {
     id: x.id, orgId: x.orgId, issuer: x.issuer, subject: x.subject, email: x.email ?? null, name: x.name ?? null, role: x.role,
-    budgetMicros: x.budgetMicros ?? null, createdAt: x.createdAt, lastSignInAt: x.lastSignInAt,
+    budgetMicros: x.budgetMicros ?? null, createdAt: x.createdAt, lastSignInAt: x.lastSignInAt, ...(Array.isArray(x.groups) ? { groups: x.groups } : {}),
   };
 };
 
@@ -69,13 +69,13 @@ export class FirestorePeople implements PeopleStore {
       try {
         await ref.create({
           id: m.id, orgId: m.orgId, issuer: m.issuer, subject: m.subject, email: m.email, name: m.name, role: m.role,
-          budgetMicros: m.budgetMicros, createdAt: m.createdAt, lastSignInAt: m.lastSignInAt, sortKey: sortKey(m.createdAt, m.id),
+          budgetMicros: m.budgetMicros, createdAt: m.createdAt, lastSignInAt: m.lastSignInAt, sortKey: sortKey(m.createdAt, m.id), groups: m.groups ?? null,
         });
         return m;
       } catch (err) {
         if (errCode(err) !== Code.ALREADY_EXISTS) throw err;
       }
-      await ref.update({ email: m.email, name: m.name, role: m.role, lastSignInAt: m.lastSignInAt });
+      await ref.update({ email: m.email, name: m.name, role: m.role, lastSignInAt: m.lastSignInAt, groups: m.groups ?? null });
       return toMember(await ref.get());
     });
   }

@@ -26,6 +26,8 @@ CREATE TABLE IF NOT EXISTS sessions (
 CREATE INDEX IF NOT EXISTS sessions_member ON sessions(member_id);
 `);
   const columns = (table: string) => new Set(db.all(`PRAGMA table_info(${table})`).map((c) => c.name as string));
+  // The member's groups at its last sign-in (JSON), added after the members table first shipped.
+  if (!columns('members').has('groups_json')) db.run('ALTER TABLE members ADD COLUMN groups_json TEXT');
   const missing = () => !columns('tokens').has('member_id') || !columns('revoked_tokens').has('member_id');
   if (!missing()) return;
   db.tx(() => {
@@ -46,7 +48,10 @@ const toMember = (r: Row): MemberRecord => ({
   id: r.id as string, orgId: r.org_id as string, issuer: r.issuer as string, subject: r.subject as string,
   email: (r.email as string | null) ?? null, name: (r.name as string | null) ?? null, role: r.role as MemberRecord['role'],
   budgetMicros: (r.budget_micros as number | null) ?? null, createdAt: r.created_at as number, lastSignInAt: r.last_sign_in_at as number,
+  ...(typeof r.groups_json === 'string' ? { groups: JSON.parse(r.groups_json) as string[] } : {}),
 });
+
+const groupsJson = (m: MemberRecord): string | null => (m.groups ? JSON.stringify(m.groups) : null);
 
 const toSession = (r: Row): SessionRecord => ({
   hash: r.hash as string, orgId: r.org_id as string, memberId: r.member_id as string, kind: r.kind as SessionRecord['kind'],
@@ -78,12 +83,12 @@ export class SqlitePeople implements PeopleStore {
     return this.db.guard(() => this.db.tx(() => {
       const found = this.db.one('SELECT * FROM members WHERE org_id = ? AND issuer = ? AND subject = ?', m.orgId, m.issuer, m.subject);
       if (found) {
-        this.db.run('UPDATE members SET email = ?, name = ?, role = ?, last_sign_in_at = ? WHERE id = ?', m.email, m.name, m.role, m.lastSignInAt, found.id!);
-        return { ...toMember(found), email: m.email, name: m.name, role: m.role, lastSignInAt: m.lastSignInAt };
+        this.db.run('UPDATE members SET email = ?, name = ?, role = ?, groups_json = ?, last_sign_in_at = ? WHERE id = ?', m.email, m.name, m.role, groupsJson(m), m.lastSignInAt, found.id!);
+        return { ...toMember(found), email: m.email, name: m.name, role: m.role, lastSignInAt: m.lastSignInAt, ...(m.groups ? { groups: m.groups } : {}) };
       }
       this.db.run(
-        'INSERT INTO members (id, org_id, issuer, subject, email, name, role, budget_micros, created_at, last_sign_in_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        m.id, m.orgId, m.issuer, m.subject, m.email, m.name, m.role, m.budgetMicros, m.createdAt, m.lastSignInAt,
+        'INSERT INTO members (id, org_id, issuer, subject, email, name, role, budget_micros, created_at, last_sign_in_at, groups_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        m.id, m.orgId, m.issuer, m.subject, m.email, m.name, m.role, m.budgetMicros, m.createdAt, m.lastSignInAt, groupsJson(m),
       );
       return m;
     }));

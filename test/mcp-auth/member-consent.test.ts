@@ -1,0 +1,122 @@
+/**
+ * A member signed in by single sign-on consents on the authorization page, in Chromium, with nothing pasted: the
+ * console's session cookie names the member, the grant and its access token are the member's (`member_id`), and
+ * removing the member ends them at once: its access token is refused on the MCP route and its refresh token at
+ * the token endpoint. An admin key's grants end the same way when the key is deleted.
+ */
+import test from 'ava';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { api } from '../support/app.js';
+import { launchBrowser } from '../support/browser.js';
+import { eventually } from '../support/wait.js';
+import { startProvider } from '../support/openid-provider.js';
+import { authorizeOverHttp, authorizeQuery, mcpStatus, pkce, registerClient, startMcpAuth, tokenRequest } from './fixture.js';
+
+/** A client's redirect URI on loopback: the code Chromium is sent back with. */
+async function callbackServer(t: import('ava').ExecutionContext): Promise<{ url: string; code: Promise<string> }> {
+  let resolve!: (code: string) => void;
+  const code = new Promise<string>((r) => (resolve = r));
+  const server = http.createServer((req, res) => {
+    const c = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams.get('code');
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('You may close this window.');
+    if (c) resolve(c);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => new Promise<void>((r) => {
+    server.closeAllConnections();
+    server.close(() => r());
+  }));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`, code };
+}
+
+test('a signed-in member consents in Chromium; its tool calls are audited with its name; removing it refuses its access and refresh tokens', async (t) => {
+  t.timeout(180_000, 'a browser session on a shared machine');
+  const f = await startMcpAuth(t, { KEYWARD_AUDIT_TOOL_CALLS: '1' });
+  const provider = await startProvider({ redirectUri: `${f.issuer}/v1/sso/callback` });
+  t.teardown(() => provider.close());
+  const sso = await api(f.app, 'PUT', '/v1/orgs/self/sso', {
+    token: f.org.token, body: { issuer: provider.issuer, client_id: provider.clientId, client_secret: provider.clientSecret, allowed_domains: ['acme.test'] },
+  });
+  t.is(sso.status, 200, sso.text);
+  provider.nextPerson = { sub: 'grace', email: 'grace@acme.test', name: 'Grace', groups: ['engineers'] };
+
+  // The person signs in to the console first (the provider answers at once for `grace`).
+  const browser = await launchBrowser(t);
+  const page = await browser.newPage();
+  await page.goto(`${f.issuer}/v1/sso/start?org=${f.org.id}`);
+  await page.waitForURL(/\/console\//);
+  const members = (await api(f.app, 'GET', '/v1/members', { token: f.org.token })).body.data as Array<{ id: string; email: string }>;
+  const member = members.find((m) => m.email === 'grace@acme.test')!;
+  t.truthy(member);
+
+  // Then an MCP client sends them to the authorization page: consent is asked at once, no token field.
+  const callback = await callbackServer(t);
+  const clientId = await registerClient(f, callback.url);
+  const { verifier, challenge } = pkce();
+  await page.goto(`${f.issuer}/v1/oauth/authorize?${authorizeQuery({ clientId, redirectUri: callback.url, challenge, resource: f.resource })}`);
+  await page.waitForSelector('input[name=tools]');
+  t.is(await page.locator('#token').count(), 0, 'signed in already: no token asked for');
+  for (const tool of ['list_pulls', 'delete_repo', 'echo_key']) await page.uncheck(`input[name=tools][value=${tool}]`);
+  await page.click('button[value=allow]');
+  const code = await callback.code;
+  const tokens = await tokenRequest(f, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: callback.url, client_id: clientId, resource: f.resource });
+  t.is(tokens.status, 200, JSON.stringify(tokens.body));
+  const access = tokens.body.access_token as string;
+  const refresh = tokens.body.refresh_token as string;
+  t.is(await mcpStatus(f.resource, access), 200);
+
+  // The access token is the member's.
+  const listed = (await api(f.app, 'GET', '/v1/tokens', { token: f.org.token })).body.data as Array<{ created_by?: string; member_id?: string }>;
+  const record = listed.find((x) => x.created_by === member.id);
+  t.is(record?.member_id, member.id, 'the access token carries the member');
+
+  // A tool call with it: the audit entry names the person behind the token.
+  const rpc = (body: unknown, session?: string) => fetch(f.resource, {
+    method: 'POST', body: JSON.stringify(body),
+    headers: { authorization: `Bearer ${access}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) },
+  });
+  const init = await rpc({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+  await init.text();
+  const session = init.headers.get('mcp-session-id') ?? undefined;
+  const called = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_issue', arguments: { n: 1 } } }, session);
+  t.is(called.status, 200, await called.text());
+  const audited = async () => ((await api(f.app, 'GET', '/v1/audit', { token: f.org.token })).body.data as Array<Record<string, string>>)
+    .find((e) => e.action === 'mcp.tool_call');
+  // Written after the answer (the audit write is not on the request's path).
+  await eventually(async () => (await audited()) !== undefined, 'the tool call is audited');
+  const entry = await audited();
+  t.like(entry, { target: 'github-mcp:get_issue', member_id: member.id, member_email: 'grace@acme.test' });
+  t.regex(entry!.actor!, /^tok_/);
+
+  t.is((await api(f.app, 'DELETE', `/v1/members/${member.id}`, { token: f.org.token })).status, 200);
+  t.is(await mcpStatus(f.resource, access), 401, 'the access token dies with the member');
+  const renewed = await tokenRequest(f, { grant_type: 'refresh_token', refresh_token: refresh, client_id: clientId, resource: f.resource });
+  t.is(renewed.status, 400);
+  t.is(renewed.body.error, 'invalid_grant', 'and its refresh token');
+  t.like(await audited(), { member_id: member.id }, 'a removed member is still named by its id');
+
+  // The browser's session died with the member: the page asks for a sign-in again.
+  const again = pkce();
+  await page.goto(`${f.issuer}/v1/oauth/authorize?${authorizeQuery({ clientId, redirectUri: callback.url, challenge: again.challenge, resource: f.resource })}`);
+  t.is(await page.locator('#token').count(), 1, 'the removed member\'s cookie counts for nothing');
+});
+
+test('an admin key\'s MCP grants end when the key is deleted: access and refresh tokens refused', async (t) => {
+  const f = await startMcpAuth(t);
+  const key = await api(f.app, 'POST', '/v1/admin-keys', { token: f.org.token, body: { role: 'minter' } });
+  t.is(key.status, 201, key.text);
+  const redirectUri = 'http://127.0.0.1:47123/callback';
+  const clientId = await registerClient(f, redirectUri);
+  const { verifier, challenge } = pkce();
+  const done = await authorizeOverHttp(f, { clientId, redirectUri, challenge, resource: f.resource }, key.body.token as string);
+  const code = new URL(done.location!).searchParams.get('code')!;
+  const tokens = await tokenRequest(f, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: clientId, resource: f.resource });
+  t.is(tokens.status, 200);
+  t.is(await mcpStatus(f.resource, tokens.body.access_token as string), 200);
+
+  t.is((await api(f.app, 'DELETE', `/v1/admin-keys/${key.body.id}`, { token: f.org.token })).status, 200);
+  t.is(await mcpStatus(f.resource, tokens.body.access_token as string), 401);
+  const renewed = await tokenRequest(f, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token as string, client_id: clientId });
+  t.is(renewed.body.error, 'invalid_grant');
+});
