@@ -13,10 +13,10 @@
  * at the price book's price (under a budget, so every request was reserved).
  */
 import test, { type ExecutionContext } from 'ava';
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { api, createCredential, createOrg, mintToken, spawnServer, tempDir, type Org, type SpawnedServer } from '../support/app.js';
+import { run, type Run } from './run.js';
 import { REPLY, startAnthropicFake, startOpenAIFake, startOutside, type Fake, type Outside } from './fakes.js';
 
 const DIR = process.env.KEYWARD_AGENTS_DIR!;
@@ -66,28 +66,6 @@ function agentEnv(t: ExecutionContext, extra: Record<string, string>): { env: Re
       ...extra,
     },
   };
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs an agent to its end (stdin closed), at most `limitMs` (then killed: a hang fails the test, it never passes it). */
-function run(file: string, args: string[], env: Record<string, string>, cwd: string, limitMs = 180_000): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(file, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), limitMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
 }
 
 /** The gateway's proxy log lines of one token. */
