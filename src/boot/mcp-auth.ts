@@ -9,6 +9,7 @@ import type { DependencyContainer } from 'tsyringe';
 import { registerMcpOAuth } from '../api/mcp-oauth.js';
 import type { ProviderRegistry } from '../catalog/registry.js';
 import type { Clock } from '../clock.js';
+import { AuditLog } from '../controls/audit-log.js';
 import { Gateway } from '../gateway/entry/gateway.js';
 import { signerFor } from '../gateway/upstream/signers/index.js';
 import { listUpstreamTools } from '../gateway/wire/mcp/upstream-tools.js';
@@ -50,6 +51,7 @@ export function buildMcpAuthorization(c: DependencyContainer, config: Config, lo
   const providers = c.resolve<ProviderRegistry>(Symbols.ProviderRegistry);
   const tokens = c.resolve(TokenService);
   const credentials = c.resolve(CredentialService);
+  const audit = c.resolve(AuditLog);
   const now = () => clock.now();
   const clients = new McpClients(store, config.oidcAllowHttpLoopback, now);
   const authorization = new McpAuthorization({
@@ -72,10 +74,11 @@ export function buildMcpAuthorization(c: DependencyContainer, config: Config, lo
       await tokens.revoke(orgId, id, by).catch(() => undefined);
     },
     findAccess: (hash) => store.findTokenByHash(hash),
+    audit: (entry, at) => audit.record({ requestId: at.requestId, ip: at.ip, ...entry }),
   });
   // What the members' removal resolves to end a member's grants (revokePrincipal).
   c.register(McpAuthorization, { useValue: authorization });
   registerMcpOAuth(router, authorization, clients);
-  const frontDoor = new McpFrontDoor(issuer, authorization, signIn ?? new OrgKeySignIn(c.resolve(OrgService)), c.resolve(Gateway), log);
+  const frontDoor = new McpFrontDoor(issuer, authorization, signIn ?? new OrgKeySignIn(c.resolve(OrgService)), c.resolve(Gateway), log, config.trustedProxies);
   return { authorization, frontDoor };
 }

@@ -8,6 +8,7 @@
  * be trusted gets an error page (never a redirect); anything after that goes back to the client's redirect URI.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { clientAddress } from '../controls/client-address.js';
 import { isId } from '../ids.js';
 import type { Logger } from '../log.js';
 import { AuthorizeRedirect, type AuthorizeRequest, type McpAuthorization } from '../identity/mcp-auth/authorization.js';
@@ -41,6 +42,8 @@ export class McpFrontDoor {
     private readonly signIn: ConsentSignIn,
     private readonly proxy: McpProxy,
     private readonly log: Logger,
+    /** KEYWARD_TRUSTED_PROXIES: the client address the audit trail records. */
+    private readonly trustedProxies = 0,
   ) {}
 
   /** Whether this path is one of the front door's. */
@@ -84,7 +87,7 @@ export class McpFrontDoor {
       return;
     }
     if (path === AUTHORIZE_PATH && (method === 'GET' || method === 'POST')) {
-      void this.authorize(req, res, method === 'GET' ? query : undefined).catch((err: unknown) => this.failed(req, res, requestId, err));
+      void this.authorize(req, res, method === 'GET' ? query : undefined, requestId).catch((err: unknown) => this.failed(req, res, requestId, err));
       return;
     }
     if (method !== 'GET') return this.refuse(req, res, requestId, Errors.notFound('No such route.'));
@@ -110,7 +113,7 @@ export class McpFrontDoor {
   }
 
   /** GET: the request checked, then sign-in (or consent, for a principal signed in already). POST: the pages' forms. */
-  private async authorize(req: IncomingMessage, res: ServerResponse, query: URLSearchParams | undefined): Promise<void> {
+  private async authorize(req: IncomingMessage, res: ServerResponse, query: URLSearchParams | undefined, requestId: string): Promise<void> {
     let form: URLSearchParams | undefined;
     if (!query) {
       if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(req.headers['content-type'] ?? '')) throw Errors.invalidRequest('The authorization page posts a form.');
@@ -130,7 +133,7 @@ export class McpFrontDoor {
     try {
       if (form?.get('step') === 'consent') {
         const allowed = form.get('decision') === 'allow' ? form.getAll('tools') : undefined;
-        return this.redirect(res, await this.auth.decide(request, form.get('consent') ?? '', form.get('consent_secret') ?? '', allowed));
+        return this.redirect(res, await this.auth.decide(request, form.get('consent') ?? '', form.get('consent_secret') ?? '', allowed, { requestId, ip: clientAddress(req, this.trustedProxies) }));
       }
       let principal = await this.signIn.current(req.headers);
       if (!principal && form?.get('step') === 'signin') {

@@ -61,9 +61,9 @@ const hiddenValue = (html: string, name: string): string => new RegExp(`name="${
 
 /**
  * The page's steps as a browser takes them: GET the authorize URL, post the sign-in form with `token`, post the
- * consent form allowing `tools` (undefined: every tool offered). The last answer (a 303 to the redirect URI, or a page).
+ * consent form allowing `tools` (undefined: every tool offered; null: the request denied). The last answer (a 303 to the redirect URI, or a page).
  */
-export async function authorizeOverHttp(f: McpAuthFixture, p: AuthorizeParams, token: string, tools?: string[]): Promise<{ status: number; location: string | null; html: string }> {
+export async function authorizeOverHttp(f: McpAuthFixture, p: AuthorizeParams, token: string, tools?: string[] | null): Promise<{ status: number; location: string | null; html: string }> {
   const q = authorizeQuery(p);
   const first = await fetch(`${f.issuer}/v1/oauth/authorize?${q}`, { redirect: 'manual' });
   if (first.status !== 200) return { status: first.status, location: first.headers.get('location'), html: await first.text() };
@@ -79,8 +79,8 @@ export async function authorizeOverHttp(f: McpAuthFixture, p: AuthorizeParams, t
   answer.set('step', 'consent');
   answer.set('consent', hiddenValue(html, 'consent'));
   answer.set('consent_secret', hiddenValue(html, 'consent_secret'));
-  answer.set('decision', 'allow');
-  for (const tool of tools ?? offered) answer.append('tools', tool);
+  answer.set('decision', tools === null ? 'deny' : 'allow');
+  for (const tool of tools ?? (tools === null ? [] : offered)) answer.append('tools', tool);
   const done = await fetch(`${f.issuer}/v1/oauth/authorize`, { method: 'POST', body: answer, redirect: 'manual' });
   return { status: done.status, location: done.headers.get('location'), html: await done.text() };
 }
