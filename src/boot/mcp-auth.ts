@@ -3,12 +3,12 @@
  * authorization server's, and every MCP route's resource URL starts with it). Builds the authorization service
  * over the store, the vault's tokens and credentials and the upstream's tools/list; registers the token,
  * registration and revocation routes; returns the front door the HTTP server routes /v1/mcp/…, the metadata
- * documents and the authorization page to. Off: none of them exists, and /v1/proxy/… is as before.
+ * documents and the authorization page to, and starts the hourly clean-up of ended grants and unused clients. Off: none of them exists, and /v1/proxy/… is as before.
  */
 import type { DependencyContainer } from 'tsyringe';
 import { registerMcpOAuth } from '../api/mcp-oauth.js';
 import type { ProviderRegistry } from '../catalog/registry.js';
-import type { Clock } from '../clock.js';
+import type { Clock, Timers } from '../clock.js';
 import { AuditLog } from '../controls/audit-log.js';
 import { Gateway } from '../gateway/entry/gateway.js';
 import { signerFor } from '../gateway/upstream/signers/index.js';
@@ -18,6 +18,7 @@ import type { Router } from '../http/router.js';
 import { McpAuthorization } from '../identity/mcp-auth/authorization.js';
 import { McpClients } from '../identity/mcp-auth/clients.js';
 import { OrgKeySignIn, type ConsentSignIn } from '../identity/mcp-auth/principals.js';
+import { McpGrantSweep } from '../identity/mcp-auth/sweep.js';
 import type { Logger } from '../log.js';
 import type { Config } from '../settings/config.js';
 import type { Store } from '../store/ports.js';
@@ -30,6 +31,8 @@ import { TokenService } from '../vault/token-service.js';
 export interface McpAuthorizationParts {
   authorization: McpAuthorization;
   frontDoor: McpFrontDoor;
+  /** Deletes ended grants and unused clients hourly; closed at shutdown. */
+  sweep: McpGrantSweep;
 }
 
 /** The issuer MCP authorization runs under, or undefined (off) with the reason logged once. */
@@ -80,5 +83,7 @@ export function buildMcpAuthorization(c: DependencyContainer, config: Config, lo
   c.register(McpAuthorization, { useValue: authorization });
   registerMcpOAuth(router, authorization, clients);
   const frontDoor = new McpFrontDoor(issuer, authorization, signIn ?? new OrgKeySignIn(c.resolve(OrgService)), c.resolve(Gateway), log, config.trustedProxies);
-  return { authorization, frontDoor };
+  const sweep = new McpGrantSweep(store, now, c.resolve<Timers>(Symbols.Timers), log);
+  sweep.start();
+  return { authorization, frontDoor, sweep };
 }

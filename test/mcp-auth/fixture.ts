@@ -6,7 +6,7 @@
  */
 import type { ExecutionContext } from 'ava';
 import { createHash, randomBytes } from 'node:crypto';
-import { api, createCredential, createOrg, startApp, type Org, type TestApp } from '../support/app.js';
+import { api, createCredential, createOrg, startApp, type Org, type StartOptions, type TestApp } from '../support/app.js';
 import { startIssuerFront } from '../support/cloud/keyward-oidc.js';
 import { startFakeMcp, type FakeMcp } from '../support/mcp-fake.js';
 import { canaryKey } from '../support/proxy-fixture.js';
@@ -22,12 +22,13 @@ export interface McpAuthFixture {
   resource: string;
 }
 
-export async function startMcpAuth(t: ExecutionContext, env: Record<string, string> = {}): Promise<McpAuthFixture> {
+/** `clocks`: a ManualClock as `clock` and/or `timers` (startApp's), for what runs on them. */
+export async function startMcpAuth(t: ExecutionContext, env: Record<string, string> = {}, clocks: Pick<StartOptions, 'clock' | 'timers'> = {}): Promise<McpAuthFixture> {
   const key = canaryKey('ghmcp');
   const fake = await startFakeMcp(key);
   t.teardown(() => fake.close());
   const front = await startIssuerFront(t);
-  const app = await startApp(t, { env: { KEYWARD_ISSUER_URL: front.url, KEYWARD_UPSTREAM_GITHUB_MCP: fake.url, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', ...env } });
+  const app = await startApp(t, { env: { KEYWARD_ISSUER_URL: front.url, KEYWARD_UPSTREAM_GITHUB_MCP: fake.url, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', ...env }, ...clocks });
   front.point(app.url);
   const org = await createOrg(app);
   const credential = await createCredential(app, org, 'github-mcp', key);

@@ -167,6 +167,8 @@ export class McpAuthorization {
       createdAt: now, expiresAt: Math.min(now + this.deps.grantTtlMs, principal.expiresAt ?? Infinity), version: 1,
     };
     await this.deps.store.createMcpGrant(grant);
+    // A registered client a person is asked about is in use: the clean-up (sweep.ts) keeps it.
+    if (request.client.kind === 'registered') await this.deps.store.touchMcpClient(request.client.id, now);
     return { grantId: grant.id, secret, tools };
   }
 
