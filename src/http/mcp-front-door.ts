@@ -29,6 +29,15 @@ const AS_PATH = '/.well-known/oauth-authorization-server';
 /** The parameters an authorize request may carry back through the pages' forms. */
 const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method', 'resource', 'scope'];
 const MAX_FORM = 64 * 1024;
+/**
+ * CORS, for MCP clients that run in a browser page: the metadata documents and the token, registration and
+ * revocation endpoints may be read from any origin (they read no cookie, and credentials are never allowed). The
+ * authorization page is navigated to, not fetched; admin routes get none of this.
+ */
+const CORS_POSTS = new Set([TOKEN_PATH, REGISTER_PATH, REVOKE_PATH]);
+const preflightHeaders = (methods: string) => ({
+  'access-control-allow-origin': '*', 'access-control-allow-methods': methods, 'access-control-allow-headers': 'content-type, mcp-protocol-version', 'access-control-max-age': '600',
+});
 
 /** The gateway's entry for an MCP route (src/gateway/entry/gateway.ts handleMcp). */
 export interface McpProxy {
@@ -49,6 +58,22 @@ export class McpFrontDoor {
   /** Whether this path is one of the front door's. */
   owns(path: string): boolean {
     return path.startsWith(MCP_PREFIX) || path.startsWith(PR_PREFIX) || path === AS_PATH || path === AUTHORIZE_PATH;
+  }
+
+  /**
+   * The token, registration and revocation endpoints (the router serves them): their answers, refusals included,
+   * readable from any origin, and their preflight answered here. True when it answered.
+   */
+  cors(req: IncomingMessage, res: ServerResponse, path: string): boolean {
+    if (!CORS_POSTS.has(path)) return false;
+    if (req.method !== 'OPTIONS') {
+      res.setHeader('access-control-allow-origin', '*');
+      return false;
+    }
+    req.resume();
+    res.writeHead(204, preflightHeaders('POST'));
+    res.end();
+    return true;
   }
 
   metadataUrl(credentialId: string): string {
@@ -89,6 +114,11 @@ export class McpFrontDoor {
     if (path === AUTHORIZE_PATH && (method === 'GET' || method === 'POST')) {
       void this.authorize(req, res, method === 'GET' ? query : undefined, requestId).catch((err: unknown) => this.failed(req, res, requestId, err));
       return;
+    }
+    if (method === 'OPTIONS' && (path === AS_PATH || path.startsWith(PR_PREFIX))) {
+      req.resume();
+      res.writeHead(204, { ...preflightHeaders('GET'), 'x-request-id': requestId });
+      return void res.end();
     }
     if (method !== 'GET') return this.refuse(req, res, requestId, Errors.notFound('No such route.'));
     req.resume();
