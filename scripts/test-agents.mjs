@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
  * `npm run test:agents`: installs the pinned coding agents (test/agents/agents.json: Claude Code and Codex CLI,
- * each with its native binary from an optional dependency package, and the OpenAI Agents SDK and Claude Agent SDK)
- * from npm into a scratch folder, never into the project's dependencies, then runs test/agents/ with ava (one
- * non-interactive turn of each through a built Keyward against fakes that accept only the stored key).
+ * each with its native binary from an optional dependency package, the OpenAI Agents SDK and Claude Agent SDK, and
+ * MCP Inspector) from npm into a scratch folder, never into the project's dependencies, then runs test/agents/ with
+ * ava (one non-interactive turn of each agent through a built Keyward against fakes that accept only the stored key;
+ * the Inspector's CLI on an MCP route with a token from Keyward's OAuth flow).
  *
  * The folder is KEYWARD_AGENTS_DIR, else `<tmp>/keyward-agents-<pins>`; an install that already holds the pinned
  * versions (and whose binaries answer --version) is reused.
@@ -26,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const pins = JSON.parse(readFileSync(path.join(root, 'test/agents/agents.json'), 'utf8'));
-const agents = [pins.claude, pins.codex, pins.openaiAgents, pins.claudeAgentSdk];
+const agents = [pins.claude, pins.codex, pins.openaiAgents, pins.claudeAgentSdk, pins.inspector];
 const required = process.env.KEYWARD_AGENTS_REQUIRED === '1';
 const id = createHash('sha256').update(agents.map((a) => `${a.package}@${a.version}`).join(' ')).digest('hex').slice(0, 12);
 const dir = path.resolve(process.env.KEYWARD_AGENTS_DIR ?? path.join(tmpdir(), `keyward-agents-${id}`));

@@ -19,10 +19,10 @@ export function registerMcpOAuth(router: Router, auth: McpAuthorization, clients
       'The access token is accepted only at its MCP route and allows only the consented tools.',
     ].join('\n\n'),
     response: { status: 200, schema: McpTokenResponse, description: 'An access token and the next refresh token.' },
-  }, async (r) => ({ status: 200, body: await auth.token(await r.body() as Record<string, unknown>) }));
+  }, async (r) => ({ status: 200, body: await auth.token(await r.body() as Record<string, unknown>, r) }));
 
   router.add('POST', '/v1/oauth/register', {
-    auth: 'none', body: MCP_REGISTRATION, errorFormat: 'oauth',
+    auth: 'none', body: MCP_REGISTRATION, errorFormat: 'oauth', action: 'mcp_client.register',
     operationId: 'mcpRegisterClient', tag: 'mcp-authorization', summary: 'Register an MCP client (RFC 7591 dynamic registration)',
     description: 'For clients without a Client ID Metadata Document (which Keyward prefers: a `client_id` that is the document\'s https URL needs no registration). Every client is public: no secret is issued.',
     response: { status: 201, schema: McpClientInformation, description: 'The client\'s id and metadata.' },
@@ -30,6 +30,8 @@ export function registerMcpOAuth(router: Router, auth: McpAuthorization, clients
     const c = await clients.register(await r.body() as Record<string, unknown>);
     return {
       status: 201,
+      // On the audit trail of no organisation (registration is anonymous): the client's id.
+      target: c.id,
       body: {
         client_id: c.id, client_id_issued_at: Math.floor(c.createdAt / 1000), client_name: c.name, redirect_uris: c.redirectUris,
         token_endpoint_auth_method: 'none' as const, grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
@@ -43,7 +45,7 @@ export function registerMcpOAuth(router: Router, auth: McpAuthorization, clients
     description: 'A refresh token revokes its whole grant (every access token from it). An unknown or spent token is answered the same.',
     response: { status: 200, schema: McpRevocationResponse, description: 'Revoked, or nothing to revoke.' },
   }, async (r) => {
-    await auth.revoke(await r.body() as Record<string, unknown>);
+    await auth.revoke(await r.body() as Record<string, unknown>, r);
     return { status: 200, body: {} };
   });
 }

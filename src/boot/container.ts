@@ -317,6 +317,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
     shutdown: () => (closing ??= (async () => {
       // Leased quota goes back first (the quota stage's close): another instance may need it while we drain.
       await pipeline.close();
+      mcpAuth?.sweep.close();
       await server.drain(config.drainS * 1000);
       await ledger.releaseAll();
       // Requests settled while draining left amounts here: they go back too; then every lease holder ends.

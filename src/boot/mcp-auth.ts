@@ -3,12 +3,13 @@
  * authorization server's, and every MCP route's resource URL starts with it). Builds the authorization service
  * over the store, the vault's tokens and credentials and the upstream's tools/list; registers the token,
  * registration and revocation routes; returns the front door the HTTP server routes /v1/mcp/…, the metadata
- * documents and the authorization page to. Off: none of them exists, and /v1/proxy/… is as before.
+ * documents and the authorization page to, and starts the hourly clean-up of ended grants and unused clients. Off: none of them exists, and /v1/proxy/… is as before.
  */
 import type { DependencyContainer } from 'tsyringe';
 import { registerMcpOAuth } from '../api/mcp-oauth.js';
 import type { ProviderRegistry } from '../catalog/registry.js';
-import type { Clock } from '../clock.js';
+import type { Clock, Timers } from '../clock.js';
+import { AuditLog } from '../controls/audit-log.js';
 import { Gateway } from '../gateway/entry/gateway.js';
 import { signerFor } from '../gateway/upstream/signers/index.js';
 import { listUpstreamTools } from '../gateway/wire/mcp/upstream-tools.js';
@@ -18,6 +19,7 @@ import { McpAuthorization } from '../identity/mcp-auth/authorization.js';
 import { McpClients } from '../identity/mcp-auth/clients.js';
 import { MemberSessionSignIn } from '../identity/mcp-auth/member-sign-in.js';
 import { OrgKeySignIn, type ConsentSignIn } from '../identity/mcp-auth/principals.js';
+import { McpGrantSweep } from '../identity/mcp-auth/sweep.js';
 import type { Logger } from '../log.js';
 import type { Config } from '../settings/config.js';
 import type { Store } from '../store/ports.js';
@@ -33,6 +35,8 @@ import { TokenService } from '../vault/token-service.js';
 export interface McpAuthorizationParts {
   authorization: McpAuthorization;
   frontDoor: McpFrontDoor;
+  /** Deletes ended grants and unused clients hourly; closed at shutdown. */
+  sweep: McpGrantSweep;
 }
 
 /** The issuer MCP authorization runs under, or undefined (off) with the reason logged once. */
@@ -57,6 +61,7 @@ export function buildMcpAuthorization(c: DependencyContainer, config: Config, lo
   const providers = c.resolve<ProviderRegistry>(Symbols.ProviderRegistry);
   const tokens = c.resolve(TokenService);
   const credentials = c.resolve(CredentialService);
+  const audit = c.resolve(AuditLog);
   const now = () => clock.now();
   const clients = new McpClients(store, config.oidcAllowHttpLoopback, now);
   const authorization = new McpAuthorization({
@@ -81,6 +86,7 @@ export function buildMcpAuthorization(c: DependencyContainer, config: Config, lo
       await tokens.revoke(orgId, id, by).catch(() => undefined);
     },
     findAccess: (hash) => store.findTokenByHash(hash),
+    audit: (entry, at) => audit.record({ requestId: at.requestId, ip: at.ip, ...entry }),
   });
   c.register(McpAuthorization, { useValue: authorization });
   // A member removed or an admin key deleted: every grant it consented to ends, with its access and refresh tokens.
@@ -88,6 +94,8 @@ export function buildMcpAuthorization(c: DependencyContainer, config: Config, lo
   registerMcpOAuth(router, authorization, clients);
   const teams = c.resolve(TeamService);
   const consentSignIn = signIn ?? new MemberSessionSignIn(c.resolve(SessionService), (m) => teams.teamOf(m.orgId, m.id, m.groups ?? []), new OrgKeySignIn(c.resolve(OrgService)));
-  const frontDoor = new McpFrontDoor(issuer, authorization, consentSignIn, c.resolve(Gateway), log);
-  return { authorization, frontDoor };
+  const frontDoor = new McpFrontDoor(issuer, authorization, consentSignIn, c.resolve(Gateway), log, config.trustedProxies);
+  const sweep = new McpGrantSweep(store, now, c.resolve<Timers>(Symbols.Timers), log);
+  sweep.start();
+  return { authorization, frontDoor, sweep };
 }

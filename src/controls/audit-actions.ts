@@ -13,6 +13,7 @@ export const AUDIT_ACTIONS = [
   'sso.update', 'member.sign_in', 'member.update', 'member.delete', 'session.delete',
   'team.create', 'team.update', 'team.delete',
   'mcp.tool_call',
+  'mcp_client.register', 'mcp_grant.consent', 'mcp_grant.deny', 'mcp_grant.token', 'mcp_grant.refresh', 'mcp_grant.revoke', 'mcp_grant.replay',
   'auth.failed', 'quota.refused', 'budget.refused', 'admin.rate_limited',
 ] as const;
 

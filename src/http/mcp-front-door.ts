@@ -8,6 +8,7 @@
  * be trusted gets an error page (never a redirect); anything after that goes back to the client's redirect URI.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { clientAddress } from '../controls/client-address.js';
 import { isId } from '../ids.js';
 import type { Logger } from '../log.js';
 import { AuthorizeRedirect, type AuthorizeRequest, type McpAuthorization } from '../identity/mcp-auth/authorization.js';
@@ -28,6 +29,15 @@ const AS_PATH = '/.well-known/oauth-authorization-server';
 /** The parameters an authorize request may carry back through the pages' forms. */
 const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method', 'resource', 'scope'];
 const MAX_FORM = 64 * 1024;
+/**
+ * CORS, for MCP clients that run in a browser page: the metadata documents and the token, registration and
+ * revocation endpoints may be read from any origin (they read no cookie, and credentials are never allowed). The
+ * authorization page is navigated to, not fetched; admin routes get none of this.
+ */
+const CORS_POSTS = new Set([TOKEN_PATH, REGISTER_PATH, REVOKE_PATH]);
+const preflightHeaders = (methods: string) => ({
+  'access-control-allow-origin': '*', 'access-control-allow-methods': methods, 'access-control-allow-headers': 'content-type, mcp-protocol-version', 'access-control-max-age': '600',
+});
 
 /** The gateway's entry for an MCP route (src/gateway/entry/gateway.ts handleMcp). */
 export interface McpProxy {
@@ -41,11 +51,29 @@ export class McpFrontDoor {
     private readonly signIn: ConsentSignIn,
     private readonly proxy: McpProxy,
     private readonly log: Logger,
+    /** KEYWARD_TRUSTED_PROXIES: the client address the audit trail records. */
+    private readonly trustedProxies = 0,
   ) {}
 
   /** Whether this path is one of the front door's. */
   owns(path: string): boolean {
     return path.startsWith(MCP_PREFIX) || path.startsWith(PR_PREFIX) || path === AS_PATH || path === AUTHORIZE_PATH;
+  }
+
+  /**
+   * The token, registration and revocation endpoints (the router serves them): their answers, refusals included,
+   * readable from any origin, and their preflight answered here. True when it answered.
+   */
+  cors(req: IncomingMessage, res: ServerResponse, path: string): boolean {
+    if (!CORS_POSTS.has(path)) return false;
+    if (req.method !== 'OPTIONS') {
+      res.setHeader('access-control-allow-origin', '*');
+      return false;
+    }
+    req.resume();
+    res.writeHead(204, preflightHeaders('POST'));
+    res.end();
+    return true;
   }
 
   metadataUrl(credentialId: string): string {
@@ -84,8 +112,13 @@ export class McpFrontDoor {
       return;
     }
     if (path === AUTHORIZE_PATH && (method === 'GET' || method === 'POST')) {
-      void this.authorize(req, res, method === 'GET' ? query : undefined).catch((err: unknown) => this.failed(req, res, requestId, err));
+      void this.authorize(req, res, method === 'GET' ? query : undefined, requestId).catch((err: unknown) => this.failed(req, res, requestId, err));
       return;
+    }
+    if (method === 'OPTIONS' && (path === AS_PATH || path.startsWith(PR_PREFIX))) {
+      req.resume();
+      res.writeHead(204, { ...preflightHeaders('GET'), 'x-request-id': requestId });
+      return void res.end();
     }
     if (method !== 'GET') return this.refuse(req, res, requestId, Errors.notFound('No such route.'));
     req.resume();
@@ -110,7 +143,7 @@ export class McpFrontDoor {
   }
 
   /** GET: the request checked, then sign-in (or consent, for a principal signed in already). POST: the pages' forms. */
-  private async authorize(req: IncomingMessage, res: ServerResponse, query: URLSearchParams | undefined): Promise<void> {
+  private async authorize(req: IncomingMessage, res: ServerResponse, query: URLSearchParams | undefined, requestId: string): Promise<void> {
     let form: URLSearchParams | undefined;
     if (!query) {
       if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(req.headers['content-type'] ?? '')) throw Errors.invalidRequest('The authorization page posts a form.');
@@ -130,7 +163,7 @@ export class McpFrontDoor {
     try {
       if (form?.get('step') === 'consent') {
         const allowed = form.get('decision') === 'allow' ? form.getAll('tools') : undefined;
-        return this.redirect(res, await this.auth.decide(request, form.get('consent') ?? '', form.get('consent_secret') ?? '', allowed));
+        return this.redirect(res, await this.auth.decide(request, form.get('consent') ?? '', form.get('consent_secret') ?? '', allowed, { requestId, ip: clientAddress(req, this.trustedProxies) }));
       }
       let principal = await this.signIn.current(req.headers);
       if (!principal && form?.get('step') === 'signin') {

@@ -50,6 +50,8 @@ export interface AdminHandler {
 /** Keyward's MCP routes, their metadata documents and the authorization pages (mcp-front-door.ts), when MCP authorization is on. */
 export interface FrontDoor {
   owns(path: string): boolean;
+  /** CORS for the authorization server's JSON endpoints: true when it answered (a preflight). */
+  cors(req: IncomingMessage, res: ServerResponse, path: string): boolean;
   handle(req: IncomingMessage, res: ServerResponse, requestId: string, path: string, query: URLSearchParams): void;
 }
 
@@ -222,6 +224,7 @@ export class HttpServer {
         this.mcp.handle(req, res, requestId, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
         return;
       }
+      if (this.mcp.cors(req, res, path)) return;
     }
     res.setHeader('x-request-id', requestId);
     void this.admin(req, res, requestId, url);

@@ -153,6 +153,9 @@ export abstract class ComposedStore<P extends StorePorts = StorePorts> implement
   getMcpGrant(id: string) { return this.ports.mcpGrants.getMcpGrant(id); }
   updateMcpGrant(next: McpGrantRecord, expectedVersion: number) { return this.ports.mcpGrants.updateMcpGrant(next, expectedVersion); }
   listMcpGrantsByPrincipal(principal: string) { return this.ports.mcpGrants.listMcpGrantsByPrincipal(principal); }
+  touchMcpClient(id: string, at: number) { return this.ports.mcpGrants.touchMcpClient(id, at); }
+  purgeMcpGrants(now: number, limit: number) { return this.ports.mcpGrants.purgeMcpGrants(now, limit); }
+  purgeMcpClients(unusedBefore: number, limit: number) { return this.ports.mcpGrants.purgeMcpClients(unusedBefore, limit); }
   // ---- upstream OAuth connections (OAuthConnectionStore) --------------------
   putOAuthConnection(record: OAuthConnectionRecord) { return this.ports.oauthConnections.putOAuthConnection(record); }
   getOAuthConnection(orgId: string, credentialId: string, memberId: string) { return this.ports.oauthConnections.getOAuthConnection(orgId, credentialId, memberId); }

@@ -1,13 +1,16 @@
 /**
  * The MCP authorization port (re-exported by ports.ts): what Keyward as the OAuth authorization server of its MCP
  * routes keeps (src/identity/mcp-auth/). Adapters: sqlite/mcp-grants.ts, firestore/mcp-grants.ts; both pass
- * test/mcp-auth/grant-store.test.ts's contract.
+ * the store contract's part test/store/contract-mcp-grants.ts.
  *
  * A client registered dynamically (RFC 7591) is a record; a client known by its metadata document's URL is not
  * stored (its document is fetched). A grant is one authorization and everything issued from it: the code (until
  * it is redeemed), then the refresh token family and the access tokens minted from it. Only hashes of the code
  * and the refresh tokens are kept. A grant changes only by compare-and-set on its `version`: of two instances
  * redeeming one code or rotating one refresh token, one wins and the other sees the winner's record.
+ *
+ * Nothing here outlives its use: a grant is deleted once it can no longer be used (mcpGrantEnd), a registered
+ * client once it has gone unused for a while with no grant naming it (the sweep, identity/mcp-auth/sweep.ts).
  */
 
 /** A dynamically registered client (`mcpc_…`): a public client (no secret), known by its redirect URIs. */
@@ -16,6 +19,8 @@ export interface McpClientRecord {
   name: string;
   redirectUris: string[];
   createdAt: number;
+  /** The last time a person was asked to consent to it (absent: never since it was registered). */
+  lastUsedAt?: number;
 }
 
 /** `consent`: signed in, the consent page shown (its form's secret is `codeHash`); `code`: consented, the code issued; `active`: redeemed. */
@@ -58,6 +63,17 @@ export interface McpGrantRecord {
   version: number;
 }
 
+/**
+ * When a grant can no longer be used, after which it is deleted: an unredeemed one when its code (or consent page)
+ * expires, an active one when its refresh tokens end (its access tokens never outlive it), a revoked one when the
+ * access tokens it issued would have ended anyway.
+ */
+export function mcpGrantEnd(g: McpGrantRecord): number {
+  if (g.state === 'active') return g.expiresAt;
+  if (g.state === 'revoked') return g.issued.reduce((end, t) => Math.max(end, t.expiresAt), 0);
+  return Math.min(g.codeExpiresAt, g.expiresAt);
+}
+
 export interface McpGrantStore {
   createMcpClient(record: McpClientRecord): Promise<void>;
   getMcpClient(id: string): Promise<McpClientRecord | undefined>;
@@ -67,4 +83,13 @@ export interface McpGrantStore {
   updateMcpGrant(next: McpGrantRecord, expectedVersion: number): Promise<boolean>;
   /** Every grant a principal consented to (revoked ones included): what revoking the principal walks. */
   listMcpGrantsByPrincipal(principal: string): Promise<McpGrantRecord[]>;
+  /** Records that a registered client was used at `at` (a consent asked for it); an unknown id changes nothing. */
+  touchMcpClient(id: string, at: number): Promise<void>;
+  /** Deletes up to `limit` grants whose end (mcpGrantEnd) is at or before `now`; how many. */
+  purgeMcpGrants(now: number, limit: number): Promise<number>;
+  /**
+   * Deletes up to `limit` registered clients last used (else registered) before `unusedBefore` that no stored
+   * grant names; how many.
+   */
+  purgeMcpClients(unusedBefore: number, limit: number): Promise<number>;
 }

@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { api, createCredential, createOrg, mintToken, spawnServer, tempDir, type Org, type SpawnedServer } from '../support/app.js';
 import { startFrontDoor, startProvider, type TestProvider } from '../support/openid-provider.js';
 import { approveDevice, Browser } from '../support/sign-in.js';
+import { run, type Run } from './run.js';
 import { REPLY, startAnthropicFake, startOpenAIFake, startOutside, type Fake, type Outside } from './fakes.js';
 
 const DIR = process.env.KEYWARD_AGENTS_DIR!;
@@ -83,28 +84,6 @@ function agentEnv(t: ExecutionContext, extra: Record<string, string>): { env: Re
       ...extra,
     },
   };
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs an agent to its end (stdin closed), at most `limitMs` (then killed: a hang fails the test, it never passes it). */
-function run(file: string, args: string[], env: Record<string, string>, cwd: string, limitMs = 180_000): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(file, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), limitMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
 }
 
 /** The gateway's proxy log lines of one token. */

@@ -6,7 +6,7 @@
  */
 import type { ExecutionContext } from 'ava';
 import { createHash, randomBytes } from 'node:crypto';
-import { api, createCredential, createOrg, startApp, type Org, type TestApp } from '../support/app.js';
+import { api, createCredential, createOrg, startApp, type Org, type StartOptions, type TestApp } from '../support/app.js';
 import { startIssuerFront } from '../support/cloud/keyward-oidc.js';
 import { startFakeMcp, type FakeMcp } from '../support/mcp-fake.js';
 import { canaryKey } from '../support/proxy-fixture.js';
@@ -22,12 +22,13 @@ export interface McpAuthFixture {
   resource: string;
 }
 
-export async function startMcpAuth(t: ExecutionContext, env: Record<string, string> = {}): Promise<McpAuthFixture> {
+/** `clocks`: a ManualClock as `clock` and/or `timers` (startApp's), for what runs on them. */
+export async function startMcpAuth(t: ExecutionContext, env: Record<string, string> = {}, clocks: Pick<StartOptions, 'clock' | 'timers'> = {}): Promise<McpAuthFixture> {
   const key = canaryKey('ghmcp');
   const fake = await startFakeMcp(key);
   t.teardown(() => fake.close());
   const front = await startIssuerFront(t);
-  const app = await startApp(t, { env: { KEYWARD_ISSUER_URL: front.url, KEYWARD_UPSTREAM_GITHUB_MCP: fake.url, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', ...env } });
+  const app = await startApp(t, { env: { KEYWARD_ISSUER_URL: front.url, KEYWARD_UPSTREAM_GITHUB_MCP: fake.url, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', ...env }, ...clocks });
   front.point(app.url);
   const org = await createOrg(app);
   const credential = await createCredential(app, org, 'github-mcp', key);
@@ -61,9 +62,9 @@ const hiddenValue = (html: string, name: string): string => new RegExp(`name="${
 
 /**
  * The page's steps as a browser takes them: GET the authorize URL, post the sign-in form with `token`, post the
- * consent form allowing `tools` (undefined: every tool offered). The last answer (a 303 to the redirect URI, or a page).
+ * consent form allowing `tools` (undefined: every tool offered; null: the request denied). The last answer (a 303 to the redirect URI, or a page).
  */
-export async function authorizeOverHttp(f: McpAuthFixture, p: AuthorizeParams, token: string, tools?: string[]): Promise<{ status: number; location: string | null; html: string }> {
+export async function authorizeOverHttp(f: McpAuthFixture, p: AuthorizeParams, token: string, tools?: string[] | null): Promise<{ status: number; location: string | null; html: string }> {
   const q = authorizeQuery(p);
   const first = await fetch(`${f.issuer}/v1/oauth/authorize?${q}`, { redirect: 'manual' });
   if (first.status !== 200) return { status: first.status, location: first.headers.get('location'), html: await first.text() };
@@ -79,8 +80,8 @@ export async function authorizeOverHttp(f: McpAuthFixture, p: AuthorizeParams, t
   answer.set('step', 'consent');
   answer.set('consent', hiddenValue(html, 'consent'));
   answer.set('consent_secret', hiddenValue(html, 'consent_secret'));
-  answer.set('decision', 'allow');
-  for (const tool of tools ?? offered) answer.append('tools', tool);
+  answer.set('decision', tools === null ? 'deny' : 'allow');
+  for (const tool of tools ?? (tools === null ? [] : offered)) answer.append('tools', tool);
   const done = await fetch(`${f.issuer}/v1/oauth/authorize`, { method: 'POST', body: answer, redirect: 'manual' });
   return { status: done.status, location: done.headers.get('location'), html: await done.text() };
 }

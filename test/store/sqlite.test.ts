@@ -207,3 +207,31 @@ test('sqlite: a database made before names gains name columns on open; its admin
   const revoked = await b.listRevokedTokens('org_old', { limit: 10 });
   t.deepEqual(revoked !== BAD_CURSOR && revoked.data.map((r) => r.id), ['tok_old']);
 });
+
+test('sqlite: MCP tables made before the clean-up gain its columns on open, filled from each record; the sweep then deletes what ended', async (t) => {
+  const dir = tempDir(t, 'keyward-store-');
+  const raw = new DatabaseSync(path.join(dir, 'keyward.db'));
+  // The tables as they were made before the clean-up's columns.
+  raw.exec(`CREATE TABLE mcp_clients (id TEXT PRIMARY KEY, data TEXT NOT NULL) STRICT;
+    CREATE TABLE mcp_grants (id TEXT PRIMARY KEY, principal TEXT NOT NULL, version INTEGER NOT NULL, data TEXT NOT NULL) STRICT;`);
+  const client = { id: newId('mcpc'), name: 'old client', redirectUris: ['http://127.0.0.1:5/cb'], createdAt: 10 };
+  const base = {
+    orgId: newId('org'), credentialId: newId('cred'), resource: 'https://keyward.test/v1/mcp/cred_x', clientId: client.id, principal: newId('otk'), tools: [],
+    codeHash: 'a'.repeat(64), redirectUri: 'http://127.0.0.1:5/cb', codeChallenge: 'c'.repeat(43), codeExpiresAt: 20, refreshHash: null, usedRefreshHashes: [], issued: [], createdAt: 1, version: 1,
+  };
+  const ended = { ...base, id: newId('mcpg'), state: 'code', expiresAt: 1000 };
+  const live = { ...base, id: newId('mcpg'), state: 'active', expiresAt: 1000 };
+  raw.prepare('INSERT INTO mcp_clients (id, data) VALUES (?, ?)').run(client.id, JSON.stringify(client));
+  for (const g of [ended, live]) raw.prepare('INSERT INTO mcp_grants (id, principal, version, data) VALUES (?, ?, 1, ?)').run(g.id, g.principal, JSON.stringify(g));
+  raw.close();
+
+  // Two stores opening the old file at once: one migrates, neither fails.
+  const [a, b] = [new SqliteStore(dir), new SqliteStore(dir)];
+  t.teardown(() => a.close());
+  t.teardown(() => b.close());
+  t.is(await a.purgeMcpGrants(500, 10), 1, 'the unredeemed code ended at 20; the active grant lives to 1000');
+  t.is(await b.getMcpGrant(ended.id), undefined);
+  t.is(await b.purgeMcpClients(500, 10), 0, 'the client is named by the live grant');
+  t.is(await a.purgeMcpGrants(1000, 10), 1);
+  t.is(await b.purgeMcpClients(500, 10), 1, 'registered at 10, never used, now named by none');
+});

@@ -8,8 +8,11 @@
  * `tools` scope is the consented tools and whose `resource` scope is the route (accepted there alone), recorded
  * with the principal as their creator; they live KEYWARD_MCP_TOKEN_TTL and never past the grant, which never
  * outlives its principal. Codes and refresh tokens carry their grant's id and are stored only as SHA-256.
+ * Consent given or refused, a token issued, a refresh rotated, a revocation and a replay are put on the audit trail
+ * by id (grant, client, principal, token): never a code's or a token's value.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { AuditAction } from '../../controls/audit-actions.js';
 import { OAuthError } from '../../errors.js';
 import { isId, newId, randomBase62, sha256Hex } from '../../ids.js';
 import type { McpGrantRecord, McpGrantStore, TokenRecord } from '../../store/ports.js';
@@ -19,6 +22,23 @@ import type { ConsentPrincipal } from './principals.js';
 export interface McpTool {
   name: string;
   description?: string;
+}
+
+/** Where a request came from, for the audit trail. */
+export interface RequestAt {
+  requestId: string;
+  ip: string;
+}
+
+/** One of the authorization server's audit entries: ids only. */
+export interface McpAuditEntry {
+  org: string;
+  /** The principal (consent), the client id (token endpoint), or the access token revoked by itself. */
+  actor: string;
+  action: AuditAction;
+  /** A grant id (`mcpg_…`), or an access token's id (`tok_…`) revoked by itself. */
+  target: string;
+  outcome: 'success' | 'failure';
 }
 
 /** What the authorization server needs of the rest of Keyward (the boot wires the vault's services in). */
@@ -40,6 +60,8 @@ export interface McpAuthDeps {
   revokeAccess(orgId: string, id: string, by: string): Promise<void>;
   /** The live proxy token with this hash, if any (RFC 7009 on an access token). */
   findAccess(hash: string): Promise<TokenRecord | undefined>;
+  /** Records an entry on the audit trail (never rejects). */
+  audit(entry: McpAuditEntry, at: RequestAt): Promise<void>;
 }
 
 /** An authorize request whose client and redirect URI were checked: refusals after this go to the redirect URI. */
@@ -145,6 +167,8 @@ export class McpAuthorization {
       createdAt: now, expiresAt: Math.min(now + this.deps.grantTtlMs, principal.expiresAt ?? Infinity), version: 1,
     };
     await this.deps.store.createMcpGrant(grant);
+    // A registered client a person is asked about is in use: the clean-up (sweep.ts) keeps it.
+    if (request.client.kind === 'registered') await this.deps.store.touchMcpClient(request.client.id, now);
     return { grantId: grant.id, secret, tools };
   }
 
@@ -152,7 +176,7 @@ export class McpAuthorization {
    * The consent form's answer: `tools` (a subset of those offered) allowed, or denied (`tools` undefined). The
    * redirect's location: the code, or `access_denied`. A form whose grant or secret does not match is refused.
    */
-  async decide(request: AuthorizeRequest, grantId: string, secret: string, tools: readonly string[] | undefined): Promise<string> {
+  async decide(request: AuthorizeRequest, grantId: string, secret: string, tools: readonly string[] | undefined, at: RequestAt): Promise<string> {
     const grant = isId('mcpg', grantId) ? await this.deps.store.getMcpGrant(grantId) : undefined;
     const now = this.deps.now();
     if (!grant || grant.state !== 'consent' || !sameHash(grant.codeHash, sha256Hex(secret)) || grant.codeExpiresAt <= now
@@ -160,13 +184,16 @@ export class McpAuthorization {
       throw new ClientRefusal('This consent page has expired or was already answered: start again from your MCP client.');
     }
     if (tools === undefined) {
-      await this.deps.store.updateMcpGrant({ ...grant, state: 'revoked', version: grant.version + 1 }, grant.version);
+      if (await this.deps.store.updateMcpGrant({ ...grant, state: 'revoked', version: grant.version + 1 }, grant.version)) {
+        await this.deps.audit({ org: grant.orgId, actor: grant.principal, action: 'mcp_grant.deny', target: grant.id, outcome: 'success' }, at);
+      }
       return this.errorLocation(request.redirectUri, 'access_denied', 'The request was denied.', request.state);
     }
     const chosen = [...new Set(tools)].filter((t) => grant.tools.includes(t));
     const code = `kwc_${grant.id}_${randomBase62(43)}`;
     const next: McpGrantRecord = { ...grant, tools: chosen, state: 'code', codeHash: sha256Hex(code), codeExpiresAt: now + CODE_TTL_MS, version: grant.version + 1 };
     if (!(await this.deps.store.updateMcpGrant(next, grant.version))) throw new ClientRefusal('This consent page was already answered.');
+    await this.deps.audit({ org: grant.orgId, actor: grant.principal, action: 'mcp_grant.consent', target: grant.id, outcome: 'success' }, at);
     const url = new URL(request.redirectUri);
     url.searchParams.set('code', code);
     if (request.state !== undefined) url.searchParams.set('state', request.state);
@@ -175,15 +202,15 @@ export class McpAuthorization {
   }
 
   /** The token endpoint: authorization_code or refresh_token (public clients: `client_id` in the body). */
-  async token(body: Readonly<Record<string, unknown>>): Promise<TokenResponse> {
+  async token(body: Readonly<Record<string, unknown>>, at: RequestAt): Promise<TokenResponse> {
     const text = (name: string): string | undefined => (typeof body[name] === 'string' ? body[name] as string : undefined);
     const grantType = text('grant_type');
-    if (grantType === 'authorization_code') return this.redeem(text('code') ?? '', text('code_verifier') ?? '', text('redirect_uri'), text('client_id'), text('resource'));
-    if (grantType === 'refresh_token') return this.refresh(text('refresh_token') ?? '', text('client_id'), text('resource'));
+    if (grantType === 'authorization_code') return this.redeem(text('code') ?? '', text('code_verifier') ?? '', text('redirect_uri'), text('client_id'), text('resource'), at);
+    if (grantType === 'refresh_token') return this.refresh(text('refresh_token') ?? '', text('client_id'), text('resource'), at);
     throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
   }
 
-  private async redeem(code: string, verifier: string, redirectUri: string | undefined, clientId: string | undefined, resource: string | undefined): Promise<TokenResponse> {
+  private async redeem(code: string, verifier: string, redirectUri: string | undefined, clientId: string | undefined, resource: string | undefined, at: RequestAt): Promise<TokenResponse> {
     const id = CODE.exec(code)?.[1];
     for (let round = 0; round < 3; round++) {
       const grant = id ? await this.deps.store.getMcpGrant(id) : undefined;
@@ -191,6 +218,7 @@ export class McpAuthorization {
       if (grant.state !== 'code') {
         // A code redeemed before: whoever holds it now may have stolen it. Everything issued from it ends.
         await this.revokeGrant(grant, 'oauth:code-replay');
+        await this.deps.audit({ org: grant.orgId, actor: grant.clientId, action: 'mcp_grant.replay', target: grant.id, outcome: 'failure' }, at);
         throw invalidGrant('The authorization code was already used; every token issued from it is revoked.');
       }
       const now = this.deps.now();
@@ -200,12 +228,15 @@ export class McpAuthorization {
       if (!VERIFIER.test(verifier) || !sameHash(s256(verifier), grant.codeChallenge)) throw invalidGrant('The code_verifier does not match the code_challenge (PKCE).');
       if (resource !== undefined && resource !== grant.resource) throw new OAuthError('invalid_target', 'The resource differs from the one the code was issued for.');
       const issued = await this.issue(grant, now);
-      if (issued) return issued;
+      if (issued) {
+        await this.deps.audit({ org: grant.orgId, actor: grant.clientId, action: 'mcp_grant.token', target: grant.id, outcome: 'success' }, at);
+        return issued;
+      }
     }
     throw new OAuthError('temporarily_unavailable', 'The grant kept changing; try again.', 503);
   }
 
-  private async refresh(token: string, clientId: string | undefined, resource: string | undefined): Promise<TokenResponse> {
+  private async refresh(token: string, clientId: string | undefined, resource: string | undefined, at: RequestAt): Promise<TokenResponse> {
     const id = REFRESH.exec(token)?.[1];
     const hash = sha256Hex(token);
     for (let round = 0; round < 3; round++) {
@@ -214,6 +245,7 @@ export class McpAuthorization {
       if (grant.usedRefreshHashes.includes(hash)) {
         // An earlier refresh token again: two parties hold the family. It ends, for both.
         await this.revokeGrant(grant, 'oauth:refresh-reuse');
+        await this.deps.audit({ org: grant.orgId, actor: grant.clientId, action: 'mcp_grant.replay', target: grant.id, outcome: 'failure' }, at);
         throw invalidGrant('The refresh token was already used; every token of its family is revoked.');
       }
       const now = this.deps.now();
@@ -221,7 +253,10 @@ export class McpAuthorization {
       if (clientId !== undefined && clientId !== grant.clientId) throw new OAuthError('invalid_client', 'The refresh token was issued to another client.', 401);
       if (resource !== undefined && resource !== grant.resource) throw new OAuthError('invalid_target', 'The resource differs from the one the grant is for.');
       const issued = await this.issue(grant, now);
-      if (issued) return issued;
+      if (issued) {
+        await this.deps.audit({ org: grant.orgId, actor: grant.clientId, action: 'mcp_grant.refresh', target: grant.id, outcome: 'success' }, at);
+        return issued;
+      }
     }
     throw new OAuthError('temporarily_unavailable', 'The grant kept changing; try again.', 503);
   }
@@ -261,18 +296,24 @@ export class McpAuthorization {
    * RFC 7009: an access token Keyward issued for an MCP route, or a refresh token (its whole family). Anything
    * else, unknown or already revoked, changes nothing and is answered the same (200).
    */
-  async revoke(body: Readonly<Record<string, unknown>>): Promise<void> {
+  async revoke(body: Readonly<Record<string, unknown>>, at: RequestAt): Promise<void> {
     const token = typeof body.token === 'string' ? body.token : '';
     if (token === '') throw new OAuthError('invalid_request', '`token` is required.');
     const refreshGrant = REFRESH.exec(token)?.[1];
     if (refreshGrant) {
       const grant = await this.deps.store.getMcpGrant(refreshGrant);
       const hash = sha256Hex(token);
-      if (grant && (grant.refreshHash === hash || grant.usedRefreshHashes.includes(hash))) await this.revokeGrant(grant, 'oauth:revocation');
+      if (grant && (grant.refreshHash === hash || grant.usedRefreshHashes.includes(hash))) {
+        await this.revokeGrant(grant, 'oauth:revocation');
+        if (grant.state !== 'revoked') await this.deps.audit({ org: grant.orgId, actor: grant.clientId, action: 'mcp_grant.revoke', target: grant.id, outcome: 'success' }, at);
+      }
       return;
     }
     const access = await this.deps.findAccess(sha256Hex(token));
-    if (access?.scopes.resource !== undefined) await this.deps.revokeAccess(access.orgId, access.id, 'oauth:revocation');
+    if (access?.scopes.resource !== undefined) {
+      await this.deps.revokeAccess(access.orgId, access.id, 'oauth:revocation');
+      await this.deps.audit({ org: access.orgId, actor: access.id, action: 'mcp_grant.revoke', target: access.id, outcome: 'success' }, at);
+    }
   }
 
   /**
