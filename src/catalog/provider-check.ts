@@ -262,7 +262,7 @@ function validateWebSocket(route: Record<string, unknown>, fail: (problem: strin
   if (!ws || typeof ws !== 'object' || Array.isArray(ws)) fail(`${where} must be { protocol, modelQuery?, inputAudioTokensPerSecond? }`);
   if (route.method !== 'GET') fail(`${where} needs method GET (an upgrade is a GET)`);
   if (!REALTIME_PROTOCOLS.includes(ws!.protocol as RealtimeProtocolName) && !isProtocolObject(ws!.protocol)) {
-    fail(`${where}.protocol must be a realtime protocol ({ name, open }, @keyward/sdk RealtimeProtocol) or one of ${REALTIME_PROTOCOLS.join(', ')}`);
+    fail(`${where}.protocol must be one of ${REALTIME_PROTOCOLS.join(', ')}, or a RealtimeProtocol object ({ name, open }, @keyward/sdk)`);
   }
   if (ws!.modelQuery !== undefined && (typeof ws!.modelQuery !== 'string' || !PARAM_NAME.test(ws!.modelQuery))) fail(`${where}.modelQuery must be a query parameter name`);
   if ((route.path as string).includes('{model}') && ws!.modelQuery !== undefined) fail(`${where}.modelQuery and a {model} path parameter both name the model`);
