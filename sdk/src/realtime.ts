@@ -112,7 +112,7 @@ export interface QueryParams {
 export interface RealtimeHost {
   /** The model the upgrade named (its query or path), if any. */
   readonly model: string | undefined;
-  /** The upgrade's query parameters (OpenAI's `intent=transcription`). */
+  /** The upgrade's query parameters (OpenAI's `intent=transcription`), without any that carries a key (`?key=`). */
   readonly query: QueryParams;
   /** Whether the token has a `models` scope. */
   readonly scoped: boolean;

@@ -3,7 +3,7 @@
  * KEYWARD_PROVIDERS_DIR, no code in src/): its route's messages are read by it: a refusal answered with its own
  * error event and never forwarded; a `response.create` held under a cap through the host's response book
  * (refused with budget_exhausted when it does not fit, never forwarded) and settled to the usage it read
- * × the file's inline price. A route that names a built-in protocol (`'openai-responses'`) still gets it.
+ * × the file's inline price; the upgrade's query without its key parameters. A route that names a built-in protocol (`'openai-responses'`) still gets it.
  */
 import test, { type ExecutionContext } from 'ava';
 import { providersDir } from '../support/providers-dir.js';
@@ -27,6 +27,7 @@ const chatter = {
       binaryJson: false,
       get model() { return model; },
       fromClient(message) {
+        if (message.type === 'query') return { kind: 'refuse', error: host.errors.invalidRequest('model=' + host.query.get('model') + ' key=' + host.query.get('key')) };
         if (message.type === 'forbidden') return { kind: 'refuse', error: host.errors.invalidRequest('chatter refuses this', 'type'), eventId: message.event_id };
         if (message.type !== 'response.create') return { kind: 'forward' };
         return host.book.forClient(worst(), message.event_id).then(() => ({ kind: 'forward' }), (error) => ({ kind: 'refuse', error, eventId: message.event_id }));
@@ -120,6 +121,16 @@ test('a provider file\'s own protocol: a response that does not fit the cap is r
   c.send({ type: 'ping' });
   await f.fake.messages(0, 1);
   t.deepEqual(f.fake.received[0]!.map((m) => m.type), ['ping'], 'only what the protocol forwarded reached the provider');
+  c.ws.close();
+});
+
+test('a protocol reads the upgrade\'s query without the parameters that carry keys', async (t) => {
+  const { f, mint } = await chatterFixture(t);
+  const tok = await mint();
+  const c = await f.open(`v1/talk?model=chat-1&key=${tok.token}`);
+  c.send({ type: 'query' });
+  const refused = await c.waitFor((m) => m.chatter_error !== undefined);
+  t.is(refused.chatter_error.message, 'model=chat-1 key=null', 'the ptok sent as ?key= is not in what the protocol reads');
   c.ws.close();
 });
 

@@ -47,6 +47,7 @@ import type { ChangeFeed } from '../../store/ports.js';
 import type { CredentialService } from '../../vault/credential-service.js';
 import type { RequestContext } from '../entry/context.js';
 import { signerFor, type SignerSettings } from '../upstream/signers/index.js';
+import { stripKeyParams } from '../upstream/headers.js';
 import { ResponseBook } from './book.js';
 import { dialUpstream, UpstreamRefusal, type Dialed } from './dial.js';
 import type { Exchange, UpstreamLeg } from '../exit/exchange.js';
@@ -187,10 +188,15 @@ export class RealtimeRelay implements UpgradeRelay {
    */
   private async transcriptionPriced(ctx: RequestContext): Promise<void> {
     const ws = ctx.route?.websocket;
-    if (!ws || protocolOf(ws.protocol).transcribesFromStart?.(new URLSearchParams(ctx.query)) !== true) return;
+    if (!ws || protocolOf(ws.protocol).transcribesFromStart?.(this.queryOf(ctx)) !== true) return;
     if (!(await this.limitsOf(ctx).applies())) return;
     const rate = ws.inputAudioTokensPerSecond;
     if (ctx.model !== undefined || rate === undefined) transcriptionPrice(ctx.model, ctx.model === undefined ? undefined : this.s.prices.lookup(ctx.provider!.id, ctx.model), rate);
+  }
+
+  /** The upgrade's query as a protocol reads it: without the parameters that carry keys (a ptok sent as `?key=`). */
+  private queryOf(ctx: RequestContext): URLSearchParams {
+    return new URLSearchParams(stripKeyParams(ctx.query, this.s.providers.keyQueryParams));
   }
 
   private limitsOf(ctx: RequestContext): ResponseLimits {
@@ -221,7 +227,7 @@ export class RealtimeRelay implements UpgradeRelay {
     });
     protocol = protocolOf(ctx.route!.websocket!.protocol).open(realtimeHost({
       book, transcriptions, model: ctx.model, scoped: scope !== undefined,
-      query: new URLSearchParams(ctx.query), inputAudioTokensPerSecond: ctx.route!.websocket!.inputAudioTokensPerSecond,
+      query: this.queryOf(ctx), inputAudioTokensPerSecond: ctx.route!.websocket!.inputAudioTokensPerSecond,
       modelAllowed: (m) => scope === undefined || modelAllowed(scope, m),
       price: (m) => this.s.prices.lookup(provider, m),
       seen: (m) => this.s.unpriced.observe(auth.credential.orgId, provider, m),
