@@ -7,6 +7,7 @@
 // (environment: AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY), or the plain `OpenAI` client with
 // `baseURL: <gateway>/v1/proxy/openai/v1/` on the version-less surface.
 import type { ProviderPlugin } from '@keyward/sdk';
+import { openAIRealtime } from './lib/realtime/openai-realtime.js';
 
 const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 /** A tenant id, or one of its verified domain names (contoso.onmicrosoft.com). */
@@ -100,8 +101,8 @@ export default {
     { method: 'GET', path: 'openai/v1/models' },
     // Realtime sessions over WebSocket (docs/agents/realtime.md): the deployment (or the v1 surface's model) names the model.
     // Input audio is billed as OpenAI bills it (1 token per 100 ms), bounded at twice that as in providers/openai.ts.
-    { method: 'GET', path: 'openai/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'deployment', inputAudioTokensPerSecond: 20 } },
-    { method: 'GET', path: 'openai/v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model', inputAudioTokensPerSecond: 20 } },
+    { method: 'GET', path: 'openai/realtime', websocket: { protocol: openAIRealtime, modelQuery: 'deployment', inputAudioTokensPerSecond: 20 } },
+    { method: 'GET', path: 'openai/v1/realtime', websocket: { protocol: openAIRealtime, modelQuery: 'model', inputAudioTokensPerSecond: 20 } },
   ],
   // No price table: the model a request names is the operator's own deployment name, and its price depends on the
   // deployment type (global, data zone, regional, provisioned). Price your deployments in KEYWARD_PRICES, e.g.

@@ -1,6 +1,7 @@
 // Google AI (Gemini API): https://ai.google.dev/api. The model is a path segment;
 // `?key=` is how its REST examples pass a key, so it is stripped and accepted as the proxy token.
 import type { ProviderPlugin } from '@keyward/sdk';
+import { geminiLive } from './lib/realtime/gemini-live.js';
 
 const versions = ['v1beta', 'v1'] as const;
 const actions = ['generateContent', 'streamGenerateContent', 'countTokens', 'embedContent', 'batchEmbedContents'] as const;
@@ -39,7 +40,7 @@ export default {
     ]),
     // Gemini Live (docs/agents/realtime.md): one WebSocket session per connection; the model is named in its first message.
     ...['v1beta', 'v1alpha', 'v1'].map((v) => ({
-      method: 'GET' as const, path: `ws/google.ai.generativelanguage.${v}.GenerativeService.BidiGenerateContent`, websocket: { protocol: 'gemini-live' as const },
+      method: 'GET' as const, path: `ws/google.ai.generativelanguage.${v}.GenerativeService.BidiGenerateContent`, websocket: { protocol: geminiLive },
     })),
     // The OpenAI-compatible surface.
     { method: 'POST', path: 'v1beta/openai/chat/completions' },

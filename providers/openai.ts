@@ -1,5 +1,7 @@
 // OpenAI: https://platform.openai.com/docs/api-reference. SDK base URL: <gateway>/v1/proxy/v1
 import type { ProviderPlugin } from '@keyward/sdk';
+import { openAIRealtime } from './lib/realtime/openai-realtime.js';
+import { openAIResponses } from './lib/realtime/openai-responses.js';
 
 export default {
   apiVersion: 1,
@@ -48,8 +50,8 @@ export default {
     // WebSocket sessions (docs/agents/realtime.md): the Realtime API, and the Responses API as Codex CLI opens it. User audio
     // is billed at 1 token per 100 ms (https://developers.openai.com/api/docs/guides/realtime-costs): bounded here at twice
     // that, the rate of assistant audio (1 per 50 ms), for the special tokens around it.
-    { method: 'GET', path: 'v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model', inputAudioTokensPerSecond: 20 } },
-    { method: 'GET', path: 'v1/responses', websocket: { protocol: 'openai-responses' } },
+    { method: 'GET', path: 'v1/realtime', websocket: { protocol: openAIRealtime, modelQuery: 'model', inputAudioTokensPerSecond: 20 } },
+    { method: 'GET', path: 'v1/responses', websocket: { protocol: openAIResponses } },
   ],
   // Built-in tools OpenAI runs and bills beyond the visible input (https://platform.openai.com/docs/pricing#built-in-tools):
   // their results come back as input tokens, so a budget reserves the context window for input, plus per call: web search

@@ -16,6 +16,7 @@ const MODULES = [
   ['version.ts', 'ApiVersion'],
   ['provider.ts', 'Providers: ProviderPlugin, Signer, UsageReader'],
   ['prices.ts', 'Prices: ModelPrice, PriceDimension, BilledTool, TokenUsage'],
+  ['realtime.ts', 'Realtime protocols: RealtimeProtocol, RealtimeHost, the books'],
   ['middleware.ts', 'Middleware: MiddlewarePlugin, hooks, body hooks'],
   ['request.ts', 'The request a middleware sees: RequestView'],
   ['host.ts', 'The host: Host, Logger, Clock, Timers, HostConfig'],

@@ -14,6 +14,7 @@ export type * from './provider.js';
 export type * from './prices.js';
 export type * from './request.js';
 export type * from './middleware.js';
+export type * from './realtime.js';
 export type * from './host.js';
 export type * from './errors.js';
 

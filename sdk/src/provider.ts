@@ -6,10 +6,12 @@
  * start-up: a malformed file stops start-up naming the file and the field.
  *
  * A new way to authenticate is a Signer (a built-in one named by string, or an object the file brings); a new
- * usage shape is a UsageReaderFactory. Neither needs a change to Keyward.
+ * usage shape is a UsageReaderFactory; a new realtime message protocol is a RealtimeProtocol (realtime.ts). None
+ * needs a change to Keyward.
  */
 import type { ApiVersion } from './version.js';
 import type { BilledTool, ModelPrice, PriceDimension, TokenUsage } from './prices.js';
+import type { RealtimeProtocol } from './realtime.js';
 
 /** Header names (lower case) to values, as Node gives them. */
 export type IncomingHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -49,11 +51,15 @@ export interface ProviderRoute {
   websocket?: WebSocketRoute;
 }
 
-/** The message protocols the realtime relay reads . */
+/**
+ * The built-in realtime protocols by name (each the same as the object `providers/lib/realtime/` exports; a name
+ * is kept for providers written before protocols were declared as objects).
+ */
 export type RealtimeProtocolName = 'openai-realtime' | 'openai-responses' | 'gemini-live';
 
 export interface WebSocketRoute {
-  protocol: RealtimeProtocolName;
+  /** How the route's messages are read: a RealtimeProtocol (the provider's own, or a built-in one), or a built-in's name. */
+  protocol: RealtimeProtocolName | RealtimeProtocol;
   modelQuery?: string;
   /**
    * The most tokens the provider bills for one second of input audio (a bound, not an average): how an appended

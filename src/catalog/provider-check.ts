@@ -14,7 +14,7 @@ import { PriceFileError, readPriceFile, type PriceFileData } from '../pricing/pr
 import { validateTools } from '../pricing/billed-tools.js';
 import { validateDimensions } from '../pricing/price-dimensions.js';
 import { validateSdk } from './sdk-setup.js';
-import type { CredentialSpec, HttpMethod, ProviderAuth, ProviderKind, ProviderPlugin, ProviderRoute, RealtimeProtocol, TokenPlacement, UsageReaderFactory, UsageShape } from './provider.js';
+import type { CredentialSpec, HttpMethod, ProviderAuth, ProviderKind, ProviderPlugin, ProviderRoute, RealtimeProtocolName, TokenPlacement, UsageReaderFactory, UsageShape } from './provider.js';
 
 /** A validated provider; it is also the CredentialRules its credentials are checked against. */
 export interface Provider extends ProviderPlugin {
@@ -246,7 +246,14 @@ function validateRoutes(value: unknown, both: boolean, fail: (problem: string) =
   return value as ProviderRoute[];
 }
 
-const REALTIME_PROTOCOLS: readonly RealtimeProtocol[] = ['openai-realtime', 'openai-responses', 'gemini-live'];
+const REALTIME_PROTOCOLS: readonly RealtimeProtocolName[] = ['openai-realtime', 'openai-responses', 'gemini-live'];
+
+/** A declared realtime protocol object (RealtimeProtocol): a name and an `open` function (`transcribesFromStart` optional). */
+function isProtocolObject(p: unknown): boolean {
+  if (!p || typeof p !== 'object' || Array.isArray(p)) return false;
+  const o = p as Record<string, unknown>;
+  return typeof o.name === 'string' && o.name.length > 0 && typeof o.open === 'function' && (o.transcribesFromStart === undefined || typeof o.transcribesFromStart === 'function');
+}
 
 /** A websocket route: a GET, a known message protocol, and at most a query parameter naming the model. */
 function validateWebSocket(route: Record<string, unknown>, fail: (problem: string) => never): void {
@@ -254,7 +261,9 @@ function validateWebSocket(route: Record<string, unknown>, fail: (problem: strin
   const where = `route ${JSON.stringify(route.path)}: \`websocket\``;
   if (!ws || typeof ws !== 'object' || Array.isArray(ws)) fail(`${where} must be { protocol, modelQuery?, inputAudioTokensPerSecond? }`);
   if (route.method !== 'GET') fail(`${where} needs method GET (an upgrade is a GET)`);
-  if (!REALTIME_PROTOCOLS.includes(ws!.protocol as RealtimeProtocol)) fail(`${where}.protocol must be one of ${REALTIME_PROTOCOLS.join(', ')}`);
+  if (!REALTIME_PROTOCOLS.includes(ws!.protocol as RealtimeProtocolName) && !isProtocolObject(ws!.protocol)) {
+    fail(`${where}.protocol must be one of ${REALTIME_PROTOCOLS.join(', ')}, or a RealtimeProtocol object ({ name, open }, @keyward/sdk)`);
+  }
   if (ws!.modelQuery !== undefined && (typeof ws!.modelQuery !== 'string' || !PARAM_NAME.test(ws!.modelQuery))) fail(`${where}.modelQuery must be a query parameter name`);
   if ((route.path as string).includes('{model}') && ws!.modelQuery !== undefined) fail(`${where}.modelQuery and a {model} path parameter both name the model`);
   const rate = ws!.inputAudioTokensPerSecond;

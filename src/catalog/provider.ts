@@ -11,7 +11,7 @@ import type { CredentialSecrets } from '../../sdk/src/provider.js';
 
 export type {
   CredentialField, CredentialSecrets, CredentialSpec, HttpMethod, IncomingHeaders, OutgoingRequest, ProviderAuth, ProviderKind, ProviderPlugin,
-  ProviderRoute, RealtimeProtocolName as RealtimeProtocol, SdkSetup, Signer, TokenPlacement, UsageReader, UsageReaderFactory, UsageReaders, UsageResponse,
+  ProviderRoute, RealtimeProtocolName, SdkSetup, Signer, TokenPlacement, UsageReader, UsageReaderFactory, UsageReaders, UsageResponse,
   UsageShape, WebSocketRoute,
 } from '../../sdk/src/provider.js';
 export type { AudioPrice, BilledTool, LongContextPrice, ModelPrice, PriceDimension, TierPrice, TokenUsage } from '../pricing/price-types.js';

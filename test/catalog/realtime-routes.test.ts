@@ -29,6 +29,11 @@ test('a provider file\'s websocket route is checked at load', (t) => {
   t.notThrows(load({ method: 'GET', path: 'v1/realtime', websocket: { protocol: 'openai-realtime', modelQuery: 'model' } }));
   t.throws(load({ method: 'POST', path: 'v1/realtime', websocket: { protocol: 'openai-realtime' } }), { message: /method GET/ });
   t.throws(load({ method: 'GET', path: 'v1/realtime', websocket: { protocol: 'sip' } }), { message: /protocol must be one of/ });
+  // A provider's own protocol: an object with a name and `open` (and, optionally, `transcribesFromStart`).
+  t.notThrows(load({ method: 'GET', path: 'v1/realtime', websocket: { protocol: { name: 'sip', open: () => ({}) } } }));
+  for (const bad of [{ name: 'sip' }, { open: () => ({}) }, { name: '', open: () => ({}) }, { name: 'sip', open: () => ({}), transcribesFromStart: true }, [], null]) {
+    t.throws(load({ method: 'GET', path: 'v1/realtime', websocket: { protocol: bad } }), { message: /protocol must be one of .*RealtimeProtocol/ });
+  }
   t.throws(load({ method: 'GET', path: 'v1/realtime', websocket: { protocol: 'gemini-live', extra: 1 } }), { message: /unknown key/ });
   t.notThrows(load({ method: 'GET', path: 'v1/realtime', websocket: { protocol: 'openai-realtime', inputAudioTokensPerSecond: 20 } }));
   for (const bad of [0, 2.5, '20', 1001]) {

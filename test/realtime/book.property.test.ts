@@ -252,7 +252,7 @@ test('TranscriptionBook: the provider bills what it transcribes; billed never pa
           events.push(() => book.cleared());
           break;
         case 'detection': {
-          // As protocols/openai-transcription.ts does: turning it on counts at once, and holds the next item before
+          // As providers/lib/realtime/openai-transcription.ts does: turning it on counts at once, and holds the next item before
           // the setting is forwarded (refused: not forwarded); off counts once the server confirms it and no update
           // still unconfirmed asks it on.
           const before = book.serverCommitsOn;

@@ -9,7 +9,7 @@
  */
 import test from 'ava';
 import { priceEntry, usageCost, worstCaseCost } from '../../src/pricing/prices.js';
-import { realtimeUsage } from '../../src/gateway/realtime/protocols/openai-realtime.js';
+import { realtimeUsage } from '../../providers/lib/realtime/openai-realtime.js';
 import { shippedPrice } from '../support/shipped-prices.js';
 import { realtimeFixture, type Client, type RealtimeFixture } from '../support/realtime-fixture.js';
 import { eventually } from '../support/wait.js';

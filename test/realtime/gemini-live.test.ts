@@ -7,7 +7,7 @@
 import test from 'ava';
 import { GoogleGenAI, Modality, type LiveServerMessage } from '@google/genai';
 import { priceEntry, usageCost } from '../../src/pricing/prices.js';
-import { liveUsage } from '../../src/gateway/realtime/protocols/gemini-live.js';
+import { liveUsage } from '../../providers/lib/realtime/gemini-live.js';
 import { shippedPrice } from '../support/shipped-prices.js';
 import { realtimeFixture } from '../support/realtime-fixture.js';
 import { eventually } from '../support/wait.js';

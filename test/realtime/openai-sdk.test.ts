@@ -10,7 +10,7 @@ import OpenAI, { AzureOpenAI } from 'openai';
 import { OpenAIRealtimeWS } from 'openai/realtime/ws';
 import { usageCost } from '../../src/pricing/prices.js';
 import { priceEntry } from '../../src/pricing/prices.js';
-import { realtimeUsage } from '../../src/gateway/realtime/protocols/openai-realtime.js';
+import { realtimeUsage } from '../../providers/lib/realtime/openai-realtime.js';
 import { shippedPrice } from '../support/shipped-prices.js';
 import { realtimeFixture } from '../support/realtime-fixture.js';
 import { eventually } from '../support/wait.js';

@@ -7,7 +7,7 @@
  * (tokens_per_minute_exceeded) and never reaches the provider.
  */
 import test from 'ava';
-import { realtimeUsage } from '../../src/gateway/realtime/protocols/openai-realtime.js';
+import { realtimeUsage } from '../../providers/lib/realtime/openai-realtime.js';
 import { realtimeFixture, type Client } from '../support/realtime-fixture.js';
 
 /** One gpt-realtime response's worst case in tokens, as test/realtime/budget.test.ts prices it. */

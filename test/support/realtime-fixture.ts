@@ -101,7 +101,8 @@ export function httpsJson(url: string, ca: Buffer, method: string, token: string
   });
 }
 
-export async function realtimeFixture(t: ExecutionContext, options: StartOptions & { tls?: boolean } = {}): Promise<RealtimeFixture> {
+/** `fakeFor`: more provider ids (a KEYWARD_PROVIDERS_DIR file's) whose upstream is the fake too. */
+export async function realtimeFixture(t: ExecutionContext, options: StartOptions & { tls?: boolean; fakeFor?: readonly string[] } = {}): Promise<RealtimeFixture> {
   const pki = testPki(t);
   const key = `sk-realtime-canary-${randomBytes(12).toString('hex')}`;
   const fake = await startRealtimeFake(key);
@@ -110,6 +111,7 @@ export async function realtimeFixture(t: ExecutionContext, options: StartOptions
     ...options,
     env: {
       KEYWARD_UPSTREAM_OPENAI: fake.url, KEYWARD_UPSTREAM_AZURE: fake.url, KEYWARD_UPSTREAM_GEMINI: fake.url,
+      ...Object.fromEntries((options.fakeFor ?? []).map((id) => [`KEYWARD_UPSTREAM_${id.toUpperCase()}`, fake.url])),
       ...(options.tls ? { KEYWARD_TLS_CERT: pki.certFile, KEYWARD_TLS_KEY: pki.keyFile } : {}),
       ...options.env,
     },

@@ -41,12 +41,13 @@ import { presentedToken } from '../../catalog/presented-token.js';
 import { usageCost, type PriceBook } from '../../pricing/prices.js';
 import type { UnpricedModels } from '../../pricing/unpriced-models.js';
 import type { ProviderRegistry } from '../../catalog/registry.js';
-import type { CredentialSecrets, RealtimeProtocol, Signer } from '../../catalog/provider.js';
+import type { CredentialSecrets, Signer } from '../../catalog/provider.js';
 import { modelAllowed } from '../../catalog/scopes.js';
 import type { ChangeFeed } from '../../store/ports.js';
 import { actingFor, type CredentialService } from '../../vault/credential-service.js';
 import type { RequestContext } from '../entry/context.js';
 import { signerFor, type SignerSettings } from '../upstream/signers/index.js';
+import { stripKeyParams } from '../upstream/headers.js';
 import { ResponseBook } from './book.js';
 import { dialUpstream, UpstreamRefusal, type Dialed } from './dial.js';
 import type { Exchange, UpstreamLeg } from '../exit/exchange.js';
@@ -54,18 +55,10 @@ import type { UpgradeRelay } from '../entry/gateway.js';
 import { carriesKey, handshakeProblem, offeredProtocols } from './handshake.js';
 import { ResponseLimits, type ResponseLimit } from './limits.js';
 import { TranscriptionBook, transcriptionPrice } from './transcription.js';
-import { GeminiLive } from './protocols/gemini-live.js';
-import { OpenAIRealtime } from './protocols/openai-realtime.js';
-import { OpenAIResponses } from './protocols/openai-responses.js';
-import type { ProtocolDeps, SessionProtocol } from './protocols/protocol.js';
+import { protocolOf, realtimeHost } from './protocol-host.js';
+import type { RealtimeSessionProtocol } from '../../../sdk/src/realtime.js';
 import { Session } from './session.js';
 import { SessionRegistry, type TokenResolver } from './sessions.js';
-
-const PROTOCOLS: Record<RealtimeProtocol, new (deps: ProtocolDeps) => SessionProtocol> = {
-  'openai-realtime': OpenAIRealtime,
-  'openai-responses': OpenAIResponses,
-  'gemini-live': GeminiLive,
-};
 
 export interface RealtimeServices {
   config: Config;
@@ -195,10 +188,15 @@ export class RealtimeRelay implements UpgradeRelay {
    */
   private async transcriptionPriced(ctx: RequestContext): Promise<void> {
     const ws = ctx.route?.websocket;
-    if (ws?.protocol !== 'openai-realtime' || new URLSearchParams(ctx.query).get('intent') !== 'transcription') return;
+    if (!ws || protocolOf(ws.protocol).transcribesFromStart?.(this.queryOf(ctx)) !== true) return;
     if (!(await this.limitsOf(ctx).applies())) return;
     const rate = ws.inputAudioTokensPerSecond;
     if (ctx.model !== undefined || rate === undefined) transcriptionPrice(ctx.model, ctx.model === undefined ? undefined : this.s.prices.lookup(ctx.provider!.id, ctx.model), rate);
+  }
+
+  /** The upgrade's query as a protocol reads it: without the parameters that carry keys (a ptok sent as `?key=`). */
+  private queryOf(ctx: RequestContext): URLSearchParams {
+    return new URLSearchParams(stripKeyParams(ctx.query, this.s.providers.keyQueryParams));
   }
 
   private limitsOf(ctx: RequestContext): ResponseLimits {
@@ -215,7 +213,7 @@ export class RealtimeRelay implements UpgradeRelay {
     const provider = ctx.provider!.id;
     const scope = auth.token.scopes.models;
     const limits = this.limitsOf(ctx);
-    let protocol: SessionProtocol | undefined;
+    let protocol: RealtimeSessionProtocol | undefined;
     let session: Session | undefined;
     const costOf = (usage: Parameters<typeof usageCost>[1], model?: string) => {
       const name = model ?? protocol?.model;
@@ -230,13 +228,13 @@ export class RealtimeRelay implements UpgradeRelay {
       uncovered: (err) => session?.fail(err, 1008),
       settled: (usage, micros, model) => exchange.settledPart(usage, micros, model ?? protocol?.model),
     });
-    protocol = new PROTOCOLS[ctx.route!.websocket!.protocol]({
+    protocol = protocolOf(ctx.route!.websocket!.protocol).open(realtimeHost({
       book, transcriptions, model: ctx.model, scoped: scope !== undefined,
-      query: new URLSearchParams(ctx.query), inputAudioTokensPerSecond: ctx.route!.websocket!.inputAudioTokensPerSecond,
+      query: this.queryOf(ctx), inputAudioTokensPerSecond: ctx.route!.websocket!.inputAudioTokensPerSecond,
       modelAllowed: (m) => scope === undefined || modelAllowed(scope, m),
       price: (m) => this.s.prices.lookup(provider, m),
       seen: (m) => this.s.unpriced.observe(auth.credential.orgId, provider, m),
-    });
+    }));
     session = new Session({
       log: this.s.log, requestId: ctx.requestId, protocol, masks: dialed.masks, now: () => this.s.clock.now(),
       fromCallerHooks: ctx.bodyHooks?.filter('request', ctx), fromProviderHooks: ctx.bodyHooks?.filter('response', ctx),

@@ -19,10 +19,10 @@
  * provider; the provider's close reason is masked like its messages.
  */
 import type WebSocket from 'ws';
-import type { ApiError } from '../../errors.js';
+import type { GatewayError as ApiError } from '../../../sdk/src/errors.js';
 import type { Logger } from '../../log.js';
 import { maskAll, maskString } from '../wire/masking.js';
-import type { SessionProtocol, Verdict } from './protocols/protocol.js';
+import type { RealtimeSessionProtocol as SessionProtocol, RealtimeVerdict as Verdict } from '../../../sdk/src/realtime.js';
 import type { BodyFilter } from '../pipeline/body-hooks.js';
 
 const HIGH_WATER = 1024 * 1024;

@@ -7,24 +7,12 @@
  * The book that holds these is transcription.ts.
  */
 import { Errors } from '../../errors.js';
-import type { TokenUsage } from '../../catalog/provider.js';
 import { usageCost, worstCaseCost, type PriceEntry } from '../../pricing/prices.js';
 import { INPUT_OVERHEAD_TOKENS } from '../../pricing/spend-bound.js';
-import type { WorstCase } from './limits.js';
+import type { TranscriptionPrice } from '../../../sdk/src/realtime.js';
 
-/** What the provider reported for one transcription. */
-export type TranscriptionUsage = { readonly kind: 'tokens'; readonly usage: TokenUsage } | { readonly kind: 'duration'; readonly seconds: number };
-
-/** One transcription model's bounds and costs. */
-export interface TranscriptionPrice {
-  readonly model: string;
-  /** The worst case of `seconds` of appended audio. */
-  audio(seconds: number): WorstCase;
-  /** The worst case of one item beyond its audio: a prompt of `promptBytes`, the transcript, a duration rounded up. */
-  item(promptBytes: number): WorstCase;
-  /** What `usage` cost and how many tokens it counts; undefined when it does not fit the price (fail closed). */
-  cost(usage: TranscriptionUsage): { micros: number; tokens: number } | undefined;
-}
+/** What the provider reported for one transcription, and one transcription model's bounds and costs (as the SDK declares them). */
+export type { TranscriptionPrice, TranscriptionUsage } from '../../../sdk/src/realtime.js';
 
 const unknownPrice = (what: string) => Errors.priceUnknown(`Under a cap, realtime transcription must be priced: ${what}. Nothing was forwarded.`);
 

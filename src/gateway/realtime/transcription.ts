@@ -1,7 +1,7 @@
 /**
  * Realtime input-audio transcription: what a session that transcribes its
  * input audio holds under a cap and is charged, whatever the protocol's shape
- * (protocols/openai-transcription.ts reads OpenAI's).
+ * (providers/lib/realtime/openai-transcription.ts reads OpenAI's).
  *
  * The provider bills each transcription item (the audio between two commits
  * of the input buffer) once its transcript is done: the item's audio (tokens,

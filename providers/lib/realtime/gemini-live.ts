@@ -21,10 +21,8 @@
  *   worst case); an `interrupted` turn ends there, like a cut one unless usage
  *   came with it. Audio, image and video tokens are priced at `audio`.
  */
-import { Errors } from '../../../errors.js';
-import type { TokenUsage } from '../../../catalog/provider.js';
-import type { Worst } from '../book.js';
-import { FORWARD, forwardOrClose, countOf, markers, objectOf, readMarked, stringOf, worstAt, type ProtocolDeps, type SessionProtocol, type Verdict } from './protocol.js';
+import type { GatewayError, RealtimeHost, RealtimeProtocol, RealtimeSessionProtocol, RealtimeVerdict, RealtimeWorst, TokenUsage } from '@keyward/sdk';
+import { FORWARD, forwardOrClose, countOf, markers, objectOf, readMarked, stringOf } from './shared.js';
 
 const SERVER_MARKERS = markers('setupComplete', 'serverContent', 'toolCall', 'usageMetadata');
 
@@ -63,8 +61,9 @@ export function liveUsage(u: Record<string, unknown> | undefined): TokenUsage | 
   return usage;
 }
 
-export class GeminiLive implements SessionProtocol {
+export class GeminiLive implements RealtimeSessionProtocol {
   readonly binaryJson = true;
+  private readonly host: RealtimeHost;
   model: string | undefined;
   private cap: number | undefined;
   /** The turn running now (its id in the book), and the usage seen in it. */
@@ -73,22 +72,23 @@ export class GeminiLive implements SessionProtocol {
   private turns = 0;
   private setupSeen = false;
 
-  constructor(private readonly deps: ProtocolDeps) {
-    this.model = deps.model;
+  constructor(host: RealtimeHost) {
+    this.host = host;
+    this.model = host.model;
   }
 
   /** One turn's worst case at the session's model and output cap (worked out when a limit applies). */
-  private readonly worst: Worst = () => worstAt((m) => this.deps.price(m), [this.model], () => this.cap)();
+  private readonly worst: RealtimeWorst = () => this.host.responseWorst([this.model], () => this.cap)();
 
-  fromClient(message: Record<string, unknown>): Verdict | Promise<Verdict> {
-    const book = this.deps.book;
+  fromClient(message: Record<string, unknown>): RealtimeVerdict | Promise<RealtimeVerdict> {
+    const book = this.host.book;
     const setup = objectOf(message.setup);
-    if (message.setup !== undefined && this.setupSeen) return { kind: 'close', code: 1008, error: Errors.invalidRequest('A Gemini Live session takes one `setup` message; a second one is refused.', 'setup') };
+    if (message.setup !== undefined && this.setupSeen) return { kind: 'close', code: 1008, error: this.host.errors.invalidRequest('A Gemini Live session takes one `setup` message; a second one is refused.', 'setup') };
     if (setup) {
       this.setupSeen = true;
       const name = stringOf(setup.model);
       const model = name === undefined ? undefined : liveModelName(name);
-      if (this.deps.scoped && (model === undefined || !this.deps.modelAllowed(model))) return { kind: 'close', code: 1008, error: Errors.modelNotAllowed(model ?? '(none)') };
+      if (this.host.scoped && (model === undefined || !this.host.modelAllowed(model))) return { kind: 'close', code: 1008, error: this.host.errors.modelNotAllowed(model ?? '(none)') };
       this.model = model;
       const generation = objectOf(setup.generationConfig) ?? objectOf(setup.generation_config);
       this.cap = countOf(generation?.maxOutputTokens ?? generation?.max_output_tokens);
@@ -107,10 +107,10 @@ export class GeminiLive implements SessionProtocol {
     return FORWARD;
   }
 
-  fromServer(raw: Buffer): void {
+  fromServer(raw: Uint8Array): void {
     const message = readMarked(raw, SERVER_MARKERS);
     if (!message) return;
-    const book = this.deps.book;
+    const book = this.host.book;
     if (message.setupComplete !== undefined) book.armAhead(this.worst);
     const content = objectOf(message.serverContent);
     const usage = liveUsage(objectOf(message.usageMetadata));
@@ -130,7 +130,13 @@ export class GeminiLive implements SessionProtocol {
   }
 
   /** Live has no error event: a refusal closes the session with its reason. */
-  errorEvent(): undefined {
+  errorEvent(_error: GatewayError, _eventId: string | undefined): undefined {
     return undefined;
   }
 }
+
+/** Gemini Live, as the Gemini and Vertex providers' Live routes declare it. */
+export const geminiLive: RealtimeProtocol = Object.freeze({
+  name: 'gemini-live',
+  open: (host: RealtimeHost) => new GeminiLive(host),
+});

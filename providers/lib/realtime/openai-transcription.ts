@@ -18,11 +18,8 @@
  * cannot be measured is refused under a cap (`price_unknown`), like a
  * transcription model with no price or no bound.
  */
-import type { ApiError } from '../../../errors.js';
-import { Errors } from '../../../errors.js';
-import type { TokenUsage } from '../../../catalog/provider.js';
-import { transcriptionPrice, type Prices, type TranscriptionBook, type TranscriptionUsage } from '../transcription.js';
-import { countOf, objectOf, stringOf, type ProtocolDeps } from './protocol.js';
+import type { GatewayError, RealtimeHost, TokenUsage, TranscriptionBook, TranscriptionPrices, TranscriptionUsage } from '@keyward/sdk';
+import { countOf, objectOf, stringOf } from './shared.js';
 
 /** Bytes a second of the formats the API takes (16-bit PCM at its rate, G.711 at 8 kHz). */
 const PCM16_24K = 48_000;
@@ -119,12 +116,16 @@ export class OpenAITranscription {
   private unheldMs = 0;
 
   private readonly book: TranscriptionBook;
+  private readonly host: RealtimeHost;
+  readonly intent: boolean;
 
-  constructor(private readonly deps: ProtocolDeps, readonly intent: boolean) {
-    this.book = deps.transcriptions;
+  constructor(host: RealtimeHost, intent: boolean) {
+    this.host = host;
+    this.intent = intent;
+    this.book = host.transcriptions;
     this.on = intent;
     // `?intent=transcription&model=…` (Azure's deployment) names the transcription model.
-    this.model = intent ? deps.model : undefined;
+    this.model = intent ? host.model : undefined;
     // Turn detection is on when a session opens: the server may commit items on its own.
     this.book.setServerCommits(true);
   }
@@ -139,14 +140,14 @@ export class OpenAITranscription {
   }
 
   /** The prices the session may be transcribing at (the confirmed model and every one asked); throws price_unknown. */
-  private readonly prices: Prices = () => {
+  private readonly prices: TranscriptionPrices = () => {
     for (const r of [this.rate, ...this.asks.map((a) => a.rate)]) {
-      if (typeof r === 'object') throw Errors.priceUnknown(`Under a cap, realtime transcription must be priced: the input audio format ${r.unknown} (\`audio.input.format\` / \`input_audio_format\`) cannot be measured. Nothing was forwarded.`);
+      if (typeof r === 'object') throw this.host.errors.priceUnknown(`Under a cap, realtime transcription must be priced: the input audio format ${r.unknown} (\`audio.input.format\` / \`input_audio_format\`) cannot be measured. Nothing was forwarded.`);
     }
     const named = new Set<string>();
     for (const m of [this.on ? this.model : undefined, ...this.asks.map((a) => a.transcription?.model)]) if (m !== undefined) named.add(m);
     const models = named.size > 0 ? [...named] : [undefined];
-    return models.map((m) => transcriptionPrice(m, m === undefined ? undefined : this.deps.price(m), this.deps.inputAudioTokensPerSecond));
+    return models.map((m) => this.host.transcriptionPrice(m));
   };
 
   private get promptBytes(): number {
@@ -169,8 +170,8 @@ export class OpenAITranscription {
    * (and the audio forwarded unheld before transcription turns on is held). Resolves to the refusal, after which
    * nothing it asked counts.
    */
-  async update(session: Record<string, unknown>, eventId: string | undefined): Promise<ApiError | undefined> {
-    if (this.pending.length >= MAX_PENDING) return Errors.invalidRequest(`${MAX_PENDING} session updates are still unanswered by the provider; wait for its session.updated.`);
+  async update(session: Record<string, unknown>, eventId: string | undefined): Promise<GatewayError | undefined> {
+    if (this.pending.length >= MAX_PENDING) return this.host.errors.invalidRequest(`${MAX_PENDING} session updates are still unanswered by the provider; wait for its session.updated.`);
     const s = settingsOf(session);
     const wasOn = this.transcribing;
     const commitsBefore = this.book.serverCommitsOn;
@@ -187,7 +188,7 @@ export class OpenAITranscription {
       } catch (err) {
         this.candidate = undefined;
         this.book.setServerCommits(commitsBefore);
-        return err as ApiError;
+        return err as GatewayError;
       }
       if (!wasOn) this.unheldMs = 0;
     }

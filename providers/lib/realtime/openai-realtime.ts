@@ -15,7 +15,7 @@
  *   `audio.input.transcription`, `transcription_session.update`, or
  *   `?intent=transcription`, which starts no responses): each append's audio,
  *   and each item the buffer's commit makes, is held before it is forwarded
- *   (openai-transcription.ts, ../transcription.ts); refused with an error event
+ *   (openai-transcription.ts; the host's TranscriptionBook); refused with an error event
  *   otherwise (`price_unknown` when it cannot be priced). Each
  *   `conversation.item.input_audio_transcription.completed` settles with its
  *   `usage`.
@@ -28,11 +28,9 @@
  * Turn detection switched off by the client is believed only once the server
  * confirms it (`session.updated`): until then the armed hold stays.
  */
-import type { ApiError } from '../../../errors.js';
-import { Errors } from '../../../errors.js';
-import type { TokenUsage } from '../../../catalog/provider.js';
+import type { GatewayError, QueryParams, RealtimeHost, RealtimeProtocol, RealtimeSessionProtocol, RealtimeVerdict, TokenUsage } from '@keyward/sdk';
 import { OpenAITranscription } from './openai-transcription.js';
-import { FORWARD, forwardOrRefuse, capOf, countOf, hasMarker, markers, objectOf, openaiErrorEvent, parseObject, stringOf, worstAt, type ProtocolDeps, type SessionProtocol, type Verdict } from './protocol.js';
+import { FORWARD, forwardOrRefuse, capOf, countOf, hasMarker, markers, objectOf, openaiErrorEvent, parseObject, stringOf } from './shared.js';
 
 /** Always read (a clear's answer too: each client clear is matched to it in order). */
 const SERVER_MARKERS = markers('session.created', 'session.updated', 'response.created', 'response.done', 'error', 'input_audio_buffer.cleared');
@@ -79,8 +77,9 @@ const capIn = (o: Record<string, unknown>): number | undefined | null => {
   return ga !== null ? ga : capOf(o.max_response_output_tokens);
 };
 
-export class OpenAIRealtime implements SessionProtocol {
+export class OpenAIRealtime implements RealtimeSessionProtocol {
   readonly binaryJson = false;
+  private readonly host: RealtimeHost;
   private confirmedModel: string | undefined;
   /** A model a client's session.update asked for, until the server confirms one. */
   private askedModel: string | undefined;
@@ -94,13 +93,14 @@ export class OpenAIRealtime implements SessionProtocol {
   /** Whether the session has ever transcribed (then the server's transcription events are read). */
   private transcribed: boolean;
 
-  constructor(private readonly deps: ProtocolDeps) {
-    this.transcriptionOnly = deps.query.get('intent') === 'transcription';
+  constructor(host: RealtimeHost) {
+    this.host = host;
+    this.transcriptionOnly = transcribesOnly(host.query);
     this.transcribed = this.transcriptionOnly;
-    this.confirmedModel = this.transcriptionOnly ? undefined : deps.model;
-    this.transcription = new OpenAITranscription(deps, this.transcriptionOnly);
+    this.confirmedModel = this.transcriptionOnly ? undefined : host.model;
+    this.transcription = new OpenAITranscription(host, this.transcriptionOnly);
     // Server turn detection is on when a conversation session opens.
-    deps.book.setServerTurns(!this.transcriptionOnly);
+    host.book.setServerTurns(!this.transcriptionOnly);
   }
 
   get model(): string | undefined {
@@ -115,21 +115,21 @@ export class OpenAIRealtime implements SessionProtocol {
   };
 
   private worst(cap: () => number | undefined) {
-    return worstAt((m) => this.deps.price(m), this.askedModel !== undefined ? [this.confirmedModel, this.askedModel] : [this.confirmedModel], cap);
+    return this.host.responseWorst(this.askedModel !== undefined ? [this.confirmedModel, this.askedModel] : [this.confirmedModel], cap);
   }
 
-  fromClient(message: Record<string, unknown>): Verdict | Promise<Verdict> {
+  fromClient(message: Record<string, unknown>): RealtimeVerdict | Promise<RealtimeVerdict> {
     const type = message.type;
     const eventId = stringOf(message.event_id);
     if (type === 'session.update' || type === 'transcription_session.update') return this.sessionUpdate(objectOf(message.session) ?? {}, eventId, type === 'session.update');
     if (type === 'response.create') {
       const cap = capIn(objectOf(message.response) ?? {});
-      return forwardOrRefuse(this.deps.book.forClient(this.worst(cap === null ? this.sessionCap : () => cap), eventId), eventId);
+      return forwardOrRefuse(this.host.book.forClient(this.worst(cap === null ? this.sessionCap : () => cap), eventId), eventId);
     }
     if (type === 'input_audio_buffer.append' || type === 'input_audio_buffer.commit') {
       this.transcribed ||= this.transcription.transcribing;
       const transcribe = () => (type === 'input_audio_buffer.append' ? this.transcription.append(message) : this.transcription.commit(eventId));
-      if (this.deps.book.serverTurnsOn) return this.inputVerdict(this.deps.book.cover(this.worst(this.sessionCap)), transcribe, eventId);
+      if (this.host.book.serverTurnsOn) return this.inputVerdict(this.host.book.cover(this.worst(this.sessionCap)), transcribe, eventId);
       const held = transcribe();
       return held ? forwardOrRefuse(held, eventId) : FORWARD;
     }
@@ -138,51 +138,51 @@ export class OpenAIRealtime implements SessionProtocol {
   }
 
   /** Input forwarded once a server-started response is covered (else the session ends), then its transcription held (else refused). */
-  private async inputVerdict(covering: Promise<void>, transcribe: () => void | Promise<void>, eventId: string | undefined): Promise<Verdict> {
+  private async inputVerdict(covering: Promise<void>, transcribe: () => void | Promise<void>, eventId: string | undefined): Promise<RealtimeVerdict> {
     try {
       await covering;
     } catch (err) {
-      return { kind: 'close', code: 1008, error: err as ApiError, eventId };
+      return { kind: 'close', code: 1008, error: err as GatewayError, eventId };
     }
     try {
       await transcribe();
     } catch (err) {
-      return { kind: 'refuse', error: err as ApiError, eventId };
+      return { kind: 'refuse', error: err as GatewayError, eventId };
     }
     return FORWARD;
   }
 
   /** A session update (`conversation`: session.update; else transcription_session.update): refused, nothing it asks counts. */
-  private async sessionUpdate(session: Record<string, unknown>, eventId: string | undefined, conversation: boolean): Promise<Verdict> {
+  private async sessionUpdate(session: Record<string, unknown>, eventId: string | undefined, conversation: boolean): Promise<RealtimeVerdict> {
     const model = conversation ? stringOf(session.model) : undefined;
-    if (model !== undefined && !this.deps.modelAllowed(model)) return { kind: 'refuse', error: Errors.modelNotAllowed(model), eventId };
+    if (model !== undefined && !this.host.modelAllowed(model)) return { kind: 'refuse', error: this.host.errors.modelNotAllowed(model), eventId };
     const turns = conversation && !this.transcriptionOnly ? serverTurnsOf(session) : null;
     const cap = conversation ? capIn(session) : null;
-    const before = { model: this.askedModel, cap: this.askedCap, turns: this.deps.book.serverTurnsOn };
+    const before = { model: this.askedModel, cap: this.askedCap, turns: this.host.book.serverTurnsOn };
     if (model !== undefined) this.askedModel = model;
     if (cap !== null) this.askedCap = cap;
     try {
-      if (turns === true && !this.deps.book.serverTurnsOn) {
-        this.deps.book.setServerTurns(true);
-        await this.deps.book.cover(this.worst(this.sessionCap));
+      if (turns === true && !this.host.book.serverTurnsOn) {
+        this.host.book.setServerTurns(true);
+        await this.host.book.cover(this.worst(this.sessionCap));
       }
       const refusal = await this.transcription.update(session, eventId);
       if (refusal) throw refusal;
     } catch (err) {
-      this.deps.book.setServerTurns(before.turns);
+      this.host.book.setServerTurns(before.turns);
       this.askedModel = before.model;
       this.askedCap = before.cap;
-      return { kind: 'refuse', error: err as ApiError, eventId };
+      return { kind: 'refuse', error: err as GatewayError, eventId };
     }
     this.transcribed ||= this.transcription.transcribing;
     return FORWARD;
   }
 
-  fromServer(raw: Buffer): void {
+  fromServer(raw: Uint8Array): void {
     const marked = hasMarker(raw, SERVER_MARKERS) || (this.transcribed && hasMarker(raw, TRANSCRIPTION_MARKERS));
     const event = marked ? parseObject(raw) : undefined;
     if (!event) return;
-    const book = this.deps.book;
+    const book = this.host.book;
     const type = stringOf(event.type) ?? '';
     switch (type) {
       case 'session.created':
@@ -227,7 +227,17 @@ export class OpenAIRealtime implements SessionProtocol {
     }
   }
 
-  errorEvent(err: ApiError, eventId: string | undefined): string {
+  errorEvent(err: GatewayError, eventId: string | undefined): string {
     return openaiErrorEvent(err, eventId);
   }
 }
+
+/** `?intent=transcription`: a session that only transcribes its input audio (it starts no responses). */
+const transcribesOnly = (query: QueryParams): boolean => query.get('intent') === 'transcription';
+
+/** OpenAI's Realtime API (Azure's too), as the OpenAI and Azure providers' realtime routes declare it. */
+export const openAIRealtime: RealtimeProtocol = Object.freeze({
+  name: 'openai-realtime',
+  open: (host: RealtimeHost) => new OpenAIRealtime(host),
+  transcribesFromStart: transcribesOnly,
+});
