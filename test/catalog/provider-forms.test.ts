@@ -15,9 +15,11 @@ import { placeholders } from '../../src/catalog/sdk-setup.js';
 import { api, createOrg, ROOT, startApp } from '../support/app.js';
 
 async function shipped(): Promise<Provider[]> {
-  const dir = path.join(ROOT, 'providers');
-  const files = readdirSync(dir).filter((f) => f.endsWith('.ts')).sort();
-  return Promise.all(files.map(async (f) => validateProvider(f, (await import(pathToFileURL(path.join(dir, f)).href)).default)));
+  // The built files (npm run build): a provider's own modules (providers/lib/) are imported as `.js`, which only the
+  // build (or a TypeScript loader) resolves.
+  const dir = path.join(ROOT, 'dist', 'providers');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.js')).sort();
+  return Promise.all(files.map(async (f) => validateProvider(f.replace(/\.js$/, '.ts'), (await import(pathToFileURL(path.join(dir, f)).href)).default)));
 }
 
 test('every shipped provider labels and explains each credential field in plain words and says how its SDKs reach it', async (t) => {

@@ -52,6 +52,10 @@ async function catchCallback(page: Page, setup: SsoSetup): Promise<string> {
   await signInBySso(page, setup);
   await eventually(() => caught !== undefined, 'the provider sends the browser back');
   setup.provider.intercept = undefined;
+  // The browser is still on its way to the console page: let it arrive, so the test's next navigation is not cut by it.
+  const gateway = new URL(setup.gateway).origin;
+  await page.waitForURL((u) => u.origin === gateway && u.pathname === '/console/');
+  await page.waitForLoadState('load');
   return caught!;
 }
 
