@@ -10,11 +10,10 @@ import test from 'ava';
 import { api, createCredential, createOrg, mintToken } from '../support/app.js';
 import { chat, chatBody, worstCase } from '../support/budget.js';
 import { startHoldingCluster } from '../support/holding-upstream.js';
-import { eventually } from '../support/wait.js';
+import { eventually, sleep } from '../support/wait.js';
 import { formatUsd, parseUsd } from '../../src/pricing/money.js';
 
 const TTL_MS = 3000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('SIGKILL mid-stream: a team\'s budget counts the dead instance\'s in-flight worst cases, and the survivors never pass it', async (t) => {
   t.timeout(180_000);
@@ -41,11 +40,12 @@ test('SIGKILL mid-stream: a team\'s budget counts the dead instance\'s in-flight
   const streams = [alice, bob, alice].map((tok) => fetch(`${a.url}/v1/proxy/v1/chat/completions`, {
     method: 'POST', headers: { 'x-proxy-token': tok.token, 'content-type': 'application/json', 'x-hold': '1' }, body: streamBody,
   }).then((r) => r.text()).catch(() => 'cut'));
-  while (up.seen.held < 3) await sleep(20);
+  await eventually(() => up.seen.held >= 3, 'the three streams open at the upstream');
   a.proc.kill('SIGKILL');
   const killedAt = Date.now();
   await a.exited;
   t.deepEqual(await Promise.all(streams), ['cut', 'cut', 'cut']);
+  // The dead instance's lease runs out on the survivors' own clocks (other processes): this wait is what is tested.
   while (Date.now() < killedAt + TTL_MS + 100) await sleep(killedAt + TTL_MS + 100 - Date.now());
   // A's holder is reclaimed by the next claim, or read as expired by the view: its in-flight worst cases are used.
   await eventually(async () => (await teamView(b.url)).used >= 6 * w + 3 * ws, 'the dead instance\'s streams are charged to the team', 30_000);

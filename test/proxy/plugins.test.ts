@@ -12,7 +12,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { ADMIN_TOKEN, api, createCredential, createOrg, mintToken, ROOT, spawnServer, startApp, tempDir, type StartOptions, type TestApp } from '../support/app.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
@@ -24,26 +23,6 @@ import { request } from '../support/request.js';
 
 const EXAMPLES = path.join(ROOT, 'test/support/plugins');
 const CHAT = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
-
-function post(url: string, headers: Record<string, string>, body = CHAT): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        let parsed: any;
-        try {
-          parsed = JSON.parse(text);
-        } catch { /* not JSON */ }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parsed });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 /** A providers folder (added to the package's built providers) of `extra` files (name → source or example file). */
 function providersDir(t: ExecutionContext, extra: Record<string, string>): string {
