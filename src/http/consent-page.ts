@@ -51,11 +51,13 @@ ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
 <button type="submit">Sign in</button></form>`);
 }
 
-export function consentPage(res: ServerResponse, page: PageRequest, grant: { id: string; secret: string }, tools: ReadonlyArray<{ name: string; description?: string }>): void {
+/** `signedInAs`: the member consenting by its single sign-on session, named so the person sees whose grant this is. */
+export function consentPage(res: ServerResponse, page: PageRequest, grant: { id: string; secret: string }, tools: ReadonlyArray<{ name: string; description?: string }>, signedInAs?: string): void {
   const list = tools.length === 0
     ? '<p>This MCP server lists no tools.</p>'
     : tools.map((t, i) => `<label class="tool"><input type="checkbox" name="tools" value="${escapeHtml(t.name)}" checked id="tool-${i}"> <code>${escapeHtml(t.name)}</code>${t.description ? `<small>${escapeHtml(t.description)}</small>` : ''}</label>`).join('');
-  sendPage(res, 200, 'Allow access?', `
+  sendPage(res, 200, 'Allow access?', `${signedInAs ? `
+<p class="who">Signed in as <strong>${escapeHtml(signedInAs)}</strong>.</p>` : ''}
 <p><strong>${escapeHtml(page.clientName)}</strong> <small>(${escapeHtml(page.clientId)})</small> will get a token for the MCP server at <code>${escapeHtml(page.resource)}</code>. It may call only the tools you leave ticked.</p>
 <form method="post" action="${escapeHtml(page.action)}">${hidden(page.params)}<input type="hidden" name="step" value="consent">
 <input type="hidden" name="consent" value="${escapeHtml(grant.id)}"><input type="hidden" name="consent_secret" value="${escapeHtml(grant.secret)}">

@@ -176,7 +176,7 @@ export class McpFrontDoor {
       }
       if (!principal) return signInPage(res, page);
       const offer = await this.auth.offer(request, principal);
-      consentPage(res, page, { id: offer.grantId, secret: offer.secret }, offer.tools);
+      consentPage(res, page, { id: offer.grantId, secret: offer.secret }, offer.tools, principal.shownAs);
     } catch (err) {
       if (err instanceof ClientRefusal) return errorPage(res, 400, err.message);
       if (err instanceof ApiError) throw err;

@@ -2,12 +2,14 @@
  * The official MCP SDK's client against a Keyward MCP route with no token at all, as a new user's client starts:
  * it takes the 401's resource_metadata, discovers Keyward as the authorization server, registers itself
  * (dynamic registration: the SDK sends a metadata document's URL only when it is https) and sends the person to
- * the authorization page. There, in Chromium, the person signs in with the organisation token and leaves two of
- * the five tools ticked; the redirect's code goes back to the SDK, which redeems it (PKCE) and connects:
- * tools/list shows the two tools, one is called, a third is refused with a JSON-RPC error that never reaches the
- * server. No byte of the org token or of the access token reaches the MCP server; the stored key does, only there.
+ * the authorization page. There, in Chromium, the person consents leaving two of the five tools ticked: a member
+ * signed in to the console by single sign-on in the same browser (the page names the member and asks for no
+ * key; the token and the audit are the member's), or a person pasting the organisation token. The redirect's code
+ * goes back to the SDK, which redeems it (PKCE) and connects: tools/list shows the two tools, one is called, a
+ * third is refused with a JSON-RPC error that never reaches the server. No byte of the org token or of the access
+ * token reaches the MCP server; the stored key does, only there.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,11 +17,15 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Page } from 'playwright-core';
+import { api } from '../support/app.js';
 import { launchBrowser } from '../support/browser.js';
-import { startMcpAuth } from './fixture.js';
+import { startProvider } from '../support/openid-provider.js';
+import { eventually } from '../support/wait.js';
+import { startMcpAuth, type McpAuthFixture } from './fixture.js';
 
 /** A client's callback: the code the browser is redirected back with. */
-async function callbackServer(t: import('ava').ExecutionContext): Promise<{ url: string; code: Promise<string> }> {
+async function callbackServer(t: ExecutionContext): Promise<{ url: string; code: Promise<string> }> {
   let resolve!: (code: string) => void;
   const code = new Promise<string>((r) => (resolve = r));
   const server = http.createServer((req, res) => {
@@ -57,9 +63,12 @@ class MemoryProvider implements OAuthClientProvider {
   codeVerifier() { return this.verifier; }
 }
 
-test('the MCP SDK client: discovery from the 401, registration, consent in Chromium, token, filtered tools/list, a call, a refused call', async (t) => {
-  t.timeout(180_000, 'a browser session on a shared machine');
-  const f = await startMcpAuth(t);
+/**
+ * The SDK client's whole flow on `page` (a Chromium page): the first connect refused with the authorization URL,
+ * `signIn` run on the authorization page (a person who is not signed in yet pastes a key there), two tools left
+ * ticked, the code redeemed, the filtered tools/list, an allowed call and a refused one. The tokens and the code.
+ */
+async function sdkFlow(t: ExecutionContext, f: McpAuthFixture, page: Page, signIn: (page: Page) => Promise<void>): Promise<{ tokens: OAuthTokens; code: string }> {
   const callback = await callbackServer(t);
   const provider = new MemoryProvider(callback.url);
   const mcpUrl = new URL(f.resource);
@@ -72,20 +81,16 @@ test('the MCP SDK client: discovery from the 401, registration, consent in Chrom
   t.is(authorizationUrl.searchParams.get('resource'), f.resource, 'the SDK asked for this route as its resource');
   t.is(authorizationUrl.searchParams.get('code_challenge_method'), 'S256');
 
-  // The person, in a browser: sign in, untick all but two tools, allow.
-  const browser = await launchBrowser(t);
-  const page = await browser.newPage();
+  // The person, in the browser the SDK's redirectToAuthorization sends them to: sign in if asked, untick all but two tools, allow.
   await page.goto(authorizationUrl.href);
   t.regex(await page.locator('main').innerText(), /SDK test client/);
-  await page.fill('#token', f.org.token);
-  await page.click('button[type=submit]');
+  await signIn(page);
   await page.waitForSelector('input[name=tools]');
   const offered = await page.locator('input[name=tools]').evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value));
   t.deepEqual(offered, ['get_issue', 'list_issues', 'list_pulls', 'delete_repo', 'echo_key'], 'the consent page lists the upstream\'s tools/list');
   for (const tool of ['list_pulls', 'delete_repo', 'echo_key']) await page.uncheck(`input[name=tools][value=${tool}]`);
   await page.click('button[value=allow]');
   const code = await callback.code;
-  t.false((await page.content()).includes(f.org.token), 'the org token is not on the page after sign-in');
 
   await first.finishAuth(code);
   t.truthy(provider.saved?.access_token);
@@ -102,9 +107,63 @@ test('the MCP SDK client: discovery from the 401, registration, consent in Chrom
   await client.close();
 
   t.deepEqual(f.fake.calls, ['get_issue'], 'the refused call never reached the server');
+  const tokens = provider.saved!;
   for (const r of f.fake.requests) {
     t.is(r.headers.authorization, `Bearer ${f.key}`, 'the server saw the stored key');
-    t.false(JSON.stringify(r).includes(provider.saved!.access_token) || JSON.stringify(r).includes(f.org.token), 'no token of Keyward\'s reached the server');
+    t.false(JSON.stringify(r).includes(tokens.access_token) || JSON.stringify(r).includes(f.org.token), 'no token of Keyward\'s reached the server');
   }
-  t.false(f.app.logText().includes(provider.saved!.access_token) || f.app.logText().includes(provider.saved!.refresh_token!) || f.app.logText().includes(code), 'no token or code in the logs');
+  t.false(f.app.logText().includes(tokens.access_token) || f.app.logText().includes(tokens.refresh_token!) || f.app.logText().includes(code), 'no token or code in the logs');
+  return { tokens, code };
+}
+
+test('the MCP SDK client with a member signed in by single sign-on: discovery from the 401, registration, consent in Chromium naming the member, token, filtered tools/list, a call, a refused call', async (t) => {
+  t.timeout(180_000, 'a browser session on a shared machine');
+  const f = await startMcpAuth(t, { KEYWARD_AUDIT_TOOL_CALLS: '1' });
+  const idp = await startProvider({ redirectUri: `${f.issuer}/v1/sso/callback` });
+  t.teardown(() => idp.close());
+  const sso = await api(f.app, 'PUT', '/v1/orgs/self/sso', {
+    token: f.org.token, body: { issuer: idp.issuer, client_id: idp.clientId, client_secret: idp.clientSecret, allowed_domains: ['acme.test'] },
+  });
+  t.is(sso.status, 200, sso.text);
+  idp.nextPerson = { sub: 'grace', email: 'grace@acme.test', name: 'Grace', groups: ['engineers'] };
+
+  // Grace signs in to the console first; the console's page settles (its heading focused) before the SDK sends her on.
+  const browser = await launchBrowser(t);
+  const page = await browser.newPage();
+  await page.goto(`${f.issuer}/v1/sso/start?org=${f.org.id}`);
+  await page.waitForURL(/\/console\//);
+  await page.locator('h1:focus').waitFor();
+  const members = (await api(f.app, 'GET', '/v1/members', { token: f.org.token })).body.data as Array<{ id: string; email: string }>;
+  const member = members.find((m) => m.email === 'grace@acme.test')!;
+  t.truthy(member);
+
+  const { tokens } = await sdkFlow(t, f, page, async (p) => {
+    await p.waitForSelector('input[name=tools]');
+    t.is(await p.locator('#token').count(), 0, 'signed in already: no key asked for');
+    t.is(await p.locator('main .who').innerText(), 'Signed in as grace@acme.test.', 'the consent page names the member');
+  });
+
+  // The SDK's access token and the grant behind it are Grace's, and so is the audited call.
+  const listed = (await api(f.app, 'GET', '/v1/tokens', { token: f.org.token })).body.data as Array<{ created_by?: string; member_id?: string }>;
+  t.like(listed.find((x) => x.created_by === member.id), { member_id: member.id }, 'the access token carries the member');
+  const audit = async () => (await api(f.app, 'GET', '/v1/audit', { token: f.org.token })).body.data as Array<Record<string, string>>;
+  t.like((await audit()).find((e) => e.action === 'mcp_grant.consent'), { actor: member.id }, 'the member gave the consent');
+  // Written after the answer (the audit write is not on the request's path).
+  await eventually(async () => (await audit()).some((e) => e.action === 'mcp.tool_call'), 'the tool call is audited');
+  t.like((await audit()).find((e) => e.action === 'mcp.tool_call'), { target: 'github-mcp:get_issue', member_id: member.id, member_email: 'grace@acme.test' });
+  t.false(JSON.stringify(await audit()).includes(tokens.access_token), 'no token in the audit');
+});
+
+test('the MCP SDK client with the organisation token pasted on the authorization page: the same flow, and the token is not on the page after', async (t) => {
+  t.timeout(180_000, 'a browser session on a shared machine');
+  const f = await startMcpAuth(t);
+  const browser = await launchBrowser(t);
+  const page = await browser.newPage();
+  await sdkFlow(t, f, page, async (p) => {
+    await p.fill('#token', f.org.token);
+    await p.click('button[type=submit]');
+    await p.waitForSelector('input[name=tools]');
+    t.is(await p.locator('main .who').count(), 0, 'a pasted key names no member');
+  });
+  t.false((await page.content()).includes(f.org.token), 'the org token is not on the page after sign-in');
 });

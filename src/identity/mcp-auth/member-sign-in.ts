@@ -35,7 +35,8 @@ export class MemberSessionSignIn implements ConsentSignIn {
     }
     const team = await this.teamGrantsOf(member);
     // The member's authority lasts until it is removed (its removal revokes every grant it gave), not its session's 12 hours.
-    return { id: member.id, orgId: member.orgId, expiresAt: null, ...(team ? { credentialIds: team.credentials } : {}) };
+    const shownAs = member.email ?? member.name ?? undefined;
+    return { id: member.id, orgId: member.orgId, expiresAt: null, ...(team ? { credentialIds: team.credentials } : {}), ...(shownAs ? { shownAs } : {}) };
   }
 
   fromForm(fields: Readonly<Record<string, string>>): Promise<ConsentPrincipal> {

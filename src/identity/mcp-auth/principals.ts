@@ -17,6 +17,8 @@ export interface ConsentPrincipal {
   expiresAt: number | null;
   /** A minter limited to these credentials. */
   credentialIds?: readonly string[];
+  /** Who consents, in words for the consent page (a member's email or name); absent for a pasted key. */
+  shownAs?: string;
 }
 
 /** Why a sign-in was refused, in words for the page (never the presented value). */
