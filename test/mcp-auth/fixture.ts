@@ -7,7 +7,10 @@
 import type { ExecutionContext } from 'ava';
 import { createHash, randomBytes } from 'node:crypto';
 import { api, createCredential, createOrg, startApp, type Org, type StartOptions, type TestApp } from '../support/app.js';
+import type { Page } from 'playwright-core';
+import { launchBrowser } from '../support/browser.js';
 import { startIssuerFront } from '../support/cloud/keyward-oidc.js';
+import { startProvider } from '../support/openid-provider.js';
 import { startFakeMcp, type FakeMcp } from '../support/mcp-fake.js';
 import { canaryKey } from '../support/proxy-fixture.js';
 
@@ -111,4 +114,28 @@ export async function mcpStatus(url: string, token: string): Promise<number> {
   });
   await res.text();
   return res.status;
+}
+
+/**
+ * Grace, a member of the fixture's organisation signed in to the console by single sign-on (oidc-provider as the
+ * organisation's OpenID provider) in a fresh Chromium page, which rests on the console once she is in.
+ */
+export async function memberSignedIn(t: ExecutionContext, f: McpAuthFixture): Promise<{ page: Page; member: { id: string; email: string } }> {
+  const provider = await startProvider({ redirectUri: `${f.issuer}/v1/sso/callback` });
+  t.teardown(() => provider.close());
+  const sso = await api(f.app, 'PUT', '/v1/orgs/self/sso', {
+    token: f.org.token, body: { issuer: provider.issuer, client_id: provider.clientId, client_secret: provider.clientSecret, allowed_domains: ['acme.test'] },
+  });
+  t.is(sso.status, 200, sso.text);
+  provider.nextPerson = { sub: 'grace', email: 'grace@acme.test', name: 'Grace', groups: ['engineers'] };
+  const browser = await launchBrowser(t);
+  const page = await browser.newPage();
+  await page.goto(`${f.issuer}/v1/sso/start?org=${f.org.id}`);
+  await page.waitForURL(/\/console\//);
+  // The console's page settles (its heading focused) before a test sends the browser on.
+  await page.locator('h1:focus').waitFor();
+  const members = (await api(f.app, 'GET', '/v1/members', { token: f.org.token })).body.data as Array<{ id: string; email: string }>;
+  const member = members.find((m) => m.email === 'grace@acme.test')!;
+  t.truthy(member);
+  return { page, member };
 }

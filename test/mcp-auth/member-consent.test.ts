@@ -8,10 +8,8 @@ import test from 'ava';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { api } from '../support/app.js';
-import { launchBrowser } from '../support/browser.js';
 import { eventually } from '../support/wait.js';
-import { startProvider } from '../support/openid-provider.js';
-import { authorizeOverHttp, authorizeQuery, mcpStatus, pkce, registerClient, startMcpAuth, tokenRequest } from './fixture.js';
+import { authorizeOverHttp, authorizeQuery, mcpStatus, pkce, registerClient, startMcpAuth, tokenRequest, memberSignedIn } from './fixture.js';
 
 /** A client's redirect URI on loopback: the code Chromium is sent back with. */
 async function callbackServer(t: import('ava').ExecutionContext): Promise<{ url: string; code: Promise<string> }> {
@@ -33,22 +31,8 @@ async function callbackServer(t: import('ava').ExecutionContext): Promise<{ url:
 test('a signed-in member consents in Chromium; its tool calls are audited with its name; removing it refuses its access and refresh tokens', async (t) => {
   t.timeout(180_000, 'a browser session on a shared machine');
   const f = await startMcpAuth(t, { KEYWARD_AUDIT_TOOL_CALLS: '1' });
-  const provider = await startProvider({ redirectUri: `${f.issuer}/v1/sso/callback` });
-  t.teardown(() => provider.close());
-  const sso = await api(f.app, 'PUT', '/v1/orgs/self/sso', {
-    token: f.org.token, body: { issuer: provider.issuer, client_id: provider.clientId, client_secret: provider.clientSecret, allowed_domains: ['acme.test'] },
-  });
-  t.is(sso.status, 200, sso.text);
-  provider.nextPerson = { sub: 'grace', email: 'grace@acme.test', name: 'Grace', groups: ['engineers'] };
-
   // The person signs in to the console first (the provider answers at once for `grace`).
-  const browser = await launchBrowser(t);
-  const page = await browser.newPage();
-  await page.goto(`${f.issuer}/v1/sso/start?org=${f.org.id}`);
-  await page.waitForURL(/\/console\//);
-  const members = (await api(f.app, 'GET', '/v1/members', { token: f.org.token })).body.data as Array<{ id: string; email: string }>;
-  const member = members.find((m) => m.email === 'grace@acme.test')!;
-  t.truthy(member);
+  const { page, member } = await memberSignedIn(t, f);
 
   // Then an MCP client sends them to the authorization page: consent is asked at once, no token field.
   const callback = await callbackServer(t);

@@ -20,9 +20,8 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Page } from 'playwright-core';
 import { api } from '../support/app.js';
 import { launchBrowser } from '../support/browser.js';
-import { startProvider } from '../support/openid-provider.js';
 import { eventually } from '../support/wait.js';
-import { startMcpAuth, type McpAuthFixture } from './fixture.js';
+import { startMcpAuth, type McpAuthFixture, memberSignedIn } from './fixture.js';
 
 /** A client's callback: the code the browser is redirected back with. */
 async function callbackServer(t: ExecutionContext): Promise<{ url: string; code: Promise<string> }> {
@@ -119,23 +118,8 @@ async function sdkFlow(t: ExecutionContext, f: McpAuthFixture, page: Page, signI
 test('the MCP SDK client with a member signed in by single sign-on: discovery from the 401, registration, consent in Chromium naming the member, token, filtered tools/list, a call, a refused call', async (t) => {
   t.timeout(180_000, 'a browser session on a shared machine');
   const f = await startMcpAuth(t, { KEYWARD_AUDIT_TOOL_CALLS: '1' });
-  const idp = await startProvider({ redirectUri: `${f.issuer}/v1/sso/callback` });
-  t.teardown(() => idp.close());
-  const sso = await api(f.app, 'PUT', '/v1/orgs/self/sso', {
-    token: f.org.token, body: { issuer: idp.issuer, client_id: idp.clientId, client_secret: idp.clientSecret, allowed_domains: ['acme.test'] },
-  });
-  t.is(sso.status, 200, sso.text);
-  idp.nextPerson = { sub: 'grace', email: 'grace@acme.test', name: 'Grace', groups: ['engineers'] };
-
-  // Grace signs in to the console first; the console's page settles (its heading focused) before the SDK sends her on.
-  const browser = await launchBrowser(t);
-  const page = await browser.newPage();
-  await page.goto(`${f.issuer}/v1/sso/start?org=${f.org.id}`);
-  await page.waitForURL(/\/console\//);
-  await page.locator('h1:focus').waitFor();
-  const members = (await api(f.app, 'GET', '/v1/members', { token: f.org.token })).body.data as Array<{ id: string; email: string }>;
-  const member = members.find((m) => m.email === 'grace@acme.test')!;
-  t.truthy(member);
+  // Grace signs in to the console first; the SDK then sends her browser to the authorization page.
+  const { page, member } = await memberSignedIn(t, f);
 
   const { tokens } = await sdkFlow(t, f, page, async (p) => {
     await p.waitForSelector('input[name=tools]');
