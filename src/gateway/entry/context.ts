@@ -183,4 +183,7 @@ export class RequestContext implements ProxyContext {
   get state(): Map<string, unknown> {
     return (this.#state ??= new Map());
   }
+
+  /** Each plugin's view of this request, by the plugin's slot (pipeline/plugin-view.ts); made on first use. */
+  pluginViews: unknown[] | undefined = undefined;
 }

@@ -127,7 +127,7 @@ async function pluginStage(name: string, { exported, source }: Found, host: Host
     fail(`priority ${mod.priority} is outside ${OPERATOR_PRIORITIES.min}..${OPERATOR_PRIORITIES.max} (a plugin runs after auth and the core's checks, and before the rate limit and quota)`);
   }
   if (mod.maxBuffer !== undefined && !(Number.isSafeInteger(mod.maxBuffer) && mod.maxBuffer >= 0)) fail('`maxBuffer` must be a whole number of bytes');
-  const viewOf = pluginViews(mod.name);
+  const viewOf = pluginViews();
   const settings = settingsFor(name, source, mod, section);
   let hooks: MiddlewareHooks<unknown>;
   try {
@@ -150,7 +150,8 @@ async function pluginStage(name: string, { exported, source }: Found, host: Host
     if (fn === undefined) continue;
     if (typeof fn !== 'function') fail(`\`${hook}\` must be a function`);
     const bound = (fn as (...args: unknown[]) => unknown).bind(hooks);
-    (stage as Record<string, unknown>)[hook] = (ctx: RequestView, ...more: unknown[]) => bound(viewOf(ctx), ...more);
+    // Two parameters at most (responseHead's head): no rest array per call.
+    (stage as Record<string, unknown>)[hook] = (ctx: RequestView, second?: unknown) => bound(viewOf(ctx), second);
   }
   for (const hook of ['requestBody', 'responseBody'] as const) {
     const fn = hooks[hook] as unknown;

@@ -48,15 +48,28 @@ class PluginView {
   }
 }
 
-/** The view maker of plugin `name`: `viewOf(ctx)` is the same view for every hook of the same request. */
-export function pluginViews(name: string): (ctx: RequestView) => PluginRequestView<unknown> {
-  // The context's scratch space is keyed by stage; no core stage's key starts with a NUL.
-  const key = `\0plugin ${name}`;
+/** Where a context keeps its plugins' views (RequestContext's `pluginViews`), one slot a plugin, made on first use. */
+interface ViewSlots {
+  pluginViews: unknown[] | undefined;
+}
+
+/** Each loaded plugin's slot in a context's `pluginViews`. */
+let slots = 0;
+
+/**
+ * A loaded plugin's view maker: `viewOf(ctx)` is the same view for every hook of the same request. Views sit in
+ * an array slot of the context, not in its state map: the logging plugin's one hook per request then costs the
+ * view alone (no map, no string key).
+ */
+export function pluginViews(): (ctx: RequestView) => PluginRequestView<unknown> {
+  const slot = slots++;
   return (ctx) => {
-    let view = ctx.state.get(key) as PluginRequestView<unknown> | undefined;
+    const held = ctx as unknown as ViewSlots;
+    const views = (held.pluginViews ??= []);
+    let view = views[slot] as PluginRequestView<unknown> | undefined;
     if (view === undefined) {
       view = new PluginView(ctx) as unknown as PluginRequestView<unknown>;
-      ctx.state.set(key, view);
+      views[slot] = view;
     }
     return view;
   };
