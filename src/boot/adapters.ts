@@ -1,5 +1,5 @@
 /**
- * The adapters the composition root (container.ts) chooses from the config: the store (SQLite or
+ * The adapters the vault's core (core.ts) chooses from the config: the store (SQLite or
  * Firestore) and the key wrapper (a local key or Cloud KMS). Cloud adapters are imported lazily, so the
  * embedded default never loads the Firestore or KMS clients.
  */

@@ -1,11 +1,11 @@
 /**
- * The composition root: the only place that registers or resolves anything.
- * Adapters are chosen from the config and imported lazily, so the embedded
- * default never loads the Firestore or KMS clients.
+ * The composition root: with the vault's core (core.ts: store, key wrapper, providers, services), the only
+ * place that registers or resolves anything. Here the server's parts go on top: the admin API, the gateway and
+ * its pipeline, realtime, MCP authorization, the listener.
  */
 import 'reflect-metadata';
-import { createKeyWrapper, createStore } from './adapters.js';
-import { container as rootContainer, type DependencyContainer } from 'tsyringe';
+import { buildCore, type AppOptions } from './core.js';
+import type { DependencyContainer } from 'tsyringe';
 import { CredentialsApi } from '../api/credentials.js';
 import { OAuthConnectApi } from '../api/oauth-connect.js';
 import { OrgsApi } from '../api/orgs.js';
@@ -15,39 +15,27 @@ import { TrustPoliciesApi } from '../api/trust-policies.js';
 import { PoolsApi } from '../api/pools.js';
 import { SsoApi } from '../api/sso.js';
 import { MembersApi } from '../api/members.js';
-import { SsoClient } from '../identity/sso-client.js';
-import { PoolService } from '../vault/pool-service.js';
-import { PrincipalRemovals } from '../vault/principal-removals.js';
 import { TeamLimits } from '../vault/team-limits.js';
-import { TeamService } from '../vault/team-service.js';
 import { TeamsApi } from '../api/teams.js';
 import { TokenLimits } from '../accounting/token-limits.js';
-import { TokenCaps } from '../accounting/token-caps.js';
 import { TokenExchangeApi } from '../api/token-exchange.js';
-import { OidcVerifier } from '../identity/oidc-verifier.js';
-import { TokenExchange } from '../identity/token-exchange.js';
-import { TrustPolicyService } from '../identity/trust-policy-service.js';
 import { AdminKeysApi } from '../api/admin-keys.js';
 import { openApiDocument } from '../api/openapi/document.js';
 import { providerSchema } from '../api/schemas/credentials.js';
 import { AdminPipeline } from '../api/admin-pipeline.js';
 import { AuditLog } from '../controls/audit-log.js';
 import { AbuseGuard } from '../controls/abuse-guard.js';
-import { DeploymentSecrets } from '../vault/deployment-secrets.js';
-import { systemClock, systemTimers, type Clock, type Timers } from '../clock.js';
+import type { Clock, Timers } from '../clock.js';
 import { pluginConfig, type Config } from '../settings/config.js';
 import { ProviderRegistry } from '../catalog/registry.js';
-import { PriceBook, type PriceTables } from '../pricing/prices.js';
+import { PriceBook } from '../pricing/prices.js';
 import { UnpricedModels } from '../pricing/unpriced-models.js';
-import { priceOverrides } from '../pricing/price-file.js';
 import { QuotaLedger } from '../accounting/quota-ledger.js';
-import { Instance } from '../accounting/instance.js';
 import { LeaseKeeper } from '../accounting/lease-keeper.js';
 import { SpendLedger } from '../accounting/spend-ledger.js';
 import { OrgLimits } from '../vault/org-limits.js';
 import { spendHost } from '../gateway/exit/spend-host.js';
 import { UsageRecorder } from '../accounting/usage-recorder.js';
-import { UsageSummaries } from '../accounting/usage-summary.js';
 import { Router } from '../http/router.js';
 import { HttpServer } from '../http/server.js';
 import { LoopbackMetricsListener } from '../http/metrics-listener.js';
@@ -60,9 +48,7 @@ import type { Store } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { Metrics, type CacheStats } from '../telemetry/metrics.js';
 import { CredentialService } from '../vault/credential-service.js';
-import { Envelope } from '../vault/envelope.js';
 import { OAuthConnections } from '../vault/oauth-connections.js';
-import { OrgService } from '../vault/org-service.js';
 import { TokenService, type ResolvedToken } from '../vault/token-service.js';
 import { ApiError, Errors } from '../errors.js';
 import { formatUsd } from '../pricing/money.js';
@@ -85,65 +71,8 @@ import { RealtimeRelay } from '../gateway/realtime/realtime-relay.js';
 import { spendLimit, tokensPerMinuteLimit } from '../gateway/realtime/limits.js';
 import type { ChangeFeed } from '../store/ports.js';
 import { Issuer, type AssertionRequest } from '../identity/issuer.js';
-import { lazyKmsSigning, SigningKeyRing } from '../identity/signing-keys.js';
+import { SigningKeyRing } from '../identity/signing-keys.js';
 import { discoveryRoutes } from '../http/discovery-routes.js';
-
-export interface AppOptions {
-  /** Tests pass a clock they control. */
-  clock?: Clock;
-  /** And timers (flushes, polls, cache ages) they move instead of waiting (test/support/clocks.ts). */
-  timers?: Timers;
-}
-
-/** Vault and store only: what the CLI needs (no HTTP, no plugins). */
-export async function buildCore(config: Config, log: Logger, options: AppOptions = {}, metrics?: Metrics, tracing: Tracing = noTracing): Promise<DependencyContainer> {
-  const c = rootContainer.createChildContainer();
-  // Traced: every port the services inject is the same traced instance (spans around its calls).
-  const timers = options.timers ?? systemTimers;
-  const store = tracing.traceCalls(await createStore(config, timers), 'store', config.store);
-  let wrapper: KeyWrapper;
-  try {
-    wrapper = await createKeyWrapper(config, log, timers);
-    if (metrics) wrapper = metrics.meter(wrapper);
-    wrapper = tracing.traceCalls(wrapper, 'kms', wrapper.kind);
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
-  c.register(Symbols.Config, { useValue: config });
-  c.register(Symbols.Logger, { useValue: log });
-  c.register(Symbols.Clock, { useValue: options.clock ?? systemClock });
-  c.register(Symbols.Timers, { useValue: timers });
-  c.register(Symbols.Store, { useValue: store });
-  for (const port of [Symbols.OrgStore, Symbols.AdminKeyStore, Symbols.CredentialStore, Symbols.TokenStore, Symbols.LeaseStore, Symbols.UsageStore, Symbols.ChangeFeed, Symbols.AuditStore, Symbols.IdempotencyStore, Symbols.SecretStore, Symbols.TrustPolicyStore, Symbols.PoolStore, Symbols.PeopleStore, Symbols.OAuthConnectionStore, Symbols.TeamStore]) {
-    c.register(port, { useValue: store });
-  }
-  c.register(Symbols.KeyWrapper, { useValue: wrapper });
-  c.register(Symbols.SsoClient, { useValue: new SsoClient(config.oidcAllowHttpLoopback, () => timers.elapsed()) });
-  const registry = await ProviderRegistry.load(config.builtinProvidersDir, config.upstreamOverrides, { ...(config.providersDir !== undefined ? { extraDir: config.providersDir } : {}), log });
-  c.register(Symbols.ProviderRegistry, { useValue: registry });
-  let prices: PriceBook;
-  try {
-    prices = priceBookOf(registry, config.priceOverrides, config.unpriced);
-  } catch (err) {
-    await store.close(); // a bad KEYWARD_PRICES stops start-up (ConfigError): nothing left open
-    throw err;
-  }
-  c.register(PriceBook, { useValue: prices });
-  const clock = options.clock ?? systemClock;
-  c.register(UnpricedModels, { useValue: new UnpricedModels(prices, () => clock.now()) });
-  // Services are singletons within this container (tests run several servers in one process).
-  const services = [Envelope, CredentialService, TokenService, OrgService, QuotaLedger, UsageRecorder, AuditLog, AbuseGuard, DeploymentSecrets, UsageSummaries, SpendLedger, OrgLimits, TeamLimits, TeamService, OidcVerifier, TrustPolicyService, TokenExchange, Instance, LeaseKeeper, PoolService, TokenLimits, TokenCaps, OAuthConnections, PrincipalRemovals];
-  for (const cls of services) c.registerSingleton(cls as never);
-  // One instance: who a request acts for (its `memberOf`) is set once, for the credential views and the connect routes alike.
-  c.registerSingleton(OAuthConnectApi);
-  c.register(RateLimiter, { useValue: new RateLimiter(() => timers.elapsed()) });
-  // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
-  const ring = new SigningKeyRing(store, wrapper, clock, log, config.kms === 'gcp' ? lazyKmsSigning(config.kmsSigningKey, config.kmsEndpoint) : undefined);
-  c.register(SigningKeyRing, { useValue: ring });
-  if (config.issuerUrl !== undefined) c.register(Issuer, { useValue: new Issuer(config.issuerUrl, ring, clock) });
-  return c;
-}
 
 export interface Server {
   http: HttpServer;
@@ -174,6 +103,8 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   }
   c.register(Metrics, { useValue: metrics });
   c.register(Symbols.Tracing, { useValue: tracing });
+  // One instance: who a request acts for (its `memberOf`) is set once, for the credential views and the connect routes alike.
+  c.registerSingleton(OAuthConnectApi);
   const apis = [OrgsApi, CredentialsApi, TokensApi, UsageApi, AdminKeysApi, TrustPoliciesApi, TokenExchangeApi, PoolsApi, SsoApi, MembersApi, TeamsApi];
   for (const cls of [...apis, AdminPipeline]) c.registerSingleton(cls as never);
   // Each API registers its routes once; a second registration of a route throws (router.ts) and stops start-up.
@@ -342,14 +273,4 @@ async function closeCore(c: DependencyContainer, tracing: Tracing): Promise<void
   await c.resolve<KeyWrapper>(Symbols.KeyWrapper).close();
   await c.resolve<Store>(Symbols.Store).close();
   await tracing.shutdown();
-}
-
-/** Every provider's price table, then KEYWARD_PRICES on top (checked against the loaded providers: a ConfigError names a bad entry). */
-function priceBookOf(registry: ProviderRegistry, overrides: Config['priceOverrides'], unpriced: Config['unpriced']): PriceBook {
-  const tables: Record<string, PriceTables[string]> = {};
-  for (const [id, table] of registry.prices) tables[id] = Object.fromEntries([...table].map(([name, r]) => [name, r.price]));
-  return new PriceBook([
-    { tables, source: (id, name) => registry.prices.get(id)!.get(name)!.source },
-    { tables: priceOverrides(overrides, registry.ids()), source: () => 'KEYWARD_PRICES' },
-  ], unpriced);
 }

@@ -4,7 +4,6 @@
  * draining; a second signal during the drain does not cut it short, only SIGKILL does).
  */
 import { loadConfig, ConfigError } from '../settings/config.js';
-import { buildServer } from './container.js';
 import { writeSync } from 'node:fs';
 import { createLogger, deferUntilListening } from '../log.js';
 import { consoleUrl, logConsoleUrl, logFirstOrgCommand } from './first-steps.js';
@@ -26,6 +25,8 @@ async function main(): Promise<void> {
   const { log, release } = deferUntilListening(real);
   let server;
   try {
+    // Loaded only now, with the settings read: a bad variable stops the start before some 800 modules are compiled.
+    const { buildServer } = await import('./container.js');
     server = await buildServer(config, log);
   } catch (err) {
     release();

@@ -23,7 +23,7 @@ import { Envelope } from '../vault/envelope.js';
 import { OrgService } from '../vault/org-service.js';
 import { PoolService } from '../vault/pool-service.js';
 import { TokenService } from '../vault/token-service.js';
-import { buildCore, type AppOptions } from './container.js';
+import { buildCore, type AppOptions } from './core.js';
 
 export interface Vault {
   config: Config;
