@@ -264,7 +264,7 @@ export async function run(argv: string[], io: Io = processIo(), env: NodeJS.Proc
   }
 }
 
-// Run when executed (the bin link or `node dist/src/cli/main.js`), not when imported by a test.
+// Run when executed (`node dist/src/cli/main.js`; the bin link runs bin.js, which calls runFromProcess), not when imported by a test.
 function invokedDirectly(): boolean {
   try {
     return process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
@@ -276,7 +276,8 @@ function invokedDirectly(): boolean {
 /** Resolves once everything written to `stream` so far has been handed to the OS (a pipe is written asynchronously). */
 const drained = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => stream.write('', () => resolve()));
 
-if (invokedDirectly()) {
+/** Runs the command line of this process (argv, stdio) and exits with its code: the executable's whole job. */
+export function runFromProcess(): void {
   void run(process.argv.slice(2)).then(async (code) => {
     // The work is done and the store closed; exit rather than wait for the event loop to empty: a store client
     // can keep a connection open after it closed (the Firestore emulator never ends a listen stream the client
@@ -285,3 +286,5 @@ if (invokedDirectly()) {
     process.exit(code);
   });
 }
+
+if (invokedDirectly()) runFromProcess();

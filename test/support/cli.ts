@@ -1,4 +1,4 @@
-/** Runs the built `keyward` CLI (dist/src/cli/main.js) as its own process. */
+/** Runs the built `keyward` CLI (dist/src/cli/bin.js, the package's bin) as its own process. */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ROOT } from './app.js';
@@ -13,7 +13,7 @@ export interface CliResult {
 
 export function cli(args: string[], options: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [path.join(ROOT, 'dist/src/cli/main.js'), ...args], {
+    const proc = spawn(process.execPath, [path.join(ROOT, 'dist/src/cli/bin.js'), ...args], {
       env: { PATH: process.env.PATH ?? '', ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
