@@ -9,7 +9,7 @@ const LAYERS = [
   // The SDK (@keyward/sdk, sdk/src/): the plugin contracts outside authors import; the core builds its types from them.
   ['sdk', '^sdk/src/'],
   // The configuration (every variable parsed here, the OpenTelemetry ones in trace-settings.ts) and what all share.
-  ['foundation', '^src/(errors|clock|log|symbols|timeout|private-files|ids|node-http)\\.ts$|^src/settings/'],
+  ['foundation', '^src/(errors|clock|log|lru|symbols|timeout|private-files|ids|node-http)\\.ts$|^src/settings/'],
   ['infrastructure', '^src/(store|kms)/'],
   // telemetry/: the tracing port and its OpenTelemetry adapter, log-trace correlation, Prometheus metrics (which meter
   // the KeyWrapper port); generic over what they wrap (no store, catalog or service import).

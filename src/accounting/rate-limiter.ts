@@ -4,7 +4,8 @@
  * the sustained rate holds at the limit. Per instance: with N instances behind
  * one URL a token's ceiling is N × its rate_limit (documented).
  */
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { boundedLru } from '../lru.js';
 import { Errors } from '../errors.js';
 
 interface Bucket {
@@ -17,7 +18,7 @@ export class RateLimiter {
 
   /** Made on first use: only tokens with a `rate_limit` take from it, and an LRU preallocates its 100k slots (~8 ms at start). */
   private get buckets(): LRUCache<string, Bucket> {
-    return (this.made ??= new LRUCache<string, Bucket>({ max: 100_000 }));
+    return (this.made ??= boundedLru<string, Bucket>(100_000));
   }
 
   constructor(private readonly now: () => number = () => performance.now()) {}

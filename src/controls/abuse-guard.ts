@@ -7,7 +7,8 @@
  * is valid is never refused, so one attacker cannot lock out everyone behind
  * the same address. Per instance, in memory, bounded.
  */
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { boundedLru } from '../lru.js';
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
 import type { Config } from '../settings/config.js';
@@ -31,7 +32,7 @@ export class AbuseGuard {
 
   /** Made at the first failed authentication: an LRU preallocates its 100k slots (~8 ms at start), and most starts see none. */
   private get ips(): LRUCache<string, Window> {
-    return (this.made ??= new LRUCache<string, Window>({ max: 100_000 }));
+    return (this.made ??= boundedLru<string, Window>(100_000));
   }
 
   constructor(

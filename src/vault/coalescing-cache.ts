@@ -24,7 +24,8 @@
  * `untrustedMs` is reloaded: revocation elsewhere still lands within about a
  * second through a feed outage.
  */
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { boundedLru } from '../lru.js';
 
 /** What a loaded value names for invalidation: its own id (a token's) and its group (its credential's). */
 export interface Tags {
@@ -72,15 +73,6 @@ interface Flight<V> {
 const UNGROUPED: Mark = Object.freeze({ at: 0 });
 const UNTRUSTED_MS = 1000;
 
-/**
- * An LRU of at most `max` entries, each weighing 1 under `maxSize`: bounded exactly as `max` would bound it, without
- * lru-cache's preallocation of every slot (with `max` it fills arrays of that length up front: the token cache
- * and its two mark tables, 250,000 slots, cost ~15 ms of every cold start). Evictions are reported as `evict` alike.
- */
-function countBounded<K extends {}, V extends {}>(max: number, options: Pick<LRUCache.Options<K, V, unknown>, 'dispose'>): LRUCache<K, V> {
-  return new LRUCache<K, V>({ ...options, maxSize: max, sizeCalculation: () => 1 });
-}
-
 /** Names → marks, in a bounded LRU. `floor` covers names whose mark was pushed out. */
 class Marks {
   private readonly lru: LRUCache<string, Mark>;
@@ -88,7 +80,7 @@ class Marks {
   private floor = 0;
 
   constructor(max: number, seq: () => number) {
-    this.lru = countBounded<string, Mark>(max, {
+    this.lru = boundedLru<string, Mark>(max, {
       dispose: (mark, _name, reason) => {
         if (reason !== 'evict') return;
         mark.at = Infinity; // entries still pointing at it can no longer be invalidated through it: end them now
@@ -140,7 +132,7 @@ export class CoalescingCache<V extends {}> {
     this.tagsOf = options.tagsOf;
     this.isLive = options.isLive ?? (() => true);
     this.now = options.now ?? (() => performance.now());
-    this.cache = countBounded<string, Entry<V>>(options.max, {
+    this.cache = boundedLru<string, Entry<V>>(options.max, {
       dispose: (e) => {
         if (e.id !== undefined && this.ids.get(e.id) === e) this.ids.delete(e.id);
       },

@@ -9,7 +9,7 @@
  * not kept. Bounded: the least recently used entries go first.
  */
 import { inject, injectable } from 'tsyringe';
-import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../lru.js';
 import type { Timers } from '../clock.js';
 import type { ChangeFeed, OrgStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
@@ -25,7 +25,7 @@ interface Entry {
 
 @injectable()
 export class OrgLimits {
-  private readonly entries = new LRUCache<string, Entry>({ max: MAX_ORGS });
+  private readonly entries = boundedLru<string, Entry>(MAX_ORGS);
   private readonly loads = new Map<string, { promise: Promise<number | null>; generation: number }>();
   /** Bumped by every drop: a load that began before it is not kept. */
   private generation = 0;

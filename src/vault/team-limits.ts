@@ -11,7 +11,7 @@
  * with the team, but a token cached by another instance would otherwise live until its cache entry ends).
  */
 import { inject, injectable } from 'tsyringe';
-import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../lru.js';
 import type { Timers } from '../clock.js';
 import type { ChangeFeed, TeamStore } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
@@ -31,7 +31,7 @@ export const GONE = null;
 
 /** One cached value per key, dropped by a change, trusted as OrgLimits trusts its entries. */
 class LimitCache<V> {
-  private readonly entries = new LRUCache<string, { value: V; loadedAt: number }>({ max: MAX_ENTRIES });
+  private readonly entries = boundedLru<string, { value: V; loadedAt: number }>(MAX_ENTRIES);
   private readonly loads = new Map<string, Promise<V>>();
   private generation = 0;
 

@@ -18,7 +18,7 @@
  */
 import firestorePkg from '@google-cloud/firestore';
 import type { DocumentData, DocumentSnapshot, Timestamp as TimestampType } from '@google-cloud/firestore';
-import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../../lru.js';
 import { BAD_CURSOR, type AuditRecord, type AuditStore, type Page, type PageQuery } from '../ports.js';
 import { BATCH_WRITES, Code, errCode, sortKey, type FirestoreDb } from './db.js';
 
@@ -48,7 +48,7 @@ function toAudit(d: DocumentSnapshot): AuditRecord {
 
 export class FirestoreAudit implements AuditStore {
   /** Aggregated record ids known to exist: only their writers' counts are written again. */
-  private readonly known = new LRUCache<string, true>({ max: 20_000 });
+  private readonly known = boundedLru<string, true>(20_000);
 
   constructor(private readonly db: FirestoreDb) {}
 
