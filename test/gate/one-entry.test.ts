@@ -6,7 +6,8 @@
  * model over HTTP, `?model=` on the upgrade), its `rate_limit`, `max_concurrent` and `max_requests`, and the
  * organisation's free quota (429). The limits are one count across the transports: a unit taken over one is
  * missing over the others. A token's `budget_usd` refuses a request by its body's worst case (429
- * budget_exhausted): an upgrade has no body, its session's responses are held one by one (test/realtime/budget.test.ts).
+ * budget_exhausted); an upgrade has no body and passes, and by the contract its session's responses are held one by
+ * one: the first that does not fit is refused with the same code (here; every case in test/realtime/budget.test.ts).
  */
 import test, { type ExecutionContext } from 'ava';
 import { newToken } from '../../src/ids.js';
@@ -125,7 +126,7 @@ test("the organisation's free quota: one request per session or HTTP request, re
   await refusedAlike(t, f, 'quota', 429, 'quota_exceeded', REALTIME, MODEL, bearer(tok.token));
 });
 
-test('budget_usd refuses a request by its body over h1 and h2c alike, nothing forwarded; an upgrade carries no body to price', async (t) => {
+test('budget_usd: the same stage refuses a body whose worst case does not fit over h1 and h2c; an upgrade, which has no body, opens and its first response.create is refused the same way (contract: a session is gated per response); nothing forwarded', async (t) => {
   const f = await realtimeFixture(t);
   const tiny = await f.mint('openai', { budget_usd: '0.000001' });
   const body = JSON.stringify({ model: 'gpt-4o', max_tokens: 1000, messages: [{ role: 'user', content: 'hello' }] });
@@ -135,4 +136,17 @@ test('budget_usd refuses a request by its body over h1 and h2c alike, nothing fo
     t.truthy(a.headers['x-keyward-request-id']);
   }
   t.is(reached(f), 0, 'nothing reached the provider');
+  const upgrade = await attempt(f, 'ws', REALTIME, MODEL, bearer(tiny.token));
+  t.is(upgrade.status, 101, 'the upgrade passed the same gate: nothing to price yet');
+  const c = upgrade.session!;
+  c.send({ type: 'session.update', session: { type: 'realtime', audio: { input: { turn_detection: null } } } });
+  await c.waitFor((m) => m.type === 'session.updated');
+  c.send({ type: 'response.create', event_id: 'evt_refused' });
+  const refusal = await c.waitFor((m) => m.type === 'error');
+  t.like(refusal.error, { code: 'budget_exhausted', event_id: 'evt_refused' });
+  // A free message after it arrives next: the refused one was never between them.
+  c.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] } });
+  const forwarded = await f.fake.messages(0, 2);
+  t.deepEqual(forwarded.map((m) => m.type), ['session.update', 'conversation.item.create'], 'the refused response.create never reached the provider');
+  c.ws.close();
 });
