@@ -10,16 +10,10 @@ import { UsageRecorder } from '../../src/accounting/usage-recorder.js';
 import { Symbols } from '../../src/symbols.js';
 import { api, createOrg, mintToken } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';
-import { pricedFixture, type PricedFixture } from '../support/priced-providers.js';
+import { pricedFixture } from '../support/priced-providers.js';
 import { quiet } from '../support/wait.js';
 
 const DAY = 86_400_000;
-
-async function post(f: PricedFixture, path: string, body: unknown, token: string): Promise<void> {
-  const r = await fetch(f.proxyUrl(path), { method: 'POST', headers: { 'x-proxy-token': token, 'x-fake-events': '7', 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  await r.text();
-  if (r.status !== 200) throw new Error(`proxy ${r.status}`);
-}
 
 const row = (key: string, requests: number, input: number, output: number, spend: string, name?: string) =>
   ({ key, ...(name !== undefined ? { name } : {}), requests, input_tokens: input, output_tokens: output, spend_usd: spend });
@@ -32,11 +26,11 @@ test('per token, credential and model: the dearest first, named (a revoked token
   const agentA = await mintToken(f.app, f.org, f.credentials.openai, '30d', { name: 'agent a' });
   const agentB = await mintToken(f.app, f.org, f.credentials.anthropic, '30d', { name: 'agent b' });
   // 11-15: agent a one OpenAI-shaped request (11 in, 7 out: 98 µ$), agent b one Anthropic-shaped (13 in, 7 out: 144 µ$).
-  await post(f, 'v1/chat/completions', { model: 'spend-4o', messages: [] }, agentA.token);
-  await post(f, 'v1/messages', { model: 'spend-claude-sonnet', max_tokens: 5, messages: [] }, agentB.token);
+  await f.spend('v1/chat/completions', { model: 'spend-4o', messages: [] }, agentA.token);
+  await f.spend('v1/messages', { model: 'spend-claude-sonnet', max_tokens: 5, messages: [] }, agentB.token);
   // 11-17: agent b once more, streamed; then it is revoked.
   clock.advance(2 * DAY);
-  await post(f, 'v1/messages', { model: 'spend-claude-sonnet', max_tokens: 5, messages: [], stream: true }, agentB.token);
+  await f.spend('v1/messages', { model: 'spend-claude-sonnet', max_tokens: 5, messages: [], stream: true }, agentB.token);
   await quiet(f.app);
   t.is((await api(f.app, 'DELETE', `/v1/tokens/${agentB.id}`, { token: f.org.token })).status, 200);
 

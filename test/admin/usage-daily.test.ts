@@ -11,28 +11,22 @@ import { usageSummaryView } from '../../src/api/views.js';
 import { Symbols } from '../../src/symbols.js';
 import { api, createOrg, mintToken } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';
-import { pricedFixture, type PricedFixture } from '../support/priced-providers.js';
+import { pricedFixture } from '../support/priced-providers.js';
 import { quiet } from '../support/wait.js';
 
 const DAY = 86_400_000;
 const zero = (date: string) => ({ date, requests: 0, input_tokens: 0, output_tokens: 0, spend_usd: '0.00' });
 
-async function post(f: PricedFixture, path: string, body: unknown, token: string): Promise<void> {
-  const r = await fetch(f.proxyUrl(path), { method: 'POST', headers: { 'x-proxy-token': token, 'x-fake-events': '7', 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  await r.text();
-  if (r.status !== 200) throw new Error(`proxy ${r.status}`);
-}
-
 test('every day of the range, zeros included; unflushed and flushed counts alike, never twice; another organisation sees none', async (t) => {
   const clock = new ManualClock(Date.UTC(2026, 10, 15, 23, 59, 0));
   const f = await pricedFixture(t, { clock });
   // 11-15: one OpenAI-shaped request (11 in, 7 out: 28 + 70 µ$).
-  await post(f, 'v1/chat/completions', { model: 'spend-4o', messages: [] }, f.tokens.openai.token);
+  await f.spend('v1/chat/completions', { model: 'spend-4o', messages: [] }, f.tokens.openai.token);
   // 11-17: two Anthropic-shaped ones (13 in, 7 out: 39 + 105 µ$ each).
   clock.advance(2 * DAY);
   const later = await mintToken(f.app, f.org, f.credentials.anthropic); // the fixture's tokens expired meanwhile
-  await post(f, 'v1/messages', { model: 'spend-claude-sonnet', max_tokens: 5, messages: [] }, later.token);
-  await post(f, 'v1/messages', { model: 'spend-claude-sonnet', max_tokens: 5, messages: [], stream: true }, later.token);
+  await f.spend('v1/messages', { model: 'spend-claude-sonnet', max_tokens: 5, messages: [] }, later.token);
+  await f.spend('v1/messages', { model: 'spend-claude-sonnet', max_tokens: 5, messages: [], stream: true }, later.token);
   await quiet(f.app); // usage is recorded when the response closes
   const expected = [
     zero('2026-11-14'),

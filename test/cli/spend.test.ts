@@ -14,9 +14,7 @@ test('keyward usage shows the month\'s spend; tokens get and credentials get the
   const KEK = randomBytes(32).toString('base64');
   const f = await pricedFixture(t, { dataDir, env: { KEYWARD_LOCAL_KEK: KEK } });
   const send = async (path: string, body: unknown, token: string) => {
-    const r = await fetch(f.proxyUrl(path), { method: 'POST', headers: { 'x-proxy-token': token, 'x-fake-events': '7', 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    await r.text();
-    t.is(r.status, 200);
+    t.is((await f.spend(path, body, token)).status, 200);
   };
   // 28 + 70 µ$, then 39 + 105 µ$ twice (test/support/priced-providers.ts).
   await send('v1/chat/completions', { model: 'spend-4o', messages: [] }, f.tokens.openai.token);

@@ -12,14 +12,8 @@ import { api, createOrg, startApp } from '../support/app.js';
 import { accessible } from '../support/axe.js';
 import { launchBrowser, Steps, watchedPage } from '../support/browser.js';
 import { cleanRun, fieldError, nothingLeaked, openPage, sidewaysScroll, signIn, svgText, text } from '../support/console-page.js';
-import { pricedFixture, type PricedFixture } from '../support/priced-providers.js';
+import { pricedFixture } from '../support/priced-providers.js';
 import { quiet } from '../support/wait.js';
-
-async function post(f: PricedFixture, path: string, body: unknown, token: string): Promise<void> {
-  const r = await fetch(f.proxyUrl(path), { method: 'POST', headers: { 'x-proxy-token': token, 'x-fake-events': '7', 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  await r.text();
-  if (r.status !== 200) throw new Error(`proxy ${r.status}`);
-}
 
 /** The table's rows as [first cell's first line, spend]. */
 async function rows(page: import('playwright-core').Page): Promise<string[][]> {
@@ -38,8 +32,8 @@ for (const width of [1280, 375]) {
     const mint = async (credential: string, name: string) => (await api(app, 'POST', '/v1/tokens', { token: org.token, body: { credential_id: credential, ttl: '1h', name } })).body;
     const a = await mint(f.credentials.openai, 'support bot');
     const b = await mint(f.credentials.anthropic, 'evals agent');
-    await post(f, 'v1/chat/completions', { model: 'spend-4o', messages: [] }, a.token); // 98 µ$
-    for (let i = 0; i < 3; i++) await post(f, 'v1/messages', { model: 'spend-claude-sonnet', max_tokens: 5, messages: [] }, b.token); // 3 × 144 µ$
+    await f.spend('v1/chat/completions', { model: 'spend-4o', messages: [] }, a.token); // 98 µ$
+    for (let i = 0; i < 3; i++) await f.spend('v1/messages', { model: 'spend-claude-sonnet', max_tokens: 5, messages: [] }, b.token); // 3 × 144 µ$
     await quiet(app);
     await api(app, 'DELETE', `/v1/tokens/${b.id}`, { token: org.token });
     const browser = await launchBrowser(t);

@@ -8,10 +8,10 @@
 import test from 'ava';
 import type { ServerResponse } from 'node:http';
 import { api, mintToken } from '../support/app.js';
-import { pricedFixture, PROVIDER, type PricedFixture, type Shape } from '../support/priced-providers.js';
+import { FAKE_EVENTS, pricedFixture, PROVIDER, type PricedFixture, type Shape } from '../support/priced-providers.js';
 import { quiet } from '../support/wait.js';
 
-const EVENTS = 7;
+const EVENTS = FAKE_EVENTS;
 
 /** The model each shape's requests name, and what one default fake answer (EVENTS output tokens) costs there, µ$. */
 const CASES: Record<Shape, { model: string; micros: number }> = {
@@ -23,21 +23,20 @@ const CASES: Record<Shape, { model: string; micros: number }> = {
   gemini: { model: 'spend-gem-flash', micros: 6 + 18 },
 };
 
-function request(f: PricedFixture, shape: Shape, stream: boolean, model: string, token = f.tokens[shape].token): Promise<Response> {
-  const headers = { 'x-proxy-token': token, 'x-fake-events': String(EVENTS), 'content-type': 'application/json' };
-  const post = (path: string, body: unknown) => fetch(f.proxyUrl(path), { method: 'POST', headers, body: JSON.stringify(body) });
+/** The proxy path and body of a request of `shape` naming `model`. */
+function call(shape: Shape, stream: boolean, model: string): [string, unknown] {
   switch (shape) {
-    case 'openai': return post('v1/chat/completions', stream ? { model, messages: [], stream, stream_options: { include_usage: true } } : { model, messages: [] });
-    case 'anthropic': return post('v1/messages', { model, max_tokens: 5, messages: [], ...(stream ? { stream } : {}) });
-    case 'gemini': return post(`v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, { contents: [] });
+    case 'openai': return ['v1/chat/completions', stream ? { model, messages: [], stream, stream_options: { include_usage: true } } : { model, messages: [] }];
+    case 'anthropic': return ['v1/messages', { model, max_tokens: 5, messages: [], ...(stream ? { stream } : {}) }];
+    case 'gemini': return [`v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, { contents: [] }];
   }
 }
 
-async function ok(t: import('ava').ExecutionContext, res: Promise<Response>): Promise<string> {
-  const r = await res;
+/** One priced request of `shape` through the proxy (PricedFixture.spend); resolves with its request id. */
+async function ok(t: import('ava').ExecutionContext, f: PricedFixture, shape: Shape, stream: boolean, model: string, token = f.tokens[shape].token): Promise<string> {
+  const r = await f.spend(...call(shape, stream, model), token);
   t.is(r.status, 200);
-  await r.text();
-  return r.headers.get('x-keyward-request-id')!;
+  return r.headers['x-keyward-request-id'] as string;
 }
 
 const logLine = (f: PricedFixture, requestId: string) =>
@@ -58,7 +57,7 @@ for (const shape of ['openai', 'anthropic', 'gemini'] as const) {
     test(`spend of ${shape} ${stream ? 'streamed' : 'JSON'} responses is priced and shown per token, credential, organisation and log line`, async (t) => {
       const f = await pricedFixture(t);
       const { model, micros } = CASES[shape];
-      const ids = [await ok(t, request(f, shape, stream, model)), await ok(t, request(f, shape, stream, model))];
+      const ids = [await ok(t, f, shape, stream, model), await ok(t, f, shape, stream, model)];
       await quiet(f.app); // usage is recorded when the response closes
       const spent = `0.${String(2 * micros).padStart(6, '0')}`;
       const tok = await api(f.app, 'GET', `/v1/tokens/${f.tokens[shape].id}`, { token: f.org.token });
@@ -100,7 +99,7 @@ for (const shape of ['openai', 'gemini'] as const) {
       const f = await pricedFixture(t);
       const model = CASES[shape].model;
       f.fake.handler = (_req, res) => answer(shape, stream, model, res);
-      const id = await ok(t, request(f, shape, stream, model));
+      const id = await ok(t, f, shape, stream, model);
       await quiet(f.app); // usage is recorded when the response closes
       // openai: 200 plain × 2.5 + 800 cached × 1.25 + 100 output × 10 = 500 + 1000 + 1000 µ$ (all at the input price: 3500).
       // gemini: 400 plain × 0.3 + 600 cached × 0.075 + 40 output × 2.5 = 120 + 45 + 100 µ$ (all at the input price: 400).
@@ -117,9 +116,9 @@ test('the model the request names is priced when the gateway read it; the answer
   f.fake.handler = (_req, res) => answer('openai', false, 'spend-4o', res);
   // A models-scoped token has the body's model read: `spend-mini` it is (200 × 0.15 + 800 × 0.075 + 100 × 0.6 = 30 + 60 + 60 µ$).
   const scoped = await mintToken(f.app, f.org, f.credentials.openai, '15m', { models: ['spend-*'] });
-  const read = await ok(t, request(f, 'openai', false, 'spend-mini', scoped.token));
+  const read = await ok(t, f, 'openai', false, 'spend-mini', scoped.token);
   // An unscoped token's request model is never read: the answer names `spend-4o` (2500 µ$).
-  const unread = await ok(t, request(f, 'openai', false, 'spend-mini'));
+  const unread = await ok(t, f, 'openai', false, 'spend-mini');
   await quiet(f.app); // usage is recorded when the response closes
   t.is(logLine(f, read)?.spend_usd, '0.00015');
   t.is(logLine(f, unread)?.spend_usd, '0.0025');
@@ -131,9 +130,9 @@ test('a response without usage, and a model without a price, spend nothing and l
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ id: 'x', object: 'chat.completion', model: 'spend-4o', choices: [] }));
   };
-  const silent = await ok(t, request(f, 'openai', false, 'spend-4o'));
+  const silent = await ok(t, f, 'openai', false, 'spend-4o');
   f.fake.handler = undefined;
-  const unpriced = await ok(t, request(f, 'openai', false, 'mystery-model'));
+  const unpriced = await ok(t, f, 'openai', false, 'mystery-model');
   await quiet(f.app); // usage is recorded when the response closes
   for (const id of [silent, unpriced]) {
     t.truthy(logLine(f, id));
@@ -149,14 +148,14 @@ test('/metrics counts spend by provider and the price table\'s model name; the c
   for (let i = 0; i < 12; i++) {
     const model = `spend-4o-snapshot-${i}-${Math.random().toString(36).slice(2, 10)}`;
     names.push(model);
-    await ok(t, request(f, 'openai', i % 2 === 0, model));
+    await ok(t, f, 'openai', i % 2 === 0, model);
   }
   for (let i = 0; i < 5; i++) {
     const model = `free-form-${i}-${Math.random().toString(36).slice(2, 10)}`;
     names.push(model);
-    await ok(t, request(f, 'openai', false, model));
+    await ok(t, f, 'openai', false, model);
   }
-  await ok(t, request(f, 'anthropic', true, CASES.anthropic.model));
+  await ok(t, f, 'anthropic', true, CASES.anthropic.model);
   await quiet(f.app); // usage is recorded when the response closes
   const text = await (await fetch(`${f.app.url}/metrics`)).text();
   const lines = text.split('\n').filter((l) => l.startsWith('keyward_spend_usd_total{'));

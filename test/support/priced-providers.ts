@@ -4,15 +4,20 @@
  * tests price known models at known prices whatever the built-in provider
  * files' tables say. `pricedFixture` starts a gateway whose providers folder
  * holds them, upstream of each the fake provider, with an org, a credential
- * and a token per shape.
+ * and a token per shape; its `spend` sends one priced request through the
+ * proxy, the fake answering FAKE_EVENTS output tokens.
  */
 import type { ExecutionContext } from 'ava';
 import { createCredential, createOrg, mintToken, startApp, type Org, type StartOptions, type TestApp } from './app.js';
 import { startFakeProvider, type FakeProvider } from './fake-provider.js';
 import { providersDir } from './providers-dir.js';
 import { canaryKey } from './proxy-fixture.js';
+import { request, type Reply } from './request.js';
 
 export type Shape = 'openai' | 'anthropic' | 'gemini';
+
+/** How many output tokens (events) the fake answers a `spend` request with. */
+export const FAKE_EVENTS = 7;
 
 /** USD per million tokens, as a provider file writes them. */
 export const PRICES = {
@@ -57,6 +62,8 @@ export interface PricedFixture {
   providersDir: string;
   env: Record<string, string>;
   proxyUrl(path: string): string;
+  /** POSTs `body` as JSON to the proxy path with the token, the fake answering FAKE_EVENTS events; read whole; throws unless 200. */
+  spend(path: string, body: unknown, token: string): Promise<Reply>;
 }
 
 export async function pricedFixture(t: ExecutionContext, options: StartOptions = {}): Promise<PricedFixture> {
@@ -76,5 +83,11 @@ export async function pricedFixture(t: ExecutionContext, options: StartOptions =
     credentials[shape] = await createCredential(app, org, PROVIDER[shape], canaryKey(shape));
     tokens[shape] = await mintToken(app, org, credentials[shape]);
   }
-  return { app, fake, org, credentials, tokens, providersDir: dir, env, proxyUrl: (path) => `${app.url}/v1/proxy/${path}` };
+  const proxyUrl = (path: string) => `${app.url}/v1/proxy/${path}`;
+  const spend = async (path: string, body: unknown, token: string) => {
+    const r = await request(proxyUrl(path), { headers: { 'x-proxy-token': token, 'x-fake-events': String(FAKE_EVENTS) }, body: JSON.stringify(body) });
+    if (r.status !== 200) throw new Error(`proxy ${path}: ${r.status} ${r.text.slice(0, 200)}`);
+    return r;
+  };
+  return { app, fake, org, credentials, tokens, providersDir: dir, env, proxyUrl, spend };
 }
