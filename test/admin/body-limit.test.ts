@@ -21,7 +21,7 @@ interface RawExchange {
 }
 
 /**
- * Sends `head` then `body` and waits, sending nothing more, until the server has answered and closed, or
+ * Sends `head` then `body` on a raw socket (a head request() cannot write) and waits, sending nothing more, until the server has answered and closed, or
  * `waitMs` passes. The request is never finished: an answer can only come from a server that did not need the rest.
  */
 function exchange(port: number, head: string, body: Buffer, waitMs = 30_000): Promise<RawExchange> {

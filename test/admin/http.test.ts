@@ -1,10 +1,10 @@
 import test from 'ava';
-import http from 'node:http';
 import net from 'node:net';
 import { api, createOrg, startApp, type TestApp } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';
+import { request } from '../support/request.js';
 
-/** Sends raw bytes and returns everything the server answers before closing (or 2 s). */
+/** Sends raw bytes (what request() cannot write) and returns everything the server answers before closing (or 2 s). */
 function rawRequest(app: TestApp, bytes: string | Buffer): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(app.port, '127.0.0.1');
@@ -121,16 +121,8 @@ test('an admin body over KEYWARD_MAX_ADMIN_BODY → 413 payload_too_large, decla
   t.truthy(declared.headers.get('x-request-id'));
 
   // Chunked: no content-length, the limit is counted as the body streams.
-  const chunked = await new Promise<{ status: number; body: any }>((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: app.port, method: 'POST', path: '/v1/credentials', headers: { authorization: `Bearer ${org.token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
-    });
-    req.on('error', reject);
-    for (let i = 0; i < 8; i++) req.write('{"pad":"' + 'x'.repeat(200) + '",');
-    req.end('"x":1}');
-  });
+  const piece = '{"pad":"' + 'x'.repeat(200) + '",';
+  const chunked = await request(`${app.url}/v1/credentials`, { headers: { authorization: `Bearer ${org.token}` }, body: piece.repeat(8) + '"x":1}', chunked: piece.length });
   t.is(chunked.status, 413);
   t.is(chunked.body.error.code, 'payload_too_large');
 

@@ -232,6 +232,7 @@ interface Outcome {
   error?: string;
 }
 
+/** One fuzzed request over the shared agent, path and headers as generated (not request(): no URL normalisation, any outcome kept). */
 function send(agent: http.Agent, port: number, method: string, p: string, h: Record<string, string>, b: string | Buffer | undefined): Promise<Outcome> {
   return new Promise((resolve) => {
     const label = `${method} ${p.slice(0, 120)}`;
@@ -254,6 +255,7 @@ function send(agent: http.Agent, port: number, method: string, p: string, h: Rec
   });
 }
 
+/** Mutated bytes straight to a socket (bytes request() cannot send); what came back within 4 s. */
 function sendRaw(port: number, bytes: Buffer): Promise<Outcome> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');

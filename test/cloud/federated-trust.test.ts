@@ -12,6 +12,7 @@ import { STSClient, AssumeRoleWithWebIdentityCommand } from '@aws-sdk/client-sts
 import { api } from '../support/app.js';
 import { federationFixture, POOL_PROVIDER, SERVICE_ACCOUNT, ROLE_ARN, type Cloud, type FederationFixture } from '../support/cloud/federation-fixture.js';
 import { principalOf } from '../support/cloud/google-sts-fake.js';
+import { request, type Reply } from '../support/request.js';
 
 const REQUEST: Record<'bedrock' | 'azure' | 'vertex', { path: string; body: unknown }> = {
   bedrock: { path: 'model/anthropic.claude-3-5-sonnet-20240620-v1:0/converse', body: { messages: [{ role: 'user', content: [{ text: 'hi' }] }] } },
@@ -19,11 +20,10 @@ const REQUEST: Record<'bedrock' | 'azure' | 'vertex', { path: string; body: unkn
   vertex: { path: 'v1/projects/my-proj-123/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent', body: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] } },
 };
 
-async function call(f: FederationFixture, cloud: Cloud, token: string): Promise<{ status: number; body: any; text: string }> {
+/** The cloud's request through the proxy with `token`. */
+function call(f: FederationFixture, cloud: Cloud, token: string): Promise<Reply> {
   const r = REQUEST[cloud === 'vertex-sa' ? 'vertex' : cloud];
-  const res = await fetch(f.proxyUrl(r.path), { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(r.body) });
-  const text = await res.text();
-  return { status: res.status, body: JSON.parse(text), text };
+  return request(f.proxyUrl(r.path), { headers: { authorization: `Bearer ${token}` }, body: JSON.stringify(r.body) });
 }
 
 const upstreamCount = (f: FederationFixture) => f.bedrock.received.length + f.azure.received.length + f.vertex.received.length;

@@ -13,7 +13,7 @@ import { CONSOLE_CSP, consoleRoutes } from '../../src/http/console-assets.js';
 import { createLogger } from '../../src/log.js';
 import { api, createOrg, startApp, tempDir } from '../support/app.js';
 
-/** A GET of `rawPath` exactly as written (fetch would normalise `..` and `.` away first). */
+/** A GET of `rawPath` exactly as written (not request() or fetch: a URL would normalise `..` and `.` away first). */
 function rawGet(port: number, rawPath: string, method = 'GET'): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, path: rawPath, method }, (res) => {

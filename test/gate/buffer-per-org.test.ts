@@ -19,7 +19,7 @@ const TOKENS = 9;
 /** Each trickled body's first part: within one token's 128 kB share, nine of them leave less of the 1 MB budget than 40 kB. */
 const TRICKLED = 110 * KB;
 
-/** An HTTP/1.1 request whose body is written in part and never ended; its status once answered (0 until then). */
+/** An HTTP/1.1 request whose body is written in part and never ended (not request(), which sends a whole body); its status once answered (0 until then). */
 function openTrickle(url: string, token: string, first: string) {
   const req = http.request(`${url}/v1/proxy/v1/chat/completions`, { method: 'POST', headers: { 'x-proxy-token': token, 'content-type': 'application/json' } });
   req.on('error', () => {});

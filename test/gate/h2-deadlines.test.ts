@@ -27,7 +27,7 @@ const roundTrip = (session: http2.ClientHttp2Session): Promise<void> => new Prom
   if (session.destroyed || session.closed || !session.ping(() => resolve())) resolve();
 });
 
-/** An h2c request whose body is written in part and never ended; its answer (status, error code) when one comes. */
+/** An h2c request whose body is written in part and never ended (not request(): HTTP/1.1, whole bodies); its answer (status, error code) when one comes. */
 function openTrickle(url: string, path: string, headers: Record<string, string>, first: string) {
   const session = http2.connect(url);
   session.on('error', () => {});

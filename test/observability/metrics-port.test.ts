@@ -23,7 +23,7 @@ function metricsPortOf(app: TestApp): number {
   return line.port as number;
 }
 
-/** A raw GET (no URL normalisation by the client), answered status and body. */
+/** A raw GET of `target` as written (not request(): a URL would normalise it first), answered status and body. */
 function rawGet(host: string, port: number, target: string, method = 'GET', headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host, port, path: target, method, headers, agent: false }, (res) => {

@@ -11,6 +11,7 @@ import test from 'ava';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { api, createCredential, createOrg, mintToken, startApp, type Org, type TestApp } from '../support/app.js';
+import { request } from '../support/request.js';
 
 interface Seen {
   url: string;
@@ -66,7 +67,7 @@ interface Res {
   body: any;
 }
 
-/** A POST whose body the test writes piece by piece; `response` settles with the answer (or the error). */
+/** A POST whose body the test writes piece by piece (not request(), which sends a whole body); `response` settles with the answer (or the error). */
 function open(url: string, headers: Record<string, string>, contentLength?: number) {
   const req = http.request(url, {
     method: 'POST',
@@ -90,12 +91,6 @@ function open(url: string, headers: Record<string, string>, contentLength?: numb
   });
   response.catch(() => {});
   return { req, response };
-}
-
-async function post(url: string, headers: Record<string, string>, body: string): Promise<Res> {
-  const { req, response } = open(url, headers, Buffer.byteLength(body));
-  req.end(body);
-  return response;
 }
 
 interface Setup {
@@ -151,11 +146,11 @@ test('model first: the provider has the headers and the first bytes before the c
 test('model last still works, byte for byte; a model outside the scope is refused and nothing is sent', async (t) => {
   const s = await setup(t);
   const body = `{"messages":[{"role":"user","content":"${pad(300_000)}"}],"stream":false,"model":"gpt-4o"}`;
-  const r = await post(s.url, { 'x-proxy-token': s.scoped }, body);
+  const r = await request(s.url, { headers: { 'x-proxy-token': s.scoped }, body });
   t.is(r.status, 200);
   t.is(s.up.seen.length, 1);
   t.is(s.up.seen[0]!.body, body);
-  const refused = await post(s.url, { 'x-proxy-token': s.scoped }, body.replace('"gpt-4o"', '"gpt-5"'));
+  const refused = await request(s.url, { headers: { 'x-proxy-token': s.scoped }, body: body.replace('"gpt-4o"', '"gpt-5"') });
   t.is(refused.status, 403);
   t.is(refused.body.error.code, 'model_not_allowed');
   t.is(s.up.seen.length, 1);
@@ -171,7 +166,7 @@ test('`model` twice or a case variant at the top level → 400 invalid_request, 
     '{"model":"gpt-4o","\\u004dodel":"gpt-5"}',
     `{"model":"gpt-4o","messages":[{"content":"${pad(100_000)}"}],"Model":"gpt-5"}`,
   ]) {
-    const r = await post(s.url, { 'x-proxy-token': s.scoped }, body);
+    const r = await request(s.url, { headers: { 'x-proxy-token': s.scoped }, body });
     t.is(r.status, 400, body.slice(0, 60));
     t.is(r.body?.error?.code, 'invalid_request');
     t.is(r.body?.error?.param, 'model');
@@ -199,13 +194,13 @@ test('a duplicate that arrives after forwarding began: the upstream body never c
   }
   t.is(await used(s), 0, 'cut off before any response: not counted');
   // The token still works.
-  t.is((await post(s.url, { 'x-proxy-token': s.scoped }, '{"model":"gpt-4o"}')).status, 200);
+  t.is((await request(s.url, { headers: { 'x-proxy-token': s.scoped }, body: '{"model":"gpt-4o"}' })).status, 200);
   t.is(await used(s), 1);
 });
 
 test('a "model" nested, inside a string, or escaped is read as JSON reads it', async (t) => {
   const s = await setup(t);
-  const call = (body: string) => post(s.url, { 'x-proxy-token': s.scoped }, body);
+  const call = (body: string) => request(s.url, { headers: { 'x-proxy-token': s.scoped }, body });
   for (const body of [
     '{"messages":[{"model":"gpt-4o"}],"model":"gpt-5"}',
     '{"x":{"model":"gpt-4o"}}',
@@ -250,11 +245,11 @@ test('KEYWARD_BUFFER_BUDGET: two bodies that together pass it → one 503 overlo
   t.is(await used(s), 1, 'the refused request was never counted');
   // Every held byte was given back: a body needing most of the budget passes, twice.
   for (let i = 0; i < 2; i++) {
-    t.is((await post(s.url, { 'x-proxy-token': s.scoped }, `{"pad":"${pad(240 * 1024)}","model":"gpt-4o"}`)).status, 200);
+    t.is((await request(s.url, { headers: { 'x-proxy-token': s.scoped }, body: `{"pad":"${pad(240 * 1024)}","model":"gpt-4o"}` })).status, 200);
   }
   // A token with no models scope never holds its body: far past the budget, it streams straight through.
   const big = `{"pad":"${pad(1024 * 1024)}","model":"gpt-4o"}`;
-  t.is((await post(s.url, { 'x-proxy-token': s.unscoped }, big)).status, 200);
+  t.is((await request(s.url, { headers: { 'x-proxy-token': s.unscoped }, body: big })).status, 200);
   t.is(s.up.seen.at(-1)!.body, big);
 });
 
@@ -274,5 +269,5 @@ test('a body of tiny chunks is charged for each chunk, not only its bytes: 3000 
   t.regex(text, /"code":"overloaded"/);
   t.is(s.up.seen.length, 0);
   // The same bytes in one piece are far within the budget.
-  t.is((await post(s.url, { 'x-proxy-token': s.scoped }, body)).status, 200);
+  t.is((await request(s.url, { headers: { 'x-proxy-token': s.scoped }, body })).status, 200);
 });

@@ -30,7 +30,7 @@ interface RawResponse {
   body: any;
 }
 
-/** One request with the path sent byte for byte as given (no client-side normalisation). */
+/** One request with the path sent byte for byte as given (not request(): a URL would normalise the path first). */
 function send(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const framed = body === undefined ? headers : { 'content-length': String(Buffer.byteLength(body)), ...headers };
@@ -52,7 +52,7 @@ function send(port: number, method: string, path: string, headers: Record<string
   });
 }
 
-/** A request written straight to a socket; resolves with the parsed response once the server closes. */
+/** A request written straight to a socket (bytes request() cannot send); resolves with the parsed response once the server closes. */
 function rawSocket(port: number, request: string): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { randomInt } from 'node:crypto';
-import http from 'node:http';
 import { StreamMasker, maskAll, maskString, partialKeyAtEnd } from '../../src/gateway/wire/masking.js';
 import { proxyFixture } from '../support/proxy-fixture.js';
+import { request } from '../support/request.js';
 
 async function runMasker(key: string, pieces: Buffer[]): Promise<{ out: string; emitted: number[] }> {
   const m = new StreamMasker(Buffer.from(key));
@@ -105,15 +105,7 @@ test('a key split across upstream writes one byte at a time is still masked', as
     }
     res.end();
   };
-  const text = await new Promise<string>((resolve, reject) => {
-    const req = http.request(f.proxyUrl('v1/chat/completions'), { method: 'POST', headers: { 'x-proxy-token': f.tokens.openai.token } }, (res) => {
-      let s = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (s += d)).on('end', () => resolve(s));
-    });
-    req.on('error', reject);
-    req.end('{"model":"m","stream":true}');
-  });
+  const { text } = await request(f.proxyUrl('v1/chat/completions'), { headers: { 'x-proxy-token': f.tokens.openai.token }, body: '{"model":"m","stream":true}' });
   t.is(text, `data: {"leak":"${'*'.repeat(f.keys.openai.length)}"}\n\n`);
 });
 

@@ -1,6 +1,7 @@
 import test from 'ava';
 import http from 'node:http';
 import { proxyFixture } from '../support/proxy-fixture.js';
+import { request } from '../support/request.js';
 
 /** Reads an SSE response chunk by chunk, resolving each time `predicate` holds for what has arrived. */
 function reader(res: http.IncomingMessage) {
@@ -28,6 +29,7 @@ function reader(res: http.IncomingMessage) {
   };
 }
 
+/** A POST resolving with the live response (not request(), which reads whole: these tests read a stream as it arrives, or cut it). */
 function post(url: string, headers: Record<string, string>, body: unknown): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, resolve);
@@ -70,12 +72,7 @@ test('SSE passes byte for byte for each provider shape, events spaced in time', 
   ];
   for (const c of cases) {
     // Capture exactly what the upstream wrote.
-    const direct = await post(`${f.fake.url}/${c.path}`, { 'x-fake-events': '5', 'x-fake-delay-ms': '15' }, c.body);
-    const directText = await new Promise<string>((resolve) => {
-      let s = '';
-      direct.setEncoding('utf8');
-      direct.on('data', (d) => (s += d)).on('end', () => resolve(s));
-    });
+    const directText = (await request(`${f.fake.url}/${c.path}`, { headers: { 'x-fake-events': '5', 'x-fake-delay-ms': '15' }, body: JSON.stringify(c.body) })).text;
     // Through the gateway the upstream replays those frames one at a time, each only once the caller has received the
     // previous one (and 15 ms later): a gateway that buffered would deliver nothing, and however busy the machine
     // each frame arrives on its own.
