@@ -2,10 +2,13 @@
  * Test support for MCP authorization: a gateway that is its own authorization server (KEYWARD_ISSUER_URL names a
  * relay bound before the gateway starts, so the issuer's port is known up front), a fake MCP server holding the
  * stored key, an organisation and its github-mcp credential; and the authorization flow driven over plain HTTP
- * (the page's forms posted as a browser posts them), for the refusal tests.
+ * (the page's forms posted as a browser posts them), for the refusal tests; a client's callback server for the
+ * browser flows.
  */
 import type { ExecutionContext } from 'ava';
 import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { api, createCredential, createOrg, startApp, type Org, type StartOptions, type TestApp } from '../support/app.js';
 import type { Page } from 'playwright-core';
 import { launchBrowser } from '../support/browser.js';
@@ -47,6 +50,23 @@ export async function registerClient(f: McpAuthFixture, redirectUri = 'http://12
   const res = await api(f.issuer, 'POST', '/v1/oauth/register', { body: { client_name: 'test client', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' } });
   if (res.status !== 201) throw new Error(`registration: ${res.status} ${res.text}`);
   return res.body.client_id as string;
+}
+
+/** A client's callback on 127.0.0.1: the code the browser is redirected back with. */
+export async function callbackServer(t: ExecutionContext): Promise<{ url: string; code: Promise<string> }> {
+  let resolve!: (code: string) => void;
+  const code = new Promise<string>((r) => (resolve = r));
+  const server = http.createServer((req, res) => {
+    const c = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams.get('code');
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('You may close this window.');
+    if (c) resolve(c);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => new Promise<void>((r) => {
+    server.closeAllConnections();
+    server.close(() => r());
+  }));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`, code };
 }
 
 export interface AuthorizeParams {

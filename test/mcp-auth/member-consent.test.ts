@@ -5,28 +5,9 @@
  * the token endpoint. An admin key's grants end the same way when the key is deleted.
  */
 import test from 'ava';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { api } from '../support/app.js';
 import { eventually } from '../support/wait.js';
-import { authorizeOverHttp, authorizeQuery, mcpStatus, pkce, registerClient, startMcpAuth, tokenRequest, memberSignedIn } from './fixture.js';
-
-/** A client's redirect URI on loopback: the code Chromium is sent back with. */
-async function callbackServer(t: import('ava').ExecutionContext): Promise<{ url: string; code: Promise<string> }> {
-  let resolve!: (code: string) => void;
-  const code = new Promise<string>((r) => (resolve = r));
-  const server = http.createServer((req, res) => {
-    const c = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams.get('code');
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('You may close this window.');
-    if (c) resolve(c);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  t.teardown(() => new Promise<void>((r) => {
-    server.closeAllConnections();
-    server.close(() => r());
-  }));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`, code };
-}
+import { authorizeOverHttp, authorizeQuery, callbackServer, mcpStatus, pkce, registerClient, startMcpAuth, tokenRequest, memberSignedIn } from './fixture.js';
 
 test('a signed-in member consents in Chromium; its tool calls are audited with its name; removing it refuses its access and refresh tokens', async (t) => {
   t.timeout(180_000, 'a browser session on a shared machine');

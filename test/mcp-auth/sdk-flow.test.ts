@@ -10,8 +10,6 @@
  * token reaches the MCP server; the stored key does, only there.
  */
 import test, { type ExecutionContext } from 'ava';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -21,25 +19,7 @@ import type { Page } from 'playwright-core';
 import { api } from '../support/app.js';
 import { launchBrowser } from '../support/browser.js';
 import { eventually } from '../support/wait.js';
-import { startMcpAuth, type McpAuthFixture, memberSignedIn } from './fixture.js';
-
-/** A client's callback: the code the browser is redirected back with. */
-async function callbackServer(t: ExecutionContext): Promise<{ url: string; code: Promise<string> }> {
-  let resolve!: (code: string) => void;
-  const code = new Promise<string>((r) => (resolve = r));
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('You may close this window.');
-    const c = url.searchParams.get('code');
-    if (c) resolve(c);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  t.teardown(() => new Promise<void>((r) => {
-    server.closeAllConnections();
-    server.close(() => r());
-  }));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`, code };
-}
+import { callbackServer, startMcpAuth, type McpAuthFixture, memberSignedIn } from './fixture.js';
 
 class MemoryProvider implements OAuthClientProvider {
   client: OAuthClientInformationMixed | undefined;
