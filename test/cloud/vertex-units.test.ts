@@ -8,6 +8,7 @@ import { ConfigError, loadConfig } from '../../src/settings/config.js';
 import { normaliseProviderPath } from '../../src/catalog/path.js';
 import { validateProvider } from '../../src/catalog/provider-check.js';
 import { MintedCache } from '../../src/gateway/upstream/signers/minted-cache.js';
+import { sleep } from '../support/wait.js';
 
 const base = { KEYWARD_DATA_DIR: '/tmp', KEYWARD_ADMIN_TOKEN: 'test-admin-token-0123456789abcdef' };
 
@@ -35,7 +36,7 @@ test('token cache: 200 concurrent gets make one mint; refreshed in the backgroun
   const cache = new MintedCache(() => {
     const mint = (async () => {
       mints++;
-      await new Promise((r) => setTimeout(r, 10));
+      await sleep(10); // paces the fake mint, so concurrent gets find it in flight
       if (fail) throw new Error('refused');
       return { value: `tok-${mints}`, lifetimeMs: 3600 * 1000 };
     })();

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { api, mintToken, startApp, tempDir, type TestApp } from '../support/app.js';
 import { HOLD_ALL, hookFixture, replace } from '../support/body-hook-plugins.js';
 import { send, type Transport } from '../support/transport.js';
-import { quiet } from '../support/wait.js';
+import { quiet, sleep } from '../support/wait.js';
 
 /** The logging plugin's line of each proxied request. */
 const requestLines = (app: TestApp): any[] => app.logs.filter((l: any) => l.message === 'proxy request');
@@ -68,7 +68,7 @@ test('a hook holding the whole body within its maxBuffer: the response head wait
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write('data: {"n":1}\n\n');
       // The provider's pace, not the gateway's: without the hook the head would be out long before this.
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50); // paces the fake provider's stream
       res.write('data: {"n":2}\n\n');
       ended = true;
       res.end('data: [DONE]\n\n');

@@ -10,6 +10,7 @@ import { crc32c, GcpKeyWrapper, KmsIntegrityError, type GcpKeyWrapperOptions } f
 import { UnwrapFailed } from '../../src/kms/key-wrapper.js';
 import { credentialAad, Envelope } from '../../src/vault/envelope.js';
 import { startKmsServer, type KmsServer } from '../support/kms-server.js';
+import { eventually } from '../support/wait.js';
 import type { ExecutionContext } from 'ava';
 
 async function wrapperFor(t: ExecutionContext, kms: KmsServer, options: GcpKeyWrapperOptions = {}): Promise<GcpKeyWrapper> {
@@ -125,14 +126,8 @@ test('an unavailable or stopped KMS is BackendUnavailable; ping recovers when it
   const kms = await startKmsServer(t);
   // Short deadlines: the client retries UNAVAILABLE until the deadline, as it should in production.
   const w = await wrapperFor(t, kms, { pingTtlMs: 0, primaryTtlMs: 0, callTimeoutMs: 1000, pingTimeoutMs: 1000 });
-  const answers = async () => {
-    // A new (or reconnecting) client's first call can be slow on a loaded machine.
-    for (let i = 0; i < 100; i++) {
-      if (await w.ping().then(() => true, () => false)) return true;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return false;
-  };
+  // A new (or reconnecting) client's first call can be slow on a loaded machine: a real event, bounded generously.
+  const answers = () => eventually(() => w.ping().then(() => true, () => false), 'the KMS answers a ping', 30_000).then(() => true, () => false);
   t.true(await answers());
   const { wrapped, kekId } = await w.wrap(randomBytes(32), aad);
 

@@ -10,6 +10,7 @@ import { Router } from '../../src/http/router.js';
 import { createLogger } from '../../src/log.js';
 import { api, startApp } from '../support/app.js';
 import { ManualClock } from '../support/clocks.js';
+import { sleep } from '../support/wait.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 
@@ -51,7 +52,7 @@ test('/readyz: many probes within 2 s, concurrent or not, share one store ping; 
   const timers = new ManualClock();
   const url = await countedServer(t, async () => {
     pings++;
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100); // paces the fake store ping, so the concurrent probes arrive while it is in flight
   }, timers);
   const concurrent = await Promise.all(Array.from({ length: 20 }, () => fetch(url).then((r) => r.status)));
   t.deepEqual([...new Set(concurrent)], [200]);

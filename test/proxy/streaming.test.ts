@@ -2,6 +2,7 @@ import test from 'ava';
 import http from 'node:http';
 import { proxyFixture } from '../support/proxy-fixture.js';
 import { request } from '../support/request.js';
+import { sleep } from '../support/wait.js';
 
 /** Reads an SSE response chunk by chunk, resolving each time `predicate` holds for what has arrived. */
 function reader(res: http.IncomingMessage) {
@@ -85,7 +86,7 @@ test('SSE passes byte for byte for each provider shape, events spaced in time', 
         up.write(frame);
         if (i < frames.length - 1) {
           await received;
-          await new Promise((r) => setTimeout(r, 15));
+          await sleep(15); // paces the fake provider's frames
         }
       }
       up.end();

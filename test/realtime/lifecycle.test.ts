@@ -84,13 +84,14 @@ test('a reader that never reads pauses the provider side; reading again, every m
   const kib = 64; // 25 MB in all, more than every socket buffer on the way
   c.ws.send(JSON.stringify(item(`flood:${n}:${kib}`)));
   const upstream = await f.fake.connection(0);
-  // Wait until the provider's send buffer stops draining: the gateway has stopped reading.
+  // Wait until the provider's send buffer stops draining: the gateway has stopped reading. No event marks what does
+  // not happen, so "stopped" is the buffer unchanged for 500 ms on end.
   let last = -1;
-  for (let stable = 0; stable < 10;) {
-    await new Promise((r) => setTimeout(r, 50));
-    stable = upstream.bufferedAmount === last ? stable + 1 : 0;
-    last = upstream.bufferedAmount;
-  }
+  let since = 0;
+  await eventually(() => {
+    if (upstream.bufferedAmount !== last) [last, since] = [upstream.bufferedAmount, performance.now()];
+    return performance.now() - since >= 500;
+  }, 'the provider\'s send buffer stopped draining');
   const total = n * (kib * 1024 + 80);
   t.log(`provider still holds ${(upstream.bufferedAmount / 2 ** 20).toFixed(1)} MB of ${(total / 2 ** 20).toFixed(1)} MB`);
   // Everything not in the provider's buffer sits in kernel socket buffers or the gateway: bounded, far below the total.
@@ -121,14 +122,12 @@ test('SIGTERM drains sessions like streams: open ones go on, new ones are refuse
   await c.waitFor((m) => m.type === 'response.done');
   t.pass('the open session goes on while draining');
   // Once the drain has begun (the signal handler hands leases back first), no new session is accepted.
-  let refused = false;
-  for (let i = 0; i < 200 && !refused; i++) {
+  // Well within the 10 s drain window, so a server that has exited (refusing everything) cannot pass for one draining.
+  const refused = await eventually(async () => {
     const opened = await openClient(ws, { authorization: `Bearer ${tok.token}` }).then((s) => s, () => undefined);
-    if (opened) {
-      opened.ws.close();
-      await new Promise((r) => setTimeout(r, 25));
-    } else refused = true;
-  }
+    opened?.ws.close();
+    return !opened;
+  }, 'a new session refused', 5_000).then(() => true, () => false);
   t.true(refused, 'no new session while draining');
   const closed = await c.closed;
   t.is(closed.code, 1001);

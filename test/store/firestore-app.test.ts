@@ -29,12 +29,11 @@ async function startApp(t: ExecutionContext, emulator: Emulator, options: StartO
  */
 async function ready(app: TestApp, timers?: ManualClock): Promise<number> {
   let status = 0;
-  for (let i = 0; i < 200 && status !== 200; i++) {
+  await eventually(async () => {
     status = (await api(app, 'GET', '/readyz')).status;
-    if (status === 200) break;
-    if (timers) await timers.tick(2000);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    if (status !== 200 && timers) await timers.tick(2000);
+    return status === 200;
+  }, 'the store client connected').catch(() => undefined);
   return status;
 }
 
@@ -168,10 +167,10 @@ test('KEYWARD_STORE=firestore: /readyz is 503 when Firestore is unreachable', as
   await emulator.revive();
   let status = 0;
   // The reconnection is a real event (the client's backoff): up to 20 s of it, each probe past the 2 s age.
-  for (let i = 0; i < 200 && status !== 200; i++) {
+  await eventually(async () => {
     await timers.tick(2000);
     status = (await api(app, 'GET', '/readyz')).status;
-    if (status !== 200) await new Promise((r) => setTimeout(r, 100));
-  }
+    return status === 200;
+  }, 'ready again').catch(() => undefined);
   t.is(status, 200);
 });
