@@ -213,7 +213,7 @@ test('a chunked body that outgrows KEYWARD_MAX_BODY after the response began: th
     void (async () => {
       for (let i = 0; i < 40 && !req.destroyed; i++) {
         req.write('x'.repeat(512));
-        await sleep(15);
+        await sleep(15); // pacing: a slow caller's body
       }
       if (!req.destroyed) req.end();
     })();

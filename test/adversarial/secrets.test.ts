@@ -117,7 +117,7 @@ function chunkedEcho(parts: Buffer[], status = 200, headers: Record<string, stri
     res.flushHeaders();
     for (const p of parts) {
       res.write(p);
-      await sleep(1);
+      await sleep(1); // pacing: each part leaves the fake as a chunk of its own
     }
     res.end();
   };

@@ -131,7 +131,7 @@ test('a caller that dies mid-body cannot desync the upstream keep-alive connecti
     await new Promise<void>((r) => socket.once('connect', () => r()));
     const partial = `{"model":"m"}\r\n\r\n${HIDDEN}`.slice(0, 60);
     socket.write(`POST /v1/proxy/v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Proxy-Token: ${tok}\r\nContent-Length: 200\r\n\r\n${partial}`);
-    await sleep(60);
+    await sleep(60); // pacing: the partial request sits a moment before the cut
     socket.destroy();
     // The gateway has seen it vanish and closed its request (and the upstream leg) before the next caller comes.
     await quiet(a.app);

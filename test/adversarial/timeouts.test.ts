@@ -131,7 +131,7 @@ test('a slow-reading client of a 200 MB stream: backpressure reaches the upstrea
   await pausedNow;
   const peaks: number[] = [];
   for (let i = 0; i < 12; i++) {
-    await sleep(150);
+    await sleep(150); // pacing: the server's RSS sampled over time
     peaks.push(rss(server.proc.pid!));
   }
   const writtenWhilePaused = written;
@@ -139,11 +139,11 @@ test('a slow-reading client of a 200 MB stream: backpressure reaches the upstrea
   t.false(finished, 'the upstream could not finish');
   // In flight: socket buffers on both legs plus the gateway's stream buffers; nothing like 200 MB.
   t.true(writtenWhilePaused - received < 32 * 1024 * 1024, `the upstream got ${(writtenWhilePaused / 1048576).toFixed(1)} MB out while the client read ${(received / 1048576).toFixed(1)} MB`);
-  await sleep(300);
+  await sleep(300); // a span in which nothing may move: what is measured is that nothing happens
   t.true(written - writtenWhilePaused < 1024 * 1024, 'once the pipes were full, nothing more moved');
   // Then a slow reader: a little at a time.
   for (let i = 0; i < 10; i++) {
-    res.resume();
+    res.resume(); // pacing: a slow reader, reading a fifth of the time
     await sleep(20);
     res.pause();
     await sleep(80);

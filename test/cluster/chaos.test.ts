@@ -21,7 +21,7 @@ import { chatBody, worstCase } from '../support/budget.js';
 import { INPUT_OVERHEAD_TOKENS } from '../../src/pricing/spend-bound.js';
 import { formatUsd, parseUsd } from '../../src/pricing/money.js';
 import { FirestoreStore } from '../../src/store/firestore/firestore-store.js';
-import { sleep } from '../support/wait.js';
+import { eventually, sleep } from '../support/wait.js';
 
 const LONG = process.env.KEYWARD_FUZZ_COUNT !== undefined;
 const RATE = 30;
@@ -158,13 +158,8 @@ test(`chaos: a silent store, reset and ${LONG ? 'slow and dropped ' : ''}connect
   proxy.set('pass');
   phase('store back');
   const backAt = Date.now();
-  const readyAfter = await Promise.all([a, b].map(async (n) => {
-    for (;;) {
-      if ((await fetch(`${n.url}/readyz`).then((r) => r.status, () => 0)) === 200) return Date.now() - backAt;
-      if (Date.now() - backAt > 20_000) return Infinity;
-      await sleep(50);
-    }
-  }));
+  const readyAfter = await Promise.all([a, b].map((n) => eventually(async () => (await fetch(`${n.url}/readyz`).then((r) => r.status, () => 0)) === 200, `${n.url} ready`, 20_000, 50)
+    .then(() => Date.now() - backAt, () => Infinity)));
   // Other processes' Firestore clients reconnecting: real I/O, bounded generously (a busy machine is slow; the
   // readiness round's own attempts and ages are tested without racing in test/observability/metrics-auth.test.ts).
   t.log(`/readyz back after ${readyAfter.join(' ms, ')} ms`);
@@ -221,7 +216,8 @@ test(`chaos: a silent store, reset and ${LONG ? 'slow and dropped ' : ''}connect
   // The usage API (a fresh instance, straight to the store) counts at least what was forwarded, never past the limits,
   // once the dead instance's holders have expired (KEYWARD_LEASE_TTL after their last renewal).
   const quotaKey = `quota:${org.id}:${month}`;
-  for (const start = Date.now(); (await direct.leaseLedger(quotaKey, Date.now())).held > 0 && Date.now() - start < 15_000;) await sleep(200);
+  await eventually(async () => (await direct.leaseLedger(quotaKey, Date.now())).held === 0, 'the dead holders expired', 15_000, 200)
+    .catch(() => undefined); // still held: the assertions below say by how much
   const d = await spawnServer(t, {
     KEYWARD_STORE: 'firestore', FIRESTORE_EMULATOR_HOST: emulator.host, GOOGLE_CLOUD_PROJECT: project, KEYWARD_LOCAL_KEK: kek,
     KEYWARD_PROVIDERS_DIR: providerFiles, KEYWARD_FREE_PROXY_REQUESTS: String(QUOTA),

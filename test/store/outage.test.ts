@@ -36,7 +36,7 @@ test('the change feed is not live within a second of a silent store, and live ag
   for (const mode of ['blackhole', 'reset', 'drop'] as const) {
     proxy.set(mode);
     const silentAt = Date.now();
-    await sleep(1000 - (Date.now() - silentAt));
+    await sleep(1000 - (Date.now() - silentAt)); // the promise under test: not live a second after, on the client's real timers (gRPC's)
     // Every poll since the switch is unanswered: the last answered one began before it.
     t.false(store.isLive(), `${mode}: not live a second after the store went away`);
     proxy.set('pass');
@@ -83,7 +83,7 @@ test('a token revoked while the store is silent is never forwarded a second afte
   await eventually(async () => (await fetch(`${app.url}/readyz`)).status === 200, 'ready', BACK_WITHIN_MS);
 
   proxy.set('blackhole');
-  await sleep(300);
+  await sleep(300); // a phase: the store silent a while before the revocation, on the server's own timers
   t.truthy(await direct.revokeToken(org.id, tok.id, Date.now(), 'cli'));
   const revokedAt = Date.now();
   // Probes every 100 ms for 3 s, and until at least ten were sent a second or more after the revocation (a busy
@@ -95,7 +95,7 @@ test('a token revoked while the store is silent is never forwarded a second afte
     if (Date.now() - revokedAt >= 1000) sentAfterASecond++;
     const sentAt = Date.now();
     probes.push(send().then((status) => ({ sentAt, status })));
-    await sleep(100);
+    await sleep(100); // pacing: a probe every 100 ms
   }
   const late = probes.length;
   const readyAfter = await readyWithin(app.url, proxy);

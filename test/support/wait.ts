@@ -10,12 +10,15 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { TestApp } from './app.js';
 
-/** Resolves with how many milliseconds the condition took to hold (a test may log it or bound it). */
-export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<number> {
+/**
+ * Resolves with how many milliseconds the condition took to hold (a test may log it or bound it). `everyMs`: the
+ * pause between checks (5 ms; more where each check is a request to another process, so polling does not load it).
+ */
+export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000, everyMs = 5): Promise<number> {
   const started = performance.now();
   while (!(await check())) {
     if (performance.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await delay(5);
+    await delay(everyMs);
   }
   return Math.round(performance.now() - started);
 }
