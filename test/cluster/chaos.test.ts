@@ -51,7 +51,7 @@ async function provider() {
     for (const frame of [chunk({ role: 'assistant', content: '' }, null), chunk({ content: 'ok' }, null), chunk({}, 'stop')]) {
       if (res.destroyed) return;
       res.write(frame);
-      await sleep(100);
+      await sleep(100); // pacing: the fake's stream, a frame every 100 ms
     }
     res.end(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', model: 'pm-1', choices: [], usage })}\n\ndata: [DONE]\n\n`);
   });

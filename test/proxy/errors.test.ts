@@ -316,7 +316,7 @@ test('413 for a chunked body that grows past the limit: upstream aborted, never 
     void (async () => {
       for (let i = 0; i < 32 && !req.destroyed; i++) {
         req.write('x'.repeat(256));
-        await sleep(10);
+        await sleep(10); // pacing: a slow caller's body
       }
       if (!req.destroyed) req.end();
     })();

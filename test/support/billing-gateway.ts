@@ -17,7 +17,7 @@ import { api, createOrg, spawnServer, startApp, tempDir, type Org } from './app.
 import { startBillingProvider, SHAPE_SPECS, VERTEX_LOCATION, VERTEX_PROJECT, type Bill, type BillingProvider, type MemberBehaviour, type ShapeSpec } from './billing-provider.js';
 import { IssuedTokens, startFakeGoogleAuth } from './cloud/google-auth.js';
 import { shippedTable } from './shipped-prices.js';
-import { sleep } from './wait.js';
+import { eventually } from './wait.js';
 
 export type BilledProvider = ShapeSpec['provider'];
 export const PROVIDERS: readonly BilledProvider[] = ['anthropic', 'openai', 'gemini', 'bedrock', 'vertex'];
@@ -149,17 +149,10 @@ export async function billingGateway(t: ExecutionContext, options: { instances?:
     },
     async chargeOf(requestId) {
       // The access log line is written when the response closes: a real event, given up to 20 s (a busy machine is slow).
-      for (const deadline = performance.now() + 20_000; performance.now() < deadline;) {
-        for (const a of apps) {
-          const line = a.logs().find((l) => l.message === 'proxy request' && (l.keyward as { request_id?: string } | undefined)?.request_id === requestId);
-          if (line) {
-            const spend = (line.keyward as { spend_usd?: string }).spend_usd;
-            return spend === undefined ? undefined : parseUsd(spend);
-          }
-        }
-        await sleep(10);
-      }
-      throw new Error(`no log line for ${requestId}`);
+      const lineOf = () => apps.map((a) => a.logs().find((l) => l.message === 'proxy request' && (l.keyward as { request_id?: string } | undefined)?.request_id === requestId)).find((l) => l !== undefined);
+      await eventually(() => lineOf() !== undefined, `the log line of ${requestId}`, 20_000, 10);
+      const spend = (lineOf()!.keyward as { spend_usd?: string }).spend_usd;
+      return spend === undefined ? undefined : parseUsd(spend);
     },
   };
 }
