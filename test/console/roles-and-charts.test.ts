@@ -112,7 +112,9 @@ test('usage charts draw the free-tier and spend limits; each role sees only what
     await page.getByRole('button', { name: 'Sign out' }).click();
     await signIn(page, app.url, org.token);
     t.deepEqual(await page.locator('nav a').allInnerTexts(), ['Tokens', 'Organisation']);
-    // A minter may not read credentials (the contract): its own list of ids is what it can pick from.
+    // A minter may not read credentials (the contract): its own list of ids is what it can pick from (once the page
+    // has filled the list: the option is waited for, not raced).
+    await page.locator('#mint-credential_id option').first().waitFor({ state: 'attached' });
     t.deepEqual(await page.locator('#mint-credential_id option').allInnerTexts(), [credentialId]);
     t.is(await page.getByRole('button', { name: /^Revoke/ }).count(), 0);
   });
