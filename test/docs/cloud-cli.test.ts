@@ -2,7 +2,8 @@
  * Every cloud CLI command in README.md and docs/ run through the real CLI, without credentials: each must get past
  * the CLI's own argument parsing and fail only for lack of credentials or a project, never for a usage error.
  *
- * gcloud: the installed one (KEYWARD_GCLOUD, default `gcloud` on PATH), with an empty CLOUDSDK_CONFIG per command,
+ * gcloud: the installed one (KEYWARD_GCLOUD, default `gcloud` on PATH), its code loaded once and forked per command
+ * (test/support/gcloud-forks.ts; a sample is run by gcloud itself too and must answer the same), with an empty CLOUDSDK_CONFIG per command,
  * prompts disabled, HOME a temp folder, and the variables the page itself sets (plus samples for those it reads from
  * a command's output). aws: the same way when it is installed. az: only when installed (it is not on this project's
  * machines). A command that cannot be run so is listed in NOT_RUN with the reason.
@@ -10,7 +11,7 @@
  * Each distinct script runs once: a command that two pages give with the same variables is one run, and a command in
  * a loop runs with the loop's first value only, once the test has checked that every value is a single plain word
  * (a letter or digit, then letters, digits, `_`, `-`, `.`: never a flag): the shell then passes each value as the same one argument, and the CLI parses it
- * the same way. (A gcloud start costs most of a second of CPU; the runs this saves were a sixth of the suite's.)
+ * the same way.
  *
  * gcloud missing: with CI unset (a developer's machine) the test fails, "gcloud not installed: N commands not checked";
  * in CI it passes saying the same in its log, since CI cannot install it (gcloud is in neither the npm registry nor
@@ -24,6 +25,7 @@ import path from 'node:path';
 import { assignmentPrelude, extractCommands, type DocCommand } from '../support/doc-commands.js';
 import { ROOT } from '../support/app.js';
 import { docsPages } from '../support/doc-pages.js';
+import { startGcloudForks, type GcloudForks } from '../support/gcloud-forks.js';
 
 const PAGES = ['README.md', ...docsPages()];
 const GCLOUD = process.env.KEYWARD_GCLOUD ?? 'gcloud';
@@ -69,23 +71,25 @@ function installed(cli: string): boolean {
 /** The script bash runs for a command: the page's variables, then the command, as a reader's shell would run it. */
 function scriptOf(c: DocCommand, prelude: string, loopValues: Record<string, string>): string {
   const assignments = Object.entries({ ...SAMPLES, ...loopValues }).map(([k, v]) => `${k}='${v}'`).join('\n');
-  return `${assignments}\n${prelude}\nset -u\n${commandText(c)}\n`;
+  return `${assignments}\n${prelude}\nset -u\n${c.text}\n`;
 }
 
-const commandText = (c: DocCommand) => (c.cli === 'gcloud' && GCLOUD !== 'gcloud' ? c.text.replace(/^gcloud/, GCLOUD) : c.text);
+/** gcloud as KEYWARD_GCLOUD names it, unless the fork server's `gcloud` (first on PATH) runs it. */
+const commandText = (script: string, forks: GcloudForks | undefined) => (GCLOUD !== 'gcloud' && !forks ? script.replace(/^gcloud/m, GCLOUD) : script);
 
 /** A loop value the shell passes as one word and a CLI parses as any other such word would be. */
 const PLAIN_WORD = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 /** The command under bash with the page's variables, no credentials anywhere. */
-function run(c: DocCommand, script: string): Promise<Outcome> {
+function run(c: DocCommand, script: string, forks?: GcloudForks): Promise<Outcome> {
   const home = mkdtempSync(path.join(tmpdir(), 'keyward-doc-cli-'));
-  const text = commandText(c);
+  const text = c.text;
   return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script], {
+    const child = spawn('bash', ['-c', commandText(script, forks)], {
       cwd: ROOT,
       env: {
-        PATH: process.env.PATH ?? '',
+        PATH: forks ? `${forks.bin}:${process.env.PATH ?? ''}` : process.env.PATH ?? '',
+        ...forks?.env,
         HOME: home,
         CLOUDSDK_CONFIG: path.join(home, 'gcloud'),
         CLOUDSDK_CORE_DISABLE_PROMPTS: '1',
@@ -104,7 +108,7 @@ function run(c: DocCommand, script: string): Promise<Outcome> {
     child.stdin.end('sample-secret-data');
     child.once('exit', (code) => {
       rmSync(home, { recursive: true, force: true });
-      resolve({ command: text, where: `${c.file}:${c.line}`, code, output });
+      resolve({ command: text, where: `${c.file}:${c.line}`, code, output: output.replaceAll(home, '$HOME') });
     });
   });
 }
@@ -201,7 +205,18 @@ for (const cli of ['gcloud', 'aws', 'az'] as const) {
     const scripts = runnable.map((x) => scriptOf(x.c, x.prelude, firstValues(x)));
     const distinct = [...new Set(scripts)];
     const byScript = new Map(distinct.map((script) => [script, runnable[scripts.indexOf(script)]!.c]));
-    const ran = new Map((await pool(distinct, 2, (script) => run(byScript.get(script)!, script))).map((o, i) => [distinct[i]!, o]));
+    // gcloud: through the fork server (test/support/gcloud-forks.ts), checked against gcloud itself on a sample
+    // (the first three scripts and a usage error): the same exit code and output.
+    const forks = cli === 'gcloud' ? await startGcloudForks(t, GCLOUD) : undefined;
+    if (forks) {
+      const bogus = { c: { ...byScript.get(distinct[0]!)!, text: 'gcloud run deploy keyward --bogus-flag' }, script: 'set -u\ngcloud run deploy keyward --bogus-flag\n' };
+      const sample = [...distinct.slice(0, 3).map((script) => ({ c: byScript.get(script)!, script })), bogus];
+      for (const { c, script } of sample) {
+        const [direct, forked] = await Promise.all([run(c, script), run(c, script, forks)]);
+        t.deepEqual({ code: forked.code, output: forked.output }, { code: direct.code, output: direct.output }, `the fork server answers as gcloud: ${c.text}`);
+      }
+    }
+    const ran = new Map((await pool(distinct, 2, (script) => run(byScript.get(script)!, script, forks))).map((o, i) => [distinct[i]!, o]));
     const outcomes = scripts.map((script, i) => ({ ...ran.get(script)!, where: `${runnable[i]!.c.file}:${runnable[i]!.c.line}` }));
     const bad = outcomes.map((o, i) => [o, verdict(runnable[i]!.c, o)] as const).filter(([, v]) => v !== undefined);
     for (const [o, v] of bad) t.log(`${o.where}: ${o.command}\n  ${v}`);

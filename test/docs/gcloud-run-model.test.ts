@@ -10,6 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { startGcloudForks } from '../support/gcloud-forks.js';
 import { applyGcloud, GcloudUsageError, newModel, parseArgDict, type RunModel } from '../support/gcloud-run-model.js';
 
 const GCLOUD = process.env.KEYWARD_GCLOUD ?? 'gcloud';
@@ -138,17 +139,20 @@ test('the model refuses exactly what gcloud refuses while parsing (gcloud itself
   }
   const home = mkdtempSync(path.join(tmpdir(), 'keyward-gcloud-parity-'));
   t.teardown(() => rmSync(home, { recursive: true, force: true }));
+  // Through the fork server (test/support/gcloud-forks.ts: gcloud's own code, loaded once; test/docs/cloud-cli.test.ts
+  // checks it answers as gcloud does).
+  const forks = await startGcloudForks(t, GCLOUD);
   const gcloud = (line: string) => new Promise<{ status: number | null; output: string }>((resolve) => {
-    const child = spawn(GCLOUD, line.split(' '), {
+    const child = spawn(forks ? path.join(forks.bin, 'gcloud') : GCLOUD, line.split(' '), {
       cwd: dir, stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '', HOME: home, CLOUDSDK_CONFIG: path.join(home, 'gcloud'), CLOUDSDK_CORE_DISABLE_PROMPTS: '1', CLOUDSDK_CORE_PROJECT: 'my-project' },
+      env: { PATH: process.env.PATH ?? '', HOME: home, CLOUDSDK_CONFIG: path.join(home, 'gcloud'), CLOUDSDK_CORE_DISABLE_PROMPTS: '1', CLOUDSDK_CORE_PROJECT: 'my-project', ...forks?.env },
     });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     child.once('close', (status) => resolve({ status, output }));
   });
-  // Two at a time: each gcloud start takes a few seconds of CPU.
+  // Two at a time: each command is a gcloud process (or a fork of one).
   const results: Array<{ status: number | null; output: string }> = [];
   for (let i = 0; i < PARITY.length; i += 2) results.push(...await Promise.all(PARITY.slice(i, i + 2).map(([line]) => gcloud(line))));
   PARITY.forEach(([line, refused], i) => {
