@@ -35,6 +35,7 @@ import { OidcVerifier } from '../identity/oidc-verifier.js';
 import { TokenExchange } from '../identity/token-exchange.js';
 import { TrustPolicyService } from '../identity/trust-policy-service.js';
 import { Issuer } from '../identity/issuer.js';
+import { endPrincipalGrants } from '../identity/mcp-auth/grant-ends.js';
 import { lazyKmsSigning, SigningKeyRing } from '../identity/signing-keys.js';
 import { CredentialService } from '../vault/credential-service.js';
 import { DeploymentSecrets } from '../vault/deployment-secrets.js';
@@ -99,6 +100,10 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   // Keyward's own OIDC identity: the signing keys always (the CLI rotates them), the issuer when KEYWARD_ISSUER_URL is set.
   const ring = new SigningKeyRing(store, wrapper, clock, log, config.kms === 'gcp' ? lazyKmsSigning(config.kmsSigningKey, config.kmsEndpoint) : undefined);
   c.register(SigningKeyRing, { useValue: ring });
+  // A member removed or an admin key deleted, by the server or the CLI: every MCP grant it consented to ends, with
+  // its access and refresh tokens (whether or not MCP authorization is on now: grants outlive a restart without it).
+  const tokens = c.resolve(TokenService);
+  c.resolve(PrincipalRemovals).subscribe((id, by) => endPrincipalGrants(store, (orgId, tokenId, actor) => tokens.revoke(orgId, tokenId, actor).then(() => undefined, () => undefined), id, by));
   if (config.issuerUrl !== undefined) c.register(Issuer, { useValue: new Issuer(config.issuerUrl, ring, clock) });
   return c;
 }

@@ -26,7 +26,6 @@ import type { Store } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { CredentialService } from '../vault/credential-service.js';
 import { OrgService } from '../vault/org-service.js';
-import { PrincipalRemovals } from '../vault/principal-removals.js';
 import { SessionService } from '../vault/sessions.js';
 import { TeamService } from '../vault/team-service.js';
 import { NAME } from '../vault/names.js';
@@ -89,8 +88,7 @@ export function buildMcpAuthorization(c: DependencyContainer, config: Config, lo
     audit: (entry, at) => audit.record({ requestId: at.requestId, ip: at.ip, ...entry }),
   });
   c.register(McpAuthorization, { useValue: authorization });
-  // A member removed or an admin key deleted: every grant it consented to ends, with its access and refresh tokens.
-  c.resolve(PrincipalRemovals).subscribe((id, by) => authorization.revokePrincipal(id, by));
+  // A member removed or an admin key deleted ends its grants in the vault's core (boot/core.ts), for the CLI too.
   registerMcpOAuth(router, authorization, clients);
   const teams = c.resolve(TeamService);
   const consentSignIn = signIn ?? new MemberSessionSignIn(c.resolve(SessionService), (m) => teams.teamOf(m.orgId, m.id, m.groups ?? []), new OrgKeySignIn(c.resolve(OrgService)));

@@ -2,10 +2,12 @@
  * A member signed in by single sign-on consents on the authorization page, in Chromium, with nothing pasted: the
  * console's session cookie names the member, the grant and its access token are the member's (`member_id`), and
  * removing the member ends them at once: its access token is refused on the MCP route and its refresh token at
- * the token endpoint. An admin key's grants end the same way when the key is deleted.
+ * the token endpoint. An admin key's grants end the same way when the key is deleted, by the API or by the CLI
+ * (`keyward admin-keys delete` on the server's store: the vault's core ends them, with no MCP authorization built).
  */
 import test from 'ava';
 import { api } from '../support/app.js';
+import { cli } from '../support/cli.js';
 import { eventually } from '../support/wait.js';
 import { authorizeOverHttp, authorizeQuery, callbackServer, mcpStatus, pkce, registerClient, startMcpAuth, tokenRequest, memberSignedIn } from './fixture.js';
 
@@ -84,4 +86,26 @@ test('an admin key\'s MCP grants end when the key is deleted: access and refresh
   t.is(await mcpStatus(f.resource, tokens.body.access_token as string), 401);
   const renewed = await tokenRequest(f, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token as string, client_id: clientId });
   t.is(renewed.body.error, 'invalid_grant');
+});
+
+test('an admin key deleted with the CLI on the same store ends its MCP grants too: the refresh token at once, the access token on the running server', async (t) => {
+  const f = await startMcpAuth(t);
+  const key = await api(f.app, 'POST', '/v1/admin-keys', { token: f.org.token, body: { role: 'minter' } });
+  t.is(key.status, 201, key.text);
+  const redirectUri = 'http://127.0.0.1:47123/callback';
+  const clientId = await registerClient(f, redirectUri);
+  const { verifier, challenge } = pkce();
+  const done = await authorizeOverHttp(f, { clientId, redirectUri, challenge, resource: f.resource }, key.body.token as string);
+  const code = new URL(done.location!).searchParams.get('code')!;
+  const tokens = await tokenRequest(f, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: clientId, resource: f.resource });
+  t.is(tokens.status, 200);
+  t.is(await mcpStatus(f.resource, tokens.body.access_token as string), 200);
+
+  const removed = await cli(['admin-keys', 'delete', key.body.id as string, '--org', f.org.id], { env: { KEYWARD_DATA_DIR: f.app.dataDir } });
+  t.is(removed.code, 0, removed.stderr);
+  const renewed = await tokenRequest(f, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token as string, client_id: clientId });
+  t.is(renewed.body.error, 'invalid_grant', 'the grant ended in the store');
+  // The running server hears of the revoked access token through its change feed (within a second, as any revocation).
+  await eventually(async () => (await mcpStatus(f.resource, tokens.body.access_token as string)) === 401, 'the access token refused', 10_000, 50);
+  t.pass();
 });

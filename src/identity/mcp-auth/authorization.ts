@@ -18,6 +18,7 @@ import { isId, newId, randomBase62, sha256Hex } from '../../ids.js';
 import type { McpGrantRecord, McpGrantStore, TokenRecord } from '../../store/ports.js';
 import { ClientRefusal, redirectListed, type McpClient, type McpClients } from './clients.js';
 import type { ConsentPrincipal } from './principals.js';
+import { endGrant, endPrincipalGrants } from './grant-ends.js';
 
 export interface McpTool {
   name: string;
@@ -282,14 +283,8 @@ export class McpAuthorization {
   }
 
   /** Ends a grant: no refresh token works again, and every access token from it is revoked. */
-  private async revokeGrant(grant: McpGrantRecord, by: string): Promise<void> {
-    let current: McpGrantRecord | undefined = grant;
-    for (let round = 0; current && current.state !== 'revoked' && round < 5; round++) {
-      if (await this.deps.store.updateMcpGrant({ ...current, state: 'revoked', refreshHash: null, version: current.version + 1 }, current.version)) break;
-      current = await this.deps.store.getMcpGrant(grant.id);
-    }
-    const issued = current?.issued ?? grant.issued;
-    await Promise.all(issued.map((t) => this.deps.revokeAccess(grant.orgId, t.id, by)));
+  private revokeGrant(grant: McpGrantRecord, by: string): Promise<void> {
+    return endGrant(this.deps.store, this.deps.revokeAccess, grant, by);
   }
 
   /**
@@ -320,10 +315,8 @@ export class McpAuthorization {
    * Ends every grant a principal consented to and every access token from them (a member removed, an admin key
    * deleted). How many grants were live.
    */
-  async revokePrincipal(principalId: string, by = 'oauth:principal-removed'): Promise<number> {
-    const grants = await this.deps.store.listMcpGrantsByPrincipal(principalId);
-    const live = grants.filter((g) => g.state !== 'revoked');
-    await Promise.all(live.map((g) => this.revokeGrant(g, by)));
-    return live.length;
+  revokePrincipal(principalId: string, by = 'oauth:principal-removed'): Promise<number> {
+    return endPrincipalGrants(this.deps.store, this.deps.revokeAccess, principalId, by);
   }
+
 }
