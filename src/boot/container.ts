@@ -68,7 +68,7 @@ import { noTracing, type Tracing } from '../telemetry/tracing.js';
 import { consoleRoutes } from '../http/console-assets.js';
 import { ProvidersApi } from '../api/providers.js';
 import { RealtimeRelay } from '../gateway/realtime/realtime-relay.js';
-import { spendLimit, tokensPerMinuteLimit } from '../gateway/realtime/limits.js';
+import { spendLimit, teamTokensPerMinuteLimit, tokensPerMinuteLimit } from '../gateway/realtime/limits.js';
 import type { ChangeFeed } from '../store/ports.js';
 import { Issuer, type AssertionRequest } from '../identity/issuer.js';
 import { SigningKeyRing } from '../identity/signing-keys.js';
@@ -194,7 +194,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   // WebSocket upgrades of proxy paths enter the gateway like any request; an admitted one goes on to its relay (src/gateway/realtime/).
   c.register(Symbols.UpgradeRelay, { useValue: new RealtimeRelay({
     config, log, clock, timers: c.resolve<Timers>(Symbols.Timers), credentials: c.resolve(CredentialService), providers, prices: c.resolve(PriceBook), unpriced: c.resolve(UnpricedModels),
-    feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending), tokensPerMinuteLimit(c.resolve(TokenLimits))],
+    feed: c.resolve<ChangeFeed>(Symbols.ChangeFeed), tokens, limits: [spendLimit(spending), tokensPerMinuteLimit(c.resolve(TokenLimits)), teamTokensPerMinuteLimit(c.resolve(TokenLimits), spending)],
     refused: auditRefusal, signers,
   }) });
 

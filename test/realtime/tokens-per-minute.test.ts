@@ -4,7 +4,8 @@
  * case (the context window in, the session's output cap out: 32,000 + 4,096 tokens for gpt-realtime here) is
  * held in the token's minute window before its `response.create` is forwarded, and settled to the tokens the
  * provider reported at `response.done`; one that does not fit gets an error event
- * (tokens_per_minute_exceeded) and never reaches the provider.
+ * (tokens_per_minute_exceeded) and never reaches the provider. A team's `tokens_per_minute` holds its tokens'
+ * sessions the same way, one window shared by the team's tokens.
  */
 import test from 'ava';
 import { realtimeUsage } from '../../providers/lib/realtime/openai-realtime.js';
@@ -53,4 +54,35 @@ test('each response is settled to the tokens it used: a second worst case fits o
   const got = await f.fake.messages(0, 3);
   t.deepEqual(got.filter((m) => m.type === 'response.create').map((m) => m.event_id), ['evt_1', 'evt_2']);
   c.ws.close();
+});
+
+test("a team's tokens_per_minute holds its tokens' sessions: one window for the team, named in the refusal; a token outside it is not held", async (t) => {
+  const f = await realtimeFixture(t);
+  // Room for one worst case and a small response, not two worst cases.
+  const team = await f.admin('POST', '/v1/teams', { name: 'voice', credentials: [f.credentials.openai], tokens_per_minute: WORST_TOKENS + 1_000, max_ttl: '1h' });
+  t.is(team.status, 201, JSON.stringify(team.body));
+  const first = await f.mint('openai', { team_id: team.body.id });
+  const second = await f.mint('openai', { team_id: team.body.id });
+  const a = await f.open('v1/realtime?model=gpt-realtime', { authorization: `Bearer ${first.token}` });
+  await ready(a);
+  a.send({ type: 'response.create', event_id: 'evt_a' });
+  await a.waitFor((m) => m.type === 'response.done');
+  const used = realtimeUsage(f.fake.usage)!;
+  // The second token's worst case does not fit what the first left of the team's minute.
+  const b = await f.open('v1/realtime?model=gpt-realtime', { authorization: `Bearer ${second.token}` });
+  await ready(b);
+  b.send({ type: 'response.create', event_id: 'evt_b' });
+  const refusal = await b.waitFor((m) => m.type === 'error');
+  t.is(refusal.error.code, 'tokens_per_minute_exceeded');
+  t.is(refusal.error.detail.cap, 'team.tokens_per_minute');
+  t.is(refusal.error.detail.left_tokens, WORST_TOKENS + 1_000 - used.inputTokens - used.outputTokens, 'the first response was settled to what it used');
+  t.false(f.fake.received[1]!.some((m) => m.type === 'response.create'), 'never forwarded');
+  // A token of the same credential outside the team is not held by the team's window.
+  const outside = await f.mint('openai');
+  const c = await f.open('v1/realtime?model=gpt-realtime', { authorization: `Bearer ${outside.token}` });
+  await ready(c);
+  c.send({ type: 'response.create', event_id: 'evt_c' });
+  await c.waitFor((m) => m.type === 'response.done');
+  t.false(c.received.some((m) => m.type === 'error'));
+  for (const s of [a, b, c]) s.ws.close();
 });

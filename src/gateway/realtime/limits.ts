@@ -9,7 +9,7 @@
  * budget stage uses, so the same ledger, leases and caps; and a token's
  * `tokens_per_minute` through the same TokenLimits as the HTTP stage (it holds
  * `worst.inputTokens + worst.outputTokens` in the response's minute window and
- * settles to the usage's tokens).
+ * settles to the usage's tokens), and its team's the same way (`teamTokensPerMinuteLimit`).
  */
 import { Errors } from '../../errors.js';
 import type { TokenUsage } from '../../catalog/provider.js';
@@ -108,6 +108,37 @@ export function tokensPerMinuteLimit(limits: Pick<TokenLimits, 'reserveTokens' |
       const hold = await limits.reserveTokens(party.tokenId, perMinuteOf(party)!, worst.inputTokens + worst.outputTokens);
       return {
         // Cut (no final usage): the worst case stands, as for spend.
+        settle: (cost) => limits.settleTokens(hold, cost === undefined ? hold.units : cost.usage.inputTokens + cost.usage.outputTokens),
+        refund: () => limits.refundTokens(hold),
+      };
+    },
+  };
+}
+
+/**
+ * A team's `tokens_per_minute`, shared by its tokens (as the HTTP stage holds it: gateway/stages/limits.ts): each
+ * response's worst-case tokens held in the team's minute, after the token's own, settled to the tokens it used.
+ */
+export function teamTokensPerMinuteLimit(
+  limits: Pick<TokenLimits, 'reserveTeamTokens' | 'settleTokens' | 'refundTokens'>,
+  teams: Pick<SpendHost, 'peekTeam' | 'teamLimit'>,
+): ResponseLimit {
+  const perMinuteOf = (team: TeamLimit | null | undefined): number | undefined => team?.tokensPerMinute ?? undefined;
+  const teamOf = (party: SessionParty): TeamLimit | null | Promise<TeamLimit | null> =>
+    teams.peekTeam(party.teamId!) ?? teams.teamLimit(party.orgId, party.teamId!);
+  return {
+    name: 'team tokens_per_minute',
+    applies(party) {
+      if (party.teamId === undefined) return false;
+      const team = teamOf(party);
+      return team instanceof Promise ? team.then((t) => perMinuteOf(t) !== undefined) : perMinuteOf(team) !== undefined;
+    },
+    async hold(party, worst) {
+      // A deleted team's token is refused by the budget limit; a cap removed meanwhile holds nothing.
+      const perMinute = perMinuteOf(await teamOf(party));
+      if (perMinute === undefined) return { settle: () => undefined, refund: () => undefined };
+      const hold = await limits.reserveTeamTokens(party.teamId!, perMinute, worst.inputTokens + worst.outputTokens);
+      return {
         settle: (cost) => limits.settleTokens(hold, cost === undefined ? hold.units : cost.usage.inputTokens + cost.usage.outputTokens),
         refund: () => limits.refundTokens(hold),
       };
