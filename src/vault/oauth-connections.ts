@@ -4,7 +4,9 @@
  * in one envelope bound to the connection (organisation, credential, member, provider): a ciphertext
  * moved to another credential or member never opens. The access token is sealed beside the refresh
  * token so that every instance (and a restart) uses the one just refreshed instead of asking the SaaS
- * again. Nothing here logs or returns a token to a caller: `open` serves the signer alone.
+ * again. Nothing here logs or returns a token to a caller: `open` serves the signer alone. A connection
+ * changed or removed anywhere (a disconnect) publishes a `credential` change; `generation` counts those per
+ * credential, so that every instance's signer lets go of the access token it holds within the feed's second.
  */
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../clock.js';
@@ -12,6 +14,7 @@ import { Errors } from '../errors.js';
 import { UnwrapFailed } from '../kms/key-wrapper.js';
 import type { Logger } from '../log.js';
 import type { OAuthConnectionState, OAuthConnectionStore } from '../store/oauth-port.js';
+import type { ChangeFeed } from '../store/ports.js';
 import { Symbols } from '../symbols.js';
 import { Envelope, type CredentialRef } from './envelope.js';
 
@@ -68,7 +71,20 @@ export class OAuthConnections {
     @inject(Envelope) private readonly envelope: Envelope,
     @inject(Symbols.Clock) private readonly clock: Clock,
     @inject(Symbols.Logger) private readonly log: Logger,
-  ) {}
+    @inject(Symbols.ChangeFeed) feed: ChangeFeed,
+  ) {
+    feed.watch((c) => {
+      if (c.kind === 'credential') this.generations.set(c.id, this.generation(c.id) + 1);
+    });
+  }
+
+  /** Credential id → how many changes were heard of it (one entry per credential that changed while this process ran). */
+  private readonly generations = new Map<string, number>();
+
+  /** How many changes of the credential this instance has heard of: the signer's cached access token is for one generation. */
+  generation(credentialId: string): number {
+    return this.generations.get(credentialId) ?? 0;
+  }
 
   /** A connect (or reconnect): the tokens sealed, the state `connected`. */
   async connect(ref: ConnectionRef, tokens: OAuthTokens, by: string): Promise<void> {

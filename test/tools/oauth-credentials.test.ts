@@ -317,3 +317,24 @@ test('console: the Connect button runs the flow in Chromium (the SaaS\'s consent
   t.is(await page.locator(`tr[data-id="${id}"]`).getByRole('button', { name: /^Reconnect / }).count(), 1);
   await cleanRun(t, w);
 });
+
+test('a disconnect on one instance reaches the others within the feed: the access token they hold is let go, and their requests get 502 not connected', async (t) => {
+  const r = await rig(t);
+  // A second instance on the same store (same data dir, settings and clock).
+  const other = await startApp(t, {
+    clock: r.clock, dataDir: r.app.dataDir,
+    env: { KEYWARD_ISSUER_URL: r.front, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', KEYWARD_UPSTREAM_GITHUB_MCP: r.saas.url },
+  });
+  const id = await createOAuthCredential(r);
+  t.is((await connect(r, id)).status, 200);
+  const ptok = await mintToken(r.app, r.org, id, '24h');
+  const elsewhere: Rig = { ...r, app: other };
+  t.is((await mcp(elsewhere, ptok.token)).status, 200, 'the other instance holds the access token now');
+  t.is((await call(r, 'DELETE', `/v1/credentials/${id}/connection`)).status, 200);
+  // The SaaS still accepts that access token (it was never told): only the instance letting go of it refuses.
+  await eventually(async () => (await mcp(elsewhere, ptok.token)).status === 502, 'the other instance refuses', 10_000, 50);
+  const refused = await mcp(elsewhere, ptok.token);
+  t.is(refused.body.error.code, 'upstream_auth_failed');
+  t.regex(refused.body.error.message, /not connected/);
+  assertNoLeak(t, r);
+});

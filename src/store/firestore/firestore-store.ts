@@ -58,7 +58,7 @@ function openPorts(db: FirestoreDb): FirestorePorts {
     pools: new FirestorePools(db, changes),
     people: new FirestorePeople(db),
     mcpGrants: new FirestoreMcpGrants(db),
-    oauthConnections: new FirestoreOAuthConnections(db),
+    oauthConnections: new FirestoreOAuthConnections(db, changes),
     teams: new FirestoreTeams(db, changes),
   };
 }

@@ -6,6 +6,7 @@
 import type { DocumentSnapshot } from '@google-cloud/firestore';
 import type { OAuthConnectionRecord, OAuthConnectionState, OAuthConnectionStore } from '../oauth-port.js';
 import type { SealedKey } from '../sealed-key.js';
+import type { FirestoreChanges } from './changes.js';
 import { buf, type FirestoreDb } from './db.js';
 
 const toConnection = (d: DocumentSnapshot): OAuthConnectionRecord => {
@@ -20,7 +21,7 @@ const toConnection = (d: DocumentSnapshot): OAuthConnectionRecord => {
 const docId = (credentialId: string, memberId: string): string => `${credentialId}~${memberId === '' ? 'org' : memberId}`;
 
 export class FirestoreOAuthConnections implements OAuthConnectionStore {
-  constructor(private readonly db: FirestoreDb) {}
+  constructor(private readonly db: FirestoreDb, private readonly changes: FirestoreChanges) {}
 
   private get collection() {
     return this.db.client.collection('oauth_connections');
@@ -74,9 +75,12 @@ export class FirestoreOAuthConnections implements OAuthConnectionStore {
       let query = this.collection.where('orgId', '==', orgId).where('credentialId', '==', credentialId);
       if (memberId !== undefined) query = query.where('memberId', '==', memberId);
       const snap = await query.select().get();
+      if (snap.size === 0) return 0;
       const batch = this.db.client.batch();
       for (const d of snap.docs) batch.delete(d.ref);
-      if (snap.size > 0) await batch.commit();
+      // Every instance drops the access tokens it holds for the credential (vault/oauth-connections.ts).
+      this.changes.publish(batch, 'credential', credentialId);
+      await this.changes.commit(batch);
       return snap.size;
     });
   }

@@ -4,6 +4,7 @@
  * (createSchema calls `createOAuthConnectionTable`). A refresh's write and a refusal's mark are
  * compare-and-swaps on the ciphertext read before the SaaS was asked.
  */
+import { publishChange } from './changes.js';
 import type { OAuthConnectionRecord, OAuthConnectionState, OAuthConnectionStore } from '../oauth-port.js';
 import type { SealedKey } from '../sealed-key.js';
 import type { Row, SqliteDb } from './db.js';
@@ -73,8 +74,13 @@ export class SqliteOAuthConnections implements OAuthConnectionStore {
   }
 
   deleteOAuthConnections(orgId: string, credentialId: string, memberId?: string): Promise<number> {
-    return this.db.guard(() => (memberId === undefined
-      ? this.db.run('DELETE FROM oauth_connections WHERE org_id = ? AND credential_id = ?', orgId, credentialId)
-      : this.db.run('DELETE FROM oauth_connections WHERE org_id = ? AND credential_id = ? AND member_id = ?', orgId, credentialId, memberId)));
+    return this.db.guard(() => this.db.tx(() => {
+      const n = memberId === undefined
+        ? this.db.run('DELETE FROM oauth_connections WHERE org_id = ? AND credential_id = ?', orgId, credentialId)
+        : this.db.run('DELETE FROM oauth_connections WHERE org_id = ? AND credential_id = ? AND member_id = ?', orgId, credentialId, memberId);
+      // Every instance drops the access tokens it holds for the credential (vault/oauth-connections.ts).
+      if (n > 0) publishChange(this.db, 'credential', credentialId);
+      return n;
+    }));
   }
 }

@@ -4,7 +4,7 @@
  * Access tokens are kept in memory per connection (MintedCache: one refresh in flight per connection
  * whoever asks, handed out synchronously while fresh), refreshed at the later of 5 minutes before expiry
  * or half their life, and never sent within a minute or a tenth of their life of expiry, whichever is
- * shorter. A refresh first reads the vault: a token another instance refreshed (or the one sealed at
+ * shorter. A change of the credential heard from any instance (a disconnect) ends what is held here. A refresh first reads the vault: a token another instance refreshed (or the one sealed at
  * connect) is used as it is while it is not due; else the refresh grant runs and its result (a rotated
  * refresh token included) is sealed back. A refresh token the SaaS refuses (`invalid_grant`) marks the
  * connection `reconnect` and answers 502 upstream_auth_failed saying a person must connect the account
@@ -21,7 +21,7 @@ import { CredentialTokens, REFRESH_BEFORE_MS, SEND_MARGIN_MS, type Minted } from
 import { TokenMintError } from './token-fetch.js';
 
 export interface UpstreamOAuthSettings {
-  connections: Pick<OAuthConnections, 'open' | 'refreshed' | 'refused'>;
+  connections: Pick<OAuthConnections, 'open' | 'refreshed' | 'refused' | 'generation'>;
   /** KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: loopback http token endpoints (tests). */
   allowHttpLoopback: boolean;
 }
@@ -94,7 +94,9 @@ export function upstreamOAuthSigner(provider: string, settings: UpstreamOAuthSet
     now,
     log,
     what: 'an upstream OAuth access token',
-    identity: (c) => `oauth ${c.owner?.orgId} ${c.owner?.credentialId} ${c.owner?.memberId ?? ''}`,
+    // With the credential's generation: once a change of it is heard (a disconnect on any instance), the credential's
+    // secrets are read again (a new object), and its access token is looked up afresh in the vault, not served from here.
+    identity: (c) => `oauth ${c.owner?.orgId} ${c.owner?.credentialId} ${c.owner?.memberId ?? ''} ${settings.connections.generation(c.owner?.credentialId ?? '')}`,
     mint,
     masksOf: (token) => [token],
     sendMargin: oauthSendMargin,
