@@ -33,6 +33,11 @@ export interface OAuthTokens {
   refreshToken?: string;
   issuedAt: number;
   expiresAt: number;
+  /**
+   * Set while one instance refreshes (`claim`): until when the others wait for its result instead of spending the
+   * same refresh token (a SaaS that rotates refresh tokens may take a second use for theft and revoke them all).
+   */
+  refreshingUntil?: number;
 }
 
 /** A connection as the signer reads it: its state, its tokens, and the ciphertext a write must still find. */
@@ -55,14 +60,17 @@ export interface ConnectionSummary {
 const sealRef = (c: ConnectionRef): CredentialRef => ({ orgId: c.orgId, id: `${c.credentialId}~oauth~${c.memberId === '' ? 'org' : c.memberId}`, provider: c.provider });
 
 function encode(t: OAuthTokens): string {
-  return JSON.stringify({ a: t.accessToken, ...(t.refreshToken !== undefined ? { r: t.refreshToken } : {}), i: t.issuedAt, e: t.expiresAt });
+  return JSON.stringify({ a: t.accessToken, ...(t.refreshToken !== undefined ? { r: t.refreshToken } : {}), i: t.issuedAt, e: t.expiresAt, ...(t.refreshingUntil !== undefined ? { c: t.refreshingUntil } : {}) });
 }
 
 function decode(text: string): OAuthTokens {
-  const o = JSON.parse(text) as { a?: unknown; r?: unknown; i?: unknown; e?: unknown };
-  if (typeof o.a !== 'string' || typeof o.i !== 'number' || typeof o.e !== 'number' || (o.r !== undefined && typeof o.r !== 'string')) throw new UnwrapFailed();
-  return { accessToken: o.a, ...(typeof o.r === 'string' ? { refreshToken: o.r } : {}), issuedAt: o.i, expiresAt: o.e };
+  const o = JSON.parse(text) as { a?: unknown; r?: unknown; i?: unknown; e?: unknown; c?: unknown };
+  if (typeof o.a !== 'string' || typeof o.i !== 'number' || typeof o.e !== 'number' || (o.r !== undefined && typeof o.r !== 'string') || (o.c !== undefined && typeof o.c !== 'number')) throw new UnwrapFailed();
+  return { accessToken: o.a, ...(typeof o.r === 'string' ? { refreshToken: o.r } : {}), issuedAt: o.i, expiresAt: o.e, ...(typeof o.c === 'number' ? { refreshingUntil: o.c } : {}) };
 }
+
+/** The tokens without a refresh claim. */
+const unclaimed = ({ refreshingUntil: _, ...tokens }: OAuthTokens): OAuthTokens => tokens;
 
 @injectable()
 export class OAuthConnections {
@@ -106,10 +114,28 @@ export class OAuthConnections {
     }
   }
 
-  /** A refresh's result, stored only over `version` (what `open` read); false: another instance wrote first. */
+  /** A refresh's result, stored only over `version` (what `open` or `claim` read); false: another instance wrote first. */
   async refreshed(ref: ConnectionRef, version: Buffer, tokens: OAuthTokens): Promise<boolean> {
+    return (await this.replace(ref, version, unclaimed(tokens))) !== undefined;
+  }
+
+  /**
+   * Claims the refresh of `tokens` (what `open` read at `version`) until `until`: the same tokens, sealed again with
+   * the claim, only over `version`. The new version, which the claimant's `refreshed`, `refused` or `release` must
+   * find; undefined when another instance wrote first (read again).
+   */
+  claim(ref: ConnectionRef, version: Buffer, tokens: OAuthTokens, until: number): Promise<Buffer | undefined> {
+    return this.replace(ref, version, { ...tokens, refreshingUntil: until });
+  }
+
+  /** Gives a claim up (the SaaS could not be asked): the tokens as they were, unclaimed, only over the claim's `version`. */
+  async release(ref: ConnectionRef, version: Buffer, tokens: OAuthTokens): Promise<void> {
+    await this.replace(ref, version, unclaimed(tokens));
+  }
+
+  private async replace(ref: ConnectionRef, version: Buffer, tokens: OAuthTokens): Promise<Buffer | undefined> {
     const sealed = await this.envelope.seal(sealRef(ref), encode(tokens));
-    return this.store.replaceOAuthTokens(ref.orgId, ref.credentialId, ref.memberId, version, sealed, this.clock.now());
+    return (await this.store.replaceOAuthTokens(ref.orgId, ref.credentialId, ref.memberId, version, sealed, this.clock.now())) ? sealed.ciphertext : undefined;
   }
 
   /** The SaaS refused the refresh token: the connection must be made again by a person. */

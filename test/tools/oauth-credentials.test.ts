@@ -16,7 +16,7 @@ import { launchBrowser, watchedPage } from '../support/browser.js';
 import { cleanRun, openPage, signIn } from '../support/console-page.js';
 import { startIssuerFront } from '../support/cloud/keyward-oidc.js';
 import { startSaas, type Saas } from '../support/saas-oauth.js';
-import { eventually } from '../support/wait.js';
+import { eventually, sleep } from '../support/wait.js';
 import { startProvider } from '../support/openid-provider.js';
 import { sessionCall, signIn as ssoSignIn } from '../support/sign-in.js';
 import { oauthSendMargin, refreshPoint, upstreamOAuthSigner } from '../../src/gateway/upstream/signers/upstream-oauth.js';
@@ -336,5 +336,33 @@ test('a disconnect on one instance reaches the others within the feed: the acces
   const refused = await mcp(elsewhere, ptok.token);
   t.is(refused.body.error.code, 'upstream_auth_failed');
   t.regex(refused.body.error.message, /not connected/);
+  assertNoLeak(t, r);
+});
+
+test('two instances due to refresh at once: one claims the refresh in the vault, the other waits for its result; the SaaS sees one use of the refresh token (it rotates: a second use would be refused)', async (t) => {
+  const r = await rig(t, { rotate: true });
+  const other = await startApp(t, {
+    clock: r.clock, dataDir: r.app.dataDir,
+    env: { KEYWARD_ISSUER_URL: r.front, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', KEYWARD_UPSTREAM_GITHUB_MCP: r.saas.url },
+  });
+  const id = await createOAuthCredential(r);
+  t.is((await connect(r, id)).status, 200);
+  const ptok = await mintToken(r.app, r.org, id, '24h');
+  const elsewhere: Rig = { ...r, app: other };
+  t.is((await mcp(r, ptok.token)).status, 200);
+  t.is((await mcp(elsewhere, ptok.token)).status, 200);
+  // Past the send margin of the 1 h token: neither instance may send it, both must have a new one first.
+  r.clock.advance(59.5 * MINUTE);
+  r.saas.hold();
+  const first = mcp(r, ptok.token);
+  await eventually(() => r.saas.counts.refreshes === 1, 'the first instance is refreshing');
+  const second = mcp(elsewhere, ptok.token);
+  // A span in which the second instance, had it not read the claim and waited, would have reached the SaaS.
+  await sleep(300);
+  t.is(r.saas.counts.refreshes, 1, 'one refresh in flight');
+  r.saas.release();
+  t.deepEqual([(await first).status, (await second).status], [200, 200]);
+  t.like(r.saas.counts, { refreshes: 1, refused: 0 });
+  t.is(r.saas.presented.at(-1), r.saas.presented.at(-2), 'both instances sent the one new access token');
   assertNoLeak(t, r);
 });
