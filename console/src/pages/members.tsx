@@ -3,7 +3,8 @@
  * Everyone who may read sees each member's e-mail address, name, role (from its provider groups), monthly
  * budget and last sign-in; owners and admins set a member's monthly budget (PATCH /v1/members/:id
  * `{"budget_usd"}`, null for none) in a small form under the list, and remove a member after confirmation
- * (its sessions and personal tokens stop working at once).
+ * (its sessions and personal tokens stop working at once). The newest hundred first; "Show 100 more" reads the
+ * next pages (`starting_after`), and a change reloads as many as were shown.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api, ListOf, Role } from '../api.js';
@@ -51,8 +52,25 @@ function BudgetForm({ api, member, onDone, onCancel }: { api: Api; member: Membe
   );
 }
 
+/** A page of the list, as many as the API gives at once. */
+const PAGE = 100;
+
+/** The newest `wanted` members (fewer when there are no more), page after page. */
+async function newestMembers(api: Api, wanted: number): Promise<ListOf<Member>> {
+  const data: Member[] = [];
+  let hasMore = true;
+  while (hasMore && data.length < wanted) {
+    const after = data[data.length - 1]?.id;
+    const page = await api.get<ListOf<Member>>(`/v1/members?limit=${PAGE}${after ? `&starting_after=${encodeURIComponent(after)}` : ''}`);
+    data.push(...page.data);
+    hasMore = page.has_more;
+  }
+  return { data, has_more: hasMore };
+}
+
 export function MembersPage({ api, can }: { api: Api; can: Abilities }) {
-  const list = useLoad(() => api.get<ListOf<Member>>('/v1/members?limit=100'), [api]);
+  const [wanted, setWanted] = useState(PAGE);
+  const list = useLoad(() => newestMembers(api, wanted), [api, wanted]);
   const [editing, setEditing] = useState<Member>();
   const [notice, setNotice] = useState<string>();
   return (
@@ -83,6 +101,10 @@ export function MembersPage({ api, can }: { api: Api; can: Abilities }) {
               </div>
             ) },
           ]} />
+        ) : null}
+        {list.data?.has_more ? (
+          <p class="row"><span class="note">Showing the newest {list.data.data.length}.</span>
+            <button type="button" disabled={list.loading} onClick={() => setWanted(list.data!.data.length + PAGE)}>Show {PAGE} more</button></p>
         ) : null}
         {editing ? (
           <BudgetForm api={api} member={editing} onCancel={() => setEditing(undefined)} onDone={(message) => {
