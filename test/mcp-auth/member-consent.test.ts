@@ -5,7 +5,7 @@
  * the token endpoint. An admin key's grants end the same way when the key is deleted, by the API or by the CLI
  * (`keyward admin-keys delete` on the server's store: the vault's core ends them, with no MCP authorization built).
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { api } from '../support/app.js';
 import { cli } from '../support/cli.js';
 import { eventually } from '../support/wait.js';
@@ -69,7 +69,8 @@ test('a signed-in member consents in Chromium; its tool calls are audited with i
   t.is(await page.locator('#token').count(), 1, 'the removed member\'s cookie counts for nothing');
 });
 
-test('an admin key\'s MCP grants end when the key is deleted: access and refresh tokens refused', async (t) => {
+/** A minter admin key consents over HTTP: its grant's tokens, working on the MCP route. */
+async function adminKeyGrant(t: ExecutionContext) {
   const f = await startMcpAuth(t);
   const key = await api(f.app, 'POST', '/v1/admin-keys', { token: f.org.token, body: { role: 'minter' } });
   t.is(key.status, 201, key.text);
@@ -81,6 +82,11 @@ test('an admin key\'s MCP grants end when the key is deleted: access and refresh
   const tokens = await tokenRequest(f, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: clientId, resource: f.resource });
   t.is(tokens.status, 200);
   t.is(await mcpStatus(f.resource, tokens.body.access_token as string), 200);
+  return { f, key, clientId, tokens };
+}
+
+test('an admin key\'s MCP grants end when the key is deleted: access and refresh tokens refused', async (t) => {
+  const { f, key, clientId, tokens } = await adminKeyGrant(t);
 
   t.is((await api(f.app, 'DELETE', `/v1/admin-keys/${key.body.id}`, { token: f.org.token })).status, 200);
   t.is(await mcpStatus(f.resource, tokens.body.access_token as string), 401);
@@ -89,17 +95,7 @@ test('an admin key\'s MCP grants end when the key is deleted: access and refresh
 });
 
 test('an admin key deleted with the CLI on the same store ends its MCP grants too: the refresh token at once, the access token on the running server', async (t) => {
-  const f = await startMcpAuth(t);
-  const key = await api(f.app, 'POST', '/v1/admin-keys', { token: f.org.token, body: { role: 'minter' } });
-  t.is(key.status, 201, key.text);
-  const redirectUri = 'http://127.0.0.1:47123/callback';
-  const clientId = await registerClient(f, redirectUri);
-  const { verifier, challenge } = pkce();
-  const done = await authorizeOverHttp(f, { clientId, redirectUri, challenge, resource: f.resource }, key.body.token as string);
-  const code = new URL(done.location!).searchParams.get('code')!;
-  const tokens = await tokenRequest(f, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: clientId, resource: f.resource });
-  t.is(tokens.status, 200);
-  t.is(await mcpStatus(f.resource, tokens.body.access_token as string), 200);
+  const { f, key, clientId, tokens } = await adminKeyGrant(t);
 
   const removed = await cli(['admin-keys', 'delete', key.body.id as string, '--org', f.org.id], { env: { KEYWARD_DATA_DIR: f.app.dataDir } });
   t.is(removed.code, 0, removed.stderr);

@@ -318,17 +318,21 @@ test('console: the Connect button runs the flow in Chromium (the SaaS\'s consent
   await cleanRun(t, w);
 });
 
-test('a disconnect on one instance reaches the others within the feed: the access token they hold is let go, and their requests get 502 not connected', async (t) => {
-  const r = await rig(t);
-  // A second instance on the same store (same data dir, settings and clock).
+/** A second instance on the rig's store (same data dir, settings and clock), as a rig of its own. */
+async function secondInstance(t: ExecutionContext, r: Rig): Promise<Rig> {
   const other = await startApp(t, {
     clock: r.clock, dataDir: r.app.dataDir,
     env: { KEYWARD_ISSUER_URL: r.front, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', KEYWARD_UPSTREAM_GITHUB_MCP: r.saas.url },
   });
+  return { ...r, app: other };
+}
+
+test('a disconnect on one instance reaches the others within the feed: the access token they hold is let go, and their requests get 502 not connected', async (t) => {
+  const r = await rig(t);
+  const elsewhere = await secondInstance(t, r);
   const id = await createOAuthCredential(r);
   t.is((await connect(r, id)).status, 200);
   const ptok = await mintToken(r.app, r.org, id, '24h');
-  const elsewhere: Rig = { ...r, app: other };
   t.is((await mcp(elsewhere, ptok.token)).status, 200, 'the other instance holds the access token now');
   t.is((await call(r, 'DELETE', `/v1/credentials/${id}/connection`)).status, 200);
   // The SaaS still accepts that access token (it was never told): only the instance letting go of it refuses.
@@ -341,14 +345,10 @@ test('a disconnect on one instance reaches the others within the feed: the acces
 
 test('two instances due to refresh at once: one claims the refresh in the vault, the other waits for its result; the SaaS sees one use of the refresh token (it rotates: a second use would be refused)', async (t) => {
   const r = await rig(t, { rotate: true });
-  const other = await startApp(t, {
-    clock: r.clock, dataDir: r.app.dataDir,
-    env: { KEYWARD_ISSUER_URL: r.front, KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: '1', KEYWARD_UPSTREAM_GITHUB_MCP: r.saas.url },
-  });
+  const elsewhere = await secondInstance(t, r);
   const id = await createOAuthCredential(r);
   t.is((await connect(r, id)).status, 200);
   const ptok = await mintToken(r.app, r.org, id, '24h');
-  const elsewhere: Rig = { ...r, app: other };
   t.is((await mcp(r, ptok.token)).status, 200);
   t.is((await mcp(elsewhere, ptok.token)).status, 200);
   // Past the send margin of the 1 h token: neither instance may send it, both must have a new one first.
