@@ -35,7 +35,7 @@ import { OidcVerifier } from '../identity/oidc-verifier.js';
 import { TokenExchange } from '../identity/token-exchange.js';
 import { TrustPolicyService } from '../identity/trust-policy-service.js';
 import { Issuer } from '../identity/issuer.js';
-import { endPrincipalGrants } from '../identity/mcp-auth/grant-ends.js';
+import { accessRevoker, endPrincipalGrants } from '../identity/mcp-auth/grant-ends.js';
 import { lazyKmsSigning, SigningKeyRing } from '../identity/signing-keys.js';
 import { CredentialService } from '../vault/credential-service.js';
 import { DeploymentSecrets } from '../vault/deployment-secrets.js';
@@ -103,11 +103,10 @@ export async function buildCore(config: Config, log: Logger, options: AppOptions
   // A member removed or an admin key deleted, by the server or the CLI: every MCP grant it consented to ends, with
   // its access and refresh tokens (whether or not MCP authorization is on now: grants outlive a restart without it).
   const tokens = c.resolve(TokenService);
-  c.resolve(PrincipalRemovals).subscribe((id, by) => endPrincipalGrants(store, (orgId, tokenId, actor) => tokens.revoke(orgId, tokenId, actor).then(() => undefined, () => undefined), id, by));
+  c.resolve(PrincipalRemovals).subscribe((id, by) => endPrincipalGrants(store, accessRevoker(tokens), id, by));
   if (config.issuerUrl !== undefined) c.register(Issuer, { useValue: new Issuer(config.issuerUrl, ring, clock) });
   return c;
 }
-
 
 /** Every provider's price table, then KEYWARD_PRICES on top (checked against the loaded providers: a ConfigError names a bad entry). */
 function priceBookOf(registry: ProviderRegistry, overrides: Config['priceOverrides'], unpriced: Config['unpriced']): PriceBook {

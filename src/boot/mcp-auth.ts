@@ -19,6 +19,7 @@ import { McpAuthorization } from '../identity/mcp-auth/authorization.js';
 import { McpClients } from '../identity/mcp-auth/clients.js';
 import { MemberSessionSignIn } from '../identity/mcp-auth/member-sign-in.js';
 import { OrgKeySignIn, type ConsentSignIn } from '../identity/mcp-auth/principals.js';
+import { accessRevoker } from '../identity/mcp-auth/grant-ends.js';
 import { McpGrantSweep } from '../identity/mcp-auth/sweep.js';
 import type { Logger } from '../log.js';
 import type { Config } from '../settings/config.js';
@@ -81,9 +82,7 @@ export function buildMcpAuthorization(c: DependencyContainer, config: Config, lo
       const memberId = grant.principal.startsWith('usr_') ? grant.principal : undefined;
       return tokens.mint(grant.orgId, grant.credentialId, ttlMs, { tools: grant.tools, resource: grant.resource }, grant.principal, { endsBy: grant.expiresAt, ...(NAME.test(name) ? { name } : {}), ...(memberId ? { memberId } : {}) });
     },
-    revokeAccess: async (orgId, id, by) => {
-      await tokens.revoke(orgId, id, by).catch(() => undefined);
-    },
+    revokeAccess: accessRevoker(tokens),
     findAccess: (hash) => store.findTokenByHash(hash),
     audit: (entry, at) => audit.record({ requestId: at.requestId, ip: at.ip, ...entry }),
   });

@@ -15,7 +15,7 @@ import { Errors } from '../../errors.js';
 import type { TokenUsage } from '../../catalog/provider.js';
 import { worstCaseCost, type PriceEntry } from '../../pricing/prices.js';
 import type { SpendHost, SpendReservation } from '../exit/spend-host.js';
-import type { TokenLimits } from '../../accounting/token-limits.js';
+import type { LimitHold as TokenHold, TokenLimits } from '../../accounting/token-limits.js';
 import type { TeamLimit } from '../../vault/team-limits.js';
 
 /** Who a response is for: what a limit needs to find its caps. */
@@ -98,6 +98,14 @@ export function spendLimit(spend: SpendHost): ResponseLimit {
   };
 }
 
+/** A response's tokens held in a minute window: settled to the tokens it used; cut (no final usage), the worst case stands, as for spend. */
+function heldTokens(limits: Pick<TokenLimits, 'settleTokens' | 'refundTokens'>, hold: TokenHold): LimitHold {
+  return {
+    settle: (cost) => limits.settleTokens(hold, cost === undefined ? hold.units : cost.usage.inputTokens + cost.usage.outputTokens),
+    refund: () => limits.refundTokens(hold),
+  };
+}
+
 /** A token's `tokens_per_minute`: each response's worst-case tokens held in its minute, settled to the tokens it used. */
 export function tokensPerMinuteLimit(limits: Pick<TokenLimits, 'reserveTokens' | 'settleTokens' | 'refundTokens'>): ResponseLimit {
   const perMinuteOf = (party: SessionParty) => party.scopes.tokensPerMinute as number | undefined;
@@ -105,12 +113,7 @@ export function tokensPerMinuteLimit(limits: Pick<TokenLimits, 'reserveTokens' |
     name: 'tokens_per_minute',
     applies: (party) => perMinuteOf(party) !== undefined,
     async hold(party, worst) {
-      const hold = await limits.reserveTokens(party.tokenId, perMinuteOf(party)!, worst.inputTokens + worst.outputTokens);
-      return {
-        // Cut (no final usage): the worst case stands, as for spend.
-        settle: (cost) => limits.settleTokens(hold, cost === undefined ? hold.units : cost.usage.inputTokens + cost.usage.outputTokens),
-        refund: () => limits.refundTokens(hold),
-      };
+      return heldTokens(limits, await limits.reserveTokens(party.tokenId, perMinuteOf(party)!, worst.inputTokens + worst.outputTokens));
     },
   };
 }
@@ -137,11 +140,7 @@ export function teamTokensPerMinuteLimit(
       // A deleted team's token is refused by the budget limit; a cap removed meanwhile holds nothing.
       const perMinute = perMinuteOf(await teamOf(party));
       if (perMinute === undefined) return { settle: () => undefined, refund: () => undefined };
-      const hold = await limits.reserveTeamTokens(party.teamId!, perMinute, worst.inputTokens + worst.outputTokens);
-      return {
-        settle: (cost) => limits.settleTokens(hold, cost === undefined ? hold.units : cost.usage.inputTokens + cost.usage.outputTokens),
-        refund: () => limits.refundTokens(hold),
-      };
+      return heldTokens(limits, await limits.reserveTeamTokens(party.teamId!, perMinute, worst.inputTokens + worst.outputTokens));
     },
   };
 }

@@ -10,6 +10,10 @@ import type { McpGrantRecord, McpGrantStore } from '../../store/ports.js';
 /** Revokes one access token (a proxy token bound to the grant's route); one already gone is nothing to do. */
 export type RevokeAccess = (orgId: string, tokenId: string, by: string) => Promise<void>;
 
+/** RevokeAccess through the token service: a token already revoked or gone is nothing to do. */
+export const accessRevoker = (tokens: { revoke(orgId: string, tokenId: string, by: string): Promise<unknown> }): RevokeAccess =>
+  (orgId, tokenId, by) => tokens.revoke(orgId, tokenId, by).then(() => undefined, () => undefined);
+
 export async function endGrant(store: McpGrantStore, revokeAccess: RevokeAccess, grant: McpGrantRecord, by: string): Promise<void> {
   let current: McpGrantRecord | undefined = grant;
   for (let round = 0; current && current.state !== 'revoked' && round < 5; round++) {

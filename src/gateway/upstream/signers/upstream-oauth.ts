@@ -8,10 +8,10 @@
  * refresh first reads the vault: a token another instance refreshed (or the one sealed at connect) is used as
  * it is while it is not due; else this instance claims the refresh in the vault (compare-and-set on what it
  * read, for 30 s: the others read the vault again until its result is there, so a refresh token is never spent
- * twice), the refresh grant runs and its result (a rotated refresh token included) is sealed back. A refresh token the SaaS refuses (`invalid_grant`) marks the
- * connection `reconnect` and answers 502 upstream_auth_failed saying a person must connect the account
- * again; a SaaS that cannot be asked is 502 upstream_unreachable and changes nothing. Tokens are never
- * logged; the recent access tokens are masked in responses.
+ * twice), the refresh grant runs and its result (a rotated refresh token included) is sealed back. A refresh
+ * token the SaaS refuses (`invalid_grant`) marks the connection `reconnect` and answers 502 upstream_auth_failed
+ * saying a person must connect the account again; a SaaS that cannot be asked is 502 upstream_unreachable and
+ * changes nothing. Tokens are never logged; the recent access tokens are masked in responses.
  */
 import type { CredentialSecrets, OutgoingRequest, Signer } from '../../../catalog/provider.js';
 import type { Clock } from '../../../clock.js';
