@@ -182,7 +182,7 @@ export async function buildServer(config: Config, log: Logger, options: AppOptio
   // One set of signer settings for the proxy and the realtime relay: the same signers, the same minted tokens.
   const signers = {
     clock,
-    oauth: { connections: c.resolve(OAuthConnections), allowHttpLoopback: config.oidcAllowHttpLoopback },
+    oauth: { connections: c.resolve(OAuthConnections), allowHttpLoopback: config.oidcAllowHttpLoopback, timers: c.resolve<Timers>(Symbols.Timers) },
     federation: {
       assertion: issuer && ((request: AssertionRequest) => issuer.assertion(request)), clock, log, awsStsEndpoint: config.awsStsEndpoint,
       azureAuthorityHost: config.azureAuthorityHost, googleStsUri: config.googleStsUri, googleIamCredentialsUri: config.googleIamCredentialsUri,

@@ -14,10 +14,9 @@
  * changes nothing. Tokens are never logged; the recent access tokens are masked in responses.
  */
 import type { CredentialSecrets, OutgoingRequest, Signer } from '../../../catalog/provider.js';
-import type { Clock } from '../../../clock.js';
+import { systemTimers, type Clock, type Timers } from '../../../clock.js';
 import type { Logger } from '../../../log.js';
 import { oauthClient, OAuthGrantError, refreshGrant } from '../../../vault/oauth-client.js';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { ConnectionRef, OAuthConnections, OAuthTokens } from '../../../vault/oauth-connections.js';
 import { oauthSettings } from '../../../vault/oauth-credential.js';
 import { CredentialTokens, REFRESH_BEFORE_MS, SEND_MARGIN_MS, type Minted } from './minted-cache.js';
@@ -27,6 +26,8 @@ export interface UpstreamOAuthSettings {
   connections: Pick<OAuthConnections, 'open' | 'claim' | 'refreshed' | 'refused' | 'release' | 'generation'>;
   /** KEYWARD_OIDC_ALLOW_HTTP_LOOPBACK: loopback http token endpoints (tests). */
   allowHttpLoopback: boolean;
+  /** The injected timers the wait for another instance's refresh runs on (real ones when absent). */
+  timers?: Timers;
 }
 
 /** How long a refresh claim holds (by the clock): past it, a claimant that died is taken over. */
@@ -85,7 +86,7 @@ export function upstreamOAuthSigner(provider: string, settings: UpstreamOAuthSet
       }
       // Another instance is refreshing it: its result is awaited, never the same refresh token spent twice.
       if (stored.refreshingUntil !== undefined && at < stored.refreshingUntil) {
-        await delay(CLAIM_POLL_MS);
+        await new Promise<void>((resolve) => (settings.timers ?? systemTimers).after(CLAIM_POLL_MS, resolve));
         continue;
       }
       const claimed = await settings.connections.claim(ref, opened.version, stored, at + CLAIM_MS);
