@@ -6,7 +6,6 @@
  * still runs a file straight from its source with tsx, no emit needed.
  */
 import { globSync, readFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
 const sources = globSync('test/**/*.test.ts', { exclude: (name) => name === 'test/agents' || name.startsWith('test/agents/') });
@@ -29,8 +28,4 @@ export default {
   // As in ava.config.mjs: each test file in its own process, which exits once ava is done with it.
   workerThreads: false,
   require: ['./dist/test/support/exit-when-done.js'],
-  // Node's on-disk compile cache for every test process: each file loads much the same few hundred modules (the
-  // server's graph, the clients), and from the second file on they come as bytecode (a tenth of a file's CPU).
-  // Entries are checked against each module's content and Node's version, so a changed build is compiled afresh.
-  environmentVariables: { NODE_COMPILE_CACHE: path.join(os.tmpdir(), 'keyward-test-compile-cache') },
 };
